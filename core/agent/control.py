@@ -1,0 +1,70 @@
+"""What the person can do to a running loop. The loop looks at it between steps."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class StopRequested(Exception):
+    """The person pressed Stop: the loop ends the session as aborted."""
+
+
+class Control:
+    def __init__(self) -> None:
+        self.inbox: list[str] = []
+        self.stop_requested = False
+        self.pause_requested = False
+        self._resumed = asyncio.Event()
+        self._answers: dict[str, asyncio.Future[None]] = {}
+        self._current: asyncio.Future | None = None
+
+    # --- the person's side -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        self._resumed.set()
+        if self._current is not None and not self._current.done():
+            self._current.cancel()
+
+    def pause(self) -> None:
+        self.pause_requested = True
+        self._resumed.clear()
+
+    def resume(self) -> None:
+        self.pause_requested = False
+        self._resumed.set()
+
+    def answered(self, qid: str) -> None:
+        future = self._answers.pop(qid, None)
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    # --- the loop's side -------------------------------------------------------------------------
+
+    async def wait_resumed(self) -> None:
+        while self.pause_requested:
+            await self.interruptible(self._resumed.wait())
+
+    async def wait_answer(self, qid: str) -> None:
+        future = self._answers.setdefault(qid, asyncio.get_running_loop().create_future())
+        await self.interruptible(future)
+
+    async def interruptible(self, awaitable: Awaitable[T]) -> T:
+        """Await something that Stop may cut short (a model call, a tool, a question)."""
+        if self.stop_requested:
+            raise StopRequested
+        task = asyncio.ensure_future(awaitable)
+        self._current = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self.stop_requested and not (current and current.cancelling()):
+                raise StopRequested from None
+            raise
+        finally:
+            self._current = None

@@ -1,0 +1,434 @@
+"""The agent loop: an async generator of recorded events.
+
+One turn = assemble the context → call the model → run the tools → apply the rules. Where the loop
+goes next is decided from the session's derived state alone (an open question, a strike that is
+due, the danger threshold, calls left open by a crash), so a loop started on a replayed log simply
+continues. `steps()` yields every event as it is recorded; the GUI, the CLI and tests consume it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from core.agent.control import Control, StopRequested
+from core.agent.rules import error_signature
+from core.context.tail import build_tail
+from core.events import (
+    AssistantMessage,
+    Danger,
+    ErrorRecorded,
+    Event,
+    HumanQuestion,
+    Record,
+    SessionEnded,
+    SessionPaused,
+    SessionResumed,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from core.journal import Journal, StatusChanged, TextDelta
+from core.llm import ModelClient, ModelError, ModelReply, ModelRequest
+from core.memory import progress
+from core.memory.working import PLAN, PROGRESS, WorkingMemory
+from core.paths import resource_text
+from core.tools.builtin import CONTROL_TOOLS
+from core.tools.context import ToolContext
+from core.tools.registry import ToolError, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
+DANGER_OPTIONS = ("continue", "guidance", "stop")
+APPROVAL_OPTIONS = ("approve", "deny", "always")
+REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
+_PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    offload_chars: int = 8000  # tool outputs longer than this go to offload/
+    offload_head_chars: int = 2000  # what of them stays in the context
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        journal: Journal,
+        memory: WorkingMemory,
+        registry: ToolRegistry,
+        model: ModelClient,
+        session_dir: Path,
+        control: Control,
+        settings: LoopSettings = LoopSettings(),
+    ):
+        self.journal = journal
+        self.state = journal.state
+        self.memory = memory
+        self.registry = registry
+        self.model = model
+        self.session_dir = session_dir
+        self.control = control
+        self.settings = settings
+        self._out: list[Record] = []
+        self._started_at_seq = self.state.last_seq
+        self._plan_version_seen = memory.version(PLAN)
+        self._system = resource_text("prompts", "system.md")
+        self._tools = registry.schemas()
+
+    # --- driving ---------------------------------------------------------------------------------
+
+    async def steps(self) -> AsyncIterator[Record]:
+        while not self.state.ended:
+            try:
+                await self._step()
+            except StopRequested:
+                self._close_open_calls("Stopped by the person before this call finished.")
+                self._end("aborted", "Stopped by the person.")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a programmer error: keep the log consistent and say so
+                log.exception("agent loop failed")
+                self._close_open_calls("Tripane failed internally while this call ran.")
+                self._end("error", f"Internal error in Tripane: {type(exc).__name__}: {exc}")
+            finally:
+                self.journal.notify(StatusChanged(self.state.session_id, "idle"))
+            while self._out:
+                yield self._out.pop(0)
+
+    async def run(self) -> str:
+        async for _ in self.steps():
+            pass
+        return self.state.status.removeprefix("ended:")
+
+    def _record(self, event: Event) -> Record:
+        record = self.journal.record(event)
+        self._out.append(record)
+        return record
+
+    def _progress(self, text: str) -> None:
+        self._record(self.memory.append(PROGRESS, text, author="core"))
+
+    def _end(self, status: str, summary: str) -> None:
+        if self.state.ended:
+            return
+        self._progress(progress.session_ended(status, summary))
+        self._record(SessionEnded(status, summary))
+
+    # --- one step --------------------------------------------------------------------------------
+
+    async def _step(self) -> None:
+        state, config, control = self.state, self.state.config, self.control
+        assert config is not None, "a session starts with session_started"
+        if control.stop_requested:
+            raise StopRequested
+        await self._pause_point()
+        question = state.open_question
+        if question is not None and "call_id" not in question.context:
+            await control.wait_answer(question.qid)
+        if state.halt_requested:
+            self._end("aborted", "The person chose to stop.")
+            return
+        self._take_inbox()
+        for change in self.memory.check_external():
+            self._record(change)
+        if state.pending_calls:  # left open by a crash, or waiting for an approval
+            await self._finish_pending_calls()
+        elif state.strike_due:
+            await self._three_strike(state.strike_due)
+        elif state.turn >= config.max_turns:
+            self._end("capped", f"Stopped at the limit of {config.max_turns} turns.")
+        elif state.turn >= state.danger_limit:
+            self._ask_danger()
+        else:
+            if state.turn >= config.warn_turn and not state.warned:
+                self._record(Danger(turn=state.turn, level="warn"))
+            await self._turn()
+
+    async def _pause_point(self) -> None:
+        if not self.control.pause_requested:
+            return
+        if self.state.status != "paused":
+            self._record(SessionPaused())
+        await self.control.wait_resumed()
+        self._record(SessionResumed())
+
+    def _take_inbox(self) -> None:
+        while self.control.inbox:
+            self._record(UserMessage(self.control.inbox.pop(0)))
+
+    # --- a model turn ----------------------------------------------------------------------------
+
+    def messages(self, extra: list[dict] | None = None) -> tuple[list[dict], int]:
+        plan, version = self.memory.read(PLAN)
+        tail = build_tail(self.state, plan, version)
+        prefix = [{"role": "system", "content": self._system}]
+        return prefix + self.journal.history.messages + (extra or []) + [{"role": "user", "content": tail}], version
+
+    def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
+        config = self.state.config
+        assert config is not None
+        return ModelRequest(
+            model=self.state.model, messages=messages, tools=self._tools,
+            tool_choice=tool_choice, api_base=config.api_base,
+        )
+
+    async def _call_model(self, request: ModelRequest) -> ModelReply | None:
+        session_id = self.state.session_id
+        self.journal.notify(StatusChanged(session_id, "thinking"))
+        try:
+            return await self.control.interruptible(
+                self.model.complete(request, lambda text: self.journal.notify(TextDelta(session_id, text)))
+            )
+        except ModelError as exc:
+            signature = f"model:{exc.kind}"
+            attempt = self.state.strikes.get(signature, 0) + 1
+            self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
+            self._progress(progress.error(signature, str(exc), attempt, self.state.config.strike_limit))
+            self._end("error", f"The model call failed: {exc}")
+            return None
+
+    async def _turn(self) -> None:
+        messages, plan_version = self.messages()
+        reply = await self._call_model(self._request(messages))
+        if reply is None:
+            return
+        self._plan_version_seen = plan_version
+        self._record(AssistantMessage(
+            text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
+            model=self.state.model, turn=self.state.turn + 1,
+        ))
+        if reply.tool_calls:
+            await self._run_calls(list(reply.tool_calls))
+        elif reply.text.strip():
+            self._end("done", reply.text.strip())
+        else:
+            self._fail("", "empty_reply", "The model sent an empty reply: no text and no tool call. "
+                       "Continue the task with a tool call, or call task_done.")
+
+    # --- tool calls ------------------------------------------------------------------------------
+
+    async def _finish_pending_calls(self) -> None:
+        calls = self._open_calls()
+        await self._run_calls(calls, resuming=True)
+
+    def _open_calls(self) -> list[ToolCall]:
+        for record in reversed(self.journal.records):
+            if isinstance(record.event, AssistantMessage):
+                return [c for c in record.event.tool_calls if c.id in self.state.pending_calls]
+        return []
+
+    async def _run_calls(self, calls: list[ToolCall], resuming: bool = False) -> None:
+        for index, call in enumerate(calls):
+            if self.state.strike_due or self.state.ended:
+                for rest in calls[index:]:
+                    self._result(rest, False, "Not run: the run stopped (3-Strike) before this call.")
+                return
+            await self._run_call(call, resuming)
+            if self.state.ended:
+                return
+
+    async def _run_call(self, call: ToolCall, resuming: bool) -> None:
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+            if not isinstance(arguments, dict):
+                raise ValueError("the arguments must be a JSON object")
+        except ValueError as exc:
+            self._fail(call.name, "malformed_arguments",
+                       f"The arguments of your {call.name!r} call are not valid JSON ({exc}). "
+                       f"You sent: {call.arguments[:500]!r}. Send a JSON object.", call)
+            return
+        spec = self.registry.get(call.name)
+        asked = self.state.question_for_call(call.id)
+        if call.name == "human_ask":
+            await self._human_ask(call, arguments, asked)
+            return
+        if call.name == "task_done":
+            summary = str(arguments.get("summary", "")).strip() or "(no summary)"
+            self._result(call, True, "Task marked done.")
+            self._end("done", summary)
+            return
+        if spec is not None and spec.risky:
+            verdict = await self._approval(call, asked)
+            if verdict is not None:
+                self._result(call, False, verdict)
+                return
+        if resuming and (asked is None or self._answered_before_start(asked.qid)):
+            self._fail(call.name, "interrupted",
+                       "Tripane stopped while this call was in progress (a crash or forced quit), so its "
+                       "effect is unknown. Check the current state before you repeat it.", call)
+            return
+        await self._execute(call, arguments)
+
+    def _answered_before_start(self, qid: str) -> bool:
+        answer = self.state.answers.get(qid)
+        return answer is not None and answer[1] <= self._started_at_seq
+
+    async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
+        """None when the call may run, else the reason it may not (which the model sees)."""
+        config = self.state.config
+        if config.approval == "all" or call.name in self.state.always_allowed:
+            return None
+        if config.approval == "none":
+            return f"Refused by this session's policy: {call.name} needs approval and approvals are off."
+        if asked is None:
+            plan, _ = self.memory.read(PLAN)
+            asked = self._ask(
+                "approval", f"Allow {call.name}?", APPROVAL_OPTIONS,
+                {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "plan": plan},
+            )
+        answer = await self._answer_for(asked.qid)
+        if answer.choice in ("approve", "always"):
+            return None
+        reason = f" Reason: {answer.text.strip()}" if answer.text.strip() else ""
+        return f"The person denied this {call.name} call; it was not run.{reason}"
+
+    async def _human_ask(self, call: ToolCall, arguments: dict, asked: HumanQuestion | None) -> None:
+        if asked is None:
+            options = tuple(str(o) for o in arguments.get("options") or ())
+            asked = self._ask("ask_user", str(arguments.get("question", "")).strip() or "(no question)",
+                              options, {"call_id": call.id})
+        answer = await self._answer_for(asked.qid)
+        detail = f"\n{answer.text.strip()}" if answer.text.strip() else ""
+        self._result(call, True, f"The person answered: {answer.choice}{detail}")
+
+    async def _answer_for(self, qid: str):
+        if qid not in self.state.answers:
+            await self.control.wait_answer(qid)
+        return self.state.answers[qid][0]
+
+    async def _execute(self, call: ToolCall, arguments: dict) -> None:
+        ctx = ToolContext(
+            workdir=Path(self.state.config.workdir), session_dir=self.session_dir,
+            memory=self.memory, plan_version_seen=self._plan_version_seen,
+        )
+        phase_before = _phase(self.memory.read(PLAN)[0])
+        self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))
+        error_type = ""
+        try:
+            content = await self.control.interruptible(self.registry.call(call.name, arguments, ctx))
+        except ToolError as exc:
+            content, error_type = str(exc), "error"
+        except (StopRequested, asyncio.CancelledError):
+            for event in ctx.events:
+                self._record(event)
+            raise
+        except Exception as exc:  # a bug in a tool must not end the session; the model sees it
+            log.exception("tool %s raised", call.name)
+            content, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
+        for event in ctx.events:
+            self._record(event)
+        if error_type:
+            self._fail(call.name, error_type, content, call)
+        else:
+            self._result(call, True, content)
+        phase_after = _phase(self.memory.read(PLAN)[0])
+        if phase_after != phase_before:
+            self._progress(progress.phase_changed(phase_before, phase_after))
+
+    def _result(self, call: ToolCall, ok: bool, content: str) -> None:
+        size = len(content)
+        offload_path = None
+        if size > self.settings.offload_chars:
+            offload_path, content = self._offload(call, content)
+        self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
+                                offload_path=offload_path, size=size))
+        self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
+
+    def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
+        safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", call.id)[:64]
+        name = f"turn{self.state.turn:04d}-{safe_id}.txt"
+        folder = self.session_dir / "offload"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(content, encoding="utf-8")
+        head = content[: self.settings.offload_head_chars]
+        notice = (
+            f"\n… [output of {len(content):,} characters saved to offload:{name}; this is its head. "
+            f"Read the rest with file_read(path=\"offload:{name}\", offset=…).]"
+        )
+        return f"offload/{name}", head + notice
+
+    def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None) -> None:
+        """An error the model sees: recorded, written to progress.md, counted for 3-Strike."""
+        if call is not None:
+            self._result(call, False, message)
+        signature = error_signature(tool, error_type, message)
+        attempt = self.state.strikes.get(signature, 0) + 1
+        self._record(ErrorRecorded(signature=signature, message=message[:4000], attempt=attempt, tool=tool))
+        self._progress(progress.error(signature, message, attempt, self.state.config.strike_limit))
+
+    def _close_open_calls(self, why: str) -> None:
+        for call in self._open_calls():
+            self._result(call, False, why)
+
+    # --- stops for the person --------------------------------------------------------------------
+
+    def _ask(self, reason: str, question: str, options: tuple[str, ...], context: dict) -> HumanQuestion:
+        event = HumanQuestion(qid=f"q{self.state.last_seq + 1}", reason=reason, question=question,
+                              options=options, context=context)
+        self._record(event)
+        self._progress(progress.question(reason, question))
+        return event
+
+    def _ask_danger(self) -> None:
+        turn = self.state.turn
+        self._record(Danger(turn=turn, level="stop"))
+        self._ask(
+            "danger_turn",
+            f"The agent has used {turn} turns. Continue (how many more turns?), give guidance, or stop?",
+            DANGER_OPTIONS, {"turn": turn},
+        )
+
+    async def _three_strike(self, signature: str) -> None:
+        errors = [r.event.message for r in self.journal.records
+                  if isinstance(r.event, ErrorRecorded) and r.event.signature == signature][-3:]
+        count = self.state.strikes.get(signature, len(errors))
+        prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=signature)
+        messages, _ = self.messages(extra=[{"role": "user", "content": prompt}])
+        self.journal.notify(StatusChanged(self.state.session_id, "thinking"))
+        try:
+            reply = await self.control.interruptible(self.model.complete(self._request(messages, "none")))
+            reboot = parse_reboot(reply.text)
+        except ModelError as exc:
+            reboot = {key: "" for key in REBOOT_KEYS} | {"error": f"The reboot call failed: {exc}"}
+        self._ask(
+            "three_strike",
+            f"The same error happened {count} times: {signature}. How should the agent go on?",
+            THREE_STRIKE_OPTIONS,
+            {"signature": signature, "errors": errors, "reboot": reboot,
+             "step": current_step(self.memory.read(PLAN)[0])},
+        )
+
+
+def parse_reboot(text: str) -> dict[str, str]:
+    """The five answers from the model's reply; free text is kept whole if it is not JSON."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if match:
+        try:
+            data = json.loads(match.group(0))
+            if isinstance(data, dict):
+                return {key: str(data.get(key, "")).strip() for key in REBOOT_KEYS}
+        except ValueError:
+            pass
+    return {key: "" for key in REBOOT_KEYS} | {"text": text.strip()}
+
+
+def current_step(plan: str) -> str:
+    """The first unchecked step of the plan: what the agent was working on."""
+    for line in plan.splitlines():
+        if re.match(r"^\s*(\d+\.|[-*])\s*\[ \]", line):
+            return line.strip()
+    return ""
+
+
+def _phase(plan: str) -> str:
+    match = _PHASE.search(plan)
+    return match.group(1) if match else ""

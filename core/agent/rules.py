@@ -1,0 +1,30 @@
+"""Rules of the method that are decided by code, not left to the model."""
+
+from __future__ import annotations
+
+import re
+
+_HEX = re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b")
+_NUMBER = re.compile(r"\d+")
+_QUOTED = re.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\"")
+_SPACE = re.compile(r"\s+")
+SIGNATURE_MESSAGE_CHARS = 160
+
+
+def error_signature(tool: str, error_type: str, message: str) -> str:
+    """Group errors that are 'the same failure': same tool, same type, same message up to details.
+
+    Numbers, hex ids and quoted values are masked so that 'line 12' and 'line 14', or two temp
+    file names, count as one failure; the message's first meaningful line is what is compared.
+    """
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    head = lines[0] if lines else ""
+    # For failed commands the first line is only "exit code N": the last line says what broke.
+    if lines and head.lower().startswith("command failed") and len(lines) > 1:
+        head = f"{head} / {lines[-1]}"
+    normal = head.lower()
+    normal = _QUOTED.sub("<q>", normal)
+    normal = _HEX.sub("<h>", normal)
+    normal = _NUMBER.sub("<n>", normal)
+    normal = _SPACE.sub(" ", normal)[:SIGNATURE_MESSAGE_CHARS]
+    return f"{tool or 'model'}:{error_type}:{normal}"

@@ -1,0 +1,152 @@
+"""A session's state, derived only from its event log.
+
+Nothing here is kept anywhere else: reopening a session folds its events through `apply` and the
+loop continues exactly where it was — turn count, strikes, open question, approvals, model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.events import (
+    AssistantMessage,
+    Danger,
+    ErrorRecorded,
+    Event,
+    FileChanged,
+    HumanAnswer,
+    HumanQuestion,
+    PinsChanged,
+    Record,
+    SessionEnded,
+    SessionPaused,
+    SessionResumed,
+    SessionStarted,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from core.memory.working import FINDINGS
+
+DEFAULT_CONTINUE_TURNS = 10
+
+
+@dataclass
+class FileInfo:
+    version: int
+    sha256: str
+
+
+@dataclass
+class SessionState:
+    session_id: str
+    config: SessionStarted | None = None
+    last_seq: int = 0
+    turn: int = 0
+    status: str = "new"  # new | running | paused | waiting | ended:<status>
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    strikes: dict[str, int] = field(default_factory=dict)
+    actions_since_finding: int = 0
+    info_tools: frozenset[str] = frozenset()
+    pending_calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    open_question: HumanQuestion | None = None
+    questions: dict[str, HumanQuestion] = field(default_factory=dict)
+    always_allowed: set[str] = field(default_factory=set)
+    danger_limit: int = 0
+    warned: bool = False
+    answers: dict[str, tuple[HumanAnswer, int]] = field(default_factory=dict)  # qid -> (answer, seq)
+    strike_due: str | None = None  # a signature that reached the limit and was not yet asked about
+    halt_requested: bool = False  # the person answered "stop" to a question
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    last_metrics: dict = field(default_factory=dict)
+
+    @property
+    def ended(self) -> bool:
+        return self.status.startswith("ended")
+
+    def apply(self, record: Record) -> None:
+        self.last_seq = record.seq
+        self._apply(record.event)
+        if isinstance(record.event, HumanAnswer):
+            self.answers[record.event.qid] = (record.event, record.seq)
+
+    def question_for_call(self, call_id: str) -> HumanQuestion | None:
+        for question in reversed(self.questions.values()):
+            if question.context.get("call_id") == call_id:
+                return question
+        return None
+
+    def _apply(self, event: Event) -> None:  # noqa: C901 - one branch per event kind reads best
+        match event:
+            case SessionStarted():
+                self.config = event
+                self.model = event.model
+                self.danger_limit = event.danger_turn
+                self.status = "running"
+            case UserMessage():
+                if self.ended:
+                    self.status = "running"
+            case AssistantMessage():
+                self.turn += 1
+                self.usage = self.usage + event.usage
+                self.pending_calls = {c.id: c.name for c in event.tool_calls}
+                self.last_metrics = event.metrics
+            case ToolResult():
+                self.pending_calls.pop(event.call_id, None)
+                if event.name in self.info_tools and event.ok:
+                    self.actions_since_finding += 1
+            case FileChanged():
+                self.files[event.file] = FileInfo(event.version, event.sha256)
+                if event.file == FINDINGS and event.author in ("agent", "user"):
+                    self.actions_since_finding = 0
+            case PinsChanged():
+                self.pins[event.file] = event.lines
+            case ErrorRecorded():
+                self.strikes[event.signature] = event.attempt
+                if self.config and event.attempt >= self.config.strike_limit:
+                    self.strike_due = event.signature
+            case Danger():
+                if event.level == "warn":
+                    self.warned = True
+            case HumanQuestion():
+                self.open_question = event
+                self.questions[event.qid] = event
+                self.status = "waiting"
+                if event.reason == "three_strike":
+                    self.strike_due = None
+            case HumanAnswer():
+                self._answer(event)
+            case SessionPaused():
+                self.status = "paused"
+            case SessionResumed():
+                self.status = "running"
+            case SessionEnded():
+                self.status = f"ended:{event.status}"
+                self.open_question = None
+                self.halt_requested = False
+
+    def _answer(self, answer: HumanAnswer) -> None:
+        question = self.questions.get(answer.qid)
+        if self.open_question is not None and self.open_question.qid == answer.qid:
+            self.open_question = None
+            self.status = "running"
+        if question is None:
+            return
+        if answer.choice == "stop" and question.reason in ("three_strike", "danger_turn", "budget"):
+            self.halt_requested = True
+        if question.reason == "three_strike":
+            self.strikes.pop(question.context.get("signature", ""), None)
+            if answer.choice == "change_model" and answer.text.strip():
+                self.model = answer.text.strip()
+        elif question.reason == "danger_turn" and answer.choice in ("continue", "guidance"):
+            self.danger_limit = self.turn + continue_turns(answer)
+        elif question.reason == "approval" and answer.choice == "always":
+            self.always_allowed.add(question.context.get("tool", ""))
+
+
+def continue_turns(answer: HumanAnswer) -> int:
+    """How many more turns a 'continue' answer grants: a number in the text, else the default."""
+    digits = "".join(ch for ch in answer.text if ch.isdigit())
+    return max(1, int(digits)) if answer.choice == "continue" and digits else DEFAULT_CONTINUE_TURNS

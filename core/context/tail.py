@@ -1,0 +1,52 @@
+"""The tail anchor: the small message regenerated every turn at the very end of the request.
+
+It recites the current plan and the active warnings. Being last, it is the only part of a request
+that is not a byte-for-byte extension of the previous one.
+"""
+
+from __future__ import annotations
+
+from core.agent.state import SessionState
+
+PLAN_RECITATION_CHARS = 6000
+PIN_MARK = "📌 "
+
+
+def recite_plan(plan: str, version: int, pins: tuple[str, ...]) -> str:
+    pinned = set(pins)
+    lines = [PIN_MARK + line if line.strip() in pinned else line for line in plan.splitlines()]
+    text = "\n".join(lines)
+    if len(text) > PLAN_RECITATION_CHARS:
+        text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is task_plan.md]"
+    legend = f" ({PIN_MARK.strip()} = pinned by the person: keep verbatim)" if pinned else ""
+    return f"## Current plan — task_plan.md, version {version}{legend}\n{text}"
+
+
+def warnings(state: SessionState) -> list[str]:
+    config = state.config
+    found = []
+    if state.actions_since_finding >= 2:
+        found.append(
+            f"2-Action Rule: {state.actions_since_finding} reading/searching actions since your last "
+            "finding. Record what you learned with findings_add before anything else."
+        )
+    for signature, count in sorted(state.strikes.items()):
+        if count >= 2:
+            found.append(f"The error '{signature}' has happened {count} times. A third stops the run: change approach.")
+    if config and state.turn >= config.warn_turn:
+        found.append(
+            f"Turn {state.turn}: the task is taking long. Do not retry blindly; re-read the plan and "
+            f"your findings. At turn {state.danger_limit} the person will be asked whether to continue."
+        )
+    return found
+
+
+def build_tail(state: SessionState, plan: str, plan_version: int) -> str:
+    config = state.config
+    max_turns = config.max_turns if config else 0
+    parts = [f"[Tripane — turn {state.turn + 1} of at most {max_turns}]",
+             recite_plan(plan, plan_version, state.pins.get("task_plan.md", ()))]
+    active = warnings(state)
+    if active:
+        parts.append("## Warnings\n" + "\n".join(f"- {w}" for w in active))
+    return "\n\n".join(parts)

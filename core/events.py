@@ -1,0 +1,237 @@
+"""The session's events: frozen, tagged dataclasses with one deterministic JSON codec.
+
+Everything Tripane shows or sends to a model is derived from a log of these. The payloads carry no
+wall-clock time: the store stamps each record, and the model never sees the stamp, so replaying a
+log always yields the same context bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+class EventDecodeError(ValueError):
+    """A stored record could not be turned back into an event."""
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            if cls.kind in EVENT_TYPES:
+                raise TypeError(f"event kind {cls.kind!r} registered twice")
+            EVENT_TYPES[cls.kind] = cls
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    # The arguments exactly as the model produced them: malformed JSON must survive into the log
+    # so the model later sees what it actually sent.
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.cost_usd + other.cost_usd,
+        )
+
+
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    kind: ClassVar[str] = "session_started"
+    task: str
+    model: str
+    workdir: str
+    api_base: str | None = None
+    max_turns: int = 100
+    approval: str = "ask"  # ask | all | none: who decides on risky tools, fixed for the session
+    warn_turn: int = 7
+    danger_turn: int = 30
+    strike_limit: int = 3
+
+
+@dataclass(frozen=True)
+class UserMessage(Event):
+    kind: ClassVar[str] = "user_message"
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage(Event):
+    kind: ClassVar[str] = "assistant_message"
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    turn: int = 0
+    # Per-request context figures (prefix reuse, zone sizes); filled by the context engine.
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolResult(Event):
+    kind: ClassVar[str] = "tool_result"
+    call_id: str
+    name: str
+    ok: bool
+    content: str
+    offload_path: str | None = None  # relative to the session folder
+    size: int = 0  # characters of the full output, offloaded or not
+
+
+@dataclass(frozen=True)
+class FileChanged(Event):
+    kind: ClassVar[str] = "file_changed"
+    file: str  # task_plan.md | findings.md | progress.md
+    author: str  # agent | user | external | core
+    version: int
+    diff: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PinsChanged(Event):
+    kind: ClassVar[str] = "pins_changed"
+    file: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HumanQuestion(Event):
+    kind: ClassVar[str] = "human_question"
+    qid: str
+    reason: str  # ask_user | three_strike | danger_turn | approval | budget
+    question: str
+    options: tuple[str, ...] = ()
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HumanAnswer(Event):
+    kind: ClassVar[str] = "human_answer"
+    qid: str
+    choice: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorRecorded(Event):
+    kind: ClassVar[str] = "error"
+    signature: str
+    message: str
+    attempt: int
+    tool: str = ""
+
+
+@dataclass(frozen=True)
+class Danger(Event):
+    kind: ClassVar[str] = "danger"
+    turn: int
+    level: str  # warn | stop
+
+
+@dataclass(frozen=True)
+class Compaction(Event):
+    kind: ClassVar[str] = "compaction"
+    summary: str
+    first_seq: int
+    last_seq: int
+    flush_done: bool
+
+
+@dataclass(frozen=True)
+class SessionPaused(Event):
+    kind: ClassVar[str] = "session_paused"
+
+
+@dataclass(frozen=True)
+class SessionResumed(Event):
+    kind: ClassVar[str] = "session_resumed"
+
+
+@dataclass(frozen=True)
+class SessionEnded(Event):
+    kind: ClassVar[str] = "session_ended"
+    status: str  # done | capped | aborted | error
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Record:
+    """An event as stored: its place in the session's log and when it was written."""
+
+    session_id: str
+    seq: int
+    ts: str
+    event: Event
+
+
+# --- codec -------------------------------------------------------------------------------------
+
+
+def to_data(event: Event) -> dict[str, Any]:
+    return dataclasses.asdict(event)
+
+
+def encode(event: Event) -> str:
+    """The one JSON form of an event: sorted keys, no whitespace, UTF-8 text kept as is."""
+    return json.dumps(to_data(event), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(kind: str, text: str) -> Event:
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise EventDecodeError(f"unknown event kind {kind!r}")
+    try:
+        return _build(cls, json.loads(text))
+    except (TypeError, ValueError, KeyError) as exc:
+        raise EventDecodeError(f"cannot decode {kind!r} event: {exc}") from exc
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {name: _convert(hints[name], value) for name, value in data.items() if name in known}
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return tuple(_convert(item, v) for v in value)
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return _build(hint, value)
+    return value

@@ -1,0 +1,75 @@
+"""Records events: store them, fold them into the session's state and history, tell subscribers.
+
+This is the one path by which anything happens to a session, so the live view, the database and a
+replay after a crash can never disagree.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.agent.state import SessionState
+from core.context.history import History
+from core.events import Event, Record
+from core.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of a streaming reply. Shown live, never stored: the full reply is an event."""
+
+    session_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    """Something a view shows changed without a stored event (e.g. a model call started)."""
+
+    session_id: str
+    activity: str  # thinking | running_tool | idle
+
+
+Notice = Record | TextDelta | StatusChanged
+Subscriber = Callable[[Notice], Any]
+
+
+class Journal:
+    def __init__(self, store: Store, session_id: str, info_tools: frozenset[str]):
+        self.store = store
+        self.session_id = session_id
+        self.state = SessionState(session_id, info_tools=info_tools)
+        self.history = History()
+        self.records: list[Record] = []
+        self._subscribers: list[Subscriber] = []
+
+    def replay(self) -> None:
+        for record in self.store.iter_records(self.session_id):
+            self._fold(record)
+
+    def record(self, event: Event) -> Record:
+        record = self.store.append(self.session_id, event)
+        self._fold(record)
+        self.notify(record)
+        return record
+
+    def _fold(self, record: Record) -> None:
+        self.records.append(record)
+        self.state.apply(record)
+        self.history.apply(record)
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
+
+    def notify(self, notice: Notice) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(notice)
+            except Exception:  # a broken view must not stop the agent
+                log.exception("event subscriber failed")

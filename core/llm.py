@@ -1,0 +1,229 @@
+"""The model boundary: the only module that imports litellm.
+
+litellm takes seconds to import and would fetch its cost map from the network at import, so it is
+imported at first use, with the bundled cost map. Provider failures that may pass (429, 5xx,
+timeouts, dropped connections) are retried with exponential backoff; the rest become a ModelError
+whose message a person can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from core.events import ToolCall, Usage
+
+log = logging.getLogger(__name__)
+
+# Tests set this so that nothing can reach a real provider by accident.
+LOCAL_ONLY_ENV = "TRIPANE_MODELS_LOCAL_ONLY"
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_choice: str | None = None  # auto | none | required
+    api_base: str | None = None
+    max_tokens: int | None = None
+    timeout_s: float = 180.0
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str = ""
+
+
+class ModelError(Exception):
+    """The provider could not give a reply. `kind` names the failure for people and for 3-Strike."""
+
+    def __init__(self, kind: str, message: str, *, retryable: bool = False):
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+
+
+TextSink = Callable[[str], None]
+
+
+class ModelClient(Protocol):
+    async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply: ...
+
+
+_litellm: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, without letting it reach the network for its cost map."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        _litellm = litellm
+    return _litellm
+
+
+def is_loopback(api_base: str | None) -> bool:
+    if not api_base:
+        return False
+    host = urlparse(api_base).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LiteLLMClient:
+    def __init__(
+        self,
+        *,
+        retries: int = 4,
+        backoff_s: float = 1.0,
+        api_key: Callable[[str, str | None], str | None] | None = None,
+    ):
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self._api_key = api_key
+
+    async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply:
+        if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
+            raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
+        litellm = await _import_off_loop()
+        for attempt in range(self.retries + 1):
+            try:
+                return await self._complete_once(litellm, request, on_text)
+            except ModelError as exc:
+                if not exc.retryable or attempt == self.retries:
+                    raise
+                delay = self.backoff_s * (2**attempt) * (0.75 + random.random() / 2)
+                log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None) -> ModelReply:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "timeout": request.timeout_s,
+            "num_retries": 0,  # retries are ours, so they are visible and bounded
+        }
+        if request.tools:
+            kwargs["tools"] = request.tools
+            if request.tool_choice:
+                kwargs["tool_choice"] = request.tool_choice
+        if request.api_base:
+            kwargs["api_base"] = request.api_base
+        if request.max_tokens:
+            kwargs["max_tokens"] = request.max_tokens
+        key = self._api_key(request.model, request.api_base) if self._api_key else None
+        if key:
+            kwargs["api_key"] = key
+        elif request.api_base:
+            kwargs["api_key"] = "not-needed"  # local servers (Ollama, llama.cpp) take any key
+        try:
+            stream = await litellm.acompletion(**kwargs)
+            return await _collect(litellm, request.model, stream, on_text)
+        except ModelError:
+            raise
+        except Exception as exc:  # litellm maps every provider's errors onto its own classes
+            raise classify(litellm, exc) from exc
+
+
+async def _import_off_loop() -> Any:
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.get_running_loop().run_in_executor(None, load_litellm)
+
+
+async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None) -> ModelReply:
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    usage_obj: Any = None
+    finish = ""
+    async for chunk in stream:
+        if getattr(chunk, "usage", None):
+            usage_obj = chunk.usage
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        finish = choice.finish_reason or finish
+        delta = choice.delta
+        if delta is None:
+            continue
+        if delta.content:
+            text.append(delta.content)
+            if on_text:
+                on_text(delta.content)
+        for tc in delta.tool_calls or ():
+            slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
+            slot["id"] = tc.id or slot["id"]
+            if tc.function is not None:
+                slot["name"] += tc.function.name or ""
+                slot["arguments"] += tc.function.arguments or ""
+    tool_calls = tuple(
+        ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])
+        for index, slot in sorted(calls.items())
+    )
+    return ModelReply("".join(text), tool_calls, _usage(litellm, model, usage_obj), finish)
+
+
+def _usage(litellm: Any, model: str, usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt, completion_tokens=completion, cache_read_input_tokens=cached
+        )
+        cost = float(prompt_cost + completion_cost)
+    except Exception:  # models without a known price (local, custom) cost nothing we can tell
+        cost = 0.0
+    return Usage(prompt, completion, cached, cost)
+
+
+def classify(litellm: Any, exc: Exception) -> ModelError:
+    """Map a provider failure onto a plain message and whether trying again may help."""
+    retryable = (
+        litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+        litellm.Timeout, litellm.APIConnectionError,
+    )
+    detail = str(exc).split("\n")[0][:400]
+    if isinstance(exc, litellm.AuthenticationError):
+        return ModelError("auth", f"The provider refused the API key: {detail}")
+    if isinstance(exc, litellm.NotFoundError):
+        return ModelError("not_found", f"The provider does not know this model: {detail}")
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return ModelError("context_window", f"The context is larger than the model's window: {detail}")
+    if isinstance(exc, litellm.RateLimitError):
+        return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True)
+    if isinstance(exc, litellm.Timeout):
+        return ModelError("timeout", f"The provider did not answer in time: {detail}", retryable=True)
+    if isinstance(exc, litellm.APIConnectionError):
+        return ModelError("connection", f"Could not reach the provider: {detail}", retryable=True)
+    if isinstance(exc, retryable):
+        return ModelError("server", f"The provider had an internal error: {detail}", retryable=True)
+    if isinstance(exc, litellm.BadRequestError):
+        return ModelError("bad_request", f"The provider rejected the request: {detail}")
+    return ModelError("unknown", f"{type(exc).__name__}: {detail}")

@@ -1,0 +1,62 @@
+"""The entries Tripane itself writes to progress.md: every tool call, every error, every stop."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+ARGUMENT_PREVIEW_CHARS = 300
+RESULT_PREVIEW_CHARS = 400
+
+
+def _stamp() -> str:
+    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit:,} more characters]"
+
+
+def _block(text: str, limit: int) -> str:
+    # A fence longer than any backtick run inside keeps the entry valid Markdown.
+    fence = "```" if "```" not in text else "````"
+    return f"{fence}\n{_clip(text, limit)}\n{fence}"
+
+
+def session_started(session_id: str, task: str, model: str) -> str:
+    return f"\n## [{_stamp()}] ✅ Session started\n- Session: {session_id}\n- Model: {model}\n- Task: {_clip(task, 500)}\n"
+
+
+def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> str:
+    status = "✅ ok" if ok else "❌ failed"
+    return (
+        f"\n## [{_stamp()}] 🔧 Turn {turn}: {name} — {status}\n"
+        f"**Arguments**: `{_clip(arguments, ARGUMENT_PREVIEW_CHARS).replace('`', chr(39))}`\n"
+        f"**Result**:\n{_block(result, RESULT_PREVIEW_CHARS)}\n"
+    )
+
+
+def error(signature: str, message: str, attempt: int, limit: int) -> str:
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(attempt, f"{attempt}th")
+    entry = f"\n## [{_stamp()}] ❌ ERROR ({ordinal} attempt): {signature}\n{_block(message, 1200)}\n"
+    if attempt >= limit:
+        entry += f"\n## [{_stamp()}] 🚨 {limit}-STRIKE TRIGGERED: stopped, re-reading the plan, asking the person\n"
+    return entry
+
+
+def phase_changed(old: str, new: str) -> str:
+    return f"\n## [{_stamp()}] 🏁 Phase changed: {old or '(none)'} → {new}\n"
+
+
+def question(reason: str, text: str) -> str:
+    return f"\n## [{_stamp()}] ❓ Asked the person ({reason})\n{_clip(text, 600)}\n"
+
+
+def answer(choice: str, text: str) -> str:
+    detail = f" — {_clip(text, 600)}" if text.strip() else ""
+    return f"\n## [{_stamp()}] 💬 The person answered: {choice}{detail}\n"
+
+
+def session_ended(status: str, summary: str) -> str:
+    icon = {"done": "✅", "capped": "⏹", "aborted": "⏹", "error": "❌"}.get(status, "⏹")
+    return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"

@@ -1,0 +1,205 @@
+"""Working memory: the three Markdown files of a session.
+
+Every write is atomic (temp file, fsync, os.replace) and versioned. A write based on a version that
+is no longer current is refused with the current text, so neither the agent nor the person ever
+overwrites the other silently. Lines the person pinned cannot be removed by the agent. Edits made
+outside Tripane are noticed by comparing the disk with what Tripane last wrote.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+
+from core.events import FileChanged
+from core.paths import resource_text
+
+PLAN, FINDINGS, PROGRESS = "task_plan.md", "findings.md", "progress.md"
+FILES = (PLAN, FINDINGS, PROGRESS)
+
+
+class WriteRefused(Exception):
+    """A write that would lose someone's work. Carries the text the writer must start from."""
+
+    def __init__(self, message: str, current_text: str, current_version: int):
+        super().__init__(message)
+        self.current_text = current_text
+        self.current_version = current_version
+
+
+@dataclass
+class _Known:
+    text: str = ""
+    version: int = 0
+    sha256: str = ""
+    stat: tuple[int, int] = (0, 0)  # (mtime_ns, size) right after our last write or read
+
+
+@dataclass
+class WorkingMemory:
+    folder: Path
+    _known: dict[str, _Known] = field(default_factory=dict)
+    pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def path(self, name: str) -> Path:
+        if name not in FILES:
+            raise ValueError(f"{name!r} is not one of the working-memory files {FILES}")
+        return self.folder / name
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def create(self, *, title: str, task: str) -> list[FileChanged]:
+        """Write the three files from the templates (version 1 each)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        values = {"title": title, "task": task.strip()}
+        changes = []
+        for name in FILES:
+            text = Template(resource_text("templates", name)).safe_substitute(values)
+            changes.append(self._commit(name, text, author="core"))
+        return changes
+
+    def restore(self, name: str, *, version: int, sha256: str, text: str | None = None) -> None:
+        """Take over the last state the event log knows, then look at the disk (see check_external)."""
+        path = self.path(name)
+        known = _Known(version=version, sha256=sha256)
+        if text is not None:
+            known.text = text
+        elif path.exists():
+            disk = _read_text(path)
+            if _sha(disk) == sha256:
+                known.text = disk
+        if known.text and path.exists():
+            known.stat = _stat(path)
+        self._known[name] = known
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def read(self, name: str) -> tuple[str, int]:
+        known = self._known[name]
+        return known.text, known.version
+
+    def version(self, name: str) -> int:
+        return self._known[name].version
+
+    def check_external(self) -> list[FileChanged]:
+        """Changes made to the files by anything other than Tripane since it last wrote them."""
+        changes = []
+        for name in FILES:
+            known = self._known.get(name)
+            path = self.path(name)
+            if known is None or not path.exists():
+                continue
+            if _stat(path) == known.stat:
+                continue
+            disk = _read_text(path)
+            if _sha(disk) == known.sha256:
+                known.stat = _stat(path)
+                continue
+            changes.append(self._record(name, disk, author="external", stat=_stat(path)))
+        return changes
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def write(self, name: str, text: str, *, base_version: int, author: str) -> FileChanged:
+        """Replace a file, refusing a stale base version or (for the agent) a removed pinned line."""
+        known = self._known[name]
+        if base_version != known.version:
+            raise WriteRefused(
+                f"{name} changed since version {base_version} (now version {known.version}, "
+                "probably edited by the person). Your write was not applied. Start again from the "
+                "current text below and keep its changes.",
+                known.text,
+                known.version,
+            )
+        if author == "agent":
+            self._check_pins(name, text)
+        return self._commit(name, text, author=author)
+
+    def append(self, name: str, text: str, *, author: str) -> FileChanged:
+        """Add to the end of a file. Appends commute, so they need no base version."""
+        known = self._known[name]
+        separator = "" if not known.text or known.text.endswith("\n") else "\n"
+        addition = separator + text if text.endswith("\n") else separator + text + "\n"
+        return self._commit(name, known.text + addition, author=author, appended=addition)
+
+    def set_pins(self, name: str, lines: tuple[str, ...]) -> None:
+        self.pins[name] = tuple(line.strip() for line in lines if line.strip())
+
+    def _check_pins(self, name: str, text: str) -> None:
+        present = {line.strip() for line in text.splitlines()}
+        missing = [line for line in self.pins.get(name, ()) if line not in present]
+        if missing:
+            known = self._known[name]
+            listed = "\n".join(f"  {line}" for line in missing)
+            raise WriteRefused(
+                f"{name}: the person pinned these lines and they must stay exactly as written:\n"
+                f"{listed}\nYour write was not applied. Keep the pinned lines and write again.",
+                known.text,
+                known.version,
+            )
+
+    def _commit(self, name: str, text: str, *, author: str, appended: str | None = None) -> FileChanged:
+        path = self.path(name)
+        atomic_write(path, text)
+        return self._record(name, text, author=author, stat=_stat(path), appended=appended)
+
+    def _record(
+        self, name: str, text: str, *, author: str, stat: tuple[int, int], appended: str | None = None
+    ) -> FileChanged:
+        known = self._known.setdefault(name, _Known())
+        if appended is not None:
+            diff = _append_diff(name, known.text, appended)
+        else:
+            diff = unified_diff(name, known.text, text)
+        known.text, known.version, known.sha256, known.stat = text, known.version + 1, _sha(text), stat
+        return FileChanged(file=name, author=author, version=known.version, diff=diff, sha256=known.sha256)
+
+
+def unified_diff(name: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _append_diff(name: str, old: str, appended: str) -> str:
+    # Built directly: difflib over a megabyte-long progress.md on every append would cost far more.
+    start = old.count("\n") + 1
+    added = appended.splitlines()
+    body = "".join(f"+{line}\n" for line in added)
+    return f"--- a/{name}\n+++ b/{name}\n@@ -{start - 1},0 +{start},{len(added)} @@\n{body}"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write so that a crash leaves either the old file or the new one, never half of either."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text.encode("utf-8")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    if sys.platform != "win32":  # make the rename itself durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_size)

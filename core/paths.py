@@ -1,0 +1,30 @@
+"""Where Tripane keeps things: the user's data folder and the bundled resources."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+APP_NAME = "Tripane"
+DB_NAME = "tripane.db"
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("TRIPANE_DATA_DIR")
+    if override:
+        return Path(override)
+    import platformdirs  # only needed when no folder was given
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def session_dir(data_dir: Path, session_id: str) -> Path:
+    return data_dir / "sessions" / session_id
+
+
+@cache
+def resource_text(*parts: str) -> str:
+    node = resources.files("resources").joinpath(*parts)
+    return node.read_text(encoding="utf-8")

@@ -1,0 +1,227 @@
+"""The session façade: the only API the GUI and the CLI use.
+
+A Session owns one log in the store, the three working-memory files and at most one running loop.
+Everything it does is recorded as an event first, so what a view shows and what a reopened session
+continues from are the same thing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from core.agent.control import Control
+from core.agent.loop import AgentLoop, LoopSettings
+from core.agent.state import SessionState
+from core.events import FileChanged, HumanAnswer, PinsChanged, Record, SessionStarted
+from core.journal import Journal, Subscriber
+from core.llm import ModelClient
+from core.memory import progress
+from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
+from core.paths import session_dir
+from core.store import Store
+from core.tools.builtin import builtin_registry
+from core.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+# Questions whose answer must be one of the offered options (the loop acts on them by name).
+TYPED_QUESTIONS = ("three_strike", "danger_turn", "approval", "budget")
+EDITABLE_FILES = (PLAN, FINDINGS)
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    task: str
+    model: str
+    workdir: Path
+    api_base: str | None = None
+    max_turns: int = 100
+    approval: str = "ask"
+    warn_turn: int = 7
+    danger_turn: int = 30
+    strike_limit: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.task.strip():
+            raise ValueError("the task is empty")
+        if self.approval not in ("ask", "all", "none"):
+            raise ValueError(f"approval must be ask, all or none, not {self.approval!r}")
+        if self.max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+
+
+def new_session_id() -> str:
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+class Session:
+    def __init__(self, store: Store, data_dir: Path, session_id: str, model: ModelClient,
+                 registry: ToolRegistry | None = None, settings: LoopSettings = LoopSettings()):
+        self.store = store
+        self.id = session_id
+        self.dir = session_dir(data_dir, session_id)
+        self.model = model
+        self.registry = registry or builtin_registry()
+        self.settings = settings
+        info_tools = frozenset(n for n, s in self.registry.specs.items() if s.gathers_information)
+        self.journal = Journal(store, session_id, info_tools)
+        self.memory = WorkingMemory(self.dir)
+        self.control = Control()
+        self._task: asyncio.Task[str] | None = None
+
+    # --- opening ---------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, store: Store, data_dir: Path, config: SessionConfig, model: ModelClient,
+               **kwargs) -> Session:
+        workdir = Path(config.workdir).expanduser().resolve()
+        if not workdir.is_dir():
+            raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
+        session = cls(store, data_dir, new_session_id(), model, **kwargs)
+        store.create_session(session.id, task=config.task, model=config.model)
+        session.journal.record(SessionStarted(
+            task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
+            max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
+            danger_turn=config.danger_turn, strike_limit=config.strike_limit,
+        ))
+        title = config.task.strip().splitlines()[0][:80]
+        for change in session.memory.create(title=title, task=config.task):
+            session.journal.record(change)
+        session._progress(progress.session_started(session.id, config.task, config.model))
+        store.update_session(session.id, status="running")
+        return session
+
+    @classmethod
+    def open(cls, store: Store, data_dir: Path, session_id: str, model: ModelClient, **kwargs) -> Session:
+        row = store.find_session(session_id)
+        session = cls(store, data_dir, row.id, model, **kwargs)
+        session.journal.replay()
+        state = session.state
+        if state.config is None:
+            raise ValueError(f"session {row.id} has no start event; it cannot be opened")
+        for name in FILES:
+            info = state.files.get(name)
+            if info is not None:
+                session.memory.restore(name, version=info.version, sha256=info.sha256)
+        for name, lines in state.pins.items():
+            session.memory.set_pins(name, lines)
+        for change in session.memory.check_external():
+            session.journal.record(change)
+        if state.status == "paused":
+            session.control.pause()
+        return session
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> SessionState:
+        return self.journal.state
+
+    @property
+    def records(self) -> list[Record]:
+        return self.journal.records
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        return self.journal.subscribe(subscriber)
+
+    def read_file(self, name: str) -> tuple[str, int]:
+        return self.memory.read(name)
+
+    def file_path(self, name: str) -> Path:
+        return self.memory.path(name)
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[str]:
+        """Run the loop in the background (once); the task's result is the end status."""
+        if self._task is None or self._task.done():
+            self.control.stop_requested = False
+            loop = AgentLoop(journal=self.journal, memory=self.memory, registry=self.registry,
+                             model=self.model, session_dir=self.dir, control=self.control,
+                             settings=self.settings)
+            self._task = asyncio.get_running_loop().create_task(self._drive(loop), name=f"session-{self.id}")
+        return self._task
+
+    async def run(self) -> str:
+        """Run until the session ends or waits with nobody to answer; returns the end status."""
+        return await self.start()
+
+    async def _drive(self, loop: AgentLoop) -> str:
+        status = await loop.run()
+        self.store.update_session(self.id, status=self.state.status)
+        return status
+
+    async def wait(self) -> str | None:
+        if self._task is None:
+            return None
+        return await asyncio.shield(self._task)
+
+    async def send(self, text: str) -> None:
+        """A message from the person: reaches the agent at its next step, or restarts an ended run."""
+        if not text.strip():
+            raise ValueError("the message is empty")
+        self.control.inbox.append(text)
+        if not self.running:
+            self.start()
+
+    async def answer(self, qid: str, choice: str, text: str = "") -> None:
+        question = self.state.questions.get(qid)
+        if question is None:
+            raise ValueError(f"there is no question {qid!r} in this session")
+        if qid in self.state.answers:
+            raise ValueError(f"question {qid} was already answered")
+        if question.reason in TYPED_QUESTIONS and choice not in question.options:
+            raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
+        self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
+        self._progress(progress.answer(choice, text))
+        self.store.update_session(self.id, status="running")
+        self.control.answered(qid)
+
+    async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
+        choice = ("always" if always else "approve") if approved else "deny"
+        await self.answer(qid, choice, reason)
+
+    def edit_file(self, name: str, text: str, base_version: int) -> FileChanged:
+        """The person's edit. Raises WriteRefused (with the current text) if the file moved on."""
+        if name not in EDITABLE_FILES:
+            raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
+        change = self.memory.write(name, text, base_version=base_version, author="user")
+        self.journal.record(change)
+        return change
+
+    def pin(self, name: str, lines: list[str] | tuple[str, ...]) -> None:
+        """Pin lines of a file so the agent cannot remove or rewrite them (replaces earlier pins)."""
+        if name != PLAN:
+            raise ValueError("only lines of task_plan.md can be pinned")
+        text, _ = self.memory.read(name)
+        present = {line.strip() for line in text.splitlines()}
+        wanted = tuple(line.strip() for line in lines if line.strip())
+        absent = [line for line in wanted if line not in present]
+        if absent:
+            raise ValueError(f"cannot pin lines that are not in {name}: {absent}")
+        self.memory.set_pins(name, wanted)
+        self.journal.record(PinsChanged(file=name, lines=wanted))
+
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+        if not self.running and not self.state.ended:
+            self.start()
+
+    def stop(self) -> None:
+        self.control.stop()
+
+    def _progress(self, text: str) -> None:
+        self.journal.record(self.memory.append(PROGRESS, text, author="core"))

@@ -1,0 +1,197 @@
+"""The event log: the only module that opens SQLite.
+
+One database per data folder holds every session's append-only events. WAL lets readers (the GUI,
+`tripane show`) run beside the single writer; `busy_timeout` makes a second writer wait instead of
+failing. A file that is not a Tripane database is refused and never written to.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+from core.events import Event, EventDecodeError, Record, decode, encode
+
+# PRAGMA application_id marks the file as ours ("TRIP"), so a foreign SQLite file is recognised.
+APPLICATION_ID = 0x54524950
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5000
+
+migrations = Migrations("tripane")
+
+
+@migrations()
+def create_tables(db: sqlite_utils.Database) -> None:
+    db["sessions"].create(
+        {"id": str, "created": str, "updated": str, "task": str, "title": str, "status": str, "model": str},
+        pk="id",
+    )
+    db["events"].create(
+        {"session_id": str, "seq": int, "ts": str, "kind": str, "data": str},
+        pk=("session_id", "seq"),
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+
+
+class StoreError(Exception):
+    """The database cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    created: str
+    updated: str
+    task: str
+    title: str
+    status: str
+    model: str
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Store:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._check_header()
+        try:
+            # Autocommit: every statement commits unless db.atomic() groups it (sqlite-utils 4 model).
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+            )
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            self._check_identity()
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.db.enable_wal()
+            # NORMAL under WAL: a power cut may lose the last commits, a crash of the process never.
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            migrations.apply(self.db)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path} is damaged or not a Tripane database ({exc}). It was left untouched; "
+                "move it aside or choose another data folder with --data-dir."
+            ) from exc
+
+    def _check_header(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return
+        with self.path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+        if header != SQLITE_HEADER:
+            raise StoreError(
+                f"{self.path} is not an SQLite database, so it is not Tripane's. It was left untouched; "
+                "move it aside or choose another data folder with --data-dir."
+            )
+
+    def _check_identity(self) -> None:
+        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+        if app_id == APPLICATION_ID:
+            return
+        if app_id == 0 and not self.db.table_names():
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            return
+        raise StoreError(
+            f"{self.path} belongs to another application (it has tables but no Tripane mark). "
+            "It was left untouched; choose another data folder with --data-dir."
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- sessions --------------------------------------------------------------------------------
+
+    def create_session(self, session_id: str, *, task: str, model: str) -> None:
+        stamp = now_iso()
+        with self._guard():
+            self.db["sessions"].insert(
+                {"id": session_id, "created": stamp, "updated": stamp, "task": task,
+                 "title": task.strip().splitlines()[0][:80] if task.strip() else "Untitled",
+                 "status": "new", "model": model}
+            )
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        with self._guard():
+            self.db["sessions"].update(session_id, {**fields, "updated": now_iso()})
+
+    def session(self, session_id: str) -> SessionRow:
+        with self._guard():
+            rows = list(self.db.query("SELECT * FROM sessions WHERE id = ?", [session_id]))
+        if not rows:
+            raise StoreError(f"no session {session_id!r} in {self.path}")
+        return SessionRow(**rows[0])
+
+    def sessions(self) -> list[SessionRow]:
+        with self._guard():
+            return [SessionRow(**row) for row in self.db.query("SELECT * FROM sessions ORDER BY created DESC")]
+
+    def find_session(self, prefix: str) -> SessionRow:
+        """A session by its id or an unambiguous prefix of it, as typed on a command line."""
+        with self._guard():
+            rows = list(self.db.query("SELECT * FROM sessions WHERE id LIKE ? || '%'", [prefix]))
+        if len(rows) != 1:
+            what = "no session" if not rows else f"{len(rows)} sessions"
+            raise StoreError(f"{what} match {prefix!r}")
+        return SessionRow(**rows[0])
+
+    def delete_session(self, session_id: str) -> None:
+        with self._guard(), self.db.atomic():
+            self.db.execute("DELETE FROM events WHERE session_id = ?", [session_id])
+            self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+
+    # --- events ----------------------------------------------------------------------------------
+
+    def append(self, session_id: str, event: Event) -> Record:
+        """Append one event; its sequence number is assigned inside the same statement."""
+        ts = now_iso()
+        with self._guard():
+            seq = self.db.execute(
+                "INSERT INTO events (session_id, seq, ts, kind, data) "
+                "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM events WHERE session_id = ? "
+                "RETURNING seq",
+                [session_id, ts, event.kind, encode(event), session_id],
+            ).fetchone()[0]
+        return Record(session_id, seq, ts, event)
+
+    def records(self, session_id: str, after_seq: int = 0) -> list[Record]:
+        return list(self.iter_records(session_id, after_seq))
+
+    def iter_records(self, session_id: str, after_seq: int = 0) -> Iterator[Record]:
+        with self._guard():
+            rows = self.db.execute(
+                "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+                [session_id, after_seq],
+            ).fetchall()
+        for seq, ts, kind, data in rows:
+            try:
+                yield Record(session_id, seq, ts, decode(kind, data))
+            except EventDecodeError as exc:
+                raise StoreError(f"event {seq} of session {session_id} is unreadable: {exc}") from exc
+
+    def _guard(self) -> _Guard:
+        return _Guard(self.path)
+
+
+class _Guard:
+    """Turns SQLite's low-level errors into a StoreError that names the file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> bool:
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
+            raise StoreError(f"database error in {self.path}: {exc}") from exc
+        return False

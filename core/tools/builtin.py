@@ -1,0 +1,24 @@
+"""The built-in tool set. Every session gets all of them, always, in the same order (KV-cache)."""
+
+from __future__ import annotations
+
+from core.tools import files, notebook, shell, web
+from core.tools.registry import ToolRegistry
+
+# Tools the loop handles itself rather than running.
+CONTROL_TOOLS = frozenset({"human_ask", "task_done"})
+
+
+def builtin_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.register(files.file_read, gathers_information=True)
+    registry.register(files.file_list, gathers_information=True)
+    registry.register(files.file_write)
+    registry.register(files.file_edit)
+    registry.register(shell.shell_run, risky=True)
+    registry.register(web.web_fetch, risky=True, gathers_information=True)
+    registry.register(notebook.plan_update)
+    registry.register(notebook.findings_add)
+    registry.register(notebook.human_ask)
+    registry.register(notebook.task_done)
+    return registry

@@ -1,0 +1,105 @@
+"""File tools, confined to the workdir the person chose."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from core.memory.working import atomic_write
+from core.tools.context import ToolContext
+from core.tools.registry import ToolError
+
+BINARY_PROBE_BYTES = 8192
+MAX_LIST_ENTRIES = 500
+MAX_WRITE_CHARS = 5_000_000
+
+
+def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) -> str:
+    """Read lines of a text file in the workdir (or an offloaded output via `offload:NAME`).
+
+    Args:
+        path: File path relative to the workdir, or `offload:NAME` for a saved large output.
+        offset: First line to return, counting from 1.
+        limit: Maximum number of lines to return.
+    """
+    target = ctx.resolve(path)
+    if not target.is_file():
+        raise ToolError(f"No such file: {path!r}.")
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be at least 1.")
+    size = target.stat().st_size
+    with open(target, "rb") as fh:
+        if b"\x00" in fh.read(BINARY_PROBE_BYTES):
+            raise ToolError(f"{path!r} is a binary file ({size:,} bytes); only text files can be read.")
+    lines: list[str] = []
+    total = 0
+    with open(target, encoding="utf-8", errors="replace", newline="") as fh:
+        for total, line in enumerate(fh, start=1):
+            if offset <= total < offset + limit:
+                lines.append(line)
+    if total and offset > total:
+        raise ToolError(f"{path!r} has {total} lines; offset {offset} is past the end.")
+    last = offset + len(lines) - 1
+    more = f"; continue with offset={last + 1}" if last < total else ""
+    header = f"[{path}: lines {offset}-{last} of {total}{more}]\n" if total else f"[{path}: empty file]\n"
+    return header + "".join(lines)
+
+
+def file_write(ctx: ToolContext, path: str, content: str) -> str:
+    """Create or replace a text file in the workdir.
+
+    Args:
+        path: File path relative to the workdir; missing folders are created.
+        content: The complete new content of the file.
+    """
+    if len(content) > MAX_WRITE_CHARS:
+        raise ToolError(f"Content too large ({len(content):,} characters; limit {MAX_WRITE_CHARS:,}).")
+    target = ctx.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path!r} is a folder.")
+    existed = target.exists()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, content)
+    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters)."
+
+
+def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
+    """Replace one exact occurrence of a text in a file of the workdir.
+
+    Args:
+        path: File path relative to the workdir.
+        old: The exact text to replace; it must occur exactly once.
+        new: The replacement text.
+    """
+    target = ctx.resolve(path)
+    if not target.is_file():
+        raise ToolError(f"No such file: {path!r}.")
+    text = target.read_bytes().decode("utf-8", errors="strict") if target.stat().st_size else ""
+    count = text.count(old) if old else 0
+    if count != 1:
+        found = "not found" if count == 0 else f"found {count} times"
+        raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
+    atomic_write(target, text.replace(old, new, 1))
+    return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
+
+
+def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
+    """List the files and folders under a folder of the workdir, recursively.
+
+    Args:
+        path: Folder relative to the workdir.
+        pattern: Shell-style filter on file names, for example `*.py`.
+    """
+    root = ctx.resolve(path)
+    if not root.is_dir():
+        raise ToolError(f"No such folder: {path!r}.")
+    entries: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = os.path.relpath(folder, root)
+        for name in sorted(files):
+            if fnmatch.fnmatch(name, pattern):
+                entries.append(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
+                if len(entries) >= MAX_LIST_ENTRIES:
+                    return "\n".join(entries) + f"\n[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]"
+    return "\n".join(entries) if entries else f"[no files matching {pattern!r} under {path!r}]"

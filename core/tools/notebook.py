@@ -1,0 +1,58 @@
+"""Tools on the working memory and the control tools the loop acts on (human_ask, task_done)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.memory.working import FINDINGS, PLAN, WriteRefused
+from core.tools.context import ToolContext
+from core.tools.registry import ToolError
+
+
+async def plan_update(ctx: ToolContext, content: str) -> str:
+    """Replace task_plan.md with a new version: tick steps, record decisions, change phases.
+
+    Args:
+        content: The complete new text of task_plan.md. Lines the person pinned must be kept verbatim.
+    """
+    try:
+        change = ctx.memory.write(PLAN, content, base_version=ctx.plan_version_seen, author="agent")
+    except WriteRefused as refused:
+        raise ToolError(f"{refused}\n\n--- current task_plan.md (version {refused.current_version}) ---\n"
+                        f"{refused.current_text}") from None
+    ctx.events.append(change)
+    return f"task_plan.md updated to version {change.version}."
+
+
+async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
+    """Append a finding to findings.md: what you learned, its source, and why it matters.
+
+    Args:
+        title: A short heading for the finding.
+        body: The finding in Markdown; name sources and mark anything unverified.
+    """
+    if not body.strip():
+        raise ToolError("findings_add needs a non-empty body.")
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
+    change = ctx.memory.append(FINDINGS, f"\n## [{stamp}] {title.strip()}\n{body.strip()}\n", author="agent")
+    ctx.events.append(change)
+    return f"Finding recorded in findings.md (version {change.version})."
+
+
+async def human_ask(ctx: ToolContext, question: str, options: list[str] | None = None) -> str:
+    """Ask the person supervising you a question and wait for the answer.
+
+    Args:
+        question: What you need to know or decide, with the context the person needs.
+        options: Suggested answers; the person may also answer in free text.
+    """
+    raise ToolError("human_ask is handled by the loop")  # the loop intercepts this tool
+
+
+async def task_done(ctx: ToolContext, summary: str) -> str:
+    """Declare the task finished, with a summary of the result for the person.
+
+    Args:
+        summary: What was done, where the results are, and anything left open.
+    """
+    raise ToolError("task_done is handled by the loop")  # the loop intercepts this tool

@@ -1,0 +1,179 @@
+"""The tool registry: typed, documented functions become tools with JSON schemas.
+
+A tool's schema is generated from its signature and the `Args:` section of its docstring; a tool
+with an undocumented parameter is refused at registration, because the model cannot use well what
+it cannot read about. Tool failures are data (ToolError → an error result the model sees); the
+registry never lets an exception from a tool escape into the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+GROUPS = ("file", "shell", "web", "memory", "plan", "findings", "human", "task")
+
+
+class ToolError(Exception):
+    """A failure the model should see and can act on (bad path, command failed, …)."""
+
+
+class ToolRegistrationError(TypeError):
+    """A programmer error in a tool definition."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    func: Callable[..., Any]
+    risky: bool = False  # needs the person's approval under the "ask" policy
+    gathers_information: bool = False  # counts toward the 2-Action Rule
+
+    @property
+    def group(self) -> str:
+        return self.name.split("_", 1)[0]
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass
+class ToolRegistry:
+    specs: dict[str, ToolSpec] = field(default_factory=dict)
+
+    def register(self, func: Callable[..., Any], *, risky: bool = False, gathers_information: bool = False) -> ToolSpec:
+        spec = build_spec(func, risky=risky, gathers_information=gathers_information)
+        if spec.name in self.specs:
+            raise ToolRegistrationError(f"tool {spec.name!r} registered twice")
+        self.specs[spec.name] = spec
+        return spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self.specs.get(name)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """All tool schemas in a fixed order: they are part of the byte-stable prefix."""
+        return [self.specs[name].schema() for name in sorted(self.specs)]
+
+    async def call(self, name: str, arguments: dict[str, Any], ctx: Any) -> str:
+        """Run a tool; raises ToolError for anything the model should be told."""
+        spec = self.specs.get(name)
+        if spec is None:
+            known = ", ".join(sorted(self.specs))
+            raise ToolError(f"Unknown tool {name!r}. Available tools: {known}.")
+        params = spec.parameters["properties"]
+        missing = [p for p in spec.parameters.get("required", []) if p not in arguments]
+        unknown = [a for a in arguments if a not in params]
+        if missing or unknown:
+            raise ToolError(
+                f"{name}: "
+                + "; ".join(filter(None, [missing and f"missing argument(s) {missing}",
+                                          unknown and f"unknown argument(s) {unknown}"]))
+                + f". Expected parameters: {sorted(params)}."
+            )
+        _check_types(name, params, arguments)
+        if inspect.iscoroutinefunction(spec.func):
+            result = await spec.func(ctx, **arguments)
+        else:
+            # Synchronous tools do file or process I/O: keep it off the event loop.
+            result = await asyncio.to_thread(spec.func, ctx, **arguments)
+        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, sort_keys=True)
+
+
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def build_spec(func: Callable[..., Any], *, risky: bool, gathers_information: bool) -> ToolSpec:
+    name = func.__name__
+    group = name.split("_", 1)[0]
+    if group not in GROUPS:
+        raise ToolRegistrationError(f"tool {name!r} must start with a group prefix from {GROUPS}")
+    summary, arg_docs = parse_docstring(inspect.getdoc(func) or "")
+    if not summary:
+        raise ToolRegistrationError(f"tool {name!r} has no description")
+    hints = typing.get_type_hints(func)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    params = list(inspect.signature(func).parameters.values())[1:]  # the first is the context
+    for param in params:
+        if param.name not in arg_docs:
+            raise ToolRegistrationError(f"tool {name!r}: parameter {param.name!r} is not described under Args:")
+        schema = _type_schema(hints.get(param.name, str), f"{name}.{param.name}")
+        schema["description"] = arg_docs[param.name]
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+        else:
+            schema["default"] = param.default
+        properties[param.name] = schema
+    parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return ToolSpec(name, summary, parameters, func, risky=risky, gathers_information=gathers_information)
+
+
+def _type_schema(hint: Any, where: str) -> dict[str, Any]:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):  # `X | None`: optional, described as X
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(inner) == 1:
+            return _type_schema(inner[0], where)
+    if hint in _JSON_TYPES:
+        return {"type": _JSON_TYPES[hint]}
+    if origin is list:
+        (item,) = typing.get_args(hint) or (str,)
+        return {"type": "array", "items": _type_schema(item, where)}
+    if origin is Literal:
+        return {"type": "string", "enum": list(typing.get_args(hint))}
+    raise ToolRegistrationError(f"{where}: unsupported parameter type {hint!r}")
+
+
+def _check_types(name: str, params: dict[str, Any], arguments: dict[str, Any]) -> None:
+    checks = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
+    for arg, value in arguments.items():
+        expected = params[arg].get("type")
+        ok = isinstance(value, checks[expected]) if expected in checks else True
+        if expected in ("integer", "number") and isinstance(value, bool):
+            ok = False
+        if not ok:
+            raise ToolError(f"{name}: argument {arg!r} must be of type {expected}, got {type(value).__name__}.")
+        if "enum" in params[arg] and value not in params[arg]["enum"]:
+            raise ToolError(f"{name}: argument {arg!r} must be one of {params[arg]['enum']}.")
+
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and its Args: entries."""
+    description: list[str] = []
+    args: dict[str, str] = {}
+    current: str | None = None
+    section = "description"
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:"):
+            section = "args"
+            continue
+        if stripped.endswith(":") and not line.startswith(" ") and stripped[:-1].isalpha():
+            section = "other"
+            continue
+        if section == "description":
+            description.append(line)
+        elif section == "args":
+            match = _ARG_LINE.match(line)
+            if match:
+                current = match.group(1)
+                args[current] = match.group(2).strip()
+            elif current and stripped:
+                args[current] += " " + stripped
+    return "\n".join(description).strip(), args

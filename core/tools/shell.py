@@ -1,0 +1,78 @@
+"""The shell tool: runs a command in the workdir with a timeout and a cap on captured output."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+from core.tools.context import ToolContext
+from core.tools.registry import ToolError
+
+# Output beyond this is dropped (and said so); what is kept goes to offload/ when it is large.
+CAPTURE_LIMIT_BYTES = 64 * 1024 * 1024
+MAX_TIMEOUT_S = 1800
+
+
+async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
+    """Run a shell command in the workdir and return its combined output and exit code.
+
+    Args:
+        command: The command line to run.
+        timeout: Seconds before the command is stopped.
+    """
+    if not command.strip():
+        raise ToolError("shell_run needs a command.")
+    timeout = max(1, min(timeout, MAX_TIMEOUT_S))
+    kwargs: dict = {"start_new_session": True} if sys.platform != "win32" else {}
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=ctx.workdir,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        **kwargs,
+    )
+    chunks: list[bytes] = []
+    kept = dropped = 0
+
+    async def drain() -> None:
+        nonlocal kept, dropped
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(1 << 16):
+            part = chunk[: max(0, CAPTURE_LIMIT_BYTES - kept)]
+            if part:
+                chunks.append(part)
+                kept += len(part)
+            dropped += len(chunk) - len(part)
+        await proc.wait()
+
+    try:
+        await asyncio.wait_for(drain(), timeout)
+    except asyncio.TimeoutError:
+        _kill(proc)
+        await proc.wait()
+        output = b"".join(chunks).decode("utf-8", errors="replace")
+        raise ToolError(f"Command timed out after {timeout} s and was stopped.\n{output}") from None
+    except asyncio.CancelledError:
+        _kill(proc)
+        raise
+    output = b"".join(chunks).decode("utf-8", errors="replace")
+    if dropped > 0:
+        output += f"\n[output truncated: {dropped:,} further bytes were not captured]"
+    if proc.returncode != 0:
+        raise ToolError(f"Command failed with exit code {proc.returncode}.\n{output}")
+    return f"{output}\n[exit code 0]" if output else "[no output; exit code 0]"
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    try:
+        if sys.platform == "win32":
+            proc.kill()
+        else:  # the whole group, so children of the shell stop too
+            os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
