@@ -18,7 +18,7 @@ from pathlib import Path
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.state import SessionState
-from core.events import FileChanged, HumanAnswer, PinsChanged, Record, SessionStarted
+from core.events import FileChanged, HumanAnswer, PinsChanged, Record, SessionStarted, UserMessage
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
@@ -161,6 +161,15 @@ class Session:
         self.store.update_session(self.id, status=self.state.status)
         return status
 
+    async def close(self) -> None:
+        """Stop driving the session without recording anything: it stays as it is (e.g. waiting)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
     async def wait(self) -> str | None:
         if self._task is None:
             return None
@@ -170,8 +179,10 @@ class Session:
         """A message from the person: reaches the agent at its next step, or restarts an ended run."""
         if not text.strip():
             raise ValueError("the message is empty")
-        self.control.inbox.append(text)
-        if not self.running:
+        if self.running:
+            self.control.inbox.append(text)
+        else:
+            self.journal.record(UserMessage(text))
             self.start()
 
     async def answer(self, qid: str, choice: str, text: str = "") -> None:

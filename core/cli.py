@@ -1,0 +1,213 @@
+"""`tripane`: run, resume and inspect sessions headless.
+
+Exit codes: 0 done, 1 failed or stopped, 2 bad usage or input, 3 waiting for a person.
+`tripane --version` and `--help` import nothing heavy (no litellm, no Qt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from core import __version__
+
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
+    parser.add_argument("--version", action="version", version=f"tripane {__version__}")
+    parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the user data folder)")
+    commands = parser.add_subparsers(dest="command")
+
+    run = commands.add_parser("run", help="start a session on a task")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--model", required=True, help="a litellm model string, e.g. openai/gpt-4o-mini")
+    run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
+    run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
+    run.add_argument("--max-turns", type=int, default=100)
+    run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
+                     help="risky tools (shell, network): ask the person, allow all, or refuse all")
+    run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+
+    resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)")
+    resume.add_argument("session", help="session id (or a unique prefix)")
+    resume.add_argument("--answer", help="answer the session's open question with this choice")
+    resume.add_argument("--text", default="", help="free text to go with the answer")
+    resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
+    resume.add_argument("--json", action="store_true")
+
+    commands.add_parser("sessions", help="list sessions")
+    show = commands.add_parser("show", help="print a session's events and where its files are")
+    show.add_argument("session")
+    show.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_DONE
+    from core.store import StoreError  # imported here so --version/--help stay light
+
+    try:
+        return asyncio.run(_dispatch(args))
+    except (StoreError, ValueError) as exc:
+        print(f"tripane: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_FAILED
+    except BrokenPipeError:  # `tripane show … | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_DONE
+
+
+async def _dispatch(args: argparse.Namespace) -> int:
+    from core.paths import DB_NAME, default_data_dir
+    from core.store import Store
+
+    data_dir = (args.data_dir or default_data_dir()).expanduser()
+    store = Store(data_dir / DB_NAME)
+    try:
+        if args.command == "sessions":
+            return _list_sessions(store)
+        if args.command == "show":
+            return _show(store, data_dir, args)
+        return await _run(store, data_dir, args)
+    finally:
+        store.close()
+
+
+def _model_client():
+    from core.llm import LiteLLMClient
+    from core.secrets import get_api_key
+
+    return LiteLLMClient(api_key=get_api_key)
+
+
+def _list_sessions(store) -> int:
+    rows = store.sessions()
+    if not rows:
+        print("No sessions yet. Start one with: tripane run \"TASK\" --model MODEL")
+    for row in rows:
+        print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}")
+    return EXIT_DONE
+
+
+def _show(store, data_dir: Path, args) -> int:
+    from core.events import to_data
+    from core.paths import session_dir
+    from core.render import render
+
+    row = store.find_session(args.session)
+    for record in store.iter_records(row.id):
+        if args.json:
+            print(_json_line(record, to_data))
+        elif (line := render(record)) is not None:
+            print(line)
+    if not args.json:
+        folder = session_dir(data_dir, row.id)
+        print(f"\nFiles: {folder / 'task_plan.md'}\n       {folder / 'findings.md'}\n       {folder / 'progress.md'}")
+    return EXIT_DONE
+
+
+def _json_line(record, to_data) -> str:
+    return json.dumps({"session": record.session_id, "seq": record.seq, "ts": record.ts,
+                       "kind": record.event.kind, "data": to_data(record.event)}, ensure_ascii=False)
+
+
+async def _run(store, data_dir: Path, args) -> int:
+    from core.session import Session, SessionConfig
+
+    if args.command == "run":
+        config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
+                               max_turns=args.max_turns, approval=args.approve)
+        session = Session.create(store, data_dir, config, _model_client())
+    else:
+        session = Session.open(store, data_dir, args.session, _model_client())
+        if args.answer is not None:
+            question = session.state.open_question
+            if question is None:
+                raise ValueError(f"session {session.id} has no open question to answer")
+            await session.answer(question.qid, args.answer, args.text)
+        if args.message:
+            await session.send(args.message)
+        elif session.state.ended:
+            print(f"Session {session.id} has ended ({session.state.status.removeprefix('ended:')}). "
+                  "Give it a new instruction with --message.")
+            return EXIT_DONE
+    return await _drive(session, args.json)
+
+
+async def _drive(session, as_json: bool) -> int:
+    from core.events import HumanQuestion, Record, to_data
+    from core.render import render
+
+    interactive = sys.stdin.isatty() and not as_json
+    waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
+
+    def show(notice) -> None:
+        if not isinstance(notice, Record):
+            return
+        if as_json:
+            print(_json_line(notice, to_data), flush=True)
+        elif (line := render(notice)) is not None:
+            print(line, flush=True)
+        if isinstance(notice.event, HumanQuestion):
+            waiting.put_nowait(notice.event)
+
+    session.subscribe(show)
+    if session.state.open_question is not None and not as_json:
+        print(render(next(r for r in reversed(session.records) if isinstance(r.event, HumanQuestion))))
+        waiting.put_nowait(session.state.open_question)
+    loop = asyncio.get_running_loop()
+    if sys.platform != "win32":
+        loop.add_signal_handler(signal.SIGINT, session.stop)
+        loop.add_signal_handler(signal.SIGTERM, session.stop)
+    task = session.start()
+    while not task.done():
+        asker = asyncio.ensure_future(waiting.get())
+        await asyncio.wait([task, asker], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            asker.cancel()
+            break
+        question = asker.result()
+        if question.qid in session.state.answers:
+            continue
+        if not interactive:
+            await session.close()
+            print(f"Waiting for a person: answer with `tripane resume {session.id} --answer CHOICE [--text TEXT]`",
+                  file=sys.stderr)
+            return EXIT_WAITING
+        choice, text = await _ask_on_terminal(question)
+        await session.answer(question.qid, choice, text)
+    status = task.result()
+    return EXIT_DONE if status == "done" else EXIT_FAILED
+
+
+async def _ask_on_terminal(question) -> tuple[str, str]:
+    loop = asyncio.get_running_loop()
+    typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
+    for key, value in question.context.get("reboot", {}).items():
+        if value:
+            print(f"    {key}: {value}")
+    if question.reason == "approval":
+        print(f"    {question.context.get('tool')}: {question.context.get('arguments')}")
+    while True:
+        choice = (await loop.run_in_executor(None, input, "  your choice: ")).strip()
+        if choice and (not typed or choice in question.options):
+            break
+        print(f"  please answer one of: {', '.join(question.options)}")
+    text = (await loop.run_in_executor(None, input, "  details (optional): ")).strip()
+    return choice, text
+
+
+if __name__ == "__main__":
+    sys.exit(main())

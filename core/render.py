@@ -1,0 +1,56 @@
+"""One line of text per event, for the terminal (`tripane run`, `tripane show`)."""
+
+from __future__ import annotations
+
+from core.events import (
+    AssistantMessage, Compaction, Danger, ErrorRecorded, FileChanged, HumanAnswer, HumanQuestion,
+    PinsChanged, Record, SessionEnded, SessionPaused, SessionResumed, SessionStarted, ToolResult,
+    UserMessage,
+)
+
+PREVIEW = 160
+
+
+def _short(text: str, limit: int = PREVIEW) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(record: Record) -> str | None:
+    """The line for a record, or None for events not worth a line (the core's progress.md writes)."""
+    event = record.event
+    match event:
+        case SessionStarted():
+            return f"▶ session {record.session_id} · model {event.model} · workdir {event.workdir}"
+        case UserMessage():
+            return f"you: {_short(event.text)}"
+        case AssistantMessage():
+            calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in event.tool_calls)
+            said = _short(event.text) if event.text else ""
+            return f"[turn {event.turn}] agent: {said}{' → ' if said and calls else ''}{calls}"
+        case ToolResult():
+            mark = "✓" if event.ok else "✗"
+            where = f" (full output: {event.offload_path})" if event.offload_path else ""
+            return f"  {mark} {event.name}: {_short(event.content)}{where}"
+        case FileChanged() if event.author != "core":
+            return f"  ✎ {event.file} v{event.version} by {event.author}"
+        case PinsChanged():
+            return f"  📌 {len(event.lines)} pinned line(s) in {event.file}"
+        case ErrorRecorded():
+            return f"  ! error (attempt {event.attempt}): {event.signature}"
+        case Danger():
+            return f"  ⚠ turn {event.turn}: danger threshold ({event.level})"
+        case HumanQuestion():
+            options = f" [{' / '.join(event.options)}]" if event.options else ""
+            return f"? question {event.qid} ({event.reason}): {event.question}{options}"
+        case HumanAnswer():
+            return f"  answer to {event.qid}: {event.choice} {_short(event.text)}".rstrip()
+        case Compaction():
+            return f"  ⇊ compaction of events {event.first_seq}-{event.last_seq}"
+        case SessionPaused():
+            return "  ‖ paused"
+        case SessionResumed():
+            return "  ▶ resumed"
+        case SessionEnded():
+            return f"■ ended: {event.status} — {_short(event.summary, 400)}"
+    return None

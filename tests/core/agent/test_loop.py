@@ -1,0 +1,340 @@
+"""The loop's rules, with a scripted model at the core/llm.py boundary and real files and SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from core.events import (
+    AssistantMessage, Danger, ErrorRecorded, FileChanged, HumanQuestion, SessionEnded, ToolResult,
+)
+from core.llm import ModelError, ModelReply
+from core.memory.working import PLAN
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from core.events import ToolCall
+from tests.core.helpers import events_of, last_user_text, make_session, wait_for_question
+
+
+async def test_task_completes_end_to_end_and_fills_the_three_files(store, data_dir, workdir):
+    (workdir / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+
+    def tick_plan(request):
+        plan = request.messages[-1]["content"].split("\n", 3)[-1]
+        return reply("", call("plan_update", content=plan.replace("1. [ ] Read the relevant", "1. [x] Read the relevant")
+                              .replace("- Phase: 1", "- Phase: 2")))
+
+    model = ScriptedModel([
+        reply("Looking around.", call("file_list", call_id="c1"), call("file_read", call_id="c2", path="notes.txt")),
+        reply("", call("findings_add", title="notes.txt", body="Two lines: alpha, beta.")),
+        tick_plan,
+        reply("", call("file_write", path="out.txt", content="ALPHA\nBETA\n")),
+        reply("", call("task_done", summary="Wrote out.txt in upper case.")),
+    ])
+    session = make_session(store, data_dir, workdir, model, task="Upper-case notes.txt into out.txt")
+    assert await session.run() == "done"
+
+    assert (workdir / "out.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
+    plan, plan_version = session.read_file("task_plan.md")
+    findings, _ = session.read_file("findings.md")
+    progress, _ = session.read_file("progress.md")
+    assert "1. [x] Read the relevant" in plan and "- Phase: 2" in plan and plan_version == 2
+    assert "Two lines: alpha, beta." in findings
+    for expected in ("Session started", "file_list", "file_read", "findings_add", "plan_update",
+                     "file_write", "Phase changed: 1 → 2", "Session ended: done"):
+        assert expected in progress, expected
+    # The files on disk are what the session reports, and the last event says done.
+    assert (session.dir / "progress.md").read_text(encoding="utf-8") == progress
+    assert events_of(session, SessionEnded)[-1].summary == "Wrote out.txt in upper case."
+    assert store.session(session.id).status == "ended:done"
+
+
+async def test_third_identical_error_opens_three_strike_question_with_reboot(store, data_dir, workdir):
+    missing = reply("", call("file_read", path="missing.txt"))
+    reboot = json.dumps({"goal": "Read the config", "tried": "file_read missing.txt three times",
+                         "wrong": "The file does not exist", "differently": "List the folder first",
+                         "ask_human": "Ask where the config lives"})
+    model = ScriptedModel([missing, missing, missing, reply("", call("task_done", summary="gave up"))],
+                          side_replies=[ModelReply(reboot)])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    question = await wait_for_question(session)
+
+    assert question.reason == "three_strike"
+    assert question.options == ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
+    assert question.context["reboot"]["wrong"] == "The file does not exist"
+    assert len(question.context["errors"]) == 3 and "No such file" in question.context["errors"][0]
+    attempts = [e.attempt for e in events_of(session, ErrorRecorded)]
+    assert attempts == [1, 2, 3]
+    # The reboot is one model call without tools (tool_choice none), and no 4th turn ran.
+    assert model.requests[-1].tool_choice == "none"
+    assert session.state.turn == 3
+    progress, _ = session.read_file("progress.md")
+    assert "3rd attempt" in progress and "3-STRIKE TRIGGERED" in progress
+
+    await session.answer(question.qid, "retry_with_hint", "The config is in settings/app.toml")
+    assert await session.wait() == "done"
+    # The answer reached the agent's context, and the strike count was reset.
+    next_request = model.requests[-1].messages
+    assert any("settings/app.toml" in str(m.get("content")) for m in next_request)
+    assert session.state.strikes == {}
+
+
+async def test_three_strike_stop_answer_ends_the_session(store, data_dir, workdir):
+    bad = reply("", call("shell_run", command="exit 7"))
+    model = ScriptedModel([bad, bad, bad])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    session.start()
+    question = await wait_for_question(session)
+    await session.answer(question.qid, "stop")
+    assert await session.wait() == "aborted"
+
+
+async def test_turn_thirty_opens_the_danger_question(store, data_dir, workdir):
+    (workdir / "f.txt").write_text("x", encoding="utf-8")
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    question = await wait_for_question(session)
+
+    assert question.reason == "danger_turn" and session.state.turn == 30
+    assert question.options == ("continue", "guidance", "stop")
+    assert [d.level for d in events_of(session, Danger)] == ["warn", "stop"]
+    # From turn 7 on, the tail warns against blind retries.
+    assert "Do not retry blindly" in last_user_text(model, 7)
+    assert "Do not retry blindly" not in last_user_text(model, 5)
+
+    await session.answer(question.qid, "continue", "3")
+    second = await wait_for_question(session)
+    assert second.reason == "danger_turn" and session.state.turn == 33
+    await session.answer(second.qid, "stop")
+    assert await session.wait() == "aborted"
+
+
+async def test_stale_agent_plan_write_after_user_edit_is_refused_and_retried(store, data_dir, workdir):
+    session_box: list[Session] = []
+
+    def user_edits_during_model_call(request):
+        # The person saves an edit while the model is thinking: the agent's write is then stale.
+        session = session_box[0]
+        text, version = session.read_file(PLAN)
+        session.edit_file(PLAN, text + "\n- USER NOTE: use PostgreSQL, not SQLite\n", base_version=version)
+        return reply("", call("plan_update", content="# Task Plan\n\n## Goal\nAgent's rewrite\n"))
+
+    def retry_from_current(request):
+        tool_result = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
+        assert tool_result.startswith("ERROR:") and "USER NOTE" in tool_result
+        current = tool_result.split("---\n", 1)[1]
+        return reply("", call("plan_update", call_id="retry", content=current + "\n- Agent step added\n"))
+
+    model = ScriptedModel([user_edits_during_model_call, retry_from_current,
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    session_box.append(session)
+    assert await session.run() == "done"
+
+    plan, _ = session.read_file(PLAN)
+    assert "USER NOTE: use PostgreSQL" in plan and "Agent step added" in plan
+    assert "Agent's rewrite" not in plan
+    authors = [(e.author, e.version) for e in events_of(session, FileChanged) if e.file == PLAN]
+    assert authors == [("core", 1), ("user", 2), ("agent", 3)]
+    # The person's edit reached the agent as a diff.
+    assert any("USER NOTE" in str(m.get("content")) and "```diff" in str(m.get("content"))
+               for m in model.requests[1].messages)
+
+
+async def test_pinned_line_survives_an_agent_rewrite(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", call("plan_update", content="# Task Plan\n\n## Goal\nSomething else\n")),
+        lambda req: reply("", call("plan_update", call_id="again",
+                                   content="# Task Plan\n\n## Goal\nSomething else\n- Never touch prod\n")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model)
+    text, version = session.read_file(PLAN)
+    session.edit_file(PLAN, text + "- Never touch prod\n", base_version=version)
+    session.pin(PLAN, ["- Never touch prod"])
+    assert await session.run() == "done"
+
+    results = events_of(session, ToolResult)
+    assert not results[0].ok and "pinned" in results[0].content
+    assert results[1].ok
+    assert "- Never touch prod" in session.read_file(PLAN)[0]
+    assert "📌 - Never touch prod" in last_user_text(model, 1)
+
+
+async def test_huge_tool_output_is_offloaded_and_readable_back(store, data_dir, workdir):
+    line = "x" * 99 + "\n"  # 100 bytes a line
+    (workdir / "big.log").write_text(line * 500_000, encoding="utf-8")  # 50 MB
+    model = ScriptedModel([
+        reply("", call("shell_run", command="cat big.log")),
+        lambda req: reply("", call("file_read", path="offload:" + _offload_name(req), offset=499_999, limit=5)),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    result = events_of(session, ToolResult)[0]
+    assert result.ok and result.size > 50_000_000
+    assert len(result.content) < 3000 and result.offload_path
+    saved = session.dir / result.offload_path
+    assert saved.stat().st_size > 50_000_000
+    read_back = events_of(session, ToolResult)[1]
+    assert read_back.ok and "lines 499999-500002 of 500002" in read_back.content
+    # Neither the event log nor the next request carries the 50 MB.
+    assert max(len(json.dumps(m)) for m in model.requests[1].messages) < 10_000
+
+
+def _offload_name(request) -> str:
+    content = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
+    return content.split("offload:")[1].split(";")[0]
+
+
+async def test_malformed_tool_json_and_unknown_tool_are_survived(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", ToolCall(id="bad", name="file_read", arguments='{"path": "a.txt"')),
+        reply("", ToolCall(id="unk", name="file_teleport", arguments="{}")),
+        ModelReply(""),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    results = events_of(session, ToolResult)
+    assert "not valid JSON" in results[0].content and not results[0].ok
+    assert "Unknown tool 'file_teleport'" in results[1].content
+    signatures = [e.signature for e in events_of(session, ErrorRecorded)]
+    assert signatures[0].startswith("file_read:malformed_arguments")
+    assert signatures[2].startswith("model:empty_reply")
+    # The malformed call stays in the history exactly as sent, followed by its error.
+    history = model.requests[-1].messages
+    assert any(m.get("tool_calls") and m["tool_calls"][0]["function"]["arguments"] == '{"path": "a.txt"'
+               for m in history)
+    assert any(m["role"] == "user" and "empty reply" in m["content"] for m in history)
+
+
+async def test_denied_approval_is_never_executed(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", call("shell_run", command="touch SHOULD_NOT_EXIST")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    session.start()
+    question = await wait_for_question(session)
+    assert question.reason == "approval" and question.context["tool"] == "shell_run"
+    assert "SHOULD_NOT_EXIST" in question.context["arguments"]
+
+    await session.approve(question.qid, approved=False, reason="no shell today")
+    assert await session.wait() == "done"
+    assert not (workdir / "SHOULD_NOT_EXIST").exists()
+    result = events_of(session, ToolResult)[0]
+    assert not result.ok and "denied" in result.content and "no shell today" in result.content
+
+
+async def test_always_allow_approves_later_calls_of_that_tool(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", call("shell_run", command="echo one > one.txt")),
+        reply("", call("shell_run", call_id="second", command="echo two > two.txt")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    session.start()
+    question = await wait_for_question(session)
+    await session.approve(question.qid, approved=True, always=True)
+    assert await session.wait() == "done"
+    assert (workdir / "one.txt").exists() and (workdir / "two.txt").exists()
+    assert len(events_of(session, HumanQuestion)) == 1
+
+
+async def test_policy_none_refuses_risky_tools_without_asking(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="touch X")), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="none")
+    assert await session.run() == "done"
+    assert not (workdir / "X").exists()
+    assert "policy" in events_of(session, ToolResult)[0].content
+
+
+async def test_two_action_rule_reminds_until_a_finding_is_written(store, data_dir, workdir):
+    (workdir / "a.txt").write_text("a", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_read", path="a.txt")),
+        reply("", call("file_list")),
+        reply("", call("findings_add", title="t", body="b")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    assert "2-Action Rule" not in last_user_text(model, 1)
+    assert "2-Action Rule: 2 reading" in last_user_text(model, 2)
+    assert "2-Action Rule" not in last_user_text(model, 3)
+
+
+async def test_max_turns_caps_the_run(store, data_dir, workdir):
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    session = make_session(store, data_dir, workdir, model, max_turns=4)
+    assert await session.run() == "capped"
+    assert session.state.turn == 4
+
+
+async def test_user_message_mid_run_reaches_the_next_request(store, data_dir, workdir):
+    session_box: list[Session] = []
+
+    async def person_types(request):
+        return reply("", call("file_list"))
+
+    def first(request):
+        asyncio.get_running_loop().create_task(session_box[0].send("Please also check the tests folder"))
+        return reply("", call("file_list"))
+
+    model = ScriptedModel([first, reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    session_box.append(session)
+    assert await session.run() == "done"
+    second_request = model.requests[1].messages
+    assert second_request[-2] == {"role": "user", "content": "Please also check the tests folder"}
+
+
+async def test_stop_during_a_model_call_aborts_at_once(store, data_dir, workdir):
+    started = asyncio.Event()
+
+    class SlowModel(ScriptedModel):
+        async def complete(self, request, on_text=None):
+            started.set()
+            await asyncio.sleep(60)
+
+    session = make_session(store, data_dir, workdir, SlowModel([]))
+    session.start()
+    await asyncio.wait_for(started.wait(), 5)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+
+
+async def test_pause_holds_the_loop_between_steps_until_resume(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    session.pause()
+    session.start()
+    await asyncio.sleep(0.05)
+    assert session.state.status == "paused" and model.requests == []
+    session.resume()
+    assert await session.wait() == "done"
+    kinds = [r.event.kind for r in session.records]
+    assert kinds.index("session_paused") < kinds.index("session_resumed") < kinds.index("assistant_message")
+
+
+async def test_provider_failure_ends_with_a_clear_error(store, data_dir, workdir):
+    model = ScriptedModel([ModelError("auth", "The provider refused the API key: invalid key")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "error"
+    ended = events_of(session, SessionEnded)[-1]
+    assert "refused the API key" in ended.summary
+    assert "refused the API key" in session.read_file("progress.md")[0]
+
+
+async def test_text_reply_without_tools_ends_and_a_new_message_continues(store, data_dir, workdir):
+    model = ScriptedModel([reply("Which file do you mean?"), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    await session.send("notes.txt")
+    assert await session.wait() == "done"
+    assert [e.turn for e in events_of(session, AssistantMessage)] == [1, 2]

@@ -1,0 +1,159 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, so tests run litellm's real code path.
+
+Replies are chosen by a script from the request (by default: by the number of assistant messages
+in it, so a resumed session gets the replies the original run would have). It streams SSE chunks
+with tool-call deltas and a final usage chunk that reports cached tokens, like OpenAI does.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Turn:
+    text: str = ""
+    tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, raw JSON arguments)
+    prompt_tokens: int = 100
+    cached_tokens: int = 0
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: int
+    message: str = "scripted failure"
+
+
+def tool(name: str, call_id: str | None = None, raw: str | None = None, **arguments: Any) -> tuple[str, str, str]:
+    return (call_id or f"call_{name}", name, raw if raw is not None else json.dumps(arguments, sort_keys=True))
+
+
+Script = Callable[[dict[str, Any]], "Turn | Failure"]
+
+
+def positional(steps: Sequence[Turn | Failure | Callable[[dict], Turn | Failure]],
+               default: Turn | None = None) -> Script:
+    def script(request: dict[str, Any]) -> Turn | Failure:
+        index = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        if index >= len(steps):
+            return default or Turn(tool_calls=(tool("task_done", summary="script exhausted"),))
+        step = steps[index]
+        return step(request) if callable(step) else step
+    return script
+
+
+@dataclass
+class ScriptedServer:
+    script: Script
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server.daemon_threads = True
+        self._server = server
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            owner.requests.append(body)
+            step = owner.script(body)
+            if isinstance(step, Failure):
+                self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}})
+                return
+            if step.delay_s:
+                time.sleep(step.delay_s)
+            if body.get("stream"):
+                self._stream(body, step)
+            else:
+                self._send_json(200, _completion(body, step))
+
+        def _send_json(self, status: int, payload: dict) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status == 429:
+                self.send_header("Retry-After", "0")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self, body: dict, step: Turn) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for chunk in _chunks(body, step):
+                self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+            self._write_chunk(b"data: [DONE]\n\n")
+            self._write_chunk(b"")
+
+        def _write_chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def _usage(step: Turn) -> dict:
+    completion = max(1, len(step.text) // 4 + 10 * len(step.tool_calls))
+    return {"prompt_tokens": step.prompt_tokens, "completion_tokens": completion,
+            "total_tokens": step.prompt_tokens + completion,
+            "prompt_tokens_details": {"cached_tokens": step.cached_tokens}}
+
+
+def _completion(body: dict, step: Turn) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
+    if step.tool_calls:
+        message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                                 for i, n, a in step.tool_calls]
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
+            "usage": _usage(step)}
+
+
+def _chunks(body: dict, step: Turn) -> list[dict]:
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    text = step.text
+    for start in range(0, len(text), 8):
+        out.append(chunk({"content": text[start:start + 8]}))
+    for index, (call_id, name, arguments) in enumerate(step.tool_calls):
+        half = len(arguments) // 2
+        out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                          "function": {"name": name, "arguments": arguments[:half]}}]}))
+        out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]}))
+    out.append(chunk({}, "tool_calls" if step.tool_calls else "stop"))
+    out.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model"), "choices": [], "usage": _usage(step)})
+    return out
