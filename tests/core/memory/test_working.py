@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, WriteRefused
+
+
+@pytest.fixture
+def memory(tmp_path):
+    wm = WorkingMemory(tmp_path / "session")
+    wm.create(title="Port the parser", task="Port the parser to Rust")
+    return wm
+
+
+def test_files_are_created_from_templates_with_the_seed_sections(memory):
+    plan, version = memory.read(PLAN)
+    assert version == 1
+    for section in ("# Task Plan: Port the parser", "## Goal", "Port the parser to Rust", "## Current Status",
+                    "## Execution Plan", "### Phase 1", "## Technical Decisions", "## Risks & Mitigation"):
+        assert section in plan
+    assert memory.read(FINDINGS)[0].startswith("# Research Findings")
+    assert memory.read(PROGRESS)[0].startswith("# Execution Progress Log")
+    assert all(memory.path(name).read_text(encoding="utf-8") == memory.read(name)[0] for name in FILES)
+
+
+def test_writes_are_atomic_and_versioned(memory):
+    change = memory.write(PLAN, "new plan\n", base_version=1, author="agent")
+    assert change.version == 2 and change.author == "agent"
+    assert "-# Task Plan: Port the parser" in change.diff and "+new plan" in change.diff
+    assert memory.path(PLAN).read_text(encoding="utf-8") == "new plan\n"
+    assert not [p for p in memory.folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_stale_write_is_refused_with_the_current_text(memory):
+    memory.write(PLAN, "the person's plan\n", base_version=1, author="user")
+    with pytest.raises(WriteRefused) as refused:
+        memory.write(PLAN, "the agent's plan\n", base_version=1, author="agent")
+    assert refused.value.current_text == "the person's plan\n"
+    assert refused.value.current_version == 2
+    assert memory.read(PLAN) == ("the person's plan\n", 2)
+
+
+def test_the_agent_cannot_remove_a_pinned_line_but_the_person_can(memory):
+    memory.write(PLAN, "# Plan\n- keep me\n- other\n", base_version=1, author="user")
+    memory.set_pins(PLAN, ("- keep me",))
+    with pytest.raises(WriteRefused, match="pinned"):
+        memory.write(PLAN, "# Plan\n- other\n", base_version=2, author="agent")
+    memory.write(PLAN, "# Plan\n  - keep me\n- changed\n", base_version=2, author="agent")  # indentation is fine
+    memory.write(PLAN, "# Plan\n", base_version=3, author="user")
+    assert memory.read(PLAN) == ("# Plan\n", 4)
+
+
+def test_appends_need_no_base_version_and_carry_a_small_diff(memory):
+    _, before = memory.read(PROGRESS)
+    change = memory.append(PROGRESS, "## entry one", author="core")
+    assert change.version == before + 1
+    added = [line for line in change.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+## entry one"] and "@@ -4,0 +5,1 @@" in change.diff
+    assert memory.read(PROGRESS)[0].endswith("## entry one\n")
+
+
+def test_edits_made_outside_tripane_are_detected_once(memory):
+    assert memory.check_external() == []
+    path = memory.path(FINDINGS)
+    path.write_text(path.read_text(encoding="utf-8") + "- edited in vim\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # make sure the stat differs even on coarse clocks
+    changes = memory.check_external()
+    assert [(c.file, c.author, c.version) for c in changes] == [(FINDINGS, "external", 2)]
+    assert "+- edited in vim" in changes[0].diff
+    assert memory.check_external() == []
+    assert memory.read(FINDINGS)[0].endswith("- edited in vim\n")
+
+
+def test_restore_takes_over_the_logged_version(tmp_path):
+    first = WorkingMemory(tmp_path / "s")
+    changes = first.create(title="t", task="t")
+    second = WorkingMemory(tmp_path / "s")
+    for change in changes:
+        second.restore(change.file, version=change.version, sha256=change.sha256)
+    assert second.read(PLAN) == first.read(PLAN)
+    assert second.check_external() == []

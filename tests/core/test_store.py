@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from core.events import UserMessage
+from core.store import Store, StoreError
+
+
+def test_events_are_appended_in_order_and_survive_reopening(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    store.create_session("s1", task="Task one\nmore", model="m")
+    seqs = [store.append("s1", UserMessage(f"m{i}")).seq for i in range(5)]
+    store.close()
+
+    reopened = Store(path)
+    assert seqs == [1, 2, 3, 4, 5]
+    assert [r.event.text for r in reopened.records("s1")] == [f"m{i}" for i in range(5)]
+    assert reopened.records("s1", after_seq=3)[0].seq == 4
+    assert reopened.session("s1").title == "Task one"
+    assert reopened.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    reopened.close()
+
+
+def test_sessions_are_found_by_prefix_and_deleted(store):
+    store.create_session("20260101-aaaa", task="a", model="m")
+    store.create_session("20260102-bbbb", task="b", model="m")
+    assert store.find_session("20260102").id == "20260102-bbbb"
+    with pytest.raises(StoreError, match="2 sessions match"):
+        store.find_session("2026")
+    store.delete_session("20260101-aaaa")
+    assert [s.id for s in store.sessions()] == ["20260102-bbbb"]
+
+
+@pytest.mark.parametrize("content", [b"hello, not a database", b"\x00\x01\x02" * 100])
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(data_dir, content):
+    path = data_dir / "tripane.db"
+    path.write_bytes(content)
+    with pytest.raises(StoreError, match="not an SQLite database.*left untouched"):
+        Store(path)
+    assert path.read_bytes() == content
+
+
+def test_another_applications_sqlite_file_is_refused_and_left_untouched(data_dir):
+    path = data_dir / "tripane.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another application"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_database_gives_a_clear_error(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    store.create_session("s1", task="t", model="m")
+    for i in range(300):
+        store.append("s1", UserMessage("x" * 500))
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    raw = bytearray(path.read_bytes())
+    raw[4096:4096 * 6] = b"\xff" * (4096 * 5)  # scribble over pages after the header
+    path.write_bytes(bytes(raw))
+    damaged = bytes(raw)
+
+    with pytest.raises(StoreError, match="damaged|database error|malformed"):
+        opened = Store(path)
+        opened.records("s1")
+    assert path.read_bytes() == damaged

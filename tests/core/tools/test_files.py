@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from core.memory.working import WorkingMemory
+from core.tools.context import ToolContext
+from core.tools.files import file_edit, file_list, file_read, file_write
+from core.tools.registry import ToolError
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"))
+
+
+@pytest.mark.parametrize("path", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd"])
+def test_paths_outside_the_workdir_are_refused(ctx, tmp_path, path):
+    (tmp_path / "secret.txt").write_text("s", encoding="utf-8")
+    with pytest.raises(ToolError, match="outside the workdir"):
+        file_read(ctx, path)
+    with pytest.raises(ToolError, match="outside the workdir"):
+        file_write(ctx, path, "x")
+    assert (tmp_path / "secret.txt").read_text(encoding="utf-8") == "s"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="creating symlinks needs privileges on Windows")
+def test_a_symlink_pointing_outside_is_refused(ctx, tmp_path):
+    (tmp_path / "outside.txt").write_text("s", encoding="utf-8")
+    os.symlink(tmp_path / "outside.txt", ctx.workdir / "link.txt")
+    with pytest.raises(ToolError, match="outside the workdir"):
+        file_read(ctx, "link.txt")
+
+
+def test_absolute_paths_inside_the_workdir_are_fine(ctx):
+    (ctx.workdir / "a.txt").write_text("hello\n", encoding="utf-8")
+    assert "hello" in file_read(ctx, str(ctx.workdir / "a.txt"))
+
+
+def test_read_returns_a_window_of_lines_and_says_how_to_continue(ctx):
+    (ctx.workdir / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 1001)), encoding="utf-8")
+    out = file_read(ctx, "n.txt", offset=10, limit=3)
+    assert out.splitlines() == ["[n.txt: lines 10-12 of 1000; continue with offset=13]", "line 10", "line 11", "line 12"]
+    with pytest.raises(ToolError, match="past the end"):
+        file_read(ctx, "n.txt", offset=2000)
+
+
+def test_binary_files_are_refused_with_their_size(ctx):
+    (ctx.workdir / "img.png").write_bytes(b"\x89PNG\x00\x00" + bytes(1000))
+    with pytest.raises(ToolError, match="binary file .1,006 bytes"):
+        file_read(ctx, "img.png")
+
+
+def test_write_edit_and_list(ctx):
+    assert file_write(ctx, "src/app.py", "print('hi')\n").startswith("Created")
+    assert file_edit(ctx, "src/app.py", "hi", "hello").startswith("Edited")
+    assert (ctx.workdir / "src/app.py").read_text(encoding="utf-8") == "print('hello')\n"
+    with pytest.raises(ToolError, match="not found"):
+        file_edit(ctx, "src/app.py", "absent", "x")
+    file_write(ctx, "src/b.py", "x")
+    with pytest.raises(ToolError, match="found 2 times"):
+        file_write(ctx, "src/c.py", "aa"), file_edit(ctx, "src/c.py", "a", "b")
+    assert file_list(ctx, ".", "*.py").splitlines() == ["src/app.py", "src/b.py", "src/c.py"]
+
+
+def test_offloaded_outputs_are_readable_but_confined(ctx):
+    ctx.offload_dir.mkdir(parents=True)
+    (ctx.offload_dir / "turn0001-x.txt").write_text("full output\n", encoding="utf-8")
+    assert "full output" in file_read(ctx, "offload:turn0001-x.txt")
+    with pytest.raises(ToolError, match="outside the offload folder"):
+        file_read(ctx, "offload:../task_plan.md")

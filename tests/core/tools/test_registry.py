@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+
+from core.tools.builtin import builtin_registry
+from core.tools.registry import ToolError, ToolRegistrationError, ToolRegistry
+
+
+def file_sample(ctx, path: str, count: int = 3, tags: list[str] | None = None) -> str:
+    """Do something with a file.
+
+    Args:
+        path: Where the file is.
+        count: How many times,
+            continued on a second line.
+        tags: Labels to attach.
+    """
+    return f"{path}:{count}:{tags}"
+
+
+def test_schema_is_built_from_signature_and_docstring():
+    spec = ToolRegistry().register(file_sample)
+    params = spec.parameters
+    assert spec.description == "Do something with a file."
+    assert params["required"] == ["path"]
+    assert params["properties"]["count"] == {"type": "integer", "description": "How many times, continued on a second line.", "default": 3}
+    assert params["properties"]["tags"]["type"] == "array"
+    assert spec.group == "file"
+
+
+def test_undocumented_parameters_and_missing_prefixes_are_refused():
+    def file_bad(ctx, path: str) -> str:
+        """No args section."""
+    def teleport(ctx) -> str:
+        """Goes places."""
+    with pytest.raises(ToolRegistrationError, match="not described"):
+        ToolRegistry().register(file_bad)
+    with pytest.raises(ToolRegistrationError, match="group prefix"):
+        ToolRegistry().register(teleport)
+
+
+async def test_calls_check_names_arguments_and_types():
+    registry = ToolRegistry()
+    registry.register(file_sample)
+    assert await registry.call("file_sample", {"path": "a"}, None) == "a:3:None"
+    with pytest.raises(ToolError, match="Unknown tool 'nope'"):
+        await registry.call("nope", {}, None)
+    with pytest.raises(ToolError, match=r"missing argument\(s\) \['path'\]"):
+        await registry.call("file_sample", {}, None)
+    with pytest.raises(ToolError, match="unknown argument"):
+        await registry.call("file_sample", {"path": "a", "colour": 1}, None)
+    with pytest.raises(ToolError, match="must be of type integer"):
+        await registry.call("file_sample", {"path": "a", "count": "3"}, None)
+
+
+def test_builtin_tools_are_stable_grouped_and_documented():
+    schemas = builtin_registry().schemas()
+    names = [s["function"]["name"] for s in schemas]
+    assert names == sorted(names)
+    assert {"file_read", "file_write", "file_edit", "file_list", "shell_run", "web_fetch",
+            "plan_update", "findings_add", "human_ask", "task_done"} == set(names)
+    assert builtin_registry().schemas() == schemas
