@@ -109,6 +109,7 @@ class FileChanged(Event):
     version: int
     diff: str
     sha256: str
+    size: int = 0  # bytes on disk: lets a reopened session cut off an append the log never saw
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ class ScriptedModel:
                 self.side_replies.pop(0) if self.side_replies else ModelReply('{"answers": "none scripted"}')
             )
         else:
-            index = sum(1 for m in request.messages if m.get("role") == "assistant")
+            index = sum(1 for m in request.messages if m.get("role") == "assistant") if self.steps else 0
             if index < len(self.steps):
                 step = self.steps[index]
                 result = step(request) if callable(step) else step

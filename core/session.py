@@ -108,7 +108,7 @@ class Session:
         for name in FILES:
             info = state.files.get(name)
             if info is not None:
-                session.memory.restore(name, version=info.version, sha256=info.sha256)
+                session.memory.restore(name, version=info.version, sha256=info.sha256, size=info.size)
         for name, lines in state.pins.items():
             session.memory.set_pins(name, lines)
         for change in session.memory.check_external():

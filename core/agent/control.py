@@ -56,6 +56,8 @@ class Control:
     async def interruptible(self, awaitable: Awaitable[T]) -> T:
         """Await something that Stop may cut short (a model call, a tool, a question)."""
         if self.stop_requested:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()  # never started: close it so it is not reported as un-awaited
             raise StopRequested
         task = asyncio.ensure_future(awaitable)
         self._current = task

@@ -35,6 +35,7 @@ DEFAULT_CONTINUE_TURNS = 10
 class FileInfo:
     version: int
     sha256: str
+    size: int
 
 
 @dataclass
@@ -98,7 +99,7 @@ class SessionState:
                 if event.name in self.info_tools and event.ok:
                     self.actions_since_finding += 1
             case FileChanged():
-                self.files[event.file] = FileInfo(event.version, event.sha256)
+                self.files[event.file] = FileInfo(event.version, event.sha256, event.size)
                 if event.file == FINDINGS and event.author in ("agent", "user"):
                     self.actions_since_finding = 0
             case PinsChanged():

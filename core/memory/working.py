@@ -32,12 +32,41 @@ class WriteRefused(Exception):
         self.current_version = current_version
 
 
-@dataclass
 class _Known:
-    text: str = ""
-    version: int = 0
-    sha256: str = ""
-    stat: tuple[int, int] = (0, 0)  # (mtime_ns, size) right after our last write or read
+    """What Tripane last wrote to a file. Appends update it in place, without re-reading the file."""
+
+    def __init__(self, text: str = "", version: int = 0):
+        self.version = version
+        self.stat: tuple[int, int] = (0, 0)  # (mtime_ns, size) right after our last write or read
+        self.reset(text)
+
+    def reset(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self._parts = [text]
+        self._hash = hashlib.sha256(data)
+        self.size = len(data)
+        self.lines = text.count("\n")
+
+    def extend(self, addition: str) -> None:
+        data = addition.encode("utf-8")
+        self._parts.append(addition)
+        self._hash.update(data)
+        self.size += len(data)
+        self.lines += addition.count("\n")
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0]
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def ends_with_newline(self) -> bool:
+        last = next((part for part in reversed(self._parts) if part), "")
+        return last.endswith("\n")
 
 
 @dataclass
@@ -63,18 +92,29 @@ class WorkingMemory:
             changes.append(self._commit(name, text, author="core"))
         return changes
 
-    def restore(self, name: str, *, version: int, sha256: str, text: str | None = None) -> None:
-        """Take over the last state the event log knows, then look at the disk (see check_external)."""
+    def restore(self, name: str, *, version: int, sha256: str, size: int) -> None:
+        """Take over the last state the event log knows.
+
+        If the file is longer than the log says and its first `size` bytes are what the log knows,
+        the rest was appended by a process that died before logging it (possibly torn mid-write):
+        it is cut off, so the file again matches the log. Any other difference is left for
+        check_external to report as an outside edit.
+        """
         path = self.path(name)
-        known = _Known(version=version, sha256=sha256)
-        if text is not None:
-            known.text = text
-        elif path.exists():
-            disk = _read_text(path)
-            if _sha(disk) == sha256:
-                known.text = disk
-        if known.text and path.exists():
-            known.stat = _stat(path)
+        known = _Known(version=version)
+        if path.exists():
+            data = path.read_bytes()
+            if len(data) > size and hashlib.sha256(data[:size]).hexdigest() == sha256:
+                with open(path, "r+b") as fh:
+                    fh.truncate(size)
+                    os.fsync(fh.fileno())
+                data = data[:size]
+            if hashlib.sha256(data).hexdigest() == sha256:
+                known.reset(data.decode("utf-8", errors="replace"))
+                known.stat = _stat(path)
+            else:
+                # Unknown text: diffs are made against nothing, and check_external reports the file.
+                known._hash = _FixedHash(sha256)
         self._known[name] = known
 
     # --- reading ---------------------------------------------------------------------------------
@@ -121,11 +161,25 @@ class WorkingMemory:
         return self._commit(name, text, author=author)
 
     def append(self, name: str, text: str, *, author: str) -> FileChanged:
-        """Add to the end of a file. Appends commute, so they need no base version."""
+        """Add to the end of a file: a plain append, so its cost does not grow with the file.
+
+        Appends commute, so they need no base version. A crash mid-append is repaired on reopen
+        (see restore), because the log only knows the file up to its last logged size.
+        """
         known = self._known[name]
-        separator = "" if not known.text or known.text.endswith("\n") else "\n"
+        separator = "" if known.size == 0 or known.ends_with_newline() else "\n"
         addition = separator + text if text.endswith("\n") else separator + text + "\n"
-        return self._commit(name, known.text + addition, author=author, appended=addition)
+        path = self.path(name)
+        with open(path, "ab") as fh:
+            fh.write(addition.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        diff = _append_diff(name, known.lines, addition)
+        known.extend(addition)
+        known.version += 1
+        known.stat = _stat(path)
+        return FileChanged(file=name, author=author, version=known.version, diff=diff,
+                           sha256=known.sha256, size=known.size)
 
     def set_pins(self, name: str, lines: tuple[str, ...]) -> None:
         self.pins[name] = tuple(line.strip() for line in lines if line.strip())
@@ -143,21 +197,32 @@ class WorkingMemory:
                 known.version,
             )
 
-    def _commit(self, name: str, text: str, *, author: str, appended: str | None = None) -> FileChanged:
+    def _commit(self, name: str, text: str, *, author: str) -> FileChanged:
         path = self.path(name)
         atomic_write(path, text)
-        return self._record(name, text, author=author, stat=_stat(path), appended=appended)
+        return self._record(name, text, author=author, stat=_stat(path))
 
-    def _record(
-        self, name: str, text: str, *, author: str, stat: tuple[int, int], appended: str | None = None
-    ) -> FileChanged:
+    def _record(self, name: str, text: str, *, author: str, stat: tuple[int, int]) -> FileChanged:
         known = self._known.setdefault(name, _Known())
-        if appended is not None:
-            diff = _append_diff(name, known.text, appended)
-        else:
-            diff = unified_diff(name, known.text, text)
-        known.text, known.version, known.sha256, known.stat = text, known.version + 1, _sha(text), stat
-        return FileChanged(file=name, author=author, version=known.version, diff=diff, sha256=known.sha256)
+        diff = unified_diff(name, known.text, text)
+        known.reset(text)
+        known.version += 1
+        known.stat = stat
+        return FileChanged(file=name, author=author, version=known.version, diff=diff,
+                           sha256=known.sha256, size=known.size)
+
+
+class _FixedHash:
+    """Stands in for the hash of a text we no longer have (the file changed while we were away)."""
+
+    def __init__(self, hexdigest: str):
+        self._hex = hexdigest
+
+    def hexdigest(self) -> str:
+        return self._hex
+
+    def update(self, data: bytes) -> None:
+        raise AssertionError("a file with unknown text is re-read before it is appended to")
 
 
 def unified_diff(name: str, old: str, new: str) -> str:
@@ -167,9 +232,9 @@ def unified_diff(name: str, old: str, new: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _append_diff(name: str, old: str, appended: str) -> str:
+def _append_diff(name: str, old_lines: int, appended: str) -> str:
     # Built directly: difflib over a megabyte-long progress.md on every append would cost far more.
-    start = old.count("\n") + 1
+    start = old_lines + 1
     added = appended.splitlines()
     body = "".join(f"+{line}\n" for line in added)
     return f"--- a/{name}\n+++ b/{name}\n@@ -{start - 1},0 +{start},{len(added)} @@\n{body}"

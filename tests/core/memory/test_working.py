@@ -78,6 +78,33 @@ def test_restore_takes_over_the_logged_version(tmp_path):
     changes = first.create(title="t", task="t")
     second = WorkingMemory(tmp_path / "s")
     for change in changes:
-        second.restore(change.file, version=change.version, sha256=change.sha256)
+        second.restore(change.file, version=change.version, sha256=change.sha256, size=change.size)
     assert second.read(PLAN) == first.read(PLAN)
     assert second.check_external() == []
+
+
+def test_an_append_the_log_never_saw_is_cut_off_on_restore(tmp_path):
+    first = WorkingMemory(tmp_path / "s")
+    first.create(title="t", task="t")
+    logged = first.append(PROGRESS, "## logged entry", author="core")
+    with open(first.path(PROGRESS), "ab") as fh:  # a process killed half-way through its next append
+        fh.write("\n## half an entr".encode("utf-8"))
+
+    second = WorkingMemory(tmp_path / "s")
+    second.restore(PROGRESS, version=logged.version, sha256=logged.sha256, size=logged.size)
+    on_disk = first.path(PROGRESS).read_text(encoding="utf-8")
+    assert on_disk.endswith("## logged entry\n") and "half an entr" not in on_disk
+    assert second.read(PROGRESS) == (on_disk, logged.version)
+    assert second.check_external() == []
+    assert second.append(PROGRESS, "## next", author="core").version == logged.version + 1
+
+
+def test_a_file_edited_while_tripane_was_closed_is_reported_as_external(tmp_path):
+    first = WorkingMemory(tmp_path / "s")
+    change = first.create(title="t", task="t")[1]  # findings.md
+    first.path(FINDINGS).write_text("# Rewritten elsewhere\n", encoding="utf-8")
+    second = WorkingMemory(tmp_path / "s")
+    second.restore(FINDINGS, version=change.version, sha256=change.sha256, size=change.size)
+    changes = second.check_external()
+    assert [(c.author, c.version) for c in changes] == [("external", 2)]
+    assert second.read(FINDINGS)[0] == "# Rewritten elsewhere\n"

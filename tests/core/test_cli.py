@@ -1,0 +1,129 @@
+"""The CLI as a person runs it: a real process, the real litellm path, a scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.events import encode
+from core.store import Store
+from tests.support.openai_server import ScriptedServer, Turn, positional, tool
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tripane(*args: str, data_dir: Path, cwd: Path | None = None, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "TRIPANE_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd or ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, encoding="utf-8", **kwargs)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def test_version_imports_neither_litellm_nor_qt():
+    code = ("import sys\nfrom core.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('litellm', 'PySide6', 'qasync')]\n"
+            "assert not heavy, heavy\nprint('light')")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("light")
+
+
+def test_bad_usage_and_bad_input_exit_2_with_a_message(tmp_path):
+    code, _, err = finish(tripane("run", "task without model", data_dir=tmp_path))
+    assert code == 2 and "--model" in err
+    code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path / "nope"), data_dir=tmp_path))
+    assert code == 2 and "does not exist" in err
+    (tmp_path / "tripane.db").write_text("not a database", encoding="utf-8")
+    code, _, err = finish(tripane("sessions", data_dir=tmp_path))
+    assert code == 2 and "not an SQLite database" in err and "Traceback" not in err
+    assert (tmp_path / "tripane.db").read_text(encoding="utf-8") == "not a database"
+
+
+def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    script = positional([
+        Turn(tool_calls=(tool("human_ask", question="Which license?", options=["MIT", "GPL"]),)),
+        lambda request: Turn(tool_calls=(tool("file_write", path="LICENSE", content=_last_tool_result(request)),)),
+        Turn(tool_calls=(tool("task_done", summary="license written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url)
+        code, out, err = finish(tripane("run", "Add a license", *args, "--workdir", str(work), data_dir=tmp_path))
+        assert code == 3, err
+        assert "Which license?" in out and "[MIT / GPL]" in out
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+
+        code, out, err = finish(tripane("resume", session_id[:15], "--answer", "MIT", "--text", "the usual",
+                                        data_dir=tmp_path))
+        assert code == 0, err
+    assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\nthe usual"
+    code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
+    assert code == 0 and "answer to q" in out and "ended: done" in out
+
+
+def _last_tool_result(request) -> str:
+    return [m for m in request["messages"] if m["role"] == "tool"][-1]["content"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX; Windows has no equivalent signal")
+def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    steps = [Turn(tool_calls=(tool("file_write", call_id=f"w{i}", path=f"step{i}.txt", content=f"{i}\n" * 2000),
+                              tool("findings_add", call_id=f"f{i}", title=f"step {i}", body="x" * 3000)),
+                  delay_s=0.15) for i in range(10)]
+    steps.append(Turn(tool_calls=(tool("task_done", summary="all steps written"),)))
+    with ScriptedServer(positional(steps)) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url, "--approve", "all", "--json")
+        proc = tripane("run", "Write ten steps", *args, "--workdir", str(work), data_dir=tmp_path)
+        printed = []
+        assert proc.stdout is not None
+        while sum(1 for p in printed if p["kind"] == "assistant_message") < 4:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read() if proc.stderr else "no output"
+            printed.append(json.loads(line))
+        time.sleep(0.07)  # land the kill somewhere inside the next steps
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+
+        session_id = printed[0]["session"]
+        store = Store(tmp_path / "tripane.db")
+        before = store.records(session_id)
+        store.close()
+        # Everything printed before the kill is in the log, seq numbers are gapless.
+        assert [r.seq for r in before] == list(range(1, len(before) + 1))
+        assert {p["seq"] for p in printed} <= {r.seq for r in before}
+        folder = tmp_path / "sessions" / session_id
+        assert not list(folder.glob(".*.tmp"))
+        for name in ("task_plan.md", "findings.md", "progress.md"):
+            text = (folder / name).read_text(encoding="utf-8")
+            assert text.endswith("\n")  # every write ends a line; a torn write would not
+
+        code, out, err = finish(tripane("resume", session_id, "--json", data_dir=tmp_path))
+        assert code == 0, err
+
+    store = Store(tmp_path / "tripane.db")
+    after = store.records(session_id)
+    store.close()
+    assert [encode(r.event) for r in after[: len(before)]] == [encode(r.event) for r in before]
+    assert [r.seq for r in after] == list(range(1, len(after) + 1))
+    assert after[-1].event.kind == "session_ended" and after[-1].event.status == "done"
+    assert all((work / f"step{i}.txt").exists() for i in range(10))
+    progress = (folder / "progress.md").read_text(encoding="utf-8")
+    assert progress.count("findings_add") >= 10 and "Session ended: done" in progress
