@@ -67,6 +67,10 @@ class SessionStarted(Event):
     api_base: str | None = None
     max_turns: int = 100
     approval: str = "ask"  # ask | all | none: who decides on risky tools, fixed for the session
+    context_window: int | None = None  # tokens; None: from litellm's model map
+    reserve_output: int = 4096
+    summary_model: str | None = None  # a cheaper model for compaction summaries; None: the same
+    keep_turns: int = 5  # turns kept verbatim by a compaction
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
@@ -154,12 +158,22 @@ class Danger(Event):
 
 
 @dataclass(frozen=True)
+class FlushRequested(Event):
+    """The silent turn before a compaction: the agent saves what matters before history is cut."""
+
+    kind: ClassVar[str] = "flush_requested"
+    text: str
+
+
+@dataclass(frozen=True)
 class Compaction(Event):
     kind: ClassVar[str] = "compaction"
     summary: str
-    first_seq: int
+    first_seq: int  # the compacted range of events; everything after last_seq is kept verbatim
     last_seq: int
     flush_done: bool
+    tokens_before: int = 0
+    tokens_after: int = 0
 
 
 @dataclass(frozen=True)

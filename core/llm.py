@@ -73,6 +73,7 @@ def load_litellm() -> Any:
         import litellm
 
         litellm.telemetry = False
+        litellm.disable_hf_tokenizer_download = True  # count with bundled tokenizers only
         litellm.suppress_debug_info = True
         _litellm = litellm
     return _litellm
@@ -227,3 +228,39 @@ def classify(litellm: Any, exc: Exception) -> ModelError:
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+# --- tokens and model facts (litellm's bundled tokenizers: nothing is downloaded) ----------------
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+
+def encode_tokens(model: str, text: str) -> list[int]:
+    return list(load_litellm().encode(model=model, text=text))
+
+
+def count_tokens(model: str, text: str) -> int:
+    if not text:
+        return 0
+    return int(load_litellm().token_counter(model=model, text=text, count_response_tokens=True))
+
+
+def context_window(model: str) -> int:
+    """The model's input window from litellm's bundled model map, or a conservative default."""
+    try:
+        info = load_litellm().get_model_info(model)
+        return int(info.get("max_input_tokens") or info.get("max_tokens") or DEFAULT_CONTEXT_WINDOW)
+    except Exception:  # unknown to the map (local or custom models)
+        return DEFAULT_CONTEXT_WINDOW
+
+
+def supports_tool_choice(model: str) -> bool:
+    try:
+        return "tool_choice" in (load_litellm().get_supported_openai_params(model=model) or [])
+    except Exception:
+        return False
+
+
+async def prepare_tokenizer(model: str) -> None:
+    """Import litellm and load the tokenizer off the event loop (the first load takes ~1 s)."""
+    await asyncio.get_running_loop().run_in_executor(None, count_tokens, model, "warm up")

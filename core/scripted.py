@@ -28,26 +28,27 @@ def reply(text: str = "", *calls: ToolCall, prompt_tokens: int = 0, cached_token
 
 @dataclass
 class ScriptedModel:
-    """Replies by the number of assistant turns already in the request, so the script is positional.
+    """Replies in order: `steps[i]` answers the i-th request of the agent loop.
 
-    `steps[i]` answers the request that contains i assistant messages. Requests that do not carry
-    tools the loop needs (e.g. the 3-Strike reboot, which sends tool_choice="none") are answered by
-    `side_replies` in order.
+    Side requests — the 3-Strike reboot (tool_choice "none") and compaction summaries (no tools) —
+    are answered by `side_replies` in order instead, so they do not shift the script.
     """
 
     steps: Sequence[Step]
     side_replies: list[ModelReply] = field(default_factory=list)
     requests: list[ModelRequest] = field(default_factory=list)
     default: ModelReply | None = None
+    _main_calls: int = 0
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply:
         self.requests.append(request)
-        if request.tool_choice == "none":
+        if request.tool_choice == "none" or not request.tools:
             result: ModelReply | ModelError = (
                 self.side_replies.pop(0) if self.side_replies else ModelReply('{"answers": "none scripted"}')
             )
         else:
-            index = sum(1 for m in request.messages if m.get("role") == "assistant") if self.steps else 0
+            index = self._main_calls
+            self._main_calls += 1
             if index < len(self.steps):
                 step = self.steps[index]
                 result = step(request) if callable(step) else step

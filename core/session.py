@@ -18,6 +18,7 @@ from pathlib import Path
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.state import SessionState
+from core.context.engine import Assembled
 from core.events import FileChanged, HumanAnswer, PinsChanged, Record, SessionStarted, UserMessage
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
@@ -43,6 +44,10 @@ class SessionConfig:
     api_base: str | None = None
     max_turns: int = 100
     approval: str = "ask"
+    context_window: int | None = None
+    reserve_output: int = 4096
+    summary_model: str | None = None
+    keep_turns: int = 5
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
@@ -74,6 +79,7 @@ class Session:
         self.memory = WorkingMemory(self.dir)
         self.control = Control()
         self._task: asyncio.Task[str] | None = None
+        self._loop: AgentLoop | None = None  # one per session: it holds the context engine's memory
 
     # --- opening ---------------------------------------------------------------------------------
 
@@ -88,6 +94,8 @@ class Session:
         session.journal.record(SessionStarted(
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
+            context_window=config.context_window, reserve_output=config.reserve_output,
+            summary_model=config.summary_model, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
         ))
         title = config.task.strip().splitlines()[0][:80]
@@ -142,13 +150,23 @@ class Session:
 
     # --- running ---------------------------------------------------------------------------------
 
+    async def inspect_context(self) -> Assembled:
+        """The context as the model would see it now, split by zone with token counts."""
+        assembled, _ = await self._agent_loop().assemble(remember=False)
+        return assembled
+
+    def _agent_loop(self) -> AgentLoop:
+        if self._loop is None:
+            self._loop = AgentLoop(journal=self.journal, memory=self.memory, registry=self.registry,
+                                   model=self.model, session_dir=self.dir, control=self.control,
+                                   settings=self.settings)
+        return self._loop
+
     def start(self) -> asyncio.Task[str]:
         """Run the loop in the background (once); the task's result is the end status."""
         if self._task is None or self._task.done():
             self.control.stop_requested = False
-            loop = AgentLoop(journal=self.journal, memory=self.memory, registry=self.registry,
-                             model=self.model, session_dir=self.dir, control=self.control,
-                             settings=self.settings)
+            loop = self._agent_loop()
             self._task = asyncio.get_running_loop().create_task(self._drive(loop), name=f"session-{self.id}")
         return self._task
 

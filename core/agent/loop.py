@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace as dataclass_replace
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -19,9 +20,13 @@ from string import Template
 
 from core.agent.control import Control, StopRequested
 from core.agent.rules import error_signature
+from core.context import compaction
+from core.context.engine import Assembled, ContextEngine, budget_for
 from core.context.tail import build_tail
 from core.events import (
     AssistantMessage,
+    Compaction,
+    FlushRequested,
     Danger,
     ErrorRecorded,
     Event,
@@ -35,7 +40,10 @@ from core.events import (
     UserMessage,
 )
 from core.journal import Journal, StatusChanged, TextDelta
-from core.llm import ModelClient, ModelError, ModelReply, ModelRequest
+from core.llm import (
+    ModelClient, ModelError, ModelReply, ModelRequest, context_window, count_tokens, encode_tokens,
+    prepare_tokenizer, supports_tool_choice,
+)
 from core.memory import progress
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
@@ -83,6 +91,8 @@ class AgentLoop:
         self._plan_version_seen = memory.version(PLAN)
         self._system = resource_text("prompts", "system.md")
         self._tools = registry.schemas()
+        self.engine: ContextEngine | None = None
+        self._allowed_groups: frozenset[str] | None = None  # None: every tool group
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -167,11 +177,25 @@ class AgentLoop:
 
     # --- a model turn ----------------------------------------------------------------------------
 
-    def messages(self, extra: list[dict] | None = None) -> tuple[list[dict], int]:
+    async def _ensure_engine(self) -> ContextEngine:
+        if self.engine is None:
+            config = self.state.config
+            tokenizer_model = config.model
+            await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
+            window = config.context_window or context_window(tokenizer_model)
+            self.engine = ContextEngine(
+                system_prompt=self._system, tools=self._tools,
+                count_tokens=lambda text: count_tokens(tokenizer_model, text),
+                encode=lambda text: encode_tokens(tokenizer_model, text),
+                budget=budget_for(window, config.reserve_output),
+            )
+        return self.engine
+
+    async def assemble(self, extra: list[dict] | None = None, remember: bool = True) -> tuple[Assembled, int]:
+        engine = await self._ensure_engine()
         plan, version = self.memory.read(PLAN)
         tail = build_tail(self.state, plan, version)
-        prefix = [{"role": "system", "content": self._system}]
-        return prefix + self.journal.history.messages + (extra or []) + [{"role": "user", "content": tail}], version
+        return engine.assemble(self.journal.history, tail, extra, remember), version
 
     def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config
@@ -181,7 +205,7 @@ class AgentLoop:
             tool_choice=tool_choice, api_base=config.api_base,
         )
 
-    async def _call_model(self, request: ModelRequest) -> ModelReply | None:
+    async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
         session_id = self.state.session_id
         self.journal.notify(StatusChanged(session_id, "thinking"))
         try:
@@ -189,30 +213,89 @@ class AgentLoop:
                 self.model.complete(request, lambda text: self.journal.notify(TextDelta(session_id, text)))
             )
         except ModelError as exc:
-            signature = f"model:{exc.kind}"
-            attempt = self.state.strikes.get(signature, 0) + 1
-            self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
-            self._progress(progress.error(signature, str(exc), attempt, self.state.config.strike_limit))
-            self._end("error", f"The model call failed: {exc}")
+            if not end_on_error:
+                raise
+            self._model_failed(exc)
             return None
 
-    async def _turn(self) -> None:
-        messages, plan_version = self.messages()
-        reply = await self._call_model(self._request(messages))
-        if reply is None:
-            return
+    def _model_failed(self, exc: ModelError) -> None:
+        signature = f"model:{exc.kind}"
+        attempt = self.state.strikes.get(signature, 0) + 1
+        self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
+        self._progress(progress.error(signature, str(exc), attempt, self.state.config.strike_limit))
+        self._end("error", f"The model call failed: {exc}")
+
+    async def _turn(self, flush: bool = False) -> None:
+        assembled, plan_version = await self.assemble()
+        if not flush and assembled.tokens > assembled.budget and await self._compact():
+            assembled, plan_version = await self.assemble()
+        tool_choice = "auto"
+        if flush and supports_tool_choice(self.state.model):
+            tool_choice = "required"
+        try:
+            reply = await self._call_model(self._request(assembled.messages, tool_choice), end_on_error=False)
+        except ModelError as exc:
+            # A window overflow is the one provider error compaction can cure: once, then give up.
+            if exc.kind != "context_window" or flush or not await self._compact():
+                self._model_failed(exc)
+                return
+            assembled, plan_version = await self.assemble()
+            reply = await self._call_model(self._request(assembled.messages))
+            if reply is None:
+                return
         self._plan_version_seen = plan_version
         self._record(AssistantMessage(
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
+            metrics=assembled.metrics() | {"flush": flush} if flush else assembled.metrics(),
         ))
         if reply.tool_calls:
             await self._run_calls(list(reply.tool_calls))
+        elif flush:
+            return
         elif reply.text.strip():
             self._end("done", reply.text.strip())
         else:
             self._fail("", "empty_reply", "The model sent an empty reply: no text and no tool call. "
                        "Continue the task with a tool call, or call task_done.")
+
+    # --- compaction ------------------------------------------------------------------------------
+
+    async def _compact(self) -> bool:
+        """Flush, summarise, restart the history. Every path that compacts comes through here,
+        so the flush always runs before anything is cut. False if there is too little to compact."""
+        config = self.state.config
+        history = self.journal.history
+        if compaction.compactable_range(history, self.journal.records, config.keep_turns) is None:
+            return False
+        tokens_before = (await self.assemble(remember=False))[0].tokens
+        self._record(FlushRequested(resource_text("prompts", "flush.md")))
+        self._allowed_groups = frozenset({"findings", "plan"})
+        try:
+            await self._turn(flush=True)
+        finally:
+            self._allowed_groups = None
+        if self.state.ended:
+            return False
+        span = compaction.compactable_range(history, self.journal.records, config.keep_turns)
+        if span is None:
+            return False
+        first_seq, last_seq = span
+        text = compaction.transcript(history, first_seq, last_seq)
+        self.journal.notify(StatusChanged(self.state.session_id, "compacting"))
+        try:
+            reply = await self.control.interruptible(self.model.complete(
+                compaction.summary_request(config.summary_model or self.state.model, config.api_base, text)))
+            summary = reply.text.strip() or compaction.fallback_summary(history, first_seq, last_seq, "empty reply")
+        except ModelError as exc:
+            summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))
+        event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=True,
+                           tokens_before=tokens_before)
+        self._record(event)
+        tokens_after = (await self.assemble(remember=False))[0].tokens
+        compaction.save_summary(self.session_dir, dataclass_replace(event, tokens_after=tokens_after))
+        self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after))
+        return True
 
     # --- tool calls ------------------------------------------------------------------------------
 
@@ -245,6 +328,10 @@ class AgentLoop:
             self._fail(call.name, "malformed_arguments",
                        f"The arguments of your {call.name!r} call are not valid JSON ({exc}). "
                        f"You sent: {call.arguments[:500]!r}. Send a JSON object.", call)
+            return
+        if self._allowed_groups is not None and call.name.split("_", 1)[0] not in self._allowed_groups:
+            allowed = ", ".join(f"{g}_" for g in sorted(self._allowed_groups))
+            self._result(call, False, f"{call.name} is not allowed in this step; only {allowed} tools are.")
             return
         spec = self.registry.get(call.name)
         asked = self.state.question_for_call(call.id)
@@ -392,7 +479,8 @@ class AgentLoop:
                   if isinstance(r.event, ErrorRecorded) and r.event.signature == signature][-3:]
         count = self.state.strikes.get(signature, len(errors))
         prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=signature)
-        messages, _ = self.messages(extra=[{"role": "user", "content": prompt}])
+        assembled, _ = await self.assemble(extra=[{"role": "user", "content": prompt}], remember=False)
+        messages = assembled.messages
         self.journal.notify(StatusChanged(self.state.session_id, "thinking"))
         try:
             reply = await self.control.interruptible(self.model.complete(self._request(messages, "none")))

@@ -8,13 +8,17 @@ back notes (a person's plan edit, say) while calls are still open.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import (
     AssistantMessage,
+    Compaction,
     ErrorRecorded,
     FileChanged,
+    FlushRequested,
     HumanAnswer,
     HumanQuestion,
     Record,
@@ -29,23 +33,70 @@ Message = dict[str, Any]
 # Answers to these reach the model as the result of the tool call that raised them.
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
+# Equivalent framings of a successful tool result. Which one a result gets is drawn from its
+# session and sequence number: reproducible on replay, yet varied enough that the model does not
+# fall into imitating its own recent pattern (seed 001). Never applied to anything already sent.
+OBSERVATION_FRAMES = (
+    "{content}",
+    "Output of {name}:\n{content}",
+    "[{name} result]\n{content}",
+    "{name} returned:\n{content}",
+)
+
+
+def message_text(message: Message) -> str:
+    """What of a message is tokenized: its text and any tool calls."""
+    parts = [message.get("content") or ""]
+    for call in message.get("tool_calls") or ():
+        parts.append(call["function"]["name"] + call["function"]["arguments"])
+    return "\n".join(parts)
+
+
+# Chat templates add a few tokens of framing per message.
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+UNCOUNTED = -1
+
 
 @dataclass
 class History:
     messages: list[Message] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)  # the event each message came from
+    # Counted once per message, lazily by the context engine (the tokenizer is not loaded during
+    # a replay), so a request costs counting only what is new.
+    tokens: list[int] = field(default_factory=list)
+    _counted: int = 0
     _open_calls: set[str] = field(default_factory=set)
-    _held: list[Message] = field(default_factory=list)
+    _held: list[tuple[int, Message]] = field(default_factory=list)
     _questions: dict[str, HumanQuestion] = field(default_factory=dict)
+    _seq: int = 0
+    total_tokens: int = 0
+    generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
+
+    def _append(self, message: Message, seq: int | None = None) -> None:
+        self.messages.append(message)
+        self.seqs.append(self._seq if seq is None else seq)
+        self.tokens.append(UNCOUNTED)
+
+    def count(self, count_tokens: Callable[[str], int]) -> None:
+        """Count the messages appended since the last call."""
+        for index in range(self._counted, len(self.messages)):
+            if self.tokens[index] == UNCOUNTED:
+                self.tokens[index] = count_tokens(message_text(self.messages[index])) + MESSAGE_OVERHEAD_TOKENS
+                self.total_tokens += self.tokens[index]
+        self._counted = len(self.messages)
 
     def apply(self, record: Record) -> None:
         event = record.event
+        self._seq = record.seq
         match event:
             case SessionStarted():
                 self._note(
                     f"# Task\n{event.task.strip()}\n\nWorkdir: {event.workdir}\n"
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
                 )
-            case UserMessage():
+            case UserMessage() | FlushRequested():
                 self._note(event.text)
             case AssistantMessage():
                 message: Message = {"role": "assistant", "content": event.text or None}
@@ -57,14 +108,21 @@ class History:
                     self._open_calls = {c.id for c in event.tool_calls}
                 elif not event.text:
                     message["content"] = "(empty reply)"
-                self.messages.append(message)
+                self._append(message)
             case ToolResult():
-                content = event.content if event.ok else f"ERROR: {event.content}"
-                self.messages.append({"role": "tool", "tool_call_id": event.call_id, "content": content})
+                if event.ok:
+                    frame = random.Random(f"{record.session_id}:{record.seq}").choice(OBSERVATION_FRAMES)
+                    content = frame.format(name=event.name, content=event.content)
+                else:
+                    content = f"ERROR: {event.content}"
+                self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
                 self._open_calls.discard(event.call_id)
                 if not self._open_calls and self._held:
-                    self.messages.extend(self._held)
+                    for seq, held in self._held:
+                        self._append(held, seq)
                     self._held.clear()
+            case Compaction():
+                self._compact(event, record.session_id)
             case FileChanged() if event.author in ("user", "external") and event.file != PROGRESS:
                 who = "The person" if event.author == "user" else "Someone outside Tripane"
                 self._note(
@@ -87,6 +145,36 @@ class History:
     def _note(self, text: str) -> None:
         message = {"role": "user", "content": text}
         if self._open_calls:
-            self._held.append(message)
+            self._held.append((self._seq, message))
         else:
-            self.messages.append(message)
+            self._append(message)
+
+    def _compact(self, event: Compaction, session_id: str) -> None:
+        """Restart the history as [task][summary][everything after the compacted range].
+
+        The one deliberate break of the cache: it happens once per compaction, never per turn.
+        The task message (the first) stays, so the request still opens the same way.
+        """
+        keep = [i for i, seq in enumerate(self.seqs) if seq > event.last_seq]
+        summary = {"role": "user", "content": (
+            f"[Compacted history: events {event.first_seq}–{event.last_seq} of session {session_id} are "
+            "summarised below. Nothing was deleted: the full log is in Tripane's event log "
+            f"(`tripane show {session_id}`), and findings.md and progress.md hold the details.]\n\n"
+            f"{event.summary.strip()}"
+        )}
+        old = list(zip(self.messages, self.seqs, self.tokens))
+        self.messages, self.seqs, self.tokens, self.total_tokens, self._counted = [], [], [], 0, 0
+        self.generation += 1
+        if old and old[0][1] < event.first_seq:
+            first_message, first_seq, first_tokens = old[0]
+            self._restore(first_message, first_seq, first_tokens)
+        self._append(summary, event.last_seq)
+        for index in keep:
+            self._restore(*old[index])
+
+    def _restore(self, message: Message, seq: int, tokens: int) -> None:
+        self.messages.append(message)
+        self.seqs.append(seq)
+        self.tokens.append(tokens)
+        if tokens != UNCOUNTED:
+            self.total_tokens += tokens

@@ -60,3 +60,8 @@ def answer(choice: str, text: str) -> str:
 def session_ended(status: str, summary: str) -> str:
     icon = {"done": "✅", "capped": "⏹", "aborted": "⏹", "error": "❌"}.get(status, "⏹")
     return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"
+
+
+def compaction(first_seq: int, last_seq: int, before: int, after: int) -> str:
+    return (f"\n## [{_stamp()}] ⇊ Context compacted: events {first_seq}–{last_seq} summarised "
+            f"({before:,} → {after:,} tokens); the full log is kept\n")

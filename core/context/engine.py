@@ -1,0 +1,123 @@
+"""Assembly of each request, its token budget, and how much of it the provider can serve from cache.
+
+    [stable prefix]  system prompt + all tool schemas, byte-identical for the whole session
+    [history]        append-only (see history.py)
+    [tail anchor]    regenerated every turn: plan recitation, warnings, turn k of N
+
+Token counts are taken once per message when it is appended, so assembling a request costs time
+in proportion to what is new, not to the length of the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.context.history import MESSAGE_OVERHEAD_TOKENS, History, Message, message_text
+
+BUDGET_SHARE = 0.75  # of the window; the rest is a safety margin (seed 002, step 1)
+
+
+@dataclass(frozen=True)
+class Zone:
+    name: str  # prefix | history | tail
+    tokens: int
+    messages: list[Message]
+
+
+@dataclass(frozen=True)
+class Assembled:
+    messages: list[Message]
+    zones: tuple[Zone, ...]
+    tokens: int
+    budget: int
+    prefix_reuse: float  # longest common token prefix with the previous request ÷ this request
+
+    def metrics(self) -> dict[str, Any]:
+        return {"prompt_tokens_est": self.tokens, "budget": self.budget,
+                "prefix_reuse": round(self.prefix_reuse, 4),
+                "zones": {zone.name: zone.tokens for zone in self.zones}}
+
+
+def budget_for(window: int, reserve_output: int) -> int:
+    return max(1024, int(window * BUDGET_SHARE) - reserve_output)
+
+
+@dataclass
+class ContextEngine:
+    system_prompt: str
+    tools: list[dict[str, Any]]
+    count_tokens: Callable[[str], int]
+    encode: Callable[[str], list[int]]
+    budget: int
+    _prefix_tokens: int = 0
+    _previous: _Sent | None = None
+
+    def __post_init__(self) -> None:
+        tools_text = json.dumps(self.tools, sort_keys=True, separators=(",", ":"))
+        self._prefix_tokens = self.count_tokens(self.system_prompt) + self.count_tokens(tools_text) + MESSAGE_OVERHEAD_TOKENS
+
+    @property
+    def system_message(self) -> Message:
+        return {"role": "system", "content": self.system_prompt}
+
+    def assemble(self, history: History, tail: str, extra: list[Message] | None = None,
+                 remember: bool = True) -> Assembled:
+        """The request for this turn. `remember=False` for side calls (reboot) that must not count."""
+        history.count(self.count_tokens)
+        tail_message = {"role": "user", "content": tail}
+        extra = extra or []
+        extra_tokens = sum(self.count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in extra)
+        tail_tokens = self.count_tokens(tail) + MESSAGE_OVERHEAD_TOKENS
+        messages = [self.system_message, *history.messages, *extra, tail_message]
+        total = self._prefix_tokens + history.total_tokens + extra_tokens + tail_tokens
+        reuse = self._common_prefix(history, messages) / total if total else 0.0
+        if remember:
+            self._previous = _Sent(messages, history.generation, len(history.messages), history.total_tokens)
+        zones = (
+            Zone("prefix", self._prefix_tokens, [self.system_message]),
+            Zone("history", history.total_tokens + extra_tokens, messages[1:-1]),
+            Zone("tail", tail_tokens, [tail_message]),
+        )
+        return Assembled(messages, zones, total, self.budget, reuse)
+
+    def _common_prefix(self, history: History, messages: list[Message]) -> int:
+        """Tokens this request shares, from its start, with the previous one.
+
+        While the history only grows, the previous request is this one's history up to where the
+        previous tail stood: that part is known without looking at it, and only the message now in
+        the old tail's place is compared token by token. After a compaction, the requests are
+        compared message by message from the start.
+        """
+        previous = self._previous
+        if previous is None:
+            return 0
+        if previous.generation == history.generation and previous.history_len <= len(history.messages):
+            index = 1 + previous.history_len
+            return self._prefix_tokens + previous.history_tokens + self._shared_tokens(previous.messages[index], messages[index])
+        common = 0
+        for index, message in enumerate(messages[:-1]):
+            if index >= len(previous.messages):
+                break
+            if message is not previous.messages[index] and message != previous.messages[index]:
+                return common + self._shared_tokens(previous.messages[index], message)
+            common += self._prefix_tokens if index == 0 else history.tokens[index - 1]
+        return common
+
+    def _shared_tokens(self, old: Message, new: Message) -> int:
+        same = 0
+        for a, b in zip(self.encode(message_text(old)), self.encode(message_text(new))):
+            if a != b:
+                break
+            same += 1
+        return same
+
+
+@dataclass(frozen=True)
+class _Sent:
+    messages: list[Message]
+    generation: int
+    history_len: int
+    history_tokens: int

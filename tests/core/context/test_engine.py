@@ -1,0 +1,180 @@
+"""The context engine: a byte-stable prefix, an append-only history, a small tail, compaction."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from core.events import Compaction, FlushRequested, HumanQuestion, Record, ToolResult
+from core.llm import ModelReply
+from core.memory.working import PLAN
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from tests.core.helpers import events_of, make_session
+
+
+def auto_answer(session: Session) -> None:
+    """A person who answers every question at once (approvals yes, 3-Strike: retry with a hint)."""
+    choices = {"three_strike": ("retry_with_hint", "try another file"), "danger_turn": ("continue", "50"),
+               "approval": ("approve", ""), "ask_user": ("yes", "go on")}
+
+    def on_notice(notice) -> None:
+        if isinstance(notice, Record) and isinstance(notice.event, HumanQuestion):
+            choice, text = choices[notice.event.reason]
+            asyncio.get_running_loop().create_task(session.answer(notice.event.qid, choice, text))
+    session.subscribe(on_notice)
+
+
+def main_requests(model: ScriptedModel):
+    return [r for r in model.requests if r.tools and r.tool_choice != "none"]
+
+
+def dump(messages) -> list[str]:
+    return [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in messages]
+
+
+async def test_prefix_is_byte_identical_and_history_append_only_over_50_turns(store, data_dir, workdir):
+    (workdir / "src.py").write_text("".join(f"line {i}\n" for i in range(300)), encoding="utf-8")
+    (workdir / "big.txt").write_text("y" * 30_000, encoding="utf-8")
+    box: list[Session] = []
+
+    def user_edits_plan(request):
+        session = box[0]
+        text, version = session.read_file(PLAN)
+        session.edit_file(PLAN, text + "- Person: prefer small commits\n", base_version=version)
+        return reply("", call("file_list"))
+
+    cycle = [
+        reply("", call("file_read", path="src.py", limit=40)),
+        reply("", call("file_read", path="missing.py")),  # an error, kept in the history
+        reply("", call("shell_run", command="cat big.txt")),  # offloaded
+        reply("", call("findings_add", title="t", body="b")),
+        reply("", call("human_ask", question="Continue?", options=["yes", "no"])),
+    ]
+    steps = [cycle[i % len(cycle)] for i in range(50)]
+    steps[17] = user_edits_plan
+    steps[33] = user_edits_plan
+    model = ScriptedModel(steps, side_replies=[ModelReply('{"goal": "g"}')] * 5)
+    session = make_session(store, data_dir, workdir, model, approval="all", danger_turn=1000, max_turns=50)
+    box.append(session)
+    auto_answer(session)
+    assert await session.run() == "capped"
+
+    requests = main_requests(model)
+    assert len(requests) == 50
+    first_system, first_tools = dump(requests[0].messages[:1]), json.dumps(requests[0].tools, sort_keys=True)
+    for earlier, later in zip(requests, requests[1:]):
+        assert dump(later.messages[:1]) == first_system
+        assert json.dumps(later.tools, sort_keys=True) == first_tools
+        # Everything before the tail is carried over unchanged: the new request extends the old one.
+        kept = len(earlier.messages) - 1
+        assert dump(later.messages[:kept]) == dump(earlier.messages[:kept])
+    kinds = {r.event.kind for r in session.records}
+    assert {"error", "human_answer", "file_changed", "tool_result"} <= kinds
+    assert any(e.offload_path for e in events_of(session, ToolResult))
+    reuse = [r.event.metrics["prefix_reuse"] for r in session.records if r.event.kind == "assistant_message"]
+    assert min(reuse[1:]) > 0.5 and sum(reuse[1:]) / len(reuse[1:]) > 0.9
+
+
+async def test_a_plan_edit_is_appended_as_a_diff_and_recited_in_the_next_tail(store, data_dir, workdir):
+    box: list[Session] = []
+
+    def edit_then_list(request):
+        session = box[0]
+        text, version = session.read_file(PLAN)
+        session.edit_file(PLAN, text.replace("## Technical Decisions", "## Technical Decisions\n- Use SQLite"),
+                          base_version=version)
+        return reply("", call("file_list"))
+
+    model = ScriptedModel([edit_then_list, reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    box.append(session)
+    assert await session.run() == "done"
+    first, second = model.requests[0].messages, model.requests[1].messages
+    notes = [i for i, m in enumerate(second) if "The person edited task_plan.md" in str(m["content"])]
+    # Appended where the history ended when the person saved (the old tail's place), never earlier.
+    assert notes == [len(first) - 1] and second[notes[0]]["role"] == "user"
+    diff_note, tail = second[notes[0]]["content"], second[-1]["content"]
+    assert "+- Use SQLite" in diff_note and "```diff" in diff_note
+    assert "- Use SQLite" in tail and "version 2" in tail
+    assert "- Use SQLite" not in model.requests[0].messages[-1]["content"]
+
+
+async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(store, data_dir, workdir):
+    (workdir / "log.txt").write_text("".join(f"event {i}: all fine here\n" for i in range(400)), encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"r{i}", path="log.txt", offset=1 + i * 100, limit=100))
+             for i in range(4)]
+    flush = reply("", call("findings_add", title="Before compaction", body="log.txt lines look fine"),
+                  call("file_read", call_id="sneaky", path="log.txt"))
+    model = ScriptedModel([*reads, flush, reply("", call("task_done", summary="ok"))],
+                          side_replies=[ModelReply("Goal: read log.txt. Done: read 400 lines. Pending: report.")])
+    session = make_session(store, data_dir, workdir, model, context_window=7_000, reserve_output=1000,
+                           keep_turns=2)
+    assert await session.run() == "done"
+
+    kinds = [r.event.kind for r in session.records]
+    flush_at, compaction_at = kinds.index("flush_requested"), kinds.index("compaction")
+    assert flush_at < compaction_at
+    event = events_of(session, Compaction)[0]
+    assert event.flush_done and event.tokens_after < event.tokens_before
+    # The flush turn could only write findings; its file_read was refused, not run.
+    refused = [e for e in events_of(session, ToolResult) if e.call_id == "sneaky"][0]
+    assert not refused.ok and "not allowed in this step" in refused.content
+    assert "log.txt lines look fine" in session.read_file("findings.md")[0]
+    # After compaction: [system][task][summary][last 2 turns][tail].
+    after = model.requests[-1].messages
+    assert after[1]["content"].startswith("# Task")
+    assert after[2]["content"].startswith("[Compacted history: events") and "Pending: report." in after[2]["content"]
+    assert f"tripane show {session.id}" in after[2]["content"]
+    assert sum(1 for m in after if m["role"] == "assistant") == 2
+    # Reversible: the full log is still in the database, and the summary is on disk.
+    assert all(r.event in [x.event for x in store.records(session.id)] for r in session.records)
+    lines = (session.dir / "compaction" / "summaries.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["summary"].startswith("Goal: read log.txt")
+    # A reopened session rebuilds the same compacted history.
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert reopened.journal.history.messages == session.journal.history.messages
+
+
+async def test_offloaded_output_can_be_read_back_in_full(store, data_dir, workdir):
+    body = "".join(f"row {i} " + "z" * 50 + "\n" for i in range(2000))
+    (workdir / "data.txt").write_text(body, encoding="utf-8")
+    model = ScriptedModel([reply("", call("shell_run", command="cat data.txt"))], default=None)
+    model.steps = [model.steps[0], lambda r: reply("", call("file_read", call_id="back", path="offload:" + _name(r),
+                                                             limit=5000)),
+                   reply("", call("task_done", summary="ok"))]
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    back = [e for e in events_of(session, ToolResult) if e.call_id == "back"][0]
+    saved = (session.dir / events_of(session, ToolResult)[0].offload_path).read_text(encoding="utf-8")
+    assert saved.startswith(body) and len(saved) >= len(body)
+    full = (session.dir / back.offload_path).read_text(encoding="utf-8") if back.offload_path else back.content
+    assert body.splitlines()[-1] in full and body.splitlines()[0] in full
+
+
+def _name(request) -> str:
+    content = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
+    return content.split("offload:")[1].split(";")[0]
+
+
+async def test_replay_rebuilds_byte_identical_messages_including_variation(store, data_dir, workdir):
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_read", call_id=f"c{i}", path="a.txt")) for i in range(6)]
+                          + [reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    frames = {m["content"].split("\n")[0] for m in session.journal.history.messages if m["role"] == "tool"}
+    assert len(frames) > 1  # observations are framed in more than one way
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert dump(reopened.journal.history.messages) == dump(session.journal.history.messages)
+
+
+async def test_the_context_can_be_inspected_by_zone(store, data_dir, workdir):
+    session = make_session(store, data_dir, workdir, ScriptedModel([]))
+    assembled = await session.inspect_context()
+    zones = {zone.name: zone for zone in assembled.zones}
+    assert list(zones) == ["prefix", "history", "tail"]
+    assert zones["prefix"].tokens > 500  # system prompt + ten tool schemas
+    assert zones["tail"].messages[0]["content"].startswith("[Tripane — turn 1")
+    assert sum(z.tokens for z in assembled.zones) == assembled.tokens
+    assert assembled.budget == int(128_000 * 0.75) - 4096
