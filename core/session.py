@@ -252,5 +252,9 @@ class Session:
     def stop(self) -> None:
         self.control.stop()
 
+    def request_compaction(self) -> None:
+        """Compact the context at the next step (flush first, as always)."""
+        self.control.compaction_requested = True
+
     def _progress(self, text: str) -> None:
         self.journal.record(self.memory.append(PROGRESS, text, author="core"))

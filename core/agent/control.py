@@ -18,6 +18,7 @@ class Control:
         self.inbox: list[str] = []
         self.stop_requested = False
         self.pause_requested = False
+        self.compaction_requested = False
         self._resumed = asyncio.Event()
         self._answers: dict[str, asyncio.Future[None]] = {}
         self._current: asyncio.Future | None = None

@@ -62,8 +62,8 @@ _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
 @dataclass(frozen=True)
 class LoopSettings:
-    offload_chars: int = 8000  # tool outputs longer than this go to offload/
-    offload_head_chars: int = 2000  # what of them stays in the context
+    offload_chars: int = 4000  # tool outputs longer than this go to offload/
+    offload_head_chars: int = 1000  # what of them stays in the context
 
 
 class AgentLoop:
@@ -93,6 +93,7 @@ class AgentLoop:
         self._tools = registry.schemas()
         self.engine: ContextEngine | None = None
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
+        self._plan_version_recited = 0
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -150,6 +151,10 @@ class AgentLoop:
         self._take_inbox()
         for change in self.memory.check_external():
             self._record(change)
+        if control.compaction_requested and not state.pending_calls:
+            control.compaction_requested = False
+            await self._compact()
+            return
         if state.pending_calls:  # left open by a crash, or waiting for an approval
             await self._finish_pending_calls()
         elif state.strike_due:
@@ -194,7 +199,13 @@ class AgentLoop:
     async def assemble(self, extra: list[dict] | None = None, remember: bool = True) -> tuple[Assembled, int]:
         engine = await self._ensure_engine()
         plan, version = self.memory.read(PLAN)
-        tail = build_tail(self.state, plan, version)
+        # The full plan when it is new to the agent (first turn, or changed since it was last
+        # recited); otherwise its compact form, so the part of the request that is never cached
+        # stays small.
+        full = version != self._plan_version_recited
+        tail = build_tail(self.state, plan, version, full_plan=full)
+        if remember:
+            self._plan_version_recited = version
         return engine.assemble(self.journal.history, tail, extra, remember), version
 
     def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:

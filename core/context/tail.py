@@ -6,20 +6,43 @@ that is not a byte-for-byte extension of the previous one.
 
 from __future__ import annotations
 
+import re
+
 from core.agent.state import SessionState
 
 PLAN_RECITATION_CHARS = 6000
 PIN_MARK = "📌 "
 
 
-def recite_plan(plan: str, version: int, pins: tuple[str, ...]) -> str:
+_OPEN_STEP = re.compile(r"^\s*(\d+\.|[-*])\s*\[ \]")
+_KEPT_SECTIONS = ("## Goal", "## Current Status")
+
+
+def compact_plan(plan: str, pinned: set[str]) -> str:
+    """Goal, status, the phase headings and their open steps, and pinned lines: what keeps the
+    agent on course, at a fraction of the full plan's size (it is recited every turn)."""
+    kept, section = [], ""
+    for line in plan.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            section = stripped
+        if (section in _KEPT_SECTIONS or stripped.startswith(("# ", "### ")) or _OPEN_STEP.match(line)
+                or stripped in pinned):
+            if stripped:
+                kept.append(line)
+    return "\n".join(kept)
+
+
+def recite_plan(plan: str, version: int, pins: tuple[str, ...], full: bool = True) -> str:
     pinned = set(pins)
-    lines = [PIN_MARK + line if line.strip() in pinned else line for line in plan.splitlines()]
+    source = plan if full else compact_plan(plan, pinned)
+    lines = [PIN_MARK + line if line.strip() in pinned else line for line in source.splitlines()]
     text = "\n".join(lines)
     if len(text) > PLAN_RECITATION_CHARS:
         text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is task_plan.md]"
     legend = f" ({PIN_MARK.strip()} = pinned by the person: keep verbatim)" if pinned else ""
-    return f"## Current plan — task_plan.md, version {version}{legend}\n{text}"
+    scope = "" if full else " (open steps only; the full plan is in task_plan.md)"
+    return f"## Current plan — task_plan.md, version {version}{scope}{legend}\n{text}"
 
 
 def warnings(state: SessionState) -> list[str]:
@@ -41,11 +64,11 @@ def warnings(state: SessionState) -> list[str]:
     return found
 
 
-def build_tail(state: SessionState, plan: str, plan_version: int) -> str:
+def build_tail(state: SessionState, plan: str, plan_version: int, full_plan: bool = True) -> str:
     config = state.config
     max_turns = config.max_turns if config else 0
     parts = [f"[Tripane — turn {state.turn + 1} of at most {max_turns}]",
-             recite_plan(plan, plan_version, state.pins.get("task_plan.md", ()))]
+             recite_plan(plan, plan_version, state.pins.get("task_plan.md", ()), full_plan)]
     active = warnings(state)
     if active:
         parts.append("## Warnings\n" + "\n".join(f"- {w}" for w in active))

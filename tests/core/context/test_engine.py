@@ -178,3 +178,26 @@ async def test_the_context_can_be_inspected_by_zone(store, data_dir, workdir):
     assert zones["tail"].messages[0]["content"].startswith("[Tripane — turn 1")
     assert sum(z.tokens for z in assembled.zones) == assembled.tokens
     assert assembled.budget == int(128_000 * 0.75) - 4096
+
+
+async def test_the_plan_is_recited_in_full_when_new_and_compactly_otherwise(store, data_dir, workdir):
+    box: list[Session] = []
+
+    def edit(request):
+        session = box[0]
+        text, version = session.read_file(PLAN)
+        session.edit_file(PLAN, text + "- Never force-push\n", base_version=version)
+        session.pin(PLAN, ["- Never force-push"])
+        return reply("", call("file_list", call_id="b"))
+
+    model = ScriptedModel([reply("", call("file_list", call_id="a")), edit, reply("", call("file_list", call_id="c")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    box.append(session)
+    assert await session.run() == "done"
+    tails = [r.messages[-1]["content"] for r in model.requests]
+    assert "## Technical Decisions" in tails[0] and "open steps only" not in tails[0]  # first sight: full
+    assert "open steps only" in tails[1] and "## Technical Decisions" not in tails[1]
+    assert "## Goal" in tails[1] and "[ ] Read the relevant files" in tails[1]
+    assert "open steps only" not in tails[2] and "📌 - Never force-push" in tails[2]  # changed: full again
+    assert "open steps only" in tails[3] and "📌 - Never force-push" in tails[3]  # pins stay in the compact form
