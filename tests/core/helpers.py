@@ -33,3 +33,11 @@ async def wait_for_question(session: Session, timeout: float = 5.0) -> HumanQues
 def last_user_text(model: ScriptedModel, index: int = -1) -> str:
     """The tail anchor of a request: the last message, regenerated each turn."""
     return model.requests[index].messages[-1]["content"]
+
+
+def person_edits_plan(session: Session, change) -> None:
+    """The person saves an edit of task_plan.md (`change` maps the current text to the new one)."""
+    from core.memory.working import PLAN
+
+    text, version = session.read_file(PLAN)
+    session.edit_file(PLAN, change(text), base_version=version)

@@ -13,7 +13,7 @@ from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.events import ToolCall
-from tests.core.helpers import events_of, last_user_text, make_session, wait_for_question
+from tests.core.helpers import events_of, last_user_text, make_session, person_edits_plan, wait_for_question
 
 
 async def test_task_completes_end_to_end_and_fills_the_three_files(store, data_dir, workdir):
@@ -116,9 +116,7 @@ async def test_stale_agent_plan_write_after_user_edit_is_refused_and_retried(sto
 
     def user_edits_during_model_call(request):
         # The person saves an edit while the model is thinking: the agent's write is then stale.
-        session = session_box[0]
-        text, version = session.read_file(PLAN)
-        session.edit_file(PLAN, text + "\n- USER NOTE: use PostgreSQL, not SQLite\n", base_version=version)
+        person_edits_plan(session_box[0], lambda text: text + "\n- USER NOTE: use PostgreSQL, not SQLite\n")
         return reply("", call("plan_update", content="# Task Plan\n\n## Goal\nAgent's rewrite\n"))
 
     def retry_from_current(request):

@@ -10,7 +10,7 @@ from core.llm import ModelReply
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
-from tests.core.helpers import events_of, make_session
+from tests.core.helpers import events_of, make_session, person_edits_plan
 
 
 def auto_answer(session: Session) -> None:
@@ -39,9 +39,7 @@ async def test_prefix_is_byte_identical_and_history_append_only_over_50_turns(st
     box: list[Session] = []
 
     def user_edits_plan(request):
-        session = box[0]
-        text, version = session.read_file(PLAN)
-        session.edit_file(PLAN, text + "- Person: prefer small commits\n", base_version=version)
+        person_edits_plan(box[0], lambda text: text + "- Person: prefer small commits\n")
         return reply("", call("file_list"))
 
     cycle = [
@@ -80,10 +78,7 @@ async def test_a_plan_edit_is_appended_as_a_diff_and_recited_in_the_next_tail(st
     box: list[Session] = []
 
     def edit_then_list(request):
-        session = box[0]
-        text, version = session.read_file(PLAN)
-        session.edit_file(PLAN, text.replace("## Technical Decisions", "## Technical Decisions\n- Use SQLite"),
-                          base_version=version)
+        person_edits_plan(box[0], lambda text: text.replace("## Technical Decisions", "## Technical Decisions\n- Use SQLite"))
         return reply("", call("file_list"))
 
     model = ScriptedModel([edit_then_list, reply("", call("task_done", summary="ok"))])
@@ -184,10 +179,8 @@ async def test_the_plan_is_recited_in_full_when_new_and_compactly_otherwise(stor
     box: list[Session] = []
 
     def edit(request):
-        session = box[0]
-        text, version = session.read_file(PLAN)
-        session.edit_file(PLAN, text + "- Never force-push\n", base_version=version)
-        session.pin(PLAN, ["- Never force-push"])
+        person_edits_plan(box[0], lambda text: text + "- Never force-push\n")
+        box[0].pin(PLAN, ["- Never force-push"])
         return reply("", call("file_list", call_id="b"))
 
     model = ScriptedModel([reply("", call("file_list", call_id="a")), edit, reply("", call("file_list", call_id="c")),
