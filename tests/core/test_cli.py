@@ -135,3 +135,44 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
     assert all((work / f"step{i}.txt").exists() for i in range(10))
     progress = (folder / "progress.md").read_text(encoding="utf-8")
     assert progress.count("findings_add") >= 10 and "Session ended: done" in progress
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
+    import pty
+    import select
+
+    work = tmp_path / "work"
+    work.mkdir()
+    script = positional([
+        Turn(tool_calls=(tool("human_ask", question="Which license?", options=["MIT", "GPL"]),)),
+        lambda request: Turn(tool_calls=(tool("file_write", path="LICENSE", content=_last_tool_result(request)),)),
+        Turn(tool_calls=(tool("task_done", summary="license written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        master, slave = pty.openpty()
+        env = {**os.environ, "TRIPANE_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, "-m", "core.cli", "run", "Add a license", "--model", "openai/scripted",
+                                 "--api-base", server.url, "--workdir", str(work)],
+                                cwd=ROOT, env=env, stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        seen, answered = b"", []
+        deadline = time.monotonic() + 90
+        while proc.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+            if b"your choice:" in seen and "choice" not in answered:
+                os.write(master, b"MIT\n")
+                answered.append("choice")
+            if b"details (optional):" in seen and "details" not in answered:
+                os.write(master, b"permissive please\n")
+                answered.append("details")
+        proc.wait(timeout=30)
+        os.close(master)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    assert b"Which license?" in seen
+    assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\npermissive please"
