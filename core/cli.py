@@ -23,9 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
     parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the user data folder)")
+    # Also accepted after the command (`tripane run … --data-dir D`); SUPPRESS keeps the global value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command")
 
-    run = commands.add_parser("run", help="start a session on a task")
+    run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--model", required=True, help="a litellm model string, e.g. openai/gpt-4o-mini")
     run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
@@ -35,15 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="risky tools (shell, network): ask the person, allow all, or refuse all")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
 
-    resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)")
+    resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
     resume.add_argument("--json", action="store_true")
 
-    commands.add_parser("sessions", help="list sessions")
-    show = commands.add_parser("show", help="print a session's events and where its files are")
+    commands.add_parser("sessions", help="list sessions", parents=[common])
+    show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session")
     show.add_argument("--json", action="store_true")
     return parser
