@@ -47,7 +47,6 @@ from core.llm import (
 from core.memory import progress
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
-from core.tools.builtin import CONTROL_TOOLS
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
 

@@ -55,11 +55,7 @@ def test_bad_usage_and_bad_input_exit_2_with_a_message(tmp_path):
 def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    script = positional([
-        Turn(tool_calls=(tool("human_ask", question="Which license?", options=["MIT", "GPL"]),)),
-        lambda request: Turn(tool_calls=(tool("file_write", path="LICENSE", content=_last_tool_result(request)),)),
-        Turn(tool_calls=(tool("task_done", summary="license written"),)),
-    ])
+    script = license_script()
     with ScriptedServer(script) as server:
         args = ("--model", "openai/scripted", "--api-base", server.url)
         code, out, err = finish(tripane("run", "Add a license", *args, "--workdir", str(work), data_dir=tmp_path))
@@ -76,6 +72,15 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     # --data-dir works after the command too, as the usage line puts it.
     code, out, _ = finish(tripane("sessions", "--data-dir", str(tmp_path), data_dir=tmp_path / "elsewhere"))
     assert code == 0 and session_id in out
+
+
+def license_script():
+    """The agent asks which license, writes the person's answer to LICENSE, and is done."""
+    return positional([
+        Turn(tool_calls=(tool("human_ask", question="Which license?", options=["MIT", "GPL"]),)),
+        lambda request: Turn(tool_calls=(tool("file_write", path="LICENSE", content=_last_tool_result(request)),)),
+        Turn(tool_calls=(tool("task_done", summary="license written"),)),
+    ])
 
 
 def _last_tool_result(request) -> str:
@@ -147,11 +152,7 @@ def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
 
     work = tmp_path / "work"
     work.mkdir()
-    script = positional([
-        Turn(tool_calls=(tool("human_ask", question="Which license?", options=["MIT", "GPL"]),)),
-        lambda request: Turn(tool_calls=(tool("file_write", path="LICENSE", content=_last_tool_result(request)),)),
-        Turn(tool_calls=(tool("task_done", summary="license written"),)),
-    ])
+    script = license_script()
     with ScriptedServer(script) as server:
         master, slave = pty.openpty()
         env = {**os.environ, "TRIPANE_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}

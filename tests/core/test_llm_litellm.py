@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.events import AssistantMessage, ErrorRecorded, SessionEnded, ToolResult
+from core.events import AssistantMessage, ErrorRecorded, ToolResult
 from core.llm import LiteLLMClient, ModelError, ModelRequest
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool

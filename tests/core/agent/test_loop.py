@@ -277,9 +277,6 @@ async def test_max_turns_caps_the_run(store, data_dir, workdir):
 async def test_user_message_mid_run_reaches_the_next_request(store, data_dir, workdir):
     session_box: list[Session] = []
 
-    async def person_types(request):
-        return reply("", call("file_list"))
-
     def first(request):
         asyncio.get_running_loop().create_task(session_box[0].send("Please also check the tests folder"))
         return reply("", call("file_list"))

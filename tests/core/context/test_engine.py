@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from core.events import Compaction, FlushRequested, HumanQuestion, Record, ToolResult
+from core.events import Compaction, HumanQuestion, Record, ToolResult
 from core.llm import ModelReply
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
