@@ -257,7 +257,7 @@ class AgentLoop:
         self._record(AssistantMessage(
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
-            metrics=assembled.metrics() | {"flush": flush} if flush else assembled.metrics(),
+            metrics={**assembled.metrics(), **({"flush": True} if flush else {})},
         ))
         if reply.tool_calls:
             await self._run_calls(list(reply.tool_calls))
