@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, default=100)
     run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
                      help="risky tools (shell, network): ask the person, allow all, or refuse all")
+    run.add_argument("--budget-tokens", type=int, default=0, help="ask the person once this many tokens are used (0: no cap)")
+    run.add_argument("--budget-usd", type=float, default=0.0, help="ask the person once this much is spent (0: no cap)")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
@@ -131,7 +133,8 @@ async def _run(store, data_dir: Path, args) -> int:
 
     if args.command == "run":
         config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
-                               max_turns=args.max_turns, approval=args.approve)
+                               max_turns=args.max_turns, approval=args.approve,
+                               budget_tokens=args.budget_tokens, budget_usd=args.budget_usd)
         session = Session.create(store, data_dir, config, _model_client())
     else:
         session = Session.open(store, data_dir, args.session, _model_client())

@@ -74,6 +74,8 @@ class SessionStarted(Event):
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
+    budget_tokens: int = 0  # prompt + completion tokens after which the person is asked; 0: no cap
+    budget_usd: float = 0.0  # the same for cost in US dollars; 0: no cap
 
 
 @dataclass(frozen=True)

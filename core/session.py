@@ -51,6 +51,8 @@ class SessionConfig:
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
+    budget_tokens: int = 0
+    budget_usd: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.task.strip():
@@ -59,6 +61,8 @@ class SessionConfig:
             raise ValueError(f"approval must be ask, all or none, not {self.approval!r}")
         if self.max_turns < 1:
             raise ValueError("max_turns must be at least 1")
+        if self.budget_tokens < 0 or self.budget_usd < 0:
+            raise ValueError("a budget cap cannot be negative")
 
 
 def new_session_id() -> str:
@@ -97,6 +101,7 @@ class Session:
             context_window=config.context_window, reserve_output=config.reserve_output,
             summary_model=config.summary_model, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
+            budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
         ))
         title = config.task.strip().splitlines()[0][:80]
         for change in session.memory.create(title=title, task=config.task):

@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
 APPROVAL_OPTIONS = ("approve", "deny", "always")
+BUDGET_OPTIONS = ("continue", "stop")
 REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
 _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
@@ -162,6 +163,8 @@ class AgentLoop:
             self._end("capped", f"Stopped at the limit of {config.max_turns} turns.")
         elif state.turn >= state.danger_limit:
             self._ask_danger()
+        elif state.over_budget:
+            self._ask_budget()
         else:
             if state.turn >= config.warn_turn and not state.warned:
                 self._record(Danger(turn=state.turn, level="warn"))
@@ -483,6 +486,15 @@ class AgentLoop:
             f"The agent has used {turn} turns. Continue (how many more turns?), give guidance, or stop?",
             DANGER_OPTIONS, {"turn": turn},
         )
+
+    def _ask_budget(self) -> None:
+        state = self.state
+        used = f"{state.tokens_used:,} tokens, ${state.usage.cost_usd:.4f}"
+        cap = " and ".join(part for part in (
+            f"{state.budget_tokens:,} tokens" if state.budget_tokens else "",
+            f"${state.budget_usd:.2f}" if state.budget_usd else "") if part)
+        self._ask("budget", f"The budget cap ({cap}) is reached: {used} used. Continue with as much again, or stop?",
+                  BUDGET_OPTIONS, {"tokens": state.tokens_used, "cost_usd": state.usage.cost_usd})
 
     async def _three_strike(self, signature: str) -> None:
         errors = [r.event.message for r in self.journal.records

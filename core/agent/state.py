@@ -55,6 +55,8 @@ class SessionState:
     questions: dict[str, HumanQuestion] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
     danger_limit: int = 0
+    budget_tokens: int = 0  # the current caps (0: none); a "continue" answer raises them
+    budget_usd: float = 0.0
     warned: bool = False
     answers: dict[str, tuple[HumanAnswer, int]] = field(default_factory=dict)  # qid -> (answer, seq)
     strike_due: str | None = None  # a signature that reached the limit and was not yet asked about
@@ -85,6 +87,7 @@ class SessionState:
                 self.config = event
                 self.model = event.model
                 self.danger_limit = event.danger_turn
+                self.budget_tokens, self.budget_usd = event.budget_tokens, event.budget_usd
                 self.status = "running"
             case UserMessage():
                 if self.ended:
@@ -143,8 +146,28 @@ class SessionState:
                 self.model = answer.text.strip()
         elif question.reason == "danger_turn" and answer.choice in ("continue", "guidance"):
             self.danger_limit = self.turn + continue_turns(answer)
+        elif question.reason == "budget" and answer.choice == "continue":
+            self._raise_budget()
         elif question.reason == "approval" and answer.choice == "always":
             self.always_allowed.add(question.context.get("tool", ""))
+
+
+    @property
+    def tokens_used(self) -> int:
+        return self.usage.prompt_tokens + self.usage.completion_tokens
+
+    @property
+    def over_budget(self) -> bool:
+        return bool((self.budget_tokens and self.tokens_used >= self.budget_tokens)
+                    or (self.budget_usd and self.usage.cost_usd >= self.budget_usd))
+
+    def _raise_budget(self) -> None:
+        """Grant as much again as the session started with, counted from what is used now."""
+        assert self.config is not None
+        if self.budget_tokens:
+            self.budget_tokens = self.tokens_used + self.config.budget_tokens
+        if self.budget_usd:
+            self.budget_usd = self.usage.cost_usd + self.config.budget_usd
 
 
 def continue_turns(answer: HumanAnswer) -> int:

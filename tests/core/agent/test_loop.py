@@ -333,3 +333,23 @@ async def test_text_reply_without_tools_ends_and_a_new_message_continues(store, 
     await session.send("notes.txt")
     assert await session.wait() == "done"
     assert [e.turn for e in events_of(session, AssistantMessage)] == [1, 2]
+
+
+async def test_budget_cap_asks_and_a_continue_grants_as_much_again(store, data_dir, workdir):
+    from core.events import Usage
+
+    costly = ModelReply("", (ToolCall("c", "file_list", "{}"),), usage=Usage(prompt_tokens=400, completion_tokens=100))
+    model = ScriptedModel([], default=costly)
+    session = make_session(store, data_dir, workdir, model, budget_tokens=1200)
+    session.start()
+    question = await wait_for_question(session)
+
+    assert question.reason == "budget" and question.options == ("continue", "stop")
+    assert session.state.turn == 3 and session.state.tokens_used == 1500  # asked before a fourth call
+    await session.answer(question.qid, "continue")
+    second = await wait_for_question(session)
+    assert second.reason == "budget" and session.state.turn == 6  # 1,500 + 1,200 granted → asked at 3,000
+    await session.answer(second.qid, "stop")
+    assert await session.wait() == "aborted"
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert reopened.state.budget_tokens == 2700
