@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
     resume.add_argument("--json", action="store_true")
 
+    window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
+    window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
     commands.add_parser("sessions", help="list sessions", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session")
@@ -57,9 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_DONE
+    if args.command in (None, "gui"):
+        return _open_window(args)
     from core.store import StoreError  # imported here so --version/--help stay light
 
     try:
@@ -72,6 +73,19 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `tripane show … | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_DONE
+
+
+def _open_window(args: argparse.Namespace) -> int:
+    # The one place core reaches up into gui/: the console entry point. Imported by name so that
+    # importing core (tests, the headless CLI) never loads Qt.
+    import importlib
+
+    argv = []
+    if args.data_dir:
+        argv += ["--data-dir", str(args.data_dir)]
+    if getattr(args, "settings", None):
+        argv += ["--settings", str(args.settings)]
+    return importlib.import_module("gui.app").main(argv)
 
 
 async def _dispatch(args: argparse.Namespace) -> int:

@@ -141,6 +141,11 @@ class Session:
         return self.journal.records
 
     @property
+    def task(self) -> asyncio.Task[str] | None:
+        """The task driving the loop, if one was started (views watch it to see a run end)."""
+        return self._task
+
+    @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 

@@ -6,6 +6,7 @@ loop continues exactly where it was — turn count, strikes, open question, appr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from core.events import (
@@ -172,5 +173,5 @@ class SessionState:
 
 def continue_turns(answer: HumanAnswer) -> int:
     """How many more turns a 'continue' answer grants: a number in the text, else the default."""
-    digits = "".join(ch for ch in answer.text if ch.isdigit())
-    return max(1, int(digits)) if answer.choice == "continue" and digits else DEFAULT_CONTINUE_TURNS
+    number = re.search(r"\d+", answer.text)  # the first number: "10 more turns. Fix the 2 tests" → 10
+    return max(1, int(number.group())) if answer.choice == "continue" and number else DEFAULT_CONTINUE_TURNS

@@ -1,0 +1,76 @@
+"""Starting the window: Qt application, theme, the qasync loop shared by Qt and the agent core.
+
+Nothing here imports litellm: the first frame is shown before any model code loads (the tokenizer
+and the provider library are imported in a worker thread when a session first needs them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from core.llm import ModelClient
+from gui.qt import QApplication, QSettings, QTimer
+from gui.settings import AppSettings
+from gui.theme import apply_theme
+from gui.workspace import Workspace, default_model_client
+
+log = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tripane-gui", description="The Tripane window.")
+    parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the settings' folder)")
+    parser.add_argument("--settings", type=Path, help="an INI file to use instead of the user's settings")
+    return parser
+
+
+def make_app(argv: list[str]) -> QApplication:
+    app = QApplication.instance() or QApplication(argv)
+    app.setApplicationName("Tripane")
+    app.setOrganizationName("Tripane")
+    app.setApplicationDisplayName("Tripane")
+    app.setQuitOnLastWindowClosed(False)  # the window quits after its sessions are closed cleanly
+    return app
+
+
+def open_window(settings: AppSettings, data_dir: Path | None = None,
+                client_factory: Callable[[], ModelClient] = default_model_client):
+    """The main window over the data folder; first run opens the settings dialog."""
+    from gui.window import MainWindow
+
+    prefs = settings.load()
+    apply_theme(QApplication.instance(), prefs.theme)
+    workspace = Workspace(data_dir or prefs.data_path(), client_factory)
+    window = MainWindow(workspace, settings, client_factory, prefs)
+    if not prefs.configured:
+        QTimer.singleShot(0, lambda: window.open_settings(first_run=True))
+    return window
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = make_app(sys.argv[:1])
+    import qasync  # after PySide6, so qasync picks the binding already loaded
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal ends the app
+    qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
+    window = open_window(AppSettings(qsettings), args.data_dir)
+    window.show()
+    with loop:
+        finished = loop.create_future()
+        window.closed.connect(lambda: finished.done() or finished.set_result(None))
+        loop.run_until_complete(finished)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

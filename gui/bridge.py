@@ -1,0 +1,35 @@
+"""The core → GUI bridge: a session's notices become Qt signals.
+
+The core calls subscribers synchronously on the asyncio loop, which qasync runs on the Qt thread,
+so the signals are emitted on the right thread. Slots connected here must stay cheap; anything slow
+is deferred with a timer or run in the background (gui/tasks.py).
+"""
+
+from __future__ import annotations
+
+from core.events import Record
+from core.journal import Notice, StatusChanged, TextDelta
+from core.session import Session
+from gui.qt import QObject, Signal
+
+
+class SessionBridge(QObject):
+    record_added = Signal(object)  # core.events.Record
+    text_streamed = Signal(str)  # a piece of the reply being written
+    activity_changed = Signal(str)  # thinking | running_tool | idle
+
+    def __init__(self, session: Session, parent: QObject | None = None):
+        super().__init__(parent)
+        self.session = session
+        self._unsubscribe = session.subscribe(self._on_notice)
+
+    def _on_notice(self, notice: Notice) -> None:
+        if isinstance(notice, Record):
+            self.record_added.emit(notice)
+        elif isinstance(notice, TextDelta):
+            self.text_streamed.emit(notice.text)
+        elif isinstance(notice, StatusChanged):
+            self.activity_changed.emit(notice.activity)
+
+    def detach(self) -> None:
+        self._unsubscribe()

@@ -1,0 +1,145 @@
+"""The context inspector: what the model sees, by zone, and what each request cost.
+
+Opened from the window (Ctrl+I). The assembled context is computed in the background (it may need
+the tokenizer, which loads litellm); the request table and chart come from the session's events.
+"""
+
+from __future__ import annotations
+
+from core.context.engine import Assembled
+from core.events import AssistantMessage, Record
+from gui.qt import (
+    QColor,
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QPainter,
+    QPen,
+    QPlainTextEdit,
+    QRectF,
+    QSizePolicy,
+    Qt,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def request_rows(records: list[Record]) -> list[dict]:
+    rows = []
+    for record in records:
+        event = record.event
+        if isinstance(event, AssistantMessage):
+            usage, metrics = event.usage, event.metrics or {}
+            prompt = usage.prompt_tokens or int(metrics.get("prompt_tokens_est", 0))
+            rows.append({"turn": event.turn, "prompt": prompt, "reuse": float(metrics.get("prefix_reuse", 0.0)),
+                         "cached": usage.cached_tokens, "cost": usage.cost_usd,
+                         "flush": bool(metrics.get("flush"))})
+    return rows
+
+class TokenChart(QWidget):
+    """Bars: prompt tokens per request (the cached share darker); line: cumulative cost."""
+
+    def __init__(self):
+        super().__init__()
+        self.setObjectName("token_chart")
+        self.rows: list[dict] = []
+        self.setMinimumHeight(160)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def set_rows(self, rows: list[dict]) -> None:
+        self.rows = rows
+        self.update()
+
+    def paintEvent(self, _event) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        text_colour = palette.color(palette.ColorRole.WindowText)
+        area = QRectF(self.rect()).adjusted(48, 12, -48, -24)
+        painter.setPen(QPen(text_colour))
+        if not self.rows:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests yet")
+            return
+        top = max(r["prompt"] for r in self.rows) or 1
+        width = area.width() / len(self.rows)
+        for i, row in enumerate(self.rows):
+            x = area.left() + i * width
+            height = area.height() * row["prompt"] / top
+            cached = height * (row["cached"] / row["prompt"] if row["prompt"] and row["cached"] else row["reuse"])
+            painter.fillRect(QRectF(x, area.bottom() - height, max(1.0, width * 0.8), height - cached), QColor("#7fb3e6"))
+            painter.fillRect(QRectF(x, area.bottom() - cached, max(1.0, width * 0.8), cached), QColor("#2f6db0"))
+        total_cost = sum(r["cost"] for r in self.rows)
+        if total_cost > 0:
+            painter.setPen(QPen(QColor("#d9822b"), 2))
+            running, previous = 0.0, None
+            for i, row in enumerate(self.rows):
+                running += row["cost"]
+                point = (area.left() + (i + 0.4) * width, area.bottom() - area.height() * running / total_cost)
+                if previous:
+                    painter.drawLine(int(previous[0]), int(previous[1]), int(point[0]), int(point[1]))
+                previous = point
+        painter.setPen(QPen(text_colour))
+        painter.drawText(4, 14, f"{top:,}")
+        painter.drawText(4, int(area.bottom()), "0")
+        painter.drawText(int(area.left()), self.height() - 6,
+                         f"{len(self.rows)} requests · dark: served from cache · orange: cumulative cost ${total_cost:.4f}")
+
+class ContextInspector(QDialog):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        self.setWindowTitle("Context inspector — Tripane")
+        layout = QVBoxLayout(self)
+        self.summary = QLabel("Assembling the context…")
+        self.summary.setObjectName("summary")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.tabs = QTabWidget()
+        self.context_view = QPlainTextEdit()
+        self.context_view.setReadOnly(True)
+        self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Turn", "Prompt tokens", "Prefix reuse", "Cached tokens", "Cost"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.chart = TokenChart()
+        self.tabs.addTab(self.chart, "Tokens and cost")
+        self.tabs.addTab(self.table, "Requests")
+        self.tabs.addTab(self.context_view, "Context")
+        layout.addWidget(self.tabs, 1)
+        self.resize(860, 600)
+
+    def show_requests(self, records: list[Record]) -> None:
+        rows = request_rows(records)
+        self.table.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            cells = (str(row["turn"]) + (" (flush)" if row["flush"] else ""), f"{row['prompt']:,}",
+                     f"{row['reuse']:.1%}", f"{row['cached']:,}", f"${row['cost']:.4f}")
+            for j, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(i, j, item)
+        self.chart.set_rows(rows)
+
+    def show_context(self, assembled: Assembled) -> None:
+        zones = " · ".join(f"<b>{z.name}</b> {z.tokens:,} tokens ({len(z.messages)} message(s))" for z in assembled.zones)
+        self.summary.setText(f"{zones}<br>Total {assembled.tokens:,} of a {assembled.budget:,}-token budget "
+                             f"({assembled.tokens / max(1, assembled.budget):.0%}).")
+        parts = []
+        for zone in assembled.zones:
+            parts.append(f"════ {zone.name.upper()} · {zone.tokens:,} tokens ════")
+            for message in zone.messages:
+                parts.append(f"── {message.get('role')} ──")
+                if message.get("content"):
+                    parts.append(str(message["content"]))
+                for call in message.get("tool_calls") or []:
+                    function = call.get("function", {})
+                    parts.append(f"→ {function.get('name')}({function.get('arguments')})")
+        self.context_view.setPlainText("\n".join(parts))
+
+    def show_failure(self, error: BaseException) -> None:
+        self.summary.setText(f"The context could not be assembled: {error}")
+

@@ -1,0 +1,86 @@
+"""Start a session: the task, the folder the agent may work in, and the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.session import SessionConfig
+from gui.qt import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+from gui.settings import Preferences
+
+
+class NewSessionDialog(QDialog):
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("new_session")
+        self.setWindowTitle("New session — Tripane")
+        self.prefs = prefs
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.task = QPlainTextEdit()
+        self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect.")
+        self.task.setFixedHeight(110)
+        form.addRow("Task:", self.task)
+        self.workdir = QLineEdit(prefs.workdir or str(Path.home()))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.workdir, 1)
+        row.addWidget(browse)
+        form.addRow("Work folder:", row)
+        self.model = QLineEdit(prefs.model)
+        form.addRow("Model:", self.model)
+        self.approval = QComboBox()
+        for value, label in (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools")):
+            self.approval.addItem(label, value)
+        self.approval.setCurrentIndex(max(0, self.approval.findData(prefs.approval)))
+        form.addRow("Approvals:", self.approval)
+        layout.addLayout(form)
+        self.error = QLabel("")
+        self.error.setObjectName("error")
+        self.error.setWordWrap(True)
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.config: SessionConfig | None = None
+        self.resize(620, 320)
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "The folder the agent may work in", self.workdir.text())
+        if folder:
+            self.workdir.setText(folder)
+
+    def _accept(self) -> None:
+        prefs = self.prefs
+        try:
+            if not self.model.text().strip():
+                raise ValueError("Choose a model first (Settings, Ctrl+,).")
+            workdir = Path(self.workdir.text()).expanduser()
+            if not workdir.is_dir():
+                raise ValueError(f"The work folder {workdir} does not exist.")
+            self.config = SessionConfig(
+                task=self.task.toPlainText().strip(), model=self.model.text().strip(), workdir=workdir,
+                api_base=prefs.api_base.strip() or None, max_turns=prefs.max_turns, approval=self.approval.currentData(),
+                warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
+                budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,
+            )
+        except ValueError as exc:
+            self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))
+            return
+        self.accept()

@@ -1,0 +1,171 @@
+"""The person-in-the-loop dialog: one non-modal window per open `human_question`.
+
+It never runs a nested event loop (no exec()): it is shown, and its `answered` signal carries the
+choice back; the window passes it to `Session.answer`. What it shows depends on why the agent stopped.
+"""
+
+from __future__ import annotations
+
+import json
+
+from core.events import HumanQuestion
+from gui.qt import (
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+
+TITLES = {
+    "three_strike": "3-Strike: the same error three times",
+    "danger_turn": "The turn threshold is reached",
+    "ask_user": "The agent asks you",
+    "approval": "Approve a tool call?",
+    "budget": "The budget cap is reached",
+}
+LABELS = {
+    "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
+    "change_model": "Change model", "stop": "Stop", "continue": "Continue", "guidance": "Send guidance",
+    "approve": "Approve", "deny": "Deny",
+}
+TEXT_PROMPTS = {
+    "three_strike": "Hint, or the new model name for “Change model”:",
+    "danger_turn": "Guidance for the agent (optional):",
+    "approval": "Reason, if you deny (the agent sees it):",
+    "ask_user": "Your answer:",
+    "budget": "Note for the agent (optional):",
+}
+REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "differently": "Would do differently",
+                 "ask_human": "Asks you", "error": "Note"}
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _block(text: str, name: str = "detail") -> QLabel:
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class QuestionDialog(QDialog):
+    answered = Signal(str, str, str)  # qid, choice, text
+
+    def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.question = question
+        self.setObjectName(f"question_{question.reason}")
+        self.setModal(False)
+        self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')} — Tripane")
+        self.setMinimumWidth(560)
+        layout = QVBoxLayout(self)
+        heading = _block(f"<h3>{TITLES.get(question.reason, 'A question')}</h3>"
+                         + (f"<span>{_escape(session_title)}</span>" if session_title else ""))
+        layout.addWidget(heading)
+        layout.addWidget(_block(_escape(question.question), "question_text"))
+        self._add_context(layout)
+        self.more_turns: QSpinBox | None = None
+        if question.reason == "danger_turn":
+            self.more_turns = QSpinBox()
+            self.more_turns.setRange(1, 500)
+            self.more_turns.setValue(10)
+            row = QFormLayout()
+            row.addRow("Continue for this many more turns:", self.more_turns)
+            layout.addLayout(row)
+        layout.addWidget(QLabel(TEXT_PROMPTS.get(question.reason, "Details (optional):")))
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("answer_text")
+        self.text.setFixedHeight(70)
+        layout.addWidget(self.text)
+        self.buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        row.addStretch(1)
+        for option in self._options():
+            button = QPushButton(self._label(option))
+            button.setObjectName(f"answer_{option}")
+            button.clicked.connect(lambda _=False, choice=option: self.choose(choice))
+            self.buttons[option] = button
+            row.addWidget(button)
+        layout.addLayout(row)
+        self.error = _block("", "error")
+        self.error.setVisible(False)
+        layout.addWidget(self.error)
+
+    def _options(self) -> tuple[str, ...]:
+        if self.question.reason == "ask_user":
+            return tuple(self.question.options) + ("answer",)
+        return tuple(self.question.options)
+
+    def _label(self, option: str) -> str:
+        if option == "always":
+            return f"Always allow {self.question.context.get('tool', 'this tool')}"
+        if option == "answer":
+            return "Send answer"
+        if self.question.reason == "budget" and option == "continue":
+            return "Continue (as much again)"
+        return LABELS.get(option, option)
+
+    def _add_context(self, layout: QVBoxLayout) -> None:
+        context, reason = self.question.context, self.question.reason
+        if reason == "three_strike":
+            if context.get("step"):
+                layout.addWidget(_block(f"<b>Failing step:</b> {_escape(context['step'])}"))
+            errors = context.get("errors") or []
+            if errors:
+                items = "".join(f"<li><code>{_escape(e)[:400]}</code></li>" for e in errors)
+                layout.addWidget(_block(f"<b>Last errors:</b><ol>{items}</ol>", "errors"))
+            reboot = context.get("reboot") or {}
+            rows = "".join(f"<tr><td><b>{REBOOT_LABELS.get(k, k)}</b></td><td>{_escape(v)}</td></tr>"
+                           for k, v in reboot.items() if v)
+            if rows:
+                layout.addWidget(_block(f"<b>The agent's 5-Question Reboot:</b><table>{rows}</table>", "reboot"))
+        elif reason == "approval":
+            layout.addWidget(_block(f"<b>Tool:</b> {_escape(context.get('tool', ''))}"))
+            layout.addWidget(_block(f"<pre>{_escape(self._arguments_text())}</pre>", "command"))
+        elif reason == "budget":
+            layout.addWidget(_block(f"<b>Used:</b> {context.get('tokens', 0):,} tokens, "
+                                    f"${float(context.get('cost_usd', 0)):.4f}"))
+
+    def _arguments_text(self) -> str:
+        raw = self.question.context.get("arguments", "")
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            return str(raw)
+        if isinstance(arguments, dict) and set(arguments) & {"command", "content", "url"}:
+            return "\n".join(f"{k}:\n{v}" if "\n" in str(v) else f"{k}: {v}" for k, v in arguments.items())
+        return json.dumps(arguments, indent=2, ensure_ascii=False)
+
+    def choose(self, choice: str) -> None:
+        text = self.text.toPlainText().strip()
+        reason = self.question.reason
+        if reason == "danger_turn" and choice == "continue" and self.more_turns is not None:
+            text = f"{self.more_turns.value()} more turns" + (f". {text}" if text else "")
+        if reason == "ask_user" and choice == "answer":
+            if not text:
+                return self.show_error("Type an answer, or pick one of the options.")
+            choice, text = text, ""
+        if reason == "three_strike" and choice in ("retry_with_hint", "change_model") and not text:
+            return self.show_error("Type the hint, or the model to change to, first.")
+        self._set_buttons_enabled(False)  # one answer per question; an error re-enables them
+        self.answered.emit(self.question.qid, choice, text)
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(f"<span>{_escape(message)}</span>")
+        self.error.setVisible(True)
+        self._set_buttons_enabled(True)
+
+    def _set_buttons_enabled(self, enabled: bool) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(enabled)

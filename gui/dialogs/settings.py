@@ -1,0 +1,208 @@
+"""Settings: model and provider, the API key (kept in the OS keyring), thresholds, folders, theme."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.llm import ModelClient, ModelError
+from core.providers import OLLAMA_BASE, detect_ollama, test_connection
+from core.secrets import provider_of, set_api_key
+from gui.qt import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+from gui.settings import Preferences
+from gui.tasks import TaskKeeper
+
+FIRST_RUN = (
+    "<b>Welcome to Tripane.</b> Choose the model the agent will use. Any "
+    "<a href='https://docs.litellm.ai/docs/providers'>litellm model string</a> works, e.g. "
+    "<code>openai/gpt-4o-mini</code> or <code>anthropic/claude-3-5-sonnet-latest</code> with an API key, "
+    "or a local server: <code>ollama_chat/llama3.1</code> with API base <code>http://127.0.0.1:11434</code>."
+)
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, prefs: Preferences, keeper: TaskKeeper, client_factory: Callable[[], ModelClient],
+                 first_run: bool = False, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("settings")
+        self.setWindowTitle("Settings — Tripane")
+        self.prefs = prefs
+        self.keeper = keeper
+        self.client_factory = client_factory
+        layout = QVBoxLayout(self)
+        if first_run:
+            intro = QLabel(FIRST_RUN)
+            intro.setObjectName("intro")
+            intro.setWordWrap(True)
+            intro.setOpenExternalLinks(True)
+            layout.addWidget(intro)
+
+        model_box = QGroupBox("Model")
+        form = QFormLayout(model_box)
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setCurrentText(prefs.model)
+        self.model.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
+        form.addRow("Model:", self.model)
+        self.api_base = QLineEdit(prefs.api_base)
+        self.api_base.setPlaceholderText("only for local or self-hosted servers")
+        form.addRow("API base:", self.api_base)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText("leave empty to keep the stored key")
+        form.addRow("API key:", self.api_key)
+        form.addRow("", QLabel("Keys are stored in the system keyring, never in a file."))
+        self.ollama = QLabel("Looking for Ollama on this computer…")
+        self.ollama.setObjectName("muted")
+        form.addRow("", self.ollama)
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(self._on_test_clicked)
+        test_row.addWidget(self.test_button)
+        self.test_result = QLabel("")
+        self.test_result.setObjectName("test_result")
+        self.test_result.setWordWrap(True)
+        test_row.addWidget(self.test_result, 1)
+        form.addRow("", test_row)
+        layout.addWidget(model_box)
+
+        run_box = QGroupBox("Supervision")
+        form = QFormLayout(run_box)
+        self.approval = QComboBox()
+        for value, label in (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools")):
+            self.approval.addItem(label, value)
+        self.approval.setCurrentIndex(max(0, self.approval.findData(prefs.approval)))
+        form.addRow("Approvals:", self.approval)
+        self.warn_turn = self._spin(prefs.warn_turn, 1, 1000)
+        form.addRow("Warn the agent at turn:", self.warn_turn)
+        self.danger_turn = self._spin(prefs.danger_turn, 1, 10000)
+        form.addRow("Ask me at turn:", self.danger_turn)
+        self.strike_limit = self._spin(prefs.strike_limit, 2, 20)
+        form.addRow("Same error limit (strikes):", self.strike_limit)
+        self.max_turns = self._spin(prefs.max_turns, 1, 100000)
+        form.addRow("Maximum turns:", self.max_turns)
+        self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
+        self.budget_tokens.setSpecialValueText("no cap")
+        form.addRow("Budget cap, tokens:", self.budget_tokens)
+        self.budget_usd = QDoubleSpinBox()
+        self.budget_usd.setRange(0, 100000)
+        self.budget_usd.setDecimals(2)
+        self.budget_usd.setPrefix("$")
+        self.budget_usd.setSpecialValueText("no cap")
+        self.budget_usd.setValue(prefs.budget_usd)
+        form.addRow("Budget cap, cost:", self.budget_usd)
+        layout.addWidget(run_box)
+
+        app_box = QGroupBox("Application")
+        form = QFormLayout(app_box)
+        self.data_dir = QLineEdit(prefs.data_dir)
+        self.data_dir.setPlaceholderText(str(prefs.data_path()))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.data_dir, 1)
+        row.addWidget(browse)
+        form.addRow("Data folder:", row)
+        self.theme = QComboBox()
+        self.theme.addItem("Light", "light")
+        self.theme.addItem("Dark", "dark")
+        self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
+        form.addRow("Theme:", self.theme)
+        layout.addWidget(app_box)
+
+        self.error = QLabel("")
+        self.error.setObjectName("error")
+        self.error.setWordWrap(True)
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
+        self.resize(640, 0)
+
+    @staticmethod
+    def _spin(value: int, low: int, high: int, step: int = 1) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(low, high)
+        spin.setSingleStep(step)
+        spin.setValue(value)
+        return spin
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Data folder", self.data_dir.text() or str(self.prefs.data_path()))
+        if folder:
+            self.data_dir.setText(folder)
+
+    def _show_ollama(self, models: list[str]) -> None:
+        if not models:
+            self.ollama.setText("No Ollama server found on this computer (that is fine with a hosted provider).")
+            return
+        self.ollama.setText(f"Ollama is running with {len(models)} model(s); pick one from the list.")
+        current = self.model.currentText()
+        for name in models:
+            if self.model.findText(name) < 0:
+                self.model.addItem(name)
+        self.model.setCurrentText(current or models[0])
+        if not current and not self.api_base.text():
+            self.api_base.setText(OLLAMA_BASE)
+
+    def _on_test_clicked(self) -> None:
+        self._store_key()
+        self.test_button.setEnabled(False)
+        self.test_result.setText("Testing…")
+        work = test_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
+        self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed)
+
+    def _test_passed(self, said: str) -> None:
+        self.test_button.setEnabled(True)
+        self.test_result.setText(f"✓ Connected. The model replied: {said[:80]}")
+
+    def _test_failed(self, error: BaseException) -> None:
+        self.test_button.setEnabled(True)
+        message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+        self.test_result.setText(f"✗ {message}")
+
+    def _store_key(self) -> bool:
+        key = self.api_key.text().strip()
+        if not key:
+            return True
+        try:
+            set_api_key(provider_of(self.model.currentText().strip()), key)
+        except Exception as exc:  # no usable keyring on this system
+            self.error.setText(f"The key could not be stored in the system keyring: {exc}. "
+                               "Set the provider's environment variable (e.g. OPENAI_API_KEY) instead.")
+            return False
+        self.api_key.clear()
+        return True
+
+    def _accept(self) -> None:
+        if not self.model.currentText().strip():
+            self.error.setText("Enter a model: the agent cannot run without one.")
+            return
+        if not self._store_key():
+            return
+        prefs = self.prefs
+        prefs.model = self.model.currentText().strip()
+        prefs.api_base = self.api_base.text().strip()
+        prefs.approval = self.approval.currentData()
+        prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()
+        prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()
+        prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
+        prefs.data_dir = self.data_dir.text().strip()
+        prefs.theme = self.theme.currentData()
+        self.accept()

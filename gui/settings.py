@@ -1,0 +1,61 @@
+"""The window's settings, in QSettings (per user, per platform). API keys are not here: keyring."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from core.paths import default_data_dir
+from gui.qt import QByteArray, QSettings
+
+
+@dataclass
+class Preferences:
+    model: str = ""
+    api_base: str = ""
+    approval: str = "ask"
+    max_turns: int = 100
+    warn_turn: int = 7
+    danger_turn: int = 30
+    strike_limit: int = 3
+    budget_tokens: int = 0
+    budget_usd: float = 0.0
+    data_dir: str = ""
+    theme: str = "light"  # light | dark
+    workdir: str = ""  # the folder last used for a new session
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model.strip())
+
+    def data_path(self) -> Path:
+        return Path(self.data_dir).expanduser() if self.data_dir.strip() else default_data_dir()
+
+
+class AppSettings:
+    def __init__(self, qsettings: QSettings | None = None):
+        self.q = qsettings or QSettings("Tripane", "Tripane")
+
+    def load(self) -> Preferences:
+        prefs = Preferences()
+        for field in fields(Preferences):
+            stored = self.q.value(f"prefs/{field.name}")
+            if stored is None:
+                continue
+            try:  # a hand-edited or older settings file must not stop the app from starting
+                setattr(prefs, field.name, type(getattr(prefs, field.name))(stored))
+            except (TypeError, ValueError):
+                pass
+        return prefs
+
+    def save(self, prefs: Preferences) -> None:
+        for name, value in asdict(prefs).items():
+            self.q.setValue(f"prefs/{name}", value)
+        self.q.sync()
+
+    def layout(self, key: str) -> QByteArray | None:
+        value = self.q.value(f"layout/{key}")
+        return value if isinstance(value, QByteArray) else None
+
+    def save_layout(self, key: str, state: QByteArray) -> None:
+        self.q.setValue(f"layout/{key}", state)

@@ -1,0 +1,260 @@
+"""The conversation: messages rendered as Markdown, tool calls as collapsible cards, notices inline.
+
+Built from records, so a reopened session and a live one look the same. A streaming reply is
+re-rendered at most every 80 ms, however fast the deltas come.
+"""
+
+from __future__ import annotations
+
+import json
+
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    Danger,
+    ErrorRecorded,
+    HumanAnswer,
+    HumanQuestion,
+    Record,
+    SessionEnded,
+    SessionPaused,
+    SessionResumed,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from gui.markdown import to_html
+from gui.qt import (
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    Qt,
+    QTimer,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
+PREVIEW_CHARS = 4000
+
+
+def _label(html: str, object_name: str) -> QLabel:
+    label = QLabel(html)
+    label.setObjectName(object_name)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setWordWrap(True)
+    label.setOpenExternalLinks(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    return label
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class MessageItem(QFrame):
+    def __init__(self, role: str, text: str):
+        super().__init__()
+        self.setObjectName(f"message_{role}")
+        self.role = role
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        who = {"user": "You", "assistant": "Agent"}.get(role, role)
+        layout.addWidget(_label(f"<b>{who}</b>", "who"))
+        self.body = _label(to_html(text), "body")
+        layout.addWidget(self.body)
+        self.text = text
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.body.setText(to_html(text))
+
+
+class ToolCard(QFrame):
+    """One tool call: a header with its status, the arguments and result folded underneath."""
+
+    def __init__(self, call: ToolCall):
+        super().__init__()
+        self.setObjectName("tool_card")
+        self.call = call
+        self.status = "running"
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        self.header = QToolButton()
+        self.header.setObjectName("tool_header")
+        self.header.setCheckable(True)
+        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.header.setArrowType(Qt.ArrowType.RightArrow)
+        self.header.toggled.connect(self._on_header_toggled)
+        layout.addWidget(self.header)
+        self.details = _label("", "tool_details")
+        self.details.setVisible(False)
+        layout.addWidget(self.details)
+        self._result = ""
+        self._render()
+
+    def _arguments(self) -> str:
+        try:
+            return json.dumps(json.loads(self.call.arguments or "{}"), indent=2, ensure_ascii=False)
+        except ValueError:
+            return self.call.arguments
+
+    def _summary(self) -> str:
+        try:
+            arguments = json.loads(self.call.arguments or "{}")
+            first = next(iter(arguments.values()), "") if isinstance(arguments, dict) else ""
+        except ValueError:
+            first = self.call.arguments
+        first = " ".join(str(first).split())
+        return first[:70] + ("…" if len(first) > 70 else "")
+
+    def _render(self) -> None:
+        mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
+        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}")
+        self.setProperty("status", self.status)
+        self.style().unpolish(self)
+        self.style().polish(self)
+        body = f"<pre>{_escape(self._arguments())}</pre>"
+        if self._result:
+            shown = self._result[:PREVIEW_CHARS] + ("\n…" if len(self._result) > PREVIEW_CHARS else "")
+            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b><pre>{_escape(shown)}</pre>"
+        self.details.setText(body)
+
+    def set_result(self, result: ToolResult) -> None:
+        self.status = "ok" if result.ok else "error"
+        self._result = result.content + (f"\n[full output: {result.offload_path}]" if result.offload_path else "")
+        self._render()
+        if not result.ok:
+            self.header.setChecked(True)  # errors are shown, not folded away
+
+    def _on_header_toggled(self, expanded: bool) -> None:
+        self.details.setVisible(expanded)
+        self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
+
+
+class ChatView(QScrollArea):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("chat")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        container = QWidget()
+        self._layout = QVBoxLayout(container)
+        self._layout.setContentsMargins(6, 6, 6, 6)
+        self._layout.setSpacing(6)
+        self._layout.addStretch(1)
+        self.setWidget(container)
+        self.cards: dict[str, ToolCard] = {}
+        self._live: MessageItem | None = None
+        self._live_text = ""
+        self._render_timer = QTimer(self, singleShot=True, interval=80)
+        self._render_timer.timeout.connect(self._render_live)
+        self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+        self._follow = True
+
+    # --- building -------------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        while self._layout.count() > 1:
+            item = self._layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.cards.clear()
+        self._live = None
+        self._live_text = ""
+
+    def items(self) -> list[QWidget]:
+        return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
+
+    def _add(self, widget: QWidget) -> None:
+        self._follow = self._at_bottom()
+        self._layout.insertWidget(self._layout.count() - 1, widget)
+        while self._layout.count() - 1 > MAX_ITEMS:
+            old = self._layout.takeAt(0).widget()
+            if isinstance(old, ToolCard):
+                self.cards.pop(old.call.id, None)
+            old.deleteLater()
+
+    def _notice(self, text: str, kind: str = "notice") -> None:
+        self._add(_label(text, kind))
+
+    def show_records(self, records: list[Record]) -> None:
+        self.clear()
+        for record in records[-MAX_ITEMS * 2:]:
+            self.add_record(record)
+
+    def add_record(self, record: Record) -> None:
+        event = record.event
+        match event:
+            case UserMessage():
+                self._add(MessageItem("user", event.text))
+            case AssistantMessage():
+                self._finish_live(event.text)
+                for call in event.tool_calls:
+                    card = ToolCard(call)
+                    self.cards[call.id] = card
+                    self._add(card)
+            case ToolResult():
+                card = self.cards.get(event.call_id)
+                if card is not None:
+                    card.set_result(event)
+            case ErrorRecorded():
+                self._notice(f"⚠ Error, attempt {event.attempt}: {_escape(event.signature)}", "error")
+            case HumanQuestion():
+                self._notice(f"❓ <b>Question for you</b> ({event.reason.replace('_', ' ')}): {_escape(event.question)}", "question")
+            case HumanAnswer():
+                detail = f" — {_escape(event.text)}" if event.text else ""
+                self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer")
+            case Danger():
+                self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}", "error")
+            case Compaction():
+                self._notice(f"⇊ Context compacted ({event.tokens_before:,} → {event.tokens_after:,} tokens); "
+                             "the summary is in compaction/summaries.jsonl")
+            case SessionPaused():
+                self._notice("‖ Paused")
+            case SessionResumed():
+                self._notice("▶ Resumed")
+            case SessionEnded():
+                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}", "ended")
+
+    # --- streaming ------------------------------------------------------------------------------
+
+    def stream(self, text: str) -> None:
+        if self._live is None:
+            self._live = MessageItem("assistant", "")
+            self._live_text = ""
+            self._add(self._live)
+        self._live_text += text
+        if not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def _render_live(self) -> None:
+        if self._live is not None:
+            self._follow = self._at_bottom()
+            self._live.set_text(self._live_text)
+
+    def _finish_live(self, final_text: str) -> None:
+        self._render_timer.stop()
+        if self._live is not None:
+            if final_text:
+                self._live.set_text(final_text)
+            else:
+                self._live.deleteLater()
+                self._layout.removeWidget(self._live)
+        elif final_text:
+            self._add(MessageItem("assistant", final_text))
+        self._live = None
+        self._live_text = ""
+
+    # --- scrolling ------------------------------------------------------------------------------
+
+    def _at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 24
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)

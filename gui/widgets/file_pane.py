@@ -1,0 +1,191 @@
+"""One of the three live panes: a file rendered as Markdown, and for the plan and findings an editor.
+
+Rendering happens off the Qt thread and at most every 200 ms, so an agent appending to a large
+progress.md cannot freeze the window. After each render the view scrolls to what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gui.markdown import STYLE, changed_fraction, render_file
+from gui.qt import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QTextBrowser,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from gui.tasks import TaskKeeper
+
+Loader = Callable[[], tuple[str, int]]
+
+
+class FilePane(QWidget):
+    save_requested = Signal(str, str, int)  # file name, text, base version
+    pin_requested = Signal(str)  # file name
+
+    def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False):
+        super().__init__()
+        self.setObjectName(f"pane_{name.split('.')[0]}")
+        self.name = name
+        self.keeper = keeper
+        self._loader: Loader | None = None
+        self._shown_text = ""
+        self.version = 0
+        self.base_version = 0  # the version the open edit started from
+        self._rendering = False
+        self._dirty = False
+
+        self.title = QLabel(f"<b>{title}</b>")
+        self.version_label = QLabel("")
+        self.version_label.setObjectName("muted")
+        self.edit_button = QPushButton("Edit")
+        self.edit_button.setCheckable(True)
+        self.edit_button.setToolTip("Edit this file (Ctrl+E)")
+        self.edit_button.toggled.connect(self._on_edit_button_toggled)
+        self.save_button = QPushButton("Save")
+        self.save_button.setToolTip("Send your edit to the agent (Ctrl+S)")
+        self.save_button.clicked.connect(self.save)
+        self.pin_button = QPushButton("Pin…")
+        self.pin_button.setToolTip("Pin lines the agent must keep verbatim")
+        self.pin_button.clicked.connect(lambda: self.pin_requested.emit(self.name))
+        header = QHBoxLayout()
+        header.setContentsMargins(4, 2, 4, 2)
+        header.addWidget(self.title)
+        header.addWidget(self.version_label)
+        header.addStretch(1)
+        for button, shown in ((self.pin_button, pinnable), (self.edit_button, editable), (self.save_button, editable)):
+            button.setVisible(shown)
+            header.addWidget(button)
+        self.save_button.setEnabled(False)
+
+        self.viewer = QTextBrowser()
+        self.viewer.setOpenExternalLinks(True)
+        self.viewer.document().setDefaultStyleSheet(STYLE)
+        self.editor = QPlainTextEdit()
+        self.editor.setObjectName("editor")
+        self.notice = QLabel("")
+        self.notice.setObjectName("warning")
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(False)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.viewer)
+        self.stack.addWidget(self.editor)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(header)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.stack, 1)
+
+        self._timer = QTimer(self, singleShot=True, interval=200)
+        self._timer.timeout.connect(self._render)
+
+    # --- showing --------------------------------------------------------------------------------
+
+    def bind(self, loader: Loader | None) -> None:
+        """Show another session's file (None: none)."""
+        self.set_editing(False)
+        self._loader = loader
+        self._shown_text = ""
+        self.viewer.clear()
+        self.version_label.setText("")
+        if loader is not None:
+            self.refresh(now=True)
+
+    def refresh(self, now: bool = False) -> None:
+        """The file changed: render again soon (changes within 200 ms are rendered once)."""
+        self._dirty = True
+        if now:
+            self._timer.start(0)
+        elif not self._timer.isActive():
+            self._timer.start()
+
+    def _render(self) -> None:
+        if self._loader is None or self._rendering:
+            return
+        self._dirty = False
+        text, version = self._loader()
+        self.version = version
+        self.version_label.setText(f"v{version}")
+        if self.editing and version != self.base_version:
+            self.notice.setText(f"The agent changed this file (now v{version}) while you edit. "
+                                "Saving will show both versions so you can choose.")
+            self.notice.setVisible(True)
+        if text == self._shown_text:
+            return
+        where = changed_fraction(self._shown_text, text)
+        self._rendering = True
+        loader = self._loader
+        self.keeper.in_thread(render_file, text,
+                              on_success=lambda html: self._show(loader, text, html, where),
+                              on_failure=lambda error: self._show(loader, text, f"<pre>{error}</pre>", where))
+
+    def _show(self, loader: Loader, text: str, html: str, where: float | None) -> None:
+        self._rendering = False
+        if loader is not self._loader:
+            return  # another session was selected meanwhile
+        self._shown_text = text
+        self.viewer.setHtml(html)
+        bar = self.viewer.verticalScrollBar()
+        if where is not None and where > 0:
+            target = int(where * (bar.maximum() + bar.pageStep())) - bar.pageStep() // 3
+            bar.setValue(max(0, min(bar.maximum(), target)))
+        if self._dirty:
+            self.refresh()
+
+    @property
+    def shown_text(self) -> str:
+        return self._shown_text
+
+    # --- editing --------------------------------------------------------------------------------
+
+    @property
+    def editing(self) -> bool:
+        return self.stack.currentWidget() is self.editor
+
+    def set_editing(self, editing: bool) -> None:
+        if editing and self._loader is None:
+            editing = False
+        self.edit_button.blockSignals(True)
+        self.edit_button.setChecked(editing)
+        self.edit_button.blockSignals(False)
+        self._on_edit_button_toggled(editing)
+
+    def toggle_editing(self) -> None:
+        if self.edit_button.isVisible():
+            self.set_editing(not self.editing)
+
+    def _on_edit_button_toggled(self, editing: bool) -> None:
+        if editing and self._loader is not None:
+            text, version = self._loader()
+            self.base_version = version
+            self.editor.setPlainText(text)
+            self.stack.setCurrentWidget(self.editor)
+            self.editor.setFocus()
+        else:
+            self.stack.setCurrentWidget(self.viewer)
+            self.notice.setVisible(False)
+        self.save_button.setEnabled(self.editing)
+        self.edit_button.setText("Cancel" if self.editing else "Edit")
+
+    def save(self) -> None:
+        if self.editing:
+            self.save_requested.emit(self.name, self.editor.toPlainText(), self.base_version)
+
+    def saved(self) -> None:
+        """The edit reached the session: back to the rendered view."""
+        self.set_editing(False)
+        self.refresh(now=True)
+
+    def continue_from(self, text: str, version: int) -> None:
+        """Keep editing `text`, now based on `version` (after a conflict was resolved by hand)."""
+        self.base_version = version
+        self.editor.setPlainText(text)
+        self.notice.setVisible(False)

@@ -1,0 +1,80 @@
+"""The sessions in the data folder, newest first, with a search box and their state."""
+
+from __future__ import annotations
+
+from core.store import SessionRow
+from gui.qt import (
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+
+MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
+
+
+def row_text(row: SessionRow) -> str:
+    status = row.status.removeprefix("ended:")
+    mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
+    return f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}"
+
+
+class SessionList(QWidget):
+    session_selected = Signal(str)
+    new_requested = Signal()
+    rename_requested = Signal(str)
+    delete_requested = Signal(str)
+    search_changed = Signal(str)
+
+    def __init__(self):
+        super().__init__()
+        self.setObjectName("session_list")
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search sessions (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.search_changed)
+        self.list = QListWidget()
+        self.list.currentItemChanged.connect(self._on_list_current_item_changed)
+        new, rename, delete = QPushButton("New"), QPushButton("Rename"), QPushButton("Delete")
+        new.setToolTip("New session (Ctrl+N)")
+        rename.setToolTip("Rename the session (F2)")
+        delete.setToolTip("Delete the session (Delete)")
+        new.clicked.connect(self.new_requested)
+        rename.clicked.connect(lambda: self.current_id() and self.rename_requested.emit(self.current_id()))
+        delete.clicked.connect(lambda: self.current_id() and self.delete_requested.emit(self.current_id()))
+        buttons = QHBoxLayout()
+        for button in (new, rename, delete):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+
+    def show_rows(self, rows: list[SessionRow], current: str | None) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for row in rows:
+            item = QListWidgetItem(row_text(row))
+            item.setData(Qt.ItemDataRole.UserRole, row.id)
+            item.setToolTip(row.task[:500])
+            self.list.addItem(item)
+            if row.id == current:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+
+    def current_id(self) -> str:
+        item = self.list.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else ""
+
+    def ids(self) -> list[str]:
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
+
+    def _on_list_current_item_changed(self, current: QListWidgetItem | None, _previous) -> None:
+        if current is not None:
+            self.session_selected.emit(current.data(Qt.ItemDataRole.UserRole))

@@ -1,0 +1,74 @@
+"""The status bar: model, turn against the thresholds, tokens, cache reuse, cost, and the state."""
+
+from __future__ import annotations
+
+from core.agent.state import SessionState
+from gui.qt import QLabel, QStatusBar
+
+STATE_TEXT = {
+    "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
+    "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
+    "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
+}
+
+
+def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
+    """normal, then warn from the warn turn, then danger in the last three turns before the limit."""
+    if turn >= danger_limit - 3:
+        return "danger"
+    if turn >= warn_turn:
+        return "warn"
+    return "normal"
+
+
+class SessionStatusBar(QStatusBar):
+    def __init__(self):
+        super().__init__()
+        self.model = QLabel("")
+        self.turn = QLabel("")
+        self.turn.setObjectName("turn")
+        self.tokens = QLabel("")
+        self.reuse = QLabel("")
+        self.cost = QLabel("")
+        self.state = QLabel("")
+        self.state.setObjectName("state")
+        for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
+            self.addWidget(label)
+        self.addPermanentWidget(self.state)
+
+    def show_state(self, state: SessionState | None, activity: str = "idle") -> None:
+        if state is None or state.config is None:
+            for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
+                label.setText("")
+            self._set_state("No session", "idle")
+            return
+        config = state.config
+        self.model.setText(f"Model: {state.model}")
+        level = turn_level(state.turn, config.warn_turn, state.danger_limit)
+        self.turn.setText(f"Turn {state.turn} / {state.danger_limit}")
+        self.turn.setProperty("level", level)
+        self.turn.setToolTip(f"Warnings from turn {config.warn_turn}; at turn {state.danger_limit} you are asked "
+                             "whether to continue.")
+        self._repolish(self.turn)
+        usage = state.usage
+        self.tokens.setText(f"Tokens: {usage.prompt_tokens + usage.completion_tokens:,}")
+        reuse = state.last_metrics.get("prefix_reuse")
+        cached = f" · cached {usage.cached_tokens / usage.prompt_tokens:.0%}" if usage.prompt_tokens else ""
+        self.reuse.setText(f"Cache reuse: {reuse:.0%}{cached}" if reuse is not None else "Cache reuse: –")
+        self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
+        if state.ended:
+            self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
+        elif state.status in ("paused", "waiting"):
+            self._set_state(*STATE_TEXT[state.status])
+        else:
+            self._set_state(*STATE_TEXT.get(activity, STATE_TEXT["running"]))
+
+    def _set_state(self, text: str, kind: str) -> None:
+        self.state.setText(text)
+        self.state.setProperty("kind", kind)
+        self._repolish(self.state)
+
+    @staticmethod
+    def _repolish(label: QLabel) -> None:
+        label.style().unpolish(label)
+        label.style().polish(label)

@@ -1,0 +1,545 @@
+"""The main window: sessions on the left, the chat in the middle, the three live files on the right.
+
+The window only talks to the core through `Session` (calls) and `SessionBridge` (signals). Every
+session opened in this window keeps its bridge, so a question asked by a session running in the
+background still raises an alert and marks the session list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
+from core.llm import ModelClient
+from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
+from core.session import Session, SessionConfig
+from core.store import StoreError
+from gui.bridge import SessionBridge
+from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
+from gui.dialogs.inspector import ContextInspector
+from gui.dialogs.new_session import NewSessionDialog
+from gui.dialogs.pins import PinDialog
+from gui.dialogs.question import QuestionDialog
+from gui.dialogs.settings import SettingsDialog
+from gui.icon import app_icon
+from gui.qt import (
+    QAction,
+    QApplication,
+    QCloseEvent,
+    QHBoxLayout,
+    QInputDialog,
+    QKeySequence,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QSystemTrayIcon,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from gui.settings import AppSettings, Preferences
+from gui.tasks import TaskKeeper
+from gui.theme import apply_theme
+from gui.widgets.chat import ChatView
+from gui.widgets.file_pane import FilePane
+from gui.widgets.session_list import SessionList
+from gui.widgets.status import SessionStatusBar
+from gui.workspace import Workspace
+
+log = logging.getLogger(__name__)
+LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "session_resumed", "session_ended",
+                        "user_message")
+
+
+class MainWindow(QMainWindow):
+    question_shown = Signal(object)  # the QuestionDialog, for tests and screenshots
+    closed = Signal()
+
+    def __init__(self, workspace: Workspace, settings: AppSettings, client_factory: Callable[[], ModelClient],
+                 prefs: Preferences | None = None):
+        super().__init__()
+        self.setObjectName("main_window")
+        self.setWindowTitle("Tripane")
+        self.setWindowIcon(app_icon())
+        self.workspace = workspace
+        self.settings = settings
+        self.prefs = prefs or settings.load()
+        self.client_factory = client_factory
+        self.keeper = TaskKeeper()
+        self.session: Session | None = None
+        self.bridges: dict[str, SessionBridge] = {}
+        self.dialogs: dict[str, QuestionDialog] = {}
+        self.inspector: ContextInspector | None = None
+        self._activity = "idle"
+        self._shut_down = False
+        self.shutdown_done: asyncio.Future | None = None
+        self._tray: QSystemTrayIcon | None = None
+        self._watched_runs: set[asyncio.Task] = set()
+
+        self.sessions = SessionList()
+        self.chat = ChatView()
+        self.composer = QPlainTextEdit()
+        self.composer.setObjectName("composer")
+        self.composer.setPlaceholderText("Message the agent — it reads it at its next step (Ctrl+Enter to send)")
+        self.composer.setFixedHeight(72)
+        self.panes = {
+            PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
+            FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
+            PROGRESS: FilePane(PROGRESS, "Progress", self.keeper),
+        }
+        self._build_layout()
+        self._build_actions()
+        self._connect()
+        self.setStatusBar(status := SessionStatusBar())
+        self.status = status
+        self.status.show_state(None)
+        self._restore_layout()
+        self.refresh_sessions()
+        self._update_controls()
+
+    # --- building -------------------------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        self.send_button, self.pause_button = QPushButton("Send"), QPushButton("Pause")
+        self.resume_button, self.stop_button = QPushButton("Resume"), QPushButton("Stop")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        for button, tip in ((self.send_button, "Ctrl+Enter"), (self.pause_button, "Ctrl+P"),
+                            (self.resume_button, "Ctrl+R"), (self.stop_button, "Esc")):
+            button.setToolTip(tip)
+            buttons.addWidget(button)
+        center = QWidget()
+        column = QVBoxLayout(center)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.chat, 1)
+        column.addWidget(self.composer)
+        column.addLayout(buttons)
+        self.right = QSplitter(Qt.Orientation.Vertical)
+        self.right.setObjectName("panes_splitter")
+        for pane in self.panes.values():
+            self.right.addWidget(pane)
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.main_splitter.setObjectName("main_splitter")
+        self.main_splitter.addWidget(self.sessions)
+        self.main_splitter.addWidget(center)
+        self.main_splitter.addWidget(self.right)
+        self.main_splitter.setStretchFactor(1, 3)
+        self.main_splitter.setStretchFactor(2, 2)
+        self.main_splitter.setSizes([240, 640, 480])
+        self.setCentralWidget(self.main_splitter)
+
+    def _action(self, menu, text: str, shortcut: str | QKeySequence | None, slot, name: str) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        bar = self.menuBar()
+        file_menu, session_menu, view_menu = bar.addMenu("&File"), bar.addMenu("&Session"), bar.addMenu("&View")
+        self.actions_by_name: dict[str, QAction] = {}
+        for menu, text, shortcut, slot, name in (
+            (file_menu, "&New session…", "Ctrl+N", self.new_session, "new"),
+            (file_menu, "&Settings…", "Ctrl+,", self.open_settings, "settings"),
+            (file_menu, "&Quit", "Ctrl+Q", self.close, "quit"),
+            (session_menu, "&Send message", "Ctrl+Return", self.send_message, "send"),
+            (session_menu, "&Pause", "Ctrl+P", self.pause, "pause"),
+            (session_menu, "&Resume", "Ctrl+R", self.resume, "resume"),
+            (session_menu, "S&top", "Esc", self.stop, "stop"),
+            (session_menu, "&Edit plan", "Ctrl+E", lambda: self.panes[PLAN].toggle_editing(), "edit_plan"),
+            (session_menu, "Edit &findings", "Ctrl+Shift+E", lambda: self.panes[FINDINGS].toggle_editing(), "edit_findings"),
+            (session_menu, "Sa&ve edit", "Ctrl+S", self.save_edit, "save_edit"),
+            (session_menu, "&Compact context now", "Ctrl+Shift+K", self.compact, "compact"),
+            (session_menu, "Context &inspector", "Ctrl+I", self.open_inspector, "inspector"),
+            (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
+            (session_menu, "&Delete…", None, self.delete_session, "delete"),
+            (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
+            (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
+        ):
+            self.actions_by_name[name] = self._action(menu, text, shortcut, slot, name)
+        # Delete only from the session list, so it never eats the key in a text field.
+        delete_key = QAction(self.sessions.list)
+        delete_key.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        delete_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete_key.triggered.connect(self.delete_session)
+        self.sessions.list.addAction(delete_key)
+
+    def _connect(self) -> None:
+        self.sessions.session_selected.connect(self.show_session)
+        self.sessions.new_requested.connect(self.new_session)
+        self.sessions.rename_requested.connect(lambda _id: self.rename_session())
+        self.sessions.delete_requested.connect(lambda _id: self.delete_session())
+        self.sessions.search_changed.connect(lambda _text: self.refresh_sessions())
+        self.send_button.clicked.connect(self.send_message)
+        self.pause_button.clicked.connect(self.pause)
+        self.resume_button.clicked.connect(self.resume)
+        self.stop_button.clicked.connect(self.stop)
+        for pane in self.panes.values():
+            pane.save_requested.connect(self.on_pane_save_requested)
+            pane.pin_requested.connect(self.on_pane_pin_requested)
+
+    # --- layout memory --------------------------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.layout("geometry")
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1360, 820)
+        for key, splitter in (("main_splitter", self.main_splitter), ("panes_splitter", self.right)):
+            state = self.settings.layout(key)
+            if state is not None:
+                splitter.restoreState(state)
+
+    def save_layout(self) -> None:
+        self.settings.save_layout("geometry", self.saveGeometry())
+        self.settings.save_layout("main_splitter", self.main_splitter.saveState())
+        self.settings.save_layout("panes_splitter", self.right.saveState())
+        self.settings.q.sync()
+
+    # --- sessions -------------------------------------------------------------------------------
+
+    def refresh_sessions(self) -> None:
+        current = self.session.id if self.session else None
+        self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
+
+    def show_session(self, session_id: str) -> None:
+        if self.session is not None and self.session.id == session_id:
+            return
+        try:
+            session = self.workspace.open(session_id)
+        except (StoreError, ValueError) as exc:
+            QMessageBox.warning(self, "Tripane", f"The session {session_id} cannot be opened:\n\n{exc}")
+            return
+        self._watch(session)
+        self.session = session
+        self._activity = "idle"
+        self.chat.show_records(session.records)
+        for name, pane in self.panes.items():
+            pane.bind(lambda name=name, session=session: session.read_file(name))
+        self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")
+        self.refresh_sessions()
+        self._update_controls()
+        question = session.state.open_question
+        if question is not None:
+            self.show_question(session, question)
+
+    def _watch(self, session: Session) -> None:
+        if session.id in self.bridges:
+            return
+        bridge = SessionBridge(session, self)
+        bridge.record_added.connect(lambda record, s=session: self.on_bridge_record_added(s, record))
+        bridge.text_streamed.connect(lambda text, s=session: s is self.session and self.chat.stream(text))
+        bridge.activity_changed.connect(lambda activity, s=session: self.on_bridge_activity_changed(s, activity))
+        self.bridges[session.id] = bridge
+
+    def new_session(self) -> None:
+        if not self.prefs.configured:
+            self.open_settings(first_run=True)
+            return
+        dialog = NewSessionDialog(self.prefs, self)
+        dialog.finished.connect(lambda result: result and dialog.config and self.start_session(dialog.config))
+        dialog.open()
+
+    def start_session(self, config: SessionConfig) -> Session | None:
+        try:
+            session = self.workspace.create(config)
+        except (ValueError, StoreError) as exc:
+            QMessageBox.warning(self, "Tripane", f"The session could not be started:\n\n{exc}")
+            return None
+        self.prefs.workdir = str(config.workdir)
+        self.settings.save(self.prefs)
+        self._watch(session)
+        self.session = None
+        self.show_session(session.id)
+        self._start(session)
+        return session
+
+    def _start(self, session: Session) -> None:
+        session.start()
+        self._watch_run(session)
+
+    def _watch_run(self, session: Session) -> None:
+        """Refresh the controls when the session's current run ends (once per run)."""
+        task = session.task
+        if task is not None and not task.done() and task not in self._watched_runs:
+            self._watched_runs.add(task)
+            task.add_done_callback(lambda done, s=session: (self._watched_runs.discard(done),
+                                                            self.on_session_run_finished(s)))
+
+    def on_session_run_finished(self, session: Session) -> None:
+        if self._shut_down:
+            return
+        self.refresh_sessions()
+        if session is self.session:
+            self._update_controls()
+
+    def rename_session(self) -> None:
+        session_id = self.sessions.current_id()
+        if not session_id:
+            return
+        row = self.workspace.store.session(session_id)
+        title, ok = QInputDialog.getText(self, "Rename session", "Name:", text=row.title)
+        if ok and title.strip():
+            self.workspace.rename(session_id, title)
+            self.refresh_sessions()
+
+    def delete_session(self) -> None:
+        session_id = self.sessions.current_id()
+        if not session_id:
+            return
+        row = self.workspace.store.session(session_id)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete session",
+                          f"Delete “{row.title}”?\n\nIts event log, the three files and its offloaded outputs are "
+                          "removed. This cannot be undone.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(session_id))
+        box.open()
+
+    def _delete(self, session_id: str) -> None:
+        bridge = self.bridges.pop(session_id, None)
+        if bridge is not None:
+            bridge.detach()
+        if self.session is not None and self.session.id == session_id:
+            self.session = None
+            self.chat.clear()
+            for pane in self.panes.values():
+                pane.bind(None)
+            self.status.show_state(None)
+        self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions())
+
+    # --- what the core reports ------------------------------------------------------------------
+
+    def on_bridge_record_added(self, session: Session, record: Record) -> None:
+        event = record.event
+        if isinstance(event, HumanQuestion):
+            self.show_question(session, event)
+        elif isinstance(event, HumanAnswer):
+            dialog = self.dialogs.pop(event.qid, None)
+            if dialog is not None:
+                dialog.close()
+        if event.kind in LIST_CHANGING_EVENTS:
+            self.refresh_sessions()
+        if session is not self.session:
+            return
+        self.chat.add_record(record)
+        if isinstance(event, FileChanged) and event.file in self.panes:
+            self.panes[event.file].refresh()
+        self._update_controls()
+
+    def on_bridge_activity_changed(self, session: Session, activity: str) -> None:
+        if session is self.session:
+            self._activity = activity
+            self._update_controls()
+
+    def _update_controls(self) -> None:
+        session = self.session
+        state = session.state if session else None
+        self.status.show_state(state, self._activity)
+        has = session is not None
+        running = has and session.running
+        paused = has and state.status == "paused"
+        for widget in (self.send_button, self.composer):
+            widget.setEnabled(has)
+        self.pause_button.setEnabled(running and not paused)
+        self.resume_button.setEnabled(has and not state.ended and (paused or not running))
+        self.stop_button.setEnabled(running)
+        for name in ("send", "pause", "resume", "stop", "edit_plan", "edit_findings", "save_edit", "compact",
+                     "inspector", "rename", "delete"):
+            self.actions_by_name[name].setEnabled(has)
+
+    # --- the person in the loop -----------------------------------------------------------------
+
+    def show_question(self, session: Session, question: HumanQuestion) -> None:
+        if question.qid in self.dialogs or question.qid in session.state.answers:
+            return
+        title = self.workspace.store.session(session.id).title
+        dialog = QuestionDialog(question, title, self)
+        dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
+        self.dialogs[question.qid] = dialog
+        dialog.show()
+        dialog.raise_()
+        self.alert(f"{title}: {question.question}")
+        self.question_shown.emit(dialog)
+
+    def answer(self, session: Session, qid: str, choice: str, text: str) -> None:
+        dialog = self.dialogs.get(qid)
+
+        def answered(_result) -> None:
+            if not session.running and not session.state.ended:
+                self._start(session)  # e.g. a question left open when the app was closed
+            self._update_controls()
+
+        def failed(error: BaseException) -> None:
+            if dialog is not None:
+                dialog.show_error(str(error))
+        self.keeper.run(session.answer(qid, choice, text), on_success=answered, on_failure=failed)
+
+    def alert(self, message: str) -> None:
+        if self.isActiveWindow():
+            return
+        QApplication.alert(self)
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            if self._tray is None:
+                self._tray = QSystemTrayIcon(app_icon(), self)
+                self._tray.activated.connect(lambda _reason: (self.showNormal(), self.activateWindow()))
+                self._tray.show()
+            self._tray.showMessage("Tripane needs you", message[:200], QSystemTrayIcon.MessageIcon.Information, 8000)
+
+    # --- steering -------------------------------------------------------------------------------
+
+    def send_message(self) -> None:
+        session, text = self.session, self.composer.toPlainText().strip()
+        if session is None or not text:
+            return
+        self.composer.clear()
+
+        def sent(_result) -> None:
+            self._watch_run(session)
+            self._update_controls()
+        self.keeper.run(session.send(text), on_success=sent,
+                        on_failure=lambda error: QMessageBox.warning(self, "Tripane", str(error)))
+
+    def pause(self) -> None:
+        if self.session is not None:
+            self.session.pause()
+            self._update_controls()
+
+    def resume(self) -> None:
+        session = self.session
+        if session is None or session.state.ended:
+            return
+        session.resume()
+        self._watch_run(session)
+        self._update_controls()
+
+    def stop(self) -> None:
+        if self.session is not None and self.session.running:
+            self.session.stop()
+
+    def compact(self) -> None:
+        if self.session is not None:
+            self.session.request_compaction()
+            self.statusBar().showMessage("The context will be compacted at the next step (findings are flushed first).", 6000)
+
+    # --- editing the files ----------------------------------------------------------------------
+
+    def save_edit(self) -> None:
+        for pane in self.panes.values():
+            if pane.editing:
+                pane.save()
+                return
+
+    def on_pane_save_requested(self, name: str, text: str, base_version: int) -> None:
+        session, pane = self.session, self.panes[name]
+        if session is None:
+            return
+        try:
+            session.edit_file(name, text, base_version)
+        except WriteRefused as refused:
+            self._resolve_conflict(session, name, text, refused)
+            return
+        except ValueError as exc:
+            pane.notice.setText(str(exc))
+            pane.notice.setVisible(True)
+            return
+        pane.saved()
+
+    def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:
+        dialog = ConflictDialog(name, mine, refused.current_text, refused.current_version, self)
+        pane = self.panes[name]
+
+        def chosen(_result) -> None:
+            if dialog.choice == KEEP_MINE:
+                self.on_pane_save_requested(name, mine, refused.current_version)
+            elif dialog.choice == MERGE:
+                pane.continue_from(merge_text(mine, refused.current_text), refused.current_version)
+            elif dialog.choice:  # the agent's version: the person chose to drop theirs
+                pane.set_editing(False)
+                pane.refresh(now=True)
+        dialog.finished.connect(chosen)
+        dialog.open()
+
+    def on_pane_pin_requested(self, name: str) -> None:
+        session = self.session
+        if session is None:
+            return
+        text, _ = session.read_file(name)
+        dialog = PinDialog(text, session.state.pins.get(name, ()), self)
+
+        def chosen(result: int) -> None:
+            if result:
+                try:
+                    session.pin(name, dialog.chosen())
+                except ValueError as exc:
+                    QMessageBox.warning(self, "Tripane", str(exc))
+        dialog.finished.connect(chosen)
+        dialog.open()
+
+    # --- other windows --------------------------------------------------------------------------
+
+    def open_settings(self, first_run: bool = False) -> SettingsDialog:
+        dialog = SettingsDialog(self.prefs, self.keeper, self.client_factory, first_run=first_run, parent=self)
+
+        def saved(result: int) -> None:
+            if result:
+                self.settings.save(self.prefs)
+                apply_theme(QApplication.instance(), self.prefs.theme)
+        dialog.finished.connect(saved)
+        dialog.open()
+        return dialog
+
+    def toggle_theme(self) -> None:
+        self.prefs.theme = "light" if self.prefs.theme == "dark" else "dark"
+        self.settings.save(self.prefs)
+        apply_theme(QApplication.instance(), self.prefs.theme)
+
+    def open_inspector(self) -> ContextInspector | None:
+        session = self.session
+        if session is None:
+            return None
+        if self.inspector is None:
+            self.inspector = ContextInspector(self)
+        inspector = self.inspector
+        inspector.show_requests(session.records)
+        inspector.summary.setText("Assembling the context (the first time loads the tokenizer)…")
+        self.keeper.run(session.inspect_context(), on_success=inspector.show_context, on_failure=inspector.show_failure)
+        inspector.show()
+        inspector.raise_()
+        return inspector
+
+    # --- closing --------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._shut_down:
+            event.accept()
+            return
+        event.ignore()
+        self._shut_down = True
+        self.save_layout()
+        for dialog in list(self.dialogs.values()):
+            dialog.close()
+        for pane in self.panes.values():
+            pane.bind(None)  # no render may start once the loop winds down
+        self.keeper.cancel_all()
+        self.shutdown_done = asyncio.ensure_future(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        """Stop driving the sessions (their logs stay as they are: a restart continues them)."""
+        for bridge in self.bridges.values():
+            bridge.detach()
+        try:
+            await self.workspace.close()
+        finally:
+            if self._tray is not None:
+                self._tray.hide()
+            self.hide()
+            self.closed.emit()

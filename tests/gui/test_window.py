@@ -1,0 +1,188 @@
+"""The real main window driving the real core, with a scripted model at the core/llm.py boundary."""
+
+from __future__ import annotations
+
+import html
+
+from core.events import HumanAnswer, ToolResult
+from core.memory.working import FINDINGS, PLAN, PROGRESS
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.dialogs.conflict import ConflictDialog
+from gui.dialogs.question import QuestionDialog
+from gui.qt import QPlainTextEdit, QPushButton, Qt
+from gui.widgets.chat import MessageItem, ToolCard
+
+WAIT = 15_000  # ms; the first model turn loads the tokenizer in a worker thread
+
+
+def start(window, workdir, task="Write hello.txt", **config):
+    return window.start_session(SessionConfig(task=task, model="scripted", workdir=workdir, **config))
+
+
+def wait_for_dialog(qtbot, window, reason: str, after: QuestionDialog | None = None) -> QuestionDialog:
+    def found():
+        return next((d for d in window.dialogs.values()
+                     if d.question.reason == reason and d.isVisible() and d is not after), None)
+    qtbot.waitUntil(lambda: found() is not None, timeout=WAIT)
+    return found()
+
+
+def test_a_task_runs_and_the_three_panes_fill(qtbot, make_window, workdir):
+    model = ScriptedModel([
+        reply("I will **write** the file.", call("file_write", path="hello.txt", content="hi\n")),
+        reply("", call("findings_add", title="hello.txt", body="Written with a greeting.")),
+        reply("", call("task_done", summary="hello.txt written")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+    assert session.state.status == "ended:done"
+    panes = window.panes
+    qtbot.waitUntil(lambda: "Written with a greeting" in panes[FINDINGS].shown_text, timeout=WAIT)
+    qtbot.waitUntil(lambda: "hello.txt written" in panes[PROGRESS].shown_text, timeout=WAIT)
+    assert "## Goal" in panes[PLAN].shown_text and "Write hello.txt" in panes[PLAN].shown_text
+    assert "Written with a greeting" in panes[FINDINGS].viewer.toPlainText()  # rendered, not just loaded
+    assert "☐" in panes[PLAN].viewer.toPlainText()  # task-list boxes rendered as checkboxes
+    cards = [w for w in window.chat.items() if isinstance(w, ToolCard)]
+    assert [c.call.name for c in cards] == ["file_write", "findings_add", "task_done"]
+    assert all(c.status == "ok" for c in cards)
+    said = [w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant"]
+    assert said and "<b>write</b>" in said[0].body.text() or "<strong>write</strong>" in said[0].body.text()
+    assert window.status.state.text().startswith("■ Ended: done")
+    assert window.sessions.ids() == [session.id]
+
+
+def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: len(model.requests) >= 1, timeout=WAIT)
+    window.pause()
+    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    asked_before = len(model.requests)
+
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    pane = window.panes[PLAN]
+    assert pane.editing
+    pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Person: use PostgreSQL, not SQLite\n")
+    qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert not pane.editing
+    window.resume()
+    qtbot.waitUntil(lambda: len(model.requests) > asked_before, timeout=WAIT)
+
+    request = model.requests[asked_before]
+    diff_messages = [m["content"] for m in request.messages if "The person edited task_plan.md" in str(m.get("content"))]
+    assert diff_messages and "+- Person: use PostgreSQL, not SQLite" in diff_messages[0]
+    assert "use PostgreSQL" in request.messages[-1]["content"]  # and the tail recites the new plan
+    window.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
+
+
+def test_a_conflicting_agent_write_shows_both_versions_and_keeps_the_persons_choice(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: len(model.requests) >= 1, timeout=WAIT)
+    window.pause()
+    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    pane = window.panes[PLAN]
+    pane.set_editing(True)
+    mine = pane.editor.toPlainText() + "\n- Mine: keep this line\n"
+    pane.editor.setPlainText(mine)
+    # Meanwhile the plan moves on (as if the agent wrote it).
+    text, version = session.read_file(PLAN)
+    session.memory.write(PLAN, text + "\n- Agent: its own line\n", base_version=version, author="agent")
+    pane.save()
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(ConflictDialog)), timeout=WAIT)
+    dialog = next(d for d in window.findChildren(ConflictDialog) if d.isVisible())
+    assert "Mine: keep this line" in dialog.findChild(QPlainTextEdit, "mine").toPlainText()
+    assert "Agent: its own line" in dialog.findChild(QPlainTextEdit, "agents").toPlainText()
+    qtbot.mouseClick(dialog.findChild(QPushButton, "keep_mine"), Qt.MouseButton.LeftButton)
+
+    saved, _ = session.read_file(PLAN)
+    assert "Mine: keep this line" in saved and "Agent: its own line" not in saved
+    assert not pane.editing
+    window.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
+
+
+def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(qtbot, make_window, workdir):
+    missing = reply("", call("file_read", path="missing.txt"))
+    model = ScriptedModel(
+        [missing, missing, missing, reply("", call("task_done", summary="gave up on missing.txt"))],
+        side_replies=[reply('{"goal": "read missing.txt", "tried": "reading it three times", '
+                            '"wrong": "it does not exist", "differently": "ask", "ask_human": "where is it?"}')],
+    )
+    window = make_window(model)
+    session = start(window, workdir)
+    dialog = wait_for_dialog(qtbot, window, "three_strike")
+
+    shown = " ".join(label.text() for label in dialog.findChildren(type(dialog.error)))
+    assert "missing.txt" in shown and "it does not exist" in shown  # the errors and the reboot answers
+    assert set(dialog.buttons) == {"retry_with_hint", "skip_step", "edit_plan", "change_model", "stop"}
+    dialog.text.setPlainText("The file is called present.txt")
+    qtbot.mouseClick(dialog.buttons["retry_with_hint"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+
+    answers = [r.event for r in session.records if isinstance(r.event, HumanAnswer)]
+    assert [(a.choice, a.text) for a in answers] == [("retry_with_hint", "The file is called present.txt")]
+    last_request = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert "The file is called present.txt" in last_request
+    assert not dialog.isVisible()
+
+
+def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    session = start(window, workdir)
+    dialog = wait_for_dialog(qtbot, window, "danger_turn")
+    assert session.state.turn == 30
+    assert window.status.turn.property("level") == "danger"
+
+    dialog.more_turns.setValue(2)
+    qtbot.mouseClick(dialog.buttons["continue"], Qt.MouseButton.LeftButton)
+    second = wait_for_dialog(qtbot, window, "danger_turn", after=dialog)
+    assert second is not dialog and session.state.turn == 32
+    qtbot.mouseClick(second.buttons["stop"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert session.state.status == "ended:aborted"
+
+
+def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
+    marker = workdir / "ran.txt"
+    model = ScriptedModel([
+        reply("", call("shell_run", command=f"echo ran > {marker.name}")),
+        reply("", call("task_done", summary="did not run it")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+
+    assert f"echo ran > {marker.name}" in html.unescape(dialog.findChild(type(dialog.error), "command").text())
+    dialog.text.setPlainText("not on my machine")
+    qtbot.mouseClick(dialog.buttons["deny"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+
+    assert not marker.exists()
+    result = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "shell_run")
+    assert "denied" in result.content and "not on my machine" in result.content
+    card = window.chat.cards[result.call_id]
+    assert card.status == "error" and card.details.isVisible()  # a refusal is shown, not folded
+
+
+def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: len(model.requests) >= 2, timeout=WAIT)
+    window.composer.setPlainText("Also count the files, please.")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.composer.toPlainText() == ""
+    qtbot.waitUntil(lambda: any("Also count the files" in str(m.get("content"))
+                                for m in model.requests[-1].messages), timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert session.state.status == "ended:aborted"
+    assert any(isinstance(w, MessageItem) and w.role == "user" for w in window.chat.items())
