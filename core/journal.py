@@ -53,8 +53,11 @@ class Journal:
             self._fold(record)
 
     def record(self, event: Event) -> Record:
+        status_before = self.state.status
         record = self.store.append(self.session_id, event)
         self._fold(record)
+        if self.state.status != status_before:  # the session list shows it without replaying the log
+            self.store.update_session(self.session_id, status=self.state.status)
         self.notify(record)
         return record
 

@@ -107,7 +107,6 @@ class Session:
         for change in session.memory.create(title=title, task=config.task):
             session.journal.record(change)
         session._progress(progress.session_started(session.id, config.task, config.model))
-        store.update_session(session.id, status="running")
         return session
 
     @classmethod
@@ -177,17 +176,12 @@ class Session:
         if self._task is None or self._task.done():
             self.control.stop_requested = False
             loop = self._agent_loop()
-            self._task = asyncio.get_running_loop().create_task(self._drive(loop), name=f"session-{self.id}")
+            self._task = asyncio.get_running_loop().create_task(loop.run(), name=f"session-{self.id}")
         return self._task
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""
         return await self.start()
-
-    async def _drive(self, loop: AgentLoop) -> str:
-        status = await loop.run()
-        self.store.update_session(self.id, status=self.state.status)
-        return status
 
     async def close(self) -> None:
         """Stop driving the session without recording anything: it stays as it is (e.g. waiting)."""
@@ -223,7 +217,6 @@ class Session:
             raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
         self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
         self._progress(progress.answer(choice, text))
-        self.store.update_session(self.id, status="running")
         self.control.answered(qid)
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:

@@ -1,0 +1,57 @@
+"""A killed app, started again, shows the session and its pending question; the answer continues it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from core.events import ToolResult
+from core.scripted import ScriptedModel, call, reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(qtbot, make_window, settings,
+                                                                              tmp_path, workdir):
+    settings.q.sync()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.gui.app_until_question", str(tmp_path / "data"), settings.q.fileName(),
+         str(workdir)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    try:
+        line = child.stdout.readline()
+        assert line.startswith("QUESTION "), child.stderr.read() if child.poll() is not None else line
+        session_id = line.split()[1]
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        child.stdout.close()
+        child.stderr.close()
+
+    model = ScriptedModel([reply("", call("task_done", summary="PostgreSQL it is"))])
+    window = make_window(model)
+    assert window.sessions.ids() == [session_id]
+    assert window.sessions.list.item(0).text().startswith("?")  # marked as waiting for the person
+    window.sessions.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=10_000)
+    dialog = next(iter(window.dialogs.values()))
+    assert dialog.question.question == "Which database should I use?"
+    assert set(dialog.buttons) == {"sqlite", "postgres", "answer"}
+
+    qtbot.mouseClick(dialog.buttons["postgres"], qtbot_left())
+    session = window.session
+    qtbot.waitUntil(lambda: session.state.ended, timeout=15_000)
+    assert session.state.status == "ended:done"
+    answer = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "human_ask")
+    assert "postgres" in answer.content
+
+
+def qtbot_left():
+    from gui.qt import Qt
+
+    return Qt.MouseButton.LeftButton

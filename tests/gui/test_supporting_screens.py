@@ -1,0 +1,156 @@
+"""First run and settings, the session list, the context inspector, and the remembered layout."""
+
+from __future__ import annotations
+
+import keyring
+import pytest
+from keyring.backend import KeyringBackend
+
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.dialogs.inspector import ContextInspector
+from gui.dialogs.settings import SettingsDialog
+from gui.qt import QApplication, QMessageBox, QSettings, Qt
+from gui.settings import AppSettings
+from tests.support.openai_server import Failure, ScriptedServer, Turn
+
+WAIT = 15_000
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring that lives in this process: the real keyring API, no OS secret store touched."""
+
+    priority = 1
+
+    def __init__(self):
+        super().__init__()
+        self.secrets: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service, username):
+        return self.secrets.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.secrets[(service, username)] = password
+
+    def delete_password(self, service, username):
+        self.secrets.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring():
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+def settings_dialog(qtbot, window) -> SettingsDialog:
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(SettingsDialog)), timeout=WAIT)
+    return next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
+
+
+def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, make_window, tmp_path, memory_keyring):
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    window = make_window(settings_=fresh)
+    dialog = settings_dialog(qtbot, window)
+    assert "Welcome to Tripane" in dialog.findChild(type(dialog.error), "intro").text()
+
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    dialog.api_key.setText("sk-ant-secret-123")
+    dialog.danger_turn.setValue(40)
+    dialog._accept()
+
+    assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
+    prefs = fresh.load()
+    assert prefs.model == "anthropic/claude-3-5-haiku-latest" and prefs.danger_turn == 40
+    on_disk = (tmp_path / "fresh.ini").read_text(encoding="utf-8")
+    assert "sk-ant-secret-123" not in on_disk and "claude-3-5-haiku" in on_disk
+
+
+def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
+    from gui.workspace import default_model_client
+
+    window = make_window()
+    window.client_factory = default_model_client  # the real litellm path, against a local server
+    script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided")])
+    with ScriptedServer(lambda request: next(script)) as server:
+        dialog = window.open_settings()
+        dialog.model.setCurrentText("openai/gpt-4o-mini")
+        dialog.api_base.setText(server.url)
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
+        assert dialog.test_result.text().startswith("✓ Connected") and "ready" in dialog.test_result.text()
+
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
+        assert dialog.test_result.text().startswith("✗ The provider refused the API key")
+        assert "Traceback" not in dialog.test_result.text()
+    dialog.reject()
+
+
+def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdir, monkeypatch):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: first.state.ended and second.state.ended, timeout=WAIT)
+    assert set(window.sessions.ids()) == {first.id, second.id}
+
+    window.sessions.search.setText("parser")
+    assert window.sessions.ids() == [first.id]
+    window.sessions.search.clear()
+
+    window.workspace.rename(second.id, "Release notes 1.2")
+    window.refresh_sessions()
+    assert any("Release notes 1.2" in window.sessions.list.item(i).text() for i in range(window.sessions.list.count()))
+
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(first.id))
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()
+    qtbot.waitUntil(lambda: window.sessions.ids() == [second.id], timeout=WAIT)
+    assert not first.dir.exists() and second.dir.exists()
+    assert window.session is None or window.session.id != first.id
+
+
+def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed"))])
+    window = make_window(model)
+    session = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+
+    qtbot.keyClick(window, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+    inspector = window.findChild(ContextInspector)
+    qtbot.waitUntil(lambda: "prefix" in inspector.summary.text() and "tokens" in inspector.summary.text(), timeout=WAIT)
+    assert "history" in inspector.summary.text() and "tail" in inspector.summary.text()
+    assert inspector.table.rowCount() == 2  # one row per model request
+    assert "List the files" in inspector.context_view.toPlainText()
+    assert "════ PREFIX" in inspector.context_view.toPlainText()
+    assert len(inspector.chart.rows) == 2
+
+
+def test_window_geometry_and_splitters_are_remembered(qtbot, make_window, settings):
+    window = make_window()
+    window.resize(760, 590)  # within the offscreen screen (800 × 800), which geometry is clamped to
+    window.main_splitter.setSizes([150, 330, 280])
+    sizes, size = window.main_splitter.sizes(), window.size()
+    assert size.height() == 590
+    window.close()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+
+    again = make_window()
+    assert again.size() == size
+    assert again.main_splitter.sizes() == sizes
+
+
+def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, settings):
+    window = make_window()
+    light = QApplication.palette().window().color().lightness()
+    action = window.actions_by_name["theme"]
+    assert action.shortcut().toString() == "Ctrl+Shift+T"
+    action.trigger()
+    assert QApplication.palette().window().color().lightness() < light
+    assert settings.load().theme == "dark"
+    window.toggle_theme()
+    assert settings.load().theme == "light"
+
+
