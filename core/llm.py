@@ -9,6 +9,7 @@ whose message a person can act on.
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import logging
 import os
@@ -70,7 +71,19 @@ def load_litellm() -> Any:
     if _litellm is None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_LOG", "ERROR")
-        import litellm
+        # The import creates a few hundred thousand objects that live as long as the process. Left
+        # to the cyclic GC, they make each full collection (several run during the import itself)
+        # take 50-150 ms, holding the GIL: a visible freeze of the window, which shares this
+        # process. So: no collections during the import, then the survivors are frozen out of the
+        # collector's sight. The little import-time garbage frozen with them is kept.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            import litellm
+        finally:
+            gc.freeze()
+            if was_enabled:
+                gc.enable()
 
         litellm.telemetry = False
         litellm.disable_hf_tokenizer_download = True  # count with bundled tokenizers only

@@ -36,6 +36,9 @@ def make_app(argv: list[str]) -> QApplication:
     app.setOrganizationName("Tripane")
     app.setApplicationDisplayName("Tripane")
     app.setQuitOnLastWindowClosed(False)  # the window quits after its sessions are closed cleanly
+    # Worker threads (Markdown rendering, the tokenizer, litellm's import) share the GIL with this
+    # thread; a shorter switch interval bounds how long the window waits for it after each Qt call.
+    sys.setswitchinterval(0.002)
     return app
 
 
@@ -50,6 +53,8 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
     window = MainWindow(workspace, settings, client_factory, prefs)
     if not prefs.configured:
         QTimer.singleShot(0, lambda: window.open_settings(first_run=True))
+    else:
+        QTimer.singleShot(300, window.start_warm_up)  # after the first frame is on screen
     return window
 
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 
 from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
-from core.llm import ModelClient
+from core.llm import ModelClient, prepare_tokenizer
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.session import Session, SessionConfig
 from core.store import StoreError
@@ -80,6 +80,7 @@ class MainWindow(QMainWindow):
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
         self._watched_runs: set[asyncio.Task] = set()
+        self.warm_up: asyncio.Task | None = None
 
         self.sessions = SessionList()
         self.chat = ChatView()
@@ -101,6 +102,13 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.refresh_sessions()
         self._update_controls()
+
+    def start_warm_up(self) -> None:
+        """Load the model library and the tokenizer in the background, once the window is up, so
+        the first turn does not wait for them (and their one-time import is not felt mid-run)."""
+        if self.warm_up is None and self.prefs.configured:
+            self.warm_up = self.keeper.run(prepare_tokenizer(self.prefs.model), name="warm-up",
+                                           on_failure=lambda error: log.info("warm-up failed: %s", error))
 
     # --- building -------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gui.markdown import STYLE, changed_fraction, render_file
+from gui.markdown import STYLE, TAIL_CHARS, changed_fraction, render_file, to_html
 from gui.qt import (
     QHBoxLayout,
     QLabel,
@@ -16,6 +16,7 @@ from gui.qt import (
     QPushButton,
     QStackedWidget,
     QTextBrowser,
+    QTextCursor,
     QTimer,
     QVBoxLayout,
     QWidget,
@@ -24,6 +25,7 @@ from gui.qt import (
 from gui.tasks import TaskKeeper
 
 Loader = Callable[[], tuple[str, int]]
+APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
 
 class FilePane(QWidget):
@@ -120,6 +122,8 @@ class FilePane(QWidget):
             self.notice.setVisible(True)
         if text == self._shown_text:
             return
+        if self._append_in_place(text):
+            return
         where = changed_fraction(self._shown_text, text)
         self._rendering = True
         loader = self._loader
@@ -139,6 +143,34 @@ class FilePane(QWidget):
             bar.setValue(max(0, min(bar.maximum(), target)))
         if self._dirty:
             self.refresh()
+
+    def _append_in_place(self, text: str) -> bool:
+        """Render only what was appended (progress.md grows this way), at the end of the view.
+
+        A few KB render in a millisecond or two here; re-rendering the whole tail in a worker
+        thread instead would contend with this thread for the GIL on every append.
+        """
+        shown = self._shown_text
+        added = len(text) - len(shown)
+        if not shown or added <= 0 or added > APPEND_IN_PLACE_CHARS or not text.startswith(shown):
+            return False
+        bar = self.viewer.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 24
+        cursor = QTextCursor(self.viewer.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertBlock()
+        cursor.insertHtml(to_html(text[len(shown):]))
+        document = self.viewer.document()
+        excess = document.characterCount() - TAIL_CHARS
+        if excess > TAIL_CHARS // 4:  # keep the view to the file's tail, trimmed in big steps
+            cursor.setPosition(0)
+            cursor.setPosition(excess, QTextCursor.MoveMode.KeepAnchor)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        self._shown_text = text
+        if follow:
+            bar.setValue(bar.maximum())
+        return True
 
     @property
     def shown_text(self) -> str:

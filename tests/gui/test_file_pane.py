@@ -1,0 +1,53 @@
+"""A live pane over a growing file: appends render in place, a 1 MB file shows its tail."""
+
+from __future__ import annotations
+
+from gui.markdown import TAIL_CHARS
+from gui.tasks import TaskKeeper
+from gui.widgets.file_pane import FilePane
+
+
+def entry(i: int) -> str:
+    return f"\n### Entry {i}\n" + "".join(f"- step {i}.{j}: ran the tests, exit 0\n" for j in range(60))
+
+
+def test_appends_render_in_place_and_a_megabyte_shows_only_its_tail(qtbot):
+    content = {"text": "# Progress\n", "version": 1}
+    pane = FilePane("progress.md", "Progress", TaskKeeper())
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.bind(lambda: (content["text"], content["version"]))
+    qtbot.waitUntil(lambda: pane.shown_text == "# Progress\n")
+
+    for i in range(600):  # about 1.3 MB, appended entry by entry as the core does
+        content["text"] += entry(i)
+        content["version"] += 1
+        if i % 25 == 0:
+            pane.refresh(now=True)
+            qtbot.waitUntil(lambda: pane.shown_text == content["text"])
+    pane.refresh(now=True)
+    qtbot.waitUntil(lambda: pane.shown_text == content["text"])
+
+    shown = pane.viewer.toPlainText()
+    assert len(content["text"]) > 1_000_000
+    assert "Entry 599" in shown and "step 599.59" in shown  # the newest entry is there, rendered
+    assert "Entry 0\n" not in shown  # the oldest is not: the view keeps to the file's tail
+    assert pane.viewer.document().characterCount() < TAIL_CHARS * 2
+    assert pane.version_label.text() == f"v{content['version']}"
+
+
+def test_a_rewrite_renders_anew_and_an_edit_notice_appears_when_the_file_moves_on(qtbot):
+    content = {"text": "# Plan\n- [ ] one\n", "version": 1}
+    pane = FilePane("task_plan.md", "Task Plan", TaskKeeper(), editable=True)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.bind(lambda: (content["text"], content["version"]))
+    qtbot.waitUntil(lambda: "☐ one" in pane.viewer.toPlainText())
+
+    pane.set_editing(True)
+    content["text"], content["version"] = "# Plan\n- [x] one\n- [ ] two\n", 2
+    pane.refresh(now=True)
+    qtbot.waitUntil(lambda: pane.notice.isVisible())
+    assert "now v2" in pane.notice.text()
+    pane.set_editing(False)
+    qtbot.waitUntil(lambda: "☑ one" in pane.viewer.toPlainText() and "☐ two" in pane.viewer.toPlainText())
