@@ -234,7 +234,9 @@ def classify(litellm: Any, exc: Exception) -> ModelError:
         return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True)
     if isinstance(exc, litellm.Timeout):
         return ModelError("timeout", f"The provider did not answer in time: {detail}", retryable=True)
-    if isinstance(exc, litellm.APIConnectionError):
+    # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
+    # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
+    if isinstance(exc, litellm.APIConnectionError) or "Connection error" in detail:
         return ModelError("connection", f"Could not reach the provider: {detail}", retryable=True)
     if isinstance(exc, retryable):
         return ModelError("server", f"The provider had an internal error: {detail}", retryable=True)

@@ -10,6 +10,11 @@ import re
 from functools import cache
 
 _TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]", re.MULTILINE)
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the templates, not for display
+# Qt scales <h1>…<h6> by a size adjustment that no style overrides (an h1 is 18 pt in a 10 pt
+# pane); headings become bold paragraphs of a size that suits a narrow pane.
+_HEADING = re.compile(r"<(/?)h([1-6])>")
+_HEADING_STYLE = {"1": "font-size:13pt", "2": "font-size:11.5pt", "3": "font-size:10.5pt"}
 TAIL_CHARS = 48_000  # longer files show their end; rendering all of a 1 MB log would freeze the window
 
 
@@ -25,7 +30,15 @@ def _boxes(text: str) -> str:
 
 
 def to_html(text: str) -> str:
-    return _parser().render(_boxes(text))
+    html = _parser().render(_boxes(_COMMENT.sub("", text)))
+    return _HEADING.sub(_heading_as_paragraph, html)
+
+
+def _heading_as_paragraph(match: re.Match) -> str:
+    if match.group(1):
+        return "</p>"
+    style = _HEADING_STYLE.get(match.group(2), "font-size:10pt")
+    return f'<p style="{style}; font-weight:600; margin-top:8px; margin-bottom:3px">'
 
 
 def tail_of(text: str, limit: int = TAIL_CHARS) -> tuple[str, bool]:

@@ -49,7 +49,7 @@ from gui.widgets.chat import ChatView
 from gui.widgets.file_pane import FilePane
 from gui.widgets.session_list import SessionList
 from gui.widgets.status import SessionStatusBar
-from gui.workspace import Workspace
+from gui.workspace import Workspace, connection_test_client
 
 log = logging.getLogger(__name__)
 LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "session_resumed", "session_ended",
@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.prefs = prefs or settings.load()
         self.client_factory = client_factory
+        self.connection_client_factory: Callable[[], ModelClient] = connection_test_client
         self.keeper = TaskKeeper()
         self.session: Session | None = None
         self.bridges: dict[str, SessionBridge] = {}
@@ -495,7 +496,8 @@ class MainWindow(QMainWindow):
     # --- other windows --------------------------------------------------------------------------
 
     def open_settings(self, first_run: bool = False) -> SettingsDialog:
-        dialog = SettingsDialog(self.prefs, self.keeper, self.client_factory, first_run=first_run, parent=self)
+        dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,
+                                parent=self)
 
         def saved(result: int) -> None:
             if result:

@@ -12,11 +12,16 @@ from core.session import Session, SessionConfig
 from core.store import SessionRow, Store
 
 
-def default_model_client() -> ModelClient:
+def default_model_client(retries: int = 4) -> ModelClient:
     from core.llm import LiteLLMClient
     from core.secrets import get_api_key
 
-    return LiteLLMClient(api_key=get_api_key)
+    return LiteLLMClient(api_key=get_api_key, retries=retries)
+
+
+def connection_test_client() -> ModelClient:
+    """For "Test connection": one attempt, so a wrong address is reported at once, not after retries."""
+    return default_model_client(retries=0)
 
 
 class Workspace:

@@ -204,7 +204,7 @@ class ChatView(QScrollArea):
             case ErrorRecorded():
                 self._notice(f"⚠ Error, attempt {event.attempt}: {_escape(event.signature)}", "error")
             case HumanQuestion():
-                self._notice(f"❓ <b>Question for you</b> ({event.reason.replace('_', ' ')}): {_escape(event.question)}", "question")
+                self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): {_escape(event.question)}", "question")
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""
                 self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer")

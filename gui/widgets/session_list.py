@@ -39,6 +39,8 @@ class SessionList(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.search_changed)
         self.list = QListWidget()
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
         new, rename, delete = QPushButton("New"), QPushButton("Rename"), QPushButton("Delete")
         new.setToolTip("New session (Ctrl+N)")

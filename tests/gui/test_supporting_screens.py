@@ -69,10 +69,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
 
 
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
-    from gui.workspace import default_model_client
-
-    window = make_window()
-    window.client_factory = default_model_client  # the real litellm path, against a local server
+    window = make_window()  # "Test connection" takes the real litellm path, against a local server
     script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided")])
     with ScriptedServer(lambda request: next(script)) as server:
         dialog = window.open_settings()
@@ -154,3 +151,19 @@ def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, sett
     assert settings.load().theme == "light"
 
 
+
+
+def test_test_connection_to_a_server_that_is_not_there_says_so_at_once(qtbot, make_window):
+    import socket
+
+    with socket.socket() as probe:  # a port on this machine that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.model.setCurrentText("openai/gpt-4o-mini")
+    dialog.api_base.setText(f"http://127.0.0.1:{port}/v1")
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
+    assert dialog.test_result.text().startswith("✗ Could not reach the provider")
+    dialog.reject()

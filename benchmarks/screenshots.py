@@ -1,0 +1,179 @@
+"""Screenshots of the real window, for the README and for looking at what users see.
+
+Runs a scripted session until its 3-Strike question, then captures, in the light and the dark theme:
+the main window during the run, the 3-Strike dialog, the context inspector, the first-run settings
+dialog and a failed connection test. Run it under a display (Xvfb on Linux):
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
+
+Files go to OUT_DIR (default resources/screenshots/).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.scripted import ScriptedModel, call, reply  # noqa: E402
+from core.session import SessionConfig  # noqa: E402
+from gui.app import make_app, open_window  # noqa: E402
+from gui.dialogs.settings import SettingsDialog  # noqa: E402
+from gui.qt import QApplication, QSettings  # noqa: E402
+from gui.settings import AppSettings, Preferences  # noqa: E402
+from gui.theme import apply_theme  # noqa: E402
+
+PLAN = """# Task Plan: Fix the failing date tests
+
+## Goal
+Make `tests/test_dates.py` pass without changing its assertions.
+
+## Current Status
+- Phase: 2
+- Progress: parser read, two failures reproduced
+- Blockers: none
+
+## Execution Plan
+
+### Phase 1: Understand the task
+**Steps**:
+1. [x] Read the relevant files and sources
+2. [x] Record what matters in findings.md
+
+### Phase 2: Do the work
+**Steps**:
+1. [x] Reproduce the two failures
+2. [ ] Fix the timezone handling in `parse_date`
+3. [ ] Re-run the tests
+
+### Phase 3: Verify and deliver
+**Steps**:
+1. [ ] Check the result against the goal
+2. [ ] Call task_done with a summary
+"""
+
+
+def script() -> ScriptedModel:
+    missing = reply("", call("file_read", path="dates/tz_table.py"))
+    return ScriptedModel([
+        reply("I'll start by **reading the parser** and the failing test.", call("file_read", path="dates/parser.py")),
+        reply("", call("findings_add", title="Parser",
+                       body="`parse_date` drops the UTC offset before converting; tests expect aware datetimes.")),
+        reply("Updating the plan with what I found.", call("plan_update", content=PLAN)),
+        reply("", call("shell_run", command="python -m pytest -q tests/test_dates.py")),
+        reply("The offsets come from a lookup table; let me read it.", missing.tool_calls[0]),
+        missing, missing,
+    ], side_replies=[reply('{"goal": "make tests/test_dates.py pass", "tried": "reading dates/tz_table.py three times", '
+                           '"wrong": "the file does not exist; offsets may live elsewhere", '
+                           '"differently": "search for the table with file_list first", '
+                           '"ask_human": "is the timezone table generated at build time?"}')])
+
+
+def make_project(folder: Path) -> None:
+    (folder / "dates").mkdir()
+    (folder / "tests").mkdir()
+    (folder / "dates" / "parser.py").write_text(
+        "from datetime import datetime\n\n\ndef parse_date(text):\n    return datetime.fromisoformat(text[:19])\n",
+        encoding="utf-8")
+    (folder / "tests" / "test_dates.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.getcwd())\nfrom dates.parser import parse_date\n\n\n"
+        "def test_offset():\n    assert parse_date('2024-05-01T10:00:00+02:00').utcoffset() is not None\n",
+        encoding="utf-8")
+
+
+async def settle(seconds: float = 0.6) -> None:
+    await asyncio.sleep(seconds)
+    QApplication.processEvents()
+
+
+async def capture(out: Path, folder: Path) -> list[Path]:
+    shots: list[Path] = []
+
+    def save(widget, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        shots.append(path)
+
+    work = folder / "work"
+    work.mkdir()
+    make_project(work)
+    settings = AppSettings(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
+    settings.save(Preferences(model="openai/gpt-4o-mini", workdir=str(work)))
+    model = script()
+    window = open_window(settings, folder / "data", lambda: model)
+    window.resize(1500, 900)
+    window.show()
+    session = window.start_session(SessionConfig(task="Fix the failing date tests in tests/test_dates.py",
+                                                 model="openai/gpt-4o-mini", workdir=work, approval="all"))
+    while not window.dialogs:
+        await asyncio.sleep(0.1)
+    dialog = next(iter(window.dialogs.values()))
+    for theme in ("light", "dark"):
+        apply_theme(QApplication.instance(), theme)
+        await settle()
+        save(window, f"main-window-{theme}")
+        dialog.raise_()
+        save(dialog, f"three-strike-{theme}")
+        inspector = window.open_inspector()
+        inspector.resize(900, 560)
+        while "Assembling" in inspector.summary.text():
+            await asyncio.sleep(0.1)
+        await settle()
+        save(inspector, f"context-inspector-{theme}")
+        inspector.tabs.setCurrentIndex(1)
+        await settle(0.2)
+        save(inspector, f"context-requests-{theme}")
+        inspector.tabs.setCurrentIndex(0)
+        inspector.hide()
+    apply_theme(QApplication.instance(), "light")
+    dialog.choose("stop")
+    while session.running:
+        await asyncio.sleep(0.1)
+
+    first = open_window(AppSettings(QSettings(str(folder / "fresh.ini"), QSettings.Format.IniFormat)),
+                        folder / "fresh-data", lambda: model)
+    first.show()
+    while not first.findChildren(SettingsDialog):
+        await asyncio.sleep(0.1)
+    settings_dialog = first.findChildren(SettingsDialog)[0]
+    await settle(1.2)  # the Ollama probe answers (or not)
+    save(settings_dialog, "first-run-settings")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings_dialog.model.setCurrentText("openai/gpt-4o-mini")
+    settings_dialog.api_base.setText(f"http://127.0.0.1:{port}/v1")
+    settings_dialog.test_button.click()
+    while not settings_dialog.test_button.isEnabled():
+        await asyncio.sleep(0.1)
+    await settle(0.3)
+    save(settings_dialog, "connection-error")
+    settings_dialog.reject()
+    for each in (first, window):
+        each.close()
+        while each.shutdown_done is None or not each.shutdown_done.done():
+            await asyncio.sleep(0.05)
+    return shots
+
+
+def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "resources" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    app = make_app(sys.argv[:1])
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as tmp, loop:
+        shots = loop.run_until_complete(capture(out, Path(tmp)))
+    for path in shots:
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
