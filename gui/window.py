@@ -496,6 +496,7 @@ class MainWindow(QMainWindow):
     # --- other windows --------------------------------------------------------------------------
 
     def open_settings(self, first_run: bool = False) -> SettingsDialog:
+        data_before = self.prefs.data_path()
         dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,
                                 parent=self)
 
@@ -503,6 +504,10 @@ class MainWindow(QMainWindow):
             if result:
                 self.settings.save(self.prefs)
                 apply_theme(QApplication.instance(), self.prefs.theme)
+                self.start_warm_up()
+                if self.prefs.data_path() != data_before:
+                    QMessageBox.information(self, "Tripane", f"Sessions will be kept in {self.prefs.data_path()} "
+                                            "from the next start of Tripane.")
         dialog.finished.connect(saved)
         dialog.open()
         return dialog
