@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.llm import ModelClient
-from gui.qt import QApplication, QSettings, QTimer
+from core.store import StoreError
+from gui.qt import QApplication, QMessageBox, QSettings, QTimer
 from gui.settings import AppSettings
 from gui.theme import apply_theme
 from gui.workspace import Workspace, default_model_client
@@ -62,13 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app = make_app(sys.argv[:1])
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal ends the app
+    qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
+    try:
+        window = open_window(AppSettings(qsettings), args.data_dir)
+    except (StoreError, OSError) as exc:  # a damaged or foreign database, an unwritable folder
+        QMessageBox.critical(None, "Tripane cannot start", f"{exc}\n\nNothing was changed. Choose another data "
+                             "folder with --data-dir, or move the file aside.")
+        return 2
     import qasync  # after PySide6, so qasync picks the binding already loaded
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal ends the app
-    qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
-    window = open_window(AppSettings(qsettings), args.data_dir)
     window.show()
     with loop:
         finished = loop.create_future()

@@ -225,7 +225,7 @@ class MainWindow(QMainWindow):
         try:
             session = self.workspace.open(session_id)
         except (StoreError, ValueError) as exc:
-            QMessageBox.warning(self, "Tripane", f"The session {session_id} cannot be opened:\n\n{exc}")
+            self.tell(f"The session {session_id} cannot be opened:\n\n{exc}")
             return
         self._watch(session)
         self.session = session
@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
         try:
             session = self.workspace.create(config)
         except (ValueError, StoreError) as exc:
-            QMessageBox.warning(self, "Tripane", f"The session could not be started:\n\n{exc}")
+            self.tell(f"The session could not be started:\n\n{exc}")
             return None
         self.prefs.workdir = str(config.workdir)
         self.settings.save(self.prefs)
@@ -294,11 +294,21 @@ class MainWindow(QMainWindow):
         session_id = self.sessions.current_id()
         if not session_id:
             return
-        row = self.workspace.store.session(session_id)
-        title, ok = QInputDialog.getText(self, "Rename session", "Name:", text=row.title)
-        if ok and title.strip():
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Rename session")
+        dialog.setLabelText("Name:")
+        dialog.setTextValue(self.workspace.store.session(session_id).title)
+        dialog.textValueSelected.connect(lambda title: self._rename(session_id, title))
+        dialog.open()
+
+    def _rename(self, session_id: str, title: str) -> None:
+        try:
             self.workspace.rename(session_id, title)
-            self.refresh_sessions()
+        except ValueError as exc:
+            self.tell(str(exc))
+        self.refresh_sessions()
+        if self.session is not None and self.session.id == session_id:
+            self.setWindowTitle(f"{self.workspace.store.session(session_id).title} — Tripane")
 
     def delete_session(self) -> None:
         session_id = self.sessions.current_id()
@@ -415,7 +425,7 @@ class MainWindow(QMainWindow):
             self._watch_run(session)
             self._update_controls()
         self.keeper.run(session.send(text), on_success=sent,
-                        on_failure=lambda error: QMessageBox.warning(self, "Tripane", str(error)))
+                        on_failure=lambda error: self.tell(str(error)))
 
     def pause(self) -> None:
         if self.session is not None:
@@ -489,9 +499,16 @@ class MainWindow(QMainWindow):
                 try:
                     session.pin(name, dialog.chosen())
                 except ValueError as exc:
-                    QMessageBox.warning(self, "Tripane", str(exc))
+                    self.tell(str(exc))
         dialog.finished.connect(chosen)
         dialog.open()
+
+    def tell(self, message: str) -> QMessageBox:
+        """A message box that does not block (no nested event loop under the shared asyncio loop)."""
+        box = QMessageBox(QMessageBox.Icon.Information, "Tripane", message, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
 
     # --- other windows --------------------------------------------------------------------------
 
@@ -506,7 +523,7 @@ class MainWindow(QMainWindow):
                 apply_theme(QApplication.instance(), self.prefs.theme)
                 self.start_warm_up()
                 if self.prefs.data_path() != data_before:
-                    QMessageBox.information(self, "Tripane", f"Sessions will be kept in {self.prefs.data_path()} "
+                    self.tell(f"Sessions will be kept in {self.prefs.data_path()} "
                                             "from the next start of Tripane.")
         dialog.finished.connect(saved)
         dialog.open()
