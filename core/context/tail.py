@@ -15,22 +15,43 @@ PIN_MARK = "📌 "
 
 
 _OPEN_STEP = re.compile(r"^\s*(\d+\.|[-*])\s*\[ \]")
-_KEPT_SECTIONS = ("## Goal", "## Current Status")
+_PHASE_LINE = re.compile(r"^\s*-\s*Phase:", re.IGNORECASE)
+FOCUS_STEPS = 2  # open steps named in the compact recitation; the rest are counted
 
 
 def compact_plan(plan: str, pinned: set[str]) -> str:
-    """Goal, status, the phase headings and their open steps, and pinned lines: what keeps the
-    agent on course, at a fraction of the full plan's size (it is recited every turn)."""
-    kept, section = [], ""
+    """What keeps the agent on course, in a few lines: the goal, the phase it is in, the next open
+    steps with their phase, how many remain, and the pinned lines. It is recited every turn and is
+    the part of each request that the provider cannot serve from its cache, so it stays small; the
+    full plan is recited whenever it changes."""
+    goal, phase, section, heading = "", "", "", ""
+    steps: list[str] = []
+    kept_pins: list[str] = []
+    open_count = 0
     for line in plan.splitlines():
         stripped = line.strip()
         if stripped.startswith("## "):
             section = stripped
-        if (section in _KEPT_SECTIONS or stripped.startswith(("# ", "### ")) or _OPEN_STEP.match(line)
-                or stripped in pinned):
-            if stripped:
-                kept.append(line)
-    return "\n".join(kept)
+        elif stripped.startswith("### "):
+            heading = stripped.removeprefix("### ").strip()
+        if section == "## Goal" and stripped and not stripped.startswith("#") and not goal:
+            goal = stripped
+        if _PHASE_LINE.match(line) and not phase:
+            phase = stripped.lstrip("- ").strip()
+        if _OPEN_STEP.match(line):
+            open_count += 1
+            if len(steps) < FOCUS_STEPS:
+                steps.append(f"{heading}: {stripped}" if heading else stripped)
+        if stripped in pinned:
+            kept_pins.append(stripped)
+    lines = [f"Goal: {goal[:300]}"] if goal else []
+    if phase:
+        lines.append(phase)
+    lines += [f"Next: {step}" for step in steps]
+    if open_count > len(steps):
+        lines.append(f"({open_count - len(steps)} more open steps)")
+    lines += kept_pins
+    return "\n".join(lines)
 
 
 def recite_plan(plan: str, version: int, pins: tuple[str, ...], full: bool = True) -> str:
@@ -41,7 +62,7 @@ def recite_plan(plan: str, version: int, pins: tuple[str, ...], full: bool = Tru
     if len(text) > PLAN_RECITATION_CHARS:
         text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is task_plan.md]"
     legend = f" ({PIN_MARK.strip()} = pinned by the person: keep verbatim)" if pinned else ""
-    scope = "" if full else " (open steps only; the full plan is in task_plan.md)"
+    scope = "" if full else " (focus only; the full plan is in task_plan.md)"
     return f"## Current plan — task_plan.md, version {version}{scope}{legend}\n{text}"
 
 

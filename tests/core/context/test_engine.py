@@ -189,8 +189,8 @@ async def test_the_plan_is_recited_in_full_when_new_and_compactly_otherwise(stor
     box.append(session)
     assert await session.run() == "done"
     tails = [r.messages[-1]["content"] for r in model.requests]
-    assert "## Technical Decisions" in tails[0] and "open steps only" not in tails[0]  # first sight: full
-    assert "open steps only" in tails[1] and "## Technical Decisions" not in tails[1]
-    assert "## Goal" in tails[1] and "[ ] Read the relevant files" in tails[1]
-    assert "open steps only" not in tails[2] and "📌 - Never force-push" in tails[2]  # changed: full again
-    assert "open steps only" in tails[3] and "📌 - Never force-push" in tails[3]  # pins stay in the compact form
+    assert "## Technical Decisions" in tails[0] and "focus only" not in tails[0]  # first sight: full
+    assert "focus only" in tails[1] and "## Technical Decisions" not in tails[1]
+    assert "Goal: Test task" in tails[1] and "Next: Phase 1: Understand the task: 1. [ ] Read the relevant" in tails[1]
+    assert "focus only" not in tails[2] and "📌 - Never force-push" in tails[2]  # changed: full again
+    assert "focus only" in tails[3] and "📌 - Never force-push" in tails[3]  # pins stay in the compact form
