@@ -15,6 +15,13 @@ async def plan_update(ctx: ToolContext, content: str) -> str:
     Args:
         content: The complete new text of task_plan.md. Lines the person pinned must be kept verbatim.
     """
+    current, version = ctx.memory.read(PLAN)
+    dropped = [line for line in _sections(current) if line not in _sections(content)]
+    if dropped and len(dropped) * 2 >= len(_sections(current)):  # a restructure may drop a section; not half
+        # The tail recites only a focus of the plan; rewriting the file from it would lose the rest.
+        raise ToolError(f"plan_update replaces the whole file, and this text drops the section(s) {', '.join(dropped)}. "
+                        f"Send the complete plan; edit it from the current text:\n\n--- current task_plan.md "
+                        f"(version {version}) ---\n{current}")
     try:
         change = ctx.memory.write(PLAN, content, base_version=ctx.plan_version_seen, author="agent")
     except WriteRefused as refused:
@@ -22,6 +29,10 @@ async def plan_update(ctx: ToolContext, content: str) -> str:
                         f"{refused.current_text}") from None
     ctx.events.append(change)
     return f"task_plan.md updated to version {change.version}."
+
+
+def _sections(plan: str) -> list[str]:
+    return [line.strip() for line in plan.splitlines() if line.startswith("## ")]
 
 
 async def findings_add(ctx: ToolContext, title: str, body: str) -> str:

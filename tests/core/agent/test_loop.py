@@ -19,8 +19,10 @@ from tests.core.helpers import events_of, last_user_text, make_session, person_e
 async def test_task_completes_end_to_end_and_fills_the_three_files(store, data_dir, workdir):
     (workdir / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
 
-    def tick_plan(request):
-        plan = request.messages[-1]["content"].split("\n", 3)[-1]
+    box: list[Session] = []
+
+    def tick_plan(request):  # the agent rewrites the whole plan from the file, as the tail tells it to
+        plan, _ = box[0].read_file("task_plan.md")
         return reply("", call("plan_update", content=plan.replace("1. [ ] Read the relevant", "1. [x] Read the relevant")
                               .replace("- Phase: 1", "- Phase: 2")))
 
@@ -32,6 +34,7 @@ async def test_task_completes_end_to_end_and_fills_the_three_files(store, data_d
         reply("", call("task_done", summary="Wrote out.txt in upper case.")),
     ])
     session = make_session(store, data_dir, workdir, model, task="Upper-case notes.txt into out.txt")
+    box.append(session)
     assert await session.run() == "done"
 
     assert (workdir / "out.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
@@ -142,13 +145,19 @@ async def test_stale_agent_plan_write_after_user_edit_is_refused_and_retried(sto
 
 
 async def test_pinned_line_survives_an_agent_rewrite(store, data_dir, workdir):
-    model = ScriptedModel([
-        reply("", call("plan_update", content="# Task Plan\n\n## Goal\nSomething else\n")),
-        lambda req: reply("", call("plan_update", call_id="again",
-                                   content="# Task Plan\n\n## Goal\nSomething else\n- Never touch prod\n")),
-        reply("", call("task_done", summary="ok")),
-    ])
+    box: list[Session] = []
+
+    def rewrite(keep_pinned: bool):
+        def step(request):
+            plan, _ = box[0].read_file(PLAN)
+            if not keep_pinned:
+                plan = plan.replace("- Never touch prod\n", "")
+            return reply("", call("plan_update", call_id=f"keep-{keep_pinned}", content=plan.replace("- Phase: 1", "- Phase: 2")))
+        return step
+
+    model = ScriptedModel([rewrite(False), rewrite(True), reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model)
+    box.append(session)
     text, version = session.read_file(PLAN)
     session.edit_file(PLAN, text + "- Never touch prod\n", base_version=version)
     session.pin(PLAN, ["- Never touch prod"])
@@ -159,6 +168,21 @@ async def test_pinned_line_survives_an_agent_rewrite(store, data_dir, workdir):
     assert results[1].ok
     assert "- Never touch prod" in session.read_file(PLAN)[0]
     assert "📌 - Never touch prod" in last_user_text(model, 1)
+
+
+async def test_a_plan_update_that_drops_most_of_the_plan_is_refused_with_the_current_text(store, data_dir, workdir):
+    # What an agent would send if it rewrote the plan from the tail's short recitation.
+    model = ScriptedModel([
+        reply("", call("plan_update", content="Goal: do it\nNext: 1. [ ] Read the relevant files\n")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    refused = events_of(session, ToolResult)[0]
+    assert not refused.ok and "drops the section(s) ## Goal" in refused.content
+    assert "--- current task_plan.md (version 1) ---" in refused.content and "## Execution Plan" in refused.content
+    assert "## Execution Plan" in session.read_file(PLAN)[0]
 
 
 async def test_huge_tool_output_is_offloaded_and_readable_back(store, data_dir, workdir):
