@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.session import SessionConfig
+from gui.dialogs.forms import approval_combo, error_label
 from gui.qt import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -43,15 +42,10 @@ class NewSessionDialog(QDialog):
         form.addRow("Work folder:", row)
         self.model = QLineEdit(prefs.model)
         form.addRow("Model:", self.model)
-        self.approval = QComboBox()
-        for value, label in (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools")):
-            self.approval.addItem(label, value)
-        self.approval.setCurrentIndex(max(0, self.approval.findData(prefs.approval)))
+        self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
         layout.addLayout(form)
-        self.error = QLabel("")
-        self.error.setObjectName("error")
-        self.error.setWordWrap(True)
+        self.error = error_label()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from core.llm import ModelClient, ModelError
 from core.providers import OLLAMA_BASE, detect_ollama, test_connection
 from core.secrets import provider_of, set_api_key
+from gui.dialogs.forms import approval_combo, error_label
 from gui.qt import (
     QComboBox,
     QDialog,
@@ -82,10 +83,7 @@ class SettingsDialog(QDialog):
 
         run_box = QGroupBox("Supervision")
         form = QFormLayout(run_box)
-        self.approval = QComboBox()
-        for value, label in (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools")):
-            self.approval.addItem(label, value)
-        self.approval.setCurrentIndex(max(0, self.approval.findData(prefs.approval)))
+        self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
         self.warn_turn = self._spin(prefs.warn_turn, 1, 1000)
         form.addRow("Warn the agent at turn:", self.warn_turn)
@@ -124,9 +122,7 @@ class SettingsDialog(QDialog):
         form.addRow("Theme:", self.theme)
         layout.addWidget(app_box)
 
-        self.error = QLabel("")
-        self.error.setObjectName("error")
-        self.error.setWordWrap(True)
+        self.error = error_label()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)

@@ -20,6 +20,17 @@ def start(window, workdir, task="Write hello.txt", **config):
     return window.start_session(SessionConfig(task=task, model="scripted", workdir=workdir, **config))
 
 
+def start_paused(qtbot, make_window, workdir):
+    """A session listing files turn after turn, paused after its first request."""
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: len(model.requests) >= 1, timeout=WAIT)
+    window.pause()
+    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    return model, window, session
+
+
 def wait_for_dialog(qtbot, window, reason: str, after: QuestionDialog | None = None) -> QuestionDialog:
     def found():
         return next((d for d in window.dialogs.values()
@@ -55,12 +66,7 @@ def test_a_task_runs_and_the_three_panes_fill(qtbot, make_window, workdir):
 
 
 def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_window, workdir):
-    model = ScriptedModel([], default=reply("", call("file_list")))
-    window = make_window(model)
-    session = start(window, workdir)
-    qtbot.waitUntil(lambda: len(model.requests) >= 1, timeout=WAIT)
-    window.pause()
-    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    model, window, session = start_paused(qtbot, make_window, workdir)
     asked_before = len(model.requests)
 
     qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
@@ -81,12 +87,7 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
 
 
 def test_a_conflicting_agent_write_shows_both_versions_and_keeps_the_persons_choice(qtbot, make_window, workdir):
-    model = ScriptedModel([], default=reply("", call("file_list")))
-    window = make_window(model)
-    session = start(window, workdir)
-    qtbot.waitUntil(lambda: len(model.requests) >= 1, timeout=WAIT)
-    window.pause()
-    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    model, window, session = start_paused(qtbot, make_window, workdir)
     pane = window.panes[PLAN]
     pane.set_editing(True)
     mine = pane.editor.toPlainText() + "\n- Mine: keep this line\n"
