@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
     parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the user data folder)")
+    parser.add_argument("--selftest", action="store_true", help="check the installed app (window offscreen, scripted task)")
     # Also accepted after the command (`tripane run … --data-dir D`); SUPPRESS keeps the global value.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -49,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
+    doctor = commands.add_parser("doctor", help="check this machine: Python, Qt, keyring, data folder, database, provider",
+                                 parents=[common])
+    doctor.add_argument("--model", help="also check that this model answers (one tiny request)")
+    doctor.add_argument("--api-base", help="the server address for --model, for local servers")
     commands.add_parser("sessions", help="list sessions", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session")
@@ -80,7 +85,7 @@ def _open_window(args: argparse.Namespace) -> int:
     # importing core (tests, the headless CLI) never loads Qt.
     import importlib
 
-    argv = []
+    argv = ["--selftest"] if getattr(args, "selftest", False) else []
     if args.data_dir:
         argv += ["--data-dir", str(args.data_dir)]
     if getattr(args, "settings", None):
@@ -93,6 +98,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
     from core.store import Store
 
     data_dir = (args.data_dir or default_data_dir()).expanduser()
+    if args.command == "doctor":
+        return await _doctor(data_dir, args)
     store = Store(data_dir / DB_NAME)
     try:
         if args.command == "sessions":
@@ -109,6 +116,14 @@ def _model_client():
     from core.secrets import get_api_key
 
     return LiteLLMClient(api_key=get_api_key)
+
+
+async def _doctor(data_dir: Path, args) -> int:
+    from core.doctor import report, run_checks
+
+    checks = await run_checks(data_dir, args.model, args.api_base)
+    print(report(checks))
+    return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
 
 
 def _list_sessions(store) -> int:

@@ -109,6 +109,11 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def integrity_problems(self) -> list[str]:
+        """SQLite's own full check of the file: [] when it is sound."""
+        rows = [row[0] for row in self.db.execute("PRAGMA integrity_check").fetchall()]
+        return [] if rows == ["ok"] else rows
+
     # --- sessions --------------------------------------------------------------------------------
 
     def create_session(self, session_id: str, *, task: str, model: str) -> None:

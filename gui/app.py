@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane-gui", description="The Tripane window.")
     parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the settings' folder)")
     parser.add_argument("--settings", type=Path, help="an INI file to use instead of the user's settings")
+    parser.add_argument("--selftest", action="store_true",
+                        help="open the window offscreen, run a scripted task through the real core, exit 0 if it works")
     return parser
 
 
@@ -62,6 +64,10 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.selftest:
+        from gui.selftest import run_selftest
+
+        return run_selftest()
     app = make_app(sys.argv[:1])
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal ends the app
     qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None

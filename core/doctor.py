@@ -1,0 +1,147 @@
+"""`tripane doctor`: what stands between this machine and a working Tripane, and how to fix it.
+
+Each check says ok, warn (works, but something is worth knowing) or fail, with what to do. The Qt
+check runs in a child process: a missing platform library kills the process that loads it, and
+core never imports Qt itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+QT_PROBE = """
+import sys
+from PySide6.QtGui import QGuiApplication
+app = QGuiApplication(sys.argv[:1])
+print(QGuiApplication.platformName())
+"""
+QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
+               "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
+               "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info >= (3, 11):
+        return Check("Python", "ok", f"{version} at {sys.executable}")
+    return Check("Python", "fail", f"{version}: Tripane needs 3.11 or newer", "install Python 3.11–3.13")
+
+
+def _probe_qt(platform: str | None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if platform:
+        env["QT_QPA_PLATFORM"] = platform
+    return subprocess.run([sys.executable, "-c", QT_PROBE], capture_output=True, text=True, timeout=60, env=env)
+
+
+def _no_display() -> bool:
+    return (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
+            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"))
+
+
+def check_qt() -> Check:
+    if getattr(sys, "frozen", False):
+        return Check("Qt", "ok", "bundled with this build (run `tripane --selftest` to check the window)")
+    headless = _no_display()
+    try:  # without a display only the libraries can be checked, through the offscreen plugin
+        result = _probe_qt("offscreen" if headless else None)
+    except subprocess.TimeoutExpired:
+        return Check("Qt", "fail", "loading Qt's platform plugin did not finish in 60 s", QT_LIBS_FIX)
+    if result.returncode != 0:
+        last = [line for line in result.stderr.strip().splitlines() if line.strip()][-3:]
+        return Check("Qt", "fail", f"the platform plugin does not load: {' / '.join(last)}", QT_LIBS_FIX)
+    if headless:
+        return Check("Qt", "warn", "Qt's libraries load, but there is no display here (DISPLAY is not set)",
+                     "open the window from a desktop session; headless, `QT_QPA_PLATFORM=offscreen tripane "
+                     "--selftest` checks the app")
+    return Check("Qt", "ok", f"platform plugin {result.stdout.strip()!r} loads")
+
+
+def check_keyring() -> Check:
+    try:
+        import keyring
+
+        backend = keyring.get_keyring()
+    except Exception as exc:  # a broken keyring installation must not stop the other checks
+        return Check("Keyring", "warn", f"unavailable ({exc})", "set API keys as environment variables instead")
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if "fail" in name.lower() or "null" in name.lower():
+        return Check("Keyring", "warn", f"no usable backend ({name}): API keys cannot be stored",
+                     "install/start a keyring service (GNOME Keyring, KWallet) or set the provider's environment "
+                     "variable (OPENAI_API_KEY, …)")
+    return Check("Keyring", "ok", name)
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-", delete=True) as probe:
+            probe.write(b"ok")
+    except OSError as exc:
+        return Check("Data folder", "fail", f"{data_dir} is not writable: {exc}",
+                     "fix its permissions or choose another folder with --data-dir / TRIPANE_DATA_DIR")
+    return Check("Data folder", "ok", f"{data_dir} is writable")
+
+
+def check_database(data_dir: Path) -> Check:
+    from core.paths import DB_NAME
+    from core.store import Store, StoreError
+
+    path = data_dir / DB_NAME
+    if not path.exists():
+        return Check("Database", "ok", f"{path} does not exist yet (created on first use)")
+    try:
+        store = Store(path)
+    except StoreError as exc:
+        return Check("Database", "fail", str(exc), "move the file aside; Tripane starts a new one")
+    try:
+        problems = store.integrity_problems()
+        sessions = len(store.sessions())
+    finally:
+        store.close()
+    if problems:
+        return Check("Database", "fail", f"{path}: {'; '.join(problems[:3])}",
+                     "copy the file somewhere safe, then move it aside; Tripane starts a new one")
+    return Check("Database", "ok", f"{path}: intact, {sessions} session(s)")
+
+
+async def check_provider(model: str | None, api_base: str | None) -> Check:
+    if not model:
+        return Check("Provider", "warn", "not checked: no model given", "run `tripane doctor --model provider/model`")
+    from core.llm import LiteLLMClient, ModelError
+    from core.providers import test_connection
+    from core.secrets import get_api_key
+
+    try:
+        said = await test_connection(LiteLLMClient(api_key=get_api_key, retries=0), model, api_base)
+    except ModelError as exc:
+        return Check("Provider", "fail", str(exc), "check the model name, the API key and the API base")
+    return Check("Provider", "ok", f"{model} answered: {said[:60]}")
+
+
+async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:
+    return [check_python(), check_qt(), check_keyring(), check_data_dir(data_dir), check_database(data_dir),
+            await check_provider(model, api_base)]
+
+
+def report(checks: list[Check]) -> str:
+    marks = {"ok": "✓", "warn": "!", "fail": "✗"}
+    lines = []
+    for check in checks:
+        lines.append(f"{marks[check.level]} {check.name}: {check.detail}")
+        if check.fix and check.level != "ok":
+            lines.append(f"    → {check.fix}")
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""`tripane doctor` on real folders, a real damaged database and a real (local) provider."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.doctor import check_data_dir, check_database, check_provider, report, run_checks
+from core.paths import DB_NAME
+from core.store import Store
+from tests.support.openai_server import Failure, ScriptedServer, Turn
+
+
+def test_a_sound_database_and_writable_folder_pass(tmp_path):
+    Store(tmp_path / DB_NAME).close()
+    assert check_data_dir(tmp_path).level == "ok"
+    database = check_database(tmp_path)
+    assert database.level == "ok" and "intact, 0 session(s)" in database.detail
+
+
+def test_a_damaged_database_fails_with_what_to_do_and_is_not_touched(tmp_path):
+    path = tmp_path / DB_NAME
+    path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)  # the header, then garbage
+    before = path.read_bytes()
+    result = check_database(tmp_path)
+    assert result.level == "fail" and "move the file aside" in result.fix
+    assert path.read_bytes() == before
+
+
+def test_an_unwritable_data_folder_fails(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    result = check_data_dir(blocker / "data")
+    assert result.level == "fail" and "not writable" in result.detail
+
+
+def test_the_provider_check_reports_an_answer_and_a_refused_key(tmp_path):
+    replies = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided")])
+    with ScriptedServer(lambda request: next(replies)) as server:
+        good = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
+        bad = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
+    assert good.level == "ok" and "ready" in good.detail
+    assert bad.level == "fail" and "refused the API key" in bad.detail
+    assert asyncio.run(check_provider(None, None)).level == "warn"
+
+
+def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
+    checks = asyncio.run(run_checks(tmp_path / "data"))
+    text = report(checks)
+    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Provider"):
+        assert f" {name}: " in text
+    assert "→ run `tripane doctor --model provider/model`" in text
