@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -54,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  parents=[common])
     doctor.add_argument("--model", help="also check that this model answers (one tiny request)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
+    export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
+    export.add_argument("session")
+    export.add_argument("--out", type=Path, help="the zip to write (default: ./tripane-ID.zip)")
     commands.add_parser("sessions", help="list sessions", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session")
@@ -106,6 +108,12 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _list_sessions(store)
         if args.command == "show":
             return _show(store, data_dir, args)
+        if args.command == "export":
+            from core.export import export_session
+
+            row = store.find_session(args.session)
+            print(export_session(store, data_dir, row.id, args.out or Path(f"tripane-{row.id}.zip")))
+            return EXIT_DONE
         return await _run(store, data_dir, args)
     finally:
         store.close()
@@ -136,25 +144,20 @@ def _list_sessions(store) -> int:
 
 
 def _show(store, data_dir: Path, args) -> int:
-    from core.events import to_data
+    from core.export import record_json
     from core.paths import session_dir
     from core.render import render
 
     row = store.find_session(args.session)
     for record in store.iter_records(row.id):
         if args.json:
-            print(_json_line(record, to_data))
+            print(record_json(record))
         elif (line := render(record)) is not None:
             print(line)
     if not args.json:
         folder = session_dir(data_dir, row.id)
         print(f"\nFiles: {folder / 'task_plan.md'}\n       {folder / 'findings.md'}\n       {folder / 'progress.md'}")
     return EXIT_DONE
-
-
-def _json_line(record, to_data) -> str:
-    return json.dumps({"session": record.session_id, "seq": record.seq, "ts": record.ts,
-                       "kind": record.event.kind, "data": to_data(record.event)}, ensure_ascii=False)
 
 
 async def _run(store, data_dir: Path, args) -> int:
@@ -182,7 +185,8 @@ async def _run(store, data_dir: Path, args) -> int:
 
 
 async def _drive(session, as_json: bool) -> int:
-    from core.events import HumanQuestion, Record, to_data
+    from core.events import HumanQuestion, Record
+    from core.export import record_json
     from core.render import render
 
     interactive = sys.stdin.isatty() and not as_json
@@ -192,7 +196,7 @@ async def _drive(session, as_json: bool) -> int:
         if not isinstance(notice, Record):
             return
         if as_json:
-            print(_json_line(notice, to_data), flush=True)
+            print(record_json(notice), flush=True)
         elif (line := render(notice)) is not None:
             print(line, flush=True)
         if isinstance(notice.event, HumanQuestion):

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from core.events import (
-    AssistantMessage, Compaction, Danger, ErrorRecorded, FileChanged, HumanAnswer, HumanQuestion,
-    PinsChanged, Record, SessionEnded, SessionPaused, SessionResumed, SessionStarted, ToolResult,
+    AssistantMessage,
+    Compaction,
+    Danger,
+    ErrorRecorded,
+    FileChanged,
+    HumanAnswer,
+    HumanQuestion,
+    PinsChanged,
+    Record,
+    SessionEnded,
+    SessionPaused,
+    SessionResumed,
+    SessionStarted,
+    ToolResult,
     UserMessage,
 )
 

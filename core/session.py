@@ -19,7 +19,14 @@ from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.state import SessionState
 from core.context.engine import Assembled
-from core.events import FileChanged, HumanAnswer, PinsChanged, Record, SessionStarted, UserMessage
+from core.events import (
+    FileChanged,
+    HumanAnswer,
+    PinsChanged,
+    Record,
+    SessionStarted,
+    UserMessage,
+)
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
+from core.export import write_export
 from core.llm import ModelClient, prepare_tokenizer
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.session import Session, SessionConfig
@@ -28,6 +30,7 @@ from gui.qt import (
     QAction,
     QApplication,
     QCloseEvent,
+    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QKeySequence,
@@ -169,6 +172,7 @@ class MainWindow(QMainWindow):
             (session_menu, "Sa&ve edit", "Ctrl+S", self.save_edit, "save_edit"),
             (session_menu, "&Compact context now", "Ctrl+Shift+K", self.compact, "compact"),
             (session_menu, "Context &inspector", "Ctrl+I", self.open_inspector, "inspector"),
+            (session_menu, "E&xport as zip…", "Ctrl+Shift+S", self.export_session, "export"),
             (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
             (session_menu, "&Delete…", None, self.delete_session, "delete"),
             (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
@@ -290,6 +294,22 @@ class MainWindow(QMainWindow):
         if session is self.session:
             self._update_controls()
 
+    def export_session(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        dialog = QFileDialog(self, "Export the session as a zip", str(Path.home() / f"tripane-{session.id}.zip"),
+                             "Zip archives (*.zip)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("zip")
+        dialog.fileSelected.connect(lambda path: self.export_to(session, Path(path)))
+        dialog.open()
+
+    def export_to(self, session: Session, target: Path) -> None:
+        self.keeper.in_thread(write_export, list(session.records), session.dir, session.id, target,
+                              on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
+                              on_failure=lambda error: self.tell(f"The export failed: {error}"))
+
     def rename_session(self) -> None:
         session_id = self.sessions.current_id()
         if not session_id:
@@ -372,7 +392,7 @@ class MainWindow(QMainWindow):
         self.resume_button.setEnabled(has and not state.ended and (paused or not running))
         self.stop_button.setEnabled(running)
         for name in ("send", "pause", "resume", "stop", "edit_plan", "edit_findings", "save_edit", "compact",
-                     "inspector", "rename", "delete"):
+                     "inspector", "export", "rename", "delete"):
             self.actions_by_name[name].setEnabled(has)
 
     # --- the person in the loop -----------------------------------------------------------------

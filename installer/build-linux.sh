@@ -3,6 +3,7 @@
 # then run the bundle's --selftest and print its size and cold start time.
 #   installer/build-linux.sh
 set -euo pipefail
+export LITELLM_LOCAL_MODEL_COST_MAP=True  # PyInstaller imports litellm while analysing; no network fetch
 cd "$(dirname "$0")/.."
 python3 -m venv .build/venv
 . .build/venv/bin/activate

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace as dataclass_replace
 import logging
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from string import Template
 
@@ -26,10 +26,10 @@ from core.context.tail import build_tail
 from core.events import (
     AssistantMessage,
     Compaction,
-    FlushRequested,
     Danger,
     ErrorRecorded,
     Event,
+    FlushRequested,
     HumanQuestion,
     Record,
     SessionEnded,
@@ -41,8 +41,15 @@ from core.events import (
 )
 from core.journal import Journal, StatusChanged, TextDelta
 from core.llm import (
-    ModelClient, ModelError, ModelReply, ModelRequest, context_window, count_tokens, encode_tokens,
-    prepare_tokenizer, supports_tool_choice,
+    ModelClient,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    context_window,
+    count_tokens,
+    encode_tokens,
+    prepare_tokenizer,
+    supports_tool_choice,
 )
 from core.memory import progress
 from core.memory.working import PLAN, PROGRESS, WorkingMemory

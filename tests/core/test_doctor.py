@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from core.doctor import check_data_dir, check_database, check_provider, report, run_checks
+from core.doctor import (
+    check_data_dir,
+    check_database,
+    check_provider,
+    report,
+    run_checks,
+)
 from core.paths import DB_NAME
 from core.store import Store
 from tests.support.openai_server import Failure, ScriptedServer, Turn

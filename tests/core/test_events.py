@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 
 from core.events import (
-    EVENT_TYPES, AssistantMessage, EventDecodeError, HumanQuestion, ToolCall, Usage, decode, encode,
+    EVENT_TYPES,
+    AssistantMessage,
+    EventDecodeError,
+    HumanQuestion,
+    ToolCall,
+    Usage,
+    decode,
+    encode,
 )
 
 

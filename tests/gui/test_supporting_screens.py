@@ -167,3 +167,15 @@ def test_test_connection_to_a_server_that_is_not_there_says_so_at_once(qtbot, ma
     qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
     assert dialog.test_result.text().startswith("✗ Could not reach the provider")
     dialog.reject()
+
+
+def test_export_writes_the_session_zip_in_the_background(qtbot, make_window, workdir, tmp_path):
+    import zipfile
+
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    session = window.start_session(SessionConfig(task="Export me", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    window.export_to(session, tmp_path / "export.zip")
+    qtbot.waitUntil(lambda: (tmp_path / "export.zip").exists(), timeout=WAIT)
+    with zipfile.ZipFile(tmp_path / "export.zip") as archive:
+        assert f"{session.id}/task_plan.md" in archive.namelist()

@@ -6,14 +6,26 @@ import asyncio
 import json
 
 from core.events import (
-    AssistantMessage, Danger, ErrorRecorded, FileChanged, HumanQuestion, SessionEnded, ToolResult,
+    AssistantMessage,
+    Danger,
+    ErrorRecorded,
+    FileChanged,
+    HumanQuestion,
+    SessionEnded,
+    ToolCall,
+    ToolResult,
 )
 from core.llm import ModelError, ModelReply
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
-from core.events import ToolCall
-from tests.core.helpers import events_of, last_user_text, make_session, person_edits_plan, wait_for_question
+from tests.core.helpers import (
+    events_of,
+    last_user_text,
+    make_session,
+    person_edits_plan,
+    wait_for_question,
+)
 
 
 async def test_task_completes_end_to_end_and_fills_the_three_files(store, data_dir, workdir):

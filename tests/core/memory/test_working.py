@@ -4,7 +4,14 @@ import os
 
 import pytest
 
-from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, WriteRefused
+from core.memory.working import (
+    FILES,
+    FINDINGS,
+    PLAN,
+    PROGRESS,
+    WorkingMemory,
+    WriteRefused,
+)
 
 
 @pytest.fixture
