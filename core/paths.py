@@ -26,5 +26,7 @@ def session_dir(data_dir: Path, session_id: str) -> Path:
 
 @cache
 def resource_text(*parts: str) -> str:
-    node = resources.files("resources").joinpath(*parts)
+    node = resources.files("resources")
+    for part in parts:  # one at a time: a frozen app's MultiplexedPath.joinpath takes a single name
+        node = node.joinpath(part)
     return node.read_text(encoding="utf-8")
