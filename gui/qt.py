@@ -3,6 +3,7 @@
 
 from PySide6.QtCore import (
     QByteArray,
+    QEvent,
     QObject,
     QRectF,
     QSettings,
