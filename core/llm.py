@@ -224,6 +224,10 @@ def classify(litellm: Any, exc: Exception) -> ModelError:
         litellm.Timeout, litellm.APIConnectionError,
     )
     detail = str(exc).split("\n")[0][:400]
+    if "LLM Provider NOT provided" in detail:
+        return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
+                          "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
+                          f"ollama_chat/llama3.1. ({detail})")
     if isinstance(exc, litellm.AuthenticationError):
         return ModelError("auth", f"The provider refused the API key: {detail}")
     if isinstance(exc, litellm.NotFoundError):

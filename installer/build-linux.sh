@@ -15,6 +15,9 @@ version=$(python -c "import tomllib; print(tomllib.load(open('pyproject.toml','r
 start=$(date +%s.%N)
 QT_QPA_PLATFORM=offscreen dist/Tripane/tripane --selftest
 end=$(date +%s.%N)
+# A menu entry and icon for desktops: copy tripane.desktop to ~/.local/share/applications and put
+# Tripane/ on the PATH (or edit Exec= to its full path).
+cp installer/tripane.desktop installer/tripane.png dist/Tripane/
 tar -C dist -czf "dist/Tripane-${version}-linux-$(uname -m).tar.gz" Tripane
 echo "bundle: $(du -sh dist/Tripane | cut -f1) unpacked, $(du -sh dist/Tripane-*.tar.gz | cut -f1) as tar.gz"
 echo "selftest (cold, including the scripted task): $(python -c "print(round($end - $start, 2))") s"

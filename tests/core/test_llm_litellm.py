@@ -98,3 +98,11 @@ async def test_malformed_tool_json_from_the_wire_is_survived(store, data_dir, wo
 async def test_remote_providers_are_refused_under_tests():
     with pytest.raises(ModelError, match="only models on 127.0.0.1"):
         await client().complete(ModelRequest("openai/gpt-4o", [{"role": "user", "content": "hi"}]))
+
+
+async def test_a_model_name_without_a_provider_says_how_to_write_it():
+    with pytest.raises(ModelError) as failed:
+        await client().complete(ModelRequest("gpt-nonexistent-9", [{"role": "user", "content": "hi"}],
+                                             api_base="http://127.0.0.1:9/v1"))
+    assert failed.value.kind == "unknown_model" and not failed.value.retryable
+    assert "Write it as provider/model" in str(failed.value)
