@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gui.qt import QComboBox, QLabel
+from gui.qt import QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton
 
 APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools"))
 
@@ -21,3 +21,21 @@ def error_label() -> QLabel:
     label.setObjectName("error")
     label.setWordWrap(True)
     return label
+
+
+def folder_row(field: QLineEdit, caption: str) -> QHBoxLayout:
+    """A folder path field with a Browse… button (the chooser does not block the event loop)."""
+    browse = QPushButton("Browse…")
+
+    def choose() -> None:
+        dialog = QFileDialog(field.window(), caption, field.text() or field.placeholderText())
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(field.setText)
+        dialog.open()
+
+    browse.clicked.connect(choose)
+    row = QHBoxLayout()
+    row.addWidget(field, 1)
+    row.addWidget(browse)
+    return row

@@ -5,16 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.session import SessionConfig
-from gui.dialogs.forms import approval_combo, error_label
+from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -34,12 +31,7 @@ class NewSessionDialog(QDialog):
         self.task.setFixedHeight(110)
         form.addRow("Task:", self.task)
         self.workdir = QLineEdit(prefs.workdir or str(Path.home()))
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.workdir, 1)
-        row.addWidget(browse)
-        form.addRow("Work folder:", row)
+        form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in"))
         self.model = QLineEdit(prefs.model)
         form.addRow("Model:", self.model)
         self.approval = approval_combo(prefs.approval)
@@ -54,11 +46,6 @@ class NewSessionDialog(QDialog):
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
         self.resize(620, 320)
-
-    def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "The folder the agent may work in", self.workdir.text())
-        if folder:
-            self.workdir.setText(folder)
 
     def _accept(self) -> None:
         prefs = self.prefs

@@ -7,13 +7,12 @@ from collections.abc import Callable
 from core.llm import ModelClient, ModelError
 from core.providers import OLLAMA_BASE, detect_ollama, test_connection
 from core.secrets import provider_of, set_api_key
-from gui.dialogs.forms import approval_combo, error_label
+from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -109,12 +108,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(app_box)
         self.data_dir = QLineEdit(prefs.data_dir)
         self.data_dir.setPlaceholderText(str(prefs.data_path()))
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.data_dir, 1)
-        row.addWidget(browse)
-        form.addRow("Data folder:", row)
+        form.addRow("Data folder:", folder_row(self.data_dir, "Data folder"))
         self.theme = QComboBox()
         self.theme.addItem("Light", "light")
         self.theme.addItem("Dark", "dark")
@@ -138,11 +132,6 @@ class SettingsDialog(QDialog):
         spin.setSingleStep(step)
         spin.setValue(value)
         return spin
-
-    def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Data folder", self.data_dir.text() or str(self.prefs.data_path()))
-        if folder:
-            self.data_dir.setText(folder)
 
     def _show_ollama(self, models: list[str]) -> None:
         if not models:

@@ -179,3 +179,23 @@ def test_export_writes_the_session_zip_in_the_background(qtbot, make_window, wor
     qtbot.waitUntil(lambda: (tmp_path / "export.zip").exists(), timeout=WAIT)
     with zipfile.ZipFile(tmp_path / "export.zip") as archive:
         assert f"{session.id}/task_plan.md" in archive.namelist()
+
+
+def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qtbot, workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5)
+    dialog = NewSessionDialog(prefs)
+    qtbot.addWidget(dialog)
+    dialog._accept()
+    assert dialog.config is None and "Describe the task" in dialog.error.text()
+    dialog.task.setPlainText("Tidy the changelog")
+    dialog.workdir.setText(str(workdir / "nowhere"))
+    dialog._accept()
+    assert dialog.config is None and "does not exist" in dialog.error.text()
+    dialog.workdir.setText(str(workdir))
+    dialog._accept()
+    config = dialog.config
+    assert (config.task, config.model, config.danger_turn, config.budget_usd) == (
+        "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5)
