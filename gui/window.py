@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
     def start_warm_up(self) -> None:
         """Load the model library and the tokenizer in the background, once the window is up, so
         the first turn does not wait for them (and their one-time import is not felt mid-run)."""
-        if self.warm_up is None and self.prefs.configured:
+        if self.warm_up is None and self.prefs.configured and not self._shut_down:
             self.warm_up = self.keeper.run(prepare_tokenizer(self.prefs.model), name="warm-up",
                                            on_failure=lambda error: log.info("warm-up failed: %s", error))
 
