@@ -87,6 +87,13 @@ def _open_window(args: argparse.Namespace) -> int:
     # importing core (tests, the headless CLI) never loads Qt.
     import importlib
 
+    from core.doctor import no_display
+
+    if no_display() and not getattr(args, "selftest", False):
+        print("tripane: there is no display here (DISPLAY and WAYLAND_DISPLAY are not set), so the window cannot "
+              "open. Run it from a desktop session; `tripane --help` lists the command-line commands, and "
+              "`QT_QPA_PLATFORM=offscreen tripane --selftest` checks the app without a display.", file=sys.stderr)
+        return EXIT_USAGE
     argv = ["--selftest"] if getattr(args, "selftest", False) else []
     if args.data_dir:
         argv += ["--data-dir", str(args.data_dir)]

@@ -47,7 +47,8 @@ def _probe_qt(platform: str | None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", QT_PROBE], capture_output=True, text=True, timeout=60, env=env)
 
 
-def _no_display() -> bool:
+def no_display() -> bool:
+    """Linux without X11 or Wayland and no Qt platform chosen: a window cannot open."""
     return (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
             and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"))
 
@@ -55,7 +56,7 @@ def _no_display() -> bool:
 def check_qt() -> Check:
     if getattr(sys, "frozen", False):
         return Check("Qt", "ok", "bundled with this build (run `tripane --selftest` to check the window)")
-    headless = _no_display()
+    headless = no_display()
     try:  # without a display only the libraries can be checked, through the offscreen plugin
         result = _probe_qt("offscreen" if headless else None)
     except subprocess.TimeoutExpired:

@@ -180,3 +180,12 @@ def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
     assert proc.returncode == 0, seen.decode(errors="replace")
     assert b"Which license?" in seen
     assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\npermissive please"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux desktops need DISPLAY or WAYLAND_DISPLAY")
+def test_without_a_display_tripane_explains_instead_of_crashing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-m", "core.cli", "--data-dir", str(tmp_path)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "there is no display here" in result.stderr and "tripane --help" in result.stderr
