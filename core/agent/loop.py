@@ -518,7 +518,7 @@ class AgentLoop:
             reboot = {key: "" for key in REBOOT_KEYS} | {"error": f"The reboot call failed: {exc}"}
         self._ask(
             "three_strike",
-            f"The same error happened {count} times: {signature}. How should the agent go on?",
+            f"The same error happened {count} times: {signature.rstrip('.')}. How should the agent go on?",
             THREE_STRIKE_OPTIONS,
             {"signature": signature, "errors": errors, "reboot": reboot,
              "step": current_step(self.memory.read(PLAN)[0])},
