@@ -179,6 +179,15 @@ class Compaction(Event):
 
 
 @dataclass(frozen=True)
+class MemoryRecalled(Event):
+    """Long-term memory brought into the context at task start: appended, never in the prefix."""
+
+    kind: ClassVar[str] = "memory_recalled"
+    text: str  # the message the agent sees ("" when there was nothing to bring)
+    skills: tuple[str, ...] = ()  # slugs of the skills injected (their success record is updated at the end)
+
+
+@dataclass(frozen=True)
 class SessionPaused(Event):
     kind: ClassVar[str] = "session_paused"
 

@@ -283,3 +283,26 @@ def supports_tool_choice(model: str) -> bool:
 async def prepare_tokenizer(model: str) -> None:
     """Import litellm and load the tokenizer off the event loop (the first load takes ~1 s)."""
     await asyncio.get_running_loop().run_in_executor(None, count_tokens, model, "warm up")
+
+
+# --- embeddings (long-term memory's vectors through the configured provider) ----------------------
+
+
+def embed_texts(model: str, texts: list[str], *, api_base: str | None = None, api_key: str | None = None,
+                timeout_s: float = 60.0) -> list[list[float]]:
+    """Embed `texts` with the provider's embedding model (blocking; call it from a worker thread)."""
+    if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(api_base):
+        raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
+    litellm = load_litellm()
+    kwargs: dict[str, Any] = {"model": model, "input": texts, "timeout": timeout_s}
+    if api_base:
+        kwargs["api_base"] = api_base
+        kwargs["api_key"] = api_key or "not-needed"
+    elif api_key:
+        kwargs["api_key"] = api_key
+    try:
+        response = litellm.embedding(**kwargs)
+    except Exception as exc:
+        raise classify(litellm, exc) from exc
+    rows = sorted(response.data, key=lambda item: item["index"])
+    return [list(row["embedding"]) for row in rows]

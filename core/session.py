@@ -30,6 +30,8 @@ from core.events import (
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
+from core.memory.index import Hit
+from core.memory.longterm import LongTermMemory
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import session_dir
 from core.store import Store
@@ -78,8 +80,10 @@ def new_session_id() -> str:
 
 class Session:
     def __init__(self, store: Store, data_dir: Path, session_id: str, model: ModelClient,
-                 registry: ToolRegistry | None = None, settings: LoopSettings = LoopSettings()):
+                 registry: ToolRegistry | None = None, settings: LoopSettings = LoopSettings(),
+                 long_memory: LongTermMemory | None = None):
         self.store = store
+        self.long_memory = long_memory  # shared by the sessions of a data folder; None: not used
         self.id = session_id
         self.dir = session_dir(data_dir, session_id)
         self.model = model
@@ -158,6 +162,12 @@ class Session:
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         return self.journal.subscribe(subscriber)
 
+    async def search_memory(self, query: str, top_k: int = 8) -> list[Hit]:
+        """Hybrid search of long-term memory (what the agent's memory_search sees)."""
+        if self.long_memory is None:
+            raise ValueError("this session has no long-term memory")
+        return await self.long_memory.asearch(query, top_k=top_k)
+
     def read_file(self, name: str) -> tuple[str, int]:
         return self.memory.read(name)
 
@@ -175,7 +185,7 @@ class Session:
         if self._loop is None:
             self._loop = AgentLoop(journal=self.journal, memory=self.memory, registry=self.registry,
                                    model=self.model, session_dir=self.dir, control=self.control,
-                                   settings=self.settings)
+                                   settings=self.settings, long_memory=self.long_memory)
         return self._loop
 
     def start(self) -> asyncio.Task[str]:

@@ -200,3 +200,45 @@ class _Guard:
         if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
             raise StoreError(f"database error in {self.path}: {exc}") from exc
         return False
+
+
+# --- derived indexes (long-term memory) ------------------------------------------------------------
+
+
+def _sqlite_module() -> Any:
+    """pysqlite3 where it is installed (its SQLite can load extensions), else the standard module."""
+    try:
+        from pysqlite3 import dbapi2  # Linux wheels: pysqlite3-binary
+
+        return dbapi2
+    except ImportError:
+        return sqlite3
+
+
+def connect_index(path: Path) -> tuple[Any, tuple[type[Exception], ...], str | None]:
+    """A connection for a rebuildable index, with sqlite-vec loaded when this Python allows it.
+
+    Returns the connection, the exception classes its errors belong to, and None when sqlite-vec is
+    loaded, or else the reason it is not (the caller must take its exact fallback and say so).
+    """
+    module = _sqlite_module()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = module.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    errors = (module.DatabaseError, sqlite3.DatabaseError)
+    if not hasattr(conn, "enable_load_extension"):
+        return conn, errors, "this Python's SQLite cannot load extensions, so sqlite-vec cannot be used"
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+    except ImportError:
+        return conn, errors, "sqlite-vec is not installed"
+    except Exception as exc:  # an SQLite built without extension support, a blocked library…
+        return conn, errors, f"sqlite-vec failed to load ({exc})"
+    return conn, errors, None

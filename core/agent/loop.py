@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from core.events import (
     Event,
     FlushRequested,
     HumanQuestion,
+    MemoryRecalled,
     Record,
     SessionEnded,
     SessionPaused,
@@ -52,6 +54,8 @@ from core.llm import (
     supports_tool_choice,
 )
 from core.memory import progress
+from core.memory.layers import Episode
+from core.memory.longterm import LongTermMemory
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
 from core.tools.context import ToolContext
@@ -84,8 +88,10 @@ class AgentLoop:
         session_dir: Path,
         control: Control,
         settings: LoopSettings = LoopSettings(),
+        long_memory: LongTermMemory | None = None,
     ):
         self.journal = journal
+        self.long_memory = long_memory
         self.state = journal.state
         self.memory = memory
         self.registry = registry
@@ -140,6 +146,7 @@ class AgentLoop:
             return
         self._progress(progress.session_ended(status, summary))
         self._record(SessionEnded(status, summary))
+        self._write_episode(status, summary)
 
     # --- one step --------------------------------------------------------------------------------
 
@@ -175,6 +182,8 @@ class AgentLoop:
         else:
             if state.turn >= config.warn_turn and not state.warned:
                 self._record(Danger(turn=state.turn, level="warn"))
+            if self.long_memory is not None and not state.memory_recalled and state.turn == 0:
+                await self._recall()
             await self._turn()
 
     async def _pause_point(self) -> None:
@@ -188,6 +197,51 @@ class AgentLoop:
     def _take_inbox(self) -> None:
         while self.control.inbox:
             self._record(UserMessage(self.control.inbox.pop(0)))
+
+    # --- long-term memory ------------------------------------------------------------------------
+
+    async def _recall(self) -> None:
+        """At task start: matching skills and recent daily logs, as a message appended to the history
+        (the prefix never changes). A memory failure is reported and the task goes on without it."""
+        assert self.long_memory is not None
+        task = self.state.config.task
+        try:
+            await self.long_memory.arefresh()
+            text, matches = await asyncio.to_thread(self.long_memory.recall_for_task, task)
+        except Exception as exc:  # embedding provider down, unreadable files: not a reason to stop
+            log.warning("long-term memory recall failed: %s", exc)
+            self._record(MemoryRecalled(text=""))
+            self._progress(progress.memory_recalled([], [], f"{type(exc).__name__}: {exc}"))
+            return
+        injected = tuple(m.skill.slug for m in matches if m.injected)
+        self._record(MemoryRecalled(text=text or "", skills=injected))
+        if text:
+            self._progress(progress.memory_recalled([m.skill.name for m in matches if m.injected],
+                                                    [m.skill.name for m in matches if not m.injected], ""))
+
+    def _write_episode(self, status: str, summary: str) -> None:
+        """After a task: what was asked, done and failed, into today's daily log."""
+        if self.long_memory is None:
+            return
+        state = self.state
+        failed = []
+        for record in self.journal.records:
+            if isinstance(record.event, ErrorRecorded):
+                line = f"{record.event.signature}: {record.event.message.splitlines()[0][:160] if record.event.message else ''}"
+                if line not in failed:
+                    failed.append(line)
+        try:
+            started = datetime.fromisoformat(state.started_ts) if state.started_ts else datetime.now(timezone.utc)
+            minutes = (datetime.now(timezone.utc) - started).total_seconds() / 60
+            task = state.config.task
+            self.long_memory.write_episode(Episode(
+                title=task.strip().splitlines()[0], asked=task, done=summary, failed=tuple(failed[-5:]),
+                tool_calls=state.tool_calls, errors=state.tool_errors, minutes=minutes,
+                session_id=state.session_id, status=status))
+            for slug in state.injected_skills:
+                self.long_memory.files.record_skill_use(slug, succeeded=status == "done")
+        except Exception as exc:  # the episode is a convenience; the event log already has everything
+            log.warning("could not write the episode to the daily log: %s", exc)
 
     # --- a model turn ----------------------------------------------------------------------------
 
@@ -290,7 +344,7 @@ class AgentLoop:
             return False
         tokens_before = (await self.assemble(remember=False))[0].tokens
         self._record(FlushRequested(resource_text("prompts", "flush.md")))
-        self._allowed_groups = frozenset({"findings", "plan"})
+        self._allowed_groups = frozenset({"findings", "plan", "memory"})
         try:
             await self._turn(flush=True)
         finally:
@@ -416,6 +470,7 @@ class AgentLoop:
         ctx = ToolContext(
             workdir=Path(self.state.config.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
+            long_memory=self.long_memory, session_id=self.state.session_id,
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))

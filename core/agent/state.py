@@ -17,6 +17,7 @@ from core.events import (
     FileChanged,
     HumanAnswer,
     HumanQuestion,
+    MemoryRecalled,
     PinsChanged,
     Record,
     SessionEnded,
@@ -65,6 +66,11 @@ class SessionState:
     files: dict[str, FileInfo] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
     last_metrics: dict = field(default_factory=dict)
+    memory_recalled: bool = False
+    injected_skills: tuple[str, ...] = ()
+    tool_calls: int = 0
+    tool_errors: int = 0
+    started_ts: str = ""
 
     @property
     def ended(self) -> bool:
@@ -72,6 +78,7 @@ class SessionState:
 
     def apply(self, record: Record) -> None:
         self.last_seq = record.seq
+        self.started_ts = self.started_ts or record.ts
         self._apply(record.event)
         if isinstance(record.event, HumanAnswer):
             self.answers[record.event.qid] = (record.event, record.seq)
@@ -100,6 +107,8 @@ class SessionState:
                 self.last_metrics = event.metrics
             case ToolResult():
                 self.pending_calls.pop(event.call_id, None)
+                self.tool_calls += 1
+                self.tool_errors += not event.ok
                 if event.name in self.info_tools and event.ok:
                     self.actions_since_finding += 1
             case FileChanged():
@@ -108,6 +117,9 @@ class SessionState:
                     self.actions_since_finding = 0
             case PinsChanged():
                 self.pins[event.file] = event.lines
+            case MemoryRecalled():
+                self.memory_recalled = True
+                self.injected_skills = event.skills
             case ErrorRecorded():
                 self.strikes[event.signature] = event.attempt
                 if self.config and event.attempt >= self.config.strike_limit:

@@ -21,6 +21,7 @@ from core.events import (
     FlushRequested,
     HumanAnswer,
     HumanQuestion,
+    MemoryRecalled,
     Record,
     SessionStarted,
     ToolResult,
@@ -97,6 +98,8 @@ class History:
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
                 )
             case UserMessage() | FlushRequested():
+                self._note(event.text)
+            case MemoryRecalled() if event.text:
                 self._note(event.text)
             case AssistantMessage():
                 message: Message = {"role": "assistant", "content": event.text or None}

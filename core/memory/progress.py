@@ -65,3 +65,10 @@ def session_ended(status: str, summary: str) -> str:
 def compaction(first_seq: int, last_seq: int, before: int, after: int) -> str:
     return (f"\n## [{_stamp()}] ⇊ Context compacted: events {first_seq}–{last_seq} summarised "
             f"({before:,} → {after:,} tokens); the full log is kept\n")
+
+
+def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
+    if failure:
+        return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300)}\n- The task goes on without it.\n"
+    lines = [f"- Skill injected: {name}" for name in injected] + [f"- Skill offered: {name}" for name in offered]
+    return f"\n## [{_stamp()}] 🧠 Long-term memory recalled\n" + ("\n".join(lines) or "- Recent daily logs listed") + "\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.tools import files, notebook, shell, web
+from core.tools import files, memory, notebook, shell, web
 from core.tools.registry import ToolRegistry
 
 # Tools the loop handles itself rather than running.
@@ -19,6 +19,10 @@ def builtin_registry() -> ToolRegistry:
     registry.register(web.web_fetch, risky=True, gathers_information=True)
     registry.register(notebook.plan_update)
     registry.register(notebook.findings_add)
+    registry.register(memory.memory_search, gathers_information=True)
+    registry.register(memory.memory_get, gathers_information=True)
+    registry.register(memory.memory_remember)
+    registry.register(memory.memory_save_skill)
     registry.register(notebook.human_ask)
     registry.register(notebook.task_done)
     return registry

@@ -1,13 +1,17 @@
-"""What a tool may touch: the workdir, the session's offload folder, the working memory."""
+"""What a tool may touch: the workdir, the session's offload folder, the working and long-term memory."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.events import Event
 from core.memory.working import WorkingMemory
 from core.tools.registry import ToolError
+
+if TYPE_CHECKING:
+    from core.memory.longterm import LongTermMemory
 
 OFFLOAD_SCHEME = "offload:"
 
@@ -21,6 +25,9 @@ class ToolContext:
     events: list[Event] = field(default_factory=list)
     # The plan version the agent last saw, recited in the request that led to this call.
     plan_version_seen: int = 0
+    # Long-term memory shared by the sessions of this data folder (None: not available).
+    long_memory: LongTermMemory | None = None
+    session_id: str = ""
 
     @property
     def offload_dir(self) -> Path:

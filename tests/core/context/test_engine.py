@@ -103,7 +103,7 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
                   call("file_read", call_id="sneaky", path="log.txt"))
     model = ScriptedModel([*reads, flush, reply("", call("task_done", summary="ok"))],
                           side_replies=[ModelReply("Goal: read log.txt. Done: read 400 lines. Pending: report.")])
-    session = make_session(store, data_dir, workdir, model, context_window=7_000, reserve_output=1000,
+    session = make_session(store, data_dir, workdir, model, context_window=8_000, reserve_output=1000,
                            keep_turns=2)
     assert await session.run() == "done"
 

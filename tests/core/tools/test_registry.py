@@ -58,5 +58,6 @@ def test_builtin_tools_are_stable_grouped_and_documented():
     names = [s["function"]["name"] for s in schemas]
     assert names == sorted(names)
     assert {"file_read", "file_write", "file_edit", "file_list", "shell_run", "web_fetch",
-            "plan_update", "findings_add", "human_ask", "task_done"} == set(names)
+            "plan_update", "findings_add", "memory_search", "memory_get", "memory_remember", "memory_save_skill",
+            "human_ask", "task_done"} == set(names)
     assert builtin_registry().schemas() == schemas

@@ -1,0 +1,427 @@
+"""The search index over the memory files: FTS5 for keywords, vectors for meaning.
+
+`memory/index.sqlite` is derived data: built from the Markdown files, updated file by file when
+one changes (size, mtime, then content hash), and rebuilt from scratch if it is damaged.
+
+Vectors: a chunk's vector is the normalised mean of its sentences' vectors; each sentence is
+embedded once and cached by hash, so editing a file re-embeds only the sentences that changed.
+They are searched with sqlite-vec when this Python can load it, and otherwise with an exact
+in-memory scan (NumPy) — a fallback that is announced (`notice`), never silent.
+
+Hybrid search (seed 002 §2.2): the union of vector top-n and BM25 top-n, each candidate scored
+0.7 × similarity + 0.3 × keyword, keyword = 1 / (1 + BM25 rank). Candidates found only by
+keywords get their real similarity (their vectors are at hand), so an exact identifier that
+vectors rank low still surfaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from core.memory.chunking import Chunk, chunk_markdown
+from core.memory.embedding import Embedder, sentences, similarity
+from core.store import connect_index
+
+log = logging.getLogger(__name__)
+
+VECTOR_WEIGHT, KEYWORD_WEIGHT = 0.7, 0.3
+SCHEMA_VERSION = "1"
+EMBED_BATCH = 32
+_WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its "
+    "me my no not of on or our so that the their them then there these they this to was we were what when "
+    "where which who why will with would you your".split())
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # relative to the memory folder, POSIX
+    absolute: Path
+    layer: str  # daily | memory | skill | other
+    day: str  # YYYY-MM-DD for daily logs, else ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    score: float
+    vector: float  # calibrated similarity, 0–1
+    keyword: float  # 1 / (1 + BM25 rank), 0 when not among the keyword candidates
+    layer: str
+    day: str
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    files_indexed: int
+    files_removed: int
+    chunks_added: int
+    sentences_embedded: int
+
+
+class IndexError_(RuntimeError):
+    """The index cannot be used (the message says why); the memory files are untouched."""
+
+
+class MemoryIndex:
+    def __init__(self, path: Path, embedder: Embedder | None, *, vectors: str = "auto"):
+        if vectors not in ("auto", "sqlite-vec", "exact"):
+            raise ValueError(f"vectors must be auto, sqlite-vec or exact, not {vectors!r}")
+        self.path = path
+        self.embedder = embedder
+        self._lock = threading.RLock()
+        self._matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, vectors) for the exact scan
+        self._open(rebuild_on_damage=True)
+        self.backend, self.notice = self._choose_backend(vectors)
+        if self.backend == "sqlite-vec" and self._meta("vec_dirty"):
+            self._rebuild_vec_table()
+        if self.notice:
+            log.warning("memory search: %s", self.notice)
+
+    # --- opening ---------------------------------------------------------------------------------
+
+    def _open(self, rebuild_on_damage: bool) -> None:
+        self.conn, self._errors, self._vec_problem = connect_index(self.path)
+        try:
+            self._create_schema()
+        except self._errors as exc:
+            self.conn.close()
+            if not rebuild_on_damage:
+                raise IndexError_(f"the memory index {self.path} cannot be created: {exc}") from exc
+            # Derived data: set the damaged file aside and start again from the Markdown files.
+            log.warning("memory index %s is damaged (%s); rebuilding it", self.path, exc)
+            aside = self.path.with_suffix(".damaged")
+            self.path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._open(rebuild_on_damage=False)
+
+    def _create_schema(self) -> None:
+        c = self.conn
+        c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        if self._meta("schema") not in (None, SCHEMA_VERSION):
+            self._drop_all()
+        c.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, layer TEXT, day TEXT, "
+                  "mtime_ns INTEGER, size INTEGER, sha256 TEXT)")
+        c.execute("CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT, layer TEXT, day TEXT, "
+                  "heading TEXT, start_line INTEGER, end_line INTEGER, text TEXT)")
+        c.execute("CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)")
+        # '_' joins words, so parse_config and ERR_4821 stay whole tokens for exact lookups.
+        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(heading, text, content='chunks', "
+                  "content_rowid='id', tokenize=\"unicode61 remove_diacritics 2 tokenchars '_'\")")
+        c.execute("CREATE TABLE IF NOT EXISTS vectors (id INTEGER PRIMARY KEY, vector BLOB)")
+        c.execute("CREATE TABLE IF NOT EXISTS sentence_cache (hash TEXT PRIMARY KEY, vector BLOB)")
+        self._set_meta("schema", SCHEMA_VERSION)
+        name = self.embedder.name if self.embedder else ""
+        if self._meta("embedder") != name:  # vectors of another model are meaningless next to these
+            c.execute("DELETE FROM vectors")
+            c.execute("DELETE FROM sentence_cache")
+            self._drop_vec_table()
+            c.execute("UPDATE files SET sha256 = ''")  # forces re-embedding at the next sync
+            self._set_meta("embedder", name)
+        c.execute("SELECT count(*) FROM chunks").fetchone()  # reads a page: a damaged file fails here
+
+    def _drop_all(self) -> None:
+        self._drop_vec_table()
+        for table in ("chunks_fts", "chunks", "files", "vectors", "sentence_cache"):
+            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+    def _drop_vec_table(self) -> None:
+        try:
+            self.conn.execute("DROP TABLE IF EXISTS vec_chunks")
+        except self._errors:  # sqlite-vec not loaded in this run: its table cannot even be dropped
+            self._set_meta("vec_dirty", "1")
+        self.conn.execute("DELETE FROM meta WHERE key = 'dim'")
+
+    def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
+        if self.embedder is None:
+            return "none", "no embedding model, so memory search uses keywords only (BM25)"
+        if wanted == "exact":
+            return "exact", None
+        if self._vec_problem is None:
+            return "sqlite-vec", None
+        reason = f"{self._vec_problem}; vector search runs as an exact in-memory scan instead"
+        if wanted == "sqlite-vec":
+            raise IndexError_(reason)
+        return "exact", reason
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    # --- keeping up with the files ---------------------------------------------------------------
+
+    def sync(self, files: Iterable[SourceFile]) -> SyncReport:
+        """Index what changed since the last sync; drop what was deleted."""
+        with self._lock:
+            files = list(files)
+            known = {row[0]: row[1:] for row in self.conn.execute("SELECT path, mtime_ns, size, sha256 FROM files")}
+            indexed = chunks_added = embedded = 0
+            for source in files:
+                try:
+                    stat = source.absolute.stat()
+                    old = known.get(source.path)
+                    if old and old[0] == stat.st_mtime_ns and old[1] == stat.st_size and old[2]:
+                        continue
+                    raw = source.absolute.read_bytes()
+                except OSError as exc:
+                    log.warning("memory index: cannot read %s (%s); skipped", source.absolute, exc)
+                    continue
+                digest = hashlib.sha256(raw).hexdigest()
+                if old and old[2] == digest:
+                    self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                                      (stat.st_mtime_ns, stat.st_size, source.path))
+                    continue
+                added, new_sentences = self._index_file(source, raw.decode("utf-8", errors="replace"))
+                self.conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                                  (source.path, source.layer, source.day, stat.st_mtime_ns, stat.st_size, digest))
+                indexed += 1
+                chunks_added += added
+                embedded += new_sentences
+            present = {f.path for f in files}
+            gone = [path for path in known if path not in present]
+            for path in gone:
+                self._remove_file(path)
+            if gone or indexed:
+                self._matrix = None
+            return SyncReport(indexed, len(gone), chunks_added, embedded)
+
+    def add_chunks(self, source: SourceFile, chunks: list[Chunk]) -> int:
+        """Index chunks that do not come from a file on disk (the benchmark's generated notes)."""
+        with self._lock:
+            _, embedded = self._insert(source, chunks)
+            self._matrix = None
+            return embedded
+
+    def _index_file(self, source: SourceFile, text: str) -> tuple[int, int]:
+        self._remove_file(source.path)
+        chunks = chunk_markdown(text, items=source.layer == "memory")
+        return self._insert(source, chunks)
+
+    def _insert(self, source: SourceFile, chunks: list[Chunk]) -> tuple[int, int]:
+        vectors, embedded = self._chunk_vectors([c.text for c in chunks]) if self.embedder else (None, 0)
+        c = self.conn
+        c.execute("BEGIN")
+        try:
+            for index, chunk in enumerate(chunks):
+                chunk_id = c.execute(
+                    "INSERT INTO chunks (path, layer, day, heading, start_line, end_line, text) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (source.path, source.layer, source.day, chunk.heading, chunk.start_line, chunk.end_line,
+                     chunk.text)).fetchone()[0]
+                c.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (?, ?, ?)",
+                          (chunk_id, chunk.heading, chunk.text))
+                if vectors is not None:
+                    blob = vectors[index].tobytes()
+                    c.execute("INSERT INTO vectors (id, vector) VALUES (?, ?)", (chunk_id, blob))
+                    if self.backend == "sqlite-vec":
+                        self._ensure_vec_table(len(vectors[index]))
+                        c.execute("INSERT INTO vec_chunks (rowid, embedding) VALUES (?, ?)", (chunk_id, blob))
+                    elif self._meta("dim"):
+                        self._set_meta("vec_dirty", "1")  # rebuilt when sqlite-vec is next available
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return len(chunks), embedded
+
+    def _ensure_vec_table(self, dim: int) -> None:
+        if self._meta("dim") == str(dim):
+            return
+        self.conn.execute("DROP TABLE IF EXISTS vec_chunks")
+        self.conn.execute(f"CREATE VIRTUAL TABLE vec_chunks USING vec0(embedding float[{dim}] distance_metric=cosine)")
+        self._set_meta("dim", str(dim))
+
+    def _rebuild_vec_table(self) -> None:
+        """Bring the sqlite-vec table up to date after runs that could not load it."""
+        self.conn.execute("DELETE FROM meta WHERE key = 'dim'")
+        rows = self.conn.execute("SELECT id, vector FROM vectors").fetchall()
+        self.conn.execute("BEGIN")
+        self.conn.execute("DROP TABLE IF EXISTS vec_chunks")
+        for chunk_id, blob in rows:
+            self._ensure_vec_table(len(blob) // 4)
+            self.conn.execute("INSERT INTO vec_chunks (rowid, embedding) VALUES (?, ?)", (chunk_id, blob))
+        self.conn.execute("DELETE FROM meta WHERE key = 'vec_dirty'")
+        self.conn.execute("COMMIT")
+
+    def _remove_file(self, path: str) -> None:
+        c = self.conn
+        rows = c.execute("SELECT id, heading, text FROM chunks WHERE path = ?", (path,)).fetchall()
+        c.execute("BEGIN")
+        try:
+            for chunk_id, heading, text in rows:
+                # External-content FTS5: a delete must repeat the indexed values.
+                c.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) VALUES ('delete', ?, ?, ?)",
+                          (chunk_id, heading, text))
+                c.execute("DELETE FROM vectors WHERE id = ?", (chunk_id,))
+                if self._meta("dim"):
+                    if self.backend == "sqlite-vec":
+                        c.execute("DELETE FROM vec_chunks WHERE rowid = ?", (chunk_id,))
+                    else:
+                        self._set_meta("vec_dirty", "1")
+            c.execute("DELETE FROM chunks WHERE path = ?", (path,))
+            c.execute("DELETE FROM files WHERE path = ?", (path,))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def _chunk_vectors(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        """One vector per text: the mean of its sentences' (cached) vectors, normalised."""
+        assert self.embedder is not None
+        pieces = [sentences(text) for text in texts]
+        hashes = [[hashlib.sha1(s.encode("utf-8")).hexdigest() for s in p] for p in pieces]
+        cache = self._cached({h for hs in hashes for h in hs})
+        missing = {h: s for p, hs in zip(pieces, hashes) for s, h in zip(p, hs) if h not in cache}
+        if missing:
+            order = list(missing)
+            for start in range(0, len(order), EMBED_BATCH):
+                batch = order[start:start + EMBED_BATCH]
+                vectors = self.embedder.passages([missing[h] for h in batch])
+                for h, vector in zip(batch, vectors):
+                    cache[h] = vector
+                self.conn.executemany("INSERT OR REPLACE INTO sentence_cache (hash, vector) VALUES (?, ?)",
+                                      [(h, cache[h].tobytes()) for h in batch])
+        out = []
+        for hs in hashes:
+            mean = np.mean([cache[h] for h in hs], axis=0)
+            out.append((mean / (np.linalg.norm(mean) or 1)).astype(np.float32))
+        return np.vstack(out) if out else np.zeros((0, 1), np.float32), len(missing)
+
+    def _cached(self, wanted: set[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        keys = list(wanted)
+        for start in range(0, len(keys), 500):
+            part = keys[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for key, blob in self.conn.execute(f"SELECT hash, vector FROM sentence_cache WHERE hash IN ({marks})",
+                                               part):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    # --- searching -------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def embed_query(self, query: str) -> np.ndarray | None:
+        return self.embedder.query(query) if self.embedder else None
+
+    def search(self, query: str, *, top_k: int = 8, candidates: int = 20, threshold: float = 0.0,
+               half_life_days: float | None = None, mode: str = "hybrid", today: date | None = None,
+               query_vector: np.ndarray | None = None) -> list[Hit]:
+        """Best chunks for `query`. mode: hybrid | vector | keyword (the last two for comparison)."""
+        if mode not in ("hybrid", "vector", "keyword"):
+            raise ValueError(f"mode must be hybrid, vector or keyword, not {mode!r}")
+        use_vectors = mode != "keyword" and self.embedder is not None
+        if use_vectors and query_vector is None:
+            query_vector = self.embed_query(query)
+        with self._lock:
+            n = max(candidates, top_k)
+            vector_hits = self._vector_candidates(query_vector, n) if use_vectors else {}
+            keyword_hits = self._keyword_candidates(query, n) if mode != "vector" else {}
+            ids = set(vector_hits) | set(keyword_hits)
+            if use_vectors:
+                missing = [i for i in ids if i not in vector_hits]
+                vector_hits.update(self._similarities(query_vector, missing))
+            rows = self._rows(ids)
+        weights = (VECTOR_WEIGHT, KEYWORD_WEIGHT) if mode == "hybrid" and use_vectors else (
+            (1.0, 0.0) if use_vectors else (0.0, 1.0))
+        today = today or date.today()
+        hits = []
+        for chunk_id, (path, layer, day, heading, start, end, text) in rows.items():
+            sim = similarity(self.embedder, vector_hits.get(chunk_id, 0.0)) if use_vectors else 0.0
+            keyword = keyword_hits.get(chunk_id, 0.0)
+            score = weights[0] * sim + weights[1] * keyword
+            if half_life_days and layer == "daily" and day:  # MEMORY.md and skills never decay
+                age = max(0, (today - date.fromisoformat(day)).days)
+                score *= 0.5 ** (age / half_life_days)
+            if score >= threshold:
+                hits.append(Hit(path, start, end, heading, text, round(score, 4), round(sim, 4),
+                                round(keyword, 4), layer, day))
+        hits.sort(key=lambda h: (-h.score, h.path, h.start_line))
+        return hits[:top_k]
+
+    def _vector_candidates(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
+        if self.backend == "sqlite-vec":
+            if not self._meta("dim"):
+                return {}
+            rows = self.conn.execute("SELECT rowid, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?",
+                                     (query_vector.astype(np.float32).tobytes(), n)).fetchall()
+            return {int(rowid): 1.0 - float(distance) for rowid, distance in rows}
+        ids, matrix = self._exact_matrix()
+        if len(ids) == 0:
+            return {}
+        scores = matrix @ query_vector
+        top = np.argpartition(-scores, min(n, len(ids) - 1))[:n]
+        return {int(ids[i]): float(scores[i]) for i in top}
+
+    def _exact_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._matrix is None:
+            rows = self.conn.execute("SELECT id, vector FROM vectors ORDER BY id").fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = (np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows
+                      else np.zeros((0, 1), np.float32))
+            self._matrix = (ids, np.ascontiguousarray(matrix))
+        return self._matrix
+
+    def _similarities(self, query_vector: np.ndarray, ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT id, vector FROM vectors WHERE id IN ({marks})", ids).fetchall()
+        return {int(i): float(np.frombuffer(blob, dtype=np.float32) @ query_vector) for i, blob in rows}
+
+    def _keyword_candidates(self, query: str, n: int) -> dict[int, float]:
+        expression = fts_query(query)
+        if not expression:
+            return {}
+        try:
+            rows = self.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                                     "ORDER BY bm25(chunks_fts, 2.0, 1.0) LIMIT ?", (expression, n)).fetchall()
+        except self._errors as exc:  # an expression FTS5 cannot parse: no keyword hits, not a crash
+            log.warning("memory keyword search failed for %r: %s", query, exc)
+            return {}
+        return {int(row[0]): 1.0 / (1 + rank) for rank, row in enumerate(rows)}
+
+    def _rows(self, ids: set[int]) -> dict[int, tuple]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {row[0]: row[1:] for row in self.conn.execute(
+            f"SELECT id, path, layer, day, heading, start_line, end_line, text FROM chunks WHERE id IN ({marks})",
+            list(ids))}
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 expression that matches any meaningful word of `query` (each quoted: no syntax errors)."""
+    words = []
+    for word in _WORD.findall(query):
+        if word.lower() in STOPWORDS or len(word) < 2:
+            continue
+        quoted = '"' + word.replace('"', '""') + '"'
+        if quoted not in words:
+            words.append(quoted)
+    return " OR ".join(words[:16])

@@ -1,0 +1,279 @@
+"""The long-term memory layers as Markdown files in the data folder.
+
+    memory/daily/YYYY-MM-DD.md   episodic: one entry per task or burst of tool calls
+    memory/MEMORY.md             semantic: facts and preferences, each with its source session
+    memory/skills/<name>.md      procedural: triggers, steps, tools, success record, versions
+
+Plain Markdown, so the person can read and edit every layer; the index (index.py) is derived from
+these files and can be rebuilt from them at any time. Every write passes `guard.check`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+from core.memory.guard import MemoryRefused, check
+
+MEMORY_FILE = "MEMORY.md"
+SECTIONS = {"fact": "Facts", "preference": "Preferences", "lesson": "Lessons"}
+CONTRADICTIONS = "Contradictions to confirm"
+MEMORY_TEMPLATE = (
+    "# Long-term memory\n\n"
+    "Facts and preferences that outlive one session. Each entry names the session it came from.\n"
+    "New information is added, and marks what it supersedes; nothing is silently overwritten.\n\n"
+    + "".join(f"## {title}\n\n" for title in SECTIONS.values())
+    + f"## {CONTRADICTIONS}\n\n"
+)
+# - [m12] The CI runs on Python 3.11 — source: 20261122-101500-ab12, 2026-11-22 — supersedes m3
+ENTRY = re.compile(r"^- \[(?P<id>m\d+)\] (?P<text>.*?) — source: (?P<source>[^,]+), (?P<day>\d{4}-\d{2}-\d{2})"
+                   r"(?P<rest>.*)$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    text: str
+    source: str
+    day: str
+    section: str
+    superseded_by: str | None
+    supersedes: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One task or burst of tool calls, as it goes into the daily log."""
+
+    title: str
+    asked: str
+    done: str
+    failed: tuple[str, ...]
+    tool_calls: int
+    errors: int
+    minutes: float
+    session_id: str
+    status: str
+
+
+@dataclass
+class Skill:
+    name: str
+    slug: str
+    triggers: list[str]
+    steps: list[str]
+    tools: list[str]
+    uses: int = 0
+    successes: int = 0
+    versions: list[str] = field(default_factory=list)
+
+    def to_markdown(self) -> str:
+        lines = [f"# Skill: {self.name}", "", "## Triggers", *(f"- {t}" for t in self.triggers), "",
+                 "## Steps", *(f"{i}. {s}" for i, s in enumerate(self.steps, 1)), "",
+                 "## Tools", ", ".join(self.tools) or "(none)", "",
+                 "## Success record", f"{self.successes} of {self.uses} uses succeeded", "",
+                 "## Versions", *(f"- {v}" for v in self.versions), ""]
+        return "\n".join(lines)
+
+
+def slugify(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:60] or "skill"
+
+
+def parse_skill(text: str, slug: str) -> Skill:
+    """A skill file as the person or the agent wrote it; unknown sections are ignored."""
+    name_match = re.search(r"^#\s+(?:Skill:\s*)?(.+)$", text, re.M)
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in text.splitlines():
+        heading = re.match(r"^##\s+(.+?)\s*$", line)
+        if heading:
+            current = heading.group(1).lower()
+            sections[current] = []
+        elif current and line.strip():
+            sections[current].append(line.strip())
+
+    def items(key: str) -> list[str]:
+        return [re.sub(r"^(?:[-*]|\d+[.)])\s+", "", item) for item in sections.get(key, [])]
+
+    record = " ".join(sections.get("success record", []))
+    numbers = re.match(r"(\d+) of (\d+)", record)
+    tools = [t.strip() for t in ",".join(items("tools")).split(",") if t.strip() and t.strip() != "(none)"]
+    return Skill(name=name_match.group(1).strip() if name_match else slug, slug=slug, triggers=items("triggers"),
+                 steps=items("steps"), tools=tools, successes=int(numbers.group(1)) if numbers else 0,
+                 uses=int(numbers.group(2)) if numbers else 0, versions=items("versions"))
+
+
+class MemoryFiles:
+    def __init__(self, root: Path):
+        self.root = root
+        self.daily_dir = root / "daily"
+        self.skills_dir = root / "skills"
+        self.memory_path = root / MEMORY_FILE
+
+    def ensure(self) -> None:
+        self.daily_dir.mkdir(parents=True, exist_ok=True)
+        self.skills_dir.mkdir(parents=True, exist_ok=True)
+        if not self.memory_path.exists():
+            self.memory_path.write_text(MEMORY_TEMPLATE, encoding="utf-8")
+
+    def markdown_files(self) -> list[Path]:
+        """Every file the index covers."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.rglob("*.md") if p.is_file())
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # --- episodic --------------------------------------------------------------------------------
+
+    def daily_path(self, day: date) -> Path:
+        return self.daily_dir / f"{day:%Y-%m-%d}.md"
+
+    def append_episode(self, episode: Episode, when: datetime | None = None) -> Path:
+        when = when or datetime.now()
+        failed = "".join(f"- Failed: {item}\n" for item in episode.failed)
+        entry = (f"\n## {when:%H:%M} – {_one_line(episode.title, 100)}\n"
+                 f"- Asked: {_one_line(episode.asked, 300)}\n"
+                 f"- Done: {_one_line(episode.done, 600)}\n{failed}"
+                 f"- {episode.tool_calls} tool calls, {episode.errors} errors, "
+                 f"{episode.minutes:.0f} min; ended {episode.status}; session {episode.session_id}\n")
+        try:
+            check(entry)
+        except MemoryRefused:
+            entry = _redact_lines(entry)  # an episode is still written, without the offending lines
+        self.ensure()
+        path = self.daily_path(when.date())
+        new = not path.exists()
+        with path.open("a", encoding="utf-8") as fh:
+            if new:
+                fh.write(f"# {when:%Y-%m-%d}\n")
+            fh.write(entry)
+        return path
+
+    # --- semantic --------------------------------------------------------------------------------
+
+    def entries(self) -> list[Entry]:
+        if not self.memory_path.exists():
+            return []
+        found, section = [], ""
+        for number, line in enumerate(self.memory_path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("## "):
+                section = line[3:].strip()
+                continue
+            match = ENTRY.match(line)
+            if match:
+                rest = match.group("rest")
+                by = re.search(r"superseded by (m\d+)", rest)
+                of = re.search(r"supersedes (m\d+)", rest)
+                found.append(Entry(match.group("id"), match.group("text"), match.group("source").strip(),
+                                   match.group("day"), section, by.group(1) if by else None,
+                                   of.group(1) if of else None, number))
+        return found
+
+    def remember(self, text: str, *, kind: str, source: str, supersedes: str | None = None,
+                 contradicts: list[Entry] | None = None, today: date | None = None) -> Entry:
+        """Add one entry; mark the one it supersedes; flag contradictions. Raises MemoryRefused."""
+        text = _one_line(text, 500)
+        if not text:
+            raise MemoryRefused("Refused: the fact is empty.")
+        if kind not in SECTIONS:
+            raise MemoryRefused(f"Refused: kind must be one of {', '.join(SECTIONS)}, not {kind!r}.")
+        check(text, fact=True)
+        self.ensure()
+        existing = self.entries()
+        by_id = {e.id: e for e in existing}
+        if supersedes and supersedes not in by_id:
+            raise MemoryRefused(f"Refused: there is no entry {supersedes} to supersede; "
+                                f"search memory for the entry's id first.")
+        same = [e for e in existing if e.text.casefold() == text.casefold() and e.superseded_by is None]
+        if same:
+            return same[0]  # already known: adding it twice would only make duplicates to merge later
+        new_id = f"m{max((int(e.id[1:]) for e in existing), default=0) + 1}"
+        day = f"{today or date.today():%Y-%m-%d}"
+        suffix = f" — supersedes {supersedes}" if supersedes else ""
+        lines = self.memory_path.read_text(encoding="utf-8").splitlines()
+        if supersedes:
+            old = by_id[supersedes]
+            lines[old.line - 1] += f" — superseded by {new_id}"
+        lines = _insert_in_section(lines, SECTIONS[kind], f"- [{new_id}] {text} — source: {source}, {day}{suffix}")
+        for other in contradicts or ():
+            if other.id != supersedes:
+                lines = _insert_in_section(lines, CONTRADICTIONS,
+                                           f"- {new_id} may contradict {other.id}: “{text}” vs “{other.text}”")
+        self.memory_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return next(e for e in self.entries() if e.id == new_id)
+
+    # --- procedural ------------------------------------------------------------------------------
+
+    def skills(self) -> list[Skill]:
+        if not self.skills_dir.is_dir():
+            return []
+        return [parse_skill(p.read_text(encoding="utf-8", errors="replace"), p.stem)
+                for p in sorted(self.skills_dir.glob("*.md"))]
+
+    def skill_path(self, slug: str) -> Path:
+        return self.skills_dir / f"{slug}.md"
+
+    def save_skill(self, name: str, triggers: list[str], steps: list[str], tools: list[str], *,
+                   source: str, change: str, today: date | None = None) -> Skill:
+        """Create a skill, or write its next version with a line of history. Raises MemoryRefused."""
+        triggers = [_one_line(t, 200) for t in triggers if t.strip()]
+        steps = [_one_line(s, 400) for s in steps if s.strip()]
+        if not name.strip() or not triggers or not steps:
+            raise MemoryRefused("Refused: a skill needs a name, at least one trigger and at least one step.")
+        check("\n".join([name, *triggers, *steps, change]))
+        self.ensure()
+        slug = slugify(name)
+        path = self.skill_path(slug)
+        old = parse_skill(path.read_text(encoding="utf-8"), slug) if path.exists() else None
+        versions = list(old.versions) if old else []
+        day = f"{today or date.today():%Y-%m-%d}"
+        versions.append(f"v{len(versions) + 1} {day} (session {source}): {_one_line(change, 200) or 'first version'}")
+        skill = Skill(name=_one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
+                      tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
+                      successes=old.successes if old else 0, versions=versions)
+        path.write_text(skill.to_markdown(), encoding="utf-8")
+        return skill
+
+    def record_skill_use(self, slug: str, succeeded: bool) -> None:
+        path = self.skill_path(slug)
+        if not path.exists():
+            return
+        skill = parse_skill(path.read_text(encoding="utf-8"), slug)
+        skill.uses += 1
+        skill.successes += int(succeeded)
+        path.write_text(skill.to_markdown(), encoding="utf-8")
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _insert_in_section(lines: list[str], title: str, line: str) -> list[str]:
+    """Append `line` at the end of section `title` (created at the end of the file if absent)."""
+    heading = f"## {title}"
+    if heading not in lines:
+        return [*lines, "", heading, "", line]
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    last = max((i for i in range(start, end) if lines[i].strip()), default=start)
+    gap = [""] if last + 1 < len(lines) and lines[last + 1].startswith("## ") else []
+    return [*lines[: last + 1], line, *gap, *lines[last + 1:]]
+
+
+def _redact_lines(text: str) -> str:
+    kept = []
+    for line in text.splitlines(keepends=True):
+        try:
+            check(line)
+            kept.append(line)
+        except MemoryRefused:
+            kept.append("- (a line was left out: it held a secret or a temporary value)\n")
+    return "".join(kept)

@@ -1,0 +1,266 @@
+"""Long-term memory: the layers on disk, their index, and what the loop and the tools ask of them.
+
+One LongTermMemory per data folder and process, shared by every session. The blocking parts
+(embedding, indexing) are plain methods; callers on the event loop use the `a…` variants, which run
+them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+from core.memory.embedding import Embedder, choose_embedder, similarity
+from core.memory.guard import MemoryRefused
+from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
+from core.memory.layers import Entry, Episode, MemoryFiles, Skill
+
+log = logging.getLogger(__name__)
+
+INJECT_SKILL, OFFER_SKILL = 0.8, 0.6
+KEEP_DAILY_DAYS = 30
+ARCHIVE = "archive"
+_DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NEGATION = re.compile(r"\b(?:not|never|no|don't|doesn't|isn't|aren't|cannot|can't|won't|without)\b", re.I)
+
+
+@dataclass(frozen=True)
+class MemoryStatus:
+    vectors: str  # sqlite-vec | exact | none
+    embedder: str
+    chunks: int
+    notice: str | None  # the fallback in use, in words; None when everything runs as designed
+
+    def describe(self) -> str:
+        text = f"{self.chunks:,} chunks indexed; {self.embedder}; vector search: {self.vectors}"
+        return f"{text}. Note: {self.notice}" if self.notice else text
+
+
+@dataclass(frozen=True)
+class SkillMatch:
+    skill: Skill
+    similarity: float
+
+    @property
+    def injected(self) -> bool:
+        return self.similarity >= INJECT_SKILL
+
+
+@dataclass
+class DoctorReport:
+    duplicates: list[tuple[Entry, Entry, float]] = field(default_factory=list)
+    superseded: list[Entry] = field(default_factory=list)
+    contradictions: list[str] = field(default_factory=list)
+    old_logs: list[str] = field(default_factory=list)  # daily logs past KEEP_DAILY_DAYS, not yet summarised
+    summarised: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.duplicates or self.superseded or self.contradictions or self.old_logs)
+
+
+class LongTermMemory:
+    def __init__(self, data_dir: Path, embedder: Embedder | None = None, *, embedder_note: str = "",
+                 vectors: str = "auto"):
+        self.files = MemoryFiles(Path(data_dir) / "memory")
+        self.files.ensure()
+        self.embedder_note = embedder_note or (embedder.name if embedder else "keywords only")
+        self.index = MemoryIndex(self.files.root / "index.sqlite", embedder, vectors=vectors)
+
+    @classmethod
+    def open(cls, data_dir: Path, *, embedding_model: str | None = None, api_base: str | None = None,
+             api_key=None, vectors: str = "auto") -> LongTermMemory:
+        embedder, note = choose_embedder(embedding_model, api_base, api_key)
+        return cls(data_dir, embedder, embedder_note=note, vectors=vectors)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def status(self) -> MemoryStatus:
+        notice = self.index.notice
+        if self.index.embedder is None:
+            notice = self.embedder_note
+        return MemoryStatus(self.index.backend, self.embedder_note, self.index.count(), notice)
+
+    # --- index -----------------------------------------------------------------------------------
+
+    def sources(self) -> list[SourceFile]:
+        found = []
+        for path in self.files.markdown_files():
+            rel = self.files.relative(path)
+            if rel.startswith(f"daily/{ARCHIVE}/"):
+                continue  # the originals of summarised logs: kept, not searched
+            day = _DAY_FILE.match(rel)
+            layer = ("daily" if rel.startswith("daily/") else "memory" if rel == "MEMORY.md"
+                     else "skill" if rel.startswith("skills/") else "other")
+            found.append(SourceFile(rel, path, layer, day.group(1) if day else ""))
+        return found
+
+    def refresh(self) -> SyncReport:
+        return self.index.sync(self.sources())
+
+    async def arefresh(self) -> SyncReport:
+        return await asyncio.to_thread(self.refresh)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def search(self, query: str, *, top_k: int = 8, threshold: float = 0.0, half_life_days: float | None = None,
+               mode: str = "hybrid") -> list[Hit]:
+        if not query.strip():
+            raise ValueError("the search query is empty")
+        self.refresh()
+        return self.index.search(query, top_k=top_k, threshold=threshold, half_life_days=half_life_days, mode=mode)
+
+    async def asearch(self, query: str, **kwargs) -> list[Hit]:
+        return await asyncio.to_thread(lambda: self.search(query, **kwargs))
+
+    def get(self, path: str, from_line: int = 1, lines: int = 80) -> str:
+        """Lines of a memory file, numbered; the path is relative to the memory folder."""
+        target = (self.files.root / path).resolve()
+        if not target.is_relative_to(self.files.root.resolve()) or target.suffix != ".md":
+            raise ValueError(f"{path!r} is not a memory file; paths look like MEMORY.md, "
+                             "daily/2026-11-22.md or skills/<name>.md")
+        if not target.is_file():
+            raise FileNotFoundError(f"there is no memory file {path!r}")
+        all_lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        start = max(1, from_line)
+        chosen = all_lines[start - 1:start - 1 + max(1, lines)]
+        body = "\n".join(f"{start + i:>5}  {line}" for i, line in enumerate(chosen))
+        more = len(all_lines) - (start - 1 + len(chosen))
+        tail = f"\n… {more} more lines (from_line={start + len(chosen)})" if more > 0 else ""
+        return f"{path} (lines {start}–{start + len(chosen) - 1} of {len(all_lines)})\n{body}{tail}"
+
+    def recent_logs(self, today: date | None = None) -> list[str]:
+        today = today or date.today()
+        days = (today, today - timedelta(days=1))
+        return [self.files.relative(p) for p in (self.files.daily_path(d) for d in days) if p.exists()]
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def remember(self, text: str, *, kind: str, source: str, supersedes: str | None = None) -> tuple[Entry, list[Entry]]:
+        """Add a fact; returns it and the entries it may contradict (flagged in MEMORY.md)."""
+        candidates = [e for e in self.files.entries() if e.superseded_by is None and e.id != supersedes]
+        contradicts = [e for e in candidates if self._contradicts(text, e)]
+        entry = self.files.remember(text, kind=kind, source=source, supersedes=supersedes, contradicts=contradicts)
+        return entry, contradicts
+
+    def _contradicts(self, text: str, other: Entry) -> bool:
+        """Same subject, different claim: alike in words, unlike in numbers or negation."""
+        if text.casefold() == other.text.casefold():
+            return False
+        if _overlap(text, other.text) < 0.5:
+            return False
+        numbers_differ = set(_NUMBER.findall(text)) != set(_NUMBER.findall(other.text))
+        negation_differs = bool(_NEGATION.search(text)) != bool(_NEGATION.search(other.text))
+        return numbers_differ or negation_differs
+
+    def save_skill(self, name: str, triggers: list[str], steps: list[str], tools: list[str], *, source: str,
+                   change: str = "") -> Skill:
+        return self.files.save_skill(name, triggers, steps, tools, source=source, change=change)
+
+    def write_episode(self, episode: Episode) -> Path:
+        return self.files.append_episode(episode)
+
+    # --- skills for a task -----------------------------------------------------------------------
+
+    def skills_for(self, task: str) -> list[SkillMatch]:
+        """Skills whose trigger conditions match the task, best first (offered from 0.6, injected from 0.8)."""
+        skills = [s for s in self.files.skills() if s.triggers]
+        if not skills or self.index.embedder is None:
+            return self._skills_by_words(task, skills)
+        embedder = self.index.embedder
+        task_vector = embedder.query(task)
+        matches = []
+        for skill in skills:
+            vectors = embedder.passages(skill.triggers)
+            best = similarity(embedder, float((vectors @ task_vector).max()))
+            if best >= OFFER_SKILL:
+                matches.append(SkillMatch(skill, round(best, 3)))
+        return sorted(matches, key=lambda m: -m.similarity)
+
+    def _skills_by_words(self, task: str, skills: list[Skill]) -> list[SkillMatch]:
+        matches = [SkillMatch(s, round(max(_overlap(task, t) for t in s.triggers), 3)) for s in skills]
+        return sorted((m for m in matches if m.similarity >= OFFER_SKILL), key=lambda m: -m.similarity)
+
+    def recall_for_task(self, task: str) -> tuple[str | None, list[SkillMatch]]:
+        """The message that brings long-term memory into a new task's context, or None if there is
+        nothing to bring: matching skills (injected or offered) and where recent daily logs are."""
+        matches = self.skills_for(task)
+        logs = self.recent_logs()
+        if not matches and not logs:
+            return None, []
+        parts = ["[Long-term memory for this task. Search more with memory_search; read files with memory_get.]"]
+        for match in matches:
+            skill = match.skill
+            if match.injected:
+                steps = "\n".join(f"{i}. {s}" for i, s in enumerate(skill.steps, 1))
+                parts.append(f"\n## Skill to follow: {skill.name} (match {match.similarity:.2f}; "
+                             f"{skill.successes} of {skill.uses} uses succeeded)\n{steps}\n"
+                             f"Tools: {', '.join(skill.tools) or 'any'}")
+            else:
+                parts.append(f"\n## Skill for reference: {skill.name} (match {match.similarity:.2f}) — "
+                             f"memory_get(path=\"skills/{skill.slug}.md\") if it fits.")
+        if logs:
+            parts.append("\n## Recent daily logs\n" + "\n".join(f"- {p}" for p in logs))
+        return "\n".join(parts), matches
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def doctor(self, *, apply: bool = False, today: date | None = None) -> DoctorReport:
+        """Find duplicate, superseded and contradicting entries (proposals for the person), and daily
+        logs past 30 days. With `apply`, those logs are summarised; their originals move to daily/archive/."""
+        report = DoctorReport()
+        entries = self.files.entries()
+        active = [e for e in entries if e.superseded_by is None]
+        report.superseded = [e for e in entries if e.superseded_by is not None]
+        for i, first in enumerate(active):
+            for second in active[i + 1:]:
+                score = _overlap(first.text, second.text)
+                if score >= 0.8:
+                    report.duplicates.append((first, second, round(score, 2)))
+        text = self.files.memory_path.read_text(encoding="utf-8") if self.files.memory_path.exists() else ""
+        section = text.split("## Contradictions to confirm", 1)
+        if len(section) == 2:
+            report.contradictions = [line[2:] for line in section[1].splitlines() if line.startswith("- ")]
+        cutoff = (today or date.today()) - timedelta(days=KEEP_DAILY_DAYS)
+        for source in self.sources():
+            summarised = (self.files.daily_dir / ARCHIVE / source.absolute.name).exists()
+            if source.layer == "daily" and source.day and date.fromisoformat(source.day) < cutoff and not summarised:
+                report.old_logs.append(source.path)
+        if apply:
+            for rel in report.old_logs:
+                self._summarise_log(rel)
+                report.summarised.append(rel)
+            report.old_logs = []
+            self.refresh()
+        return report
+
+    def _summarise_log(self, rel: str) -> None:
+        """Keep each entry's heading, request and failures; move the full log to daily/archive/."""
+        path = self.files.root / rel
+        text = path.read_text(encoding="utf-8")
+        kept = []
+        for line in text.splitlines():
+            if line.startswith("#") or line.startswith(("- Asked:", "- Failed:")):
+                kept.append(line)
+            elif line.startswith("- Done:"):
+                kept.append(line if len(line) <= 200 else line[:199] + "…")
+        archive = self.files.daily_dir / ARCHIVE / path.name
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(archive)
+        summary = "\n".join(kept) + f"\n\n(Summary; the full log is daily/{ARCHIVE}/{path.name}.)\n"
+        path.write_text(summary, encoding="utf-8")
+
+
+def _overlap(first: str, second: str) -> float:
+    """Share of words in common (Jaccard), ignoring the entry metadata and case."""
+    a, b = set(re.findall(r"\w+", first.casefold())), set(re.findall(r"\w+", second.casefold()))
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+__all__ = ["LongTermMemory", "MemoryRefused", "MemoryStatus", "SkillMatch", "DoctorReport", "Episode"]
