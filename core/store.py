@@ -224,8 +224,6 @@ def connect_index(path: Path) -> tuple[Any, tuple[type[Exception], ...], str | N
     module = _sqlite_module()
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = module.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
     errors = (module.DatabaseError, sqlite3.DatabaseError)
     if not hasattr(conn, "enable_load_extension"):
         return conn, errors, "this Python's SQLite cannot load extensions, so sqlite-vec cannot be used"

@@ -97,6 +97,8 @@ class MemoryIndex:
     def _open(self, rebuild_on_damage: bool) -> None:
         self.conn, self._errors, self._vec_problem = connect_index(self.path)
         try:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
             self._create_schema()
         except self._errors as exc:
             self.conn.close()
@@ -104,8 +106,7 @@ class MemoryIndex:
                 raise IndexError_(f"the memory index {self.path} cannot be created: {exc}") from exc
             # Derived data: set the damaged file aside and start again from the Markdown files.
             log.warning("memory index %s is damaged (%s); rebuilding it", self.path, exc)
-            aside = self.path.with_suffix(".damaged")
-            self.path.replace(aside)
+            self.path.replace(self.path.with_suffix(".damaged"))
             for suffix in ("-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             self._open(rebuild_on_damage=False)

@@ -10,10 +10,11 @@ from core.scripted import ScriptedModel
 from core.session import Session, SessionConfig
 
 
-def make_session(store, data_dir: Path, workdir: Path, client, **config) -> Session:
+def make_session(store, data_dir: Path, workdir: Path, client, *, long_memory=None, **config) -> Session:
     config.setdefault("task", "Test task")
     config.setdefault("model", "scripted")
-    return Session.create(store, data_dir, SessionConfig(workdir=workdir, **config), client)
+    return Session.create(store, data_dir, SessionConfig(workdir=workdir, **config), client,
+                          long_memory=long_memory)
 
 
 def events_of(session: Session, kind: type[Event]) -> list:

@@ -1,0 +1,123 @@
+"""Long-term memory through real sessions: the tools, the recall at task start, the episode at the end."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from core.events import MemoryRecalled, ToolResult
+from core.memory.layers import Episode
+from core.memory.longterm import LongTermMemory
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from core.store import Store
+from tests.core.helpers import events_of, make_session, wait_for_question
+
+
+async def test_a_fact_remembered_in_one_session_is_found_in_a_later_one(data_dir, workdir, embedder):
+    store = Store(data_dir / "tripane.db")
+    memory = LongTermMemory(data_dir, embedder)
+    first_model = ScriptedModel([
+        reply("", call("memory_remember", fact="The staging database listens on port 6543, not 5432",
+                       kind="fact")),
+        reply("", call("task_done", summary="noted the port")),
+    ])
+    first = make_session(store, data_dir, workdir, first_model, task="Find the staging database port",
+                         long_memory=memory)
+    assert await first.run() == "done"
+    assert events_of(first, ToolResult)[0].ok
+    memory.close()
+    store.close()
+
+    # A later run of Tripane: a new store connection, a new index object over the same folder.
+    store = Store(data_dir / "tripane.db")
+    memory = LongTermMemory(data_dir, embedder)
+    second_model = ScriptedModel([
+        reply("", call("memory_search", query="which port does the staging db use")),
+        reply("", call("task_done", summary="found it")),
+    ])
+    second = make_session(store, data_dir, workdir, second_model, task="Connect to staging", long_memory=memory)
+    assert await second.run() == "done"
+    result = events_of(second, ToolResult)[0]
+    assert result.ok and "port 6543" in result.content and f"source: {first.id}" in result.content
+    # The Session façade searches the same memory.
+    hits = await second.search_memory("staging database port", top_k=3)
+    assert any(h.path == "MEMORY.md" and "6543" in h.text for h in hits)
+    # The first session's episode is in the daily log, and found as well.
+    assert any(h.path.startswith("daily/") and "Find the staging database port" in h.text for h in hits)
+    memory.close()
+    store.close()
+
+
+async def test_a_secret_sent_to_memory_remember_is_an_error_the_agent_sees(store, data_dir, workdir, long_memory):
+    model = ScriptedModel([
+        reply("", call("memory_remember", fact="The API key is sk-proj-Zx8Qp2Lm9Rt5Vb3Nk7Hg1Jd6", kind="fact")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model, long_memory=long_memory)
+    assert await session.run() == "done"
+    result = events_of(session, ToolResult)[0]
+    assert not result.ok and "Secrets never go into memory" in result.content
+    assert "sk-proj" not in long_memory.files.memory_path.read_text(encoding="utf-8")
+
+
+async def test_matching_skills_and_recent_logs_are_appended_at_task_start_never_in_the_prefix(
+        store, data_dir, workdir, long_memory):
+    long_memory.save_skill("Fix failing tests", ["the task asks to fix failing unit tests", "pytest reports failures"],
+                           ["Run the failing test alone", "Fix the cause", "Run the whole suite"], ["shell_run"],
+                           source="s0")
+    model = ScriptedModel([reply("", call("task_done", summary="fixed"))])
+    session = make_session(store, data_dir, workdir, model, task="Our pytest run shows 3 failures, repair them",
+                           long_memory=long_memory)
+    assert await session.run() == "done"
+
+    recalled = events_of(session, MemoryRecalled)
+    assert len(recalled) == 1 and recalled[0].skills == ("fix-failing-tests",)
+    messages = model.requests[0].messages
+    assert "Fix failing tests" not in messages[0]["content"]  # the system prompt (prefix) is untouched
+    recall_at = next(i for i, m in enumerate(messages) if "Skill to follow: Fix failing tests" in str(m["content"]))
+    task_at = next(i for i, m in enumerate(messages) if "Our pytest run shows" in str(m["content"]))
+    assert messages[recall_at]["role"] == "user" and recall_at > task_at
+    assert "1. Run the failing test alone" in messages[recall_at]["content"]
+
+    # After the task: the episode is in today's daily log and the skill's record counts the success.
+    daily = long_memory.files.daily_path(date.today()).read_text(encoding="utf-8")
+    assert "Our pytest run shows 3 failures" in daily and "- Done: fixed" in daily
+    assert f"session {session.id}" in daily and "ended done" in daily
+    skill = long_memory.files.skills()[0]
+    assert (skill.successes, skill.uses) == (1, 1)
+
+    # A second task the next moment sees today's log listed.
+    model2 = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    later = make_session(store, data_dir, workdir, model2, task="Write the release notes", long_memory=long_memory)
+    assert await later.run() == "done"
+    text = events_of(later, MemoryRecalled)[0].text
+    assert f"daily/{date.today():%Y-%m-%d}.md" in text and "Skill" not in text
+
+
+async def test_a_memory_failure_at_task_start_is_reported_and_the_task_goes_on(store, data_dir, workdir,
+                                                                                 long_memory, monkeypatch):
+    def broken(task):
+        raise OSError("disk unreadable")
+
+    monkeypatch.setattr(long_memory, "recall_for_task", broken)
+    model = ScriptedModel([reply("", call("task_done", summary="done anyway"))])
+    session = make_session(store, data_dir, workdir, model, long_memory=long_memory)
+    assert await session.run() == "done"
+    assert events_of(session, MemoryRecalled)[0].text == ""
+    assert "Long-term memory unavailable" in session.read_file("progress.md")[0]
+    assert "disk unreadable" in session.read_file("progress.md")[0]
+
+
+async def test_a_reopened_session_does_not_recall_twice(store, data_dir, workdir, long_memory):
+    long_memory.files.append_episode(Episode(title="t", asked="a", done="d", failed=(), tool_calls=1, errors=0,
+                                             minutes=1, session_id="s", status="done"))
+    model = ScriptedModel([reply("", call("human_ask", question="Which branch?"))])
+    session = make_session(store, data_dir, workdir, model, long_memory=long_memory)
+    session.start()
+    question = await wait_for_question(session)
+    await session.close()
+    reopened = Session.open(store, data_dir, session.id,
+                            ScriptedModel([reply("", call("task_done", summary="ok"))]), long_memory=long_memory)
+    await reopened.answer(question.qid, "main")
+    assert await reopened.run() == "done"
+    assert len(events_of(reopened, MemoryRecalled)) == 1

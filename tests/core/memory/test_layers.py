@@ -1,0 +1,151 @@
+"""Writing the layers: the guard, MEMORY.md's entries, skills, the lifecycle."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+import pytest
+
+from core.memory.chunking import chunk_markdown, estimate_tokens
+from core.memory.guard import MemoryRefused, check
+from core.memory.layers import Episode, parse_skill
+
+
+@pytest.mark.parametrize("text, what", [
+    ("The OpenAI key is sk-proj-AbCdEf0123456789GhIjKl", "API key"),
+    ("deploy with AKIAIOSFODNN7EXAMPLE", "AWS access key"),
+    ("use ghp_16C7e42F292c6912E7710c838347Ae178B4a for pushes", "GitHub token"),
+    ("login with password: hunter2hunter2", "password or secret"),
+    ("the db is postgres://admin:s3cretpw@db.internal/app", "credentials in a URL"),
+    ("header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlX2hlcmU", "bearer"),
+    ("the value Zx8Qp2Lm9Rt5Vb3Nk7Hg1Jd6Fs4Wc0Ya is needed", "key or token"),
+    ("results are in /tmp/pytest-of-root/pytest-3/out.txt", "temporary path"),
+    ("the server runs as pid 48213", "process id"),
+])
+def test_the_guard_refuses_secrets_and_temporary_values(text, what):
+    with pytest.raises(MemoryRefused, match=what):
+        check(text)
+
+
+def test_the_guard_lets_ordinary_technical_facts_through():
+    for text in ("parse_config raises ERR_4821 when the YAML has tabs",
+                 "Commit 4f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d fixed the race in the scheduler",
+                 "The CI uses Python 3.11 and pytest 8 with --strict-markers",
+                 "https://docs.python.org/3/library/sqlite3.html documents enable_load_extension"):
+        check(text, fact=True)
+    with pytest.raises(MemoryRefused, match="unverified"):
+        check("The flaky test is probably caused by a race", fact=True)
+
+
+def test_a_secret_is_refused_by_the_writer_and_memory_md_is_unchanged(long_memory):
+    before = long_memory.files.memory_path.read_text(encoding="utf-8")
+    with pytest.raises(MemoryRefused, match="API key"):
+        long_memory.remember("Use sk-ant-api03-AbCdEfGhIjKlMnOpQrSt to call Claude", kind="fact", source="s1")
+    with pytest.raises(MemoryRefused):
+        long_memory.save_skill("Deploy", ["deploying"], ["export TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a"],
+                               [], source="s1")
+    assert long_memory.files.memory_path.read_text(encoding="utf-8") == before
+    assert not list(long_memory.files.skills_dir.glob("*.md"))
+
+
+def test_new_information_supersedes_without_overwriting_and_contradictions_are_flagged(long_memory):
+    first, _ = long_memory.remember("The CI runs on Python 3.11", kind="fact", source="s1")
+    pref, _ = long_memory.remember("The person wants answers in French", kind="preference", source="s1")
+    assert (first.id, pref.id, pref.section) == ("m1", "m2", "Preferences")
+    # Same subject, a different number, no `supersedes`: kept, and flagged for the person.
+    second, contradicts = long_memory.remember("The CI runs on Python 3.12", kind="fact", source="s2")
+    assert [e.id for e in contradicts] == ["m1"]
+    text = long_memory.files.memory_path.read_text(encoding="utf-8")
+    assert "- [m1] The CI runs on Python 3.11 — source: s1," in text  # the old entry is still there
+    assert "- m3 may contradict m1" in text.split("## Contradictions to confirm")[1]
+    # Declared as superseding: the old entry is marked, not removed.
+    third, contradicts = long_memory.remember("The CI runs on Python 3.13", kind="fact", source="s3",
+                                              supersedes="m3")
+    entries = {e.id: e for e in long_memory.files.entries()}
+    assert entries["m3"].superseded_by == "m4" and entries["m4"].supersedes == "m3"
+    assert entries["m1"].text == "The CI runs on Python 3.11"
+    # The same fact again is not a duplicate entry.
+    again, _ = long_memory.remember("the ci runs on python 3.13", kind="fact", source="s4")
+    assert again.id == "m4"
+    with pytest.raises(MemoryRefused, match="no entry m99"):
+        long_memory.remember("Something else", kind="fact", source="s4", supersedes="m99")
+
+
+def test_skills_are_versioned_and_match_tasks_by_their_triggers(long_memory):
+    skill = long_memory.save_skill("Fix failing tests", ["the task asks to fix failing unit tests",
+                                                         "pytest reports failures"],
+                                   ["Run the failing test alone", "Fix the cause", "Run the whole suite"],
+                                   ["shell_run", "file_edit"], source="s1")
+    assert skill.versions[0].startswith("v1 ")
+    skill = long_memory.save_skill("Fix failing tests", ["the task asks to fix failing unit tests",
+                                                         "pytest reports failures"],
+                                   ["Run the failing test alone", "Read the first error", "Fix the cause",
+                                    "Run the whole suite"], ["shell_run", "file_edit"], source="s2",
+                                   change="read the first error before fixing")
+    reread = parse_skill(long_memory.files.skill_path("fix-failing-tests").read_text(encoding="utf-8"),
+                         "fix-failing-tests")
+    assert [v.split(" ")[0] for v in reread.versions] == ["v1", "v2"] and len(reread.steps) == 4
+    assert "read the first error" in reread.versions[1]
+
+    strong = long_memory.skills_for("Our pytest run shows 3 failures, repair them")
+    assert strong and strong[0].skill.slug == "fix-failing-tests" and strong[0].injected
+    assert long_memory.skills_for("Translate the README into French") == []
+
+    long_memory.files.record_skill_use("fix-failing-tests", succeeded=True)
+    long_memory.files.record_skill_use("fix-failing-tests", succeeded=False)
+    record = parse_skill(long_memory.files.skill_path("fix-failing-tests").read_text(encoding="utf-8"), "x")
+    assert (record.successes, record.uses) == (1, 2)
+
+
+def test_an_episode_is_appended_to_the_daily_log(long_memory):
+    episode = Episode(title="Parser crash", asked="find the crash", done="stripped the BOM",
+                      failed=("shell_run:error: pytest failed",), tool_calls=12, errors=1, minutes=14.2,
+                      session_id="s-b", status="done")
+    when = datetime(2026, 11, 22, 10, 30)
+    path = long_memory.files.append_episode(episode, when)
+    long_memory.files.append_episode(episode, when.replace(hour=11))
+    text = path.read_text(encoding="utf-8")
+    assert path.name == "2026-11-22.md" and text.startswith("# 2026-11-22\n")
+    assert text.count("## ") == 2 and "## 10:30 – Parser crash" in text
+    assert "- Failed: shell_run:error: pytest failed" in text and "12 tool calls, 1 errors, 14 min" in text
+
+
+def test_doctor_proposes_merges_and_summarises_logs_older_than_thirty_days(long_memory):
+    long_memory.remember("Releases are tagged from the main branch after the changelog is written", kind="fact",
+                         source="s1")
+    long_memory.remember("Releases are tagged from the main branch after the changelog is written down",
+                         kind="fact", source="s2")
+    today = date(2026, 11, 22)
+    old_day = today - timedelta(days=45)
+    episode = Episode(title="Old work", asked="an old request", done="x" * 400, failed=("a failure",),
+                      tool_calls=3, errors=1, minutes=2, session_id="s-old", status="done")
+    old = long_memory.files.append_episode(episode, datetime.combine(old_day, datetime.min.time()))
+    recent = long_memory.files.append_episode(episode, datetime.combine(today, datetime.min.time()))
+    full_text = old.read_text(encoding="utf-8")
+
+    report = long_memory.doctor(today=today)
+    assert [(a.id, b.id) for a, b, _ in report.duplicates] == [("m1", "m2")]
+    assert report.old_logs == [f"daily/{old.name}"] and not report.clean
+
+    applied = long_memory.doctor(apply=True, today=today)
+    assert applied.summarised == [f"daily/{old.name}"]
+    summary = old.read_text(encoding="utf-8")
+    assert "- Asked: an old request" in summary and "- Failed: a failure" in summary and "x" * 300 not in summary
+    assert (long_memory.files.daily_dir / "archive" / old.name).read_text(encoding="utf-8") == full_text
+    assert recent.read_text(encoding="utf-8").count("x" * 400) == 1
+    assert long_memory.doctor(today=today).old_logs == []  # summarised once
+    # The archive is kept on disk but not searched.
+    assert all("archive" not in h.path for h in long_memory.search("an old request", top_k=10))
+
+
+def test_chunks_follow_headings_and_long_sections_overlap():
+    body = "\n".join(f"Line {i} " + "word " * 20 for i in range(60))  # ~1,700 tokens
+    text = f"# Title\nintro\n\n## Long part\n{body}\n\n## Short part\none line\n"
+    chunks = chunk_markdown(text)
+    long_chunks = [c for c in chunks if c.heading == "Long part"]
+    assert len(long_chunks) >= 4
+    assert all(estimate_tokens(c.text) <= 420 for c in long_chunks)
+    for first, second in zip(long_chunks, long_chunks[1:]):
+        assert second.start_line <= first.end_line  # overlapping windows
+        assert second.text.startswith("## Long part")  # each window keeps its heading
+    assert chunks[-1].heading == "Short part" and chunks[-1].start_line == chunks[-1].end_line - 1
