@@ -277,7 +277,8 @@ def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: l
 def assembly_at_scale(sizes=(100, 1_000, 10_000)) -> dict[int, float]:
     """Median time to assemble the next request when the log already holds N events."""
     from core.agent.state import SessionState
-    from core.events import SessionStarted, ToolCall, ToolResult as Result
+    from core.events import SessionStarted, ToolCall
+    from core.events import ToolResult as Result
     tools = builtin_registry().schemas()
     engine = ContextEngine(resource_text("prompts", "system.md"), tools, lambda t: count_tokens(TOKENIZER, t),
                            lambda t: encode_tokens(TOKENIZER, t), budget_for(10**9, 0))

@@ -30,11 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def prepare(folder: Path) -> tuple[Path, Path]:
     """A data folder with a few ended sessions, and settings with a model, as a returning user has."""
     sys.path.insert(0, str(ROOT))
+    import asyncio
+
     from core.paths import DB_NAME
     from core.scripted import ScriptedModel, call, reply
     from core.session import Session, SessionConfig
     from core.store import Store
-    import asyncio
 
     data = folder / "data"
     data.mkdir()

@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget-tokens", type=int, default=0, help="ask the person once this many tokens are used (0: no cap)")
     run.add_argument("--budget-usd", type=float, default=0.0, help="ask the person once this much is spent (0: no cap)")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+    run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
     resume.add_argument("--json", action="store_true")
+    resume.add_argument("--no-memory", action="store_true", help="run without long-term memory")
 
     window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
@@ -56,6 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
     export.add_argument("session")
     export.add_argument("--out", type=Path, help="the zip to write (default: ./tripane-ID.zip)")
+    memory = commands.add_parser("memory", help="long-term memory: search it, check it, choose its embedding model",
+                                 parents=[common])
+    memory_commands = memory.add_subparsers(dest="memory_command", required=True)
+    search = memory_commands.add_parser("search", help="hybrid search (meaning + keywords) of MEMORY.md, daily logs, skills",
+                                        parents=[common])
+    search.add_argument("query")
+    search.add_argument("--top-k", type=int, default=8)
+    search.add_argument("--mode", choices=("hybrid", "vector", "keyword"), default="hybrid")
+    search.add_argument("--json", action="store_true")
+    check = memory_commands.add_parser("doctor", help="duplicates, superseded entries, contradictions, old daily logs",
+                                       parents=[common])
+    check.add_argument("--apply", action="store_true", help="summarise daily logs older than 30 days (originals kept)")
+    memory_commands.add_parser("status", help="what is indexed and how vectors are searched", parents=[common])
+    config = memory_commands.add_parser("config", help="choose the embedding model for this data folder", parents=[common])
+    config.add_argument("--embedding-model", required=True,
+                        help="a litellm embedding model (e.g. openai/text-embedding-3-small), or 'local' for the offline one")
+    config.add_argument("--api-base", default="", help="server address for a local embedding server")
     commands.add_parser("sessions", help="list sessions", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session")
@@ -109,6 +128,10 @@ async def _dispatch(args: argparse.Namespace) -> int:
     data_dir = (args.data_dir or default_data_dir()).expanduser()
     if args.command == "doctor":
         return await _doctor(data_dir, args)
+    if args.command == "memory":
+        from core.memory.cli import memory_command
+
+        return await memory_command(data_dir, args)
     store = Store(data_dir / DB_NAME)
     try:
         if args.command == "sessions":
@@ -168,15 +191,33 @@ def _show(store, data_dir: Path, args) -> int:
 
 
 async def _run(store, data_dir: Path, args) -> int:
+
+    long_memory = None
+    if not args.no_memory:
+        from core.memory.longterm import LongTermMemory
+        from core.secrets import get_api_key
+
+        long_memory = await asyncio.to_thread(LongTermMemory.open, data_dir, api_key=get_api_key)
+        notice = long_memory.status().notice
+        if notice:
+            print(f"tripane: memory: {notice}", file=sys.stderr)
+    try:
+        return await _run_session(store, data_dir, args, long_memory)
+    finally:
+        if long_memory is not None:
+            long_memory.close()
+
+
+async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     from core.session import Session, SessionConfig
 
     if args.command == "run":
         config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
                                max_turns=args.max_turns, approval=args.approve,
                                budget_tokens=args.budget_tokens, budget_usd=args.budget_usd)
-        session = Session.create(store, data_dir, config, _model_client())
+        session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
     else:
-        session = Session.open(store, data_dir, args.session, _model_client())
+        session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
         if args.answer is not None:
             question = session.state.open_question
             if question is None:

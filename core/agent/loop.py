@@ -13,9 +13,9 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
+from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 

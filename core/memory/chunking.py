@@ -43,13 +43,14 @@ def chunk_markdown(text: str, max_tokens: int = CHUNK_TOKENS, overlap: int = OVE
 def _items(heading: str, lines: list[tuple[int, str]]) -> list[Chunk]:
     groups: list[list[tuple[int, str]]] = []
     for number, line in lines[1:]:  # the first line is the heading
-        if re.match(r"^[-*+] ", line) or not groups:
+        if re.match(r"^[-*+] ", line):
             groups.append([])
+        elif not line.startswith((" ", "\t")) or not groups:
+            continue  # prose between items (a file's introduction) describes the file, not a fact
         if line.strip():
             groups[-1].append((number, line))
-    chunks = [Chunk(heading, "\n".join(line for _, line in group), group[0][0], group[-1][0])
-              for group in groups if group]
-    return chunks or [Chunk(heading, lines[0][1], lines[0][0], lines[0][0])]
+    return [Chunk(heading, "\n".join(line for _, line in group), group[0][0], group[-1][0])
+            for group in groups if group]
 
 
 def _sections(lines: list[str]) -> list[tuple[str, list[tuple[int, str]]]]:
@@ -73,7 +74,7 @@ def _windows(heading: str, lines: list[tuple[int, str]], max_tokens: int, overla
         body = "\n".join(p[1] for p in pieces[start:end]).strip()
         if start > 0 and heading and not body.startswith("#"):
             body = f"{'#' * 2} {heading}\n{body}"
-        if body:
+        if body and not (end - start == 1 and _HEADING.match(body)):  # a heading alone says nothing
             chunks.append(Chunk(heading, body, pieces[start][0], pieces[end - 1][0]))
         if end >= len(pieces):
             break

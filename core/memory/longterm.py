@@ -8,6 +8,7 @@ them in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from core.memory.layers import Entry, Episode, MemoryFiles, Skill
 log = logging.getLogger(__name__)
 
 INJECT_SKILL, OFFER_SKILL = 0.8, 0.6
+# Below this a hybrid hit is noise: weak meaning and no keyword (what the tool and the CLI apply).
+MIN_SCORE = 0.25
 KEEP_DAILY_DAYS = 30
 ARCHIVE = "archive"
 _DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
@@ -73,9 +76,12 @@ class LongTermMemory:
         self.index = MemoryIndex(self.files.root / "index.sqlite", embedder, vectors=vectors)
 
     @classmethod
-    def open(cls, data_dir: Path, *, embedding_model: str | None = None, api_base: str | None = None,
-             api_key=None, vectors: str = "auto") -> LongTermMemory:
-        embedder, note = choose_embedder(embedding_model, api_base, api_key)
+    def open(cls, data_dir: Path, *, api_key=None, vectors: str = "auto") -> LongTermMemory:
+        """The memory of a data folder, with the embedding model chosen for it (memory/config.json),
+        so the window and the command line always search with the same vectors."""
+        config = read_config(data_dir)
+        embedder, note = choose_embedder(config.get("embedding_model") or None, config.get("api_base") or None,
+                                         api_key)
         return cls(data_dir, embedder, embedder_note=note, vectors=vectors)
 
     def close(self) -> None:
@@ -255,6 +261,27 @@ class LongTermMemory:
         path.replace(archive)
         summary = "\n".join(kept) + f"\n\n(Summary; the full log is daily/{ARCHIVE}/{path.name}.)\n"
         path.write_text(summary, encoding="utf-8")
+
+
+def config_path(data_dir: Path) -> Path:
+    return Path(data_dir) / "memory" / "config.json"
+
+
+def read_config(data_dir: Path) -> dict[str, str]:
+    try:
+        data = json.loads(config_path(data_dir).read_text(encoding="utf-8"))
+        return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def write_config(data_dir: Path, *, embedding_model: str, api_base: str = "") -> None:
+    """Choose the embedding model for this data folder ("" = the offline one). The index re-embeds
+    everything with the new model at its next refresh."""
+    path = config_path(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"embedding_model": embedding_model.strip(), "api_base": api_base.strip()},
+                               indent=2) + "\n", encoding="utf-8")
 
 
 def _overlap(first: str, second: str) -> float:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core.llm import ModelError
 from core.memory.guard import MemoryRefused
-from core.memory.longterm import LongTermMemory
+from core.memory.longterm import MIN_SCORE, LongTermMemory
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
 
@@ -23,9 +24,9 @@ async def memory_search(ctx: ToolContext, query: str, top_k: int = 6) -> str:
     """
     memory = _memory(ctx)
     try:
-        hits = await memory.asearch(query, top_k=max(1, min(20, int(top_k))))
-    except ValueError as exc:
-        raise ToolError(str(exc)) from None
+        hits = await memory.asearch(query, top_k=max(1, min(20, int(top_k))), threshold=MIN_SCORE)
+    except (ValueError, ModelError) as exc:
+        raise ToolError(f"Memory search failed: {exc}") from None
     if not hits:
         return f"No memory matches {query!r}."
     lines = [f"{len(hits)} results for {query!r} (score = 0.7 × meaning + 0.3 × keywords):"]

