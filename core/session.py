@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
@@ -30,13 +31,15 @@ from core.events import (
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
-from core.memory.index import Hit
-from core.memory.longterm import LongTermMemory
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import session_dir
 from core.store import Store
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
+    from core.memory.index import Hit
+    from core.memory.longterm import LongTermMemory
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +164,12 @@ class Session:
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         return self.journal.subscribe(subscriber)
+
+    def attach_memory(self, memory: LongTermMemory) -> None:
+        """Long-term memory that arrived after the session was opened (the window loads it late)."""
+        self.long_memory = memory
+        if self._loop is not None:
+            self._loop.long_memory = memory
 
     async def search_memory(self, query: str, top_k: int = 8) -> list[Hit]:
         """Hybrid search of long-term memory (what the agent's memory_search sees)."""

@@ -15,12 +15,14 @@ from pathlib import Path
 from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
 from core.export import write_export
 from core.llm import ModelClient, prepare_tokenizer
+from core.memory import MIN_SCORE
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.session import Session, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.inspector import ContextInspector
+from gui.dialogs.memory_search import MemorySearchDialog
 from gui.dialogs.new_session import NewSessionDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
@@ -85,6 +87,8 @@ class MainWindow(QMainWindow):
         self._tray: QSystemTrayIcon | None = None
         self._watched_runs: set[asyncio.Task] = set()
         self.warm_up: asyncio.Task | None = None
+        self.memory_loading: asyncio.Task | None = None
+        self.memory_search: MemorySearchDialog | None = None
 
         self.sessions = SessionList()
         self.chat = ChatView()
@@ -110,9 +114,49 @@ class MainWindow(QMainWindow):
     def start_warm_up(self) -> None:
         """Load the model library and the tokenizer in the background, once the window is up, so
         the first turn does not wait for them (and their one-time import is not felt mid-run)."""
-        if self.warm_up is None and self.prefs.configured and not self._shut_down:
+        if self._shut_down:
+            return
+        if self.warm_up is None and self.prefs.configured:
             self.warm_up = self.keeper.run(prepare_tokenizer(self.prefs.model), name="warm-up",
                                            on_failure=lambda error: log.info("warm-up failed: %s", error))
+        if self.memory_loading is None:
+            self.memory_loading = self.keeper.run(self.workspace.load_memory(), name="memory",
+                                                  on_success=lambda _m: self._show_memory_status(),
+                                                  on_failure=self._memory_failed)
+
+    def _show_memory_status(self) -> None:
+        memory = self.workspace.long_memory
+        status = memory.status() if memory is not None else None
+        self.status.show_memory(status, self.workspace.memory_problem)
+        if self.memory_search is not None:
+            self.memory_search.show_status(status, self.workspace.memory_problem)
+
+    def _memory_failed(self, error: BaseException) -> None:
+        log.warning("long-term memory could not be loaded: %s", error)
+        self.workspace.memory_problem = f"long-term memory could not be loaded: {error}"
+        self._show_memory_status()
+
+    def open_memory_search(self) -> MemorySearchDialog:
+        if self.memory_search is None:
+            self.memory_search = MemorySearchDialog(self)
+            self.memory_search.search_requested.connect(self._search_memory)
+        self._show_memory_status()
+        self.memory_search.show()
+        self.memory_search.raise_()
+        self.memory_search.query.setFocus()
+        return self.memory_search
+
+    def _search_memory(self, query: str) -> None:
+        dialog = self.memory_search
+        memory = self.workspace.long_memory
+        if dialog is None:
+            return
+        if memory is None:
+            dialog.show_failure(RuntimeError(self.workspace.memory_problem or "long-term memory is still loading"))
+            return
+        self.keeper.run(memory.asearch(query, top_k=10, threshold=MIN_SCORE),
+                        on_success=lambda hits: (dialog.show_hits(query, hits), self._show_memory_status()),
+                        on_failure=dialog.show_failure)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -176,6 +220,7 @@ class MainWindow(QMainWindow):
             (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
             (session_menu, "&Delete…", None, self.delete_session, "delete"),
             (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
+            (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
             (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
         ):
             self.actions_by_name[name] = self._action(menu, text, shortcut, slot, name)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
 from core.session import Session, SessionConfig
 from core.store import SessionRow, Store
+
+if TYPE_CHECKING:
+    from core.memory.longterm import LongTermMemory
+
+log = logging.getLogger(__name__)
 
 
 def default_model_client(retries: int = 4) -> ModelClient:
@@ -31,6 +39,33 @@ class Workspace:
         self.store = Store(self.data_dir / DB_NAME)
         self._model_factory = model_factory
         self._open: dict[str, Session] = {}
+        # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
+        # embed what changed while Tripane was closed); sessions started before get it when it lands.
+        self.long_memory: LongTermMemory | None = None
+        self.memory_problem: str | None = None
+        self._memory_loading: asyncio.Future[LongTermMemory] | None = None
+
+    async def load_memory(self) -> LongTermMemory:
+        if self._memory_loading is None:
+            self._memory_loading = asyncio.ensure_future(asyncio.to_thread(self._open_memory))
+        memory = await asyncio.shield(self._memory_loading)  # a cancelled caller leaves the load intact
+        if self.long_memory is None:
+            self.long_memory = memory
+            for session in self._open.values():
+                session.attach_memory(memory)
+        return memory
+
+    def _open_memory(self) -> LongTermMemory:
+        from core.memory.longterm import LongTermMemory
+        from core.secrets import get_api_key
+
+        memory = LongTermMemory.open(self.data_dir, api_key=get_api_key)
+        try:
+            memory.refresh()
+        except Exception as exc:  # e.g. the embedding provider is unreachable: search says so later
+            log.warning("long-term memory refresh failed: %s", exc)
+            self.memory_problem = f"the index could not be brought up to date: {exc}"
+        return memory
 
     def sessions(self, search: str = "") -> list[SessionRow]:
         needle = search.strip().lower()
@@ -40,13 +75,15 @@ class Workspace:
         return rows
 
     def create(self, config: SessionConfig) -> Session:
-        session = Session.create(self.store, self.data_dir, config, self._model_factory())
+        session = Session.create(self.store, self.data_dir, config, self._model_factory(),
+                                 long_memory=self.long_memory)
         self._open[session.id] = session
         return session
 
     def open(self, session_id: str) -> Session:
         if session_id not in self._open:
-            self._open[session_id] = Session.open(self.store, self.data_dir, session_id, self._model_factory())
+            self._open[session_id] = Session.open(self.store, self.data_dir, session_id, self._model_factory(),
+                                                  long_memory=self.long_memory)
         return self._open[session_id]
 
     def opened(self) -> list[Session]:
@@ -69,4 +106,9 @@ class Workspace:
     async def close(self) -> None:
         for session in list(self._open.values()):
             await session.close()
+        if self._memory_loading is not None:
+            try:
+                (await self._memory_loading).close()
+            except Exception as exc:  # a load that failed has nothing to close
+                log.info("long-term memory was not loaded: %s", exc)
         self.store.close()

@@ -18,6 +18,7 @@ from dataclasses import replace as dataclass_replace
 from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from core.agent.control import Control, StopRequested
 from core.agent.rules import error_signature
@@ -55,11 +56,13 @@ from core.llm import (
 )
 from core.memory import progress
 from core.memory.layers import Episode
-from core.memory.longterm import LongTermMemory
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
+
+if TYPE_CHECKING:
+    from core.memory.longterm import LongTermMemory
 
 log = logging.getLogger(__name__)
 

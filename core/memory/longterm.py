@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
+from core.memory import MIN_SCORE  # noqa: F401 - re-exported for callers of this module
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
@@ -23,8 +24,6 @@ from core.memory.layers import Entry, Episode, MemoryFiles, Skill
 log = logging.getLogger(__name__)
 
 INJECT_SKILL, OFFER_SKILL = 0.8, 0.6
-# Below this a hybrid hit is noise: weak meaning and no keyword (what the tool and the CLI apply).
-MIN_SCORE = 0.25
 KEEP_DAILY_DAYS = 30
 ARCHIVE = "archive"
 _DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
@@ -40,7 +39,8 @@ class MemoryStatus:
     notice: str | None  # the fallback in use, in words; None when everything runs as designed
 
     def describe(self) -> str:
-        text = f"{self.chunks:,} chunks indexed; {self.embedder}; vector search: {self.vectors}"
+        plural = "" if self.chunks == 1 else "s"
+        text = f"{self.chunks:,} chunk{plural} indexed; {self.embedder}; vector search: {self.vectors}"
         return f"{text}. Note: {self.notice}" if self.notice else text
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.llm import ModelError
+from core.memory import MIN_SCORE
 from core.memory.guard import MemoryRefused
-from core.memory.longterm import MIN_SCORE, LongTermMemory
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
+
+if TYPE_CHECKING:
+    from core.memory.longterm import LongTermMemory
 
 
 def _memory(ctx: ToolContext) -> LongTermMemory:

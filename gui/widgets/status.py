@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.agent.state import SessionState
 from gui.qt import QLabel, QStatusBar
 
@@ -10,6 +12,9 @@ STATE_TEXT = {
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
 }
+
+if TYPE_CHECKING:
+    from core.memory.longterm import MemoryStatus
 
 
 def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
@@ -32,9 +37,28 @@ class SessionStatusBar(QStatusBar):
         self.cost = QLabel("")
         self.state = QLabel("")
         self.state.setObjectName("state")
+        self.memory = QLabel("Memory: loading…")
+        self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
             self.addWidget(label)
+        self.addPermanentWidget(self.memory)
         self.addPermanentWidget(self.state)
+
+    def show_memory(self, status: MemoryStatus | None, problem: str | None = None) -> None:
+        """Long-term memory at a glance; a fallback or a problem shows in amber, explained in the tooltip."""
+        if status is None:
+            self.memory.setText("Memory: unavailable" if problem else "Memory: loading…")
+            self.memory.setToolTip(problem or "")
+            level = "warn" if problem else ""
+        else:
+            kind = {"sqlite-vec": "", "exact": " · exact vector scan", "none": " · keywords only"}[status.vectors]
+            plural = "" if status.chunks == 1 else "s"
+            self.memory.setText(f"Memory: {status.chunks:,} chunk{plural}{kind}")
+            tip = status.describe() + (f". Note: {problem}" if problem else "")
+            self.memory.setToolTip(tip + "\nSearch it with Ctrl+Shift+M.")
+            level = "warn" if (status.notice or problem) else ""
+        self.memory.setProperty("level", level)
+        self._repolish(self.memory)
 
     def show_state(self, state: SessionState | None, activity: str = "idle") -> None:
         if state is None or state.config is None:

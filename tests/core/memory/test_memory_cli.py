@@ -23,7 +23,7 @@ def test_memory_search_status_doctor_and_config_from_the_command_line(data_dir, 
     assert rows and {"path", "start_line", "score", "vector", "keyword"} <= set(rows[0])
 
     assert main(["memory", "status", "--data-dir", str(data_dir)]) == 0
-    assert "chunks indexed" in capsys.readouterr().out
+    assert "indexed" in capsys.readouterr().out
 
     assert main(["memory", "doctor", "--data-dir", str(data_dir)]) == 0
     assert "Duplicate" in capsys.readouterr().out

@@ -1,0 +1,77 @@
+"""Search long-term memory from the window (Ctrl+Shift+M): what the agent's memory_search sees.
+
+Results show where each hit lives (file and lines), its score and how it was found (meaning,
+keywords). When vector search runs on a fallback, or there is no embedding model, the notice is
+shown under the results: never a silent downgrade.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from gui.qt import QDialog, QLabel, QLineEdit, QTextBrowser, QVBoxLayout, Signal
+
+if TYPE_CHECKING:
+    from core.memory.index import Hit
+    from core.memory.longterm import MemoryStatus
+
+
+class MemorySearchDialog(QDialog):
+    search_requested = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Search memory — Tripane")
+        self.setObjectName("memory_search")
+        self.resize(720, 520)
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("What do you want to find? Words, a paraphrase, an error code… (Enter)")
+        self.query.setClearButtonEnabled(True)
+        self.results = QTextBrowser()
+        self.results.setOpenLinks(False)
+        self.note = QLabel("")
+        self.note.setObjectName("memory_note")
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.query)
+        layout.addWidget(self.results, 1)
+        layout.addWidget(self.note)
+        self.query.returnPressed.connect(self._search)
+        self.show_status(None)
+
+    def _search(self) -> None:
+        text = self.query.text().strip()
+        if text:
+            self.results.setHtml(f"<p>Searching for <b>{html.escape(text)}</b>…</p>")
+            self.search_requested.emit(text)
+
+    def show_status(self, status: MemoryStatus | None, problem: str | None = None) -> None:
+        if status is None:
+            self.note.setText(problem or "Long-term memory is loading…")
+            self.note.setProperty("level", "warn" if problem else "")
+        else:
+            text = status.describe()
+            if problem:
+                text += f". Note: {problem}"
+            self.note.setText(text)
+            self.note.setProperty("level", "warn" if (status.notice or problem) else "")
+        self.note.style().unpolish(self.note)
+        self.note.style().polish(self.note)
+
+    def show_hits(self, query: str, hits: list[Hit]) -> None:
+        if not hits:
+            self.results.setHtml(f"<p>Nothing in memory matches <b>{html.escape(query)}</b>.</p>")
+            return
+        parts = [f"<p>{len(hits)} results for <b>{html.escape(query)}</b> "
+                 "(score = 0.7 × meaning + 0.3 × keywords)</p>"]
+        for hit in hits:
+            text = hit.text if len(hit.text) <= 900 else hit.text[:900] + " …"
+            parts.append(
+                f"<p><b>{html.escape(hit.path)}</b> lines {hit.start_line}–{hit.end_line} · score "
+                f"{hit.score:.2f} <span style='color:gray'>(meaning {hit.vector:.2f}, keywords {hit.keyword:.2f})"
+                f"</span></p><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>")
+        self.results.setHtml("".join(parts))
+
+    def show_failure(self, error: BaseException) -> None:
+        self.results.setHtml(f"<p>The search failed: {html.escape(str(error))}</p>")

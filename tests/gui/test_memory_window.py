@@ -1,0 +1,66 @@
+"""Long-term memory in the window: its status in the status bar, the search window, the fallback."""
+
+from __future__ import annotations
+
+from core import store as store_module
+from core.memory.longterm import LongTermMemory
+from core.memory.embedding import LocalEmbedder
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+
+WAIT = 20_000
+
+
+def seed_memory(data_dir) -> None:
+    memory = LongTermMemory(data_dir, LocalEmbedder())
+    memory.remember("The staging database listens on port 6543", kind="fact", source="s-earlier")
+    memory.close()
+
+
+def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path):
+    seed_memory(tmp_path / "data")
+    window = make_window()
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
+    assert window.status.memory.text() == "Memory: 1 chunk"
+    assert window.status.memory.property("level") == ""
+    assert "sqlite-vec" in window.status.memory.toolTip()
+
+    window.actions_by_name["memory_search"].trigger()
+    dialog = window.memory_search
+    assert dialog.isVisible() and "sqlite-vec" in dialog.note.text()
+    dialog.query.setText("which port does staging use")
+    dialog.query.returnPressed.emit()
+    qtbot.waitUntil(lambda: "6543" in dialog.results.toPlainText(), timeout=WAIT)
+    assert "MEMORY.md" in dialog.results.toPlainText()
+    dialog.query.setText("zebra migration patterns in Antarctica")
+    dialog.query.returnPressed.emit()
+    qtbot.waitUntil(lambda: "Nothing in memory matches" in dialog.results.toPlainText(), timeout=WAIT)
+
+
+def test_the_exact_fallback_is_shown_in_the_status_bar_and_the_search_window(qtbot, make_window, tmp_path,
+                                                                            monkeypatch):
+    import sqlite3
+
+    monkeypatch.setattr(store_module, "_sqlite_module", lambda: sqlite3)  # a Python that cannot load sqlite-vec
+    window = make_window()
+    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
+    assert "exact vector scan" in window.status.memory.text()
+    assert window.status.memory.property("level") == "warn"
+    assert "cannot load extensions" in window.status.memory.toolTip()
+    window.open_memory_search()
+    assert "cannot load extensions" in window.memory_search.note.text()
+
+
+def test_a_session_started_from_the_window_writes_its_episode_to_the_daily_log(qtbot, make_window, workdir,
+                                                                               tmp_path):
+    model = ScriptedModel([reply("", call("task_done", summary="release notes written"))])
+    window = make_window(model)
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    session = window.workspace.create(SessionConfig(task="Write the release notes", model="scripted",
+                                                    workdir=workdir))
+    window.show_session(session.id)
+    session.start()
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    daily = list((tmp_path / "data" / "memory" / "daily").glob("*.md"))
+    assert len(daily) == 1 and "release notes written" in daily[0].read_text(encoding="utf-8")
