@@ -86,6 +86,26 @@ def make_project(folder: Path) -> None:
         encoding="utf-8")
 
 
+def seed_memory(data: Path) -> None:
+    """Long-term memory from earlier (imagined) sessions, for the search window."""
+    from core.memory.layers import Episode
+    from core.memory.longterm import LongTermMemory
+
+    memory = LongTermMemory.open(data)
+    memory.remember("datetime.fromisoformat before Python 3.11 rejects a trailing Z; replace it with +00:00",
+                    kind="lesson", source="20261118-101500-4f2a")
+    memory.remember("The project's tests run with `python -m pytest -q` from the repository root", kind="fact",
+                    source="20261118-101500-4f2a")
+    memory.remember("The person wants small commits with a test for each fix", kind="preference",
+                    source="20261119-093000-77b1")
+    memory.files.append_episode(Episode(
+        title="Import of CSV exports", asked="find why the importer drops the UTC offset of timestamps",
+        done="parse_timestamp cut the string at 19 characters, losing the offset; kept the offset and added a test",
+        failed=("shell_run:error: pytest tests/test_import.py failed before the fix",), tool_calls=23, errors=2,
+        minutes=31, session_id="20261120-141000-0c9e", status="done"))
+    memory.close()
+
+
 async def settle(seconds: float = 0.6) -> None:
     await asyncio.sleep(seconds)
     QApplication.processEvents()
@@ -105,6 +125,7 @@ async def capture(out: Path, folder: Path) -> list[Path]:
     settings = AppSettings(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
     settings.save(Preferences(model="openai/gpt-4o-mini", workdir=str(work)))
     model = script()
+    seed_memory(folder / "data")
     window = open_window(settings, folder / "data", lambda: model)
     window.resize(1500, 900)
     window.show()
@@ -130,6 +151,16 @@ async def capture(out: Path, folder: Path) -> list[Path]:
         save(inspector, f"context-requests-{theme}")
         inspector.tabs.setCurrentIndex(0)
         inspector.hide()
+        while window.workspace.long_memory is None:
+            await asyncio.sleep(0.1)
+        search = window.open_memory_search()
+        search.query.setText("timezone offsets lost when parsing dates")
+        search.query.returnPressed.emit()
+        while "results for" not in search.results.toPlainText():
+            await asyncio.sleep(0.1)
+        await settle()
+        save(search, f"memory-search-{theme}")
+        search.hide()
     apply_theme(QApplication.instance(), "light")
     dialog.choose("stop")
     while session.running:

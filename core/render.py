@@ -10,6 +10,7 @@ from core.events import (
     FileChanged,
     HumanAnswer,
     HumanQuestion,
+    MemoryRecalled,
     PinsChanged,
     Record,
     SessionEnded,
@@ -57,6 +58,9 @@ def render(record: Record) -> str | None:
             return f"? question {event.qid} ({event.reason}): {event.question}{options}"
         case HumanAnswer():
             return f"  answer to {event.qid}: {event.choice} {_short(event.text)}".rstrip()
+        case MemoryRecalled() if event.text:
+            skills = f" (skills injected: {', '.join(event.skills)})" if event.skills else ""
+            return f"  🧠 long-term memory recalled{skills}"
         case Compaction():
             return f"  ⇊ compaction of events {event.first_seq}-{event.last_seq}"
         case SessionPaused():

@@ -34,7 +34,7 @@ from core.store import connect_index
 log = logging.getLogger(__name__)
 
 VECTOR_WEIGHT, KEYWORD_WEIGHT = 0.7, 0.3
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 EMBED_BATCH = 32
 _WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
 STOPWORDS = frozenset(
@@ -121,9 +121,10 @@ class MemoryIndex:
         c.execute("CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT, layer TEXT, day TEXT, "
                   "heading TEXT, start_line INTEGER, end_line INTEGER, text TEXT)")
         c.execute("CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)")
-        # '_' joins words, so parse_config and ERR_4821 stay whole tokens for exact lookups.
+        # '_' joins words, so parse_config and ERR_4821 stay whole tokens for exact lookups; the Porter
+        # stemmer lets "offsets" find "offset" and "parsing" find "parse".
         c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(heading, text, content='chunks', "
-                  "content_rowid='id', tokenize=\"unicode61 remove_diacritics 2 tokenchars '_'\")")
+                  "content_rowid='id', tokenize=\"porter unicode61 remove_diacritics 2 tokenchars '_'\")")
         c.execute("CREATE TABLE IF NOT EXISTS vectors (id INTEGER PRIMARY KEY, vector BLOB)")
         c.execute("CREATE TABLE IF NOT EXISTS sentence_cache (hash TEXT PRIMARY KEY, vector BLOB)")
         self._set_meta("schema", SCHEMA_VERSION)

@@ -15,6 +15,7 @@ from core.events import (
     ErrorRecorded,
     HumanAnswer,
     HumanQuestion,
+    MemoryRecalled,
     Record,
     SessionEnded,
     SessionPaused,
@@ -210,6 +211,9 @@ class ChatView(QScrollArea):
                 self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer")
             case Danger():
                 self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}", "error")
+            case MemoryRecalled() if event.text:
+                skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
+                self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)")
             case Compaction():
                 self._notice(f"⇊ Context compacted ({event.tokens_before:,} → {event.tokens_after:,} tokens); "
                              "the summary is in compaction/summaries.jsonl")
