@@ -12,6 +12,7 @@ thread.
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 import threading
 from collections.abc import Callable
@@ -110,14 +111,15 @@ def _normalized(vectors: np.ndarray) -> np.ndarray:
 
 # Cosine similarity does not mean the same for every model: multilingual-e5 puts unrelated texts at
 # 0.75-0.81 and close paraphrases at 0.85-0.92; OpenAI-style models spread from about 0.1 to 0.8.
-# Mapping it onto 0-1 per model keeps one set of thresholds (skills: 0.8 injected, 0.6 offered)
-# and keeps the 0.7/0.3 fusion weights meaningful. Measured on task/trigger pairs, see tests.
-CALIBRATION = {LOCAL_MODEL: (0.78, 0.12)}
-PROVIDER_CALIBRATION = (0.15, 0.55)
+# A logistic map per model (midpoint, width) puts both on 0-1, so one set of thresholds holds (skills:
+# 0.8 injected, 0.6 offered) and the 0.7/0.3 fusion weights mean what they say. Being strictly
+# increasing, it never ties two candidates that the cosine tells apart (a clipped line would).
+CALIBRATION = {LOCAL_MODEL: (0.84, 0.03)}
+PROVIDER_CALIBRATION = (0.45, 0.1)
 
 
 def similarity(embedder: Embedder | None, cosine: float) -> float:
     if embedder is None:
         return 0.0
-    floor, span = CALIBRATION.get(embedder.name, PROVIDER_CALIBRATION)
-    return float(min(1.0, max(0.0, (cosine - floor) / span)))
+    mid, width = CALIBRATION.get(embedder.name, PROVIDER_CALIBRATION)
+    return float(1.0 / (1.0 + math.exp(-(cosine - mid) / width)))

@@ -352,7 +352,7 @@ class MemoryIndex:
         weights = (VECTOR_WEIGHT, KEYWORD_WEIGHT) if mode == "hybrid" and use_vectors else (
             (1.0, 0.0) if use_vectors else (0.0, 1.0))
         today = today or date.today()
-        hits = []
+        scored = []
         for chunk_id, (path, layer, day, heading, start, end, text) in rows.items():
             sim = similarity(self.embedder, vector_hits.get(chunk_id, 0.0)) if use_vectors else 0.0
             keyword = keyword_hits.get(chunk_id, 0.0)
@@ -361,10 +361,10 @@ class MemoryIndex:
                 age = max(0, (today - date.fromisoformat(day)).days)
                 score *= 0.5 ** (age / half_life_days)
             if score >= threshold:
-                hits.append(Hit(path, start, end, heading, text, round(score, 4), round(sim, 4),
-                                round(keyword, 4), layer, day))
-        hits.sort(key=lambda h: (-h.score, h.path, h.start_line))
-        return hits[:top_k]
+                scored.append((-score, chunk_id, Hit(path, start, end, heading, text, round(score, 4), round(sim, 4),
+                                                     round(keyword, 4), layer, day)))
+        scored.sort(key=lambda item: item[:2])  # by exact score; rounding is for display only
+        return [hit for _, _, hit in scored[:top_k]]
 
     def _vector_candidates(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
         if self.backend == "sqlite-vec":
