@@ -71,9 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
                                        parents=[common])
     check.add_argument("--apply", action="store_true", help="summarise daily logs older than 30 days (originals kept)")
     memory_commands.add_parser("status", help="what is indexed and how vectors are searched", parents=[common])
-    config = memory_commands.add_parser("config", help="choose the embedding model for this data folder", parents=[common])
-    config.add_argument("--embedding-model", required=True,
+    config = memory_commands.add_parser("config", help="choose the embedding model and vector search for this data folder",
+                                        parents=[common])
+    config.add_argument("--embedding-model",
                         help="a litellm embedding model (e.g. openai/text-embedding-3-small), or 'local' for the offline one")
+    config.add_argument("--vectors", choices=("auto", "sqlite-vec", "exact"),
+                        help="auto: sqlite-vec where it loads, else the exact scan; exact: in memory, faster on large "
+                             "indexes, needs RAM (1.5 KB a chunk)")
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
     commands.add_parser("sessions", help="list sessions", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])

@@ -60,3 +60,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import (
+    isValid as qt_alive,  # False once Qt deleted the C++ object behind a wrapper
+)

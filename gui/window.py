@@ -16,6 +16,7 @@ from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
 from core.export import write_export
 from core.llm import ModelClient, prepare_tokenizer
 from core.memory import MIN_SCORE
+from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.session import Session, SessionConfig
 from core.store import StoreError
@@ -46,6 +47,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
     Signal,
+    qt_alive,
 )
 from gui.settings import AppSettings, Preferences
 from gui.tasks import TaskKeeper
@@ -579,12 +581,19 @@ class MainWindow(QMainWindow):
 
     def open_settings(self, first_run: bool = False) -> SettingsDialog:
         data_before = self.prefs.data_path()
+        embedding_before = read_config(self.workspace.data_dir).get("embedding_model", "")
         dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,
-                                parent=self)
+                                parent=self, embedding_model=embedding_before)
 
         def saved(result: int) -> None:
             if result:
                 self.settings.save(self.prefs)
+                embedding = dialog.embedding_model.text().strip()
+                if embedding != embedding_before:
+                    write_config(self.workspace.data_dir, embedding_model=embedding,
+                                 api_base=self.prefs.api_base if embedding else "")
+                    self.tell("Long-term memory will use " + (embedding or "the offline embedding model") +
+                              " from the next start of Tripane; its index is then rebuilt once.")
                 apply_theme(QApplication.instance(), self.prefs.theme)
                 self.start_warm_up()
                 if self.prefs.data_path() != data_before:
@@ -636,7 +645,10 @@ class MainWindow(QMainWindow):
         try:
             await self.workspace.close()
         finally:
-            if self._tray is not None:
-                self._tray.hide()
-            self.hide()
-            self.closed.emit()
+            # A long close (a memory index still loading) may outlive the widget when its owner
+            # deletes it meanwhile (a test harness does); then there is nothing left to hide.
+            if qt_alive(self):
+                if self._tray is not None:
+                    self._tray.hide()
+                self.hide()
+                self.closed.emit()

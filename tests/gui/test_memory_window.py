@@ -64,3 +64,18 @@ def test_a_session_started_from_the_window_writes_its_episode_to_the_daily_log(q
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     daily = list((tmp_path / "data" / "memory" / "daily").glob("*.md"))
     assert len(daily) == 1 and "release notes written" in daily[0].read_text(encoding="utf-8")
+
+
+def test_the_embedding_model_is_chosen_in_settings_for_the_data_folder(qtbot, make_window, tmp_path):
+    from core.memory.config import read_config
+    from gui.qt import QMessageBox
+
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.embedding_model.text() == ""  # the offline model
+    dialog.embedding_model.setText("openai/text-embedding-3-small")
+    dialog._accept()
+    qtbot.waitUntil(lambda: read_config(tmp_path / "data").get("embedding_model") == "openai/text-embedding-3-small",
+                    timeout=WAIT)
+    qtbot.waitUntil(lambda: any("next start" in box.text() for box in window.findChildren(QMessageBox)),
+                    timeout=WAIT)

@@ -33,6 +33,11 @@ def test_memory_search_status_doctor_and_config_from_the_command_line(data_dir, 
     assert read_config(data_dir)["embedding_model"] == "openai/text-embedding-3-small"
     assert main(["memory", "config", "--embedding-model", "local", "--data-dir", str(data_dir)]) == 0
     assert read_config(data_dir)["embedding_model"] == ""
+    assert main(["memory", "config", "--vectors", "exact", "--data-dir", str(data_dir)]) == 0
+    capsys.readouterr()
+    assert main(["memory", "status", "--data-dir", str(data_dir)]) == 0
+    assert "vector search: exact" in capsys.readouterr().out
+    assert read_config(data_dir)["embedding_model"] == ""  # a change keeps the other settings
 
 
 def test_a_provider_embedding_model_that_fails_is_a_clear_error(data_dir, capsys, monkeypatch):
