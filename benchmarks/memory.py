@@ -241,6 +241,10 @@ def main() -> None:
         build_info["row_of_id"] = {i + 1: i for i in range(len(rows))}
     row_of_id = build_info.pop("row_of_id")
     size_mb = round(sum(p.stat().st_size for p in folder.glob("index.sqlite*")) / 1e6, 1)
+    auto = MemoryIndex(path, embedder, vectors="auto")
+    print(f"at {auto.count():,} chunks, 'auto' searches vectors with: {auto.backend} "
+          f"({auto.backend_reason or 'sqlite-vec loads here'})", file=sys.stderr)
+    auto.close()
     index.close()
     results = []
     for backend in ("sqlite-vec", "exact"):

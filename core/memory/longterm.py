@@ -91,7 +91,10 @@ class LongTermMemory:
         notice = self.index.notice
         if self.index.embedder is None:
             notice = self.embedder_note
-        return MemoryStatus(self.index.backend, self.embedder_note, self.index.count(), notice)
+        backend = self.index.backend
+        if self.index.backend_reason:
+            backend += f" ({self.index.backend_reason})"
+        return MemoryStatus(backend, self.embedder_note, self.index.count(), notice)
 
     # --- index -----------------------------------------------------------------------------------
 

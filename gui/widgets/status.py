@@ -51,7 +51,9 @@ class SessionStatusBar(QStatusBar):
             self.memory.setToolTip(problem or "")
             level = "warn" if problem else ""
         else:
-            kind = {"sqlite-vec": "", "exact": " · exact vector scan", "none": " · keywords only"}[status.vectors]
+            backend = status.vectors.split(" ", 1)[0]
+            kind = " · exact vector scan" if status.notice and backend == "exact" else (
+                " · keywords only" if backend == "none" else "")
             plural = "" if status.chunks == 1 else "s"
             self.memory.setText(f"Memory: {status.chunks:,} chunk{plural}{kind}")
             tip = status.describe() + (f". Note: {problem}" if problem else "")

@@ -136,3 +136,20 @@ def test_a_query_of_only_punctuation_or_fts_syntax_is_not_an_error(long_memory):
     assert long_memory.search("ERR_7731 OR (", top_k=1)[0].path == "daily/2026-11-10.md"
     with pytest.raises(ValueError, match="empty"):
         long_memory.search("   ")
+
+
+def test_auto_takes_the_in_memory_scan_for_a_large_index_and_says_why(data_dir, embedder, monkeypatch):
+    from core.memory import index as index_module
+
+    memory = LongTermMemory(data_dir, embedder)
+    write_notes(memory)
+    memory.refresh()
+    expected = paths(memory.search("quicker builds on the server", top_k=3))
+    memory.close()
+    monkeypatch.setattr(index_module, "AUTO_EXACT_ABOVE", 3)  # the notes make 7 chunks
+    large = LongTermMemory(data_dir, embedder)
+    status = large.status()
+    assert status.vectors.startswith("exact (") and "faster than sqlite-vec" in status.vectors
+    assert status.notice is None  # a choice, not a fallback
+    assert paths(large.search("quicker builds on the server", top_k=3)) == expected
+    large.close()
