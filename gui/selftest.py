@@ -46,6 +46,28 @@ def run_selftest() -> int:
         window = open_window(settings, folder / "data", lambda: model)
         window.show()
 
+        async def check_memory() -> list[str]:
+            """Long-term memory: it loads, the task's episode is in today's log, and search finds it
+            (which runs the embedding model and the vector search the bundle carries)."""
+            deadline = time.monotonic() + STEPS_TIMEOUT_S
+            while window.workspace.long_memory is None and time.monotonic() < deadline:
+                if window.workspace.memory_problem:
+                    return [f"long-term memory: {window.workspace.memory_problem}"]
+                await asyncio.sleep(0.05)
+            memory = window.workspace.long_memory
+            if memory is None:
+                return ["long-term memory did not load"]
+            try:
+                hits = await memory.asearch("the greeting file written by the selftest", top_k=3)
+            except Exception as exc:  # the embedding engine or sqlite-vec missing from a bundle
+                return [f"memory search failed: {type(exc).__name__}: {exc}"]
+            if not any("hello.txt" in hit.text for hit in hits):
+                return ["memory search did not find the selftest's episode in today's daily log"]
+            memory_status.append(memory.status().describe())
+            return []
+
+        memory_status: list[str] = []
+
         async def check() -> list[str]:
             session = window.start_session(SessionConfig(task="Selftest: write hello.txt", model="scripted",
                                                          workdir=folder / "work", approval="all"))
@@ -64,6 +86,7 @@ def run_selftest() -> int:
                     problems.append(f"the {name} pane does not show {expected!r}")
             if len(window.chat.cards) != 3:
                 problems.append(f"the chat shows {len(window.chat.cards)} tool cards, not 3")
+            problems += await check_memory()
             window.close()
             while window.shutdown_done is None or not window.shutdown_done.done():
                 await asyncio.sleep(0.05)
@@ -75,5 +98,6 @@ def run_selftest() -> int:
     if problems:
         print("selftest FAILED:\n- " + "\n- ".join(problems))
         return 1
-    print(f"selftest ok: window, core, SQLite log, three files and tools work ({elapsed:.1f} s)")
+    print(f"selftest ok: window, core, SQLite log, three files, tools and long-term memory work "
+          f"({elapsed:.1f} s)\nmemory: {memory_status[0] if memory_status else '?'}")
     return 0
