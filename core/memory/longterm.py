@@ -236,18 +236,27 @@ class LongTermMemory:
         section = text.split("## Contradictions to confirm", 1)
         if len(section) == 2:
             report.contradictions = [line[2:] for line in section[1].splitlines() if line.startswith("- ")]
-        cutoff = (today or date.today()) - timedelta(days=KEEP_DAILY_DAYS)
-        for source in self.sources():
-            summarised = (self.files.daily_dir / ARCHIVE / source.absolute.name).exists()
-            if source.layer == "daily" and source.day and date.fromisoformat(source.day) < cutoff and not summarised:
-                report.old_logs.append(source.path)
+        report.old_logs = [source.path for source in self._logs_to_summarise(today)]
         if apply:
-            for rel in report.old_logs:
-                self._summarise_log(rel)
-                report.summarised.append(rel)
+            report.summarised = self.summarise_old_logs(today=today)
             report.old_logs = []
-            self.refresh()
         return report
+
+    def summarise_old_logs(self, today: date | None = None) -> list[str]:
+        """Summarise daily logs past 30 days (originals to daily/archive/); returns their paths."""
+        done = []
+        for source in self._logs_to_summarise(today):
+            self._summarise_log(source.path)
+            done.append(source.path)
+        if done:
+            self.refresh()
+        return done
+
+    def _logs_to_summarise(self, today: date | None) -> list[SourceFile]:
+        cutoff = (today or date.today()) - timedelta(days=KEEP_DAILY_DAYS)
+        return [source for source in self.sources()
+                if source.layer == "daily" and source.day and date.fromisoformat(source.day) < cutoff
+                and not (self.files.daily_dir / ARCHIVE / source.absolute.name).exists()]  # not summarised before
 
     def _summarise_log(self, rel: str) -> None:
         """Keep each entry's heading, request and failures; move the full log to daily/archive/."""

