@@ -54,7 +54,8 @@ def check(text: str, *, fact: bool = False) -> None:
                                 "memory (API keys live in the OS keyring). Write the fact without the value.")
     for token in _TOKEN.findall(text):
         if _looks_random(token):
-            raise MemoryRefused(f"Refused: {token[:6]}… looks like a key or token (a long random string). "
+            # The value is not repeated: this message goes into the event log.
+            raise MemoryRefused("Refused: the text contains a long random string that looks like a key or token. "
                                 "Secrets never go into memory; write the fact without the value.")
     for what, pattern in TEMPORARY_PATTERNS:
         if pattern.search(text):
