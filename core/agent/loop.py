@@ -104,6 +104,7 @@ class AgentLoop:
         self.settings = settings
         self._out: list[Record] = []
         self._started_at_seq = self.state.last_seq
+        self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
         self._plan_version_seen = memory.version(PLAN)
         self._system = resource_text("prompts", "system.md")
         self._tools = registry.schemas()
@@ -223,28 +224,36 @@ class AgentLoop:
                                                     [m.skill.name for m in matches if not m.injected], ""))
 
     def _write_episode(self, status: str, summary: str) -> None:
-        """After a task: what was asked, done and failed, into today's daily log."""
+        """What was asked, done and failed since the last episode, into today's daily log: after a
+        task, and after each burst of tool calls that ends with a stop for the person or a compaction."""
         if self.long_memory is None:
             return
         state = self.state
-        failed = []
-        for record in self.journal.records:
+        since = [r for r in self.journal.records if r.seq > self._episode_mark]
+        if not any(isinstance(r.event, ToolResult) for r in since) and not state.ended:
+            return  # no burst to report
+        failed: list[str] = []
+        for record in since:
             if isinstance(record.event, ErrorRecorded):
-                line = f"{record.event.signature}: {record.event.message.splitlines()[0][:160] if record.event.message else ''}"
-                if line not in failed:
-                    failed.append(line)
+                message = record.event.message.splitlines()[0][:160] if record.event.message else ""
+                if f"{record.event.signature}: {message}" not in failed:
+                    failed.append(f"{record.event.signature}: {message}")
+        results = [r.event for r in since if isinstance(r.event, ToolResult)]
         try:
-            started = datetime.fromisoformat(state.started_ts) if state.started_ts else datetime.now(timezone.utc)
+            started = datetime.fromisoformat(since[0].ts) if since else datetime.now(timezone.utc)
             minutes = (datetime.now(timezone.utc) - started).total_seconds() / 60
             task = state.config.task
+            title = task.strip().splitlines()[0] + ("" if state.ended else f" (in progress: {status})")
             self.long_memory.write_episode(Episode(
-                title=task.strip().splitlines()[0], asked=task, done=summary, failed=tuple(failed[-5:]),
-                tool_calls=state.tool_calls, errors=state.tool_errors, minutes=minutes,
-                session_id=state.session_id, status=status))
-            for slug in state.injected_skills:
-                self.long_memory.files.record_skill_use(slug, succeeded=status == "done")
+                title=title, asked=task, done=summary, failed=tuple(failed[-5:]), tool_calls=len(results),
+                errors=sum(not r.ok for r in results), minutes=minutes, session_id=state.session_id,
+                status=status))
+            if state.ended:
+                for slug in state.injected_skills:
+                    self.long_memory.files.record_skill_use(slug, succeeded=status == "done")
         except Exception as exc:  # the episode is a convenience; the event log already has everything
             log.warning("could not write the episode to the daily log: %s", exc)
+        self._episode_mark = state.last_seq
 
     # --- a model turn ----------------------------------------------------------------------------
 
@@ -371,6 +380,7 @@ class AgentLoop:
         self._record(event)
         tokens_after = (await self.assemble(remember=False))[0].tokens
         compaction.save_summary(self.session_dir, dataclass_replace(event, tokens_after=tokens_after))
+        self._write_episode("compacted", summary.splitlines()[0][:300] if summary.strip() else "context compacted")
         self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after))
         return True
 
@@ -541,6 +551,8 @@ class AgentLoop:
                               options=options, context=context)
         self._record(event)
         self._progress(progress.question(reason, question))
+        if reason in ("three_strike", "danger_turn", "budget"):  # the run stops here: a burst ends
+            self._write_episode(f"waiting: {reason.replace('_', ' ')}", question.splitlines()[0][:300])
         return event
 
     def _ask_danger(self) -> None:

@@ -68,9 +68,6 @@ class SessionState:
     last_metrics: dict = field(default_factory=dict)
     memory_recalled: bool = False
     injected_skills: tuple[str, ...] = ()
-    tool_calls: int = 0
-    tool_errors: int = 0
-    started_ts: str = ""
 
     @property
     def ended(self) -> bool:
@@ -78,7 +75,6 @@ class SessionState:
 
     def apply(self, record: Record) -> None:
         self.last_seq = record.seq
-        self.started_ts = self.started_ts or record.ts
         self._apply(record.event)
         if isinstance(record.event, HumanAnswer):
             self.answers[record.event.qid] = (record.event, record.seq)
@@ -107,8 +103,6 @@ class SessionState:
                 self.last_metrics = event.metrics
             case ToolResult():
                 self.pending_calls.pop(event.call_id, None)
-                self.tool_calls += 1
-                self.tool_errors += not event.ok
                 if event.name in self.info_tools and event.ok:
                     self.actions_since_finding += 1
             case FileChanged():

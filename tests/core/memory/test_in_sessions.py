@@ -121,3 +121,24 @@ async def test_a_reopened_session_does_not_recall_twice(store, data_dir, workdir
     await reopened.answer(question.qid, "main")
     assert await reopened.run() == "done"
     assert len(events_of(reopened, MemoryRecalled)) == 1
+
+
+async def test_a_burst_that_ends_in_a_3_strike_stop_is_logged_and_the_task_end_logs_only_the_rest(
+        store, data_dir, workdir, long_memory):
+    missing = reply("", call("file_read", path="nope.txt"))
+    model = ScriptedModel([reply("", call("file_list")), missing, missing, missing,
+                           reply("", call("task_done", summary="found another way"))],
+                          side_replies=[reply('{"goal": "g", "tried": "t", "wrong": "w", "differently": "d", '
+                                              '"ask_human": "a"}')])
+    session = make_session(store, data_dir, workdir, model, task="Read the notes", long_memory=long_memory)
+    session.start()
+    question = await wait_for_question(session)
+    daily = long_memory.files.daily_path(date.today())
+    text = daily.read_text(encoding="utf-8")
+    assert "Read the notes (in progress: waiting: three strike)" in text
+    assert "- 4 tool calls, 3 errors" in text and "- Failed: file_read:error" in text
+    await session.answer(question.qid, "retry_with_hint", "use file_list")
+    assert await session.wait() == "done"
+    entries = daily.read_text(encoding="utf-8").split("\n## ")
+    assert len(entries) == 3  # the day's title, the burst, the end
+    assert "- 1 tool calls, 0 errors" in entries[2] and "ended done" in entries[2]
