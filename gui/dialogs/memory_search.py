@@ -56,6 +56,11 @@ class MemorySearchDialog(QDialog):
                 text += f". Note: {problem}"
             self.note.setText(text)
             self.note.setProperty("level", "warn" if (status.notice or problem) else "")
+            if status.chunks == 0 and not self.results.toPlainText().strip():
+                self.results.setHtml("<p>Long-term memory is empty so far. The agent adds to it as it works: an "
+                                     "entry in the daily log after each task, facts and preferences it verified "
+                                     "(MEMORY.md), procedures that worked (skills). Its files are in the "
+                                     "<i>memory</i> folder of the data folder, and you can edit them.</p>")
         self.note.style().unpolish(self.note)
         self.note.style().polish(self.note)
 
