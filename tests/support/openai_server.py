@@ -51,8 +51,10 @@ def positional(steps: Sequence[Turn | Failure | Callable[[dict], Turn | Failure]
 
 @dataclass
 class ScriptedServer:
-    script: Script
+    script: Script = None  # type: ignore[assignment]  # chat replies; an embeddings-only server has none
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # /v1/embeddings: the scripted embedding model (texts -> vectors), or a Failure to answer with.
+    embed: Callable[[list[str]], list[list[float]]] | Failure | None = None
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -84,6 +86,9 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             owner.requests.append(body)
+            if self.path.endswith("/embeddings"):
+                self._embeddings(body)
+                return
             step = owner.script(body)
             if isinstance(step, Failure):
                 self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}})
@@ -94,6 +99,20 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._stream(body, step)
             else:
                 self._send_json(200, _completion(body, step))
+
+        def _embeddings(self, body: dict) -> None:
+            if isinstance(owner.embed, Failure) or owner.embed is None:
+                failure = owner.embed or Failure(404, "this server has no embedding model")
+                self._send_json(failure.status, {"error": {"message": failure.message, "type": "scripted",
+                                                           "code": failure.status}})
+                return
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            vectors = owner.embed(texts)
+            tokens = sum(len(t.split()) for t in texts)
+            self._send_json(200, {"object": "list", "model": body.get("model", ""),
+                                  "data": [{"object": "embedding", "index": i, "embedding": v}
+                                           for i, v in enumerate(vectors)],
+                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
         def _send_json(self, status: int, payload: dict) -> None:
             data = json.dumps(payload).encode()
