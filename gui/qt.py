@@ -9,6 +9,7 @@ from PySide6.QtCore import (
     QSettings,
     Qt,
     QTimer,
+    QUrl,
     Signal,
     Slot,
 )
@@ -16,6 +17,7 @@ from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QColor,
+    QDesktopServices,
     QIcon,
     QKeySequence,
     QPainter,

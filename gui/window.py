@@ -33,6 +33,7 @@ from gui.qt import (
     QAction,
     QApplication,
     QCloseEvent,
+    QDesktopServices,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
@@ -44,6 +45,7 @@ from gui.qt import (
     QSplitter,
     QSystemTrayIcon,
     Qt,
+    QUrl,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -142,11 +144,18 @@ class MainWindow(QMainWindow):
         if self.memory_search is None:
             self.memory_search = MemorySearchDialog(self)
             self.memory_search.search_requested.connect(self._search_memory)
+            self.memory_search.open_folder_requested.connect(self.open_memory_folder)
         self._show_memory_status()
         self.memory_search.show()
         self.memory_search.raise_()
         self.memory_search.query.setFocus()
         return self.memory_search
+
+    def open_memory_folder(self) -> None:
+        folder = self.workspace.data_dir / "memory"
+        folder.mkdir(parents=True, exist_ok=True)
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.tell(f"No file manager could open the folder. Long-term memory is in:\n{folder}")
 
     def _search_memory(self, query: str) -> None:
         dialog = self.memory_search

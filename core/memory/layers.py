@@ -138,9 +138,11 @@ class MemoryFiles:
     def append_episode(self, episode: Episode, when: datetime | None = None) -> Path:
         when = when or datetime.now()
         failed = "".join(f"- Failed: {item}\n" for item in episode.failed)
+        # A burst that stopped mid-task (a question, a compaction) says where it stands, not what is done.
+        done = "Done" if episode.status in ("done", "capped", "aborted", "error") else "Where it stands"
         entry = (f"\n## {when:%H:%M} – {_one_line(episode.title, 100)}\n"
                  f"- Asked: {_one_line(episode.asked, 300)}\n"
-                 f"- Done: {_one_line(episode.done, 600)}\n{failed}"
+                 f"- {done}: {_one_line(episode.done, 600)}\n{failed}"
                  f"- {episode.tool_calls} tool calls, {episode.errors} errors, "
                  f"{episode.minutes:.0f} min; ended {episode.status}; session {episode.session_id}\n")
         try:

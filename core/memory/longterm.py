@@ -266,7 +266,7 @@ class LongTermMemory:
         for line in text.splitlines():
             if line.startswith("#") or line.startswith(("- Asked:", "- Failed:")):
                 kept.append(line)
-            elif line.startswith("- Done:"):
+            elif line.startswith(("- Done:", "- Where it stands:")):
                 kept.append(line if len(line) <= 200 else line[:199] + "…")
         archive = self.files.daily_dir / ARCHIVE / path.name
         archive.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,16 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from gui.qt import QDialog, QLabel, QLineEdit, QTextBrowser, QVBoxLayout, Signal
+from gui.qt import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    Signal,
+)
 
 if TYPE_CHECKING:
     from core.memory.index import Hit
@@ -19,6 +28,7 @@ if TYPE_CHECKING:
 
 class MemorySearchDialog(QDialog):
     search_requested = Signal(str)
+    open_folder_requested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -33,11 +43,17 @@ class MemorySearchDialog(QDialog):
         self.note = QLabel("")
         self.note.setObjectName("memory_note")
         self.note.setWordWrap(True)
+        self.open_folder = QPushButton("Open memory folder")
+        self.open_folder.setToolTip("MEMORY.md, the daily logs and the skills are Markdown files you can edit")
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)
         layout.addWidget(self.results, 1)
-        layout.addWidget(self.note)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.note, 1)
+        bottom.addWidget(self.open_folder)
+        layout.addLayout(bottom)
         self.query.returnPressed.connect(self._search)
+        self.open_folder.clicked.connect(self.open_folder_requested)
         self.show_status(None)
 
     def _search(self) -> None:

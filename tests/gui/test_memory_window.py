@@ -79,3 +79,13 @@ def test_the_embedding_model_is_chosen_in_settings_for_the_data_folder(qtbot, ma
                     timeout=WAIT)
     qtbot.waitUntil(lambda: any("next start" in box.text() for box in window.findChildren(QMessageBox)),
                     timeout=WAIT)
+
+
+def test_the_memory_folder_opens_from_the_search_window(qtbot, make_window, tmp_path, monkeypatch):
+    from gui import window as window_module
+
+    opened = []
+    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    window = make_window()
+    window.open_memory_search().open_folder.click()
+    assert opened == [str(tmp_path / "data" / "memory")]
