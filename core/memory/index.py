@@ -42,6 +42,9 @@ COMMON_TERM_DOCS = 2000
 # NumPy's product over the same vectors held in memory (benchmarks/memory.py). Under "auto", large
 # indexes take the in-memory scan; it costs 1.5 KB of RAM a chunk and one load (0.6 s at 100,000).
 AUTO_EXACT_ABOVE = 20_000
+# Memory files are notes. A bigger file (a log pasted whole) or a binary one named .md would cost
+# minutes of embedding for nothing a search can use: skipped, and said so.
+MAX_FILE_BYTES = 2_000_000
 SCHEMA_VERSION = "2"
 EMBED_BATCH = 32
 _WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
@@ -79,7 +82,7 @@ class SyncReport:
     files_removed: int
     chunks_added: int
     sentences_embedded: int
-
+    skipped: tuple[str, ...] = ()  # files not indexed, each with the reason
 
 class IndexError_(RuntimeError):
     """The index cannot be used (the message says why); the memory files are untouched."""
@@ -94,6 +97,7 @@ class MemoryIndex:
         self._lock = threading.RLock()
         self._matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, vectors) for the exact scan
         self._doc_counts: dict[str, int] = {}  # query word -> chunks containing it, until the index changes
+        self._skipped: dict[str, tuple[int, int] | None] = {}  # files skipped, as they were when skipped
         self._open(rebuild_on_damage=True)
         self.backend_reason = ""
         self.backend, self.notice = self._choose_backend(vectors)
@@ -197,15 +201,28 @@ class MemoryIndex:
             files = list(files)
             known = {row[0]: row[1:] for row in self.conn.execute("SELECT path, mtime_ns, size, sha256 FROM files")}
             indexed = chunks_added = embedded = 0
+            skipped: list[str] = []
             for source in files:
+                stat = None
                 try:
                     stat = source.absolute.stat()
                     old = known.get(source.path)
                     if old and old[0] == stat.st_mtime_ns and old[1] == stat.st_size and old[2]:
                         continue
+                    if stat.st_size > MAX_FILE_BYTES:
+                        raise ValueError(f"{stat.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB "
+                                         "a memory file may have")
                     raw = source.absolute.read_bytes()
-                except OSError as exc:
-                    log.warning("memory index: cannot read %s (%s); skipped", source.absolute, exc)
+                    if b"\x00" in raw[:8192]:
+                        raise ValueError("a binary file, not Markdown")
+                except (OSError, ValueError) as exc:
+                    seen = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
+                    if self._skipped.get(source.path) != seen:  # once per version of the file, not every search
+                        log.warning("memory index: %s skipped: %s", source.absolute, exc)
+                        self._skipped[source.path] = seen
+                    skipped.append(f"{source.path}: {exc}")
+                    if source.path in known:  # what it held before is no longer what the file says
+                        self._remove_file(source.path)
                     continue
                 digest = hashlib.sha256(raw).hexdigest()
                 if old and old[2] == digest:
@@ -225,7 +242,7 @@ class MemoryIndex:
             if gone or indexed:
                 self._matrix = None
                 self._doc_counts.clear()
-            return SyncReport(indexed, len(gone), chunks_added, embedded)
+            return SyncReport(indexed, len(gone), chunks_added, embedded, tuple(skipped))
 
     def add_chunks(self, source: SourceFile, chunks: list[Chunk]) -> int:
         """Index chunks that do not come from a file on disk (the benchmark's generated notes)."""

@@ -153,3 +153,23 @@ def test_auto_takes_the_in_memory_scan_for_a_large_index_and_says_why(data_dir, 
     assert status.notice is None  # a choice, not a fallback
     assert paths(large.search("quicker builds on the server", top_k=3)) == expected
     large.close()
+
+
+def test_huge_and_binary_files_are_skipped_with_the_reason_and_the_rest_is_indexed(long_memory, caplog):
+    from core.memory import index as index_module
+
+    write_notes(long_memory)
+    root = long_memory.files.root
+    (root / "daily" / "2026-11-13.md").write_bytes(b"# 2026-11-13\n\x00\x01\x02binary")
+    (root / "pasted.md").write_text("# Pasted\n" + "a line of a long log\n" * 120_000, encoding="utf-8")  # 2.5 MB
+    with caplog.at_level(logging.WARNING, logger="core.memory.index"):
+        report = long_memory.refresh()
+    assert sorted(r.split(":")[0] for r in report.skipped) == ["daily/2026-11-13.md", "pasted.md"]
+    assert any("binary" in r for r in report.skipped) and any("MB" in r for r in report.skipped)
+    assert len(caplog.records) == 2
+    assert long_memory.search("ERR_7731", top_k=1)[0].path == "daily/2026-11-10.md"
+    assert index_module.MAX_FILE_BYTES < (root / "pasted.md").stat().st_size
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="core.memory.index"):
+        assert len(long_memory.refresh().skipped) == 2
+    assert not caplog.records  # said once per version of a file, not at every search
