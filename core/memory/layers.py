@@ -10,10 +10,13 @@ these files and can be rebuilt from them at any time. Every write passes `guard.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+
+from filelock import FileLock
 
 from core.memory.guard import MemoryRefused, check
 
@@ -121,6 +124,11 @@ class MemoryFiles:
         if not self.memory_path.exists():
             self.memory_path.write_text(MEMORY_TEMPLATE, encoding="utf-8")
 
+    def _lock(self) -> FileLock:
+        """One writer at a time across processes (the window and a `tripane run` share the folder)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".memory.lock"), timeout=30)
+
     def markdown_files(self) -> list[Path]:
         """Every file the index covers."""
         if not self.root.is_dir():
@@ -151,9 +159,8 @@ class MemoryFiles:
             entry = _redact_lines(entry)  # an episode is still written, without the offending lines
         self.ensure()
         path = self.daily_path(when.date())
-        new = not path.exists()
-        with path.open("a", encoding="utf-8") as fh:
-            if new:
+        with self._lock(), path.open("a", encoding="utf-8") as fh:
+            if fh.tell() == 0:
                 fh.write(f"# {when:%Y-%m-%d}\n")
             fh.write(entry)
         return path
@@ -187,29 +194,30 @@ class MemoryFiles:
         if kind not in SECTIONS:
             raise MemoryRefused(f"Refused: kind must be one of {', '.join(SECTIONS)}, not {kind!r}.")
         check(text, fact=True)
-        self.ensure()
-        existing = self.entries()
-        by_id = {e.id: e for e in existing}
-        if supersedes and supersedes not in by_id:
-            raise MemoryRefused(f"Refused: there is no entry {supersedes} to supersede; "
-                                f"search memory for the entry's id first.")
-        same = [e for e in existing if e.text.casefold() == text.casefold() and e.superseded_by is None]
-        if same:
-            return same[0]  # already known: adding it twice would only make duplicates to merge later
-        new_id = f"m{max((int(e.id[1:]) for e in existing), default=0) + 1}"
-        day = f"{today or date.today():%Y-%m-%d}"
-        suffix = f" — supersedes {supersedes}" if supersedes else ""
-        lines = self.memory_path.read_text(encoding="utf-8").splitlines()
-        if supersedes:
-            old = by_id[supersedes]
-            lines[old.line - 1] += f" — superseded by {new_id}"
-        lines = _insert_in_section(lines, SECTIONS[kind], f"- [{new_id}] {text} — source: {source}, {day}{suffix}")
-        for other in contradicts or ():
-            if other.id != supersedes:
-                lines = _insert_in_section(lines, CONTRADICTIONS,
-                                           f"- {new_id} may contradict {other.id}: “{text}” vs “{other.text}”")
-        self.memory_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return next(e for e in self.entries() if e.id == new_id)
+        with self._lock():
+            self.ensure()
+            existing = self.entries()
+            by_id = {e.id: e for e in existing}
+            if supersedes and supersedes not in by_id:
+                raise MemoryRefused(f"Refused: there is no entry {supersedes} to supersede; "
+                                    f"search memory for the entry's id first.")
+            same = [e for e in existing if e.text.casefold() == text.casefold() and e.superseded_by is None]
+            if same:
+                return same[0]  # already known: adding it twice would only make duplicates to merge later
+            new_id = f"m{max((int(e.id[1:]) for e in existing), default=0) + 1}"
+            day = f"{today or date.today():%Y-%m-%d}"
+            suffix = f" — supersedes {supersedes}" if supersedes else ""
+            lines = self.memory_path.read_text(encoding="utf-8").splitlines()
+            if supersedes:
+                old = by_id[supersedes]
+                lines[old.line - 1] += f" — superseded by {new_id}"
+            lines = _insert_in_section(lines, SECTIONS[kind], f"- [{new_id}] {text} — source: {source}, {day}{suffix}")
+            for other in contradicts or ():
+                if other.id != supersedes:
+                    lines = _insert_in_section(lines, CONTRADICTIONS,
+                                               f"- {new_id} may contradict {other.id}: “{text}” vs “{other.text}”")
+            _write_atomically(self.memory_path, "\n".join(lines) + "\n")
+            return next(e for e in self.entries() if e.id == new_id)
 
     # --- procedural ------------------------------------------------------------------------------
 
@@ -230,27 +238,36 @@ class MemoryFiles:
         if not name.strip() or not triggers or not steps:
             raise MemoryRefused("Refused: a skill needs a name, at least one trigger and at least one step.")
         check("\n".join([name, *triggers, *steps, change]))
-        self.ensure()
-        slug = slugify(name)
-        path = self.skill_path(slug)
-        old = parse_skill(path.read_text(encoding="utf-8"), slug) if path.exists() else None
-        versions = list(old.versions) if old else []
-        day = f"{today or date.today():%Y-%m-%d}"
-        versions.append(f"v{len(versions) + 1} {day} (session {source}): {_one_line(change, 200) or 'first version'}")
-        skill = Skill(name=_one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
-                      tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
-                      successes=old.successes if old else 0, versions=versions)
-        path.write_text(skill.to_markdown(), encoding="utf-8")
-        return skill
+        with self._lock():
+            self.ensure()
+            slug = slugify(name)
+            path = self.skill_path(slug)
+            old = parse_skill(path.read_text(encoding="utf-8"), slug) if path.exists() else None
+            versions = list(old.versions) if old else []
+            day = f"{today or date.today():%Y-%m-%d}"
+            versions.append(f"v{len(versions) + 1} {day} (session {source}): {_one_line(change, 200) or 'first version'}")
+            skill = Skill(name=_one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
+                          tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
+                          successes=old.successes if old else 0, versions=versions)
+            _write_atomically(path, skill.to_markdown())
+            return skill
 
     def record_skill_use(self, slug: str, succeeded: bool) -> None:
         path = self.skill_path(slug)
-        if not path.exists():
-            return
-        skill = parse_skill(path.read_text(encoding="utf-8"), slug)
-        skill.uses += 1
-        skill.successes += int(succeeded)
-        path.write_text(skill.to_markdown(), encoding="utf-8")
+        with self._lock():
+            if not path.exists():
+                return
+            skill = parse_skill(path.read_text(encoding="utf-8"), slug)
+            skill.uses += 1
+            skill.successes += int(succeeded)
+            _write_atomically(path, skill.to_markdown())
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A crash mid-write leaves the old file, never half of the new one."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def _one_line(text: str, limit: int) -> str:

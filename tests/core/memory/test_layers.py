@@ -149,3 +149,36 @@ def test_chunks_follow_headings_and_long_sections_overlap():
         assert second.start_line <= first.end_line  # overlapping windows
         assert second.text.startswith("## Long part")  # each window keeps its heading
     assert chunks[-1].heading == "Short part" and chunks[-1].start_line == chunks[-1].end_line - 1
+
+
+WRITES = 100
+
+
+def _write_facts(root: str, prefix: str, go) -> None:
+    from pathlib import Path
+
+    from core.memory.layers import MemoryFiles
+
+    files = MemoryFiles(Path(root))
+    go.wait()  # both start together, so their writes interleave
+    for i in range(WRITES):
+        files.remember(f"Fact {prefix} number {i} about the build", kind="fact", source=prefix)
+
+
+def test_concurrent_writers_in_two_processes_lose_no_entry(long_memory):
+    """The window and a `tripane run` adding facts at the same moment: each read-modify-write of
+    MEMORY.md holds the folder's lock, so no entry is lost and no id is given twice."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    go = context.Event()
+    workers = [context.Process(target=_write_facts, args=(str(long_memory.files.root), name, go))
+               for name in ("window", "cli")]
+    for worker in workers:
+        worker.start()
+    go.set()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    entries = long_memory.files.entries()
+    assert len(entries) == 2 * WRITES and len({e.id for e in entries}) == 2 * WRITES
