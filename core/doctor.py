@@ -15,12 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-QT_PROBE = """
-import sys
-from PySide6.QtGui import QGuiApplication
-app = QGuiApplication(sys.argv[:1])
-print(QGuiApplication.platformName())
-"""
+QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
                "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
                "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")
@@ -45,7 +40,8 @@ def _probe_qt(platform: str | None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if platform:
         env["QT_QPA_PLATFORM"] = platform
-    return subprocess.run([sys.executable, "-c", QT_PROBE], capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run([sys.executable, "-m", QT_PROBE_MODULE], capture_output=True, text=True, timeout=60,
+                          env=env)
 
 
 def no_display() -> bool:

@@ -8,7 +8,9 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from core.memory.longterm import MIN_SCORE, LongTermMemory, write_config
+from core.memory import MIN_SCORE
+from core.memory.config import write_config
+from core.memory.longterm import LongTermMemory
 
 
 async def memory_command(data_dir: Path, args) -> int:

@@ -262,6 +262,11 @@ class MemoryIndex:
         c = self.conn
         c.execute("BEGIN")
         try:
+            in_vec_table = vectors is not None and bool(chunks) and self.backend == "sqlite-vec"
+            if in_vec_table:
+                self._ensure_vec_table(vectors.shape[1])
+            elif vectors is not None and chunks and self._meta("dim"):
+                self._set_meta("vec_dirty", "1")  # the sqlite-vec table is rebuilt when it next loads
             for index, chunk in enumerate(chunks):
                 chunk_id = c.execute(
                     "INSERT INTO chunks (path, layer, day, heading, start_line, end_line, text) "
@@ -273,11 +278,8 @@ class MemoryIndex:
                 if vectors is not None:
                     blob = vectors[index].tobytes()
                     c.execute("INSERT INTO vectors (id, vector) VALUES (?, ?)", (chunk_id, blob))
-                    if self.backend == "sqlite-vec":
-                        self._ensure_vec_table(len(vectors[index]))
+                    if in_vec_table:
                         c.execute("INSERT INTO vec_chunks (rowid, embedding) VALUES (?, ?)", (chunk_id, blob))
-                    elif self._meta("dim"):
-                        self._set_meta("vec_dirty", "1")  # rebuilt when sqlite-vec is next available
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")
@@ -306,24 +308,29 @@ class MemoryIndex:
     def _remove_file(self, path: str) -> None:
         c = self.conn
         rows = c.execute("SELECT id, heading, text FROM chunks WHERE path = ?", (path,)).fetchall()
+        has_vec_table = bool(rows) and self._meta("dim") is not None
         c.execute("BEGIN")
         try:
+            if has_vec_table and self.backend != "sqlite-vec":
+                self._set_meta("vec_dirty", "1")  # its rows cannot be deleted without sqlite-vec loaded
             for chunk_id, heading, text in rows:
                 # External-content FTS5: a delete must repeat the indexed values.
                 c.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) VALUES ('delete', ?, ?, ?)",
                           (chunk_id, heading, text))
                 c.execute("DELETE FROM vectors WHERE id = ?", (chunk_id,))
-                if self._meta("dim"):
-                    if self.backend == "sqlite-vec":
-                        c.execute("DELETE FROM vec_chunks WHERE rowid = ?", (chunk_id,))
-                    else:
-                        self._set_meta("vec_dirty", "1")
+                if has_vec_table and self.backend == "sqlite-vec":
+                    c.execute("DELETE FROM vec_chunks WHERE rowid = ?", (chunk_id,))
             c.execute("DELETE FROM chunks WHERE path = ?", (path,))
             c.execute("DELETE FROM files WHERE path = ?", (path,))
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")
             raise
+
+    def text_vectors(self, texts: list[str]) -> np.ndarray:
+        """Vectors for texts that are not chunks (skill triggers), through the same sentence cache."""
+        with self._lock:
+            return self._chunk_vectors(texts)[0]
 
     def _chunk_vectors(self, texts: list[str]) -> tuple[np.ndarray, int]:
         """One vector per text: the mean of its sentences' (cached) vectors, normalised."""

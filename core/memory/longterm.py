@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from core.memory import MIN_SCORE  # noqa: F401 - re-exported for callers of this module
-from core.memory.config import read_config, write_config  # noqa: F401 - part of this module's API
+from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
 from core.memory.layers import Entry, Episode, MemoryFiles, Skill
+from core.tools.context import confine
+from core.tools.registry import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,11 @@ _NEGATION = re.compile(r"\b(?:not|never|no|don't|doesn't|isn't|aren't|cannot|can
 
 @dataclass(frozen=True)
 class MemoryStatus:
-    vectors: str  # sqlite-vec | exact | none
+    vectors: str  # how vectors are searched, in words: the backend, and why when it was a choice
     embedder: str
     chunks: int
     notice: str | None  # the fallback in use, in words; None when everything runs as designed
+    backend: str = ""  # sqlite-vec | exact | none, for views that act on it
 
     def describe(self) -> str:
         plural = "" if self.chunks == 1 else "s"
@@ -92,9 +94,8 @@ class LongTermMemory:
         if self.index.embedder is None:
             notice = self.embedder_note
         backend = self.index.backend
-        if self.index.backend_reason:
-            backend += f" ({self.index.backend_reason})"
-        return MemoryStatus(backend, self.embedder_note, self.index.count(), notice)
+        reason = f" ({self.index.backend_reason})" if self.index.backend_reason else ""
+        return MemoryStatus(backend + reason, self.embedder_note, self.index.count(), notice, backend)
 
     # --- index -----------------------------------------------------------------------------------
 
@@ -130,8 +131,11 @@ class LongTermMemory:
 
     def get(self, path: str, from_line: int = 1, lines: int = 80) -> str:
         """Lines of a memory file, numbered; the path is relative to the memory folder."""
-        target = (self.files.root / path).resolve()
-        if not target.is_relative_to(self.files.root.resolve()) or target.suffix != ".md":
+        try:
+            target = confine(self.files.root, path, "the memory folder")
+        except ToolError:
+            target = None
+        if target is None or target.suffix != ".md":
             raise ValueError(f"{path!r} is not a memory file; paths look like MEMORY.md, "
                              "daily/2026-11-22.md or skills/<name>.md")
         if not target.is_file():
@@ -186,7 +190,7 @@ class LongTermMemory:
         task_vector = embedder.query(task)
         matches = []
         for skill in skills:
-            vectors = embedder.passages(skill.triggers)
+            vectors = self.index.text_vectors(skill.triggers)  # cached: embedded once, not at every task
             best = similarity(embedder, float((vectors @ task_vector).max()))
             if best >= OFFER_SKILL:
                 matches.append(SkillMatch(skill, round(best, 3)))

@@ -51,9 +51,8 @@ class SessionStatusBar(QStatusBar):
             self.memory.setToolTip(problem or "")
             level = "warn" if problem else ""
         else:
-            backend = status.vectors.split(" ", 1)[0]
-            kind = " · exact vector scan" if status.notice and backend == "exact" else (
-                " · keywords only" if backend == "none" else "")
+            kind = " · exact vector scan" if status.notice and status.backend == "exact" else (
+                " · keywords only" if status.backend == "none" else "")
             plural = "" if status.chunks == 1 else "s"
             self.memory.setText(f"Memory: {status.chunks:,} chunk{plural}{kind}")
             tip = status.describe() + (f". Note: {problem}" if problem else "")

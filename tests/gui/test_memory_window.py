@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core import store as store_module
-from core.memory.longterm import LongTermMemory
 from core.memory.embedding import LocalEmbedder
+from core.memory.longterm import LongTermMemory
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from core.cli import main
-from core.memory.longterm import LongTermMemory, read_config
+from core.memory.config import read_config
+from core.memory.longterm import LongTermMemory
 
 
 def test_memory_search_status_doctor_and_config_from_the_command_line(data_dir, embedder, capsys):
