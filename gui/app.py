@@ -68,8 +68,9 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
     window = MainWindow(workspace, settings, client_factory, prefs)
     if not prefs.configured:
         QTimer.singleShot(0, lambda: window.open_settings(first_run=True))
-    else:
-        QTimer.singleShot(300, window.start_warm_up)  # after the first frame is on screen
+    # After the first frame is on screen. Long-term memory loads on a first run too (it needs no
+    # model); the model library waits until one is chosen (start_warm_up checks).
+    QTimer.singleShot(300, window.start_warm_up)
     return window
 
 

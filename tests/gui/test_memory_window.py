@@ -89,3 +89,14 @@ def test_the_memory_folder_opens_from_the_search_window(qtbot, make_window, tmp_
     window = make_window()
     window.open_memory_search().open_folder.click()
     assert opened == [str(tmp_path / "data" / "memory")]
+
+
+def test_memory_loads_on_a_first_run_before_a_model_is_chosen(qtbot, make_window, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from gui.settings import AppSettings
+
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    window = make_window(settings_=fresh)
+    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
+    assert window.warm_up is None  # no model yet: the model library is not loaded
