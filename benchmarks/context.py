@@ -202,8 +202,7 @@ def assistant_message(event: AssistantMessage) -> dict:
     return message
 
 
-def naive_requests(session: Session, turns: list[dict]) -> tuple[list[list[dict]], list[float]]:
-    system = resource_text("prompts", "system.md")
+def naive_requests(session: Session, turns: list[dict], system: str) -> tuple[list[list[dict]], list[float]]:
     plan = session.read_file(PLAN)[0]
     history: list[dict] = [{"role": "user", "content": session.state.config.task}]
     requests, timings = [], []
@@ -219,8 +218,7 @@ def naive_requests(session: Session, turns: list[dict]) -> tuple[list[list[dict]
     return requests, timings
 
 
-def rewrite_requests(session: Session, turns: list[dict]) -> tuple[list[list[dict]], list[float]]:
-    system = resource_text("prompts", "system.md")
+def rewrite_requests(session: Session, turns: list[dict], system: str) -> tuple[list[list[dict]], list[float]]:
     plan = session.read_file(PLAN)[0]
     requests, timings = [], []
     for k in range(len(turns)):
@@ -310,11 +308,14 @@ def assembly_at_scale(sizes=(100, 1_000, 10_000)) -> dict[int, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         session, model, tripane_timings = asyncio.run(run_tripane(Path(tmp)))
-        tools_tokens = len(tokens_of(json.dumps(builtin_registry().schemas(), sort_keys=True)))
-        main_requests = [r.messages for r in model.requests if r.tools and r.tool_choice != "none"]
+        sent = [r for r in model.requests if r.tools and r.tool_choice != "none"]
+        main_requests = [r.messages for r in sent]
+        # All three strategies send the same system prompt and tools: the ones this engine chose.
+        system, tools = main_requests[0][0]["content"], sent[0].tools
+        tools_tokens = len(tokens_of(json.dumps(tools, sort_keys=True)))
         turns = trajectory(session)
-        naive, naive_t = naive_requests(session, turns)
-        rewrite, rewrite_t = rewrite_requests(session, turns)
+        naive, naive_t = naive_requests(session, turns, system)
+        rewrite, rewrite_t = rewrite_requests(session, turns, system)
         rows = [measure("tripane", main_requests, tools_tokens, tripane_timings),
                 measure("naive", naive, tools_tokens, naive_t),
                 measure("rewrite", rewrite, tools_tokens, rewrite_t)]

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 from core.agent.control import Control, StopRequested
 from core.agent.rules import error_signature
 from core.context import compaction
-from core.context.engine import Assembled, ContextEngine, budget_for
+from core.context.engine import (
+    Assembled,
+    ContextEngine,
+    FixedZone,
+    budget_for,
+    choose_fixed_zone,
+)
+from core.context.session_facts import session_facts
 from core.context.tail import build_tail
 from core.events import (
     AssistantMessage,
@@ -80,6 +87,24 @@ class LoopSettings:
     offload_head_chars: int = 1000  # what of them stays in the context
 
 
+def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
+    """What stays in the context of an offloaded output: its start and its end, cut at line breaks,
+    around a notice naming the file. The end matters as much as the start: a test run's or a
+    build's verdict is in its last lines."""
+    head_chars = keep_chars * 7 // 10
+    head = content[:head_chars]
+    if (cut := head.rfind("\n")) > head_chars // 2:
+        head = head[: cut + 1]
+    tail = content[len(content) - (keep_chars - head_chars):]
+    if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
+        tail = tail[cut + 1:]
+    head = head.rstrip("\n")
+    lines = content.count("\n") + (not content.endswith("\n"))
+    notice = (f"… [{len(content):,} characters, {lines:,} lines; whole output in offload:{name}; start and end "
+              f"shown. Read any part with file_read(path=\"offload:{name}\", offset=LINE).]")
+    return f"{head}\n{notice}\n{tail}"
+
+
 class AgentLoop:
     def __init__(
         self,
@@ -106,8 +131,7 @@ class AgentLoop:
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
         self._plan_version_seen = memory.version(PLAN)
-        self._system = resource_text("prompts", "system.md")
-        self._tools = registry.schemas()
+        self._tools = registry.schemas()  # the brief variant may replace them in _ensure_engine
         self.engine: ContextEngine | None = None
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
@@ -263,11 +287,22 @@ class AgentLoop:
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
             window = config.context_window or context_window(tokenizer_model)
+            budget = budget_for(window, config.reserve_output)
+
+            def counter(text: str) -> int:
+                return count_tokens(tokenizer_model, text)
+            risky = sorted(name for name, spec in self.registry.specs.items() if spec.risky)
+            facts = "\n\n" + session_facts(config, self.state.started, risky)
+            zone = choose_fixed_zone([
+                FixedZone("full", resource_text("prompts", "system.md") + facts, self.registry.schemas()),
+                FixedZone("brief", resource_text("prompts", "system_brief.md") + facts, self.registry.schemas(brief=True)),
+            ], budget, counter)
+            if zone.name != "full":
+                log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
+            self._tools = zone.tools
             self.engine = ContextEngine(
-                system_prompt=self._system, tools=self._tools,
-                count_tokens=lambda text: count_tokens(tokenizer_model, text),
-                encode=lambda text: encode_tokens(tokenizer_model, text),
-                budget=budget_for(window, config.reserve_output),
+                system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
+                encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget,
             )
         return self.engine
 
@@ -524,12 +559,7 @@ class AgentLoop:
         folder = self.session_dir / "offload"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(content, encoding="utf-8")
-        head = content[: self.settings.offload_head_chars]
-        notice = (
-            f"\n… [output of {len(content):,} characters saved to offload:{name}; this is its head. "
-            f"Read the rest with file_read(path=\"offload:{name}\", offset=…).]"
-        )
-        return f"offload/{name}", head + notice
+        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_head_chars)
 
     def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None) -> None:
         """An error the model sees: recorded, written to progress.md, counted for 3-Strike."""

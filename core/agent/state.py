@@ -44,6 +44,7 @@ class FileInfo:
 class SessionState:
     session_id: str
     config: SessionStarted | None = None
+    started: str = ""  # when the session started (ISO time of its first event)
     last_seq: int = 0
     turn: int = 0
     status: str = "new"  # new | running | paused | waiting | ended:<status>
@@ -75,6 +76,8 @@ class SessionState:
 
     def apply(self, record: Record) -> None:
         self.last_seq = record.seq
+        if isinstance(record.event, SessionStarted):
+            self.started = record.ts
         self._apply(record.event)
         if isinstance(record.event, HumanAnswer):
             self.answers[record.event.qid] = (record.event, record.seq)

@@ -18,6 +18,7 @@ from typing import Any
 from core.context.history import MESSAGE_OVERHEAD_TOKENS, History, Message, message_text
 
 BUDGET_SHARE = 0.75  # of the window; the rest is a safety margin (seed 002, step 1)
+FIXED_ZONE_SHARE = 0.15  # the most of the budget the prefix may take (seed 002, step 2: 10-15 %)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,31 @@ def budget_for(window: int, reserve_output: int) -> int:
     return max(1024, int(window * BUDGET_SHARE) - reserve_output)
 
 
+@dataclass(frozen=True)
+class FixedZone:
+    """The stable prefix's content: the system prompt and the tool schemas."""
+    name: str
+    system_prompt: str
+    tools: list[dict[str, Any]]
+
+    def tokens(self, count_tokens: Callable[[str], int]) -> int:
+        return count_tokens(self.system_prompt) + count_tokens(tools_json(self.tools)) + MESSAGE_OVERHEAD_TOKENS
+
+
+def choose_fixed_zone(variants: list[FixedZone], budget: int, count_tokens: Callable[[str], int]) -> FixedZone:
+    """The fullest variant (richest rules, fullest tool documentation) that fits the fixed zone's
+    share of the budget; the leanest one when none does. The choice depends only on the model's
+    window and the texts, so a reopened session makes it again, byte for byte."""
+    for zone in variants:
+        if zone.tokens(count_tokens) <= budget * FIXED_ZONE_SHARE:
+            return zone
+    return variants[-1]
+
+
+def tools_json(tools: list[dict[str, Any]]) -> str:
+    return json.dumps(tools, sort_keys=True, separators=(",", ":"))
+
+
 @dataclass
 class ContextEngine:
     system_prompt: str
@@ -56,8 +82,7 @@ class ContextEngine:
     _previous: _Sent | None = None
 
     def __post_init__(self) -> None:
-        tools_text = json.dumps(self.tools, sort_keys=True, separators=(",", ":"))
-        self._prefix_tokens = self.count_tokens(self.system_prompt) + self.count_tokens(tools_text) + MESSAGE_OVERHEAD_TOKENS
+        self._prefix_tokens = FixedZone("", self.system_prompt, self.tools).tokens(self.count_tokens)
 
     @property
     def system_message(self) -> Message:

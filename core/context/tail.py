@@ -20,12 +20,12 @@ FOCUS_STEPS = 2  # open steps named in the compact recitation; the rest are coun
 
 
 def compact_plan(plan: str, pinned: set[str]) -> str:
-    """What keeps the agent on course, in a few lines: the goal, the phase it is in, the next open
-    steps with their phase, how many remain, and the pinned lines. It is recited every turn and is
+    """What keeps the agent on course, in a few lines: the goal, the phase the next open step is
+    in, the next open steps, how many remain, and the pinned lines. It is recited every turn and is
     the part of each request that the provider cannot serve from its cache, so it stays small; the
     full plan is recited whenever it changes."""
-    goal, phase, section, heading = "", "", "", ""
-    steps: list[str] = []
+    goal, status_phase, section, heading = "", "", "", ""
+    steps: list[tuple[str, str]] = []  # (phase heading, step)
     kept_pins: list[str] = []
     open_count = 0
     for line in plan.splitlines():
@@ -36,44 +36,46 @@ def compact_plan(plan: str, pinned: set[str]) -> str:
             heading = stripped.removeprefix("### ").strip()
         if section == "## Goal" and stripped and not stripped.startswith("#") and not goal:
             goal = stripped
-        if _PHASE_LINE.match(line) and not phase:
-            phase = stripped.lstrip("- ").strip()
+        if _PHASE_LINE.match(line) and not status_phase:
+            status_phase = stripped.lstrip("- ").strip()
         if _OPEN_STEP.match(line):
             open_count += 1
             if len(steps) < FOCUS_STEPS:
-                steps.append(f"{heading}: {stripped}" if heading else stripped)
+                steps.append((heading, stripped))
         if stripped in pinned:
             kept_pins.append(stripped)
     lines = [f"Goal: {goal[:300]}"] if goal else []
-    if phase:
-        lines.append(phase)
-    lines += [f"Next: {step}" for step in steps]
+    current = steps[0][0] if steps else ""
+    if current or status_phase:
+        lines.append(current or status_phase)
+    for i, (phase, step) in enumerate(steps):
+        where = f"({phase}) " if phase != current else ""
+        lines.append(f"{'Next' if i == 0 else 'Then'}: {where}{step}")
     if open_count > len(steps):
-        lines.append(f"({open_count - len(steps)} more open steps)")
+        lines[-1] += f" (+{open_count - len(steps)} more open steps)"
     lines += kept_pins
     return "\n".join(lines)
 
 
 def recite_plan(plan: str, version: int, pins: tuple[str, ...], full: bool = True) -> str:
+    """The plan's lines (or its focus), pinned lines marked, after a one-line heading."""
     pinned = set(pins)
     source = plan if full else compact_plan(plan, pinned)
     lines = [PIN_MARK + line if line.strip() in pinned else line for line in source.splitlines()]
     text = "\n".join(lines)
     if len(text) > PLAN_RECITATION_CHARS:
-        text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is task_plan.md]"
+        text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is session:task_plan.md]"
     legend = f" ({PIN_MARK.strip()} = pinned by the person: keep verbatim)" if pinned else ""
-    scope = "" if full else " (focus only; the full plan is in task_plan.md)"
-    return f"## Current plan — task_plan.md, version {version}{scope}{legend}\n{text}"
+    heading = f"## Current plan — task_plan.md, version {version}" if full else f"## Plan focus — v{version}"
+    return f"{heading}{legend}\n{text}"
 
 
 def warnings(state: SessionState) -> list[str]:
     config = state.config
     found = []
     if state.actions_since_finding >= 2:
-        found.append(
-            f"2-Action Rule: {state.actions_since_finding} reading/searching actions since your last "
-            "finding. Record what you learned with findings_add before anything else."
-        )
+        found.append(f"2-Action Rule: {state.actions_since_finding} reading actions since your last finding. "
+                     "Record one with findings_add first.")
     for signature, count in sorted(state.strikes.items()):
         if count >= 2:
             found.append(f"The error '{signature}' has happened {count} times. A third stops the run: change approach.")
@@ -88,8 +90,8 @@ def warnings(state: SessionState) -> list[str]:
 def build_tail(state: SessionState, plan: str, plan_version: int, full_plan: bool = True) -> str:
     config = state.config
     max_turns = config.max_turns if config else 0
-    parts = [f"[Tripane — turn {state.turn + 1} of at most {max_turns}]",
-             recite_plan(plan, plan_version, state.pins.get("task_plan.md", ()), full_plan)]
+    parts = [f"[Tripane — turn {state.turn + 1} of at most {max_turns}]\n"
+             + recite_plan(plan, plan_version, state.pins.get("task_plan.md", ()), full_plan)]
     active = warnings(state)
     if active:
         parts.append("## Warnings\n" + "\n".join(f"- {w}" for w in active))

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.events import Event
-from core.memory.working import WorkingMemory
+from core.memory.working import FILES, WorkingMemory
 from core.tools.registry import ToolError
 
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
 
 OFFLOAD_SCHEME = "offload:"
+SESSION_SCHEME = "session:"  # the three working-memory files, to read (they change through their own tools)
 
 
 @dataclass
@@ -33,10 +34,21 @@ class ToolContext:
     def offload_dir(self) -> Path:
         return self.session_dir / "offload"
 
-    def resolve(self, path: str) -> Path:
-        """A path the agent named, confined to the workdir (or to offload/ with `offload:`)."""
-        if path.startswith(OFFLOAD_SCHEME):
-            return confine(self.offload_dir, path[len(OFFLOAD_SCHEME):], "the offload folder")
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """A path the agent named, confined to the workdir; to read, also `offload:NAME` (a saved
+        large output) and `session:task_plan.md|findings.md|progress.md` (the working memory)."""
+        scheme = next((s for s in (OFFLOAD_SCHEME, SESSION_SCHEME) if path.startswith(s)), None)
+        if scheme and write:
+            how = ("use plan_update or findings_add; progress.md is written by Tripane" if scheme == SESSION_SCHEME
+                   else "saved outputs are kept as they were")
+            raise ToolError(f"Refused: {path!r} can be read, not written ({how}).")
+        if scheme == OFFLOAD_SCHEME:
+            return confine(self.offload_dir, path[len(scheme):], "the offload folder")
+        if scheme == SESSION_SCHEME:
+            name = path[len(scheme):]
+            if name not in FILES:
+                raise ToolError(f"Unknown session file {name!r}: the session files are {', '.join(FILES)}.")
+            return self.memory.path(name)
         return confine(self.workdir, path, "the workdir")
 
 

@@ -15,10 +15,18 @@ MAX_WRITE_CHARS = 5_000_000
 
 
 def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) -> str:
-    """Read lines of a text file in the workdir (or an offloaded output via `offload:NAME`).
+    """Read lines of a text file in the workdir, a saved large output, or a working-memory file.
+
+    Use it before you change a file; to read any part of a large output that was saved to
+    `offload:NAME` (the notice in the output names it); and to re-read your working memory in
+    full with `session:task_plan.md`, `session:findings.md` or `session:progress.md` (after a
+    compaction, or when the recitation's focus is not enough). The result starts with a header
+    line `[path: lines A-B of N; continue with offset=…]`; the lines follow exactly as stored, so
+    you can copy text from them into file_edit. Read a long file in slices with offset and limit
+    instead of all at once: what you read stays in your context. Binary files are refused.
 
     Args:
-        path: File path relative to the workdir, or `offload:NAME` for a saved large output.
+        path: File path relative to the workdir, `offload:NAME` for a saved large output, or `session:findings.md` (also task_plan.md, progress.md).
         offset: First line to return, counting from 1.
         limit: Maximum number of lines to return.
     """
@@ -48,13 +56,18 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
 def file_write(ctx: ToolContext, path: str, content: str) -> str:
     """Create or replace a text file in the workdir.
 
+    The content replaces the whole file, so use it for new files or for a complete rewrite you
+    have just read; for a change inside an existing file, file_edit is safer and cheaper. Missing
+    folders are created. The write is atomic: a failure leaves the old file as it was. The result
+    says whether the file was created or replaced and how many characters it now has.
+
     Args:
         path: File path relative to the workdir; missing folders are created.
         content: The complete new content of the file.
     """
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(f"Content too large ({len(content):,} characters; limit {MAX_WRITE_CHARS:,}).")
-    target = ctx.resolve(path)
+    target = ctx.resolve(path, write=True)
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
@@ -66,12 +79,16 @@ def file_write(ctx: ToolContext, path: str, content: str) -> str:
 def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
     """Replace one exact occurrence of a text in a file of the workdir.
 
+    Copy `old` from a recent file_read, with its exact whitespace and enough surrounding lines to
+    make it unique: an edit that finds the text 0 or several times is refused and changes nothing.
+    To change several places, make several edits. To delete text, pass an empty `new`.
+
     Args:
         path: File path relative to the workdir.
         old: The exact text to replace; it must occur exactly once.
         new: The replacement text.
     """
-    target = ctx.resolve(path)
+    target = ctx.resolve(path, write=True)
     if not target.is_file():
         raise ToolError(f"No such file: {path!r}.")
     text = target.read_bytes().decode("utf-8", errors="strict") if target.stat().st_size else ""
@@ -85,6 +102,10 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
 
 def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     """List the files and folders under a folder of the workdir, recursively.
+
+    Use it to find your way in an unfamiliar project before reading files. Hidden folders (names
+    starting with a dot) are skipped, entries are sorted, and the list stops at 500 entries: narrow
+    the path or the pattern when it does. Counts as a reading action for the 2-Action Rule.
 
     Args:
         path: Folder relative to the workdir.

@@ -23,6 +23,10 @@ def _memory(ctx: ToolContext) -> LongTermMemory:
 async def memory_search(ctx: ToolContext, query: str, top_k: int = 6) -> str:
     """Search long-term memory (MEMORY.md facts, daily logs of past sessions, skills) by meaning and keywords.
 
+    Search before you research something that earlier sessions may have met: an error message, a
+    project's conventions, how a tool was set up. Results are ranked by meaning and by exact words,
+    each with its file, lines and score; read more around a result with memory_get.
+
     Args:
         query: What you want to know; exact identifiers (error codes, function names) are matched too.
         top_k: How many results to return (1-20).
@@ -46,6 +50,9 @@ async def memory_search(ctx: ToolContext, query: str, top_k: int = 6) -> str:
 
 async def memory_get(ctx: ToolContext, path: str, from_line: int = 1, lines: int = 80) -> str:
     """Read a long-term memory file: MEMORY.md, daily/YYYY-MM-DD.md or skills/<name>.md.
+
+    Use the path and line numbers a memory_search result shows. Files outside the memory folder
+    cannot be read with it; use file_read for the workdir.
 
     Args:
         path: The file, relative to the memory folder, as memory_search shows it.

@@ -12,6 +12,12 @@ from core.tools.registry import ToolError
 async def plan_update(ctx: ToolContext, content: str) -> str:
     """Replace task_plan.md with a new version: tick steps, record decisions, change phases.
 
+    Update the plan when you finish a step (tick it: `- [x]`), start a new phase (change the
+    `- Phase:` line), make a decision (add it under Decisions with the reason), or meet a risk or
+    blocker. Send the complete new text, not a fragment: a text that drops half of the plan's
+    sections is refused and the current plan is returned to you. Lines the person pinned must stay
+    verbatim. Keep the plan short; details belong in findings.md.
+
     Args:
         content: The complete new text of task_plan.md. Lines the person pinned must be kept verbatim.
     """
@@ -38,6 +44,11 @@ def _sections(plan: str) -> list[str]:
 async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
     """Append a finding to findings.md: what you learned, its source, and why it matters.
 
+    Record a finding after every two reading or searching actions, and whenever you learn
+    something the rest of the task depends on: a cause, a constraint, a file's role, a decision's
+    reason. Your context may be compacted; findings.md is not. Each finding gets a dated heading;
+    keep it short and concrete (names, paths, numbers), and say what is not yet verified.
+
     Args:
         title: A short heading for the finding.
         body: The finding in Markdown; name sources and mark anything unverified.
@@ -53,6 +64,12 @@ async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
 async def human_ask(ctx: ToolContext, question: str, options: list[str] | None = None) -> str:
     """Ask the person supervising you a question and wait for the answer.
 
+    Use it when the goal is ambiguous, when a choice is theirs to make (scope, trade-offs, anything
+    irreversible or costly), or when you are stuck after changing approach. The run pauses until
+    they answer; the answer arrives as the result of this call. Give the context they need in the
+    question, and offer concrete options when there are some. Do not use it for what you can find
+    out yourself.
+
     Args:
         question: What you need to know or decide, with the context the person needs.
         options: Suggested answers; the person may also answer in free text.
@@ -62,6 +79,10 @@ async def human_ask(ctx: ToolContext, question: str, options: list[str] | None =
 
 async def task_done(ctx: ToolContext, summary: str) -> str:
     """Declare the task finished, with a summary of the result for the person.
+
+    Call it only when the goal in task_plan.md is met and verified (tests pass, the file exists,
+    the answer is checked). The run ends and the summary is shown to the person: say what was
+    done, where the results are, how you verified them, and anything left open.
 
     Args:
         summary: What was done, where the results are, and anything left open.

@@ -42,10 +42,12 @@ class ToolSpec:
     def group(self) -> str:
         return self.name.split("_", 1)[0]
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self, brief: bool = False) -> dict[str, Any]:
+        """`brief`: the description's first paragraph only, for models whose window is small."""
+        description = self.description.split("\n\n", 1)[0] if brief else self.description
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": description, "parameters": self.parameters},
         }
 
 
@@ -63,9 +65,9 @@ class ToolRegistry:
     def get(self, name: str) -> ToolSpec | None:
         return self.specs.get(name)
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self, brief: bool = False) -> list[dict[str, Any]]:
         """All tool schemas in a fixed order: they are part of the byte-stable prefix."""
-        return [self.specs[name].schema() for name in sorted(self.specs)]
+        return [self.specs[name].schema(brief) for name in sorted(self.specs)]
 
     async def call(self, name: str, arguments: dict[str, Any], ctx: Any) -> str:
         """Run a tool; raises ToolError for anything the model should be told."""

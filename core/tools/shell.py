@@ -18,6 +18,13 @@ MAX_TIMEOUT_S = 1800
 async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     """Run a shell command in the workdir and return its combined output and exit code.
 
+    Use it for what files alone cannot do: running tests, builds, linters, git, package tools. The
+    command runs non-interactively (no input; prompts fail), in the workdir, and is stopped after
+    `timeout` seconds together with its child processes; do not start servers or watchers that
+    never exit. A non-zero exit code is reported as an error with the output. A long output is
+    saved to a file and you see its head and end. Depending on the person's approval policy a
+    command may wait for approval or be denied with a reason; respect the reason.
+
     Args:
         command: The command line to run.
         timeout: Seconds before the command is stopped.

@@ -189,8 +189,60 @@ async def test_the_plan_is_recited_in_full_when_new_and_compactly_otherwise(stor
     box.append(session)
     assert await session.run() == "done"
     tails = [r.messages[-1]["content"] for r in model.requests]
-    assert "## Technical Decisions" in tails[0] and "focus only" not in tails[0]  # first sight: full
-    assert "focus only" in tails[1] and "## Technical Decisions" not in tails[1]
-    assert "Goal: Test task" in tails[1] and "Next: Phase 1: Understand the task: 1. [ ] Read the relevant" in tails[1]
-    assert "focus only" not in tails[2] and "📌 - Never force-push" in tails[2]  # changed: full again
-    assert "focus only" in tails[3] and "📌 - Never force-push" in tails[3]  # pins stay in the compact form
+    assert "## Technical Decisions" in tails[0] and "Plan focus" not in tails[0]  # first sight: full
+    assert "Plan focus" in tails[1] and "## Technical Decisions" not in tails[1]
+    assert "Goal: Test task\nPhase 1: Understand the task\nNext: 1. [ ] Read the relevant" in tails[1]
+    assert "Then: 2. [ ]" in tails[1] and "more open steps)" in tails[1]
+    assert "Plan focus" not in tails[2] and "📌 - Never force-push" in tails[2]  # changed: full again
+    assert "Plan focus" in tails[3] and "📌 - Never force-push" in tails[3]  # pins stay in the compact form
+
+
+async def test_offloaded_output_keeps_its_start_and_its_end_in_context(store, data_dir, workdir):
+    """A test run's verdict is its last line: the context must show it, not only the head."""
+    body = "".join(f"tests/test_x.py::test_{i} PASSED\n" for i in range(3000)) + "=== 2 failed, 2998 passed in 4.2s ===\n"
+    (workdir / "run.log").write_text(body, encoding="utf-8")
+    model = ScriptedModel([reply("", call("shell_run", command="cat run.log")), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    shown = [m for m in model.requests[1].messages if m["role"] == "tool"][-1]["content"]
+    head, _, rest = shown.partition("\n… [")
+    notice, _, end = rest.partition("\n")
+    assert "tests/test_x.py::test_0 PASSED" in head and "offload:" in notice and "lines" in notice
+    assert "=== 2 failed, 2998 passed in 4.2s ===" in end and "[exit code 0]" in end
+    assert len(shown) < 1500
+    # Whole lines only on both sides of the notice.
+    assert head.splitlines()[-1].endswith("PASSED") and end.startswith("tests/")
+
+
+async def test_the_fixed_zone_fits_the_window_full_for_large_windows_brief_for_small(store, data_dir, workdir):
+    """Seed 002 gives the fixed zone 10-15 % of the budget: a small local model gets the brief
+    rules and one-paragraph tool descriptions; either way the prefix is the same on every request
+    and after a reopen."""
+    from core.context.engine import FIXED_ZONE_SHARE
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    systems = {}
+    for window in (128_000, 8_000):
+        model = ScriptedModel([reply("", call("file_read", path="a.txt")), reply("", call("task_done", summary="ok"))])
+        session = make_session(store, data_dir, workdir, model, context_window=window, reserve_output=1000)
+        assert await session.run() == "done"
+        engine = session._agent_loop().engine
+        first, second = main_requests(model)[:2]
+        assert first.messages[0] == second.messages[0] and first.tools == second.tools
+        assert engine._prefix_tokens <= max(engine.budget * FIXED_ZONE_SHARE, 3_000)
+        systems[window] = (first.messages[0]["content"], first.tools)
+        reopened = Session.open(store, data_dir, session.id, model)
+        loop = reopened._agent_loop()
+        await loop._ensure_engine()
+        assert loop.engine.system_prompt == systems[window][0] and loop._tools == systems[window][1]
+    (full_system, full_tools), (brief_system, brief_tools) = systems[128_000], systems[8_000]
+    assert len(brief_system) < len(full_system) / 3
+    assert "# When something fails" in full_system and "session:task_plan.md" in full_system
+    for system in (full_system, brief_system):  # the session's own facts come last, in both
+        facts = system[system.index("# This session"):]
+        assert f"- Workdir: {workdir}" in facts and "shell_run, web_fetch wait for the person's approval" in facts
+        assert "at turn 30 the person is asked" in facts
+    by_name = {t["function"]["name"]: t["function"]["description"] for t in full_tools}
+    brief_by_name = {t["function"]["name"]: t["function"]["description"] for t in brief_tools}
+    assert by_name.keys() == brief_by_name.keys()
+    assert all(by_name[n].startswith(brief_by_name[n]) and "\n\n" not in brief_by_name[n] for n in by_name)
+    assert [t["function"]["parameters"] for t in full_tools] == [t["function"]["parameters"] for t in brief_tools]

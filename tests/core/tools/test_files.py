@@ -73,3 +73,20 @@ def test_offloaded_outputs_are_readable_but_confined(ctx):
     assert "full output" in file_read(ctx, "offload:turn0001-x.txt")
     with pytest.raises(ToolError, match="outside the offload folder"):
         file_read(ctx, "offload:../task_plan.md")
+
+
+def test_session_files_are_readable_with_the_session_scheme_but_not_writable(ctx):
+    ctx.memory.create(title="t", task="Fix the rounding bug")
+    assert "Fix the rounding bug" in file_read(ctx, "session:task_plan.md")
+    assert file_read(ctx, "session:findings.md").startswith("[session:findings.md: lines 1-")
+    for write in (lambda p: file_write(ctx, p, "x"), lambda p: file_edit(ctx, p, "Fix", "Break")):
+        with pytest.raises(ToolError, match="can be read, not written.*plan_update"):
+            write("session:task_plan.md")
+    assert "Fix the rounding bug" in ctx.memory.read("task_plan.md")[0]
+    with pytest.raises(ToolError, match="Unknown session file.*task_plan.md"):
+        file_read(ctx, "session:../../etc/passwd")
+    (ctx.offload_dir).mkdir(parents=True)
+    (ctx.offload_dir / "turn0001-x.txt").write_text("saved\n", encoding="utf-8")
+    with pytest.raises(ToolError, match="can be read, not written"):
+        file_write(ctx, "offload:turn0001-x.txt", "changed")
+    assert (ctx.offload_dir / "turn0001-x.txt").read_text(encoding="utf-8") == "saved\n"
