@@ -519,6 +519,7 @@ class AgentLoop:
             workdir=Path(self.state.config.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
+            output_chars=self.settings.offload_chars,
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))

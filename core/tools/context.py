@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
 
 OFFLOAD_SCHEME = "offload:"
+MAX_PATH_CHARS = 1024
 SESSION_SCHEME = "session:"  # the three working-memory files, to read (they change through their own tools)
 
 
@@ -29,6 +30,9 @@ class ToolContext:
     # Long-term memory shared by the sessions of this data folder (None: not available).
     long_memory: LongTermMemory | None = None
     session_id: str = ""
+    # The most a tool should return; longer outputs are offloaded by the loop. file_read stays
+    # under it, since the file it reads is already the full copy to come back to.
+    output_chars: int = 4000
 
     @property
     def offload_dir(self) -> Path:
@@ -55,6 +59,9 @@ class ToolContext:
 def confine(root: Path, path: str, what: str) -> Path:
     if not path or "\x00" in path:
         raise ToolError("A non-empty path without NUL characters is required.")
+    if "\n" in path or "\r" in path or len(path) > MAX_PATH_CHARS:
+        raise ToolError(f"Not a path: {path[:80]!r}… has a line break or is over {MAX_PATH_CHARS} characters. "
+                        "Pass the file's path alone.")
     root = root.resolve()
     candidate = Path(path)
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()

@@ -12,6 +12,7 @@ from core.tools.registry import ToolError
 BINARY_PROBE_BYTES = 8192
 MAX_LIST_ENTRIES = 500
 MAX_WRITE_CHARS = 5_000_000
+READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
 
 
 def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) -> str:
@@ -22,8 +23,10 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
     full with `session:task_plan.md`, `session:findings.md` or `session:progress.md` (after a
     compaction, or when the recitation's focus is not enough). The result starts with a header
     line `[path: lines A-B of N; continue with offset=…]`; the lines follow exactly as stored, so
-    you can copy text from them into file_edit. Read a long file in slices with offset and limit
-    instead of all at once: what you read stays in your context. Binary files are refused.
+    you can copy text from them into file_edit. One read returns at most about 4,000 characters
+    of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
+    and only the slices you need, since what you read stays in your context. Binary files are
+    refused.
 
     Args:
         path: File path relative to the workdir, `offload:NAME` for a saved large output, or `session:findings.md` (also task_plan.md, progress.md).
@@ -40,16 +43,27 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
         if b"\x00" in fh.read(BINARY_PROBE_BYTES):
             raise ToolError(f"{path!r} is a binary file ({size:,} bytes); only text files can be read.")
     lines: list[str] = []
-    total = 0
+    total = used = 0
+    room = ctx.output_chars - READ_HEADER_ROOM
+    full = False  # the slice has as much as one read returns; go on counting the file's lines
+    cut_note = ""
     with open(target, encoding="utf-8", errors="replace", newline="") as fh:
         for total, line in enumerate(fh, start=1):
-            if offset <= total < offset + limit:
-                lines.append(line)
+            if full or not offset <= total < offset + limit:
+                continue
+            if lines and used + len(line) > room:
+                full = True
+                continue
+            if len(line) > room:  # a single line longer than a read: its start only
+                line = line[:room] + "\n"
+                cut_note = f" (line {total} is longer; only its first {room:,} characters are shown)"
+            lines.append(line)
+            used += len(line)
     if total and offset > total:
         raise ToolError(f"{path!r} has {total} lines; offset {offset} is past the end.")
     last = offset + len(lines) - 1
     more = f"; continue with offset={last + 1}" if last < total else ""
-    header = f"[{path}: lines {offset}-{last} of {total}{more}]\n" if total else f"[{path}: empty file]\n"
+    header = f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}]\n" if total else f"[{path}: empty file]\n"
     return header + "".join(lines)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 from core.events import Compaction, HumanQuestion, Record, ToolResult
 from core.llm import ModelReply
@@ -132,19 +133,32 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
 
 
 async def test_offloaded_output_can_be_read_back_in_full(store, data_dir, workdir):
-    body = "".join(f"row {i} " + "z" * 50 + "\n" for i in range(2000))
+    """Slice after slice, following each read's "continue with offset=", the agent gets it all."""
+    body = "".join(f"row {i} " + "z" * 50 + "\n" for i in range(700))  # 40 KB: about ten slices
     (workdir / "data.txt").write_text(body, encoding="utf-8")
-    model = ScriptedModel([reply("", call("shell_run", command="cat data.txt"))], default=None)
-    model.steps = [model.steps[0], lambda r: reply("", call("file_read", call_id="back", path="offload:" + _name(r),
-                                                             limit=5000)),
-                   reply("", call("task_done", summary="ok"))]
-    session = make_session(store, data_dir, workdir, model, approval="all")
+
+    def read_on(request):
+        last = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
+        if "whole output in offload:" in last:  # the shell output's excerpt
+            return reply("", call("file_read", call_id="back1", path="offload:" + _name(request), limit=5000))
+        more = re.search(r"continue with offset=(\d+)", last)
+        if more is None:
+            return reply("", call("task_done", summary="ok"))
+        n = len([m for m in request.messages if m["role"] == "tool"])
+        return reply("", call("file_read", call_id=f"back{n}", path="offload:" + _name_in(last),
+                              offset=int(more.group(1)), limit=5000))
+    model = ScriptedModel([reply("", call("shell_run", command="cat data.txt")), *[read_on] * 30])
+    session = make_session(store, data_dir, workdir, model, approval="all", danger_turn=100, max_turns=100)
     assert await session.run() == "done"
-    back = [e for e in events_of(session, ToolResult) if e.call_id == "back"][0]
+    reads = [e for e in events_of(session, ToolResult) if e.call_id.startswith("back")]
+    assert len(reads) > 5 and all(r.ok and not r.offload_path for r in reads)  # slices, never offloaded again
+    read_back = "".join(r.content.split("\n", 1)[1] for r in reads)
     saved = (session.dir / events_of(session, ToolResult)[0].offload_path).read_text(encoding="utf-8")
-    assert saved.startswith(body) and len(saved) >= len(body)
-    full = (session.dir / back.offload_path).read_text(encoding="utf-8") if back.offload_path else back.content
-    assert body.splitlines()[-1] in full and body.splitlines()[0] in full
+    assert saved.startswith(body) and read_back == saved
+
+
+def _name_in(content: str) -> str:
+    return content.split("[offload:", 1)[1].split(":", 1)[0]
 
 
 def _name(request) -> str:

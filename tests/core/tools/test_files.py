@@ -90,3 +90,25 @@ def test_session_files_are_readable_with_the_session_scheme_but_not_writable(ctx
     with pytest.raises(ToolError, match="can be read, not written"):
         file_write(ctx, "offload:turn0001-x.txt", "changed")
     assert (ctx.offload_dir / "turn0001-x.txt").read_text(encoding="utf-8") == "saved\n"
+
+
+def test_a_read_returns_whole_lines_up_to_the_output_limit_and_says_where_to_go_on(ctx):
+    """A read is never offloaded: it stops at whole lines under the limit; the file is the copy."""
+    (ctx.workdir / "long.py").write_text("".join(f"line_{i} = {i}  # " + "x" * 60 + "\n" for i in range(1, 501)),
+                                         encoding="utf-8")
+    first = file_read(ctx, "long.py", limit=400)
+    header, _, body = first.partition("\n")
+    assert len(first) <= ctx.output_chars and body.startswith("line_1 = 1") and body.endswith("\n")
+    shown = body.count("\n")
+    assert 30 < shown < 400 and header == f"[long.py: lines 1-{shown} of 500; continue with offset={shown + 1}]"
+    following = file_read(ctx, "long.py", offset=shown + 1, limit=5)
+    assert following.split("\n")[1].startswith(f"line_{shown + 1} = ")
+    (ctx.workdir / "min.json").write_text("[" + "1," * 10_000 + "1]\n", encoding="utf-8")
+    one = file_read(ctx, "min.json")
+    assert len(one) <= ctx.output_chars and "line 1 is longer; only its first" in one
+
+
+@pytest.mark.parametrize("path", ["a.txt\nrow 2 of something pasted", "x" * 5000])
+def test_text_that_is_not_a_path_gets_a_clear_refusal(ctx, path):
+    with pytest.raises(ToolError, match="Not a path"):
+        file_read(ctx, path)
