@@ -125,7 +125,7 @@ class ContextInspector(QDialog):
         self.chart.set_rows(rows)
 
     def show_context(self, assembled: Assembled) -> None:
-        zones = " · ".join(f"<b>{z.name}</b> {z.tokens:,} tokens ({len(z.messages)} message(s))" for z in assembled.zones)
+        zones = " · ".join(f"<b>{z.name}</b> {z.tokens:,} tokens ({_messages(len(z.messages))})" for z in assembled.zones)
         self.summary.setText(f"{zones}<br>Total {assembled.tokens:,} of a {assembled.budget:,}-token budget "
                              f"({assembled.tokens / max(1, assembled.budget):.0%}).")
         parts = []
@@ -143,3 +143,6 @@ class ContextInspector(QDialog):
     def show_failure(self, error: BaseException) -> None:
         self.summary.setText(f"The context could not be assembled: {error}")
 
+
+def _messages(count: int) -> str:
+    return f"{count} message" if count == 1 else f"{count} messages"
