@@ -272,6 +272,20 @@ def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: l
             "assembly_ms_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3)}
 
 
+def new_tokens_by_kind(requests: list[list[dict]]) -> dict[str, float]:
+    """Where each request's uncached tokens come from (mean per request, after the first): what
+    the prefix reuse is made of. The last message of a tripane request is its tail."""
+    totals = {"assistant": 0, "tool results": 0, "tail": 0, "other": 0}
+    for previous, messages in zip(requests, requests[1:]):
+        start = next((i for i, (a, b) in enumerate(zip(previous, messages)) if a != b), len(previous))
+        for index in range(start, len(messages)):
+            m = messages[index]
+            kind = ("tail" if index == len(messages) - 1 else
+                    {"assistant": "assistant", "tool": "tool results"}.get(m["role"], "other"))
+            totals[kind] += len(tokens_of(json.dumps(m["role"]) + message_text(m)))
+    return {kind: round(n / max(1, len(requests) - 1)) for kind, n in totals.items()}
+
+
 def assembly_at_scale(sizes=(100, 1_000, 10_000)) -> dict[int, float]:
     """Median time to assemble the next request when the log already holds N events."""
     from core.agent.state import SessionState
@@ -330,6 +344,8 @@ def main() -> None:
     ratio = tripane["billed_input"] / naive_row["billed_input"]
     print(f"\ntripane compactions: {compactions}; billed_input tripane/naive = {ratio:.3f} (target ≤ 0.2); "
           f"prefix_reuse {tripane['prefix_reuse']:.3f} (target ≥ 0.97)")
+    split = new_tokens_by_kind(main_requests)
+    print("tripane uncached tokens per request, mean: " + ", ".join(f"{k} {v:,}" for k, v in split.items()))
     scale = assembly_at_scale()
     print("tripane assembly, median ms for the next request: " + ", ".join(f"{n:,} events: {ms}" for n, ms in scale.items()))
     print(json.dumps({"assembly_ms_at_events": scale}))
