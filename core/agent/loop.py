@@ -84,7 +84,7 @@ _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 @dataclass(frozen=True)
 class LoopSettings:
     offload_chars: int = 4000  # tool outputs longer than this go to offload/
-    offload_head_chars: int = 1000  # what of them stays in the context
+    offload_keep_chars: int = 1000  # what of them stays in the context: their start and their end
 
 
 def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
@@ -131,7 +131,6 @@ class AgentLoop:
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
         self._plan_version_seen = memory.version(PLAN)
-        self._tools = registry.schemas()  # the brief variant may replace them in _ensure_engine
         self.engine: ContextEngine | None = None
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
@@ -299,7 +298,6 @@ class AgentLoop:
             ], budget, counter)
             if zone.name != "full":
                 log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
-            self._tools = zone.tools
             self.engine = ContextEngine(
                 system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
                 encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget,
@@ -320,9 +318,9 @@ class AgentLoop:
 
     def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config
-        assert config is not None
+        assert config is not None and self.engine is not None  # the messages were assembled by it
         return ModelRequest(
-            model=self.state.model, messages=messages, tools=self._tools,
+            model=self.state.model, messages=messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=config.api_base,
         )
 
@@ -560,7 +558,7 @@ class AgentLoop:
         folder = self.session_dir / "offload"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(content, encoding="utf-8")
-        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_head_chars)
+        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
 
     def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None) -> None:
         """An error the model sees: recorded, written to progress.md, counted for 3-Strike."""

@@ -247,7 +247,7 @@ async def test_the_fixed_zone_fits_the_window_full_for_large_windows_brief_for_s
         reopened = Session.open(store, data_dir, session.id, model)
         loop = reopened._agent_loop()
         await loop._ensure_engine()
-        assert loop.engine.system_prompt == systems[window][0] and loop._tools == systems[window][1]
+        assert loop.engine.system_prompt == systems[window][0] and loop.engine.tools == systems[window][1]
     (full_system, full_tools), (brief_system, brief_tools) = systems[128_000], systems[8_000]
     assert len(brief_system) < len(full_system) / 3
     assert "# When something fails" in full_system and "session:task_plan.md" in full_system
