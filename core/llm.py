@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from core.events import ToolCall, Usage
+from core.imports import HEAVY_IMPORTS
 
 log = logging.getLogger(__name__)
 
@@ -68,27 +69,30 @@ _litellm: Any = None
 def load_litellm() -> Any:
     """Import litellm once, without letting it reach the network for its cost map."""
     global _litellm
-    if _litellm is None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        os.environ.setdefault("LITELLM_LOG", "ERROR")
-        # The import creates a few hundred thousand objects that live as long as the process. Left
-        # to the cyclic GC, they make each full collection (several run during the import itself)
-        # take 50-150 ms, holding the GIL: a visible freeze of the window, which shares this
-        # process. So: no collections during the import, then the survivors are frozen out of the
-        # collector's sight. The little import-time garbage frozen with them is kept.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            import litellm
-        finally:
-            gc.freeze()
-            if was_enabled:
-                gc.enable()
+    if _litellm is not None:  # every token count comes here: no lock once it is loaded
+        return _litellm
+    with HEAVY_IMPORTS:  # also: two threads asking at once import it once
+        if _litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            os.environ.setdefault("LITELLM_LOG", "ERROR")
+            # The import creates a few hundred thousand objects that live as long as the process. Left
+            # to the cyclic GC, they make each full collection (several run during the import itself)
+            # take 50-150 ms, holding the GIL: a visible freeze of the window, which shares this
+            # process. So: no collections during the import, then the survivors are frozen out of the
+            # collector's sight. The little import-time garbage frozen with them is kept.
+            was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                import litellm
+            finally:
+                gc.freeze()
+                if was_enabled:
+                    gc.enable()
 
-        litellm.telemetry = False
-        litellm.disable_hf_tokenizer_download = True  # count with bundled tokenizers only
-        litellm.suppress_debug_info = True
-        _litellm = litellm
+            litellm.telemetry = False
+            litellm.disable_hf_tokenizer_download = True  # count with bundled tokenizers only
+            litellm.suppress_debug_info = True
+            _litellm = litellm
     return _litellm
 
 

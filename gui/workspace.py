@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
 from core.session import Session, SessionConfig
@@ -56,10 +57,11 @@ class Workspace:
         return memory
 
     def _open_memory(self) -> LongTermMemory:
-        from core.memory.longterm import LongTermMemory
-        from core.secrets import get_api_key
+        with HEAVY_IMPORTS:  # NumPy, the embedding model, keyring: not while litellm imports
+            from core.memory.longterm import LongTermMemory
+            from core.secrets import get_api_key
 
-        memory = LongTermMemory.open(self.data_dir, api_key=get_api_key)
+            memory = LongTermMemory.open(self.data_dir, api_key=get_api_key)
         try:
             memory.refresh()
             memory.summarise_old_logs()  # the lifecycle: past 30 days a log keeps its summary (originals archived)
