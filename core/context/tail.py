@@ -76,9 +76,11 @@ def warnings(state: SessionState) -> list[str]:
     if state.actions_since_finding >= 2:
         found.append(f"2-Action Rule: {state.actions_since_finding} reading actions since your last finding. "
                      "Record one with findings_add first.")
+    limit = config.strike_limit if config else 3
     for signature, count in sorted(state.strikes.items()):
-        if count >= 2:
-            found.append(f"The error '{signature}' has happened {count} times. A third stops the run: change approach.")
+        if 2 <= count < limit:
+            found.append(f"The same failure {count} times (latest — {state.failure(signature)}). At {limit} "
+                         "the run stops and the person is asked: change approach.")
     if config and state.turn >= config.warn_turn:
         found.append(
             f"Turn {state.turn}: the task is taking long. Do not retry blindly; re-read the plan and "

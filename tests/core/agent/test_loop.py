@@ -77,6 +77,13 @@ async def test_third_identical_error_opens_three_strike_question_with_reboot(sto
 
     assert question.reason == "three_strike"
     assert question.options == ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
+    # Person and model read the failure itself, not its masked signature ("<q>").
+    assert "file_read failed: No such file: 'missing.txt'. How should" in question.question
+    third_tail = model.requests[2].messages[-1]["content"]
+    assert "The same failure 2 times (latest — file_read failed: No such file: 'missing.txt')" in third_tail
+    assert "At 3 the run stops" in third_tail
+    reboot_prompt = [m["content"] for m in model.requests[-1].messages if str(m["content"]).startswith("[Tripane: 3-Strike Protocol]")]
+    assert "file_read failed: No such file: 'missing.txt'" in reboot_prompt[0]
     assert question.context["reboot"]["wrong"] == "The file does not exist"
     assert len(question.context["errors"]) == 3 and "No such file" in question.context["errors"][0]
     attempts = [e.attempt for e in events_of(session, ErrorRecorded)]
