@@ -180,14 +180,18 @@ async def run_tripane(folder: Path) -> tuple[Session, ScriptedModel, list[float]
 # --- the other two strategies, from the same trajectory -------------------------------------------
 
 def trajectory(session: Session) -> list[dict]:
-    """Per turn: the assistant message, its raw (never offloaded) results, notes that followed."""
+    """Per turn: the assistant message, its raw results (never offloaded, re-reads in full), notes
+    that followed."""
     turns: list[dict] = []
+    outputs: dict[str, str] = {}
     for record in session.records:
         event = record.event
         if isinstance(event, AssistantMessage) and not event.metrics.get("flush"):
             turns.append({"assistant": event, "results": [], "notes": []})
         elif isinstance(event, ToolResult) and turns:
             content = (session.dir / event.offload_path).read_text(encoding="utf-8") if event.offload_path else event.content
+            content = outputs[event.same_as] if event.same_as else content
+            outputs[event.call_id] = content
             turns[-1]["results"].append((event, content))
         elif event.kind == "file_changed" and event.author == "user" and turns:
             turns[-1]["notes"].append(f"The person edited {event.file}:\n{event.diff}")

@@ -105,6 +105,9 @@ class ToolResult(Event):
     content: str
     offload_path: str | None = None  # relative to the session folder
     size: int = 0  # characters of the full output, offloaded or not
+    # The call whose identical output is still in the context: this result points to it instead
+    # of repeating it (an unchanged re-read).
+    same_as: str = ""
 
 
 @dataclass(frozen=True)

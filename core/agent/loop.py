@@ -87,6 +87,11 @@ class LoopSettings:
     offload_keep_chars: int = 1000  # what of them stays in the context: their start and their end
 
 
+def unchanged_read_notice(tool: str, call_id: str, turn: int, size: int) -> str:
+    return (f"[Unchanged: the same {size:,} characters your {tool} call {call_id} returned at turn {turn}. That "
+            "output is still above in this conversation: use it there rather than reading it again.]")
+
+
 def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
     """What stays in the context of an offloaded output: its start and its end, cut at line breaks,
     around a notice naming the file. The end matters as much as the start: a test run's or a
@@ -545,11 +550,14 @@ class AgentLoop:
 
     def _result(self, call: ToolCall, ok: bool, content: str) -> None:
         size = len(content)
-        offload_path = None
-        if size > self.settings.offload_chars:
+        offload_path, same_as = None, ""
+        earlier = self.journal.history.read_in_view(call.name, content) if ok else None
+        if earlier is not None:  # the model has this very output already: point to it
+            same_as, content = earlier[0], unchanged_read_notice(call.name, *earlier, size)
+        elif size > self.settings.offload_chars:
             offload_path, content = self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
-                                offload_path=offload_path, size=size))
+                                offload_path=offload_path, size=size, same_as=same_as))
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:

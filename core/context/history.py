@@ -34,6 +34,10 @@ Message = dict[str, Any]
 # Answers to these reach the model as the result of the tool call that raised them.
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
+# Tools whose output depends only on what they read: the same output again tells the model
+# nothing new while the first one is still in its context.
+READ_ONLY_TOOLS = ("file_read", "memory_get")
+
 # Equivalent framings of a successful tool result. Which one a result gets is drawn from its
 # session and sequence number: reproducible on replay, yet varied enough that the model does not
 # fall into imitating its own recent pattern (seed 001). Never applied to anything already sent.
@@ -74,11 +78,20 @@ class History:
     _seq: int = 0
     total_tokens: int = 0
     generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
+    # Outputs of read-only tools in the context now, by their text → (call id, turn, event seq).
+    _reads_in_view: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    _turn: int = 0
 
     def _append(self, message: Message, seq: int | None = None) -> None:
         self.messages.append(message)
         self.seqs.append(self._seq if seq is None else seq)
         self.tokens.append(UNCOUNTED)
+
+    def read_in_view(self, name: str, output: str) -> tuple[str, int] | None:
+        """The call (id, turn) whose output of the read-only tool `name` was exactly `output` and
+        is still in the context (not compacted away), if any."""
+        found = self._reads_in_view.get(output) if name in READ_ONLY_TOOLS else None
+        return found[:2] if found else None
 
     def count(self, count_tokens: Callable[[str], int]) -> None:
         """Count the messages appended since the last call."""
@@ -102,6 +115,7 @@ class History:
             case MemoryRecalled() if event.text:
                 self._note(event.text)
             case AssistantMessage():
+                self._turn = event.turn
                 message: Message = {"role": "assistant", "content": event.text or None}
                 if event.tool_calls:
                     message["tool_calls"] = [
@@ -119,6 +133,8 @@ class History:
                 else:
                     content = f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
+                if event.ok and event.name in READ_ONLY_TOOLS and not event.offload_path and not event.same_as:
+                    self._reads_in_view.setdefault(event.content, (event.call_id, self._turn, record.seq))
                 self._open_calls.discard(event.call_id)
                 if not self._open_calls and self._held:
                     for seq, held in self._held:
@@ -174,6 +190,8 @@ class History:
         self._append(summary, event.last_seq)
         for index in keep:
             self._restore(*old[index])
+        kept = set(self.seqs)  # by event seq: providers may reuse call ids
+        self._reads_in_view = {text: at for text, at in self._reads_in_view.items() if at[2] in kept}
 
     def _restore(self, message: Message, seq: int, tokens: int) -> None:
         self.messages.append(message)

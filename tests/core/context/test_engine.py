@@ -260,3 +260,56 @@ async def test_the_fixed_zone_fits_the_window_full_for_large_windows_brief_for_s
     assert by_name.keys() == brief_by_name.keys()
     assert all(by_name[n].startswith(brief_by_name[n]) and "\n\n" not in brief_by_name[n] for n in by_name)
     assert [t["function"]["parameters"] for t in full_tools] == [t["function"]["parameters"] for t in brief_tools]
+
+
+def tool_texts(request) -> list[str]:
+    return [m["content"] for m in request.messages if m["role"] == "tool"]
+
+
+async def test_an_unchanged_re_read_points_to_the_output_still_in_context(store, data_dir, workdir):
+    (workdir / "a.py").write_text("".join(f"def f{i}(): return {i}\n" for i in range(40)), encoding="utf-8")
+    read = lambda cid: reply("", call("file_read", call_id=cid, path="a.py"))  # noqa: E731
+    model = ScriptedModel([read("r1"), read("r2"),
+                           reply("", call("file_edit", call_id="e1", path="a.py", old="return 7", new="return 70")),
+                           read("r3"), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    results = {e.call_id: e for e in events_of(session, ToolResult)}
+    first, again, after_edit = results["r1"], results["r2"], results["r3"]
+    assert "def f39(): return 39" in first.content and not first.same_as
+    # The same output again: a pointer to the first one, which the model still has.
+    assert again.ok and again.same_as == "r1" and again.size == len(first.content)
+    assert again.content.startswith("[Unchanged: the same") and "call r1 returned at turn 1" in again.content
+    assert "def f39" not in again.content
+    request = model.requests[2]
+    assert sum("def f39(): return 39" in text for text in tool_texts(request)) == 1
+    # After the file changed, a read shows it in full again.
+    assert not after_edit.same_as and "return 70" in after_edit.content
+
+
+async def test_a_re_read_after_compaction_dropped_the_first_shows_the_output_again(store, data_dir, workdir):
+    (workdir / "a.py").write_text("".join(f"def f{i}(): return {i}\n" for i in range(40)), encoding="utf-8")
+
+    def compact_now(request):
+        session.request_compaction()
+        return reply("", call("file_list", call_id="l1"))
+    model = ScriptedModel(
+        [reply("", call("file_read", call_id="r1", path="a.py")), compact_now,
+         reply("", call("findings_add", title="Before compaction", body="a.py defines f0 to f39")),
+         reply("", call("file_list", call_id="l2")), reply("", call("file_read", call_id="r2", path="a.py")),
+         reply("", call("file_read", call_id="r3", path="a.py")), reply("", call("task_done", summary="ok"))],
+        side_replies=[ModelReply("Goal: read a.py. Done: read it.")])
+    session = make_session(store, data_dir, workdir, model, keep_turns=1)
+    assert await session.run() == "done"
+
+    assert len(events_of(session, Compaction)) == 1
+    results = {e.call_id: e for e in events_of(session, ToolResult)}
+    # r1 was compacted away, so r2 shows the file again; r3 points to r2, which is in view.
+    assert not results["r2"].same_as and "def f39" in results["r2"].content
+    assert results["r3"].same_as == "r2"
+    # A reopened session makes the same decision: its history knows which outputs are in view.
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert reopened.journal.history.read_in_view("file_read", results["r2"].content)[0] == "r2"
+    assert reopened.journal.history.read_in_view("file_read", results["r1"].content.replace("f39", "g39")) is None
+    assert reopened.journal.history.read_in_view("shell_run", results["r2"].content) is None
