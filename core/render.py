@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.agent.rules import describe_failure
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -50,7 +51,7 @@ def render(record: Record) -> str | None:
         case PinsChanged():
             return f"  📌 {len(event.lines)} pinned line(s) in {event.file}"
         case ErrorRecorded():
-            return f"  ! error (attempt {event.attempt}): {event.signature}"
+            return f"  ! error (attempt {event.attempt}): {describe_failure(event.tool, event.message)}"
         case Danger():
             return f"  ⚠ turn {event.turn}: danger threshold ({event.level})"
         case HumanQuestion():

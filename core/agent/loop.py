@@ -346,7 +346,7 @@ class AgentLoop:
         signature = f"model:{exc.kind}"
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
-        self._progress(progress.error(signature, str(exc), attempt, self.state.config.strike_limit))
+        self._progress(progress.error("", str(exc), attempt, self.state.config.strike_limit))
         self._end("error", f"The model call failed: {exc}")
 
     async def _turn(self, flush: bool = False) -> None:
@@ -531,6 +531,9 @@ class AgentLoop:
             content = await self.control.interruptible(self.registry.call(call.name, arguments, ctx))
         except ToolError as exc:
             content, error_type = str(exc), "error"
+        except OSError as exc:  # the system refused (permissions, a name too long, a full disk): not a bug
+            where = f" ({exc.filename})" if exc.filename else ""
+            content, error_type = f"The system refused: {exc.strerror or exc}{where}.", "os_error"
         except (StopRequested, asyncio.CancelledError):
             for event in ctx.events:
                 self._record(event)
@@ -575,7 +578,7 @@ class AgentLoop:
         signature = error_signature(tool, error_type, message)
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=message[:4000], attempt=attempt, tool=tool))
-        self._progress(progress.error(signature, message, attempt, self.state.config.strike_limit))
+        self._progress(progress.error(tool, message, attempt, self.state.config.strike_limit))
 
     def _close_open_calls(self, why: str) -> None:
         for call in self._open_calls():

@@ -11,6 +11,16 @@ _SPACE = re.compile(r"\s+")
 SIGNATURE_MESSAGE_CHARS = 160
 
 
+def describe_failure(tool: str, message: str) -> str:
+    """A failure as people and the model read it: the tool and its message's first line (for a
+    failed command, also its last line, which says what broke). The signature is for counting."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    text = lines[0] if lines else "(no message)"
+    if text.lower().startswith("command failed") and len(lines) > 1:
+        text = f"{text} … {lines[-1]}"
+    return f"{tool or 'the model'} failed: {text[:SIGNATURE_MESSAGE_CHARS]}".rstrip(".")
+
+
 def error_signature(tool: str, error_type: str, message: str) -> str:
     """Group errors that are 'the same failure': same tool, same type, same message up to details.
 

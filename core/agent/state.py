@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.agent.rules import describe_failure
 from core.events import (
     AssistantMessage,
     Danger,
@@ -51,9 +52,9 @@ class SessionState:
     model: str = ""
     usage: Usage = field(default_factory=Usage)
     strikes: dict[str, int] = field(default_factory=dict)
-    # For each counted failure: the tool and the first line of its latest message, for warnings
-    # (the signature itself is masked — "<q>", "<n>" — and means little to the model).
-    strike_latest: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Each counted failure's latest occurrence as a reader understands it (the signature itself is
+    # masked — "<q>", "<n>" — and means little to the model or the person).
+    strike_latest: dict[str, str] = field(default_factory=dict)
     actions_since_finding: int = 0
     info_tools: frozenset[str] = frozenset()
     pending_calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
@@ -122,8 +123,7 @@ class SessionState:
                 self.injected_skills = event.skills
             case ErrorRecorded():
                 self.strikes[event.signature] = event.attempt
-                first_line = next((line.strip() for line in event.message.splitlines() if line.strip()), "")
-                self.strike_latest[event.signature] = (event.tool or "the model", first_line[:200])
+                self.strike_latest[event.signature] = describe_failure(event.tool, event.message)
                 if self.config and event.attempt >= self.config.strike_limit:
                     self.strike_due = event.signature
             case Danger():
@@ -148,8 +148,7 @@ class SessionState:
 
     def failure(self, signature: str) -> str:
         """A counted failure as a reader understands it: the tool and its latest message."""
-        tool, latest = self.strike_latest.get(signature, ("", ""))
-        return (f"{tool} failed: {latest}" if latest else signature).rstrip(".")
+        return self.strike_latest.get(signature, signature)
 
     def _answer(self, answer: HumanAnswer) -> None:
         question = self.questions.get(answer.qid)

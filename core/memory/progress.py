@@ -36,9 +36,10 @@ def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> st
     )
 
 
-def error(signature: str, message: str, attempt: int, limit: int) -> str:
+def error(tool: str, message: str, attempt: int, limit: int) -> str:
+    """`attempt`: how many times this same failure has happened (3-Strike counts it)."""
     ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(attempt, f"{attempt}th")
-    entry = f"\n## [{_stamp()}] ❌ ERROR ({ordinal} attempt): {signature}\n{_block(message, 1200)}\n"
+    entry = f"\n## [{_stamp()}] ❌ ERROR ({ordinal} attempt) in {tool or 'the model call'}\n{_block(message, 1200)}\n"
     if attempt >= limit:
         entry += f"\n## [{_stamp()}] 🚨 {limit}-STRIKE TRIGGERED: stopped, re-reading the plan, asking the person\n"
     return entry

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from core.agent.rules import describe_failure
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -203,7 +204,8 @@ class ChatView(QScrollArea):
                 if card is not None:
                     card.set_result(event)
             case ErrorRecorded():
-                self._notice(f"⚠ Error, attempt {event.attempt}: {_escape(event.signature)}", "error")
+                self._notice(f"⚠ Error, attempt {event.attempt}: {_escape(describe_failure(event.tool, event.message))}",
+                             "error")
             case HumanQuestion():
                 self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): {_escape(event.question)}", "question")
             case HumanAnswer():

@@ -92,7 +92,8 @@ async def test_third_identical_error_opens_three_strike_question_with_reboot(sto
     assert model.requests[-1].tool_choice == "none"
     assert session.state.turn == 3
     progress, _ = session.read_file("progress.md")
-    assert "3rd attempt" in progress and "3-STRIKE TRIGGERED" in progress
+    assert "ERROR (3rd attempt) in file_read" in progress and "3-STRIKE TRIGGERED" in progress
+    assert "<q>" not in progress
 
     await session.answer(question.qid, "retry_with_hint", "The config is in settings/app.toml")
     assert await session.wait() == "done"
@@ -396,3 +397,30 @@ async def test_budget_cap_asks_and_a_continue_grants_as_much_again(store, data_d
     assert await session.wait() == "aborted"
     reopened = Session.open(store, data_dir, session.id, model)
     assert reopened.state.budget_tokens == 2700
+
+
+def test_failures_are_counted_by_signature_and_described_by_their_message():
+    from core.agent.rules import describe_failure, error_signature
+
+    first = "Command failed (exit code 1)\n  File 'a.py', line 12\nNameError: name 'x' is not defined"
+    second = "Command failed (exit code 1)\n  File 'a.py', line 40\nNameError: name 'y' is not defined"
+    # One failure for 3-Strike, whatever the line numbers and names...
+    assert error_signature("shell_run", "error", first) == error_signature("shell_run", "error", second)
+    assert error_signature("shell_run", "error", first) != error_signature("file_read", "error", first)
+    # ...but a reader sees what broke: the first line, and a command's last line.
+    assert describe_failure("shell_run", second) == (
+        "shell_run failed: Command failed (exit code 1) … NameError: name 'y' is not defined")
+    assert describe_failure("", "timeout after 60 s.") == "the model failed: timeout after 60 s"
+    assert describe_failure("file_read", "") == "file_read failed: (no message)"
+
+
+async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
+    too_long = "x" * 300 + ".txt"  # longer than any file system allows for one name
+    model = ScriptedModel([reply("", call("file_write", call_id="w", path=too_long, content="hi")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    result = [e for e in events_of(session, ToolResult) if e.call_id == "w"][0]
+    assert not result.ok and result.content.startswith("The system refused:") and too_long in result.content
+    assert [e.signature.split(":")[1] for e in events_of(session, ErrorRecorded)] == ["os_error"]
+    assert "raised" not in caplog.text  # not logged as a bug with a traceback
