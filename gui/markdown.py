@@ -83,7 +83,7 @@ h1 { font-size: 14pt; margin: 4px 0; }
 h2 { font-size: 12pt; margin: 8px 0 4px 0; }
 h3 { font-size: 11pt; margin: 6px 0 2px 0; }
 code, pre { font-family: monospace; }
-pre { padding: 4px; }
+pre { padding: 4px; white-space: pre-wrap; }  /* long lines wrap in a narrow pane */
 table { border-collapse: collapse; }
 td, th { padding: 2px 6px; border: 1px solid #888; }
 """

@@ -29,6 +29,7 @@ from gui.markdown import to_html
 from gui.qt import (
     QFrame,
     QLabel,
+    QLayout,
     QScrollArea,
     QSizePolicy,
     Qt,
@@ -57,6 +58,24 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Preformatted text (tool output, code blocks) wraps its long lines: one long line must not make
+# the whole conversation wider than its pane.
+_PRE = '<pre style="white-space: pre-wrap">'
+
+
+def _wrapping(html: str) -> str:
+    return html.replace("<pre>", _PRE)
+
+
+def _fit_width(widget: QWidget) -> None:
+    """Let the pane's width, not the item's longest line, decide how wide an item is (a word
+    longer than the pane is cut at its edge rather than widening every item)."""
+    widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+    layout = widget.layout()
+    if layout is not None:
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+
+
 class MessageItem(QFrame):
     def __init__(self, role: str, text: str):
         super().__init__()
@@ -66,13 +85,13 @@ class MessageItem(QFrame):
         layout.setContentsMargins(8, 4, 8, 4)
         who = {"user": "You", "assistant": "Agent"}.get(role, role)
         layout.addWidget(_label(f"<b>{who}</b>", "who"))
-        self.body = _label(to_html(text), "body")
+        self.body = _label(_wrapping(to_html(text)), "body")
         layout.addWidget(self.body)
         self.text = text
 
     def set_text(self, text: str) -> None:
         self.text = text
-        self.body.setText(to_html(text))
+        self.body.setText(_wrapping(to_html(text)))
 
 
 class ToolCard(QFrame):
@@ -91,6 +110,7 @@ class ToolCard(QFrame):
         self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.header.setArrowType(Qt.ArrowType.RightArrow)
         self.header.toggled.connect(self._on_header_toggled)
+        _fit_width(self.header)
         layout.addWidget(self.header)
         self.details = _label("", "tool_details")
         self.details.setVisible(False)
@@ -119,10 +139,10 @@ class ToolCard(QFrame):
         self.setProperty("status", self.status)
         self.style().unpolish(self)
         self.style().polish(self)
-        body = f"<pre>{_escape(self._arguments())}</pre>"
+        body = f"{_PRE}{_escape(self._arguments())}</pre>"
         if self._result:
             shown = self._result[:PREVIEW_CHARS] + ("\n…" if len(self._result) > PREVIEW_CHARS else "")
-            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b><pre>{_escape(shown)}</pre>"
+            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{_PRE}{_escape(shown)}</pre>"
         self.details.setText(body)
 
     def set_result(self, result: ToolResult) -> None:
@@ -173,6 +193,7 @@ class ChatView(QScrollArea):
 
     def _add(self, widget: QWidget) -> None:
         self._follow = self._at_bottom()
+        _fit_width(widget)
         self._layout.insertWidget(self._layout.count() - 1, widget)
         while self._layout.count() - 1 > MAX_ITEMS:
             old = self._layout.takeAt(0).widget()

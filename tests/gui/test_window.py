@@ -65,6 +65,34 @@ def test_a_task_runs_and_the_three_panes_fill(qtbot, make_window, workdir):
     assert window.sessions.ids() == [session.id]
 
 
+def test_long_lines_wrap_and_never_make_the_conversation_wider_than_its_pane(qtbot, make_window, workdir):
+    long_line = " ".join(f"word{i}" for i in range(300))  # about 2,400 characters on one line
+    (workdir / "wide.txt").write_text(long_line + "\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply(f"A long line in a code block:\n\n```\n{long_line}\n```", call("file_read", call_id="wide", path="wide.txt")),
+        reply("", call("file_read", call_id="long-name", path="missing-" + "x" * 300 + ".txt")),
+        reply("", call("task_done", summary="ok")),
+    ])
+    window = make_window(model)
+    window.resize(1200, 800)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    for card in window.chat.cards.values():
+        card.header.setChecked(True)  # unfolded: the widest they can be
+    chat = window.chat
+
+    def fits() -> bool:  # once Qt has laid out what was just added and unfolded
+        return max([chat.widget().width()] + [item.width() for item in chat.items()]) <= chat.viewport().width()
+    qtbot.waitUntil(fits, timeout=WAIT)
+    read = chat.cards["wide"]
+    assert read.status == "ok" and read.details.height() > 3 * read.details.fontMetrics().height()  # wrapped
+    # A file name longer than the system allows is refused plainly (Linux and macOS say "File name
+    # too long"; Windows may just find no such file), not reported as a bug in the tool.
+    refused = chat.cards["long-name"].details.text()
+    assert chat.cards["long-name"].status == "error" and "OSError" not in refused
+    assert "The system refused: File name too long" in refused or "No such file" in refused
+
+
 def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_window, workdir):
     model, window, session = start_paused(qtbot, make_window, workdir)
     asked_before = len(model.requests)
