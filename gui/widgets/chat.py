@@ -116,6 +116,7 @@ class ToolCard(QFrame):
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._result = ""
+        self._same_as = ""  # the earlier call whose identical output this one points to
         self._render()
 
     def _arguments(self) -> str:
@@ -135,7 +136,8 @@ class ToolCard(QFrame):
 
     def _render(self) -> None:
         mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
-        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}")
+        unchanged = "  · unchanged, shown earlier" if self._same_as else ""
+        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
         self.setProperty("status", self.status)
         self.style().unpolish(self)
         self.style().polish(self)
@@ -147,6 +149,7 @@ class ToolCard(QFrame):
 
     def set_result(self, result: ToolResult) -> None:
         self.status = "ok" if result.ok else "error"
+        self._same_as = result.same_as
         self._result = result.content + (f"\n[full output: {result.offload_path}]" if result.offload_path else "")
         self._render()
         if not result.ok:

@@ -70,6 +70,7 @@ def test_long_lines_wrap_and_never_make_the_conversation_wider_than_its_pane(qtb
     (workdir / "wide.txt").write_text(long_line + "\n", encoding="utf-8")
     model = ScriptedModel([
         reply(f"A long line in a code block:\n\n```\n{long_line}\n```", call("file_read", call_id="wide", path="wide.txt")),
+        reply("", call("file_read", call_id="again", path="wide.txt")),
         reply("", call("file_read", call_id="long-name", path="missing-" + "x" * 300 + ".txt")),
         reply("", call("task_done", summary="ok")),
     ])
@@ -84,6 +85,8 @@ def test_long_lines_wrap_and_never_make_the_conversation_wider_than_its_pane(qtb
     def fits() -> bool:  # once Qt has laid out what was just added and unfolded
         return max([chat.widget().width()] + [item.width() for item in chat.items()]) <= chat.viewport().width()
     qtbot.waitUntil(fits, timeout=WAIT)
+    again = chat.cards["again"]
+    assert again.status == "ok" and again.header.text().endswith("unchanged, shown earlier")
     read = chat.cards["wide"]
     assert read.status == "ok" and read.details.height() > 3 * read.details.fontMetrics().height()  # wrapped
     # A file name longer than the system allows is refused plainly (Linux and macOS say "File name
