@@ -9,7 +9,8 @@
 
 All three are measured the same way. For each request, `cached` = tokens in the longest common
 prefix with the previous request; billed input = cached × 0.1 + (prompt − cached) × 1.25, as a
-caching provider bills it. Prints one JSON line per strategy, a table, then tripane's assembly time
+caching provider bills it; cached_share = all cached ÷ all prompt tokens (the seeds' hit rate,
+weighted by tokens, where prefix_reuse is the mean over requests). Prints one JSON line per strategy, a table, then tripane's assembly time
 at 100, 1,000 and 10,000 events. Targets: tripane prefix_reuse ≥ 0.97, billed_input ≤ 0.2 × naive,
 assembly median ≤ 2 ms at 1,000 events.
 
@@ -248,7 +249,7 @@ def tokens_of(text: str) -> tuple[int, ...]:
 
 
 def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: list[float]) -> dict:
-    reuse, prompt_total, billed = [], 0, 0.0
+    reuse, prompt_total, cached_total, billed = [], 0, 0, 0.0
     previous: list[tuple[int, ...]] | None = None
     for messages in requests:
         encoded = [tokens_of(json.dumps(m["role"]) + message_text(m)) for m in messages]
@@ -268,10 +269,13 @@ def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: l
         previous = encoded
         reuse.append(cached / prompt)
         prompt_total += prompt
+        cached_total += cached
         billed += cached * 0.1 + (prompt - cached) * 1.25
     ordered = sorted(timings)
     return {"strategy": name, "turns": len(requests), "prefix_reuse": round(statistics.mean(reuse[1:]), 4),
             "prompt_tokens": prompt_total, "billed_input": round(billed),
+            # The seeds' hit rate (seed 001, Task 0.2): cached ÷ prompt tokens over the whole run.
+            "cached_share": round(cached_total / prompt_total, 4),
             "assembly_ms_median": round(statistics.median(ordered), 3),
             "assembly_ms_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3)}
 
@@ -340,9 +344,10 @@ def main() -> None:
         compactions = sum(1 for r in session.records if r.event.kind == "compaction")
     for row in rows:
         print(json.dumps(row))
-    print(f"\n{'strategy':<9} {'turns':>5} {'reuse':>7} {'prompt tok':>11} {'billed':>10} {'asm p50 ms':>10} {'asm p99 ms':>10}")
+    print(f"\n{'strategy':<9} {'turns':>5} {'reuse':>7} {'cached':>7} {'prompt tok':>11} {'billed':>10} "
+          f"{'asm p50 ms':>10} {'asm p99 ms':>10}")
     for r in rows:
-        print(f"{r['strategy']:<9} {r['turns']:>5} {r['prefix_reuse']:>7.3f} {r['prompt_tokens']:>11,} "
+        print(f"{r['strategy']:<9} {r['turns']:>5} {r['prefix_reuse']:>7.3f} {r['cached_share']:>7.3f} {r['prompt_tokens']:>11,} "
               f"{r['billed_input']:>10,} {r['assembly_ms_median']:>10.3f} {r['assembly_ms_p99']:>10.3f}")
     tripane, naive_row = rows[0], rows[1]
     ratio = tripane["billed_input"] / naive_row["billed_input"]
