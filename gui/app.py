@@ -100,7 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     with loop:
         finished = loop.create_future()
         window.closed.connect(lambda: finished.done() or finished.set_result(None))
-        loop.run_until_complete(finished)
+        try:
+            loop.run_until_complete(finished)
+        except RuntimeError:  # Qt quit on its own: the display server went away, the desktop session ended
+            if finished.done():
+                raise
+            logging.getLogger(__name__).warning("Tripane's window closed without shutting down (the display "
+                                                "went away?); sessions reopen where they stopped")
+            return 1
     return 0
 
 
