@@ -617,7 +617,8 @@ class AgentLoop:
         errors = [r.event.message for r in self.journal.records
                   if isinstance(r.event, ErrorRecorded) and r.event.signature == signature][-3:]
         count = self.state.strikes.get(signature, len(errors))
-        prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=self.state.failure(signature))
+        failure = self.state.failure(signature)
+        prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=failure)
         assembled, _ = await self.assemble(extra=[{"role": "user", "content": prompt}], remember=False)
         messages = assembled.messages
         self.journal.notify(StatusChanged(self.state.session_id, "thinking"))
@@ -628,7 +629,7 @@ class AgentLoop:
             reboot = {key: "" for key in REBOOT_KEYS} | {"error": f"The reboot call failed: {exc}"}
         self._ask(
             "three_strike",
-            f"The same error happened {count} times — {self.state.failure(signature)}. How should the agent go on?",
+            f"The same error happened {count} times — {failure}. How should the agent go on?",
             THREE_STRIKE_OPTIONS,
             {"signature": signature, "errors": errors, "reboot": reboot,
              "step": current_step(self.memory.read(PLAN)[0])},
