@@ -11,13 +11,22 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from core.llm import ModelClient
 from core.store import StoreError
-from gui.qt import QApplication, QEvent, QMessageBox, QObject, QSettings, QTimer
+from gui.qt import (
+    QApplication,
+    QEvent,
+    QMessageBox,
+    QObject,
+    QSettings,
+    QSocketNotifier,
+    QTimer,
+)
 from gui.settings import AppSettings
 from gui.theme import apply_theme
 from gui.workspace import Workspace, default_model_client
@@ -34,6 +43,37 @@ class _FirstFrameExit(QObject):
             print("FRAME", "litellm" in sys.modules, flush=True)
             os._exit(0)
         return False
+
+
+def close_on_signals(window) -> None:
+    """Ctrl+C in a terminal, `kill` and the desktop's logout (SIGTERM) close the window the normal
+    way: layout saved, sessions left at a clean point. Python runs signal handlers only between its
+    own bytecodes, never while Qt's C++ loop waits, so the signal is written to a socket Qt watches.
+    Not on Windows, which has no such signals for a window."""
+    if sys.platform == "win32":
+        return
+    receive, send = socket.socketpair()
+    for end in (receive, send):
+        end.setblocking(False)
+    signal.set_wakeup_fd(send.fileno())
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: None)  # the real work happens below, on Qt's loop
+    notifier = QSocketNotifier(receive.fileno(), QSocketNotifier.Type.Read, window)
+
+    received = []
+
+    def on_signal() -> None:
+        try:
+            receive.recv(64)
+        except BlockingIOError:
+            return
+        received.append(True)
+        if len(received) > 1:  # asked twice: the person does not want to wait for a clean close
+            os._exit(130)
+        log.warning("signal received: closing the window")
+        window.close()
+    notifier.activated.connect(on_signal)
+    window._signal_sockets = (receive, send, notifier)  # alive as long as the window
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_selftest()
     app = make_app(sys.argv[:1])
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal ends the app
     qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
     try:
         window = open_window(AppSettings(qsettings), args.data_dir)
@@ -96,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.set_event_loop(loop)
     if os.environ.get(EXIT_AT_FIRST_FRAME):
         window.installEventFilter(_FirstFrameExit(window))
+    close_on_signals(window)
     window.show()
     with loop:
         finished = loop.create_future()

@@ -7,6 +7,7 @@ from PySide6.QtCore import (
     QObject,
     QRectF,
     QSettings,
+    QSocketNotifier,
     Qt,
     QTimer,
     QUrl,

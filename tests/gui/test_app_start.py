@@ -1,6 +1,14 @@
-"""Starting the app on a damaged database: a clear message, nothing changed, no traceback."""
+"""Starting and ending the app: a damaged database is a clear message; a signal closes it cleanly."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 import gui.app
 
@@ -20,3 +28,27 @@ def test_a_corrupt_database_is_reported_and_left_untouched(tmp_path, monkeypatch
     assert shown and shown[0][0] == "Tripane cannot start"
     assert "not a Tripane database" in shown[0][1] or "SQLite" in shown[0][1]
     assert database.read_bytes() == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGTERM/SIGINT for a window process")
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+def test_a_terminate_signal_closes_the_window_the_normal_way(tmp_path, signal_number):
+    """Logout, `kill` or Ctrl+C in the terminal: the layout is saved and the process exits cleanly."""
+    settings, data = tmp_path / "settings.ini", tmp_path / "data"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
+    app = subprocess.Popen([sys.executable, "-m", "gui.app", "--data-dir", str(data), "--settings", str(settings)],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (data / "tripane.db").exists() and app.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.5)  # the window is shown and the loop runs
+        assert app.poll() is None, app.communicate()
+        app.send_signal(signal_number)
+        out, err = app.communicate(timeout=30)
+    finally:
+        if app.poll() is None:
+            app.kill()
+    assert app.returncode == 0, err
+    assert "closing the window" in err and "Traceback" not in err
+    assert "geometry" in settings.read_text(encoding="utf-8")  # saved on the way out
