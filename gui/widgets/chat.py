@@ -41,6 +41,9 @@ from gui.qt import (
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 PREVIEW_CHARS = 4000
+# The argument that says what a call is about, for its card's header (arguments arrive sorted by
+# name, so "the first one" would be file_edit's replacement text or human_ask's options).
+SUMMARY_KEYS = ("path", "command", "url", "query", "question", "title", "summary")
 
 
 def _label(html: str, object_name: str) -> QLabel:
@@ -128,7 +131,11 @@ class ToolCard(QFrame):
     def _summary(self) -> str:
         try:
             arguments = json.loads(self.call.arguments or "{}")
-            first = next(iter(arguments.values()), "") if isinstance(arguments, dict) else ""
+            if isinstance(arguments, dict):
+                key = next((k for k in SUMMARY_KEYS if k in arguments), next(iter(arguments), None))
+                first = arguments.get(key, "") if key is not None else ""
+            else:
+                first = ""
         except ValueError:
             first = self.call.arguments
         first = " ".join(str(first).split())

@@ -59,6 +59,8 @@ def test_a_task_runs_and_the_three_panes_fill(qtbot, make_window, workdir):
     cards = [w for w in window.chat.items() if isinstance(w, ToolCard)]
     assert [c.call.name for c in cards] == ["file_write", "findings_add", "task_done"]
     assert all(c.status == "ok" for c in cards)
+    # Each header names what the call is about (the path written, not the text), folded or not.
+    assert [c.header.text().split("  ", 2)[2] for c in cards] == ["hello.txt", "hello.txt", "hello.txt written"]
     said = [w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant"]
     assert said and "<b>write</b>" in said[0].body.text() or "<strong>write</strong>" in said[0].body.text()
     assert window.status.state.text().startswith("■ Ended: done")
