@@ -555,8 +555,9 @@ class AgentLoop:
         size = len(content)
         offload_path, same_as = None, ""
         earlier = self.journal.history.read_in_view(call.name, content) if ok else None
-        if earlier is not None:  # the model has this very output already: point to it
-            same_as, content = earlier[0], unchanged_read_notice(call.name, *earlier, size)
+        pointer = unchanged_read_notice(call.name, *earlier, size) if earlier is not None else ""
+        if pointer and len(pointer) < size:  # the model has this very output already: point to it
+            same_as, content = earlier[0], pointer
         elif size > self.settings.offload_chars:
             offload_path, content = self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,

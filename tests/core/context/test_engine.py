@@ -268,8 +268,9 @@ def tool_texts(request) -> list[str]:
 
 async def test_an_unchanged_re_read_points_to_the_output_still_in_context(store, data_dir, workdir):
     (workdir / "a.py").write_text("".join(f"def f{i}(): return {i}\n" for i in range(40)), encoding="utf-8")
-    read = lambda cid: reply("", call("file_read", call_id=cid, path="a.py"))  # noqa: E731
-    model = ScriptedModel([read("r1"), read("r2"),
+    (workdir / "tiny.txt").write_text("ok\n", encoding="utf-8")
+    read = lambda cid, path="a.py": reply("", call("file_read", call_id=cid, path=path))  # noqa: E731
+    model = ScriptedModel([read("t1", "tiny.txt"), read("t2", "tiny.txt"), read("r1"), read("r2"),
                            reply("", call("file_edit", call_id="e1", path="a.py", old="return 7", new="return 70")),
                            read("r3"), reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model)
@@ -280,10 +281,12 @@ async def test_an_unchanged_re_read_points_to_the_output_still_in_context(store,
     assert "def f39(): return 39" in first.content and not first.same_as
     # The same output again: a pointer to the first one, which the model still has.
     assert again.ok and again.same_as == "r1" and again.size == len(first.content)
-    assert again.content.startswith("[Unchanged: the same") and "call r1 returned at turn 1" in again.content
+    assert again.content.startswith("[Unchanged: the same") and "call r1 returned at turn 3" in again.content
     assert "def f39" not in again.content
-    request = model.requests[2]
+    request = model.requests[4]
     assert sum("def f39(): return 39" in text for text in tool_texts(request)) == 1
+    # An output shorter than the pointer would be is simply shown again.
+    assert results["t2"].content == results["t1"].content and not results["t2"].same_as
     # After the file changed, a read shows it in full again.
     assert not after_edit.same_as and "return 70" in after_edit.content
 
