@@ -105,6 +105,9 @@ class ToolResult(Event):
     content: str
     offload_path: str | None = None  # relative to the session folder
     size: int = 0  # characters of the full output, offloaded or not
+    # For information tools (reads, lists, searches, fetches): the full output's hash, so that an
+    # identical output later can point here instead of repeating it.
+    digest: str = ""
     # The call whose identical output is still in the context: this result points to it instead
     # of repeating it (an unchanged re-read).
     same_as: str = ""

@@ -9,6 +9,7 @@ continues. `steps()` yields every event as it is recorded; the GUI, the CLI and 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from string import Template
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from core.context.engine import (
     budget_for,
     choose_fixed_zone,
 )
+from core.context.history import OutputSeen
 from core.context.session_facts import session_facts
 from core.context.tail import build_tail
 from core.events import (
@@ -87,9 +89,17 @@ class LoopSettings:
     offload_keep_chars: int = 1000  # what of them stays in the context: their start and their end
 
 
-def unchanged_read_notice(tool: str, call_id: str, turn: int, size: int) -> str:
-    return (f"[Unchanged: the same {size:,} characters your {tool} call {call_id} returned at turn {turn}. That "
-            "output is still above in this conversation: use it there rather than reading it again.]")
+def output_digest(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def repeated_output_notice(tool: str, seen: OutputSeen, size: int) -> str:
+    """What an information tool's output becomes when the model still has the very same output."""
+    where = ("That output is still above in this conversation: use it there rather than reading it again."
+             if seen.offload_path is None else
+             f"Its start and end are above in this conversation; the whole of it is in "
+             f"offload:{PurePosixPath(seen.offload_path).name}.")
+    return f"[Unchanged: the same {size:,} characters your {tool} call {seen.call_id} returned at turn {seen.turn}. {where}]"
 
 
 def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
@@ -554,14 +564,16 @@ class AgentLoop:
     def _result(self, call: ToolCall, ok: bool, content: str) -> None:
         size = len(content)
         offload_path, same_as = None, ""
-        earlier = self.journal.history.read_in_view(call.name, content) if ok else None
-        pointer = unchanged_read_notice(call.name, *earlier, size) if earlier is not None else ""
+        spec = self.registry.get(call.name)
+        digest = output_digest(content) if ok and spec is not None and spec.gathers_information else ""
+        earlier = self.journal.history.output_in_view(digest)
+        pointer = repeated_output_notice(call.name, earlier, size) if earlier is not None else ""
         if pointer and len(pointer) < size:  # the model has this very output already: point to it
-            same_as, content = earlier[0], pointer
+            same_as, content = earlier.call_id, pointer
         elif size > self.settings.offload_chars:
             offload_path, content = self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
-                                offload_path=offload_path, size=size, same_as=same_as))
+                                offload_path=offload_path, size=size, digest=digest, same_as=same_as))
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:

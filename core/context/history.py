@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.events import (
     AssistantMessage,
@@ -34,9 +34,14 @@ Message = dict[str, Any]
 # Answers to these reach the model as the result of the tool call that raised them.
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
-# Tools whose output depends only on what they read: the same output again tells the model
-# nothing new while the first one is still in its context.
-READ_ONLY_TOOLS = ("file_read", "memory_get")
+
+class OutputSeen(NamedTuple):
+    """An information tool's output in the context now: an identical one can point to it."""
+    call_id: str
+    turn: int
+    seq: int  # of its event; providers may reuse call ids
+    offload_path: str | None
+
 
 # Equivalent framings of a successful tool result. Which one a result gets is drawn from its
 # session and sequence number: reproducible on replay, yet varied enough that the model does not
@@ -78,8 +83,7 @@ class History:
     _seq: int = 0
     total_tokens: int = 0
     generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
-    # Outputs of read-only tools in the context now, by their text → (call id, turn, event seq).
-    _reads_in_view: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    _outputs_in_view: dict[str, OutputSeen] = field(default_factory=dict)  # by digest
     _turn: int = 0
 
     def _append(self, message: Message, seq: int | None = None) -> None:
@@ -87,11 +91,9 @@ class History:
         self.seqs.append(self._seq if seq is None else seq)
         self.tokens.append(UNCOUNTED)
 
-    def read_in_view(self, name: str, output: str) -> tuple[str, int] | None:
-        """The call (id, turn) whose output of the read-only tool `name` was exactly `output` and
-        is still in the context (not compacted away), if any."""
-        found = self._reads_in_view.get(output) if name in READ_ONLY_TOOLS else None
-        return found[:2] if found else None
+    def output_in_view(self, digest: str) -> OutputSeen | None:
+        """The earlier output with this digest, if the model still has it (not compacted away)."""
+        return self._outputs_in_view.get(digest) if digest else None
 
     def count(self, count_tokens: Callable[[str], int]) -> None:
         """Count the messages appended since the last call."""
@@ -133,8 +135,9 @@ class History:
                 else:
                     content = f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
-                if event.ok and event.name in READ_ONLY_TOOLS and not event.offload_path and not event.same_as:
-                    self._reads_in_view.setdefault(event.content, (event.call_id, self._turn, record.seq))
+                if event.digest and not event.same_as:
+                    self._outputs_in_view.setdefault(
+                        event.digest, OutputSeen(event.call_id, self._turn, record.seq, event.offload_path))
                 self._open_calls.discard(event.call_id)
                 if not self._open_calls and self._held:
                     for seq, held in self._held:
@@ -190,8 +193,8 @@ class History:
         self._append(summary, event.last_seq)
         for index in keep:
             self._restore(*old[index])
-        kept = set(self.seqs)  # by event seq: providers may reuse call ids
-        self._reads_in_view = {text: at for text, at in self._reads_in_view.items() if at[2] in kept}
+        kept = set(self.seqs)
+        self._outputs_in_view = {d: seen for d, seen in self._outputs_in_view.items() if seen.seq in kept}
 
     def _restore(self, message: Message, seq: int, tokens: int) -> None:
         self.messages.append(message)

@@ -313,6 +313,23 @@ async def test_a_re_read_after_compaction_dropped_the_first_shows_the_output_aga
     assert results["r3"].same_as == "r2"
     # A reopened session makes the same decision: its history knows which outputs are in view.
     reopened = Session.open(store, data_dir, session.id, model)
-    assert reopened.journal.history.read_in_view("file_read", results["r2"].content)[0] == "r2"
-    assert reopened.journal.history.read_in_view("file_read", results["r1"].content.replace("f39", "g39")) is None
-    assert reopened.journal.history.read_in_view("shell_run", results["r2"].content) is None
+    assert reopened.journal.history.output_in_view(results["r2"].digest).call_id == "r2"
+    assert results["r1"].digest == results["r2"].digest  # r1's entry went with the compaction
+    assert len(reopened.journal.history._outputs_in_view) == len(session.journal.history._outputs_in_view)
+
+
+async def test_a_repeated_large_listing_points_to_the_saved_output(store, data_dir, workdir):
+    for i in range(400):  # a listing over 4,000 characters: offloaded
+        (workdir / f"file_{i:03d}.txt").write_text("x", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_list", call_id="l1")), reply("", call("file_list", call_id="l2")),
+                           reply("", call("shell_run", call_id="s1", command="ls")),
+                           reply("", call("shell_run", call_id="s2", command="ls")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    results = {e.call_id: e for e in events_of(session, ToolResult)}
+    first, again = results["l1"], results["l2"]
+    assert first.offload_path and not again.offload_path and again.same_as == "l1"
+    assert f"the whole of it is in offload:{first.offload_path.split('/')[-1]}" in again.content
+    # A command's output is not information gathered: shown again (excerpted), never pointed to.
+    assert not results["s1"].digest and not results["s2"].same_as and results["s2"].offload_path
