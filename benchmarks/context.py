@@ -248,9 +248,9 @@ def tokens_of(text: str) -> tuple[int, ...]:
     return tuple(encode_tokens(TOKENIZER, text))
 
 
-def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: list[float]) -> dict:
-    reuse, prompt_total, cached_total, billed = [], 0, 0, 0.0
-    previous: list[tuple[int, ...]] | None = None
+def prompt_and_cached(requests: list[list[dict]], tools_tokens: int) -> list[tuple[int, int]]:
+    """Per request: its tokens, and those in its longest common prefix with the previous request."""
+    figures, previous = [], None
     for messages in requests:
         encoded = [tokens_of(json.dumps(m["role"]) + message_text(m)) for m in messages]
         prompt = tools_tokens + sum(len(e) for e in encoded)
@@ -267,10 +267,16 @@ def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: l
                     cached += 1
                 break
         previous = encoded
-        reuse.append(cached / prompt)
-        prompt_total += prompt
-        cached_total += cached
-        billed += cached * 0.1 + (prompt - cached) * 1.25
+        figures.append((prompt, cached))
+    return figures
+
+
+def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: list[float]) -> dict:
+    figures = prompt_and_cached(requests, tools_tokens)
+    reuse = [cached / prompt for prompt, cached in figures]
+    prompt_total = sum(prompt for prompt, _ in figures)
+    cached_total = sum(cached for _, cached in figures)
+    billed = sum(cached * 0.1 + (prompt - cached) * 1.25 for prompt, cached in figures)
     ordered = sorted(timings)
     return {"strategy": name, "turns": len(requests), "prefix_reuse": round(statistics.mean(reuse[1:]), 4),
             "prompt_tokens": prompt_total, "billed_input": round(billed),
@@ -278,6 +284,18 @@ def measure(name: str, requests: list[list[dict]], tools_tokens: int, timings: l
             "cached_share": round(cached_total / prompt_total, 4),
             "assembly_ms_median": round(statistics.median(ordered), 3),
             "assembly_ms_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3)}
+
+
+def reuse_by_stretch(requests: list[list[dict]], tools_tokens: int) -> str:
+    """Mean prefix reuse before the compaction, at the request that follows it, and after: where
+    the mean is lost. The compacted request is the first with fewer messages than the one before."""
+    reuse = [cached / prompt for prompt, cached in prompt_and_cached(requests, tools_tokens)]
+    at = next((i for i in range(1, len(requests)) if len(requests[i]) < len(requests[i - 1])), None)
+    if at is None:
+        return f"no compaction; mean {statistics.mean(reuse[1:]):.3f}"
+    after = reuse[at + 1:] or [float("nan")]
+    return (f"before the compaction {statistics.mean(reuse[1:at]):.3f} ({at - 1} requests), the compacted request "
+            f"{reuse[at]:.3f}, after it {statistics.mean(after):.3f} ({len(after)} requests)")
 
 
 def new_tokens_by_kind(requests: list[list[dict]]) -> dict[str, float]:
@@ -353,6 +371,7 @@ def main() -> None:
     ratio = tripane["billed_input"] / naive_row["billed_input"]
     print(f"\ntripane compactions: {compactions}; billed_input tripane/naive = {ratio:.3f} (target ≤ 0.2); "
           f"prefix_reuse {tripane['prefix_reuse']:.3f} (target ≥ 0.97)")
+    print("tripane prefix_reuse by stretch: " + reuse_by_stretch(main_requests, tools_tokens))
     split = new_tokens_by_kind(main_requests)
     print("tripane uncached tokens per request, mean: " + ", ".join(f"{k} {v:,}" for k, v in split.items()))
     scale = assembly_at_scale()
