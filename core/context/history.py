@@ -41,6 +41,7 @@ class OutputSeen(NamedTuple):
     turn: int
     seq: int  # of its event; providers may reuse call ids
     offload_path: str | None
+    content: str  # as the model saw it (an offloaded output's excerpt): shown again if needed
 
 
 # Equivalent framings of a successful tool result. Which one a result gets is drawn from its
@@ -60,6 +61,12 @@ def message_text(message: Message) -> str:
     for call in message.get("tool_calls") or ():
         parts.append(call["function"]["name"] + call["function"]["arguments"])
     return "\n".join(parts)
+
+
+def _observation(record: Record, content: str) -> str:
+    """A successful tool result as the model reads it, in the frame drawn for its event."""
+    frame = random.Random(f"{record.session_id}:{record.seq}").choice(OBSERVATION_FRAMES)
+    return frame.format(name=record.event.name, content=content)
 
 
 # Chat templates add a few tokens of framing per message.
@@ -84,6 +91,8 @@ class History:
     total_tokens: int = 0
     generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
     _outputs_in_view: dict[str, OutputSeen] = field(default_factory=dict)  # by digest
+    # Results that point to an earlier identical output, by their seq: (digest, record, as seen).
+    _pointers: dict[int, tuple[str, Record, OutputSeen]] = field(default_factory=dict)
     _turn: int = 0
 
     def _append(self, message: Message, seq: int | None = None) -> None:
@@ -129,15 +138,13 @@ class History:
                     message["content"] = "(empty reply)"
                 self._append(message)
             case ToolResult():
-                if event.ok:
-                    frame = random.Random(f"{record.session_id}:{record.seq}").choice(OBSERVATION_FRAMES)
-                    content = frame.format(name=event.name, content=event.content)
-                else:
-                    content = f"ERROR: {event.content}"
+                content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
-                if event.digest and not event.same_as:
-                    self._outputs_in_view.setdefault(
-                        event.digest, OutputSeen(event.call_id, self._turn, record.seq, event.offload_path))
+                seen = OutputSeen(event.call_id, self._turn, record.seq, event.offload_path, event.content)
+                if event.digest and event.same_as:
+                    self._pointers[record.seq] = (event.digest, record, seen)
+                elif event.digest:
+                    self._outputs_in_view.setdefault(event.digest, seen)
                 self._open_calls.discard(event.call_id)
                 if not self._open_calls and self._held:
                     for seq, held in self._held:
@@ -194,7 +201,19 @@ class History:
         for index in keep:
             self._restore(*old[index])
         kept = set(self.seqs)
-        self._outputs_in_view = {d: seen for d, seen in self._outputs_in_view.items() if seen.seq in kept}
+        in_view = {d: seen for d, seen in self._outputs_in_view.items() if seen.seq in kept}
+        self._pointers = {seq: pointer for seq, pointer in self._pointers.items() if seq in kept}
+        for index, seq in enumerate(self.seqs):  # a kept pointer whose output went: show the output
+            digest, record, pointer = self._pointers.get(seq, ("", None, None))
+            target = self._outputs_in_view.get(digest)
+            if record is None or target is None or target.seq in kept:
+                continue
+            self.messages[index] = {**self.messages[index], "content": _observation(record, target.content)}
+            self.total_tokens -= max(0, self.tokens[index])
+            self.tokens[index] = UNCOUNTED
+            del self._pointers[seq]
+            in_view.setdefault(digest, pointer._replace(content=target.content, offload_path=target.offload_path))
+        self._outputs_in_view = in_view
 
     def _restore(self, message: Message, seq: int, tokens: int) -> None:
         self.messages.append(message)

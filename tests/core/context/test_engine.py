@@ -293,29 +293,37 @@ async def test_an_unchanged_re_read_points_to_the_output_still_in_context(store,
 
 async def test_a_re_read_after_compaction_dropped_the_first_shows_the_output_again(store, data_dir, workdir):
     (workdir / "a.py").write_text("".join(f"def f{i}(): return {i}\n" for i in range(40)), encoding="utf-8")
+    (workdir / "b.py").write_text("".join(f"def g{i}(): return {i}\n" for i in range(40)), encoding="utf-8")
+    read = lambda cid, path: reply("", call("file_read", call_id=cid, path=path))  # noqa: E731
 
     def compact_now(request):
         session.request_compaction()
         return reply("", call("file_list", call_id="l1"))
     model = ScriptedModel(
-        [reply("", call("file_read", call_id="r1", path="a.py")), compact_now,
-         reply("", call("findings_add", title="Before compaction", body="a.py defines f0 to f39")),
-         reply("", call("file_list", call_id="l2")), reply("", call("file_read", call_id="r2", path="a.py")),
-         reply("", call("file_read", call_id="r3", path="a.py")), reply("", call("task_done", summary="ok"))],
-        side_replies=[ModelReply("Goal: read a.py. Done: read it.")])
-    session = make_session(store, data_dir, workdir, model, keep_turns=1)
+        [read("a1", "a.py"), read("b1", "b.py"), read("b2", "b.py"), compact_now,
+         reply("", call("findings_add", title="Before compaction", body="a.py and b.py define f and g")),
+         read("a2", "a.py"), read("a3", "a.py"), read("b3", "b.py"), reply("", call("task_done", summary="ok"))],
+        side_replies=[ModelReply("Goal: read a.py and b.py. Done: read them.")])
+    session = make_session(store, data_dir, workdir, model, keep_turns=3)
     assert await session.run() == "done"
 
     assert len(events_of(session, Compaction)) == 1
     results = {e.call_id: e for e in events_of(session, ToolResult)}
-    # r1 was compacted away, so r2 shows the file again; r3 points to r2, which is in view.
-    assert not results["r2"].same_as and "def f39" in results["r2"].content
-    assert results["r3"].same_as == "r2"
-    # A reopened session makes the same decision: its history knows which outputs are in view.
+    # a1 was compacted away, so a2 shows the file again; a3 points to a2, which is in view.
+    assert not results["a2"].same_as and "def f39" in results["a2"].content
+    assert results["a3"].same_as == "a2"
+    # b2 (a pointer to b1) was kept, b1 was not: the kept result now shows the output itself...
+    after = model.requests[-1].messages
+    b2 = next(m for m in after if m.get("tool_call_id") == "b2")
+    assert "def g39" in b2["content"] and "Unchanged" not in b2["content"]
+    assert not any(m.get("tool_call_id") == "b1" for m in after)
+    # ...and a later identical read points to it.
+    assert results["b3"].same_as == "b2"
+    # A reopened session rebuilds the same history and makes the same decisions.
     reopened = Session.open(store, data_dir, session.id, model)
-    assert reopened.journal.history.output_in_view(results["r2"].digest).call_id == "r2"
-    assert results["r1"].digest == results["r2"].digest  # r1's entry went with the compaction
-    assert len(reopened.journal.history._outputs_in_view) == len(session.journal.history._outputs_in_view)
+    assert dump(reopened.journal.history.messages) == dump(session.journal.history.messages)
+    assert reopened.journal.history.output_in_view(results["a2"].digest).call_id == "a2"
+    assert reopened.journal.history.output_in_view(results["b1"].digest).call_id == "b2"
 
 
 async def test_a_repeated_large_listing_points_to_the_saved_output(store, data_dir, workdir):
