@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget-usd", type=float, default=0.0, help="ask the person once this much is spent (0: no cap)")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
     run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
+    run.add_argument("--no-project-instructions", action="store_true",
+                     help="do not follow the workdir's AGENTS.md / CLAUDE.md (followed by default)")
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
@@ -218,7 +220,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     if args.command == "run":
         config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
                                max_turns=args.max_turns, approval=args.approve,
-                               budget_tokens=args.budget_tokens, budget_usd=args.budget_usd)
+                               budget_tokens=args.budget_tokens, budget_usd=args.budget_usd,
+                               project_instructions=not args.no_project_instructions)
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
     else:
         session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)

@@ -76,6 +76,9 @@ class SessionStarted(Event):
     strike_limit: int = 3
     budget_tokens: int = 0  # prompt + completion tokens after which the person is asked; 0: no cap
     budget_usd: float = 0.0  # the same for cost in US dollars; 0: no cap
+    # The workdir's AGENTS.md (or CLAUDE.md) as it was at the start, followed for the session.
+    instructions_file: str = ""
+    instructions: str = ""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.state import SessionState
 from core.context.engine import Assembled
+from core.context.project import read_project_instructions
 from core.events import (
     FileChanged,
     HumanAnswer,
@@ -65,6 +66,7 @@ class SessionConfig:
     strike_limit: int = 3
     budget_tokens: int = 0
     budget_usd: float = 0.0
+    project_instructions: bool = True  # follow the workdir's AGENTS.md / CLAUDE.md if it has one
 
     def __post_init__(self) -> None:
         if not self.task.strip():
@@ -107,6 +109,7 @@ class Session:
         workdir = Path(config.workdir).expanduser().resolve()
         if not workdir.is_dir():
             raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
+        instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, new_session_id(), model, **kwargs)
         store.create_session(session.id, task=config.task, model=config.model)
         session.journal.record(SessionStarted(
@@ -116,6 +119,7 @@ class Session:
             summary_model=config.summary_model, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
+            instructions_file=instructions_file, instructions=instructions,
         ))
         title = config.task.strip().splitlines()[0][:80]
         for change in session.memory.create(title=title, task=config.task):

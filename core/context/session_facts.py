@@ -1,5 +1,5 @@
 """The session's facts at the end of the system prompt: where the agent works, on what system,
-under which approval policy and limits, since when.
+under which approval policy and limits, since when, and the project's own instructions for agents.
 
 They are fixed for the session (taken from its first event), so the prefix stays byte-stable;
 they come last, so the text before them is the same for every session and a provider can serve
@@ -35,4 +35,7 @@ def session_facts(config: SessionStarted, started: str, risky_tools: list[str], 
         f"- Approvals: {approval}",
         f"- Limits: {limits}{budget}",
     ]
+    if config.instructions:
+        lines += ["", f"# Project instructions — {config.instructions_file} in the workdir, as it was when the "
+                      "session started", config.instructions]
     return "\n".join(lines)

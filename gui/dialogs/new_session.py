@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.context.project import INSTRUCTION_FILES
 from core.session import SessionConfig
 from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -36,6 +38,13 @@ class NewSessionDialog(QDialog):
         form.addRow("Model:", self.model)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
+        self.instructions = QCheckBox()
+        self.instructions.setChecked(True)
+        self.instructions.setToolTip("Instructions a project keeps for coding agents. They become part of the "
+                                     "agent's rules for this session, as the file is when the session starts.")
+        form.addRow("Project rules:", self.instructions)
+        self.workdir.textChanged.connect(self._show_instructions)
+        self._show_instructions()
         layout.addLayout(form)
         self.error = error_label()
         layout.addWidget(self.error)
@@ -46,6 +55,14 @@ class NewSessionDialog(QDialog):
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
         self.resize(620, 320)
+
+    def _show_instructions(self) -> None:
+        """Say which instructions file the agent will follow in the chosen folder, if any."""
+        folder = Path(self.workdir.text()).expanduser()
+        found = next((name for name in INSTRUCTION_FILES if (folder / name).is_file()), None)
+        self.instructions.setEnabled(found is not None)
+        self.instructions.setText(f"Follow the folder's {found}" if found else
+                                  f"None in this folder ({' or '.join(INSTRUCTION_FILES)})")
 
     def _accept(self) -> None:
         prefs = self.prefs
@@ -60,6 +77,7 @@ class NewSessionDialog(QDialog):
                 api_base=prefs.api_base.strip() or None, max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,
+                project_instructions=self.instructions.isChecked(),
             )
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))

@@ -74,6 +74,23 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     assert code == 0 and session_id in out
 
 
+def test_the_workdirs_agents_md_is_followed_unless_the_person_says_not(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "AGENTS.md").write_text("- Run the tests with `make check`.\n", encoding="utf-8")
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    systems = []
+    for flags in ((), ("--no-project-instructions",)):
+        with ScriptedServer(done) as server:
+            code, _, err = finish(tripane("run", "Check the project", "--model", "openai/scripted", "--api-base",
+                                          server.url, "--workdir", str(work), "--no-memory", *flags,
+                                          data_dir=tmp_path))
+            assert code == 0, err
+            systems.append(server.requests[0]["messages"][0]["content"])
+    assert "# Project instructions — AGENTS.md" in systems[0] and "`make check`" in systems[0]
+    assert "make check" not in systems[1]
+
+
 def license_script():
     """The agent asks which license, writes the person's answer to LICENSE, and is done."""
     return positional([

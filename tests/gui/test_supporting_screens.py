@@ -199,3 +199,21 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     config = dialog.config
     assert (config.task, config.model, config.danger_turn, config.budget_usd) == (
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5)
+
+
+def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(qtbot, workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini", workdir=str(workdir)))
+    qtbot.addWidget(dialog)
+    assert not dialog.instructions.isEnabled() and "None in this folder" in dialog.instructions.text()
+    (workdir / "AGENTS.md").write_text("- Run `make check`.\n", encoding="utf-8")
+    dialog.workdir.setText(str(workdir) + "/")  # the folder chosen again
+    assert dialog.instructions.isEnabled() and dialog.instructions.text() == "Follow the folder's AGENTS.md"
+    dialog.task.setPlainText("Tidy the changelog")
+    dialog._accept()
+    assert dialog.config.project_instructions is True
+    dialog.instructions.setChecked(False)
+    dialog._accept()
+    assert dialog.config.project_instructions is False

@@ -341,3 +341,44 @@ async def test_a_repeated_large_listing_points_to_the_saved_output(store, data_d
     assert f"the whole of it is in offload:{first.offload_path.split('/')[-1]}" in again.content
     # A command's output is not information gathered: shown again (excerpted), never pointed to.
     assert not results["s1"].digest and not results["s2"].same_as and results["s2"].offload_path
+
+
+async def test_the_projects_agents_md_joins_the_prefix_as_it_was_at_the_start(store, data_dir, workdir):
+    (workdir / "AGENTS.md").write_text("# Rules\n- Run tests with `make check`.\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_write", path="AGENTS.md", content="# Rules\n- Anything goes.\n")),
+                           reply("", call("file_list")), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    systems = {r.messages[0]["content"] for r in main_requests(model)}
+    assert len(systems) == 1  # the file changed during the session; the prefix did not
+    system = systems.pop()
+    assert system.endswith("# Project instructions — AGENTS.md in the workdir, as it was when the session "
+                           "started\n# Rules\n- Run tests with `make check`.")
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert (await reopened.inspect_context()).messages[0]["content"] == system
+
+
+async def test_project_instructions_can_be_left_out(store, data_dir, workdir):
+    (workdir / "AGENTS.md").write_text("- Always answer in French.\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, project_instructions=False)
+    assert await session.run() == "done"
+    assert "Always answer in French" not in model.requests[0].messages[0]["content"]
+    assert "# Project instructions" not in model.requests[0].messages[0]["content"]
+
+
+def test_project_instructions_are_found_cut_when_long_and_ignored_when_binary(tmp_path):
+    from core.context.project import MAX_INSTRUCTION_CHARS, read_project_instructions
+
+    assert read_project_instructions(tmp_path) == ("", "")
+    (tmp_path / "CLAUDE.md").write_text("Use tabs.\n", encoding="utf-8")
+    assert read_project_instructions(tmp_path) == ("CLAUDE.md", "Use tabs.")
+    (tmp_path / "AGENTS.md").write_text("".join(f"- rule {i}\n" for i in range(5000)), encoding="utf-8")
+    name, text = read_project_instructions(tmp_path)  # AGENTS.md first; cut at whole lines, says how to go on
+    assert name == "AGENTS.md" and len(text) < MAX_INSTRUCTION_CHARS + 200
+    shown = text.splitlines()[:-1]
+    assert shown[-1] == f"- rule {len(shown) - 1}"
+    assert f'file_read(path="AGENTS.md", offset={len(shown) + 1})' in text
+    (tmp_path / "AGENTS.md").write_bytes(b"\x00\x01binary")
+    assert read_project_instructions(tmp_path) == ("", "")
