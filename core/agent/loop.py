@@ -313,6 +313,9 @@ class AgentLoop:
             ], budget, counter)
             if zone.name != "full":
                 log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
+            if zone.tokens(counter) > budget:
+                log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
+                            "budget; choose a model with a larger window", window, zone.tokens(counter), budget)
             self.engine = ContextEngine(
                 system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
                 encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget,
@@ -361,7 +364,12 @@ class AgentLoop:
 
     async def _turn(self, flush: bool = False) -> None:
         assembled, plan_version = await self.assemble()
-        if not flush and assembled.tokens > assembled.budget and await self._compact():
+        # Over the budget: compact, unless what the summary would replace is under a tenth of the
+        # budget — the prefix and the last two turns alone are too big, as with a very small
+        # window, and a flush and a summary every turn would not help. The request then goes as it
+        # is (the budget leaves a quarter of the window spare); a provider overflow compacts anyway.
+        if (not flush and assembled.tokens > assembled.budget
+                and await self._compact(min_gain=assembled.budget // 10)):
             assembled, plan_version = await self.assemble()
         tool_choice = "auto"
         if flush and supports_tool_choice(self.state.model):
@@ -395,14 +403,19 @@ class AgentLoop:
 
     # --- compaction ------------------------------------------------------------------------------
 
-    async def _compact(self) -> bool:
+    async def _compact(self, min_gain: int = 0) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,
-        so the flush always runs before anything is cut. False if there is too little to compact."""
+        so the flush always runs before anything is cut. False if there is too little to compact:
+        no range, or one holding fewer than `min_gain` tokens (a flush and a summary every turn
+        would cost more than they save)."""
         config = self.state.config
         history = self.journal.history
-        if compaction.compactable_range(history, self.journal.records, config.keep_turns) is None:
+        assembled = (await self.assemble(remember=False))[0]  # counts every message's tokens
+        room = int(assembled.budget * compaction.KEPT_TURNS_SHARE)
+        span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
+        if span is None or compaction.range_tokens(history, *span) < min_gain:
             return False
-        tokens_before = (await self.assemble(remember=False))[0].tokens
+        tokens_before = assembled.tokens
         self._record(FlushRequested(resource_text("prompts", "flush.md")))
         self._allowed_groups = frozenset({"findings", "plan", "memory"})
         try:
@@ -411,7 +424,8 @@ class AgentLoop:
             self._allowed_groups = None
         if self.state.ended:
             return False
-        span = compaction.compactable_range(history, self.journal.records, config.keep_turns)
+        await self.assemble(remember=False)  # counts the flush turn's messages
+        span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None:
             return False
         first_seq, last_seq = span

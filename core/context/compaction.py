@@ -18,17 +18,43 @@ from core.paths import resource_text
 TRANSCRIPT_CHARS = 120_000  # what the summariser reads at most (its head and tail)
 
 
-def compactable_range(history: History, records: list[Record], keep_turns: int) -> tuple[int, int] | None:
+# The most of the budget the turns kept verbatim may take (seed 002, step 6: recent history
+# 20-30 %). Beyond it a compaction keeps fewer turns, never fewer than two (step 9).
+KEPT_TURNS_SHARE = 0.3
+MIN_KEPT_TURNS = 2
+
+
+def compactable_range(history: History, records: list[Record], keep_turns: int,
+                      room: int | None = None) -> tuple[int, int] | None:
     """(first_seq, last_seq) of the events to summarise, or None if there is too little history.
 
-    The first message (the task) always stays; the last `keep_turns` turns stay verbatim.
+    The first message (the task) always stays; the last `keep_turns` turns stay verbatim, or as
+    many of them (at least two) as fit in `room` tokens: five turns of long reads in a small
+    window would otherwise fill the context again right after the compaction.
     """
     turn_starts = [r.seq for r in records if isinstance(r.event, AssistantMessage)]
-    if len(turn_starts) <= keep_turns or len(history.seqs) < 3:
+    keep = kept_turns(history, turn_starts, keep_turns, room)
+    if len(turn_starts) <= keep or len(history.seqs) < 3:
         return None
-    last_seq = turn_starts[-keep_turns] - 1 if keep_turns else records[-1].seq
+    last_seq = turn_starts[-keep] - 1 if keep else records[-1].seq
     first_seq = history.seqs[1]
     return (first_seq, last_seq) if first_seq <= last_seq else None
+
+
+def kept_turns(history: History, turn_starts: list[int], keep_turns: int, room: int | None) -> int:
+    floor = min(MIN_KEPT_TURNS, keep_turns)
+    if room is None or not history.seqs:
+        return keep_turns
+    for keep in range(min(keep_turns, len(turn_starts)), floor, -1):
+        if range_tokens(history, turn_starts[-keep], history.seqs[-1]) <= room:
+            return keep
+    return floor
+
+
+def range_tokens(history: History, first_seq: int, last_seq: int) -> int:
+    """What compacting the range would take out of the context (before the summary goes in)."""
+    history_tokens = [t for t, seq in zip(history.tokens, history.seqs) if first_seq <= seq <= last_seq]
+    return sum(max(0, t) for t in history_tokens)
 
 
 def transcript(history: History, first_seq: int, last_seq: int) -> str:

@@ -42,8 +42,15 @@ class Assembled:
                 "zones": {zone.name: zone.tokens for zone in self.zones}}
 
 
+# The output reserve takes at most this share of the window: 4,096 tokens of an 8k local model's
+# window would leave the history almost nothing, though agent replies rarely need that much.
+MAX_RESERVE_SHARE = 1 / 8
+
+
 def budget_for(window: int, reserve_output: int) -> int:
-    return max(1024, int(window * BUDGET_SHARE) - reserve_output)
+    """Tokens a request may fill: window × 0.75 − the reserved output (seed 002, step 1)."""
+    reserve = min(reserve_output, int(window * MAX_RESERVE_SHARE))
+    return max(1024, int(window * BUDGET_SHARE) - reserve)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 
-from core.events import Compaction, HumanQuestion, Record, ToolResult
+from core.events import AssistantMessage, Compaction, HumanQuestion, Record, ToolResult
 from core.llm import ModelReply
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
@@ -382,3 +382,37 @@ def test_project_instructions_are_found_cut_when_long_and_ignored_when_binary(tm
     assert f'file_read(path="AGENTS.md", offset={len(shown) + 1})' in text
     (tmp_path / "AGENTS.md").write_bytes(b"\x00\x01binary")
     assert read_project_instructions(tmp_path) == ("", "")
+
+
+def test_the_output_reserve_takes_at_most_an_eighth_of_a_small_window():
+    from core.context.engine import budget_for
+    assert budget_for(128_000, 4096) == 96_000 - 4096  # a large window keeps the whole reserve
+    assert budget_for(8192, 4096) == 6144 - 1024  # an 8k local model keeps 5k for its context, not 2k
+
+
+async def test_a_small_window_keeps_fewer_turns_so_a_compaction_buys_room(store, data_dir, workdir):
+    """Five kept turns of long reads would fill an 8k model's context again at once, and every
+    turn would flush and summarise: a compaction keeps as many of the last turns as fit in 30 %
+    of the budget, never fewer than two, and the requests between compactions fit the budget."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(400)),
+                                      encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"r{i}", path="wide.txt", offset=1 + i * 20, limit=20))
+             for i in range(12)]
+    model = ScriptedModel([*reads, reply("", call("task_done", summary="ok"))],
+                          default=reply("", call("findings_add", title="t", body="b")),
+                          side_replies=[ModelReply("Goal: read wide.txt.")] * 20)
+    session = make_session(store, data_dir, workdir, model, context_window=8_000, reserve_output=1000,
+                           keep_turns=5)
+    assert await session.run() == "done"
+    compactions = events_of(session, Compaction)
+    assert 1 <= len(compactions) <= 4  # was a flush and a summary on nearly every turn
+    sent = [m.metrics for m in events_of(session, AssistantMessage) if not m.metrics.get("flush")]
+    assert all(sum(m["zones"].values()) <= m["budget"] for m in sent)
+    turn_starts = [r.seq for r in session.records if isinstance(r.event, AssistantMessage)]
+    for event in compactions:
+        kept = sum(1 for seq in turn_starts if seq > event.last_seq and seq < event_seq(session, event))
+        assert 2 <= kept < 5
+
+
+def event_seq(session: Session, event) -> int:
+    return next(r.seq for r in session.records if r.event is event)
