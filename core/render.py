@@ -63,7 +63,7 @@ def render(record: Record) -> str | None:
             skills = f" (skills injected: {', '.join(event.skills)})" if event.skills else ""
             return f"  🧠 long-term memory recalled{skills}"
         case Compaction():
-            return f"  ⇊ compaction of events {event.first_seq}-{event.last_seq}"
+            return f"  ⇊ compaction of events {event.first_seq}-{event.last_seq} ({compaction_sizes(event)})"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -71,3 +71,11 @@ def render(record: Record) -> str | None:
         case SessionEnded():
             return f"■ ended: {event.status} — {_short(event.summary, 400)}"
     return None
+
+
+def compaction_sizes(event: Compaction) -> str:
+    """How much the context held before and after, for people. Compactions recorded by earlier
+    builds hold no size after (0): only the size before is told."""
+    if event.tokens_after:
+        return f"{event.tokens_before:,} → {event.tokens_after:,} tokens"
+    return f"from {event.tokens_before:,} tokens"

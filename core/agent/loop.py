@@ -9,6 +9,7 @@ continues. `steps()` yields every event as it is recorded; the GUI, the CLI and 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import logging
@@ -31,7 +32,7 @@ from core.context.engine import (
     budget_for,
     choose_fixed_zone,
 )
-from core.context.history import OutputSeen
+from core.context.history import History, OutputSeen
 from core.context.session_facts import session_facts
 from core.context.tail import build_tail
 from core.events import (
@@ -322,7 +323,8 @@ class AgentLoop:
             )
         return self.engine
 
-    async def assemble(self, extra: list[dict] | None = None, remember: bool = True) -> tuple[Assembled, int]:
+    async def assemble(self, extra: list[dict] | None = None, remember: bool = True,
+                       history: History | None = None) -> tuple[Assembled, int]:
         engine = await self._ensure_engine()
         plan, version = self.memory.read(PLAN)
         # The full plan when it is new to the agent (first turn, or changed since it was last
@@ -332,7 +334,7 @@ class AgentLoop:
         tail = build_tail(self.state, plan, version, full_plan=full)
         if remember:
             self._plan_version_recited = version
-        return engine.assemble(self.journal.history, tail, extra, remember), version
+        return engine.assemble(history or self.journal.history, tail, extra, remember), version
 
     def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config
@@ -439,12 +441,20 @@ class AgentLoop:
             summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))
         event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=True,
                            tokens_before=tokens_before)
+        tokens_after = await self._tokens_after(event)
+        event = dataclass_replace(event, tokens_after=tokens_after)
         self._record(event)
-        tokens_after = (await self.assemble(remember=False))[0].tokens
-        compaction.save_summary(self.session_dir, dataclass_replace(event, tokens_after=tokens_after))
+        compaction.save_summary(self.session_dir, event)
         self._write_episode("compacted", summary.splitlines()[0][:300] if summary.strip() else "context compacted")
         self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after))
         return True
+
+    async def _tokens_after(self, event: Compaction) -> int:
+        """The size of the next request once `event` is applied, measured on a copy of the history
+        so that the event itself can carry it (the chat and the log show it)."""
+        preview = copy.deepcopy(self.journal.history)
+        preview.apply(Record(self.state.session_id, self.state.last_seq + 1, "", event))
+        return (await self.assemble(remember=False, history=preview))[0].tokens
 
     # --- tool calls ------------------------------------------------------------------------------
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import html
 
-from core.events import HumanAnswer, ToolResult
+from core.events import Compaction, HumanAnswer, ToolResult
+from core.llm import ModelReply
 from core.memory.working import FINDINGS, PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
-from gui.qt import QPlainTextEdit, QPushButton, Qt
+from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt
 from gui.widgets.chat import MessageItem, ToolCard
 
 WAIT = 15_000  # ms; the first model turn loads the tokenizer in a worker thread
@@ -220,3 +221,23 @@ def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert session.state.status == "ended:aborted"
     assert any(isinstance(w, MessageItem) and w.role == "user" for w in window.chat.items())
+
+
+def test_a_compaction_shows_in_the_chat_with_the_context_size_before_and_after(qtbot, make_window, workdir):
+    """A local model's 8k window: long reads fill it within a few turns and the context is compacted."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
+                                      encoding="utf-8")
+    reads = [reply("", call("file_read", path="wide.txt", offset=1 + i * 20, limit=20)) for i in range(8)]
+    model = ScriptedModel([*reads, reply("", call("task_done", summary="read"))],
+                          default=reply("", call("findings_add", title="Rows", body="All alike.")),
+                          side_replies=[ModelReply("Goal: read wide.txt. Pending: report.")] * 5)
+    window = make_window(model)
+    session = start(window, workdir, context_window=8_000, reserve_output=1000)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+    compactions = [r.event for r in session.records if isinstance(r.event, Compaction)]
+    notices = [w.text() for w in window.chat.items() if isinstance(w, QLabel) and "compacted" in w.text()]
+    assert compactions and notices == [
+        f"⇊ Context compacted ({e.tokens_before:,} → {e.tokens_after:,} tokens); the summary is in "
+        "compaction/summaries.jsonl" for e in compactions]
+    assert all(0 < e.tokens_after < e.tokens_before for e in compactions)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 
 from core.events import AssistantMessage, Compaction, HumanQuestion, Record, ToolResult
 from core.llm import ModelReply
 from core.memory.working import PLAN
+from core.render import compaction_sizes, render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, person_edits_plan
@@ -112,7 +114,14 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
     flush_at, compaction_at = kinds.index("flush_requested"), kinds.index("compaction")
     assert flush_at < compaction_at
     event = events_of(session, Compaction)[0]
-    assert event.flush_done and event.tokens_after < event.tokens_before
+    assert event.flush_done and 0 < event.tokens_after < event.tokens_before
+    # The event carries the size of the request that followed it (the chat shows "before → after").
+    next_turn = [m for m in events_of(session, AssistantMessage) if not m.metrics.get("flush")][-1]
+    assert event.tokens_after == next_turn.metrics["prompt_tokens_est"]
+    shown = render(next(r for r in session.records if r.event is event))
+    assert shown.endswith(f"({event.tokens_before:,} → {event.tokens_after:,} tokens)")
+    # A compaction recorded before the size after was measured says only the size before.
+    assert compaction_sizes(replace(event, tokens_after=0)) == f"from {event.tokens_before:,} tokens"
     # The flush turn could only write findings; its file_read was refused, not run.
     refused = [e for e in events_of(session, ToolResult) if e.call_id == "sneaky"][0]
     assert not refused.ok and "not allowed in this step" in refused.content
