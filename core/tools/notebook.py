@@ -55,6 +55,10 @@ async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
     """
     if not body.strip():
         raise ToolError("findings_add needs a non-empty body.")
+    # The same finding again (a flush before each compaction invites it) would only bury the others.
+    current, version = ctx.memory.read(FINDINGS)
+    if f"] {title.strip()}\n{body.strip()}\n" in current:
+        return f"Already in findings.md (version {version}) with this title and text; nothing added."
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
     change = ctx.memory.append(FINDINGS, f"\n## [{stamp}] {title.strip()}\n{body.strip()}\n", author="agent")
     ctx.events.append(change)
