@@ -314,13 +314,13 @@ class AgentLoop:
             ], budget, counter)
             if zone.name != "full":
                 log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
-            if zone.tokens(counter) > budget:
-                log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
-                            "budget; choose a model with a larger window", window, zone.tokens(counter), budget)
             self.engine = ContextEngine(
                 system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
                 encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget,
             )
+            if self.engine.prefix_tokens > budget:
+                log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
+                            "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
         return self.engine
 
     async def assemble(self, extra: list[dict] | None = None, remember: bool = True,
@@ -334,7 +334,8 @@ class AgentLoop:
         tail = build_tail(self.state, plan, version, full_plan=full)
         if remember:
             self._plan_version_recited = version
-        return engine.assemble(history or self.journal.history, tail, extra, remember), version
+        history = self.journal.history if history is None else history
+        return engine.assemble(history, tail, extra, remember), version
 
     def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config
@@ -371,7 +372,7 @@ class AgentLoop:
         # window, and a flush and a summary every turn would not help. The request then goes as it
         # is (the budget leaves a quarter of the window spare); a provider overflow compacts anyway.
         if (not flush and assembled.tokens > assembled.budget
-                and await self._compact(min_gain=assembled.budget // 10)):
+                and await self._compact(min_gain=assembled.budget // 10, assembled=assembled)):
             assembled, plan_version = await self.assemble()
         tool_choice = "auto"
         if flush and supports_tool_choice(self.state.model):
@@ -405,14 +406,15 @@ class AgentLoop:
 
     # --- compaction ------------------------------------------------------------------------------
 
-    async def _compact(self, min_gain: int = 0) -> bool:
+    async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,
         so the flush always runs before anything is cut. False if there is too little to compact:
         no range, or one holding fewer than `min_gain` tokens (a flush and a summary every turn
-        would cost more than they save)."""
+        would cost more than they save). `assembled`: the request just built, if any."""
         config = self.state.config
         history = self.journal.history
-        assembled = (await self.assemble(remember=False))[0]  # counts every message's tokens
+        if assembled is None:  # assembling counts every message's tokens
+            assembled = (await self.assemble(remember=False))[0]
         room = int(assembled.budget * compaction.KEPT_TURNS_SHARE)
         span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None or compaction.range_tokens(history, *span) < min_gain:
@@ -426,7 +428,7 @@ class AgentLoop:
             self._allowed_groups = None
         if self.state.ended:
             return False
-        await self.assemble(remember=False)  # counts the flush turn's messages
+        history.count(self.engine.count_tokens)  # the flush turn's messages
         span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None:
             return False

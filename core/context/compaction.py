@@ -42,13 +42,13 @@ def compactable_range(history: History, records: list[Record], keep_turns: int,
 
 
 def kept_turns(history: History, turn_starts: list[int], keep_turns: int, room: int | None) -> int:
-    floor = min(MIN_KEPT_TURNS, keep_turns)
+    """`keep_turns`, or fewer (never under two) until the last turns fit in `room` tokens."""
     if room is None or not history.seqs:
         return keep_turns
-    for keep in range(min(keep_turns, len(turn_starts)), floor, -1):
-        if range_tokens(history, turn_starts[-keep], history.seqs[-1]) <= room:
-            return keep
-    return floor
+    keep, floor = min(keep_turns, len(turn_starts)), min(MIN_KEPT_TURNS, keep_turns)
+    while keep > floor and range_tokens(history, turn_starts[-keep], history.seqs[-1]) > room:
+        keep -= 1
+    return keep
 
 
 def range_tokens(history: History, first_seq: int, last_seq: int) -> int:

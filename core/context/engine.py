@@ -92,6 +92,10 @@ class ContextEngine:
         self._prefix_tokens = FixedZone("", self.system_prompt, self.tools).tokens(self.count_tokens)
 
     @property
+    def prefix_tokens(self) -> int:
+        return self._prefix_tokens
+
+    @property
     def system_message(self) -> Message:
         return {"role": "system", "content": self.system_prompt}
 

@@ -55,12 +55,13 @@ async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
     """
     if not body.strip():
         raise ToolError("findings_add needs a non-empty body.")
+    entry = f"{title.strip()}\n{body.strip()}\n"
     # The same finding again (a flush before each compaction invites it) would only bury the others.
     current, version = ctx.memory.read(FINDINGS)
-    if f"] {title.strip()}\n{body.strip()}\n" in current:
+    if f"] {entry}" in current:
         return f"Already in findings.md (version {version}) with this title and text; nothing added."
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
-    change = ctx.memory.append(FINDINGS, f"\n## [{stamp}] {title.strip()}\n{body.strip()}\n", author="agent")
+    change = ctx.memory.append(FINDINGS, f"\n## [{stamp}] {entry}", author="agent")
     ctx.events.append(change)
     return f"Finding recorded in findings.md (version {change.version})."
 
