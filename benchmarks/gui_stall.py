@@ -49,7 +49,7 @@ class StreamingModel:
     def __init__(self):
         self.calls = 0
 
-    async def complete(self, request: ModelRequest, on_text=None) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text=None, on_retry=None) -> ModelReply:
         if not request.tools or request.tool_choice == "none":
             return ModelReply("summary")
         self.calls += 1

@@ -242,12 +242,15 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 async def _drive(session, as_json: bool) -> int:
     from core.events import HumanQuestion, Record
     from core.export import record_json
+    from core.journal import StatusChanged
     from core.render import render
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
 
     def show(notice) -> None:
+        if isinstance(notice, StatusChanged) and notice.activity == "retrying":
+            print(f"tripane: {notice.detail}", file=sys.stderr, flush=True)  # stdout stays the events
         if not isinstance(notice, Record):
             return
         if as_json:

@@ -32,7 +32,8 @@ class StatusChanged:
     """Something a view shows changed without a stored event (e.g. a model call started)."""
 
     session_id: str
-    activity: str  # thinking | running_tool | idle
+    activity: str  # thinking | retrying | running_tool | compacting | idle
+    detail: str = ""  # what a person should know about it (for retrying: why, and when)
 
 
 Notice = Record | TextDelta | StatusChanged

@@ -36,7 +36,7 @@ class ModelRequest:
     tool_choice: str | None = None  # auto | none | required
     api_base: str | None = None
     max_tokens: int | None = None
-    timeout_s: float = 180.0
+    timeout_s: float | None = None  # None: the client's; a quick probe sets its own
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,28 @@ class ModelError(Exception):
         self.retryable = retryable
 
 
+@dataclass(frozen=True)
+class Retry:
+    """A failed call about to be tried again. Shown to the person, so that a slow or flaky provider
+    reads as that and not as a frozen app, and so that a reply cut off midway is dropped from view."""
+
+    error: ModelError
+    attempt: int  # the attempt about to be made: 2 or more
+    attempts: int  # how many attempts in all
+    delay_s: float
+
+    def describe(self) -> str:
+        return (f"{str(self.error).rstrip('.')}. Trying again in {self.delay_s:.0f} s "
+                f"(attempt {self.attempt} of {self.attempts}).")
+
+
 TextSink = Callable[[str], None]
+RetrySink = Callable[[Retry], None]
 
 
 class ModelClient(Protocol):
-    async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply: ...
+    async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
+                       on_retry: RetrySink | None = None) -> ModelReply: ...
 
 
 _litellm: Any = None
@@ -114,13 +131,18 @@ class LiteLLMClient:
         *,
         retries: int = 4,
         backoff_s: float = 1.0,
+        timeout_s: float = 180.0,
         api_key: Callable[[str, str | None], str | None] | None = None,
     ):
         self.retries = retries
         self.backoff_s = backoff_s
+        # How long the provider may stay silent: before its first byte, and between two pieces of a
+        # streamed reply (a long reply from a slow model may take longer than this in all).
+        self.timeout_s = timeout_s
         self._api_key = api_key
 
-    async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
+                       on_retry: RetrySink | None = None) -> ModelReply:
         if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()
@@ -132,16 +154,19 @@ class LiteLLMClient:
                     raise
                 delay = self.backoff_s * (2**attempt) * (0.75 + random.random() / 2)
                 log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay)
+                if on_retry:
+                    on_retry(Retry(exc, attempt + 2, self.retries + 1, delay))
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None) -> ModelReply:
+        timeout_s = request.timeout_s or self.timeout_s
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.messages,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "timeout": request.timeout_s,
+            "timeout": timeout_s,
             "num_retries": 0,  # retries are ours, so they are visible and bounded
         }
         if request.tools:
@@ -163,7 +188,7 @@ class LiteLLMClient:
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
-            raise classify(litellm, exc) from exc
+            raise classify(litellm, exc, timeout_s) from exc
 
 
 async def _import_off_loop() -> Any:
@@ -221,8 +246,10 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
     return Usage(prompt, completion, cached, cost)
 
 
-def classify(litellm: Any, exc: Exception) -> ModelError:
+def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> ModelError:
     """Map a provider failure onto a plain message and whether trying again may help."""
+    if getattr(exc, "is_pre_first_chunk", None) is not None:  # litellm's MidStreamFallbackError
+        return _broken_off(litellm, exc, timeout_s)
     retryable = (
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
         litellm.Timeout, litellm.APIConnectionError,
@@ -241,7 +268,8 @@ def classify(litellm: Any, exc: Exception) -> ModelError:
     if isinstance(exc, litellm.RateLimitError):
         return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True)
     if isinstance(exc, litellm.Timeout):
-        return ModelError("timeout", f"The provider did not answer in time: {detail}", retryable=True)
+        within = f" within {timeout_s:g} s" if timeout_s else " in time"
+        return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     if isinstance(exc, litellm.APIConnectionError) or "Connection error" in detail:
@@ -251,6 +279,25 @@ def classify(litellm: Any, exc: Exception) -> ModelError:
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
+    """A streamed reply that stopped midway: the provider went silent or the connection dropped.
+
+    litellm wraps the cause in a MidStreamFallbackError whose text repeats it three times; the
+    person needs to know that the reply broke off and why, in a line. Tried again like any
+    connection failure; the part already received is dropped (the retry streams it anew)."""
+    cause = getattr(exc, "original_exception", None)
+    if exc.is_pre_first_chunk and cause is not None:  # nothing came: an ordinary failure to answer
+        return classify(litellm, cause, timeout_s)
+    reason = str(cause or exc).split("\n")[0].rsplit(" - ", 1)[-1][:300]
+    if "timeout" in reason.lower() or isinstance(cause, litellm.Timeout):
+        silent = f"for {timeout_s:g} s" if timeout_s else "until the timeout"
+        return ModelError("timeout", f"The provider stopped in the middle of its reply: nothing more came {silent}.",
+                          retryable=True)
+    if "payload is not completed" in reason or "connection" in reason.lower():
+        reason = "the connection closed before the reply was complete"  # the transport's words say no more
+    return ModelError("connection", f"The provider's reply broke off in the middle: {reason}.", retryable=True)
 
 
 # --- tokens and model facts (litellm's bundled tokenizers: nothing is downloaded) ----------------

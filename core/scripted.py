@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import ToolCall, Usage
-from core.llm import ModelError, ModelReply, ModelRequest, TextSink
+from core.llm import ModelError, ModelReply, ModelRequest, RetrySink, TextSink
 
 Step = ModelReply | ModelError | Callable[[ModelRequest], "ModelReply | ModelError"]
 
@@ -40,7 +40,8 @@ class ScriptedModel:
     default: ModelReply | None = None
     _main_calls: int = 0
 
-    async def complete(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
+                       on_retry: RetrySink | None = None) -> ModelReply:
         self.requests.append(request)
         if request.tool_choice == "none" or not request.tools:
             result: ModelReply | ModelError = (

@@ -16,7 +16,7 @@ from gui.qt import QObject, Signal
 class SessionBridge(QObject):
     record_added = Signal(object)  # core.events.Record
     text_streamed = Signal(str)  # a piece of the reply being written
-    activity_changed = Signal(str)  # thinking | running_tool | idle
+    activity_changed = Signal(str, str)  # activity (thinking, retrying, running_tool, …), its detail
 
     def __init__(self, session: Session, parent: QObject | None = None):
         super().__init__(parent)
@@ -29,7 +29,7 @@ class SessionBridge(QObject):
         elif isinstance(notice, TextDelta):
             self.text_streamed.emit(notice.text)
         elif isinstance(notice, StatusChanged):
-            self.activity_changed.emit(notice.activity)
+            self.activity_changed.emit(notice.activity, notice.detail)
 
     def detach(self) -> None:
         self._unsubscribe()

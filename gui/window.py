@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         self._watch(session)
         self.session = session
         self._activity = "idle"
+        self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name))
@@ -306,7 +307,8 @@ class MainWindow(QMainWindow):
         bridge = SessionBridge(session, self)
         bridge.record_added.connect(lambda record, s=session: self.on_bridge_record_added(s, record))
         bridge.text_streamed.connect(lambda text, s=session: s is self.session and self.chat.stream(text))
-        bridge.activity_changed.connect(lambda activity, s=session: self.on_bridge_activity_changed(s, activity))
+        bridge.activity_changed.connect(
+            lambda activity, detail, s=session: self.on_bridge_activity_changed(s, activity, detail))
         self.bridges[session.id] = bridge
 
     def new_session(self) -> None:
@@ -430,10 +432,17 @@ class MainWindow(QMainWindow):
             self.panes[event.file].refresh()
         self._update_controls()
 
-    def on_bridge_activity_changed(self, session: Session, activity: str) -> None:
-        if session is self.session:
-            self._activity = activity
-            self._update_controls()
+    def on_bridge_activity_changed(self, session: Session, activity: str, detail: str = "") -> None:
+        if session is not self.session:
+            return
+        if activity == "retrying":
+            # The part of the reply already shown is dropped: the retry streams the reply anew.
+            self.chat.discard_live()
+            self.statusBar().showMessage(f"↻ {detail}")
+        elif self._activity == "retrying":
+            self.statusBar().clearMessage()
+        self._activity = activity
+        self._update_controls()
 
     def _update_controls(self) -> None:
         session = self.session

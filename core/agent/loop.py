@@ -349,9 +349,11 @@ class AgentLoop:
         session_id = self.state.session_id
         self.journal.notify(StatusChanged(session_id, "thinking"))
         try:
-            return await self.control.interruptible(
-                self.model.complete(request, lambda text: self.journal.notify(TextDelta(session_id, text)))
-            )
+            return await self.control.interruptible(self.model.complete(
+                request,
+                lambda text: self.journal.notify(TextDelta(session_id, text)),
+                lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe())),
+            ))
         except ModelError as exc:
             if not end_on_error:
                 raise

@@ -274,6 +274,10 @@ class ChatView(QScrollArea):
             self._follow = self._at_bottom()
             self._live.set_text(self._live_text)
 
+    def discard_live(self) -> None:
+        """Drop the reply being streamed (its call failed and is being tried again)."""
+        self._finish_live("")
+
     def _finish_live(self, final_text: str) -> None:
         self._render_timer.stop()
         if self._live is not None:

@@ -9,6 +9,7 @@ from gui.qt import QLabel, QStatusBar
 
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
+    "retrying": ("↻ Retrying the model", "waiting"), "compacting": ("● Compacting the context", "running"),
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
 }

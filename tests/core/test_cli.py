@@ -91,6 +91,23 @@ def test_the_workdirs_agents_md_is_followed_unless_the_person_says_not(tmp_path)
     assert "make check" not in systems[1]
 
 
+def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_path):
+    finished = Turn(text="All checked.", tool_calls=(tool("task_done", summary="ok"),))
+    served = []
+
+    def script(request):
+        served.append(request)
+        return Turn(text=finished.text, tool_calls=finished.tool_calls, break_after=2) if len(served) == 1 else finished
+
+    with ScriptedServer(script) as server:
+        code, out, err = finish(tripane("run", "Check the project", "--model", "openai/scripted", "--api-base",
+                                        server.url, "--workdir", str(tmp_path), "--no-memory", data_dir=tmp_path))
+    assert code == 0, err
+    assert len(served) == 2
+    assert "tripane: The provider's reply broke off in the middle: " in err and "(attempt 2 of 5)." in err
+    assert "broke off" not in out and out.count("All checked.") == 1
+
+
 def license_script():
     """The agent asks which license, writes the person's answer to LICENSE, and is done."""
     return positional([

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.events import AssistantMessage, ErrorRecorded, ToolResult
+from core.journal import StatusChanged, TextDelta
 from core.llm import LiteLLMClient, ModelError, ModelRequest
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
@@ -77,6 +78,68 @@ async def test_unreachable_server_is_a_connection_error():
         await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                              api_base="http://127.0.0.1:9/v1", timeout_s=5))
     assert failed.value.kind in ("connection", "timeout", "server")
+
+
+def first_then(first: Turn, then: Turn):
+    """A script whose first request gets `first` and every later one (the retries) `then`."""
+    calls = []
+
+    def script(request):
+        calls.append(request)
+        return first if len(calls) == 1 else then
+    return script
+
+
+async def test_a_silent_provider_is_a_timeout_that_says_how_long_it_waited():
+    with ScriptedServer(lambda request: Turn(text="late", delay_s=3)) as server:
+        with pytest.raises(ModelError) as failed:
+            await LiteLLMClient(retries=0, timeout_s=0.5).complete(
+                ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert failed.value.kind == "timeout" and failed.value.retryable
+    assert str(failed.value) == "The provider did not answer within 0.5 s."
+    assert len(server.requests) == 1  # no retry hidden below ours
+
+
+@pytest.mark.parametrize("stall_s, kind, says", [
+    (3, "timeout", "The provider stopped in the middle of its reply: nothing more came for 0.5 s."),
+    (0, "connection", "The provider's reply broke off in the middle: the connection closed before the reply was "
+                      "complete."),
+])
+async def test_a_reply_that_breaks_off_midway_is_tried_again_and_the_person_is_told(stall_s, kind, says):
+    text = "A reply long enough to arrive in several pieces."
+    script = first_then(Turn(text=text, break_after=3, stall_s=stall_s), Turn(text=text))
+    streamed, retries = [], []
+    with ScriptedServer(script) as server:
+        reply = await LiteLLMClient(retries=2, backoff_s=0.01, timeout_s=0.5).complete(
+            ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}], api_base=server.url),
+            streamed.append, retries.append)
+    assert reply.text == text and len(server.requests) == 2
+    [retry] = retries
+    assert retry.error.kind == kind and str(retry.error).startswith(says)
+    assert "MidStreamFallbackError" not in str(retry.error)  # litellm's wrapper is not the person's business
+    assert (retry.attempt, retry.attempts) == (2, 3)
+    assert retry.describe().startswith(says) and retry.describe().endswith("(attempt 2 of 3).")
+    # The first two pieces came before the break; the whole reply came again after it.
+    assert "".join(streamed) == text[:16] + text
+
+
+async def test_a_session_rides_out_a_broken_reply_and_records_it_once(store, data_dir, workdir):
+    done = Turn(text="Checked.", tool_calls=(tool("task_done", summary="ok"),))
+    script = first_then(Turn(text="Checked.", tool_calls=done.tool_calls, break_after=2, stall_s=3), done)
+    notices = []
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, LiteLLMClient(retries=2, backoff_s=0.01, timeout_s=0.5),
+                               model="openai/scripted", api_base=server.url)
+        session.subscribe(notices.append)
+        assert await session.run() == "done"
+    [retrying] = [n for n in notices if isinstance(n, StatusChanged) and n.activity == "retrying"]
+    assert retrying.detail.startswith("The provider stopped in the middle of its reply")
+    assert "attempt 2 of 3" in retrying.detail
+    # The view was told to start the reply afresh: after the notice, the reply streams whole.
+    after = notices[notices.index(retrying) + 1:]
+    assert "".join(n.text for n in after if isinstance(n, TextDelta)).startswith("Checked.")
+    assert [m.text for m in events_of(session, AssistantMessage)] == ["Checked."]
+    assert not events_of(session, ErrorRecorded)  # a failure that passed is not the agent's error
 
 
 async def test_malformed_tool_json_from_the_wire_is_survived(store, data_dir, workdir):

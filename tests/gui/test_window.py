@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 
 from core.events import Compaction, HumanAnswer, ToolResult
-from core.llm import ModelReply
+from core.llm import ModelError, ModelReply, Retry
 from core.memory.working import FINDINGS, PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
@@ -241,3 +242,32 @@ def test_a_compaction_shows_in_the_chat_with_the_context_size_before_and_after(q
         f"⇊ Context compacted ({e.tokens_before:,} → {e.tokens_after:,} tokens); the summary is in "
         "compaction/summaries.jsonl" for e in compactions]
     assert all(0 < e.tokens_after < e.tokens_before for e in compactions)
+
+
+def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, make_window, workdir):
+    go_on = asyncio.Event()
+
+    class FlakyModel(ScriptedModel):
+        """The first call breaks off after a few words, as a stalled provider does, and is tried again."""
+
+        async def complete(self, request, on_text=None, on_retry=None):
+            if not self.requests:
+                on_text("Half a rep")
+                on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 4.0))
+                await go_on.wait()
+                on_text("The whole reply.")
+            return await super().complete(request, on_text, on_retry)
+
+    model = FlakyModel([reply("The whole reply.", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: window.status.state.text() == "↻ Retrying the model", timeout=WAIT)
+    assert window.statusBar().currentMessage() == (
+        "↻ The provider did not answer within 2 s. Trying again in 4 s (attempt 2 of 5).")
+    assert not any(isinstance(w, MessageItem) and w.role == "assistant" for w in window.chat.items())
+
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    replies = [w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant"]
+    assert [r.text for r in replies] == ["The whole reply."]
+    assert window.statusBar().currentMessage() == ""

@@ -22,7 +22,11 @@ class Turn:
     tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, raw JSON arguments)
     prompt_tokens: int = 100
     cached_tokens: int = 0
-    delay_s: float = 0.0
+    delay_s: float = 0.0  # silence before the reply
+    # A streamed reply that breaks off after this many chunks: the server goes silent for stall_s
+    # (then gives up), or, with stall_s 0, drops the connection.
+    break_after: int | None = None
+    stall_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,11 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for chunk in _chunks(body, step):
+            for index, chunk in enumerate(_chunks(body, step)):
+                if index == step.break_after:
+                    time.sleep(step.stall_s)
+                    self.close_connection = True  # the client has given up, or sees the connection drop
+                    return
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
             self._write_chunk(b"data: [DONE]\n\n")
             self._write_chunk(b"")
