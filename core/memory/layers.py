@@ -10,7 +10,6 @@ these files and can be rebuilt from them at any time. Every write passes `guard.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -19,6 +18,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from core.memory.guard import MemoryRefused, check
+from core.memory.working import atomic_write
 
 MEMORY_FILE = "MEMORY.md"
 SECTIONS = {"fact": "Facts", "preference": "Preferences", "lesson": "Lessons"}
@@ -216,7 +216,7 @@ class MemoryFiles:
                 if other.id != supersedes:
                     lines = _insert_in_section(lines, CONTRADICTIONS,
                                                f"- {new_id} may contradict {other.id}: “{text}” vs “{other.text}”")
-            _write_atomically(self.memory_path, "\n".join(lines) + "\n")
+            atomic_write(self.memory_path, "\n".join(lines) + "\n")
             return next(e for e in self.entries() if e.id == new_id)
 
     # --- procedural ------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ class MemoryFiles:
             skill = Skill(name=_one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
                           tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
                           successes=old.successes if old else 0, versions=versions)
-            _write_atomically(path, skill.to_markdown())
+            atomic_write(path, skill.to_markdown())
             return skill
 
     def record_skill_use(self, slug: str, succeeded: bool) -> None:
@@ -260,14 +260,7 @@ class MemoryFiles:
             skill = parse_skill(path.read_text(encoding="utf-8"), slug)
             skill.uses += 1
             skill.successes += int(succeeded)
-            _write_atomically(path, skill.to_markdown())
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A crash mid-write leaves the old file, never half of the new one."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+            atomic_write(path, skill.to_markdown())
 
 
 def _one_line(text: str, limit: int) -> str:

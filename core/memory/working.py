@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -240,21 +241,44 @@ def _append_diff(name: str, old_lines: int, appended: str) -> str:
     return f"--- a/{name}\n+++ b/{name}\n@@ -{start - 1},0 +{start},{len(added)} @@\n{body}"
 
 
+REPLACE_TRIES = 10  # about a second in all
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write so that a crash leaves either the old file or the new one, never half of either."""
+    """Write so that a crash leaves either the old file or the new one, never half of either.
+
+    A failed write (a full disk, say) leaves the old file and no temporary file beside it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text.encode("utf-8")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        _replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     if sys.platform != "win32":  # make the rename itself durable
         fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _replace(source: Path, target: Path) -> None:
+    """os.replace, tried again for a moment while another program holds the target: on Windows an
+    editor, a virus scanner or the search indexer opening the file makes the rename fail with
+    PermissionError (a sharing violation) until it lets go."""
+    for attempt in range(REPLACE_TRIES):
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            if attempt == REPLACE_TRIES - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
 
 
 def _read_text(path: Path) -> str:

@@ -40,6 +40,42 @@ def test_writes_are_atomic_and_versioned(memory):
     assert not [p for p in memory.folder.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_file_another_program_holds_for_a_moment_is_still_written(memory, monkeypatch):
+    """Windows refuses to rename over a file an editor or a virus scanner has open (a sharing
+    violation, PermissionError) until the other program lets go: the write waits for it."""
+    real_replace, refusals = os.replace, []
+
+    def held_twice(source, target):
+        if len(refusals) < 2:
+            refusals.append(target)
+            raise PermissionError(13, "The process cannot access the file because it is being used by another process")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", held_twice)
+    memory.write(PLAN, "# Plan\n\n- [ ] the new step\n", base_version=1, author="agent")
+    assert len(refusals) == 2
+    assert memory.read(PLAN) == ("# Plan\n\n- [ ] the new step\n", 2)
+
+
+@pytest.mark.parametrize("failure", [
+    PermissionError(13, "held by another program for good"),
+    OSError(28, "No space left on device"),
+])
+def test_a_write_that_cannot_finish_leaves_the_old_file_and_nothing_beside_it(memory, monkeypatch, failure):
+    before = memory.read(PLAN)
+    files_before = sorted(p.name for p in memory.folder.iterdir())
+
+    def fails(*args):
+        raise failure
+
+    monkeypatch.setattr(os, "replace" if isinstance(failure, PermissionError) else "fsync", fails)
+    with pytest.raises(OSError):
+        memory.write(PLAN, "# A plan that never lands\n", base_version=1, author="agent")
+    monkeypatch.undo()
+    assert memory.read(PLAN) == before
+    assert sorted(p.name for p in memory.folder.iterdir()) == files_before  # no temporary file left behind
+
+
 def test_a_stale_write_is_refused_with_the_current_text(memory):
     memory.write(PLAN, "the person's plan\n", base_version=1, author="user")
     with pytest.raises(WriteRefused) as refused:
