@@ -37,6 +37,10 @@ class ModelRequest:
     api_base: str | None = None
     max_tokens: int | None = None
     timeout_s: float | None = None  # None: the client's; a quick probe sets its own
+    # Indexes of the messages that end a stable part of the request (the system prompt; the last
+    # message before the tail). Providers that cache a prefix only up to a marked block (Claude)
+    # are told to cache there; the others find the common prefix by themselves.
+    cache_breakpoints: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,10 @@ class LiteLLMClient:
                 kwargs["tool_choice"] = request.tool_choice
         if request.api_base:
             kwargs["api_base"] = request.api_base
+        if request.cache_breakpoints and needs_cache_markers(request.model):
+            # litellm writes the provider's marker (cache_control on the message's last block).
+            kwargs["cache_control_injection_points"] = [
+                {"location": "message", "index": index} for index in request.cache_breakpoints[:MAX_CACHE_MARKERS]]
         if request.max_tokens:
             kwargs["max_tokens"] = request.max_tokens
         key = self._api_key(request.model, request.api_base) if self._api_key else None
@@ -301,6 +309,23 @@ def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
 
 
 # --- tokens and model facts (litellm's bundled tokenizers: nothing is downloaded) ----------------
+
+# Where Claude is served with Anthropic's own request format, which caches a prompt only up to a
+# block marked with cache_control: unmarked, a byte-stable prefix is billed in full every turn.
+# (OpenAI, DeepSeek, Gemini 2.5 and xAI cache common prefixes without being told.)
+EXPLICIT_CACHE_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex_ai", "azure_ai", "openrouter", "databricks"})
+MAX_CACHE_MARKERS = 4  # Anthropic refuses a request with more
+
+
+def needs_cache_markers(model: str) -> bool:
+    if "claude" not in model.lower():
+        return False
+    try:
+        provider = load_litellm().get_llm_provider(model)[1]
+    except Exception:  # a model string litellm cannot route fails on its own, with a clear message
+        return False
+    return provider in EXPLICIT_CACHE_PROVIDERS
+
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 

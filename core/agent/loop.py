@@ -337,12 +337,12 @@ class AgentLoop:
         history = self.journal.history if history is None else history
         return engine.assemble(history, tail, extra, remember), version
 
-    def _request(self, messages: list[dict], tool_choice: str = "auto") -> ModelRequest:
+    def _request(self, assembled: Assembled, tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config
         assert config is not None and self.engine is not None  # the messages were assembled by it
         return ModelRequest(
-            model=self.state.model, messages=messages, tools=self.engine.tools,
-            tool_choice=tool_choice, api_base=config.api_base,
+            model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
+            tool_choice=tool_choice, api_base=config.api_base, cache_breakpoints=assembled.cache_breakpoints,
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
@@ -380,14 +380,14 @@ class AgentLoop:
         if flush and supports_tool_choice(self.state.model):
             tool_choice = "required"
         try:
-            reply = await self._call_model(self._request(assembled.messages, tool_choice), end_on_error=False)
+            reply = await self._call_model(self._request(assembled, tool_choice), end_on_error=False)
         except ModelError as exc:
             # A window overflow is the one provider error compaction can cure: once, then give up.
             if exc.kind != "context_window" or flush or not await self._compact():
                 self._model_failed(exc)
                 return
             assembled, plan_version = await self.assemble()
-            reply = await self._call_model(self._request(assembled.messages))
+            reply = await self._call_model(self._request(assembled))
             if reply is None:
                 return
         self._plan_version_seen = plan_version
@@ -661,10 +661,9 @@ class AgentLoop:
         failure = self.state.failure(signature)
         prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=failure)
         assembled, _ = await self.assemble(extra=[{"role": "user", "content": prompt}], remember=False)
-        messages = assembled.messages
         self.journal.notify(StatusChanged(self.state.session_id, "thinking"))
         try:
-            reply = await self.control.interruptible(self.model.complete(self._request(messages, "none")))
+            reply = await self.control.interruptible(self.model.complete(self._request(assembled, "none")))
             reboot = parse_reboot(reply.text)
         except ModelError as exc:
             reboot = {key: "" for key in REBOOT_KEYS} | {"error": f"The reboot call failed: {exc}"}

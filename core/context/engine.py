@@ -35,6 +35,11 @@ class Assembled:
     tokens: int
     budget: int
     prefix_reuse: float  # longest common token prefix with the previous request ÷ this request
+    # Messages ending a part that the next request repeats byte for byte: the prefix, where the
+    # previous request's history ended (so a turn that added many blocks still finds the cache
+    # written there; Claude looks back only 20 blocks from a marker) and where this history ends,
+    # before the tail and any side call's extra messages.
+    cache_breakpoints: tuple[int, ...] = (0,)
 
     def metrics(self) -> dict[str, Any]:
         return {"prompt_tokens_est": self.tokens, "budget": self.budget,
@@ -110,6 +115,7 @@ class ContextEngine:
         messages = [self.system_message, *history.messages, *extra, tail_message]
         total = self._prefix_tokens + history.total_tokens + extra_tokens + tail_tokens
         reuse = self._common_prefix(history, messages) / total if total else 0.0
+        breakpoints = self._cache_breakpoints(history)
         if remember:
             self._previous = _Sent(messages, history.generation, len(history.messages), history.total_tokens)
         zones = (
@@ -117,7 +123,14 @@ class ContextEngine:
             Zone("history", history.total_tokens + extra_tokens, messages[1:-1]),
             Zone("tail", tail_tokens, [tail_message]),
         )
-        return Assembled(messages, zones, total, self.budget, reuse)
+        return Assembled(messages, zones, total, self.budget, reuse, breakpoints)
+
+    def _cache_breakpoints(self, history: History) -> tuple[int, ...]:
+        previous = self._previous
+        ends = [len(history.messages)]
+        if previous is not None and previous.generation == history.generation:
+            ends.insert(0, previous.history_len)
+        return (0, *sorted({end for end in ends if 0 < end <= len(history.messages)}))
 
     def _common_prefix(self, history: History, messages: list[Message]) -> int:
         """Tokens this request shares, from its start, with the previous one.

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.events import AssistantMessage, ErrorRecorded, ToolResult
 from core.journal import StatusChanged, TextDelta
-from core.llm import LiteLLMClient, ModelError, ModelRequest
+from core.llm import LiteLLMClient, ModelError, ModelRequest, needs_cache_markers
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
@@ -42,6 +44,66 @@ async def test_a_task_runs_end_to_end_through_litellm(store, data_dir, workdir):
     assert [t["function"]["name"] for t in first["tools"]] == [t["function"]["name"] for t in last["tools"]]
     assert first["messages"][0] == last["messages"][0]  # the system prompt, byte for byte
     assert last["messages"][-1]["content"].startswith("[Tripane — turn 4")
+    assert "cache_control" not in json.dumps(server.requests)  # OpenAI caches prefixes unasked
+
+
+def as_blocks(content) -> list:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def cached_view(body: dict) -> list[tuple[str, str]]:
+    """A Messages API request as Anthropic's cache sees it: tools, system and message blocks in
+    order, each with whether it carries a cache marker."""
+    blocks = [("tools", json.dumps(body["tools"], sort_keys=True), False)]
+    blocks += [("system", b["text"], "cache_control" in b) for b in as_blocks(body["system"])]
+    for message in body["messages"]:
+        for block in as_blocks(message["content"]):
+            plain = {k: v for k, v in block.items() if k != "cache_control"}
+            blocks.append((message["role"], json.dumps(plain, sort_keys=True), "cache_control" in block))
+    return blocks
+
+
+@pytest.mark.parametrize("model, marked", [
+    ("anthropic/claude-sonnet-4-5", True), ("anthropic/claude-3-5-haiku-latest", True),
+    ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", True), ("vertex_ai/claude-3-5-sonnet@20240620", True),
+    ("openrouter/anthropic/claude-3.5-sonnet", True),
+    ("openai/gpt-4o-mini", False), ("deepseek/deepseek-chat", False), ("ollama_chat/llama3.1", False),
+    ("openai/claude-sonnet-4-5", False),  # Claude behind an OpenAI-compatible gateway: its format, its caching
+])
+def test_only_claude_in_anthropics_format_needs_cache_markers(model, marked):
+    assert needs_cache_markers(model) is marked
+
+
+async def test_claude_is_told_to_cache_the_prefix_and_the_history_before_the_tail(store, data_dir, workdir):
+    """Anthropic caches a prompt only up to a block marked cache_control: unmarked, Tripane's
+    byte-stable prefix would be billed in full on every turn."""
+    (workdir / "notes.txt").write_text("alpha\n" * 50, encoding="utf-8")
+    script = positional([
+        Turn(text="Reading the notes.", tool_calls=(tool("file_read", "t1", path="notes.txt"),), prompt_tokens=3000),
+        Turn(tool_calls=(tool("findings_add", "t2", title="Notes", body="Fifty alphas."),),
+             prompt_tokens=3400, cached_tokens=3000),
+        Turn(tool_calls=(tool("task_done", "t3", summary="read"),), prompt_tokens=3500, cached_tokens=3400),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url)
+        assert await session.run() == "done"
+
+    views = [cached_view(body) for body in server.requests]
+    marks = [[i for i, (_, _, marked) in enumerate(view) if marked] for view in views]
+    for view, marked in zip(views, marks):
+        # The system prompt (with the tools before it) and the last block before the tail, which
+        # is the request's last block.
+        assert marked[0] == 1 and marked[-1] == len(view) - 2
+        assert json.loads(view[-1][1])["text"].startswith("[Tripane — turn")
+    # Where one request wrote the cache, the next repeats every block up to it and marks it
+    # again: a cache read, however many blocks the turn added.
+    for before, after, marked_before, marked_after in zip(views, views[1:], marks, marks[1:]):
+        end = marked_before[-1]
+        assert [b[:2] for b in after[:end + 1]] == [b[:2] for b in before[:end + 1]]
+        assert marked_after == [1, end, len(after) - 2]
+    usage = [m.usage for m in events_of(session, AssistantMessage)]
+    assert [(u.prompt_tokens, u.cached_tokens) for u in usage] == [(3000, 0), (3400, 3000), (3500, 3400)]
 
 
 async def test_rate_limit_then_success_is_retried():

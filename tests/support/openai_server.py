@@ -1,5 +1,8 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1, so tests run litellm's real code path.
 
+It also answers Anthropic's Messages API (POST .../messages), the format litellm speaks to Claude,
+so the prompt-caching markers Tripane asks litellm for can be seen as Anthropic receives them.
+
 Replies are chosen by a script from the request (by default: by the number of assistant messages
 in it, so a resumed session gets the replies the original run would have). It streams SSE chunks
 with tool-call deltas and a final usage chunk that reports cached tokens, like OpenAI does.
@@ -99,7 +102,9 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             if step.delay_s:
                 time.sleep(step.delay_s)
-            if body.get("stream"):
+            if self.path.endswith("/messages"):
+                self._send_events(_anthropic_events(body, step))
+            elif body.get("stream"):
                 self._stream(body, step)
             else:
                 self._send_json(200, _completion(body, step))
@@ -141,6 +146,14 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
             self._write_chunk(b"data: [DONE]\n\n")
             self._write_chunk(b"")
+
+        def _send_events(self, events: list[dict]) -> None:
+            data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def _write_chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -184,3 +197,28 @@ def _chunks(body: dict, step: Turn) -> list[dict]:
     out.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
                 "model": body.get("model"), "choices": [], "usage": _usage(step)})
     return out
+
+
+def _anthropic_events(body: dict, step: Turn) -> list[dict]:
+    """A streamed Messages API reply: text, then each tool call as a tool_use block. The prompt's
+    cached part is reported as Anthropic does, as cache reads beside the uncached input."""
+    blocks: list[tuple[dict, list[dict]]] = []
+    if step.text:
+        blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": step.text}]))
+    for call_id, name, arguments in step.tool_calls:
+        blocks.append(({"type": "tool_use", "id": call_id, "name": name, "input": {}},
+                       [{"type": "input_json_delta", "partial_json": arguments}]))
+    usage = {"input_tokens": step.prompt_tokens - step.cached_tokens, "output_tokens": 1,
+             "cache_read_input_tokens": step.cached_tokens, "cache_creation_input_tokens": 0}
+    events: list[dict] = [{"type": "message_start", "message": {
+        "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": usage}}]
+    for index, (start, deltas) in enumerate(blocks):
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events.extend({"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas)
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": "tool_use" if step.tool_calls else "end_turn",
+                                                      "stop_sequence": None},
+                   "usage": {"output_tokens": _usage(step)["completion_tokens"]}})
+    events.append({"type": "message_stop"})
+    return events

@@ -90,6 +90,11 @@ async def test_third_identical_error_opens_three_strike_question_with_reboot(sto
     assert attempts == [1, 2, 3]
     # The reboot is one model call without tools (tool_choice none), and no 4th turn ran.
     assert model.requests[-1].tool_choice == "none"
+    # It reads the cache the turns wrote: marked where the history ends, before its own prompt.
+    reboot_messages = model.requests[-1].messages
+    last_turn = model.requests[-2]
+    assert model.requests[-1].cache_breakpoints == (0, len(last_turn.messages) - 2, len(reboot_messages) - 3)
+    assert reboot_messages[-2]["content"].startswith("[Tripane: 3-Strike Protocol]")
     assert session.state.turn == 3
     progress, _ = session.read_file("progress.md")
     assert "ERROR (3rd attempt) in file_read" in progress and "3-STRIKE TRIGGERED" in progress

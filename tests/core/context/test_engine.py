@@ -70,6 +70,10 @@ async def test_prefix_is_byte_identical_and_history_append_only_over_50_turns(st
         # Everything before the tail is carried over unchanged: the new request extends the old one.
         kept = len(earlier.messages) - 1
         assert dump(later.messages[:kept]) == dump(earlier.messages[:kept])
+        # A provider that caches only up to a marked message (Claude) is told where that part ends,
+        # and the next request marks the same place again, where it reads that cache.
+        assert earlier.cache_breakpoints[0] == 0 and earlier.cache_breakpoints[-1] == kept - 1
+        assert later.cache_breakpoints == (0, kept - 1, len(later.messages) - 2)
     kinds = {r.event.kind for r in session.records}
     assert {"error", "human_answer", "file_changed", "tool_result"} <= kinds
     assert any(e.offload_path for e in events_of(session, ToolResult))
