@@ -244,9 +244,12 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
     completion = int(getattr(usage, "completion_tokens", 0) or 0)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
+    # Anthropic bills what a marked request writes to its cache at 1.25 × the input price.
+    written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt, completion_tokens=completion, cache_read_input_tokens=cached
+            model=model, prompt_tokens=prompt, completion_tokens=completion, cache_read_input_tokens=cached,
+            cache_creation_input_tokens=written,
         )
         cost = float(prompt_cost + completion_cost)
     except Exception:  # models without a known price (local, custom) cost nothing we can tell

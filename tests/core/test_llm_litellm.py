@@ -8,7 +8,13 @@ import pytest
 
 from core.events import AssistantMessage, ErrorRecorded, ToolResult
 from core.journal import StatusChanged, TextDelta
-from core.llm import LiteLLMClient, ModelError, ModelRequest, needs_cache_markers
+from core.llm import (
+    LiteLLMClient,
+    ModelError,
+    ModelRequest,
+    load_litellm,
+    needs_cache_markers,
+)
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
@@ -79,10 +85,12 @@ async def test_claude_is_told_to_cache_the_prefix_and_the_history_before_the_tai
     byte-stable prefix would be billed in full on every turn."""
     (workdir / "notes.txt").write_text("alpha\n" * 50, encoding="utf-8")
     script = positional([
-        Turn(text="Reading the notes.", tool_calls=(tool("file_read", "t1", path="notes.txt"),), prompt_tokens=3000),
+        Turn(text="Reading the notes.", tool_calls=(tool("file_read", "t1", path="notes.txt"),), prompt_tokens=3000,
+             cache_write_tokens=2900),
         Turn(tool_calls=(tool("findings_add", "t2", title="Notes", body="Fifty alphas."),),
-             prompt_tokens=3400, cached_tokens=3000),
-        Turn(tool_calls=(tool("task_done", "t3", summary="read"),), prompt_tokens=3500, cached_tokens=3400),
+             prompt_tokens=3400, cached_tokens=2900, cache_write_tokens=400),
+        Turn(tool_calls=(tool("task_done", "t3", summary="read"),), prompt_tokens=3500, cached_tokens=3300,
+             cache_write_tokens=100),
     ])
     with ScriptedServer(script) as server:
         session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
@@ -103,7 +111,14 @@ async def test_claude_is_told_to_cache_the_prefix_and_the_history_before_the_tai
         assert [b[:2] for b in after[:end + 1]] == [b[:2] for b in before[:end + 1]]
         assert marked_after == [1, end, len(after) - 2]
     usage = [m.usage for m in events_of(session, AssistantMessage)]
-    assert [(u.prompt_tokens, u.cached_tokens) for u in usage] == [(3000, 0), (3400, 3000), (3500, 3400)]
+    assert [(u.prompt_tokens, u.cached_tokens) for u in usage] == [(3000, 0), (3400, 2900), (3500, 3300)]
+    # Priced as Anthropic bills: cache reads at a tenth of the input price, writes at 1.25 times.
+    price = load_litellm().get_model_info("anthropic/claude-sonnet-4-5")
+    second = usage[1]
+    expected = (100 * price["input_cost_per_token"] + 2900 * price["cache_read_input_token_cost"]
+                + 400 * price["cache_creation_input_token_cost"]
+                + second.completion_tokens * price["output_cost_per_token"])
+    assert second.cost_usd == pytest.approx(expected)
 
 
 async def test_rate_limit_then_success_is_retried():

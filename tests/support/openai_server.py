@@ -25,6 +25,7 @@ class Turn:
     tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, raw JSON arguments)
     prompt_tokens: int = 100
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # Anthropic's format only: prompt tokens written to the cache
     delay_s: float = 0.0  # silence before the reply
     # A streamed reply that breaks off after this many chunks: the server goes silent for stall_s
     # (then gives up), or, with stall_s 0, drops the connection.
@@ -208,8 +209,8 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
     for call_id, name, arguments in step.tool_calls:
         blocks.append(({"type": "tool_use", "id": call_id, "name": name, "input": {}},
                        [{"type": "input_json_delta", "partial_json": arguments}]))
-    usage = {"input_tokens": step.prompt_tokens - step.cached_tokens, "output_tokens": 1,
-             "cache_read_input_tokens": step.cached_tokens, "cache_creation_input_tokens": 0}
+    usage = {"input_tokens": step.prompt_tokens - step.cached_tokens - step.cache_write_tokens, "output_tokens": 1,
+             "cache_read_input_tokens": step.cached_tokens, "cache_creation_input_tokens": step.cache_write_tokens}
     events: list[dict] = [{"type": "message_start", "message": {
         "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": usage}}]
