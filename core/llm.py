@@ -41,6 +41,10 @@ class ModelRequest:
     # message before the tail). Providers that cache a prefix only up to a marked block (Claude)
     # are told to cache there; the others find the common prefix by themselves.
     cache_breakpoints: tuple[int, ...] = ()
+    # The context size the session budgets for. Ollama sizes its context per request (num_ctx) and
+    # silently drops the start of a longer prompt (its default is a few thousand tokens), so it
+    # is told; other providers have a fixed window and say when a prompt does not fit.
+    window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ class LiteLLMClient:
             # litellm writes the provider's marker (cache_control on the message's last block).
             kwargs["cache_control_injection_points"] = [
                 {"location": "message", "index": index} for index in request.cache_breakpoints[:MAX_CACHE_MARKERS]]
+        if request.window and is_ollama(request.model):
+            kwargs["num_ctx"] = request.window
         if request.max_tokens:
             kwargs["max_tokens"] = request.max_tokens
         key = self._api_key(request.model, request.api_base) if self._api_key else None
@@ -318,6 +324,10 @@ def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
 # (OpenAI, DeepSeek, Gemini 2.5 and xAI cache common prefixes without being told.)
 EXPLICIT_CACHE_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex_ai", "azure_ai", "openrouter", "databricks"})
 MAX_CACHE_MARKERS = 4  # Anthropic refuses a request with more
+
+
+def is_ollama(model: str) -> bool:
+    return model.split("/", 1)[0] in ("ollama", "ollama_chat")
 
 
 def needs_cache_markers(model: str) -> bool:

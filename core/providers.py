@@ -8,6 +8,10 @@ from core.llm import ModelClient, ModelError, ModelRequest
 
 log = logging.getLogger(__name__)
 OLLAMA_BASE = "http://127.0.0.1:11434"
+# The context Tripane asks of an Ollama model unless the person sets one: room for the brief system
+# prompt and several turns of file reads. Ollama allocates the whole context's KV cache when it
+# loads the model, so the model's trained length (often 128k) could exhaust a laptop's memory.
+LOCAL_WINDOW = 16_384
 
 
 def detect_ollama(base: str = OLLAMA_BASE, timeout_s: float = 0.6) -> list[str]:
@@ -25,6 +29,24 @@ def detect_ollama(base: str = OLLAMA_BASE, timeout_s: float = 0.6) -> list[str]:
         log.debug("no Ollama at %s: %s", base, exc)
         return []
     return [f"ollama_chat/{m['name']}" for m in models if isinstance(m, dict) and m.get("name")]
+
+
+def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.0) -> int:
+    """The context to ask an Ollama model for: its trained length from /api/show, at most
+    LOCAL_WINDOW; LOCAL_WINDOW when the server does not say. Blocking: call it from a thread."""
+    import httpx
+
+    name = model.split("/", 1)[-1]
+    try:
+        response = httpx.post(f"{(api_base or OLLAMA_BASE).rstrip('/')}/api/show", json={"model": name},
+                              timeout=timeout_s)
+        response.raise_for_status()
+        info = response.json().get("model_info") or {}
+        trained = int(info.get(f"{info.get('general.architecture')}.context_length") or 0)
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError) as exc:
+        log.info("Ollama did not say how long %s's context is (%s); asking for %s tokens", name, exc, LOCAL_WINDOW)
+        return LOCAL_WINDOW
+    return min(trained, LOCAL_WINDOW) if trained > 0 else LOCAL_WINDOW
 
 
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:

@@ -49,6 +49,9 @@ TYPED_QUESTIONS = ("three_strike", "danger_turn", "approval", "budget")
 EDITABLE_FILES = (PLAN, FINDINGS)
 
 
+MIN_CONTEXT_WINDOW = 4096  # tokens: the brief prompt (~2,200) and a few turns
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     task: str
@@ -75,6 +78,9 @@ class SessionConfig:
             raise ValueError(f"approval must be ask, all or none, not {self.approval!r}")
         if self.max_turns < 1:
             raise ValueError("max_turns must be at least 1")
+        if self.context_window is not None and self.context_window < MIN_CONTEXT_WINDOW:
+            raise ValueError(f"a context window of {self.context_window:,} tokens cannot hold Tripane's prompt "
+                             f"and a few turns; give at least {MIN_CONTEXT_WINDOW:,}")
         if self.budget_tokens < 0 or self.budget_usd < 0:
             raise ValueError("a budget cap cannot be negative")
 

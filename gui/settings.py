@@ -13,6 +13,7 @@ from gui.qt import QByteArray, QSettings
 class Preferences:
     model: str = ""
     api_base: str = ""
+    context_window: int = 0  # tokens; 0: the model's own (for Ollama: its length, at most 16,384)
     approval: str = "ask"
     max_turns: int = 100
     warn_turn: int = 7

@@ -61,6 +61,7 @@ from core.llm import (
     context_window,
     count_tokens,
     encode_tokens,
+    is_ollama,
     prepare_tokenizer,
     supports_tool_choice,
 )
@@ -68,6 +69,7 @@ from core.memory import progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
+from core.providers import ollama_window
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
 
@@ -148,6 +150,7 @@ class AgentLoop:
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
         self._plan_version_seen = memory.version(PLAN)
         self.engine: ContextEngine | None = None
+        self._window: int | None = None  # the context window the engine budgets for, once known
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
 
@@ -301,7 +304,7 @@ class AgentLoop:
             config = self.state.config
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
-            window = config.context_window or context_window(tokenizer_model)
+            window = self._window = config.context_window or await self._model_window()
             budget = budget_for(window, config.reserve_output)
 
             def counter(text: str) -> int:
@@ -323,6 +326,13 @@ class AgentLoop:
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
         return self.engine
 
+    async def _model_window(self) -> int:
+        """The model's context window: asked of a local Ollama server, else litellm's model map."""
+        config = self.state.config
+        if is_ollama(config.model):
+            return await asyncio.get_running_loop().run_in_executor(None, ollama_window, config.model, config.api_base)
+        return context_window(config.model)
+
     async def assemble(self, extra: list[dict] | None = None, remember: bool = True,
                        history: History | None = None) -> tuple[Assembled, int]:
         engine = await self._ensure_engine()
@@ -343,6 +353,7 @@ class AgentLoop:
         return ModelRequest(
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=config.api_base, cache_breakpoints=assembled.cache_breakpoints,
+            window=self._window,
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
@@ -439,7 +450,8 @@ class AgentLoop:
         self.journal.notify(StatusChanged(self.state.session_id, "compacting"))
         try:
             reply = await self.control.interruptible(self.model.complete(
-                compaction.summary_request(config.summary_model or self.state.model, config.api_base, text)))
+                compaction.summary_request(config.summary_model or self.state.model, config.api_base, text,
+                                           self._window)))
             summary = reply.text.strip() or compaction.fallback_summary(history, first_seq, last_seq, "empty reply")
         except ModelError as exc:
             summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))

@@ -67,8 +67,8 @@ def transcript(history: History, first_seq: int, last_seq: int) -> str:
     return text
 
 
-def summary_request(model: str, api_base: str | None, text: str) -> ModelRequest:
-    return ModelRequest(model=model, api_base=api_base, messages=[
+def summary_request(model: str, api_base: str | None, text: str, window: int | None = None) -> ModelRequest:
+    return ModelRequest(model=model, api_base=api_base, window=window, messages=[
         {"role": "system", "content": resource_text("prompts", "summary.md")},
         {"role": "user", "content": text},
     ])

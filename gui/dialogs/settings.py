@@ -78,6 +78,15 @@ class SettingsDialog(QDialog):
         self.test_result.setWordWrap(True)
         test_row.addWidget(self.test_result, 1)
         form.addRow("", test_row)
+        self.context_window = self._spin(prefs.context_window, 0, 10_000_000, step=1024)
+        self.context_window.setSpecialValueText("the model's own")
+        self.context_window.setSuffix(" tokens")
+        self.context_window.setGroupSeparatorShown(True)
+        self.context_window.setToolTip(
+            "How much the model reads at once. Leave it to the model (for Ollama: the model's length, at most "
+            "16,384, which a laptop can hold); set it to what your local server was started with (llama.cpp -c, "
+            "LM Studio), or larger for an Ollama model on a big GPU.")
+        form.addRow("Context window:", self.context_window)
         layout.addWidget(model_box)
 
         run_box = QGroupBox("Supervision")
@@ -189,6 +198,7 @@ class SettingsDialog(QDialog):
         prefs = self.prefs
         prefs.model = self.model.currentText().strip()
         prefs.api_base = self.api_base.text().strip()
+        prefs.context_window = self.context_window.value()
         prefs.approval = self.approval.currentData()
         prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()

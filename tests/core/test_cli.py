@@ -46,6 +46,9 @@ def test_bad_usage_and_bad_input_exit_2_with_a_message(tmp_path):
     assert code == 2 and "--model" in err
     code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path / "nope"), data_dir=tmp_path))
     assert code == 2 and "does not exist" in err
+    code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path), "--context-window", "512",
+                                  data_dir=tmp_path))
+    assert code == 2 and "give at least 4,096" in err and "Traceback" not in err
     (tmp_path / "tripane.db").write_text("not a database", encoding="utf-8")
     code, _, err = finish(tripane("sessions", data_dir=tmp_path))
     assert code == 2 and "not an SQLite database" in err and "Traceback" not in err

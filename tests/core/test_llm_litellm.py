@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.context.engine import budget_for
 from core.events import AssistantMessage, ErrorRecorded, ToolResult
 from core.journal import StatusChanged, TextDelta
 from core.llm import (
@@ -51,6 +52,28 @@ async def test_a_task_runs_end_to_end_through_litellm(store, data_dir, workdir):
     assert first["messages"][0] == last["messages"][0]  # the system prompt, byte for byte
     assert last["messages"][-1]["content"].startswith("[Tripane — turn 4")
     assert "cache_control" not in json.dumps(server.requests)  # OpenAI caches prefixes unasked
+    assert "num_ctx" not in json.dumps(server.requests)  # a fixed window: nothing to size
+
+
+@pytest.mark.parametrize("trained, configured, expected", [
+    (131_072, None, 16_384),  # a long-context model: what a laptop can hold (Ollama allocates it all)
+    (8_192, None, 8_192),  # a short one: all of it
+    (None, None, 16_384),  # the server cannot say
+    (131_072, 32_768, 32_768),  # the person's choice
+])
+async def test_ollama_is_asked_for_the_context_the_session_budgets_for(store, data_dir, workdir, trained,
+                                                                       configured, expected):
+    """Ollama drops the start of a prompt longer than its context, silently, and its default context
+    is a few thousand tokens: Tripane's system prompt would be the first thing lost."""
+    script = positional([Turn(text="Listing.", tool_calls=(tool("file_list", "t1"),)),
+                         Turn(tool_calls=(tool("task_done", "t2", summary="ok"),))])
+    with ScriptedServer(script, ollama_context_length=trained) as server:
+        session = make_session(store, data_dir, workdir, client(), model="ollama_chat/llama3.1",
+                               api_base=server.url.removesuffix("/v1"), context_window=configured)
+        assert await session.run() == "done"
+    chats = [body for body in server.requests if "messages" in body]
+    assert [chat["options"]["num_ctx"] for chat in chats] == [expected, expected]
+    assert [m.metrics["budget"] for m in events_of(session, AssistantMessage)] == [budget_for(expected, 4096)] * 2
 
 
 def as_blocks(content) -> list:

@@ -59,11 +59,14 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     dialog.api_key.setText("sk-ant-secret-123")
     dialog.danger_turn.setValue(40)
+    assert dialog.context_window.text() == "the model's own"
+    dialog.context_window.setValue(32_768)
     dialog._accept()
 
     assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
     prefs = fresh.load()
     assert prefs.model == "anthropic/claude-3-5-haiku-latest" and prefs.danger_turn == 40
+    assert prefs.context_window == 32_768
     on_disk = (tmp_path / "fresh.ini").read_text(encoding="utf-8")
     assert "sk-ant-secret-123" not in on_disk and "claude-3-5-haiku" in on_disk
 
@@ -197,8 +200,14 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     dialog.workdir.setText(str(workdir))
     dialog._accept()
     config = dialog.config
-    assert (config.task, config.model, config.danger_turn, config.budget_usd) == (
-        "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5)
+    assert (config.task, config.model, config.danger_turn, config.budget_usd, config.context_window) == (
+        "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
+    prefs.context_window = 1000
+    dialog._accept()
+    assert "at least 4,096" in dialog.error.text()
+    prefs.context_window = 16_384
+    dialog._accept()
+    assert dialog.config.context_window == 16_384
 
 
 def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(qtbot, workdir):

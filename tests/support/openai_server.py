@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1, so tests run litellm's real code path.
 
 It also answers Anthropic's Messages API (POST .../messages), the format litellm speaks to Claude,
-so the prompt-caching markers Tripane asks litellm for can be seen as Anthropic receives them.
+so the prompt-caching markers Tripane asks litellm for can be seen as Anthropic receives them, and
+Ollama's /api/chat (streamed JSON lines) and /api/show (the model's trained context length).
 
 Replies are chosen by a script from the request (by default: by the number of assistant messages
 in it, so a resumed session gets the replies the original run would have). It streams SSE chunks
@@ -63,6 +64,8 @@ class ScriptedServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     # /v1/embeddings: the scripted embedding model (texts -> vectors), or a Failure to answer with.
     embed: Callable[[list[str]], list[list[float]]] | Failure | None = None
+    # /api/show: the context length an Ollama model was trained for; None: the server cannot say.
+    ollama_context_length: int | None = 131_072
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -97,6 +100,14 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if self.path.endswith("/embeddings"):
                 self._embeddings(body)
                 return
+            if self.path.endswith("/api/show"):
+                length = owner.ollama_context_length
+                if length is None:
+                    self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
+                else:
+                    self._send_json(200, {"model_info": {"general.architecture": "llama",
+                                                         "llama.context_length": length}})
+                return
             step = owner.script(body)
             if isinstance(step, Failure):
                 self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}})
@@ -105,6 +116,9 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(step.delay_s)
             if self.path.endswith("/messages"):
                 self._send_events(_anthropic_events(body, step))
+            elif self.path.endswith("/api/chat"):
+                self._send_body(200, "application/x-ndjson",
+                                b"".join(json.dumps(line).encode() + b"\n" for line in _ollama_lines(body, step)))
             elif body.get("stream"):
                 self._stream(body, step)
             else:
@@ -125,14 +139,7 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
         def _send_json(self, status: int, payload: dict) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if status == 429:
-                self.send_header("Retry-After", "0")
-            self.end_headers()
-            self.wfile.write(data)
+            self._send_body(status, "application/json", json.dumps(payload).encode())
 
         def _stream(self, body: dict, step: Turn) -> None:
             self.send_response(200)
@@ -149,10 +156,15 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self._write_chunk(b"")
 
         def _send_events(self, events: list[dict]) -> None:
-            data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
+            self._send_body(200, "text/event-stream",
+                            b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events))
+
+        def _send_body(self, status: int, content_type: str, data: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            if status == 429:
+                self.send_header("Retry-After", "0")
             self.end_headers()
             self.wfile.write(data)
 
@@ -223,3 +235,18 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
                    "usage": {"output_tokens": _usage(step)["completion_tokens"]}})
     events.append({"type": "message_stop"})
     return events
+
+
+def _ollama_lines(body: dict, step: Turn) -> list[dict]:
+    """A streamed /api/chat reply: the text, then the tool calls (arguments as objects), then done."""
+    def line(message: dict, done: bool = False, **extra) -> dict:
+        return {"model": body.get("model"), "created_at": "2026-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": "", **message}, "done": done, **extra}
+
+    lines = [line({"content": step.text})] if step.text else []
+    if step.tool_calls:
+        lines.append(line({"tool_calls": [{"function": {"name": name, "arguments": json.loads(arguments)}}
+                                          for _, name, arguments in step.tool_calls]}))
+    lines.append(line({}, True, done_reason="stop", prompt_eval_count=step.prompt_tokens,
+                      eval_count=_usage(step)["completion_tokens"]))
+    return lines
