@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from core.llm import ModelClient, ModelError, ModelRequest
+from core.llm import ModelClient, ModelError, ModelRequest, context_window, is_ollama
 
 log = logging.getLogger(__name__)
 OLLAMA_BASE = "http://127.0.0.1:11434"
@@ -47,6 +47,12 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
         log.info("Ollama did not say how long %s's context is (%s); asking for %s tokens", name, exc, LOCAL_WINDOW)
         return LOCAL_WINDOW
     return min(trained, LOCAL_WINDOW) if trained > 0 else LOCAL_WINDOW
+
+
+def model_window(model: str, api_base: str | None = None) -> int:
+    """The context window to budget for when the person has not set one: asked of a local Ollama
+    server, else litellm's bundled model map. Blocking: call it from a thread."""
+    return ollama_window(model, api_base) if is_ollama(model) else context_window(model)
 
 
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:

@@ -58,10 +58,8 @@ from core.llm import (
     ModelError,
     ModelReply,
     ModelRequest,
-    context_window,
     count_tokens,
     encode_tokens,
-    is_ollama,
     prepare_tokenizer,
     supports_tool_choice,
 )
@@ -69,7 +67,7 @@ from core.memory import progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
-from core.providers import ollama_window
+from core.providers import model_window
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
 
@@ -304,7 +302,8 @@ class AgentLoop:
             config = self.state.config
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
-            window = self._window = config.context_window or await self._model_window()
+            window = self._window = config.context_window or await asyncio.get_running_loop().run_in_executor(
+                None, model_window, config.model, config.api_base)
             budget = budget_for(window, config.reserve_output)
 
             def counter(text: str) -> int:
@@ -325,13 +324,6 @@ class AgentLoop:
                 log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
         return self.engine
-
-    async def _model_window(self) -> int:
-        """The model's context window: asked of a local Ollama server, else litellm's model map."""
-        config = self.state.config
-        if is_ollama(config.model):
-            return await asyncio.get_running_loop().run_in_executor(None, ollama_window, config.model, config.api_base)
-        return context_window(config.model)
 
     async def assemble(self, extra: list[dict] | None = None, remember: bool = True,
                        history: History | None = None) -> tuple[Assembled, int]:

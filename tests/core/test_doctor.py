@@ -45,8 +45,18 @@ def test_the_provider_check_reports_an_answer_and_a_refused_key(tmp_path):
         good = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
         bad = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
     assert good.level == "ok" and "ready" in good.detail
+    assert good.detail.endswith("(context window 128,000 tokens)")  # litellm's bundled model map
     assert bad.level == "fail" and "refused the API key" in bad.detail
     assert asyncio.run(check_provider(None, None)).level == "warn"
+
+
+def test_the_provider_check_says_the_window_a_local_ollama_gives_and_claudes_cache_marks(tmp_path):
+    with ScriptedServer(lambda request: Turn(text="ready"), ollama_context_length=8192) as server:
+        root = server.url.removesuffix("/v1")
+        ollama = asyncio.run(check_provider("ollama_chat/llama3.1", root))
+        claude = asyncio.run(check_provider("anthropic/claude-sonnet-4-5", root))
+    assert ollama.level == "ok" and ollama.detail.endswith("(context window 8,192 tokens)")
+    assert claude.level == "ok" and claude.detail.endswith("tokens; prompt caching marked for Claude)")
 
 
 def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
