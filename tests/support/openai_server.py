@@ -12,6 +12,7 @@ with tool-call deltas and a final usage chunk that reports cached tokens, like O
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -75,7 +76,7 @@ class ScriptedServer:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> ScriptedServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server = _QuietServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -85,6 +86,14 @@ class ScriptedServer:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing a kept-alive connection, or giving up on a stalled reply, is expected
+        # here; the traceback socketserver would print for it is noise in the tests' output.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
