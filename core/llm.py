@@ -9,6 +9,7 @@ whose message a person can act on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import ipaddress
 import logging
@@ -21,6 +22,7 @@ from urllib.parse import urlparse
 
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
+from core.secrets import provider_of
 
 log = logging.getLogger(__name__)
 
@@ -327,9 +329,10 @@ MAX_CACHE_MARKERS = 4  # Anthropic refuses a request with more
 
 
 def is_ollama(model: str) -> bool:
-    return model.split("/", 1)[0] in ("ollama", "ollama_chat")
+    return provider_of(model) in ("ollama", "ollama_chat")
 
 
+@functools.lru_cache(maxsize=32)  # asked for every request of a session
 def needs_cache_markers(model: str) -> bool:
     if "claude" not in model.lower():
         return False
