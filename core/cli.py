@@ -91,7 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _utf8_output() -> None:
+    """Print UTF-8 where the stream would not take it. On Windows, output sent to a pipe or a file
+    uses the ANSI code page (cp1252), which has no ✓, ■ or the agent's Chinese text: printing them
+    raised UnicodeEncodeError and lost the rest of the output."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _utf8_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command in (None, "gui"):

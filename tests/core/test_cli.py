@@ -19,8 +19,9 @@ from tests.support.openai_server import ScriptedServer, Turn, positional, tool
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def tripane(*args: str, data_dir: Path, cwd: Path | None = None, **kwargs) -> subprocess.Popen:
-    env = {**os.environ, "TRIPANE_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+def tripane(*args: str, data_dir: Path, cwd: Path | None = None, env: dict[str, str] | None = None,
+            **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "TRIPANE_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd or ROOT, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, encoding="utf-8", **kwargs)
@@ -109,6 +110,23 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert len(served) == 2
     assert "tripane: The provider's reply broke off in the middle: " in err and "(attempt 2 of 5)." in err
     assert "broke off" not in out and out.count("All checked.") == 1
+
+
+def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
+    """Windows gives a pipe or a file the ANSI code page (cp1252): no ✓, ■ or Chinese in it."""
+    task = "Summarise 漢字 notes ✓"
+    done = positional([Turn(text="Done: 漢字 ✓", tool_calls=(tool("task_done", summary="总结完成 ✓"),))])
+    cp1252 = {"PYTHONIOENCODING": "cp1252"}
+    with ScriptedServer(done) as server:
+        code, out, err = finish(tripane("run", task, "--model", "openai/scripted", "--api-base", server.url,
+                                        "--workdir", str(tmp_path), "--no-memory", data_dir=tmp_path, env=cp1252))
+    assert code == 0, err
+    assert "总结完成 ✓" in out and "Traceback" not in err
+    session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+    code, out, err = finish(tripane("show", session_id, data_dir=tmp_path, env=cp1252))
+    assert code == 0 and "■ ended: done — 总结完成 ✓" in out and "Traceback" not in err
+    code, out, err = finish(tripane("doctor", data_dir=tmp_path, env=cp1252))
+    assert "✓ Python" in out and "UnicodeEncodeError" not in err
 
 
 def license_script():
