@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context-window", type=int, metavar="TOKENS",
                      help="how much the model reads at once (default: the model's own; for Ollama its length, "
                           "at most 16,384); for local servers, what the server was started with")
+    run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
+                                            "(default: --model)")
     run.add_argument("--max-turns", type=int, default=100)
     run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
                      help="risky tools (shell, network): ask the person, allow all, or refuse all")
@@ -233,7 +235,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
     if args.command == "run":
         config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
-                               context_window=args.context_window, max_turns=args.max_turns, approval=args.approve,
+                               context_window=args.context_window, summary_model=args.summary_model,
+                               max_turns=args.max_turns, approval=args.approve,
                                budget_tokens=args.budget_tokens, budget_usd=args.budget_usd,
                                project_instructions=not args.no_project_instructions)
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)

@@ -67,7 +67,7 @@ class SessionStarted(Event):
     api_base: str | None = None
     max_turns: int = 100
     approval: str = "ask"  # ask | all | none: who decides on risky tools, fixed for the session
-    context_window: int | None = None  # tokens; None: from litellm's model map
+    context_window: int | None = None  # tokens; None: the model's own (litellm's map, or asked of Ollama)
     reserve_output: int = 4096
     summary_model: str | None = None  # a cheaper model for compaction summaries; None: the same
     keep_turns: int = 5  # turns kept verbatim by a compaction

@@ -68,6 +68,7 @@ from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
 from core.providers import model_window
+from core.secrets import provider_of
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
 
@@ -440,10 +441,13 @@ class AgentLoop:
         first_seq, last_seq = span
         text = compaction.transcript(history, first_seq, last_seq)
         self.journal.notify(StatusChanged(self.state.session_id, "compacting"))
+        summarizer = config.summary_model or self.state.model
+        # The session's API base is a server of the session model's provider: a summary model of
+        # another provider (a hosted one beside a local model, say) is reached at its own address.
+        api_base = config.api_base if provider_of(summarizer) == provider_of(self.state.model) else None
         try:
             reply = await self.control.interruptible(self.model.complete(
-                compaction.summary_request(config.summary_model or self.state.model, config.api_base, text,
-                                           self._window)))
+                compaction.summary_request(summarizer, api_base, text, self._window)))
             summary = reply.text.strip() or compaction.fallback_summary(history, first_seq, last_seq, "empty reply")
         except ModelError as exc:
             summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))

@@ -75,6 +75,7 @@ class NewSessionDialog(QDialog):
             self.config = SessionConfig(
                 task=self.task.toPlainText().strip(), model=self.model.text().strip(), workdir=workdir,
                 api_base=prefs.api_base.strip() or None, context_window=prefs.context_window or None,
+                summary_model=prefs.summary_model.strip() or None,
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,

@@ -87,6 +87,11 @@ class SettingsDialog(QDialog):
             "16,384, which a laptop can hold); set it to what your local server was started with (llama.cpp -c, "
             "LM Studio), or larger for an Ollama model on a big GPU.")
         form.addRow("Context window:", self.context_window)
+        self.summary_model = QLineEdit(prefs.summary_model)
+        self.summary_model.setPlaceholderText("the same model — or a cheaper one, e.g. openai/gpt-4o-mini")
+        self.summary_model.setToolTip("Writes the summary when a long context is compacted. Its API key is the "
+                                      "one stored for its provider (or the provider's environment variable).")
+        form.addRow("Summary model:", self.summary_model)
         layout.addWidget(model_box)
 
         run_box = QGroupBox("Supervision")
@@ -199,6 +204,7 @@ class SettingsDialog(QDialog):
         prefs.model = self.model.currentText().strip()
         prefs.api_base = self.api_base.text().strip()
         prefs.context_window = self.context_window.value()
+        prefs.summary_model = self.summary_model.text().strip()
         prefs.approval = self.approval.currentData()
         prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()

@@ -112,6 +112,18 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert "broke off" not in out and out.count("All checked.") == 1
 
 
+def test_the_context_window_and_summary_model_flags_are_the_sessions(tmp_path):
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        code, _, err = finish(tripane("run", "Check", "--model", "openai/scripted", "--api-base", server.url,
+                                      "--workdir", str(tmp_path), "--no-memory", "--context-window", "16384",
+                                      "--summary-model", "openai/cheap", data_dir=tmp_path))
+    assert code == 0, err
+    store = Store(tmp_path / "tripane.db")
+    started = store.records(store.sessions()[0].id)[0].event
+    assert (started.context_window, started.summary_model) == (16384, "openai/cheap")
+
+
 def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
     """Windows gives a pipe or a file the ANSI code page (cp1252): no ✓, ■ or Chinese in it."""
     task = "Summarise 漢字 notes ✓"

@@ -61,12 +61,13 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     dialog.danger_turn.setValue(40)
     assert dialog.context_window.text() == "the model's own"
     dialog.context_window.setValue(32_768)
+    dialog.summary_model.setText("anthropic/claude-3-5-haiku-latest")
     dialog._accept()
 
     assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
     prefs = fresh.load()
     assert prefs.model == "anthropic/claude-3-5-haiku-latest" and prefs.danger_turn == 40
-    assert prefs.context_window == 32_768
+    assert prefs.context_window == 32_768 and prefs.summary_model == "anthropic/claude-3-5-haiku-latest"
     on_disk = (tmp_path / "fresh.ini").read_text(encoding="utf-8")
     assert "sk-ant-secret-123" not in on_disk and "claude-3-5-haiku" in on_disk
 
@@ -188,7 +189,8 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences
 
-    prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5)
+    prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5,
+                        summary_model="openai/gpt-4.1-nano")
     dialog = NewSessionDialog(prefs)
     qtbot.addWidget(dialog)
     dialog._accept()
@@ -202,6 +204,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     config = dialog.config
     assert (config.task, config.model, config.danger_turn, config.budget_usd, config.context_window) == (
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
+    assert config.summary_model == "openai/gpt-4.1-nano"
     prefs.context_window = 1000
     dialog._accept()
     assert "at least 4,096" in dialog.error.text()

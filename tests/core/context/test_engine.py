@@ -7,6 +7,8 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
+
 from core.events import AssistantMessage, Compaction, HumanQuestion, Record, ToolResult
 from core.llm import ModelReply
 from core.memory.working import PLAN
@@ -143,6 +145,27 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
     # A reopened session rebuilds the same compacted history.
     reopened = Session.open(store, data_dir, session.id, model)
     assert reopened.journal.history.messages == session.journal.history.messages
+
+
+@pytest.mark.parametrize("main_model, api_base, summary_model, summary_base", [
+    ("openai/local-llama", "http://127.0.0.1:8080/v1", "openai/small-llama", "http://127.0.0.1:8080/v1"),
+    ("ollama_chat/llama3.1", "http://127.0.0.1:11434", "openai/gpt-4o-mini", None),  # hosted beside local
+])
+async def test_the_summary_is_written_by_the_summary_model_at_its_own_address(
+        store, data_dir, workdir, monkeypatch, main_model, api_base, summary_model, summary_base):
+    monkeypatch.setattr("core.agent.loop.model_window", lambda model, base: 8_000)  # no Ollama server here
+    (workdir / "log.txt").write_text("".join(f"event {i}: all fine here\n" for i in range(400)), encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"r{i}", path="log.txt", offset=1 + i * 100, limit=100))
+             for i in range(4)]
+    model = ScriptedModel(reads, default=reply("", call("task_done", summary="ok")),  # refused in a flush turn
+                          side_replies=[ModelReply("Goal: read log.txt.")] * 3)
+    session = make_session(store, data_dir, workdir, model, model=main_model, api_base=api_base,
+                           summary_model=summary_model, reserve_output=1000, keep_turns=2)
+    assert await session.run() == "done"
+    assert events_of(session, Compaction)
+    summaries = [r for r in model.requests if not r.tools]
+    assert summaries and all((r.model, r.api_base) == (summary_model, summary_base) for r in summaries)
+    assert all(r.model == main_model for r in model.requests if r.tools)
 
 
 async def test_offloaded_output_can_be_read_back_in_full(store, data_dir, workdir):
