@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.context.engine import budget_for
-from core.events import AssistantMessage, ErrorRecorded, ToolResult
+from core.events import AssistantMessage, Compaction, ErrorRecorded, ToolResult
 from core.journal import StatusChanged, TextDelta
 from core.llm import (
     LiteLLMClient,
@@ -53,6 +53,33 @@ async def test_a_task_runs_end_to_end_through_litellm(store, data_dir, workdir):
     assert last["messages"][-1]["content"].startswith("[Tripane — turn 4")
     assert "cache_control" not in json.dumps(server.requests)  # OpenAI caches prefixes unasked
     assert "num_ctx" not in json.dumps(server.requests)  # a fixed window: nothing to size
+
+
+async def test_a_compacted_claude_conversation_stays_one_anthropic_accepts(store, data_dir, workdir):
+    """The scripted server refuses what Anthropic refuses (roles out of turn, a tool_result without
+    its tool_use, a tool_use left unanswered, more than four cache marks); compactions restart the
+    history in the middle of the conversation, and a flush turn is a turn of its own."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
+                                      encoding="utf-8")
+    served = []
+
+    def script(body):
+        if not body.get("tools"):
+            return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
+        if body.get("tool_choice", {}).get("type") == "any":  # the flush turn: tools required
+            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
+        served.append(body)
+        if len(served) <= 8:
+            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
+                                         offset=1 + (len(served) - 1) * 20, limit=20),))
+        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
+
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, context_window=8_000, reserve_output=1000)
+        assert await session.run() == "done"
+    assert len(events_of(session, Compaction)) >= 2
+    assert not [r for r in events_of(session, ToolResult) if not r.ok]
 
 
 @pytest.mark.parametrize("trained, configured, expected", [

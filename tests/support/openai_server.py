@@ -124,6 +124,11 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if step.delay_s:
                 time.sleep(step.delay_s)
             if self.path.endswith("/messages"):
+                problem = _anthropic_problem(body)
+                if problem:  # what Anthropic refuses, this server refuses, with Anthropic's error shape
+                    self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                                     "message": problem}})
+                    return
                 self._send_events(_anthropic_events(body, step))
             elif self.path.endswith("/api/chat"):
                 self._send_body(200, "application/x-ndjson",
@@ -259,3 +264,34 @@ def _ollama_lines(body: dict, step: Turn) -> list[dict]:
     lines.append(line({}, True, done_reason="stop", prompt_eval_count=step.prompt_tokens,
                       eval_count=_usage(step)["completion_tokens"]))
     return lines
+
+
+def _anthropic_problem(body: dict) -> str | None:
+    """The structural rules of Anthropic's Messages API that a context builder can break: the
+    conversation starts with the user and alternates, every tool_result answers a tool_use of the
+    assistant message just before it, and at most four blocks carry cache_control."""
+    messages = body.get("messages") or []
+    if not messages or messages[0].get("role") != "user":
+        return "messages: the first message must use the user role"
+    marks = sum(1 for block in body.get("system") or [] if isinstance(block, dict) and "cache_control" in block)
+    previous_uses: set[str] = set()
+    for index, message in enumerate(messages):
+        if index and message.get("role") == messages[index - 1].get("role"):
+            return f"messages.{index}: roles must alternate between user and assistant"
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        marks += sum(1 for block in blocks if "cache_control" in block)
+        if message["role"] == "user":
+            answered = {block.get("tool_use_id") for block in blocks if block.get("type") == "tool_result"}
+            if answered - previous_uses:
+                return (f"messages.{index}: unexpected tool_use_id found in tool_result blocks: "
+                        f"{sorted(answered - previous_uses)}. Each tool_result block must have a corresponding "
+                        "tool_use block in the previous message.")
+            if previous_uses - answered:
+                return (f"messages.{index}: tool_use ids were found without tool_result blocks immediately "
+                        f"after: {sorted(previous_uses - answered)}")
+            previous_uses = set()
+        else:
+            previous_uses = {block.get("id") for block in blocks if block.get("type") == "tool_use"}
+    if marks > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
+    return None
