@@ -60,10 +60,11 @@ class ModelReply:
 class ModelError(Exception):
     """The provider could not give a reply. `kind` names the failure for people and for 3-Strike."""
 
-    def __init__(self, kind: str, message: str, *, retryable: bool = False):
+    def __init__(self, kind: str, message: str, *, retryable: bool = False, retry_after_s: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.retryable = retryable
+        self.retry_after_s = retry_after_s  # how long the provider asked us to wait (Retry-After)
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,8 @@ class LiteLLMClient:
                 if not exc.retryable or attempt == self.retries:
                     raise
                 delay = self.backoff_s * (2**attempt) * (0.75 + random.random() / 2)
+                # A rate-limited provider says when to come back; sooner is a wasted attempt.
+                delay = max(delay, min(exc.retry_after_s or 0.0, MAX_RETRY_AFTER_S))
                 log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay)
                 if on_retry:
                     on_retry(Retry(exc, attempt + 2, self.retries + 1, delay))
@@ -285,7 +288,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ModelError("context_window", f"The context is larger than the model's window: {detail}")
     if isinstance(exc, litellm.RateLimitError):
-        return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True)
+        return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True,
+                          retry_after_s=_retry_after(exc))
     if isinstance(exc, litellm.Timeout):
         within = f" within {timeout_s:g} s" if timeout_s else " in time"
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
@@ -293,11 +297,28 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     if isinstance(exc, litellm.APIConnectionError) or "Connection error" in detail:
         return ModelError("connection", f"Could not reach the provider: {detail}", retryable=True)
-    if isinstance(exc, retryable):
-        return ModelError("server", f"The provider had an internal error: {detail}", retryable=True)
+    if isinstance(exc, retryable):  # 5xx; an overloaded provider may say when to come back, too
+        return ModelError("server", f"The provider had an internal error: {detail}", retryable=True,
+                          retry_after_s=_retry_after(exc))
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+MAX_RETRY_AFTER_S = 120.0  # a longer wait is the person's call (Stop), not a silent one
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The seconds in the provider's Retry-After (or retry-after-ms) header, if it sent one."""
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers.get(name)) * scale)
+        except (TypeError, ValueError):  # absent, or an HTTP date: the backoff decides
+            continue
+    return None
 
 
 def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:

@@ -184,6 +184,19 @@ async def test_rate_limit_then_success_is_retried():
     assert reply.text == "fine" and len(attempts) == 2
 
 
+async def test_a_rate_limited_call_waits_as_long_as_the_provider_asks():
+    replies = iter([Failure(429, "Rate limit reached", retry_after="1"), Turn(text="fine")])
+    retries = []
+    with ScriptedServer(lambda request: next(replies)) as server:
+        reply = await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                                     api_base=server.url), None, retries.append)
+    assert reply.text == "fine"
+    [retry] = retries
+    assert retry.error.kind == "rate_limit" and retry.error.retry_after_s == 1.0
+    assert retry.delay_s == 1.0  # the backoff alone would have come back after about 0.01 s
+    assert "Trying again in 1 s (attempt 2 of 3)." in retry.describe()
+
+
 async def test_persistent_server_errors_become_a_plain_model_error():
     with ScriptedServer(lambda request: Failure(500, "upstream exploded")) as server:
         with pytest.raises(ModelError) as failed:

@@ -39,6 +39,7 @@ class Turn:
 class Failure:
     status: int
     message: str = "scripted failure"
+    retry_after: str = "0"  # the Retry-After header of a 429, in seconds
 
 
 def tool(name: str, call_id: str | None = None, raw: str | None = None, **arguments: Any) -> tuple[str, str, str]:
@@ -119,7 +120,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             step = owner.script(body)
             if isinstance(step, Failure):
-                self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}})
+                self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}},
+                                retry_after=step.retry_after)
                 return
             if step.delay_s:
                 time.sleep(step.delay_s)
@@ -152,8 +154,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                                            for i, v in enumerate(vectors)],
                                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
-        def _send_json(self, status: int, payload: dict) -> None:
-            self._send_body(status, "application/json", json.dumps(payload).encode())
+        def _send_json(self, status: int, payload: dict, retry_after: str = "0") -> None:
+            self._send_body(status, "application/json", json.dumps(payload).encode(), retry_after)
 
         def _stream(self, body: dict, step: Turn) -> None:
             self.send_response(200)
@@ -173,12 +175,12 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self._send_body(200, "text/event-stream",
                             b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events))
 
-        def _send_body(self, status: int, content_type: str, data: bytes) -> None:
+        def _send_body(self, status: int, content_type: str, data: bytes, retry_after: str = "0") -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             if status == 429:
-                self.send_header("Retry-After", "0")
+                self.send_header("Retry-After", retry_after)
             self.end_headers()
             self.wfile.write(data)
 
