@@ -86,8 +86,11 @@ def file_write(ctx: ToolContext, path: str, content: str) -> str:
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
+    kept = ""
+    if existed and "\r\n" not in content and _uses_crlf(_read_existing(target)):
+        content, kept = _with_crlf(content), "; its CRLF line endings kept"
     atomic_write(target, content)
-    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters)."
+    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{kept})."
 
 
 def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
@@ -105,13 +108,31 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
     target = ctx.resolve(path, write=True)
     if not target.is_file():
         raise ToolError(f"No such file: {path!r}.")
-    text = target.read_bytes().decode("utf-8", errors="strict") if target.stat().st_size else ""
+    text = _read_existing(target)
+    if _uses_crlf(text):  # a model writes "\n" between the lines it copies from a CRLF file
+        old, new = _with_crlf(old), _with_crlf(new)
     count = text.count(old) if old else 0
     if count != 1:
         found = "not found" if count == 0 else f"found {count} times"
         raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
     atomic_write(target, text.replace(old, new, 1))
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
+
+
+def _read_existing(target) -> str:
+    return target.read_bytes().decode("utf-8", errors="strict") if target.stat().st_size else ""
+
+
+def _uses_crlf(text: str) -> bool:
+    """Most of the file's line breaks are Windows' CRLF (as git's autocrlf checks files out there).
+    An edit or a rewrite keeps them, as an editor does: turning every line ending of a file into LF
+    would make its whole text a change."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf * 2 >= text.count("\n")
+
+
+def _with_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:

@@ -67,6 +67,24 @@ def test_write_edit_and_list(ctx):
     assert file_list(ctx, ".", "*.py").splitlines() == ["src/app.py", "src/b.py", "src/c.py"]
 
 
+def test_a_windows_file_keeps_its_crlf_line_endings_through_edits_and_rewrites(ctx):
+    """git checks files out with CRLF on Windows; a model copies lines from a read with "\n"."""
+    source = ctx.workdir / "calc.py"
+    source.write_bytes(b"def add(a, b):\r\n    return a - b\r\n\r\nprint(add(1, 2))\r\n")
+    assert file_edit(ctx, "calc.py", "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")
+    assert source.read_bytes() == b"def add(a, b):\r\n    return a + b\r\n\r\nprint(add(1, 2))\r\n"
+    said = file_write(ctx, "calc.py", "def add(a, b):\n    return b + a\n")
+    assert said.endswith("its CRLF line endings kept).")
+    assert source.read_bytes() == b"def add(a, b):\r\n    return b + a\r\n"
+    # Unix files, and new files, are written as given.
+    unix = ctx.workdir / "unix.py"
+    unix.write_bytes(b"a = 1\nb = 2\n")
+    file_edit(ctx, "unix.py", "a = 1\nb = 2", "a = 1\nb = 3")
+    assert unix.read_bytes() == b"a = 1\nb = 3\n"
+    file_write(ctx, "new.txt", "one\ntwo\n")
+    assert (ctx.workdir / "new.txt").read_bytes() == b"one\ntwo\n"
+
+
 def test_offloaded_outputs_are_readable_but_confined(ctx):
     ctx.offload_dir.mkdir(parents=True)
     (ctx.offload_dir / "turn0001-x.txt").write_text("full output\n", encoding="utf-8")
