@@ -15,6 +15,7 @@ import ipaddress
 import logging
 import os
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -60,11 +61,13 @@ class ModelReply:
 class ModelError(Exception):
     """The provider could not give a reply. `kind` names the failure for people and for 3-Strike."""
 
-    def __init__(self, kind: str, message: str, *, retryable: bool = False, retry_after_s: float | None = None):
+    def __init__(self, kind: str, message: str, *, retryable: bool = False, retry_after_s: float | None = None,
+                 window: int | None = None):
         super().__init__(message)
         self.kind = kind
         self.retryable = retryable
         self.retry_after_s = retry_after_s  # how long the provider asked us to wait (Retry-After)
+        self.window = window  # for context_window: the window the provider's message states, if it does
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
     if isinstance(exc, litellm.NotFoundError):
         return ModelError("not_found", f"The provider does not know this model: {detail}")
     if isinstance(exc, litellm.ContextWindowExceededError):
-        return ModelError("context_window", f"The context is larger than the model's window: {detail}")
+        return ModelError("context_window", f"The context is larger than the model's window: {detail}",
+                          window=window_in(str(exc)))
     if isinstance(exc, litellm.RateLimitError):
         return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True,
                           retry_after_s=_retry_after(exc))
@@ -303,6 +307,24 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+# How servers state their window when a prompt overflows it.
+_WINDOW_STATED = (
+    re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),  # OpenAI, vLLM
+    re.compile(r"context length of only (\d[\d,]*)", re.IGNORECASE),  # LM Studio
+    re.compile(r"\bn_ctx\W{1,4}(\d+)"),  # llama.cpp's error body
+    re.compile(r"> (\d[\d,]*) maximum"),  # Anthropic: "prompt is too long: N tokens > M maximum"
+)
+
+
+def window_in(message: str) -> int | None:
+    """The context window a provider's overflow message states, if it states one."""
+    for pattern in _WINDOW_STATED:
+        found = pattern.search(message)
+        if found:
+            return int(found.group(1).replace(",", "")) or None
+    return None
 
 
 MAX_RETRY_AFTER_S = 120.0  # a longer wait is the person's call (Stop), not a silent one

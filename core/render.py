@@ -63,7 +63,8 @@ def render(record: Record) -> str | None:
             skills = f" (skills injected: {', '.join(event.skills)})" if event.skills else ""
             return f"  🧠 long-term memory recalled{skills}"
         case Compaction():
-            return f"  ⇊ compaction of events {event.first_seq}-{event.last_seq} ({compaction_sizes(event)})"
+            return (f"  ⇊ compaction of events {event.first_seq}-{event.last_seq} ({compaction_sizes(event)})"
+                    f"{flush_note(event)}")
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -71,6 +72,11 @@ def render(record: Record) -> str | None:
         case SessionEnded():
             return f"■ ended: {event.status} — {_short(event.summary, 400)}"
     return None
+
+
+def flush_note(event: Compaction) -> str:
+    """Said of a compaction whose flush turn could not run (the context was over the window)."""
+    return "" if event.flush_done else "; without the flush turn: the context was over the model's window"
 
 
 def compaction_sizes(event: Compaction) -> str:

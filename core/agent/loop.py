@@ -386,8 +386,17 @@ class AgentLoop:
         try:
             reply = await self._call_model(self._request(assembled, tool_choice), end_on_error=False)
         except ModelError as exc:
+            if exc.kind != "context_window":
+                self._model_failed(exc)
+                return
+            self._learn_window(exc.window)
+            if flush:
+                # The flush turn is the whole context and its instruction: over the window it cannot
+                # run. The compaction goes on without it (its event says so; the log keeps all).
+                log.warning("the flush turn is over the model's window: compacting without it")
+                return
             # A window overflow is the one provider error compaction can cure: once, then give up.
-            if exc.kind != "context_window" or flush or not await self._compact():
+            if not await self._compact():
                 self._model_failed(exc)
                 return
             assembled, plan_version = await self.assemble()
@@ -410,6 +419,16 @@ class AgentLoop:
             self._fail("", "empty_reply", "The model sent an empty reply: no text and no tool call. "
                        "Continue the task with a tool call, or call task_done.")
 
+    def _learn_window(self, window: int | None) -> None:
+        """The provider stated a smaller window than assumed (a local server started with a fixed
+        context, whose size no model map knows): budget for it from now on, so that compaction comes
+        before the next overflow instead of after it. The fixed prompt stays as it is."""
+        if not window or self.engine is None or not self._window or window >= self._window:
+            return
+        log.warning("the provider's window is %s tokens, not %s: budgeting for it", window, self._window)
+        self._window = window
+        self.engine.budget = budget_for(window, self.state.config.reserve_output)
+
     # --- compaction ------------------------------------------------------------------------------
 
     async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
@@ -426,7 +445,7 @@ class AgentLoop:
         if span is None or compaction.range_tokens(history, *span) < min_gain:
             return False
         tokens_before = assembled.tokens
-        self._record(FlushRequested(resource_text("prompts", "flush.md")))
+        flush_seq = self._record(FlushRequested(resource_text("prompts", "flush.md"))).seq
         self._allowed_groups = frozenset({"findings", "plan", "memory"})
         try:
             await self._turn(flush=True)
@@ -434,6 +453,7 @@ class AgentLoop:
             self._allowed_groups = None
         if self.state.ended:
             return False
+        flush_done = any(isinstance(r.event, AssistantMessage) for r in self.journal.records if r.seq > flush_seq)
         history.count(self.engine.count_tokens)  # the flush turn's messages
         span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None:
@@ -451,14 +471,14 @@ class AgentLoop:
             summary = reply.text.strip() or compaction.fallback_summary(history, first_seq, last_seq, "empty reply")
         except ModelError as exc:
             summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))
-        event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=True,
+        event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=flush_done,
                            tokens_before=tokens_before)
         tokens_after = await self._tokens_after(event)
         event = dataclass_replace(event, tokens_after=tokens_after)
         self._record(event)
         compaction.save_summary(self.session_dir, event)
         self._write_episode("compacted", summary.splitlines()[0][:300] if summary.strip() else "context compacted")
-        self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after))
+        self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after, flush_done))
         return True
 
     async def _tokens_after(self, event: Compaction) -> int:

@@ -25,7 +25,7 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.render import compaction_sizes
+from core.render import compaction_sizes, flush_note
 from gui.markdown import to_html
 from gui.qt import (
     QFrame,
@@ -249,7 +249,7 @@ class ChatView(QScrollArea):
                 skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
                 self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)")
             case Compaction():
-                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}); "
+                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
                              "the summary is in compaction/summaries.jsonl")
             case SessionPaused():
                 self._notice("‖ Paused")

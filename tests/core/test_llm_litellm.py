@@ -15,7 +15,9 @@ from core.llm import (
     ModelRequest,
     load_litellm,
     needs_cache_markers,
+    window_in,
 )
+from core.render import render
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
@@ -80,6 +82,59 @@ async def test_a_compacted_claude_conversation_stays_one_anthropic_accepts(store
         assert await session.run() == "done"
     assert len(events_of(session, Compaction)) >= 2
     assert not [r for r in events_of(session, ToolResult) if not r.ok]
+
+
+@pytest.mark.parametrize("message, window", [
+    ("This model's maximum context length is 16,385 tokens. However, your messages resulted in 17,012", 16385),
+    ("the model is loaded with context length of only 4096 tokens, which is not enough", 4096),  # LM Studio
+    ('{"code":400,"message":"the request exceeds the available context size","n_ctx":8192}', 8192),  # llama.cpp
+    ("prompt is too long: 210000 tokens > 200000 maximum", 200000),  # Anthropic
+    ("the context is too long", None),
+])
+def test_the_window_an_overflow_message_states_is_read(message, window):
+    assert window_in(message) == window
+
+
+async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow(store, data_dir, workdir):
+    """A local server started with a fixed context (vLLM, llama.cpp, LM Studio) that no model map
+    knows: Tripane budgets for 128k, the server refuses the first request over its window and says
+    how large it is. Tripane compacts (flush first), budgets for that window from then on, and
+    compacts before the next overflow instead of after it."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(400)),
+                                      encoding="utf-8")
+    limit, refused, served = 16_000, [], []
+
+    def script(body):
+        size = len(json.dumps(body["messages"]) + json.dumps(body.get("tools", []))) // 4
+        if size > limit:
+            refused.append(size)
+            return Failure(400, f"This model's maximum context length is {limit:,} tokens. However, you "
+                                f"requested {size} tokens in the messages. Please reduce the length.")
+        if not body.get("tools"):
+            return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
+        if body.get("tool_choice") == "required":  # the flush turn
+            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
+        served.append(body)
+        if len(served) <= 12:
+            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
+                                         offset=1 + (len(served) - 1) * 20, limit=20),))
+        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
+
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/local-model", api_base=server.url)
+        assert await session.run() == "done"
+    assert len(refused) == 2  # the turn over the window, and its flush turn (larger still)
+    compactions = events_of(session, Compaction)
+    assert len(compactions) >= 2
+    # The flush turn is always tried first; at the overflow it could not run, later ones did.
+    kinds = [r.event.kind for r in session.records]
+    assert kinds.count("flush_requested") == len(compactions)
+    assert kinds.index("flush_requested") < kinds.index("compaction")
+    assert [c.flush_done for c in compactions] == [False] + [True] * (len(compactions) - 1)
+    assert "without the flush turn: the context was over the model's window" in render(
+        next(r for r in session.records if r.event is compactions[0]))
+    budgets = [m.metrics["budget"] for m in events_of(session, AssistantMessage)]
+    assert budgets[0] == budget_for(128_000, 4096) and budgets[-1] == budget_for(limit, 4096)
 
 
 @pytest.mark.parametrize("trained, configured, expected", [
