@@ -57,26 +57,31 @@ async def test_a_task_runs_end_to_end_through_litellm(store, data_dir, workdir):
     assert "num_ctx" not in json.dumps(server.requests)  # a fixed window: nothing to size
 
 
+def reading_script(reads: int):
+    """An agent reading wide.txt 20 lines a turn, `reads` times, then done; a flush turn (tools
+    required: OpenAI's "required", Anthropic's "any") records a finding; a summary request gets one."""
+    served = []
+
+    def script(body):
+        if not body.get("tools"):
+            return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
+        if body.get("tool_choice") in ("required", {"type": "any"}):
+            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
+        served.append(body)
+        if len(served) <= reads:
+            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
+                                         offset=1 + (len(served) - 1) * 20, limit=20),))
+        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
+    return script
+
+
 async def test_a_compacted_claude_conversation_stays_one_anthropic_accepts(store, data_dir, workdir):
     """The scripted server refuses what Anthropic refuses (roles out of turn, a tool_result without
     its tool_use, a tool_use left unanswered, more than four cache marks); compactions restart the
     history in the middle of the conversation, and a flush turn is a turn of its own."""
     (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
                                       encoding="utf-8")
-    served = []
-
-    def script(body):
-        if not body.get("tools"):
-            return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
-        if body.get("tool_choice", {}).get("type") == "any":  # the flush turn: tools required
-            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
-        served.append(body)
-        if len(served) <= 8:
-            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
-                                         offset=1 + (len(served) - 1) * 20, limit=20),))
-        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
-
-    with ScriptedServer(script) as server:
+    with ScriptedServer(reading_script(reads=8)) as server:
         session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
                                api_base=server.url, context_window=8_000, reserve_output=1000)
         assert await session.run() == "done"
@@ -102,7 +107,7 @@ async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow
     compacts before the next overflow instead of after it."""
     (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(400)),
                                       encoding="utf-8")
-    limit, refused, served = 16_000, [], []
+    limit, refused, reads = 16_000, [], reading_script(reads=12)
 
     def script(body):
         size = len(json.dumps(body["messages"]) + json.dumps(body.get("tools", []))) // 4
@@ -110,15 +115,7 @@ async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow
             refused.append(size)
             return Failure(400, f"This model's maximum context length is {limit:,} tokens. However, you "
                                 f"requested {size} tokens in the messages. Please reduce the length.")
-        if not body.get("tools"):
-            return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
-        if body.get("tool_choice") == "required":  # the flush turn
-            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
-        served.append(body)
-        if len(served) <= 12:
-            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
-                                         offset=1 + (len(served) - 1) * 20, limit=20),))
-        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
+        return reads(body)
 
     with ScriptedServer(script) as server:
         session = make_session(store, data_dir, workdir, client(), model="openai/local-model", api_base=server.url)
