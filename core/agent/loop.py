@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -68,6 +69,7 @@ from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import resource_text
 from core.providers import model_window
+from core.render import flush_note
 from core.secrets import provider_of
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
@@ -453,7 +455,8 @@ class AgentLoop:
             self._allowed_groups = None
         if self.state.ended:
             return False
-        flush_done = any(isinstance(r.event, AssistantMessage) for r in self.journal.records if r.seq > flush_seq)
+        since_flush = itertools.takewhile(lambda r: r.seq > flush_seq, reversed(self.journal.records))
+        flush_done = any(isinstance(r.event, AssistantMessage) for r in since_flush)
         history.count(self.engine.count_tokens)  # the flush turn's messages
         span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None:
@@ -478,7 +481,7 @@ class AgentLoop:
         self._record(event)
         compaction.save_summary(self.session_dir, event)
         self._write_episode("compacted", summary.splitlines()[0][:300] if summary.strip() else "context compacted")
-        self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after, flush_done))
+        self._progress(progress.compaction(first_seq, last_seq, tokens_before, tokens_after, flush_note(event)))
         return True
 
     async def _tokens_after(self, event: Compaction) -> int:

@@ -63,10 +63,9 @@ def session_ended(status: str, summary: str) -> str:
     return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"
 
 
-def compaction(first_seq: int, last_seq: int, before: int, after: int, flush_done: bool = True) -> str:
-    flush = "" if flush_done else " (without the flush turn: the context was over the model's window)"
+def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str = "") -> str:
     return (f"\n## [{_stamp()}] ⇊ Context compacted: events {first_seq}–{last_seq} summarised "
-            f"({before:,} → {after:,} tokens){flush}; the full log is kept\n")
+            f"({before:,} → {after:,} tokens){note}; the full log is kept\n")
 
 
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
