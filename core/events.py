@@ -188,6 +188,17 @@ class Compaction(Event):
 
 
 @dataclass(frozen=True)
+class WindowLearned(Event):
+    """The provider refused a request over the model's window and said how large the window is:
+    smaller than the one assumed (a local server started with a fixed context no model map knows).
+    The context is budgeted for it from here on, and again when the session reopens."""
+
+    kind: ClassVar[str] = "window_learned"
+    window: int
+    assumed: int
+
+
+@dataclass(frozen=True)
 class MemoryRecalled(Event):
     """Long-term memory brought into the context at task start: appended, never in the prefix."""
 

@@ -1,4 +1,5 @@
-"""Finding a model to talk to: a local Ollama server, and a one-message connection test."""
+"""Finding a model to talk to: a local Ollama server, the context a local server was started with,
+and a one-message connection test."""
 
 from __future__ import annotations
 
@@ -49,10 +50,61 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
     return min(trained, LOCAL_WINDOW) if trained > 0 else LOCAL_WINDOW
 
 
+def served_window(model: str, api_base: str, timeout_s: float = 2.0) -> int | None:
+    """The context an OpenAI-compatible server at `api_base` was started with, if it says: vLLM in
+    /v1/models (`max_model_len`), llama.cpp in /props (a slot's `n_ctx`), LM Studio in /api/v0/models
+    (`loaded_context_length`). None when none of them answers (a hosted API, a proxy, an older
+    server). These servers fix the window when they start, below the model's trained length as a
+    rule, and no model map knows it. Blocking: call it from a thread."""
+    import httpx
+
+    name = model.split("/", 1)[-1]
+    base = api_base.rstrip("/")
+    root = base.removesuffix("/v1")
+    probes = ((f"{base}/models", _vllm_window), (f"{root}/props", _llamacpp_window),
+              (f"{root}/api/v0/models", _lmstudio_window))
+    with httpx.Client(timeout=timeout_s) as client:
+        for url, read in probes:
+            try:
+                response = client.get(url)
+                window = read(response.json(), name) if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError, AttributeError, TypeError, KeyError) as exc:
+                log.debug("no window at %s: %s", url, exc)
+                continue
+            if window:
+                log.info("the server at %s says %s's window is %s tokens", api_base, name, window)
+                return window
+    return None
+
+
+def _served_entry(listing: dict, name: str) -> dict:
+    """The entry for `name` in an OpenAI-style model list; a server serving one model is taken to
+    serve it under whatever name it is asked for (vLLM's --served-model-name, aliases)."""
+    entries = [e for e in listing.get("data") or [] if isinstance(e, dict)]
+    named = [e for e in entries if e.get("id") == name]
+    return named[0] if named else entries[0] if len(entries) == 1 else {}
+
+
+def _vllm_window(listing: dict, name: str) -> int | None:
+    return int(_served_entry(listing, name).get("max_model_len") or 0) or None
+
+
+def _llamacpp_window(props: dict, name: str) -> int | None:
+    return int((props.get("default_generation_settings") or {}).get("n_ctx") or 0) or None
+
+
+def _lmstudio_window(listing: dict, name: str) -> int | None:
+    # A model LM Studio has not loaded yet gets its context when it loads: only a loaded one says.
+    return int(_served_entry(listing, name).get("loaded_context_length") or 0) or None
+
+
 def model_window(model: str, api_base: str | None = None) -> int:
     """The context window to budget for when the person has not set one: asked of a local Ollama
-    server, else litellm's bundled model map. Blocking: call it from a thread."""
-    return ollama_window(model, api_base) if is_ollama(model) else context_window(model)
+    server, or of the OpenAI-compatible server at `api_base`, else litellm's bundled model map.
+    Blocking: call it from a thread."""
+    if is_ollama(model):
+        return ollama_window(model, api_base)
+    return (served_window(model, api_base) if api_base else None) or context_window(model)
 
 
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:

@@ -20,6 +20,7 @@ from core.events import (
     SessionStarted,
     ToolResult,
     UserMessage,
+    WindowLearned,
 )
 
 PREVIEW = 160
@@ -65,6 +66,8 @@ def render(record: Record) -> str | None:
         case Compaction():
             return (f"  ⇊ compaction of events {event.first_seq}-{event.last_seq} ({compaction_sizes(event)})"
                     f"{flush_note(event)}")
+        case WindowLearned():
+            return f"  ⇲ {window_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -77,6 +80,11 @@ def render(record: Record) -> str | None:
 def flush_note(event: Compaction) -> str:
     """Said of a compaction whose flush turn could not run (the context was over the window)."""
     return "" if event.flush_done else "; without the flush turn: the context was over the model's window"
+
+
+def window_note(event: WindowLearned) -> str:
+    return (f"the provider says the model's window is {event.window:,} tokens, not the {event.assumed:,} "
+            "assumed: the context is budgeted for it from now on")
 
 
 def compaction_sizes(event: Compaction) -> str:

@@ -52,6 +52,7 @@ from core.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    WindowLearned,
 )
 from core.journal import Journal, StatusChanged, TextDelta
 from core.llm import (
@@ -305,8 +306,11 @@ class AgentLoop:
             config = self.state.config
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
-            window = self._window = config.context_window or await asyncio.get_running_loop().run_in_executor(
-                None, model_window, config.model, config.api_base)
+            # A window the provider stated (learned at an overflow, before a reopen) is the truth;
+            # then the person's setting; then what the server or litellm's model map says.
+            window = self._window = (
+                self.state.learned_window or config.context_window
+                or await asyncio.get_running_loop().run_in_executor(None, model_window, config.model, config.api_base))
             budget = budget_for(window, config.reserve_output)
 
             def counter(text: str) -> int:
@@ -428,6 +432,8 @@ class AgentLoop:
         if not window or self.engine is None or not self._window or window >= self._window:
             return
         log.warning("the provider's window is %s tokens, not %s: budgeting for it", window, self._window)
+        self._record(WindowLearned(window=window, assumed=self._window))
+        self._progress(progress.window_learned(window, self._window))
         self._window = window
         self.engine.budget = budget_for(window, self.state.config.reserve_output)
 

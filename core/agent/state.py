@@ -28,6 +28,7 @@ from core.events import (
     ToolResult,
     Usage,
     UserMessage,
+    WindowLearned,
 )
 from core.memory.working import FINDINGS
 
@@ -72,6 +73,7 @@ class SessionState:
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
     last_metrics: dict = field(default_factory=dict)
     memory_recalled: bool = False
+    learned_window: int = 0  # the model's window as the provider stated it (0: none stated)
     injected_skills: tuple[str, ...] = ()
 
     @property
@@ -118,6 +120,8 @@ class SessionState:
                     self.actions_since_finding = 0
             case PinsChanged():
                 self.pins[event.file] = event.lines
+            case WindowLearned():
+                self.learned_window = event.window
             case MemoryRecalled():
                 self.memory_recalled = True
                 self.injected_skills = event.skills

@@ -68,6 +68,11 @@ def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str
             f"({before:,} → {after:,} tokens){note}; the full log is kept\n")
 
 
+def window_learned(window: int, assumed: int) -> str:
+    return (f"\n## [{_stamp()}] ⚠ The provider refused a request over the model's window: {window:,} tokens, "
+            f"not the {assumed:,} assumed\n- The context is budgeted for {window:,} tokens from now on.\n")
+
+
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
     if failure:
         return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300)}\n- The task goes on without it.\n"

@@ -83,9 +83,9 @@ class SettingsDialog(QDialog):
         self.context_window.setSuffix(" tokens")
         self.context_window.setGroupSeparatorShown(True)
         self.context_window.setToolTip(
-            "How much the model reads at once. Leave it to the model (for Ollama: the model's length, at most "
-            "16,384, which a laptop can hold); set it to what your local server was started with (llama.cpp -c, "
-            "LM Studio), or larger for an Ollama model on a big GPU.")
+            "How much the model reads at once. Leave it to the model: an Ollama model gets its own length, at "
+            "most 16,384 (what a laptop can hold); vLLM, llama.cpp and LM Studio are asked what they were started "
+            "with. Set it for a server that does not say, or larger for an Ollama model on a big GPU.")
         form.addRow("Context window:", self.context_window)
         self.summary_model = QLineEdit(prefs.summary_model)
         self.summary_model.setPlaceholderText("the same model — or a cheaper one, e.g. openai/gpt-4o-mini")

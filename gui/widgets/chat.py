@@ -24,6 +24,7 @@ from core.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    WindowLearned,
 )
 from core.render import compaction_sizes, flush_note
 from gui.markdown import to_html
@@ -251,6 +252,11 @@ class ChatView(QScrollArea):
             case Compaction():
                 self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
                              "the summary is in compaction/summaries.jsonl")
+            case WindowLearned():
+                self._notice(f"⇲ The provider refused a request over the model's window: {event.window:,} tokens, "
+                             f"not the {event.assumed:,} assumed. The context is budgeted for {event.window:,} "
+                             "from now on; for new sessions with this model, set Context window in Settings "
+                             "(Ctrl+,).", "error")
             case SessionPaused():
                 self._notice("‖ Paused")
             case SessionResumed():

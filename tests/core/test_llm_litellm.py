@@ -7,7 +7,13 @@ import json
 import pytest
 
 from core.context.engine import budget_for
-from core.events import AssistantMessage, Compaction, ErrorRecorded, ToolResult
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    ErrorRecorded,
+    ToolResult,
+    WindowLearned,
+)
 from core.journal import StatusChanged, TextDelta
 from core.llm import (
     LiteLLMClient,
@@ -18,6 +24,7 @@ from core.llm import (
     window_in,
 )
 from core.render import render
+from core.session import Session
 from tests.core.helpers import events_of, make_session
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
@@ -120,7 +127,17 @@ async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow
     with ScriptedServer(script) as server:
         session = make_session(store, data_dir, workdir, client(), model="openai/local-model", api_base=server.url)
         assert await session.run() == "done"
+        # Reopened (after a restart), the session budgets for the stated window from its first request.
+        reopened = Session.open(store, data_dir, session.id, client())
+        await reopened.send("Read the last rows once more.")
+        assert await reopened.wait() == "done"
     assert len(refused) == 2  # the turn over the window, and its flush turn (larger still)
+    learned = [r for r in session.records if isinstance(r.event, WindowLearned)]
+    assert [(r.event.window, r.event.assumed) for r in learned] == [(limit, 128_000)]
+    assert render(learned[0]) == ("  ⇲ the provider says the model's window is 16,000 tokens, not the 128,000 "
+                                  "assumed: the context is budgeted for it from now on")
+    assert "over the model's window: 16,000 tokens, not the 128,000 assumed" in session.read_file("progress.md")[0]
+    assert events_of(reopened, AssistantMessage)[-1].metrics["budget"] == budget_for(limit, 4096)
     compactions = events_of(session, Compaction)
     assert len(compactions) >= 2
     # The flush turn is always tried first; at the overflow it could not run, later ones did.
@@ -132,6 +149,25 @@ async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow
         next(r for r in session.records if r.event is compactions[0]))
     budgets = [m.metrics["budget"] for m in events_of(session, AssistantMessage)]
     assert budgets[0] == budget_for(128_000, 4096) and budgets[-1] == budget_for(limit, 4096)
+
+
+@pytest.mark.parametrize("served_as, served_window, expected", [
+    ("vllm", 24_576, 24_576),  # --max-model-len, in /v1/models
+    ("llamacpp", 8_192, 8_192),  # a slot's n_ctx, in /props
+    ("lmstudio", 12_000, 12_000),  # the loaded context, in /api/v0/models
+    ("vllm", None, 128_000),  # the server does not say: litellm's default
+])
+async def test_a_local_server_is_asked_the_window_it_was_started_with(store, data_dir, workdir, served_as,
+                                                                     served_window, expected):
+    """vLLM, llama.cpp and LM Studio fix the context when they start, often far below the model's
+    trained length; budgeting for 128k meant the first long request overflowed."""
+    script = positional([Turn(tool_calls=(tool("file_list", "t1"),)),
+                         Turn(tool_calls=(tool("task_done", "t2", summary="ok"),))])
+    with ScriptedServer(script, served_window=served_window, served_as=served_as) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/served-model", api_base=server.url)
+        assert await session.run() == "done"
+    assert [m.metrics["budget"] for m in events_of(session, AssistantMessage)] == [budget_for(expected, 4096)] * 2
+    assert len(server.gets) <= 3  # asked once, at the start
 
 
 @pytest.mark.parametrize("trained, configured, expected", [

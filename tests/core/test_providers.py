@@ -1,4 +1,4 @@
-"""Finding a local Ollama server: its models as litellm strings, and nothing when none answers."""
+"""Finding a local model server: Ollama's models as litellm strings, a server's window, and nothing when none answers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from core.providers import detect_ollama
+from core.providers import detect_ollama, model_window, served_window
 
 
 def serve(body: bytes) -> ThreadingHTTPServer:
@@ -46,3 +46,33 @@ def test_no_server_or_a_strange_answer_gives_no_models():
         assert detect_ollama(f"http://127.0.0.1:{server.server_address[1]}") == []
     finally:
         server.shutdown()
+
+
+def test_a_server_answering_nonsense_about_its_window_gives_none():
+    """Probing a server that is not vLLM, llama.cpp or LM Studio (a proxy, a hosted API, a web page)
+    must not fail a session: the window then comes from litellm's model map."""
+    class Junk(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = {"/v1/models": b'{"data": [{"id": "a", "max_model_len": "lots"}, {"id": "b"}]}',
+                    "/props": b'["not", "an", "object"]',
+                    "/api/v0/models": b"<html>LM Studio is not here</html>"}.get(self.path, b"{}")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Junk)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        assert served_window("openai/a", base) is None
+        assert model_window("openai/a", base) == 128_000
+    finally:
+        server.shutdown()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert served_window("openai/a", f"http://127.0.0.1:{port}/v1") is None  # nothing listening

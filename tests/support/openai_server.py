@@ -68,6 +68,11 @@ class ScriptedServer:
     embed: Callable[[list[str]], list[list[float]]] | Failure | None = None
     # /api/show: the context length an Ollama model was trained for; None: the server cannot say.
     ollama_context_length: int | None = 131_072
+    # The context the server was started with, said the way `served_as` says it ("vllm": /v1/models,
+    # "llamacpp": /props, "lmstudio": /api/v0/models); None: the server does not say.
+    served_window: int | None = None
+    served_as: str = "vllm"
+    gets: list[str] = field(default_factory=list)  # the paths asked with GET
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -103,6 +108,24 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
+
+        def do_GET(self) -> None:
+            owner.gets.append(self.path)
+            window, style = owner.served_window, owner.served_as
+            if self.path == "/v1/models":
+                entry = {"id": "served-model", "object": "model", "owned_by": "scripted"}
+                if window and style == "vllm":
+                    entry["max_model_len"] = window
+                self._send_json(200, {"object": "list", "data": [entry]})
+            elif self.path == "/props" and window and style == "llamacpp":
+                self._send_json(200, {"default_generation_settings": {"n_ctx": window}, "total_slots": 1})
+            elif self.path == "/api/v0/models" and window and style == "lmstudio":
+                self._send_json(200, {"object": "list", "data": [
+                    {"id": "other-model", "state": "not-loaded", "max_context_length": 32_768},
+                    {"id": "served-model", "state": "loaded", "max_context_length": 131_072,
+                     "loaded_context_length": window}]})
+            else:
+                self._send_json(404, {"error": f"no {self.path} here"})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
