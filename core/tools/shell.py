@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -36,6 +37,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     proc = await asyncio.create_subprocess_shell(
         command,
         cwd=ctx.workdir,
+        env=_child_environment(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -60,17 +62,58 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     except asyncio.TimeoutError:
         _kill(proc)
         await proc.wait()
-        output = b"".join(chunks).decode("utf-8", errors="replace")
+        output = decode_output(b"".join(chunks))
         raise ToolError(f"Command timed out after {timeout} s and was stopped.\n{output}") from None
     except asyncio.CancelledError:
         _kill(proc)
         raise
-    output = b"".join(chunks).decode("utf-8", errors="replace")
+    output = decode_output(b"".join(chunks))
     if dropped > 0:
         output += f"\n[output truncated: {dropped:,} further bytes were not captured]"
     if proc.returncode != 0:
         raise ToolError(f"Command failed with exit code {proc.returncode}.\n{output}")
     return f"{output}\n[exit code 0]" if output else "[no output; exit code 0]"
+
+
+def _child_environment() -> dict[str, str]:
+    """The command's environment: Tripane's, with Python's standard streams in UTF-8 unless the
+    person chose otherwise. On Windows a Python program writing to a pipe uses the ANSI code page,
+    and fails outright (UnicodeEncodeError) on a character it lacks — a test printing ✓ would fail
+    under Tripane and pass in the person's terminal."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    return env
+
+
+def decode_output(data: bytes, fallback: str | None = None) -> str:
+    """A command's output as text. UTF-8 as a rule; a line that is not UTF-8 is read in the
+    console's code page on Windows (cmd's built-ins and older tools write the OEM code page: `dir`
+    of a folder named Café), so a mix of the two reads right line by line. Elsewhere, bytes that
+    are not UTF-8 become �."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    encoding = fallback or _console_encoding()
+    lines = []
+    for line in data.splitlines(keepends=True):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append(line.decode(encoding or "utf-8", errors="replace"))
+    return "".join(lines)
+
+
+@functools.cache
+def _console_encoding() -> str | None:
+    if sys.platform != "win32":
+        return None  # POSIX tools write the locale's encoding, UTF-8 on any current system
+    import ctypes
+
+    try:
+        return f"cp{ctypes.windll.kernel32.GetOEMCP()}"
+    except (AttributeError, OSError):
+        return None
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

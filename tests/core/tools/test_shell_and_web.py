@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -9,7 +10,7 @@ from core.memory.working import FINDINGS, WorkingMemory
 from core.tools import shell
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
-from core.tools.shell import shell_run
+from core.tools.shell import decode_output, shell_run
 from core.tools.web import web_fetch
 
 
@@ -43,6 +44,24 @@ async def test_captured_output_is_capped(ctx, monkeypatch):
     monkeypatch.setattr(shell, "CAPTURE_LIMIT_BYTES", 1000)
     out = await shell_run(ctx, "head -c 5000 /dev/zero | tr '\\0' 'a'")
     assert out.split("\n")[0] == "a" * 1000 and "4,000 further bytes were not captured" in out
+
+
+def test_output_in_the_console_code_page_reads_right_beside_utf8():
+    """cmd's `dir` writes the OEM code page (cp850 here: 0x82 is é); Python and git write UTF-8."""
+    mixed = b"ok \xe2\x9c\x93\r\n Directory of C:\\Caf\x82\r\n"
+    assert decode_output(mixed, fallback="cp850") == "ok \u2713\r\n Directory of C:\\Caf\u00e9\r\n"
+    assert decode_output("中文 ✓\n".encode()) == "中文 ✓\n"
+    if sys.platform != "win32":  # no console code page: what is not UTF-8 is marked, not guessed
+        assert decode_output(b"caf\x82\n") == "caf\ufffd\n"
+
+
+async def test_python_commands_write_utf8_unless_the_person_chose_otherwise(ctx, monkeypatch):
+    """A Python program writing to a pipe on Windows uses the ANSI code page and dies on ✓."""
+    probe = f'"{sys.executable}" -c "import os, sys; print(os.environ.get(\'PYTHONIOENCODING\'), sys.stdout.encoding)"'
+    monkeypatch.delenv("PYTHONIOENCODING", raising=False)
+    assert (await shell_run(ctx, probe)).startswith("utf-8 utf-8")
+    monkeypatch.setenv("PYTHONIOENCODING", "latin-1")
+    assert (await shell_run(ctx, probe)).startswith("latin-1 iso8859-1")
 
 
 class _Pages(BaseHTTPRequestHandler):
