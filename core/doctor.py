@@ -142,17 +142,15 @@ def check_memory(data_dir: Path) -> Check:
 async def check_provider(model: str | None, api_base: str | None) -> Check:
     if not model:
         return Check("Provider", "warn", "not checked: no model given", "run `tripane doctor --model provider/model`")
-    from core.llm import LiteLLMClient, ModelError, needs_cache_markers
-    from core.providers import model_window, test_connection
+    from core.llm import LiteLLMClient, ModelError
+    from core.providers import check_connection
     from core.secrets import get_api_key
 
     try:
-        said = await test_connection(LiteLLMClient(api_key=get_api_key, retries=0), model, api_base)
+        connection = await check_connection(LiteLLMClient(api_key=get_api_key, retries=0), model, api_base)
     except ModelError as exc:
         return Check("Provider", "fail", str(exc), "check the model name, the API key and the API base")
-    window = await asyncio.to_thread(model_window, model, api_base)
-    caching = "; prompt caching marked for Claude" if needs_cache_markers(model) else ""
-    return Check("Provider", "ok", f"{model} answered: {said[:60]} (context window {window:,} tokens{caching})")
+    return Check("Provider", "ok", f"{model} answered: {connection.said[:60]} {connection.details()}")
 
 
 async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:

@@ -3,9 +3,18 @@ and a one-message connection test."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import dataclass
 
-from core.llm import ModelClient, ModelError, ModelRequest, context_window, is_ollama
+from core.llm import (
+    ModelClient,
+    ModelError,
+    ModelRequest,
+    context_window,
+    is_ollama,
+    needs_cache_markers,
+)
 
 log = logging.getLogger(__name__)
 OLLAMA_BASE = "http://127.0.0.1:11434"
@@ -115,3 +124,24 @@ async def test_connection(client: ModelClient, model: str, api_base: str | None 
                            messages=[{"role": "user", "content": "Reply with the single word: ready"}])
     reply = await client.complete(request)
     return reply.text.strip() or "(an empty reply, but the connection works)"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """What a working connection tells the person: the model's answer, the window a session with it
+    would budget for, and whether Claude's prompt cache is marked."""
+
+    said: str
+    window: int
+    cache_marked: bool
+
+    def details(self) -> str:
+        caching = "; prompt caching marked for Claude" if self.cache_marked else ""
+        return f"(context window {self.window:,} tokens{caching})"
+
+
+async def check_connection(client: ModelClient, model: str, api_base: str | None = None) -> Connection:
+    """test_connection, then the window the model gets. Raises ModelError as test_connection does."""
+    said = await test_connection(client, model, api_base)
+    window = await asyncio.to_thread(model_window, model.strip(), api_base or None)
+    return Connection(said, window, needs_cache_markers(model.strip()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.llm import ModelClient, ModelError
-from core.providers import OLLAMA_BASE, detect_ollama, test_connection
+from core.providers import OLLAMA_BASE, Connection, check_connection, detect_ollama
 from core.secrets import provider_of, set_api_key
 from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
@@ -169,12 +169,12 @@ class SettingsDialog(QDialog):
         self._store_key()
         self.test_button.setEnabled(False)
         self.test_result.setText("Testing…")
-        work = test_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
+        work = check_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
         self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed)
 
-    def _test_passed(self, said: str) -> None:
+    def _test_passed(self, connection: Connection) -> None:
         self.test_button.setEnabled(True)
-        self.test_result.setText(f"✓ Connected. The model replied: {said[:80]}")
+        self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} {connection.details()}")
 
     def _test_failed(self, error: BaseException) -> None:
         self.test_button.setEnabled(True)

@@ -75,13 +75,13 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
     window = make_window()  # "Test connection" takes the real litellm path, against a local server
     script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided")])
-    with ScriptedServer(lambda request: next(script)) as server:
+    with ScriptedServer(lambda request: next(script), served_window=24_576) as server:  # vLLM's max_model_len
         dialog = window.open_settings()
         dialog.model.setCurrentText("openai/gpt-4o-mini")
         dialog.api_base.setText(server.url)
         qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
-        assert dialog.test_result.text().startswith("✓ Connected") and "ready" in dialog.test_result.text()
+        assert dialog.test_result.text() == "✓ Connected. The model replied: ready (context window 24,576 tokens)"
 
         qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
