@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 from core.events import Record, to_data
-from core.paths import session_dir
+from core.paths import RUN_LOCK, session_dir
 from core.store import Store
 
 
@@ -34,7 +34,7 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
         archive.writestr(f"{session_id}/events.jsonl", "".join(record_json(r) + "\n" for r in records))
         if folder.is_dir():
             for path in sorted(folder.rglob("*")):
-                if path.is_file() and not path.name.endswith(".tmp"):
+                if path.is_file() and not path.name.endswith(".tmp") and path.name != RUN_LOCK:
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")
     partial.replace(target)
     return target

@@ -53,6 +53,16 @@ class Journal:
         for record in self.store.iter_records(self.session_id):
             self._fold(record)
 
+    def catch_up(self) -> list[Record]:
+        """Fold and announce what another process recorded since this journal last looked (the
+        session was run by `tripane resume` while the window showed it)."""
+        after = self.records[-1].seq if self.records else 0
+        news = list(self.store.iter_records(self.session_id, after_seq=after))
+        for record in news:
+            self._fold(record)
+            self.notify(record)
+        return news
+
     def record(self, event: Event) -> Record:
         status_before = self.state.status
         record = self.store.append(self.session_id, event)

@@ -20,6 +20,11 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+# Held by the process that runs a session (or writes to it), in the session's folder. The OS frees it
+# when that process dies, so a crash leaves nothing to clean up.
+RUN_LOCK = ".run.lock"
+
+
 def session_dir(data_dir: Path, session_id: str) -> Path:
     return data_dir / "sessions" / session_id
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from filelock import FileLock, Timeout
 
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
@@ -33,7 +36,7 @@ from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
-from core.paths import session_dir
+from core.paths import RUN_LOCK, session_dir
 from core.store import Store
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
@@ -85,6 +88,25 @@ class SessionConfig:
             raise ValueError("a budget cap cannot be negative")
 
 
+class SessionBusy(ValueError):
+    """The session is being run by another Tripane: another window, or `tripane run`/`resume`."""
+
+
+def run_lock(data_dir: Path, session_id: str) -> FileLock:
+    return FileLock(str(session_dir(data_dir, session_id) / RUN_LOCK), timeout=0, thread_local=False)
+
+
+def take_run_lock(lock: FileLock, session_id: str) -> None:
+    """Raises SessionBusy while another process holds the session's lock."""
+    Path(lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SessionBusy(
+            f"Session {session_id} is being run by another Tripane (another window, or `tripane run` / "
+            "`tripane resume` in a terminal). Wait for it to stop, or stop it there.") from None
+
+
 def new_session_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
@@ -106,6 +128,7 @@ class Session:
         self.control = Control()
         self._task: asyncio.Task[str] | None = None
         self._loop: AgentLoop | None = None  # one per session: it holds the context engine's memory
+        self._run_lock = run_lock(data_dir, session_id)
 
     # --- opening ---------------------------------------------------------------------------------
 
@@ -141,17 +164,64 @@ class Session:
         state = session.state
         if state.config is None:
             raise ValueError(f"session {row.id} has no start event; it cannot be opened")
-        for name in FILES:
-            info = state.files.get(name)
-            if info is not None:
-                session.memory.restore(name, version=info.version, sha256=info.sha256, size=info.size)
-        for name, lines in state.pins.items():
-            session.memory.set_pins(name, lines)
+        session._restore_files()
         for change in session.memory.check_external():
             session.journal.record(change)
         if state.status == "paused":
             session.control.pause()
         return session
+
+    def _restore_files(self) -> None:
+        """The three files' versions and pins as the log has them, so a write can tell a stale base."""
+        for name in FILES:
+            info = self.state.files.get(name)
+            if info is not None:
+                self.memory.restore(name, version=info.version, sha256=info.sha256, size=info.size)
+        for name, lines in self.state.pins.items():
+            self.memory.set_pins(name, lines)
+
+    # --- one writer at a time --------------------------------------------------------------------
+
+    def _claim(self) -> None:
+        """Become the one process writing to this session, after taking in what another process
+        wrote since this one opened it. Raises SessionBusy while another process runs it: two
+        loops on one session would each run tools and append turns the other never sees."""
+        if self._run_lock.is_locked:
+            return
+        take_run_lock(self._run_lock, self.id)
+        self.follow()
+
+    def follow(self) -> list[Record]:
+        """Take in what another process recorded since (read only): a window showing a session that
+        `tripane run` drives follows it this way, and its views are told of each record."""
+        news = self.journal.catch_up()
+        if news:
+            self._restore_files()
+        return news
+
+    def run_elsewhere(self) -> bool:
+        """Whether another process runs this session now (its lock is held, not by this one)."""
+        if self.running or self._run_lock.is_locked:
+            return False
+        try:
+            take_run_lock(self._run_lock, self.id)
+        except SessionBusy:
+            return True
+        self._run_lock.release(force=True)
+        return False
+
+    def _release(self) -> None:
+        if not self.running:
+            self._run_lock.release(force=True)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write made while no run of this process holds the session."""
+        self._claim()
+        try:
+            yield
+        finally:
+            self._release()
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -210,10 +280,16 @@ class Session:
     def start(self) -> asyncio.Task[str]:
         """Run the loop in the background (once); the task's result is the end status."""
         if self._task is None or self._task.done():
+            self._claim()
             self.control.stop_requested = False
-            loop = self._agent_loop()
-            self._task = asyncio.get_running_loop().create_task(loop.run(), name=f"session-{self.id}")
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-{self.id}")
         return self._task
+
+    async def _run(self) -> str:
+        try:
+            return await self._agent_loop().run()
+        finally:
+            self._run_lock.release(force=True)
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""
@@ -239,20 +315,22 @@ class Session:
             raise ValueError("the message is empty")
         if self.running:
             self.control.inbox.append(text)
-        else:
+            return
+        with self._writing():
             self.journal.record(UserMessage(text))
             self.start()
 
     async def answer(self, qid: str, choice: str, text: str = "") -> None:
-        question = self.state.questions.get(qid)
-        if question is None:
-            raise ValueError(f"there is no question {qid!r} in this session")
-        if qid in self.state.answers:
-            raise ValueError(f"question {qid} was already answered")
-        if question.reason in TYPED_QUESTIONS and choice not in question.options:
-            raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
-        self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
-        self._progress(progress.answer(choice, text))
+        with self._writing():  # first: another process may have answered it meanwhile
+            question = self.state.questions.get(qid)
+            if question is None:
+                raise ValueError(f"there is no question {qid!r} in this session")
+            if qid in self.state.answers:
+                raise ValueError(f"question {qid} was already answered")
+            if question.reason in TYPED_QUESTIONS and choice not in question.options:
+                raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
+            self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
+            self._progress(progress.answer(choice, text))
         self.control.answered(qid)
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
@@ -263,22 +341,24 @@ class Session:
         """The person's edit. Raises WriteRefused (with the current text) if the file moved on."""
         if name not in EDITABLE_FILES:
             raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
-        change = self.memory.write(name, text, base_version=base_version, author="user")
-        self.journal.record(change)
+        with self._writing():
+            change = self.memory.write(name, text, base_version=base_version, author="user")
+            self.journal.record(change)
         return change
 
     def pin(self, name: str, lines: list[str] | tuple[str, ...]) -> None:
         """Pin lines of a file so the agent cannot remove or rewrite them (replaces earlier pins)."""
         if name != PLAN:
             raise ValueError("only lines of task_plan.md can be pinned")
-        text, _ = self.memory.read(name)
-        present = {line.strip() for line in text.splitlines()}
-        wanted = tuple(line.strip() for line in lines if line.strip())
-        absent = [line for line in wanted if line not in present]
-        if absent:
-            raise ValueError(f"cannot pin lines that are not in {name}: {absent}")
-        self.memory.set_pins(name, wanted)
-        self.journal.record(PinsChanged(file=name, lines=wanted))
+        with self._writing():
+            text, _ = self.memory.read(name)
+            present = {line.strip() for line in text.splitlines()}
+            wanted = tuple(line.strip() for line in lines if line.strip())
+            absent = [line for line in wanted if line not in present]
+            if absent:
+                raise ValueError(f"cannot pin lines that are not in {name}: {absent}")
+            self.memory.set_pins(name, wanted)
+            self.journal.record(PinsChanged(file=name, lines=wanted))
 
     def pause(self) -> None:
         self.control.pause()

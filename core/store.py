@@ -140,6 +140,11 @@ class Store:
         with self._guard():
             return [SessionRow(**row) for row in self.db.query("SELECT * FROM sessions ORDER BY created DESC")]
 
+    def sessions_signature(self) -> tuple:
+        """Changes whenever a session is created, deleted, renamed or changes state, by any process."""
+        with self._guard():
+            return tuple(next(iter(self.db.execute("SELECT COUNT(*), MAX(updated) FROM sessions"))))
+
     def find_session(self, prefix: str) -> SessionRow:
         """A session by its id or an unambiguous prefix of it, as typed on a command line."""
         with self._guard():

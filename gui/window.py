@@ -18,7 +18,7 @@ from core.llm import ModelClient, prepare_tokenizer
 from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
-from core.session import Session, SessionConfig
+from core.session import Session, SessionBusy, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
@@ -45,6 +45,7 @@ from gui.qt import (
     QSplitter,
     QSystemTrayIcon,
     Qt,
+    QTimer,
     QUrl,
     QVBoxLayout,
     QWidget,
@@ -61,6 +62,9 @@ from gui.widgets.status import SessionStatusBar
 from gui.workspace import Workspace, connection_test_client
 
 log = logging.getLogger(__name__)
+# How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
+# recorded: the session list, and the session shown. One indexed query each time.
+FOLLOW_MS = 1500
 LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "session_resumed", "session_ended",
                         "user_message")
 
@@ -114,6 +118,11 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.refresh_sessions()
         self._update_controls()
+        self._sessions_seen = self.workspace.store.sessions_signature()
+        self._follow_timer = QTimer(self)
+        self._follow_timer.setInterval(FOLLOW_MS)
+        self._follow_timer.timeout.connect(self._follow_others)
+        self._follow_timer.start()
 
     def start_warm_up(self) -> None:
         """Load the model library and the tokenizer in the background, once the window is up, so
@@ -275,6 +284,23 @@ class MainWindow(QMainWindow):
 
     # --- sessions -------------------------------------------------------------------------------
 
+    def _follow_others(self) -> None:
+        """Show what other processes did: sessions they created or changed, and the records of the
+        session shown when this window is not the one running it."""
+        if self._shut_down:
+            return
+        try:
+            seen = self.workspace.store.sessions_signature()
+            if seen != self._sessions_seen:
+                self._sessions_seen = seen
+                self.refresh_sessions()
+            session = self.session
+            if session is not None and not session.running:
+                session.follow()
+                self._update_controls()
+        except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
+            log.warning("could not follow other Tripanes' changes: %s", exc)
+
     def refresh_sessions(self) -> None:
         current = self.session.id if self.session else None
         self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
@@ -334,7 +360,11 @@ class MainWindow(QMainWindow):
         return session
 
     def _start(self, session: Session) -> None:
-        session.start()
+        try:
+            session.start()
+        except SessionBusy as busy:
+            self.tell(str(busy))
+            return
         self._watch_run(session)
 
     def _watch_run(self, session: Session) -> None:
@@ -405,13 +435,21 @@ class MainWindow(QMainWindow):
         bridge = self.bridges.pop(session_id, None)
         if bridge is not None:
             bridge.detach()
-        if self.session is not None and self.session.id == session_id:
+        shown = self.session is not None and self.session.id == session_id
+        if shown:
             self.session = None
             self.chat.clear()
             for pane in self.panes.values():
                 pane.bind(None)
             self.status.show_state(None)
-        self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions())
+
+        def refused(error: BaseException) -> None:  # e.g. another Tripane runs it: nothing was deleted
+            self.tell(str(error))
+            self.refresh_sessions()
+            if shown:
+                self.show_session(session_id)
+        self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions(),
+                        on_failure=refused)
 
     # --- what the core reports ------------------------------------------------------------------
 
@@ -447,14 +485,16 @@ class MainWindow(QMainWindow):
     def _update_controls(self) -> None:
         session = self.session
         state = session.state if session else None
-        self.status.show_state(state, self._activity)
         has = session is not None
         running = has and session.running
+        # Another Tripane (a terminal's `tripane run`, another window) drives it: this one follows.
+        elsewhere = has and not running and not state.ended and session.run_elsewhere()
+        self.status.show_state(state, "elsewhere" if elsewhere else self._activity)
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
-            widget.setEnabled(has)
+            widget.setEnabled(has and not elsewhere)
         self.pause_button.setEnabled(running and not paused)
-        self.resume_button.setEnabled(has and not state.ended and (paused or not running))
+        self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)
         for name in ("send", "pause", "resume", "stop", "edit_plan", "edit_findings", "save_edit", "compact",
                      "inspector", "export", "rename", "delete"):
@@ -521,7 +561,11 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None or session.state.ended:
             return
-        session.resume()
+        try:
+            session.resume()
+        except SessionBusy as busy:
+            self.tell(str(busy))
+            return
         self._watch_run(session)
         self._update_controls()
 

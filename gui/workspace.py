@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
-from core.session import Session, SessionConfig
+from core.session import Session, SessionConfig, run_lock, take_run_lock
 from core.store import SessionRow, Store
 
 if TYPE_CHECKING:
@@ -103,7 +103,12 @@ class Workspace:
         session = self._open.pop(session_id, None)
         if session is not None:
             await session.close()
-        self.store.delete_session(session_id)
+        lock = run_lock(self.data_dir, session_id)
+        take_run_lock(lock, session_id)  # not from under another Tripane running it
+        try:
+            self.store.delete_session(session_id)
+        finally:
+            lock.release(force=True)  # before the folder goes: Windows cannot delete a held file
         shutil.rmtree(session_dir(self.data_dir, session_id), ignore_errors=True)
 
     async def close(self) -> None:

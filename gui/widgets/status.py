@@ -12,6 +12,7 @@ STATE_TEXT = {
     "retrying": ("↻ Retrying the model", "waiting"), "compacting": ("● Compacting the context", "running"),
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
+    "elsewhere": ("● Running in another Tripane", "running"),
 }
 
 if TYPE_CHECKING:

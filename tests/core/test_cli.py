@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from core.events import encode
+from core.paths import RUN_LOCK
 from core.store import Store
 from tests.support.openai_server import ScriptedServer, Turn, positional, tool
 
@@ -66,6 +68,12 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
         assert code == 3, err
         assert "Which license?" in out and "[MIT / GPL]" in out
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+
+        # While another Tripane (here, this process) runs the session, resume refuses to touch it.
+        window = FileLock(str(tmp_path / "sessions" / session_id / RUN_LOCK))
+        with window:
+            code, _, err = finish(tripane("resume", session_id, "--answer", "MIT", data_dir=tmp_path))
+        assert code == 2 and "is being run by another Tripane" in err and "Traceback" not in err
 
         code, out, err = finish(tripane("resume", session_id[:15], "--answer", "MIT", "--text", "the usual",
                                         data_dir=tmp_path))

@@ -1,0 +1,45 @@
+"""A session another Tripane runs — here `tripane resume` in a terminal, a real process — shows live
+in the window, which does not drive it meanwhile and takes it back when that run ends."""
+
+from __future__ import annotations
+
+from core.events import ToolResult, UserMessage
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from tests.core.test_cli import finish, tripane
+from tests.support.openai_server import ScriptedServer, Turn, positional, tool
+
+WAIT = 30_000  # ms; the terminal's process imports litellm before its first request
+
+
+def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="first pass"))))
+    script = positional([
+        Turn(tool_calls=(tool("task_done", summary="unused: the window's run is scripted in-process"),)),
+        Turn(text="Listing.", tool_calls=(tool("file_list", "t1"),), delay_s=4),  # the terminal's run, slow
+        Turn(tool_calls=(tool("task_done", "t2", summary="tests counted"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = window.start_session(SessionConfig(task="Count the files", model="openai/scripted",
+                                                     api_base=server.url, workdir=workdir))
+        qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+        assert window.send_button.isEnabled()
+
+        terminal = tripane("resume", session.id, "--message", "Now count the tests.", data_dir=tmp_path / "data",
+                           env={"OPENAI_API_KEY": "sk-test"})
+        try:
+            qtbot.waitUntil(lambda: window.status.state.text() == "● Running in another Tripane", timeout=WAIT)
+            assert any(isinstance(r.event, UserMessage) and r.event.text == "Now count the tests."
+                       for r in session.records)  # followed from the database, shown in the chat
+            assert not window.send_button.isEnabled() and not window.composer.isEnabled()
+            assert not window.resume_button.isEnabled()
+            # The list follows too: the terminal's run changed the session's state in the database.
+            qtbot.waitUntil(lambda: window.sessions.list.currentItem().text().startswith("● "), timeout=WAIT)
+            code, _, err = finish(terminal)
+        finally:
+            if terminal.poll() is None:
+                terminal.kill()
+        assert code == 0, err
+    qtbot.waitUntil(lambda: session.state.status == "ended:done" and window.send_button.isEnabled(), timeout=WAIT)
+    assert [r.event.name for r in session.records if isinstance(r.event, ToolResult)][-2:] == ["file_list", "task_done"]
+    assert window.status.state.text() == "■ Ended: done"
