@@ -41,6 +41,10 @@ async def test_a_session_another_process_runs_refuses_every_write_and_loses_noth
             session.edit_file(PLAN, "# Plan\n", session.state.files[PLAN].version)
         with pytest.raises(SessionBusy):
             session.pin(PLAN, ["## Goal"])
+        # The running process writes the files: opening the session meanwhile does not take its
+        # write (not yet recorded) for an edit made outside Tripane.
+        session.file_path(FINDINGS).write_text("# Findings\n- being written by the other run\n", encoding="utf-8")
+        Session.open(store, data_dir, session.id, model)
         assert len(store.records(session.id)) == before and not session.running
     finally:
         other.kill()  # it dies holding the lock: the system frees it
@@ -48,6 +52,9 @@ async def test_a_session_another_process_runs_refuses_every_write_and_loses_noth
     await session.answer(question.qid, "MIT")
     session.start()
     assert await session.wait() == "done"
+    # Once this process runs it, the change on disk is taken in, once, as an edit from outside.
+    outside = [r.event for r in store.records(session.id) if getattr(r.event, "author", "") == "external"]
+    assert [e.file for e in outside] == [FINDINGS]
 
 
 async def test_what_another_process_wrote_is_taken_in_before_this_one_writes(store, data_dir, workdir):
