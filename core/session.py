@@ -96,11 +96,16 @@ def run_lock(data_dir: Path, session_id: str) -> FileLock:
     return FileLock(str(session_dir(data_dir, session_id) / RUN_LOCK), timeout=0, thread_local=False)
 
 
-def take_run_lock(lock: FileLock, session_id: str) -> None:
+# A window checks whether another process runs the session it shows by taking the lock for an
+# instant; a process starting a run waits this long rather than mistake that check for a run.
+LOCK_WAIT_S = 0.25
+
+
+def take_run_lock(lock: FileLock, session_id: str, wait_s: float = LOCK_WAIT_S) -> None:
     """Raises SessionBusy while another process holds the session's lock."""
     Path(lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
     try:
-        lock.acquire()
+        lock.acquire(timeout=wait_s)
     except Timeout:
         raise SessionBusy(
             f"Session {session_id} is being run by another Tripane (another window, or `tripane run` / "
@@ -208,7 +213,7 @@ class Session:
         if self.running or self._run_lock.is_locked:
             return False
         try:
-            take_run_lock(self._run_lock, self.id)
+            take_run_lock(self._run_lock, self.id, wait_s=0)
         except SessionBusy:
             return True
         self._run_lock.release(force=True)
