@@ -65,6 +65,9 @@ log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
+COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send)"
+COMPOSER_HINT_ELSEWHERE = ("Another Tripane runs this session (a terminal or another window): it is shown here as "
+                           "it runs; message the agent there, or here once that run stops")
 LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "session_resumed", "session_ended",
                         "user_message")
 
@@ -102,7 +105,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("composer")
-        self.composer.setPlaceholderText("Message the agent — it reads it at its next step (Ctrl+Enter to send)")
+        self.composer.setPlaceholderText(COMPOSER_HINT)
         self.composer.setFixedHeight(72)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
@@ -493,6 +496,7 @@ class MainWindow(QMainWindow):
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)
+        self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT)
         self.pause_button.setEnabled(running and not paused)
         self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)

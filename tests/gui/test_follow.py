@@ -32,6 +32,7 @@ def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_
             assert any(isinstance(r.event, UserMessage) and r.event.text == "Now count the tests."
                        for r in session.records)  # followed from the database, shown in the chat
             assert not window.send_button.isEnabled() and not window.composer.isEnabled()
+            assert window.composer.placeholderText().startswith("Another Tripane runs this session")
             assert not window.resume_button.isEnabled()
             # The list follows too: the terminal's run changed the session's state in the database.
             qtbot.waitUntil(lambda: window.sessions.list.currentItem().text().startswith("● "), timeout=WAIT)
@@ -43,3 +44,4 @@ def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and window.send_button.isEnabled(), timeout=WAIT)
     assert [r.event.name for r in session.records if isinstance(r.event, ToolResult)][-2:] == ["file_list", "task_done"]
     assert window.status.state.text() == "■ Ended: done"
+    assert window.composer.placeholderText().startswith("Message the agent")
