@@ -170,12 +170,12 @@ class Session:
         if state.config is None:
             raise ValueError(f"session {row.id} has no start event; it cannot be opened")
         session._restore_files()
-        try:
-            with session._writing():  # edits made outside Tripane while it was closed become events
+        # Edits made outside Tripane while it was closed become events; while another process runs
+        # the session, a difference on disk is that process's own write, not yet recorded.
+        if not session.run_elsewhere():
+            with session._writing():
                 for change in session.memory.check_external():
                     session.journal.record(change)
-        except SessionBusy:  # the process running it writes the files: their changes are its own
-            log.info("session %s is run by another process: not checking its files for outside edits", row.id)
         if state.status == "paused":
             session.control.pause()
         return session

@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[str, QuestionDialog] = {}
         self.inspector: ContextInspector | None = None
         self._activity = "idle"
+        self._elsewhere = False  # the session shown is run by another Tripane
         self._shut_down = False
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
@@ -299,8 +300,9 @@ class MainWindow(QMainWindow):
                 self.refresh_sessions()
             session = self.session
             if session is not None and not session.running:
-                session.follow()
-                self._update_controls()
+                session.follow()  # each record reaches the views, and the controls, through the bridge
+                if session.run_elsewhere() != self._elsewhere:  # that run began or ended
+                    self._update_controls()
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
             log.warning("could not follow other Tripanes' changes: %s", exc)
 
@@ -491,7 +493,7 @@ class MainWindow(QMainWindow):
         has = session is not None
         running = has and session.running
         # Another Tripane (a terminal's `tripane run`, another window) drives it: this one follows.
-        elsewhere = has and not running and not state.ended and session.run_elsewhere()
+        elsewhere = self._elsewhere = has and not running and not state.ended and session.run_elsewhere()
         self.status.show_state(state, "elsewhere" if elsewhere else self._activity)
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
