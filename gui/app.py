@@ -28,6 +28,7 @@ from gui.qt import (
     QTimer,
 )
 from gui.settings import AppSettings
+from gui.single_instance import claim, instance_name
 from gui.theme import apply_theme
 from gui.workspace import Workspace, default_model_client
 
@@ -123,8 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_selftest()
     app = make_app(sys.argv[:1])
     qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
+    settings = AppSettings(qsettings)
+    data_dir = args.data_dir or settings.load().data_path()
+    listener = claim(instance_name(data_dir))
+    if listener is None:
+        print(f"Tripane is already open on {data_dir}: its window was brought to the front.", flush=True)
+        return 0
     try:
-        window = open_window(AppSettings(qsettings), args.data_dir)
+        window = open_window(settings, data_dir)
     except (StoreError, OSError) as exc:  # a damaged or foreign database, an unwritable folder
         QMessageBox.critical(None, "Tripane cannot start", f"{exc}\n\nNothing was changed. Choose another data "
                              "folder with --data-dir, or move the file aside.")
@@ -136,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(EXIT_AT_FIRST_FRAME):
         window.installEventFilter(_FirstFrameExit(window))
     close_on_signals(window)
+    listener.setParent(window)
+    listener.raise_requested.connect(window.bring_to_front)
     window.show()
     with loop:
         finished = loop.create_future()

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
     QPixmap,
     QTextCursor,
 )
+from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,

@@ -34,6 +34,7 @@ from gui.qt import (
     QApplication,
     QCloseEvent,
     QDesktopServices,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
@@ -533,6 +534,19 @@ class MainWindow(QMainWindow):
                 dialog.show_error(str(error))
         self.keeper.run(session.answer(qid, choice, text), on_success=answered, on_failure=failed)
 
+    def bring_to_front(self) -> None:
+        """Tripane was launched again over this data folder: this window is the one wanted."""
+        if self.isMinimized() or not self.isVisible():
+            self.showNormal()
+        self.raise_()
+        # Its own windows stay above it (a window manager keeps them there, but not every desktop
+        # has one): the settings, the questions waiting for the person; a modal one gets the keys.
+        own = [d for d in self.findChildren(QDialog) if d.isWindow() and d.isVisible()]
+        modal = QApplication.activeModalWidget()
+        for dialog in sorted(own, key=lambda d: d is modal):
+            dialog.raise_()
+        (modal if modal in own else self).activateWindow()
+
     def alert(self, message: str) -> None:
         if self.isActiveWindow():
             return
@@ -540,7 +554,7 @@ class MainWindow(QMainWindow):
         if QSystemTrayIcon.isSystemTrayAvailable():
             if self._tray is None:
                 self._tray = QSystemTrayIcon(app_icon(), self)
-                self._tray.activated.connect(lambda _reason: (self.showNormal(), self.activateWindow()))
+                self._tray.activated.connect(lambda _reason: self.bring_to_front())
                 self._tray.show()
             self._tray.showMessage("Tripane needs you", message[:200], QSystemTrayIcon.MessageIcon.Information, 8000)
 
