@@ -10,13 +10,16 @@ import argparse
 import asyncio
 import logging
 import os
+import platform
 import signal
 import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from core import __version__
 from core.llm import ModelClient
+from core.logs import start_logging, stop_logging
 from core.store import StoreError
 from gui.qt import (
     QApplication,
@@ -26,13 +29,15 @@ from gui.qt import (
     QSettings,
     QSocketNotifier,
     QTimer,
+    qVersion,
 )
 from gui.settings import AppSettings
 from gui.single_instance import claim, instance_name
 from gui.theme import apply_theme
+from gui.unexpected import catch_unexpected
 from gui.workspace import Workspace, default_model_client
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gui.app")  # not __name__: that is __main__ under `python -m gui.app`
 # Set by benchmarks/gui_startup.py: print "FRAME" and exit at the window's first paint, so the real
 # entry point (installed script or bundle) is what gets timed.
 EXIT_AT_FIRST_FRAME = "TRIPANE_EXIT_AT_FIRST_FRAME"
@@ -117,7 +122,14 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    start_logging(None)
+    try:
+        return _run(args)
+    finally:
+        stop_logging()
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.selftest:
         from gui.selftest import run_selftest
 
@@ -130,9 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     if listener is None:
         print(f"Tripane is already open on {data_dir}: its window was brought to the front.", flush=True)
         return 0
+    start_logging(data_dir)
+    log.info("Tripane %s starting over %s (Python %s, Qt %s, %s)", __version__, data_dir,
+             platform.python_version(), qVersion(), platform.platform())
     try:
         window = open_window(settings, data_dir)
     except (StoreError, OSError) as exc:  # a damaged or foreign database, an unwritable folder
+        log.error("cannot start: %s", exc)
         QMessageBox.critical(None, "Tripane cannot start", f"{exc}\n\nNothing was changed. Choose another data "
                              "folder with --data-dir, or move the file aside.")
         return 2
@@ -143,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(EXIT_AT_FIRST_FRAME):
         window.installEventFilter(_FirstFrameExit(window))
     close_on_signals(window)
+    catch_unexpected(window, loop)
     listener.setParent(window)
     listener.raise_requested.connect(window.bring_to_front)
     window.show()
@@ -154,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError:  # Qt quit on its own: the display server went away, the desktop session ended
             if finished.done():
                 raise
-            logging.getLogger(__name__).warning("Tripane's window closed without shutting down (the display "
-                                                "went away?); sessions reopen where they stopped")
+            log.warning("Tripane's window closed without shutting down (the display went away?); "
+                        "sessions reopen where they stopped")
             return 1
     return 0
 

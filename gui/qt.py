@@ -13,6 +13,7 @@ from PySide6.QtCore import (
     QUrl,
     Signal,
     Slot,
+    qVersion,
 )
 from PySide6.QtGui import (
     QAction,

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
 from core.export import write_export
 from core.llm import ModelClient, prepare_tokenizer
+from core.logs import log_path
 from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
@@ -22,6 +24,7 @@ from core.session import Session, SessionBusy, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
+from gui.dialogs.help import about_html, shortcuts_html
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.memory_search import MemorySearchDialog
 from gui.dialogs.new_session import NewSessionDialog
@@ -66,6 +69,7 @@ log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
+UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
 COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send)"
 COMPOSER_HINT_ELSEWHERE = ("Another Tripane runs this session (a terminal or another window): it is shown here as "
                            "it runs; message the agent there, or here once that run stops")
@@ -98,6 +102,7 @@ class MainWindow(QMainWindow):
         self._shut_down = False
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
+        self._unexpected_told = float("-inf")
         self._watched_runs: set[asyncio.Task] = set()
         self.warm_up: asyncio.Task | None = None
         self.memory_loading: asyncio.Task | None = None
@@ -168,8 +173,26 @@ class MainWindow(QMainWindow):
     def open_memory_folder(self) -> None:
         folder = self.workspace.data_dir / "memory"
         folder.mkdir(parents=True, exist_ok=True)
+        self.open_folder(folder, "Long-term memory")
+
+    def open_folder(self, folder: Path, what: str) -> None:
+        """The folder in the desktop's file manager, or where it is when none opens it."""
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-            self.tell(f"No file manager could open the folder. Long-term memory is in:\n{folder}")
+            self.tell(f"No file manager could open the folder. {what} is in:\n{folder}")
+
+    def open_session_folder(self) -> None:
+        if self.session is not None:  # the three files, offload/, compaction/ and the exports
+            self.open_folder(self.session.dir, "The session's files")
+
+    def open_working_folder(self) -> None:
+        config = self.session.state.config if self.session is not None else None
+        if config is not None:
+            self.open_folder(Path(config.workdir), "The agent's working folder")
+
+    def open_log_folder(self) -> None:
+        folder = log_path(self.workspace.data_dir).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        self.open_folder(folder, "The log")
 
     def _search_memory(self, query: str) -> None:
         dialog = self.memory_search
@@ -226,7 +249,7 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         bar = self.menuBar()
-        file_menu, session_menu, view_menu = bar.addMenu("&File"), bar.addMenu("&Session"), bar.addMenu("&View")
+        file_menu, session_menu, view_menu, help_menu = (bar.addMenu(title) for title in ("&File", "&Session", "&View", "&Help"))
         self.actions_by_name: dict[str, QAction] = {}
         for menu, text, shortcut, slot, name in (
             (file_menu, "&New session…", "Ctrl+N", self.new_session, "new"),
@@ -247,6 +270,11 @@ class MainWindow(QMainWindow):
             (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
             (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
             (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
+            (session_menu, "Open session fo&lder", "Ctrl+Shift+O", self.open_session_folder, "session_folder"),
+            (session_menu, "Open &working folder", "Ctrl+Shift+D", self.open_working_folder, "working_folder"),
+            (help_menu, "&Keyboard shortcuts", "F1", self.show_shortcuts, "shortcuts"),
+            (help_menu, "Open &log folder", None, self.open_log_folder, "log_folder"),
+            (help_menu, "&About Tripane", None, self.show_about, "about"),
         ):
             self.actions_by_name[name] = self._action(menu, text, shortcut, slot, name)
         # Delete only from the session list, so it never eats the key in a text field.
@@ -504,7 +532,7 @@ class MainWindow(QMainWindow):
         self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)
         for name in ("send", "pause", "resume", "stop", "edit_plan", "edit_findings", "save_edit", "compact",
-                     "inspector", "export", "rename", "delete"):
+                     "inspector", "export", "rename", "delete", "session_folder", "working_folder"):
             self.actions_by_name[name].setEnabled(has)
 
     # --- the person in the loop -----------------------------------------------------------------
@@ -651,6 +679,31 @@ class MainWindow(QMainWindow):
                     self.tell(str(exc))
         dialog.finished.connect(chosen)
         dialog.open()
+
+    def report_unexpected(self, error: BaseException) -> None:
+        """An error nobody caught (already in the log): say so, at most once a minute."""
+        if self._shut_down or not qt_alive(self):
+            return
+        now = time.monotonic()
+        if now - self._unexpected_told < UNEXPECTED_QUIET_S:
+            return
+        self._unexpected_told = now
+        self.tell(f"Something went wrong inside Tripane: {type(error).__name__}: {error}\n\nNothing was lost: every "
+                  "step of your sessions is in their event log. The details are in the log file (Help → Open log "
+                  f"folder):\n{log_path(self.workspace.data_dir)}")
+
+    def show_shortcuts(self) -> QMessageBox:
+        return self._rich_box("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()))
+
+    def show_about(self) -> QMessageBox:
+        return self._rich_box("About Tripane", about_html(self.workspace.data_dir))
+
+    def _rich_box(self, title: str, text: str) -> QMessageBox:
+        box = self.tell(text)
+        box.setWindowTitle(title)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return box
 
     def tell(self, message: str) -> QMessageBox:
         """A message box that does not block (no nested event loop under the shared asyncio loop)."""

@@ -52,3 +52,5 @@ def test_a_terminate_signal_closes_the_window_the_normal_way(tmp_path, signal_nu
     assert app.returncode == 0, err
     assert "closing the window" in err and "Traceback" not in err
     assert "geometry" in settings.read_text(encoding="utf-8")  # saved on the way out
+    log = (data / "logs" / "tripane.log").read_text(encoding="utf-8")  # kept for a window with no terminal
+    assert "starting over" in log and "closing the window" in log

@@ -1,0 +1,32 @@
+"""The Help menu's texts: the keyboard shortcuts, read from the window's own actions so the list
+cannot drift from them, and what a bug report needs (version, folders, platform)."""
+
+from __future__ import annotations
+
+import html
+import platform
+from collections.abc import Iterable
+from pathlib import Path
+
+from core import __version__
+from core.logs import log_path
+from gui.qt import QAction, QKeySequence, qVersion
+
+# Keys bound to a widget rather than to a menu action.
+WIDGET_SHORTCUTS = (("Delete the selected session (in the session list)", "Delete"),)
+
+
+def shortcuts_html(actions: Iterable[QAction]) -> str:
+    rows = [(action.text().replace("&", ""), action.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+            for action in actions if not action.shortcut().isEmpty()]
+    rows += WIDGET_SHORTCUTS
+    cells = "".join(f"<tr><td>{html.escape(what)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+                    for what, keys in rows)
+    return f"<table>{cells}</table>"
+
+
+def about_html(data_dir: Path) -> str:
+    return (f"<b>Tripane {__version__}</b><br>A desktop supervisor for LLM agents.<br><br>"
+            f"Sessions: {html.escape(str(data_dir))}<br>"
+            f"Log: {html.escape(str(log_path(data_dir)))}<br><br>"
+            f"Python {platform.python_version()} · Qt {qVersion()} · {html.escape(platform.platform())}")
