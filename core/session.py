@@ -295,10 +295,16 @@ class Session:
         return self._task
 
     async def _run(self) -> str:
+        state = self.state
+        log.info("session %s: run starts at turn %s (model %s)", self.id, state.turn, state.model)
+        status = "interrupted"
         try:
-            return await self._agent_loop().run()
+            status = await self._agent_loop().run()
+            return status
         finally:
             self._run_lock.release(force=True)
+            log.info("session %s: run ends %s at turn %s, %s tokens", self.id, status, self.state.turn,
+                     f"{self.state.tokens_used:,}")
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""

@@ -372,6 +372,7 @@ class AgentLoop:
 
     def _model_failed(self, exc: ModelError) -> None:
         signature = f"model:{exc.kind}"
+        log.warning("session %s: the model call failed (%s): %s", self.state.session_id, exc.kind, exc)
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
         self._progress(progress.error("", str(exc), attempt, self.state.config.strike_limit))
