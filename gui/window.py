@@ -690,7 +690,7 @@ class MainWindow(QMainWindow):
         self._unexpected_told = now
         self.tell(f"Something went wrong inside Tripane: {type(error).__name__}: {error}\n\nNothing was lost: every "
                   "step of your sessions is in their event log. The details are in the log file (Help → Open log "
-                  f"folder):\n{log_path(self.workspace.data_dir)}")
+                  f"folder):\n{log_path(self.workspace.data_dir)}", QMessageBox.Icon.Warning)
 
     def show_shortcuts(self) -> QMessageBox:
         return self._rich_box("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()))
@@ -705,9 +705,9 @@ class MainWindow(QMainWindow):
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return box
 
-    def tell(self, message: str) -> QMessageBox:
+    def tell(self, message: str, icon: QMessageBox.Icon = QMessageBox.Icon.Information) -> QMessageBox:
         """A message box that does not block (no nested event loop under the shared asyncio loop)."""
-        box = QMessageBox(QMessageBox.Icon.Information, "Tripane", message, QMessageBox.StandardButton.Ok, self)
+        box = QMessageBox(icon, "Tripane", message, QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         return box
