@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.events import FileChanged, HumanAnswer, HumanQuestion, Record
+from core.events import FileChanged, HumanAnswer, HumanQuestion, Record, SessionEnded
 from core.export import write_export
 from core.llm import ModelClient, prepare_tokenizer
 from core.logs import log_path
@@ -69,6 +69,8 @@ log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
+RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
+                    "error": "Run failed"}
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
 COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send)"
 COMPOSER_HINT_ELSEWHERE = ("Another Tripane runs this session (a terminal or another window): it is shown here as "
@@ -80,6 +82,7 @@ LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "ses
 class MainWindow(QMainWindow):
     question_shown = Signal(object)  # the QuestionDialog, for tests and screenshots
     closed = Signal()
+    attention_requested = Signal(str, str)  # title, message: the window was not in front
 
     def __init__(self, workspace: Workspace, settings: AppSettings, client_factory: Callable[[], ModelClient],
                  prefs: Preferences | None = None):
@@ -495,6 +498,8 @@ class MainWindow(QMainWindow):
             dialog = self.dialogs.pop(event.qid, None)
             if dialog is not None:
                 dialog.close()
+        elif isinstance(event, SessionEnded):
+            self._alert_run_ended(session, event)
         if event.kind in LIST_CHANGING_EVENTS:
             self.refresh_sessions()
         if session is not self.session:
@@ -575,16 +580,24 @@ class MainWindow(QMainWindow):
             dialog.raise_()
         (modal if modal in own else self).activateWindow()
 
-    def alert(self, message: str) -> None:
+    def alert(self, message: str, title: str = "Tripane needs you") -> None:
+        """The taskbar entry flashes and the tray says why, unless the person is looking already."""
         if self.isActiveWindow():
             return
         QApplication.alert(self)
+        self.attention_requested.emit(title, message)
         if QSystemTrayIcon.isSystemTrayAvailable():
             if self._tray is None:
                 self._tray = QSystemTrayIcon(app_icon(), self)
                 self._tray.activated.connect(lambda _reason: self.bring_to_front())
                 self._tray.show()
-            self._tray.showMessage("Tripane needs you", message[:200], QSystemTrayIcon.MessageIcon.Information, 8000)
+            self._tray.showMessage(title, message[:200], QSystemTrayIcon.MessageIcon.Information, 8000)
+
+    def _alert_run_ended(self, session: Session, ended: SessionEnded) -> None:
+        """A long run finished while the person looked elsewhere: they want to know, and how."""
+        title = self.workspace.store.session(session.id).title
+        summary = f": {ended.summary.strip()}" if ended.summary.strip() else ""
+        self.alert(f"{title}{summary}", RUN_ENDED_TITLES.get(ended.status, f"Run ended: {ended.status}"))
 
     # --- steering -------------------------------------------------------------------------------
 
