@@ -43,6 +43,7 @@ from gui.qt import (
     QInputDialog,
     QKeySequence,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -286,6 +287,22 @@ class MainWindow(QMainWindow):
         delete_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         delete_key.triggered.connect(self.delete_session)
         self.sessions.list.addAction(delete_key)
+        self.sessions.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.sessions.list.customContextMenuRequested.connect(self._session_context_menu)
+
+    def _session_context_menu(self, position) -> QMenu | None:
+        """Right-click on a session (which selects it): what can be done with it."""
+        if self.sessions.list.itemAt(position) is None:
+            return None
+        menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        for name in ("rename", "export", "session_folder", "working_folder", None, "delete"):
+            if name is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(self.actions_by_name[name])
+        menu.popup(self.sessions.list.viewport().mapToGlobal(position))
+        return menu
 
     def _connect(self) -> None:
         self.sessions.session_selected.connect(self.show_session)

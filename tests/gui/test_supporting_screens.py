@@ -113,6 +113,32 @@ def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdi
     assert window.session is None or window.session.id != first.id
 
 
+@pytest.mark.qt_log_ignore("This plugin does not support grabbing the keyboard")  # a popup menu, offscreen
+def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_window, workdir, monkeypatch):
+    from gui import window as window_module
+
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: first.state.ended and second.state.ended, timeout=WAIT)
+    row = window.sessions.ids().index(first.id)
+    where = window.sessions.list.visualItemRect(window.sessions.list.item(row)).center()
+
+    qtbot.mouseClick(window.sessions.list.viewport(), Qt.MouseButton.RightButton, pos=where)  # selects it
+    menu = window._session_context_menu(where)  # what Qt calls on the right-click
+
+    assert window.session is not None and window.session.id == first.id
+    texts = [action.text().replace("&", "") for action in menu.actions() if not action.isSeparator()]
+    assert texts == ["Rename…", "Export as zip…", "Open session folder", "Open working folder", "Delete…"]
+    opened = []
+    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    next(a for a in menu.actions() if a.text().replace("&", "") == "Open session folder").trigger()
+    assert opened == [str(first.dir)]
+    menu.close()
+    empty = window.sessions.list.viewport().rect().bottomLeft() - type(where)(0, 2)
+    assert window._session_context_menu(empty) is None  # below the last session: no menu
+
+
 def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir):
     model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed"))])
     window = make_window(model)
