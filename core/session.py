@@ -295,8 +295,7 @@ class Session:
         return self._task
 
     async def _run(self) -> str:
-        state = self.state
-        log.info("session %s: run starts at turn %s (model %s)", self.id, state.turn, state.model)
+        log.info("session %s: run starts at turn %s (model %s)", self.id, self.state.turn, self.state.model)
         status = "interrupted"
         try:
             status = await self._agent_loop().run()

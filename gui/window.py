@@ -253,7 +253,8 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         bar = self.menuBar()
-        file_menu, session_menu, view_menu, help_menu = (bar.addMenu(title) for title in ("&File", "&Session", "&View", "&Help"))
+        file_menu, session_menu, view_menu, help_menu = (bar.addMenu(title)
+                                                         for title in ("&File", "&Session", "&View", "&Help"))
         self.actions_by_name: dict[str, QAction] = {}
         for menu, text, shortcut, slot, name in (
             (file_menu, "&New session…", "Ctrl+N", self.new_session, "new"),
@@ -269,13 +270,13 @@ class MainWindow(QMainWindow):
             (session_menu, "&Compact context now", "Ctrl+Shift+K", self.compact, "compact"),
             (session_menu, "Context &inspector", "Ctrl+I", self.open_inspector, "inspector"),
             (session_menu, "E&xport as zip…", "Ctrl+Shift+S", self.export_session, "export"),
+            (session_menu, "Open session fo&lder", "Ctrl+Shift+O", self.open_session_folder, "session_folder"),
+            (session_menu, "Open &working folder", "Ctrl+Shift+D", self.open_working_folder, "working_folder"),
             (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
             (session_menu, "&Delete…", None, self.delete_session, "delete"),
             (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
             (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
             (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
-            (session_menu, "Open session fo&lder", "Ctrl+Shift+O", self.open_session_folder, "session_folder"),
-            (session_menu, "Open &working folder", "Ctrl+Shift+D", self.open_working_folder, "working_folder"),
             (help_menu, "&Keyboard shortcuts", "F1", self.show_shortcuts, "shortcuts"),
             (help_menu, "Open &log folder", None, self.open_log_folder, "log_folder"),
             (help_menu, "&About Tripane", None, self.show_about, "about"),

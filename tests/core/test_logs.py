@@ -25,7 +25,8 @@ def logging_to(tmp_path):
 def test_anything_shaped_like_a_key_is_masked(text):
     masked = mask_secrets(text)
     assert MASK in masked
-    for secret in ("AbCdEf0123456789xyz", "ZZZZZZZZZZZZZZZZ", "f0e1d2c3b4a59687", "abcdEFGH12345678", "1234567890abcdefghijk"):
+    for secret in ("AbCdEf0123456789xyz", "ZZZZZZZZZZZZZZZZ", "f0e1d2c3b4a59687", "abcdEFGH12345678",
+                   "1234567890abcdefghijk"):
         assert secret not in masked
 
 
