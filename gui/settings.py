@@ -8,6 +8,8 @@ from pathlib import Path
 from core.paths import default_data_dir
 from gui.qt import QByteArray, QSettings
 
+RECENT_WORKDIRS = 8
+
 
 @dataclass
 class Preferences:
@@ -25,10 +27,21 @@ class Preferences:
     data_dir: str = ""
     theme: str = "light"  # light | dark
     workdir: str = ""  # the folder last used for a new session
+    recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line
 
     @property
     def configured(self) -> bool:
         return bool(self.model.strip())
+
+    def recent_folders(self) -> list[str]:
+        """The work folders used lately that still exist, newest first."""
+        listed = [line for line in self.recent_workdirs.splitlines() if line.strip()]
+        return [folder for folder in listed if Path(folder).is_dir()]
+
+    def remember_workdir(self, folder: Path) -> None:
+        self.workdir = str(folder)
+        others = [line for line in self.recent_workdirs.splitlines() if line.strip() and Path(line) != folder]
+        self.recent_workdirs = "\n".join([self.workdir, *others][:RECENT_WORKDIRS])
 
     def data_path(self) -> Path:
         return Path(self.data_dir).expanduser() if self.data_dir.strip() else default_data_dir()

@@ -406,7 +406,7 @@ class MainWindow(QMainWindow):
         except (ValueError, StoreError) as exc:
             self.tell(f"The session could not be started:\n\n{exc}")
             return None
-        self.prefs.workdir = str(config.workdir)
+        self.prefs.remember_workdir(Path(config.workdir))
         self.settings.save(self.prefs)
         self._watch(session)
         self.session = None

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from gui.qt import QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton
+from gui.qt import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
 APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools"))
 
@@ -23,8 +31,9 @@ def error_label() -> QLabel:
     return label
 
 
-def folder_row(field: QLineEdit, caption: str) -> QHBoxLayout:
-    """A folder path field with a Browse… button (the chooser does not block the event loop)."""
+def folder_row(field: QLineEdit, caption: str, shown: QWidget | None = None) -> QHBoxLayout:
+    """A folder path field with a Browse… button (the chooser does not block the event loop).
+    `shown`: the widget the field belongs to (an editable combo box's list of recent folders)."""
     browse = QPushButton("Browse…")
 
     def choose() -> None:
@@ -36,6 +45,6 @@ def folder_row(field: QLineEdit, caption: str) -> QHBoxLayout:
 
     browse.clicked.connect(choose)
     row = QHBoxLayout()
-    row.addWidget(field, 1)
+    row.addWidget(shown or field, 1)
     row.addWidget(browse)
     return row

@@ -9,6 +9,7 @@ from core.session import SessionConfig
 from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -32,8 +33,15 @@ class NewSessionDialog(QDialog):
         self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect.")
         self.task.setFixedHeight(110)
         form.addRow("Task:", self.task)
-        self.workdir = QLineEdit(prefs.workdir or str(Path.home()))
-        form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in"))
+        # The folders used lately, newest first, to pick from; any other is typed or browsed to.
+        self.recent = QComboBox()
+        self.recent.setEditable(True)
+        self.recent.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.recent.addItems(prefs.recent_folders())
+        self.recent.setToolTip("The folder the agent may work in; the list holds the ones used lately")
+        self.workdir = self.recent.lineEdit()
+        self.workdir.setText(prefs.workdir or str(Path.home()))
+        form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
         self.model = QLineEdit(prefs.model)
         form.addRow("Model:", self.model)
         self.approval = approval_combo(prefs.approval)

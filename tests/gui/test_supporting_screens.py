@@ -239,6 +239,29 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     assert dialog.config.context_window == 16_384
 
 
+def test_the_new_session_dialog_offers_the_folders_used_lately(qtbot, make_window, settings, tmp_path):
+    from gui.dialogs.new_session import NewSessionDialog
+
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    folders = [tmp_path / name for name in ("site", "api", "gone")]
+    for folder in folders:
+        folder.mkdir()
+        session = window.start_session(SessionConfig(task=f"Work on {folder.name}", model="scripted", workdir=folder))
+        qtbot.waitUntil(lambda s=session: s.state.ended, timeout=WAIT)
+    window.start_session(SessionConfig(task="Again", model="scripted", workdir=folders[0]))  # used again: first
+    folders[2].rmdir()
+
+    dialog = NewSessionDialog(settings.load())  # as saved, as the next start of Tripane reads them
+    qtbot.addWidget(dialog)
+    listed = [dialog.recent.itemText(i) for i in range(dialog.recent.count())]
+    assert listed == [str(folders[0]), str(folders[1])]  # newest first, each once, the deleted one gone
+    assert dialog.workdir.text() == str(folders[0])
+    dialog.recent.setCurrentIndex(1)
+    dialog.task.setPlainText("Fix the API")
+    dialog._accept()
+    assert dialog.config.workdir == folders[1]
+
+
 def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences
