@@ -133,7 +133,7 @@ def main() -> None:
 
         with loop:
             figures = loop.run_until_complete(run())
-            window.close()
+            window.close_now()
             loop.run_until_complete(window.shutdown_done)
     print(json.dumps(figures))
     print(f"longest stall {figures['longest_stall_ms']} ms, p99 {figures['p99_stall_ms']} ms (target: longest ≤ 50 ms) "

@@ -77,7 +77,7 @@ def close_on_signals(window) -> None:
         if len(received) > 1:  # asked twice: the person does not want to wait for a clean close
             os._exit(130)
         log.warning("signal received: closing the window")
-        window.close()
+        window.close_now()
     notifier.activated.connect(on_signal)
     window._signal_sockets = (receive, send, notifier)  # alive as long as the window
 

@@ -87,7 +87,7 @@ def run_selftest() -> int:
             if len(window.chat.cards) != 3:
                 problems.append(f"the chat shows {len(window.chat.cards)} tool cards, not 3")
             problems += await check_memory()
-            window.close()
+            window.close_now()
             while window.shutdown_done is None or not window.shutdown_done.done():
                 await asyncio.sleep(0.05)
             return problems

@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self._activity = "idle"
         self._elsewhere = False  # the session shown is run by another Tripane
         self._shut_down = False
+        self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
         self._unexpected_told = float("-inf")
@@ -790,11 +791,35 @@ class MainWindow(QMainWindow):
 
     # --- closing --------------------------------------------------------------------------------
 
+    def close_now(self) -> None:
+        """Close without asking (a signal, a test, the selftest): runs stop where they are."""
+        self._quit_confirmed = True
+        self.close()
+
+    def _confirm_quit(self, working: int) -> QMessageBox:
+        runs = "A run is" if working == 1 else f"{working} runs are"
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?",
+                          f"{runs} in progress. Quit anyway?\n\nEach stops where it is, and Resume (Ctrl+R) "
+                          "continues it from there when you open Tripane again.", QMessageBox.StandardButton.Cancel,
+                          self)
+        quit_button = box.addButton("Quit", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: button is quit_button and self.close_now())
+        box.open()
+        return box
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._shut_down:
             event.accept()
             return
         event.ignore()
+        # Asked first while the agent is at work (not while it waits for the person or is paused):
+        # closing by mistake would stop a long run mid-step.
+        working = [s for s in self.workspace.opened() if s.running and s.state.status == "running"]
+        if working and not self._quit_confirmed:
+            self._confirm_quit(len(working))
+            return
         self._shut_down = True
         self.save_layout()
         for dialog in list(self.dialogs.values()):

@@ -84,5 +84,5 @@ def make_window(qtbot, settings, tmp_path):
     yield make
     for window in windows:
         if not window._shut_down:
-            window.close()
+            window.close_now()
         qtbot.waitUntil(lambda w=window: w.shutdown_done is not None and w.shutdown_done.done(), timeout=5000)

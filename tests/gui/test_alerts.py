@@ -1,9 +1,13 @@
-"""The person looking elsewhere is told when a run needs them or ends; the person looking is not."""
+"""The person looking elsewhere is told when a run needs them or ends; the person looking is not; and
+quitting while the agent works asks first."""
 
 from __future__ import annotations
 
+import sys
+
 from core.llm import ModelError
 from core.scripted import ScriptedModel, call, reply
+from gui.qt import QMessageBox
 from tests.gui.test_window import start
 
 WAIT = 20_000
@@ -52,3 +56,40 @@ def test_nothing_is_announced_to_a_person_watching_the_window(qtbot, make_window
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     qtbot.wait(200)
     assert seen == []
+
+
+def quit_box(window) -> QMessageBox | None:
+    return next((box for box in window.findChildren(QMessageBox)
+                 if box.isVisible() and box.windowTitle() == "Quit Tripane?"), None)
+
+
+def test_quitting_while_the_agent_works_asks_first_and_cancel_keeps_it_working(qtbot, make_window, workdir):
+    slow = f'"{sys.executable}" -c "import time; time.sleep(60)"'  # a long test run, say
+    model = ScriptedModel([reply("", call("shell_run", command=slow))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: len(model.requests) == 1 and session.state.status == "running", timeout=WAIT)
+
+    window.close()
+
+    qtbot.waitUntil(lambda: quit_box(window) is not None, timeout=WAIT)
+    assert "A run is in progress" in quit_box(window).text()
+    quit_box(window).button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.wait(200)
+    assert window.isVisible() and not window._shut_down and session.running
+
+    window.close()
+    qtbot.waitUntil(lambda: quit_box(window) is not None, timeout=WAIT)
+    quit_button = next(b for b in quit_box(window).buttons() if b.text() == "Quit")
+    quit_button.click()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    assert not session.running  # stopped where it was; Resume continues it after a restart
+
+
+def test_quitting_with_nothing_at_work_asks_nothing(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    window.close()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    assert quit_box(window) is None
