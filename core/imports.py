@@ -6,7 +6,8 @@ import at once — long-term memory loading (NumPy, the embedding model, keyring
 (pydantic) — that hook re-enters the import system from both, and Python's deadlock avoidance may
 hand one of them a partially initialised module. CI saw it once in `tripane --selftest`:
 "cannot import name 'import_string' from partially initialized module
-'pydantic._internal._validators'". Heavy imports in worker threads take this lock.
+'pydantic._internal._validators'". Heavy imports in worker threads take this lock. (The same error
+also came from a single thread, the hook itself importing mid-import: gui/import_guard.py.)
 """
 
 import threading

@@ -71,3 +71,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import (
     isValid as qt_alive,  # False once Qt deleted the C++ object behind a wrapper
 )
+
+from gui.import_guard import guard_pyside_import_hook
+
+guard_pyside_import_hook()  # before anything else is imported with PySide6 loaded
