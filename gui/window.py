@@ -797,9 +797,9 @@ class MainWindow(QMainWindow):
         self.close()
 
     def _confirm_quit(self, working: int) -> QMessageBox:
-        runs = "A run is" if working == 1 else f"{working} runs are"
+        runs, each = ("A run is", "It") if working == 1 else (f"{working} runs are", "Each")
         box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?",
-                          f"{runs} in progress. Quit anyway?\n\nEach stops where it is, and Resume (Ctrl+R) "
+                          f"{runs} in progress. Quit anyway?\n\n{each} stops where it is, and Resume (Ctrl+R) "
                           "continues it from there when you open Tripane again.", QMessageBox.StandardButton.Cancel,
                           self)
         quit_button = box.addButton("Quit", QMessageBox.ButtonRole.AcceptRole)
