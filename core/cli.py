@@ -196,6 +196,7 @@ def _list_sessions(store) -> int:
 
 
 def _show(store, data_dir: Path, args) -> int:
+    from core.changes import changes_line
     from core.export import record_json
     from core.paths import session_dir
     from core.render import render
@@ -207,6 +208,8 @@ def _show(store, data_dir: Path, args) -> int:
         elif (line := render(record)) is not None:
             print(line)
     if not args.json:
+        if changed := changes_line(store.iter_records(row.id)):
+            print(changed)
         folder = session_dir(data_dir, row.id)
         print(f"\nFiles: {folder / 'task_plan.md'}\n       {folder / 'findings.md'}\n       {folder / 'progress.md'}")
     return EXIT_DONE
@@ -257,6 +260,7 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
 
 async def _drive(session, as_json: bool) -> int:
+    from core.changes import changes_line
     from core.events import HumanQuestion, Record
     from core.export import record_json
     from core.journal import StatusChanged
@@ -303,6 +307,8 @@ async def _drive(session, as_json: bool) -> int:
         choice, text = await _ask_on_terminal(question)
         await session.answer(question.qid, choice, text)
     status = task.result()
+    if not as_json and session.state.ended and (changed := changes_line(session.records)):
+        print(changed, flush=True)
     return EXIT_DONE if status == "done" else EXIT_FAILED
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from core.agent.rules import describe_failure
+from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -182,6 +183,7 @@ class ChatView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(container)
         self.cards: dict[str, ToolCard] = {}
+        self.changes = ChangeTally()  # what the file tools changed, told when the session ends
         self._live: MessageItem | None = None
         self._live_text = ""
         self._render_timer = QTimer(self, singleShot=True, interval=80)
@@ -197,6 +199,7 @@ class ChatView(QScrollArea):
             if item.widget() is not None:
                 item.widget().deleteLater()
         self.cards.clear()
+        self.changes = ChangeTally()
         self._live = None
         self._live_text = ""
 
@@ -218,11 +221,15 @@ class ChatView(QScrollArea):
 
     def show_records(self, records: list[Record]) -> None:
         self.clear()
-        for record in records[-MAX_ITEMS * 2:]:
+        shown = records[-MAX_ITEMS * 2:]
+        for record in records[:len(records) - len(shown)]:  # not shown, still counted
+            self.changes.add(record)
+        for record in shown:
             self.add_record(record)
 
     def add_record(self, record: Record) -> None:
         event = record.event
+        self.changes.add(record)
         match event:
             case UserMessage():
                 self._add(MessageItem("user", event.text))
@@ -262,7 +269,9 @@ class ChatView(QScrollArea):
             case SessionResumed():
                 self._notice("▶ Resumed")
             case SessionEnded():
-                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}", "ended")
+                changed = self.changes.summary()
+                changed = f"<br>Changed in the work folder: {_escape(changed)}" if changed else ""
+                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}", "ended")
 
     # --- streaming ------------------------------------------------------------------------------
 

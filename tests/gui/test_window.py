@@ -67,6 +67,11 @@ def test_a_task_runs_and_the_three_panes_fill(qtbot, make_window, workdir):
     assert said and "<b>write</b>" in said[0].body.text() or "<strong>write</strong>" in said[0].body.text()
     assert window.status.state.text().startswith("■ Ended: done")
     assert window.sessions.ids() == [session.id]
+    ended = [w for w in window.chat.items() if w.objectName() == "ended"]
+    assert "Changed in the work folder: hello.txt (created)" in ended[-1].text()
+    window.chat.show_records(list(session.records))  # shown again from the log: the same summary
+    ended = [w for w in window.chat.items() if w.objectName() == "ended"]
+    assert "Changed in the work folder: hello.txt (created)" in ended[-1].text()
 
 
 def test_long_lines_wrap_and_never_make_the_conversation_wider_than_its_pane(qtbot, make_window, workdir):

@@ -1,0 +1,80 @@
+"""What the agent changed in the work folder, told when a run ends.
+
+After a long run the person's first question is "what did it touch?". The file tools leave a
+trail in the event log: each successful file_write or file_edit names its path, and file_write's
+result says whether the file was created or replaced. Shell commands can change files too, but
+what they touched is not known, so the summary only says they ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from core.events import AssistantMessage, Record, ToolResult
+
+FILE_TOOLS = ("file_write", "file_edit")
+SHELL_TOOL = "shell_run"
+LISTED = 12  # files named in the summary; the rest are counted
+
+
+@dataclass
+class ChangeTally:
+    """Fed every record in order (live or replayed); says what changed so far."""
+    _pending: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id → (tool, path)
+    changed: dict[str, str] = field(default_factory=dict)  # path → created | edited | replaced
+    shell_commands: int = 0
+
+    def add(self, record: Record) -> None:
+        event = record.event
+        if isinstance(event, AssistantMessage):
+            for call in event.tool_calls:
+                if call.name in FILE_TOOLS and (path := _path_of(call.arguments)):
+                    self._pending[call.id] = (call.name, path)
+        elif isinstance(event, ToolResult):
+            if event.name == SHELL_TOOL and event.ok:
+                self.shell_commands += 1
+            pending = self._pending.pop(event.call_id, None)
+            if pending is not None and event.ok:
+                tool, path = pending
+                self.changed[path] = _how(tool, event.content, self.changed.get(path))
+
+    def summary(self) -> str:
+        """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none."""
+        parts = []
+        if self.changed:
+            named = [f"{path} ({how})" for path, how in list(self.changed.items())[:LISTED]]
+            more = len(self.changed) - LISTED
+            parts.append(", ".join(named) + (f" and {more} more" if more > 0 else ""))
+        if self.shell_commands:
+            runs = ("1 shell command ran (what it changed" if self.shell_commands == 1 else
+                    f"{self.shell_commands} shell commands ran (what they changed")
+            parts.append(f"{runs} is not tracked)")
+        return "; ".join(parts)
+
+
+def _path_of(arguments: str) -> str:
+    try:
+        path = json.loads(arguments).get("path")
+    except (ValueError, AttributeError):  # malformed arguments: the call failed anyway
+        return ""
+    return str(PurePath(path.strip())) if isinstance(path, str) and path.strip() else ""
+
+
+def _how(tool: str, result: str, before: str | None) -> str:
+    if before == "created":  # created in this session, whatever came after
+        return "created"
+    if tool == "file_write":
+        return "created" if result.startswith("Created") else "replaced"
+    return before if before == "replaced" else "edited"
+
+
+def changes_line(records: Iterable[Record]) -> str:
+    """The sentence for a session's records, or "" when its file tools changed nothing."""
+    tally = ChangeTally()
+    for record in records:
+        tally.add(record)
+    summary = tally.summary()
+    return f"Changed in the work folder: {summary}" if summary else ""

@@ -1,0 +1,33 @@
+"""What the agent changed in the work folder, from a real session's event log."""
+
+from __future__ import annotations
+
+from core.changes import ChangeTally, changes_line
+from core.scripted import ScriptedModel, call, reply
+from tests.core.helpers import make_session
+
+
+async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, workdir):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    (workdir / "README.md").write_text("old\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("", call("file_write", path="tests/test_calc.py", content="def test(): pass\n")),
+        reply("", call("file_edit", path="./tests/test_calc.py", old="pass", new="assert True")),
+        reply("", call("file_write", path="README.md", content="new\n")),
+        reply("", call("file_edit", path="calc.py", old="not there", new="x")),  # refused: changes nothing
+        reply("", call("file_write", call_id="bad", path="")),  # malformed: fails
+        reply("", call("shell_run", command="echo hi")),
+        reply("", call("task_done", summary="fixed")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    assert changes_line(session.records) == (
+        "Changed in the work folder: calc.py (edited), tests/test_calc.py (created), README.md (replaced); "
+        "1 shell command ran (what it changed is not tracked)")
+
+
+def test_nothing_changed_says_nothing():
+    assert ChangeTally().summary() == ""
+    assert changes_line([]) == ""
