@@ -47,6 +47,12 @@ PREVIEW_CHARS = 4000
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
 # name, so "the first one" would be file_edit's replacement text or human_ask's options).
 SUMMARY_KEYS = ("path", "command", "url", "query", "question", "title", "summary")
+# What the person can do after a run that did not finish its task: a message continues it.
+AFTER_ENDING = {
+    "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it), send a "
+             "message: the agent continues from here.",
+    "aborted": "Send a message to continue from here.",
+}
 
 
 def _label(html: str, object_name: str) -> QLabel:
@@ -271,7 +277,8 @@ class ChatView(QScrollArea):
             case SessionEnded():
                 changed = self.changes.summary()
                 changed = f"<br>Changed in the work folder: {_escape(changed)}" if changed else ""
-                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}", "ended")
+                after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
+                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}", "ended")
 
     # --- streaming ------------------------------------------------------------------------------
 

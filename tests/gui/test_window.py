@@ -276,3 +276,20 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     replies = [w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant"]
     assert [r.text for r in replies] == ["The whole reply."]
     assert window.statusBar().currentMessage() == ""
+
+
+def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qtbot, make_window, workdir):
+    from core.llm import ModelError
+
+    model = ScriptedModel([ModelError("auth", "The provider refused the API key: invalid key"),
+                           reply("", call("task_done", summary="done after the key was fixed"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1].text()
+    assert "refused the API key" in ended and "send a message: the agent continues from here" in ended
+
+    window.composer.setPlainText("The key is fixed, go on.")
+    window.send_message()
+    qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
+    assert "The key is fixed, go on." in str(model.requests[-1].messages)
