@@ -160,6 +160,7 @@ def _run(args: argparse.Namespace) -> int:
         window.installEventFilter(_FirstFrameExit(window))
     close_on_signals(window)
     catch_unexpected(window, loop)
+    app.commitDataRequest.connect(window.desktop_session_ending)
     listener.setParent(window)
     listener.raise_requested.connect(window.bring_to_front)
     window.show()

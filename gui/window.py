@@ -796,6 +796,11 @@ class MainWindow(QMainWindow):
         self._quit_confirmed = True
         self.close()
 
+    def desktop_session_ending(self, *_manager) -> None:
+        """The person logs out or shuts down: the quit question must not stand in the way (a run
+        continues with Resume at the next start, as after any close)."""
+        self._quit_confirmed = True
+
     def _confirm_quit(self, working: int) -> QMessageBox:
         runs, each = ("A run is", "It") if working == 1 else (f"{working} runs are", "Each")
         box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?",

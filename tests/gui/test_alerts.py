@@ -58,17 +58,23 @@ def test_nothing_is_announced_to_a_person_watching_the_window(qtbot, make_window
     assert seen == []
 
 
+def start_working(qtbot, make_window, workdir):
+    """A window whose agent is at work: a long shell command (a test suite, say) is running."""
+    slow = f'"{sys.executable}" -c "import time; time.sleep(60)"'
+    model = ScriptedModel([reply("", call("shell_run", command=slow))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: len(model.requests) == 1 and session.state.status == "running", timeout=WAIT)
+    return window, session
+
+
 def quit_box(window) -> QMessageBox | None:
     return next((box for box in window.findChildren(QMessageBox)
                  if box.isVisible() and box.windowTitle() == "Quit Tripane?"), None)
 
 
 def test_quitting_while_the_agent_works_asks_first_and_cancel_keeps_it_working(qtbot, make_window, workdir):
-    slow = f'"{sys.executable}" -c "import time; time.sleep(60)"'  # a long test run, say
-    model = ScriptedModel([reply("", call("shell_run", command=slow))])
-    window = make_window(model)
-    session = start(window, workdir, approval="all")
-    qtbot.waitUntil(lambda: len(model.requests) == 1 and session.state.status == "running", timeout=WAIT)
+    window, session = start_working(qtbot, make_window, workdir)
 
     window.close()
 
@@ -84,6 +90,16 @@ def test_quitting_while_the_agent_works_asks_first_and_cancel_keeps_it_working(q
     quit_button.click()
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
     assert not session.running  # stopped where it was; Resume continues it after a restart
+
+
+def test_a_logout_closes_without_the_quit_question(qtbot, make_window, workdir):
+    window, session = start_working(qtbot, make_window, workdir)
+
+    window.desktop_session_ending()  # what the desktop's session manager asks for at logout
+    window.close()
+
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    assert quit_box(window) is None and not session.running
 
 
 def test_quitting_with_nothing_at_work_asks_nothing(qtbot, make_window, workdir):
