@@ -28,6 +28,12 @@ Loader = Callable[[], tuple[str, int]]
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
 
+def appendable(shown: str, text: str) -> bool:
+    """The new text is the shown one plus a modest end: the view can take just that end."""
+    added = len(text) - len(shown)
+    return bool(shown) and 0 < added <= APPEND_IN_PLACE_CHARS and text.startswith(shown)
+
+
 class FilePane(QWidget):
     save_requested = Signal(str, str, int)  # file name, text, base version
     pin_requested = Signal(str)  # file name
@@ -122,11 +128,16 @@ class FilePane(QWidget):
             self.notice.setVisible(True)
         if text == self._shown_text:
             return
-        if self._append_in_place(text):
-            return
-        where = changed_fraction(self._shown_text, text)
         self._rendering = True
-        loader = self._loader
+        loader, shown = self._loader, self._shown_text
+        if appendable(shown, text):
+            # Only what was appended (progress.md grows this way) is rendered, off this thread;
+            # the view then takes it at its end.
+            self.keeper.in_thread(to_html, text[len(shown):],
+                                  on_success=lambda html: self._append(loader, shown, text, html),
+                                  on_failure=lambda error: self._append(loader, shown, text, f"<pre>{error}</pre>"))
+            return
+        where = changed_fraction(shown, text)
         self.keeper.in_thread(render_file, text,
                               on_success=lambda html: self._show(loader, text, html, where),
                               on_failure=lambda error: self._show(loader, text, f"<pre>{error}</pre>", where))
@@ -144,25 +155,21 @@ class FilePane(QWidget):
         if self._dirty:
             self.refresh()
 
-    def _append_in_place(self, text: str) -> bool:
-        """Render only what was appended (progress.md grows this way), at the end of the view.
-
-        A few KB render in a millisecond or two here; re-rendering the whole tail in a worker
-        thread instead would contend with this thread for the GIL on every append.
-        """
-        shown = self._shown_text
-        added = len(text) - len(shown)
-        if not shown or added <= 0 or added > APPEND_IN_PLACE_CHARS or not text.startswith(shown):
-            return False
+    def _append(self, loader: Loader, shown: str, text: str, html: str) -> None:
+        """Add the rendered end of the file to the view, keeping the view to the file's tail."""
+        self._rendering = False
+        if loader is not self._loader or self._shown_text != shown:
+            self.refresh()  # another session, or the view changed meanwhile: render anew
+            return
         bar = self.viewer.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 24
         cursor = QTextCursor(self.viewer.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertBlock()
-        cursor.insertHtml(to_html(text[len(shown):]))
+        cursor.insertHtml(html)
         document = self.viewer.document()
         excess = document.characterCount() - TAIL_CHARS
-        if excess > TAIL_CHARS // 4:  # keep the view to the file's tail, trimmed in big steps
+        if excess > TAIL_CHARS // 4:  # trimmed in big steps
             cursor.setPosition(0)
             cursor.setPosition(excess, QTextCursor.MoveMode.KeepAnchor)
             cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
@@ -170,7 +177,8 @@ class FilePane(QWidget):
         self._shown_text = text
         if follow:
             bar.setValue(bar.maximum())
-        return True
+        if self._dirty:
+            self.refresh()
 
     @property
     def shown_text(self) -> str:
