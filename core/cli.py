@@ -216,7 +216,16 @@ def _show(store, data_dir: Path, args) -> int:
 
 
 async def _run(store, data_dir: Path, args) -> int:
+    from core.logs import CLI_LOG_NAME, start_logging, stop_logging
 
+    start_logging(data_dir, CLI_LOG_NAME)
+    try:
+        return await _run_with_memory(store, data_dir, args)
+    finally:
+        stop_logging()
+
+
+async def _run_with_memory(store, data_dir: Path, args) -> int:
     long_memory = None
     if not args.no_memory:
         from core.memory.longterm import LongTermMemory

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.logs import log_path
+from core.logs import log_path, log_paths
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
@@ -157,15 +157,17 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
 
 
 def check_log(data_dir: Path) -> Check:
-    """The window's log: whether it recorded errors lately, and the latest one."""
-    path = log_path(data_dir)
-    if not path.exists():
-        return Check("Log", "ok", f"{path} does not exist yet (the window writes it)")
-    errors = [line for line in _tail_lines(path, LOG_TAIL_BYTES) if " ERROR " in line]
-    size = f"{path.stat().st_size / 1024:,.0f} KB"
+    """The log files (the window's and the CLI's): whether they recorded errors lately, and the
+    latest one. Each line starts with its time, so the latest error of both is the greatest line."""
+    paths = [path for path in log_paths(data_dir) if path.exists()]
+    if not paths:
+        return Check("Log", "ok", f"{log_path(data_dir)} does not exist yet (the window writes it)")
+    errors = sorted((line, path) for path in paths for line in _tail_lines(path, LOG_TAIL_BYTES) if " ERROR " in line)
+    sizes = "; ".join(f"{path} ({path.stat().st_size / 1024:,.0f} KB)" for path in paths)
     if not errors:
-        return Check("Log", "ok", f"{path} ({size}; no errors lately)")
-    return Check("Log", "warn", f"{path} ({size}): {len(errors)} error(s) lately, the latest: {errors[-1][:200]}",
+        return Check("Log", "ok", f"{sizes}; no errors lately")
+    latest, where = errors[-1]
+    return Check("Log", "warn", f"{len(errors)} error(s) lately; the latest, in {where}: {latest[:200]}",
                  "the lines after it hold the traceback; attach the file to a bug report (keys are masked in it)")
 
 

@@ -1,9 +1,12 @@
-"""Tripane's log file: what a person looks at, or sends, when something went wrong.
+"""Tripane's log files: what a person looks at, or sends, when something went wrong.
 
 Started from a menu or a dock, the window has no terminal, so its warnings and unexpected errors
 written to stderr would be lost. They also go to `<data folder>/logs/tripane.log`, rotated at 1 MB
-with three old files kept. API keys never reach it: text shaped like a key is masked as the record
-is formatted, traceback included.
+with three old files kept. `tripane run` and `resume` write `tripane-cli.log` beside it: a run left
+going in a terminal that has since closed keeps its record too, and a separate file means the window
+and a CLI run never rotate one file under each other (on Windows, renaming a file another process
+holds open fails). API keys never reach either: text shaped like a key is masked as the record is
+formatted, traceback included.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import re
 from pathlib import Path
 
 LOG_FOLDER = "logs"
-LOG_NAME = "tripane.log"
+LOG_NAME = "tripane.log"  # the window's
+CLI_LOG_NAME = "tripane-cli.log"  # tripane run / resume
 MAX_BYTES = 1_000_000
 BACKUPS = 3
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -38,11 +42,15 @@ class MaskingFormatter(logging.Formatter):
         return mask_secrets(super().format(record))
 
 
-def log_path(data_dir: Path) -> Path:
-    return data_dir / LOG_FOLDER / LOG_NAME
+def log_path(data_dir: Path, name: str = LOG_NAME) -> Path:
+    return data_dir / LOG_FOLDER / name
 
 
-def start_logging(data_dir: Path | None) -> Path | None:
+def log_paths(data_dir: Path) -> list[Path]:
+    return [log_path(data_dir, name) for name in (LOG_NAME, CLI_LOG_NAME)]
+
+
+def start_logging(data_dir: Path | None, name: str = LOG_NAME) -> Path | None:
     """Warnings to stderr, and (when the data folder can take it) INFO and up of Tripane's own
     loggers to the log file. Called again (a test, a second window in one process), it replaces
     what it set up before rather than writing every line twice. Returns the file, or None."""
@@ -56,7 +64,7 @@ def start_logging(data_dir: Path | None) -> Path | None:
     path = None
     if data_dir is not None:
         try:
-            path = log_path(data_dir)
+            path = log_path(data_dir, name)
             path.parent.mkdir(parents=True, exist_ok=True)
             file = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                                         encoding="utf-8", delay=True)

@@ -120,6 +120,11 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert len(served) == 2
     assert "tripane: The provider's reply broke off in the middle: " in err and "(attempt 2 of 5)." in err
     assert "broke off" not in out and out.count("All checked.") == 1
+    # The run has its own log file, beside the window's: the retry and the run's start and end.
+    log = (tmp_path / "logs" / "tripane-cli.log").read_text(encoding="utf-8")
+    assert "WARNING core.llm: model call failed" in log and "retry 1" in log
+    assert "run starts at turn 0" in log and "run ends done" in log
+    assert not (tmp_path / "logs" / "tripane.log").exists()
 
 
 def test_the_context_window_and_summary_model_flags_are_the_sessions(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from core.doctor import (
     check_data_dir,
@@ -100,3 +101,20 @@ def test_the_log_check_names_the_latest_error_of_a_real_log(tmp_path):
     check = check_log(data)
     assert check.level == "warn" and "2 error(s)" in check.detail and "unexpected error 2" in check.detail
     assert "bug report" in check.fix
+
+
+def test_the_log_check_reads_the_cli_log_too_and_names_the_latest_error_of_both(tmp_path):
+    from core.doctor import check_log
+    from core.logs import CLI_LOG_NAME, start_logging, stop_logging
+
+    data = tmp_path / "data"
+    start_logging(data)
+    logging.getLogger("gui.window").error("the window's old error")
+    stop_logging()
+    time.sleep(0.01)  # the lines' times are in milliseconds
+    start_logging(data, CLI_LOG_NAME)
+    logging.getLogger("core.agent.loop").error("the run's newer error")
+    stop_logging()
+    check = check_log(data)
+    assert check.level == "warn" and "2 error(s)" in check.detail
+    assert "the run's newer error" in check.detail and CLI_LOG_NAME in check.detail
