@@ -10,11 +10,13 @@ from collections.abc import Callable
 
 from gui.markdown import STYLE, TAIL_CHARS, changed_fraction, render_file, to_html
 from gui.qt import (
+    QEvent,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
+    Qt,
     QTextBrowser,
     QTextCursor,
     QTimer,
@@ -32,6 +34,18 @@ def appendable(shown: str, text: str) -> bool:
     """The new text is the shown one plus a modest end: the view can take just that end."""
     added = len(text) - len(shown)
     return bool(shown) and 0 < added <= APPEND_IN_PLACE_CHARS and text.startswith(shown)
+
+
+class PaneEditor(QPlainTextEdit):
+    """The plan or findings editor. Esc stops the agent everywhere else in the window; here a
+    person reaching for Esc mid-edit (to close a menu, out of an editor's habit) would stop the
+    run they are steering, so the editor keeps the key, and does nothing with it."""
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Escape:
+            event.accept()
+            return True
+        return super().event(event)
 
 
 class FilePane(QWidget):
@@ -76,7 +90,7 @@ class FilePane(QWidget):
         self.viewer = QTextBrowser()
         self.viewer.setOpenExternalLinks(True)
         self.viewer.document().setDefaultStyleSheet(STYLE)
-        self.editor = QPlainTextEdit()
+        self.editor = PaneEditor()
         self.editor.setObjectName("editor")
         self.notice = QLabel("")
         self.notice.setObjectName("warning")

@@ -113,6 +113,8 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
     pane = window.panes[PLAN]
     assert pane.editing
     pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Person: use PostgreSQL, not SQLite\n")
+    qtbot.keyClick(pane.editor, Qt.Key.Key_Escape)  # Esc stops the run elsewhere; in the editor, nothing
+    assert pane.editing and session.running and "PostgreSQL" in pane.editor.toPlainText()
     qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
     assert not pane.editing
     window.resume()
