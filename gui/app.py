@@ -33,6 +33,7 @@ from gui.qt import (
 )
 from gui.settings import AppSettings
 from gui.single_instance import claim, instance_name
+from gui.text_size import apply_text_size
 from gui.theme import apply_theme
 from gui.unexpected import catch_unexpected
 from gui.workspace import Workspace, default_model_client
@@ -110,6 +111,7 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
 
     prefs = settings.load()
     apply_theme(QApplication.instance(), prefs.theme)
+    apply_text_size(QApplication.instance(), prefs.text_scale)
     workspace = Workspace(data_dir or prefs.data_path(), client_factory)
     window = MainWindow(workspace, settings, client_factory, prefs)
     if not prefs.configured:

@@ -14,7 +14,8 @@ _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the 
 # Qt scales <h1>…<h6> by a size adjustment that no style overrides (an h1 is 18 pt in a 10 pt
 # pane); headings become bold paragraphs of a size that suits a narrow pane.
 _HEADING = re.compile(r"<(/?)h([1-6])>")
-_HEADING_STYLE = {"1": "font-size:13pt", "2": "font-size:11.5pt", "3": "font-size:10.5pt"}
+_HEADING_SCALE = {"1": 1.3, "2": 1.15, "3": 1.05}  # of the text size; h4–h6 are bold text
+_text_pt = 10.0  # the window's text size (gui/text_size.py sets it); headings are sized from it
 TAIL_CHARS = 48_000  # longer files show their end; rendering all of a 1 MB log would freeze the window
 
 
@@ -29,6 +30,13 @@ def _boxes(text: str) -> str:
     return _TASK_BOX.sub(lambda m: m.group(1) + ("☑" if m.group(2) in "xX" else "☐"), text)
 
 
+def set_text_size(points: float) -> None:
+    """The text size headings are scaled from. Rendering runs in worker threads too; they read
+    one float, set on the Qt thread before the views render again."""
+    global _text_pt
+    _text_pt = points
+
+
 def to_html(text: str) -> str:
     html = _parser().render(_boxes(_COMMENT.sub("", text)))
     return _HEADING.sub(_heading_as_paragraph, html)
@@ -37,8 +45,8 @@ def to_html(text: str) -> str:
 def _heading_as_paragraph(match: re.Match) -> str:
     if match.group(1):
         return "</p>"
-    style = _HEADING_STYLE.get(match.group(2), "font-size:10pt")
-    return f'<p style="{style}; font-weight:600; margin-top:8px; margin-bottom:3px">'
+    size = round(_text_pt * _HEADING_SCALE.get(match.group(2), 1.0), 1)
+    return f'<p style="font-size:{size}pt; font-weight:600; margin-top:8px; margin-bottom:3px">'
 
 
 def tail_of(text: str, limit: int = TAIL_CHARS) -> tuple[str, bool]:
@@ -77,11 +85,8 @@ def changed_fraction(old: str, new: str) -> float | None:
     return index / max(1, len(new))
 
 
+# No font size here: the panes' text is the window's font, the size the person chose.
 STYLE = """
-body { font-size: 10pt; }
-h1 { font-size: 14pt; margin: 4px 0; }
-h2 { font-size: 12pt; margin: 8px 0 4px 0; }
-h3 { font-size: 11pt; margin: 6px 0 2px 0; }
 code, pre { font-family: monospace; }
 pre { padding: 4px; white-space: pre-wrap; }  /* long lines wrap in a narrow pane */
 table { border-collapse: collapse; }

@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QCloseEvent,
     QColor,
     QDesktopServices,
+    QFont,
     QIcon,
     QKeySequence,
     QPainter,

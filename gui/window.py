@@ -59,6 +59,7 @@ from gui.qt import (
 )
 from gui.settings import AppSettings, Preferences
 from gui.tasks import TaskKeeper
+from gui.text_size import apply_text_size, next_step
 from gui.theme import apply_theme
 from gui.widgets.chat import ChatView
 from gui.widgets.file_pane import FilePane
@@ -278,11 +279,18 @@ class MainWindow(QMainWindow):
             (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
             (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
             (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
+            (view_menu, "&Larger text", QKeySequence.StandardKey.ZoomIn, lambda: self.change_text_size(1), "larger_text"),
+            (view_menu, "S&maller text", QKeySequence.StandardKey.ZoomOut, lambda: self.change_text_size(-1), "smaller_text"),
+            (view_menu, "&Actual text size", "Ctrl+0", lambda: self.change_text_size(0), "actual_text"),
             (help_menu, "&Keyboard shortcuts", "F1", self.show_shortcuts, "shortcuts"),
             (help_menu, "Open &log folder", None, self.open_log_folder, "log_folder"),
             (help_menu, "&About Tripane", None, self.show_about, "about"),
         ):
             self.actions_by_name[name] = self._action(menu, text, shortcut, slot, name)
+        # Ctrl++ needs Shift on most layouts; Ctrl+= is the same key without it.
+        larger = self.actions_by_name["larger_text"]
+        larger.setShortcuts([*larger.shortcuts(), QKeySequence("Ctrl+=")])
+        self._show_text_size()
         # Delete only from the session list, so it never eats the key in a text field.
         delete_key = QAction(self.sessions.list)
         delete_key.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
@@ -769,6 +777,22 @@ class MainWindow(QMainWindow):
         dialog.finished.connect(saved)
         dialog.open()
         return dialog
+
+    def change_text_size(self, direction: int) -> None:
+        """One step larger (1), smaller (-1), or back to the platform's size (0); remembered."""
+        self.prefs.text_scale = next_step(self.prefs.text_scale, direction)
+        self.settings.save(self.prefs)
+        apply_text_size(QApplication.instance(), self.prefs.text_scale)
+        self.chat.rerender()  # headings are sized in the HTML; the rest follows the font
+        for pane in self.panes.values():
+            pane.rerender()
+        self._show_text_size()
+
+    def _show_text_size(self) -> None:
+        # In the View menu rather than the status bar: a message there shown while the new font
+        # lays the bar out again lands on top of the model and turn labels.
+        scale = self.prefs.text_scale
+        self.actions_by_name["actual_text"].setText("&Actual text size" + (f" (now {scale:.0%})" if scale != 1.0 else ""))
 
     def toggle_theme(self) -> None:
         self.prefs.theme = "light" if self.prefs.theme == "dark" else "dark"

@@ -209,6 +209,13 @@ class ChatView(QScrollArea):
         self._live = None
         self._live_text = ""
 
+    def rerender(self) -> None:
+        """Render the messages again (after a text size change: their headings' sizes are in
+        the HTML)."""
+        for item in self.items():
+            if isinstance(item, MessageItem):
+                item.set_text(item.text)
+
     def items(self) -> list[QWidget]:
         return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
 

@@ -63,6 +63,7 @@ class FilePane(QWidget):
         self.base_version = 0  # the version the open edit started from
         self._rendering = False
         self._dirty = False
+        self._keep_at: float | None = None  # where to show the file after rendering it again
 
         self.title = QLabel(f"<b>{title}</b>")
         self.version_label = QLabel("")
@@ -116,6 +117,7 @@ class FilePane(QWidget):
         self.set_editing(False)
         self._loader = loader
         self._shown_text = ""
+        self._keep_at = None
         self.viewer.clear()
         self.version_label.setText("")
         if loader is not None:
@@ -128,6 +130,13 @@ class FilePane(QWidget):
             self._timer.start(0)
         elif not self._timer.isActive():
             self._timer.start()
+
+    def rerender(self) -> None:
+        """Render the file again where the view is (after a text size change)."""
+        bar = self.viewer.verticalScrollBar()
+        self._keep_at = bar.value() / bar.maximum() if bar.maximum() else None
+        self._shown_text = ""
+        self.refresh(now=True)
 
     def _render(self) -> None:
         if self._loader is None or self._rendering:
@@ -163,7 +172,10 @@ class FilePane(QWidget):
         self._shown_text = text
         self.viewer.setHtml(html)
         bar = self.viewer.verticalScrollBar()
-        if where is not None and where > 0:
+        if self._keep_at is not None:
+            bar.setValue(round(self._keep_at * bar.maximum()))
+            self._keep_at = None
+        elif where is not None and where > 0:
             target = int(where * (bar.maximum() + bar.pageStep())) - bar.pageStep() // 3
             bar.setValue(max(0, min(bar.maximum(), target)))
         if self._dirty:

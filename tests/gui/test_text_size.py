@@ -1,0 +1,77 @@
+"""Text size: Ctrl+= / Ctrl+- / Ctrl+0 scale the whole window, headings included, and it is remembered."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.memory.working import PLAN
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.qt import QApplication, Qt
+from gui.text_size import STEPS, apply_text_size, base_points, next_step
+from gui.widgets.chat import MessageItem
+
+WAIT = 15_000
+
+
+@pytest.fixture
+def actual_size_after():
+    yield
+    apply_text_size(QApplication.instance(), 1.0)  # the app font is shared by every later test
+
+
+def test_steps_stop_at_both_ends_and_zero_means_actual_size():
+    assert next_step(1.0, 1) == 1.1 and next_step(1.0, -1) == 0.9
+    assert next_step(STEPS[-1], 1) == STEPS[-1] and next_step(STEPS[0], -1) == STEPS[0]
+    assert next_step(1.75, 0) == 1.0
+    assert next_step(1.3, 1) == 1.5  # a hand-edited value goes on from the nearest step
+
+
+def heading_points(pane) -> float:
+    """The size of the first line the plan pane shows: the plan's title, a heading."""
+    block = pane.viewer.document().begin()
+    return block.begin().fragment().charFormat().font().pointSizeF()
+
+
+def test_keys_scale_the_window_its_headings_and_the_next_start(qtbot, make_window, settings, workdir,
+                                                               actual_size_after):
+    model = ScriptedModel([reply("## Result\nAll files listed.", call("task_done", summary="listed"))])
+    window = make_window(model)
+    app = QApplication.instance()
+    base = base_points(app)
+    assert app.font().pointSizeF() == pytest.approx(base)
+    window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: window.session is not None and window.session.state.ended, timeout=WAIT)
+    plan = window.panes[PLAN]
+    qtbot.waitUntil(lambda: plan.shown_text != "", timeout=WAIT)
+    title_before = heading_points(plan)
+
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    larger = round(base * 1.25, 1)
+    assert app.font().pointSizeF() == pytest.approx(larger)
+    for widget in (window.composer, plan.viewer, window.sessions.list, window.statusBar()):
+        assert widget.font().pointSizeF() == pytest.approx(larger), widget  # the window, not only the app
+    assert settings.load().text_scale == 1.25
+    assert window.actions_by_name["actual_text"].text() == "&Actual text size (now 125%)"
+    qtbot.waitUntil(lambda: heading_points(plan) == pytest.approx(round(larger * 1.3, 1)), timeout=WAIT)
+    assert heading_points(plan) > title_before
+    message = next(item for item in window.chat.items() if isinstance(item, MessageItem) and item.role == "assistant")
+    assert f"font-size:{round(larger * 1.15, 1)}pt" in message.body.text()  # "## Result", rendered again
+
+    window.toggle_theme()  # a new theme keeps the size
+    assert window.composer.font().pointSizeF() == pytest.approx(larger)
+    window.toggle_theme()
+
+    qtbot.keyClick(window, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert app.font().pointSizeF() == pytest.approx(base) and settings.load().text_scale == 1.0
+    assert window.composer.font().pointSizeF() == pytest.approx(base)
+    assert window.actions_by_name["actual_text"].text() == "&Actual text size"
+    for _ in range(5):
+        qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert settings.load().text_scale == STEPS[0]  # stops at the smallest step
+
+    window.close_now()
+    apply_text_size(app, 1.0)
+    make_window(ScriptedModel([]))  # the next start takes the remembered size
+    assert app.font().pointSizeF() == pytest.approx(round(base * STEPS[0], 1))
