@@ -6,6 +6,7 @@ import asyncio
 import functools
 import os
 import signal
+import subprocess
 import sys
 
 from core.tools.context import ToolContext
@@ -33,16 +34,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     if not command.strip():
         raise ToolError("shell_run needs a command.")
     timeout = max(1, min(timeout, MAX_TIMEOUT_S))
-    kwargs: dict = {"start_new_session": True} if sys.platform != "win32" else {}
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=ctx.workdir,
-        env=_child_environment(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        **kwargs,
-    )
+    proc = await _start(command, ctx)
     chunks: list[bytes] = []
     kept = dropped = 0
 
@@ -73,6 +65,35 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     if proc.returncode != 0:
         raise ToolError(f"Command failed with exit code {proc.returncode}.\n{output}")
     return f"{output}\n[exit code 0]" if output else "[no output; exit code 0]"
+
+
+async def _start(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+    """Start the command in a process group of its own (so a stop reaches its children).
+
+    A stop that lands while the process is starting must not cancel asyncio's start: that kills
+    only the shell, then waits for the command the shell started to end by itself, since it holds
+    the output pipe (CPython gh-103847, gh-125502). Stop or quit then hung for as long as the
+    command ran. The start is left to finish, and what it started is stopped."""
+    kwargs: dict = {"start_new_session": True} if sys.platform != "win32" else {}
+    starting = asyncio.ensure_future(asyncio.create_subprocess_shell(
+        command,
+        cwd=ctx.workdir,
+        env=_child_environment(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        **kwargs,
+    ))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_kill_once_started)
+        raise
+
+
+def _kill_once_started(starting: asyncio.Future) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill(starting.result())
 
 
 def _child_environment() -> dict[str, str]:
@@ -121,8 +142,21 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         return
     try:
         if sys.platform == "win32":
-            proc.kill()
+            _kill_tree_on_windows(proc)
         else:  # the whole group, so children of the shell stop too
             os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _kill_tree_on_windows(proc: asyncio.subprocess.Process) -> None:
+    """cmd.exe's children (the test run it started) hold the output pipe, which only their end
+    closes, and TerminateProcess stops cmd.exe alone; taskkill /T ends the tree, cmd.exe included
+    (while it lives, so its children can still be found). Not waited for: the pipe's end says when
+    the tree is gone."""
+    try:
+        subprocess.Popen(["taskkill", "/F", "/T", "/PID", str(proc.pid)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+    except OSError:  # no taskkill (a stripped-down Windows): at least the shell stops
+        proc.kill()

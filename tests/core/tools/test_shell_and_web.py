@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,6 +39,22 @@ async def test_a_failing_command_is_an_error_with_its_output(ctx):
 async def test_a_command_that_runs_too_long_is_stopped(ctx):
     with pytest.raises(ToolError, match="timed out after 1 s"):
         await shell_run(ctx, "echo started; sleep 30", timeout=1)
+
+
+async def test_a_command_stopped_while_it_starts_ends_at_once_with_what_it_started(ctx):
+    """A Stop (or a quit) that lands while the command is starting. asyncio's own cancellation of
+    the start kills only the shell, then waits for the command the shell started to end by itself
+    (it holds the output pipe): Stop hung for as long as, say, a test suite ran."""
+    marker = ctx.workdir / "finished"
+    command = (f'"{sys.executable}" -c "import time, pathlib; time.sleep(3); pathlib.Path(\'finished\').write_text(\'x\')"'
+               " && echo done")  # && makes the shell start the command as its child
+    run = asyncio.ensure_future(shell_run(ctx, command))
+    await asyncio.sleep(0)  # the process is being started
+    run.cancel()
+    done, _ = await asyncio.wait([run], timeout=1.5)
+    assert done and run.cancelled()
+    await asyncio.sleep(3.5)
+    assert not marker.exists()  # the command was stopped too, not left running
 
 
 async def test_captured_output_is_capped(ctx, monkeypatch):
