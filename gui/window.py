@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("composer")
+        self.composer.setAccessibleName("Message to the agent")
         self.composer.setPlaceholderText(COMPOSER_HINT)
         self.composer.setFixedHeight(72)
         self.panes = {

@@ -34,9 +34,11 @@ class ConflictDialog(QDialog):
         sides = QHBoxLayout()
         for title, text, name in (("Your edit", mine, "mine"), (f"The agent's version {agents_version}", agents, "agents")):
             column = QVBoxLayout()
-            column.addWidget(QLabel(f"<b>{title}</b>"))
+            heading = QLabel(f"<b>{title}</b>")
+            column.addWidget(heading)
             view = QPlainTextEdit(text)
             view.setObjectName(name)
+            view.setAccessibleName(title)
             view.setReadOnly(True)
             column.addWidget(view)
             sides.addLayout(column)

@@ -35,6 +35,9 @@ def folder_row(field: QLineEdit, caption: str, shown: QWidget | None = None) -> 
     """A folder path field with a Browse… button (the chooser does not block the event loop).
     `shown`: the widget the field belongs to (an editable combo box's list of recent folders)."""
     browse = QPushButton("Browse…")
+    for widget in (field, shown):  # a row, not a widget, follows the form's label: no buddy
+        if widget is not None:
+            widget.setAccessibleName(caption)
 
     def choose() -> None:
         dialog = QFileDialog(field.window(), caption, field.text() or field.placeholderText())

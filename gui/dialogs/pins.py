@@ -20,8 +20,11 @@ class PinDialog(QDialog):
         self.setObjectName("pins")
         self.setWindowTitle("Pin plan lines — Tripane")
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Checked lines are pinned: the agent cannot remove or rewrite them."))
+        explained = QLabel("Checked lines are pinned: the agent cannot remove or rewrite them.")
+        layout.addWidget(explained)
         self.lines = QListWidget()
+        self.lines.setAccessibleName("Plan lines to pin")
+        self.lines.setAccessibleDescription(explained.text())
         seen = set()
         for line in plan.splitlines():
             stripped = line.strip()

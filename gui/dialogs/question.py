@@ -83,9 +83,11 @@ class QuestionDialog(QDialog):
             row = QFormLayout()
             row.addRow("Continue for this many more turns:", self.more_turns)
             layout.addLayout(row)
-        layout.addWidget(QLabel(TEXT_PROMPTS.get(question.reason, "Details (optional):")))
+        prompt = QLabel(TEXT_PROMPTS.get(question.reason, "Details (optional):"))
+        layout.addWidget(prompt)
         self.text = QPlainTextEdit()
         self.text.setObjectName("answer_text")
+        prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
         self.text.setFixedHeight(70)
         layout.addWidget(self.text)
         self.buttons: dict[str, QPushButton] = {}

@@ -57,6 +57,7 @@ class SettingsDialog(QDialog):
         self.model.setEditable(True)
         self.model.setCurrentText(prefs.model)
         self.model.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
+        self.model.lineEdit().setAccessibleName("Model")  # the text field, which takes the focus
         form.addRow("Model:", self.model)
         self.api_base = QLineEdit(prefs.api_base)
         self.api_base.setPlaceholderText("only for local or self-hosted servers")

@@ -90,9 +90,11 @@ class FilePane(QWidget):
 
         self.viewer = QTextBrowser()
         self.viewer.setOpenExternalLinks(True)
+        self.viewer.setAccessibleName(f"{title} ({name})")
         self.viewer.document().setDefaultStyleSheet(STYLE)
         self.editor = PaneEditor()
         self.editor.setObjectName("editor")
+        self.editor.setAccessibleName(f"Edit {title} ({name})")
         self.notice = QLabel("")
         self.notice.setObjectName("warning")
         self.notice.setWordWrap(True)

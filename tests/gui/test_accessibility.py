@@ -1,0 +1,74 @@
+"""Every control a person can tab to has a name a screen reader can say (Narrator, VoiceOver, Orca)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QTabBar
+
+from core.memory.working import PLAN
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.dialogs.conflict import ConflictDialog
+from gui.dialogs.pins import PinDialog
+from gui.qt import QDialog, QLabel, Qt, QWidget
+
+WAIT = 15_000
+
+
+def unnamed(root: QWidget) -> list[str]:
+    """The visible controls under root that take the Tab key yet have no name: neither their own,
+    nor a button's text, nor a label that names them (a form's label is its field's buddy). A spin
+    box's text field is spoken as the spin box."""
+    named_by_label = {id(label.buddy()) for label in root.findChildren(QLabel) if label.buddy() is not None}
+    missing = []
+    for widget in root.findChildren(QWidget):
+        if not widget.isVisibleTo(root) or not widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            continue
+        if isinstance(widget.parent(), QAbstractSpinBox):
+            widget = widget.parent()
+        if widget.accessibleName() or id(widget) in named_by_label:
+            continue
+        if isinstance(widget, QAbstractButton) and widget.text():
+            continue
+        if isinstance(widget, QTabBar) and all(widget.tabText(i) for i in range(widget.count())):
+            continue  # each tab is spoken by its text
+        missing.append(f"{type(widget).__name__} {widget.objectName()!r} in {type(widget.window()).__name__}")
+    return missing
+
+
+def opened_dialogs(window) -> list[QDialog]:
+    return [dialog for dialog in window.findChildren(QDialog) if dialog.isVisible()]
+
+
+def test_the_window_and_its_dialogs_name_every_control(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo hi"))])
+    window = make_window(model)
+    assert unnamed(window) == []
+    window.panes[PLAN].set_editing(True)  # the plan's editor, in place of its view
+    assert unnamed(window) == []
+    window.panes[PLAN].set_editing(False)
+
+    for opening in (window.new_session, window.open_settings, window.open_memory_search):
+        opening()
+        dialogs = opened_dialogs(window)
+        assert dialogs, opening
+        for dialog in dialogs:
+            assert unnamed(dialog) == [], type(dialog).__name__
+            dialog.reject()
+
+    session = window.start_session(SessionConfig(task="Say hi", model="scripted", workdir=workdir, approval="ask"))
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=WAIT)
+    question = next(d for d in window.dialogs.values() if d.isVisible())
+    assert question.question.reason == "approval" and unnamed(question) == []
+    inspector = window.open_inspector()
+    for tab in range(inspector.tabs.count()):
+        inspector.tabs.setCurrentIndex(tab)
+        assert unnamed(inspector) == [], inspector.tabs.tabText(tab)
+    inspector.close()
+
+    for dialog in (PinDialog("# Plan\n- keep this line\n", (), window),
+                   ConflictDialog(PLAN, "mine\n", "the agent's\n", 3, window)):
+        dialog.show()
+        assert unnamed(dialog) == [], type(dialog).__name__
+        dialog.reject()
+    session.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
