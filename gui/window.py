@@ -270,6 +270,7 @@ class MainWindow(QMainWindow):
             (session_menu, "&Edit plan", "Ctrl+E", lambda: self.panes[PLAN].toggle_editing(), "edit_plan"),
             (session_menu, "Edit &findings", "Ctrl+Shift+E", lambda: self.panes[FINDINGS].toggle_editing(), "edit_findings"),
             (session_menu, "Sa&ve edit", "Ctrl+S", self.save_edit, "save_edit"),
+            (session_menu, "Answer the &question…", "Ctrl+Shift+A", self.show_open_question, "question"),
             (session_menu, "&Compact context now", "Ctrl+Shift+K", self.compact, "compact"),
             (session_menu, "Context &inspector", "Ctrl+I", self.open_inspector, "inspector"),
             (session_menu, "E&xport as zip…", "Ctrl+Shift+S", self.export_session, "export"),
@@ -564,14 +565,20 @@ class MainWindow(QMainWindow):
         self.pause_button.setEnabled(running and not paused)
         self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)
-        for name in ("send", "pause", "resume", "stop", "edit_plan", "edit_findings", "save_edit", "compact",
+        for name in ("send", "pause", "resume", "stop", "question", "edit_plan", "edit_findings", "save_edit", "compact",
                      "inspector", "export", "rename", "delete", "session_folder", "working_folder"):
             self.actions_by_name[name].setEnabled(has)
 
     # --- the person in the loop -----------------------------------------------------------------
 
     def show_question(self, session: Session, question: HumanQuestion) -> None:
-        if question.qid in self.dialogs or question.qid in session.state.answers:
+        if question.qid in session.state.answers:
+            return
+        if (shown := self.dialogs.get(question.qid)) is not None:
+            # Closed with Esc or its close button, to answer later: brought back, as it was.
+            shown.show()
+            shown.raise_()
+            shown.activateWindow()
             return
         title = self.workspace.store.session(session.id).title
         dialog = QuestionDialog(question, title, self)
@@ -581,6 +588,14 @@ class MainWindow(QMainWindow):
         dialog.raise_()
         self.alert(f"{title}: {question.question}")
         self.question_shown.emit(dialog)
+
+    def show_open_question(self) -> None:
+        """The question the shown session waits on, again (its dialog may have been closed)."""
+        session = self.session
+        if session is not None and session.state.open_question is not None:
+            self.show_question(session, session.state.open_question)
+        elif session is not None:
+            self.statusBar().showMessage("This session is not waiting for an answer.", 4000)
 
     def answer(self, session: Session, qid: str, choice: str, text: str) -> None:
         dialog = self.dialogs.get(qid)

@@ -92,6 +92,8 @@ class SessionStatusBar(QStatusBar):
 
     def _set_state(self, text: str, kind: str) -> None:
         self.state.setText(text)
+        self.state.setToolTip("A question waits for your answer: Session → Answer the question (Ctrl+Shift+A)"
+                              if kind == "waiting" and text == STATE_TEXT["waiting"][0] else "")
         self.state.setProperty("kind", kind)
         self._repolish(self.state)
 

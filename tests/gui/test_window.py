@@ -193,6 +193,27 @@ def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
     assert session.state.status == "ended:aborted"
 
 
+def test_a_question_closed_unanswered_comes_back_and_its_answer_still_counts(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo approved")),
+                           reply("", call("task_done", summary="ran it"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # closed, to answer later
+    assert not dialog.isVisible() and session.state.open_question is not None
+    assert "Ctrl+Shift+A" in window.status.state.toolTip()
+
+    window.activateWindow()  # the person comes back to the window
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert dialog.isVisible()
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert session.state.status == "ended:done"
+    window.show_open_question()
+    assert "not waiting for an answer" in window.statusBar().currentMessage()
+
+
 def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
     marker = workdir / "ran.txt"
     model = ScriptedModel([
