@@ -74,6 +74,11 @@ FOLLOW_MS = 1500
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
+NO_SESSION = ("<p><b>No session is open.</b></p>"
+              "<p>Pick one on the left, or start one with <b>New</b> (Ctrl+N): a task for the agent and the "
+              "folder it may work in.</p>"
+              "<p>As the agent works, its plan, what it learns and what it does fill the three panes on the "
+              "right. Edit the plan at any time (Ctrl+E): the agent reads your change at its next step.</p>")
 COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send)"
 COMPOSER_HINT_ELSEWHERE = ("Another Tripane runs this session (a terminal or another window): it is shown here as "
                            "it runs; message the agent there, or here once that run stops")
@@ -132,6 +137,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(status := SessionStatusBar())
         self.status = status
         self.status.show_state(None)
+        self._show_no_session()
         self._restore_layout()
         self.refresh_sessions()
         self._update_controls()
@@ -367,6 +373,10 @@ class MainWindow(QMainWindow):
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
             log.warning("could not follow other Tripanes' changes: %s", exc)
 
+    def _show_no_session(self) -> None:
+        self.chat.show_placeholder(NO_SESSION)
+        self.setWindowTitle("Tripane")
+
     def refresh_sessions(self) -> None:
         current = self.session.id if self.session else None
         self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
@@ -504,10 +514,10 @@ class MainWindow(QMainWindow):
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None
-            self.chat.clear()
             for pane in self.panes.values():
                 pane.bind(None)
             self.status.show_state(None)
+            self._show_no_session()
 
         def refused(error: BaseException) -> None:  # e.g. another Tripane runs it: nothing was deleted
             self.tell(str(error))

@@ -210,6 +210,13 @@ class ChatView(QScrollArea):
         self._live = None
         self._live_text = ""
 
+    def show_placeholder(self, html: str) -> None:
+        """What the conversation area says while no session is shown."""
+        self.clear()
+        label = _label(html, "placeholder")
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._add(label)
+
     def rerender(self) -> None:
         """Render the messages again (after a text size change: their headings' sizes are in
         the HTML)."""

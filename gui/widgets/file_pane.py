@@ -87,6 +87,8 @@ class FilePane(QWidget):
             button.setVisible(shown)
             header.addWidget(button)
         self.save_button.setEnabled(False)
+        self.edit_button.setEnabled(False)  # until a session's file is shown (bind)
+        self.pin_button.setEnabled(False)
 
         self.viewer = QTextBrowser()
         self.viewer.setOpenExternalLinks(True)
@@ -120,6 +122,8 @@ class FilePane(QWidget):
         self._loader = loader
         self._shown_text = ""
         self._keep_at = None
+        for button in (self.edit_button, self.pin_button):  # nothing to edit or pin without a session
+            button.setEnabled(loader is not None)
         self.viewer.clear()
         self.version_label.setText("")
         if loader is not None:

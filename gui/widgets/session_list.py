@@ -45,6 +45,7 @@ class SessionList(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
         new, rename, delete = QPushButton("New"), QPushButton("Rename"), QPushButton("Delete")
+        self.row_buttons = (rename, delete)  # for the selected session: off while none is
         new.setToolTip("New session (Ctrl+N)")
         rename.setToolTip("Rename the session (F2)")
         delete.setToolTip("Delete the session (Delete)")
@@ -71,6 +72,11 @@ class SessionList(QWidget):
             if row.id == current:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
+        self._enable_row_buttons()
+
+    def _enable_row_buttons(self) -> None:
+        for button in self.row_buttons:
+            button.setEnabled(self.list.currentItem() is not None)
 
     def current_id(self) -> str:
         item = self.list.currentItem()
@@ -80,5 +86,6 @@ class SessionList(QWidget):
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
 
     def _on_list_current_item_changed(self, current: QListWidgetItem | None, _previous) -> None:
+        self._enable_row_buttons()
         if current is not None:
             self.session_selected.emit(current.data(Qt.ItemDataRole.UserRole))

@@ -16,7 +16,7 @@ WAIT = 15_000
 
 def unnamed(root: QWidget) -> list[str]:
     """The visible controls under root that take the Tab key yet have no name: neither their own,
-    nor a button's text, nor a label that names them (a form's label is its field's buddy). A spin
+    nor a button's or label's text, nor a label that names them (a form's label is its field's buddy). A spin
     box's text field is spoken as the spin box."""
     named_by_label = {id(label.buddy()) for label in root.findChildren(QLabel) if label.buddy() is not None}
     missing = []
@@ -27,8 +27,8 @@ def unnamed(root: QWidget) -> list[str]:
             widget = widget.parent()
         if widget.accessibleName() or id(widget) in named_by_label:
             continue
-        if isinstance(widget, QAbstractButton) and widget.text():
-            continue
+        if isinstance(widget, (QAbstractButton, QLabel)) and widget.text():
+            continue  # spoken by its text
         if isinstance(widget, QTabBar) and all(widget.tabText(i) for i in range(widget.count())):
             continue  # each tab is spoken by its text
         missing.append(f"{type(widget).__name__} {widget.objectName()!r} in {type(widget.window()).__name__}")

@@ -6,6 +6,7 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 
+from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.inspector import ContextInspector
@@ -88,6 +89,32 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
         assert dialog.test_result.text().startswith("✗ The provider refused the API key")
         assert "Traceback" not in dialog.test_result.text()
     dialog.reject()
+
+
+def chat_says(window) -> str:
+    return " ".join(item.text() for item in window.chat.items() if hasattr(item, "text"))
+
+
+def test_with_no_session_open_the_window_says_what_to_do_and_offers_nothing_to_edit(qtbot, make_window, workdir,
+                                                                                  monkeypatch):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    assert "No session is open" in chat_says(window) and "Ctrl+N" in chat_says(window)
+    plan = window.panes[PLAN]
+    assert not plan.edit_button.isEnabled() and not plan.pin_button.isEnabled()
+    assert not any(button.isEnabled() for button in window.sessions.row_buttons)
+
+    session = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert "No session is open" not in chat_says(window)
+    assert plan.edit_button.isEnabled() and plan.pin_button.isEnabled()
+    assert all(button.isEnabled() for button in window.sessions.row_buttons)
+
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()
+    qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
+    assert "No session is open" in chat_says(window) and window.windowTitle() == "Tripane"
+    assert not plan.edit_button.isEnabled()
+    assert not any(button.isEnabled() for button in window.sessions.row_buttons)
 
 
 def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdir, monkeypatch):
