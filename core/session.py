@@ -88,8 +88,17 @@ class SessionConfig:
             raise ValueError("a budget cap cannot be negative")
 
 
-class SessionBusy(ValueError):
+class CannotRun(ValueError):
+    """The session cannot run now; the message says why and what to do."""
+
+
+class SessionBusy(CannotRun):
     """The session is being run by another Tripane: another window, or `tripane run`/`resume`."""
+
+
+class WorkFolderMissing(CannotRun):
+    """The session's work folder is gone: every tool would fail, turn after turn, at the
+    provider's expense, until the 3-Strike rule stopped it."""
 
 
 def run_lock(data_dir: Path, session_id: str) -> FileLock:
@@ -191,6 +200,15 @@ class Session:
 
     # --- one writer at a time --------------------------------------------------------------------
 
+    def _check_work_folder(self) -> None:
+        config = self.state.config
+        workdir = Path(config.workdir) if config is not None else None
+        if workdir is not None and not workdir.is_dir():
+            raise WorkFolderMissing(
+                f"The work folder {workdir} is not there any more (moved, renamed, or on a drive that is not "
+                "connected). Put it back and continue, or start a new session in another folder; this session's "
+                "history and files are kept.")
+
     def _claim(self) -> None:
         """Become the one process writing to this session, after taking in what another process
         wrote since this one opened it. Raises SessionBusy while another process runs it: two
@@ -289,6 +307,7 @@ class Session:
     def start(self) -> asyncio.Task[str]:
         """Run the loop in the background (once); the task's result is the end status."""
         if self._task is None or self._task.done():
+            self._check_work_folder()
             self._claim()
             self.control.stop_requested = False
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-{self.id}")

@@ -20,7 +20,7 @@ from core.logs import log_path
 from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
-from core.session import Session, SessionBusy, SessionConfig
+from core.session import CannotRun, Session, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
@@ -438,8 +438,8 @@ class MainWindow(QMainWindow):
     def _start(self, session: Session) -> None:
         try:
             session.start()
-        except SessionBusy as busy:
-            self.tell(str(busy))
+        except CannotRun as refused:
+            self.tell(str(refused))
             return
         self._watch_run(session)
 
@@ -677,8 +677,8 @@ class MainWindow(QMainWindow):
             return
         try:
             session.resume()
-        except SessionBusy as busy:
-            self.tell(str(busy))
+        except CannotRun as refused:
+            self.tell(str(refused))
             return
         self._watch_run(session)
         self._update_controls()
