@@ -470,6 +470,7 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def export_to(self, session: Session, target: Path) -> None:
+        self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while
         self.keeper.in_thread(write_export, list(session.records), session.dir, session.id, target,
                               on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))

@@ -233,7 +233,9 @@ def test_export_writes_the_session_zip_in_the_background(qtbot, make_window, wor
     session = window.start_session(SessionConfig(task="Export me", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     window.export_to(session, tmp_path / "export.zip")
-    qtbot.waitUntil(lambda: (tmp_path / "export.zip").exists(), timeout=WAIT)
+    assert window.statusBar().currentMessage().startswith("Exporting to ")  # said while it works
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("Exported to "), timeout=WAIT)
+    assert (tmp_path / "export.zip").exists()
     with zipfile.ZipFile(tmp_path / "export.zip") as archive:
         assert f"{session.id}/task_plan.md" in archive.namelist()
 
