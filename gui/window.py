@@ -136,6 +136,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self.setStatusBar(status := SessionStatusBar())
         self.status = status
+        self.status.question_clicked.connect(self.show_open_question)
         self.status.show_state(None)
         self._show_no_session()
         self._restore_layout()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.agent.state import SessionState
-from gui.qt import QLabel, QStatusBar
+from gui.qt import QLabel, QStatusBar, Qt, Signal
 
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
@@ -28,7 +28,19 @@ def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
     return "normal"
 
 
+class StateLabel(QLabel):
+    """The run's state; while a question waits, a click on it shows the question."""
+    clicked = Signal()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit()
+        super().mouseReleaseEvent(event)
+
+
 class SessionStatusBar(QStatusBar):
+    question_clicked = Signal()
+
     def __init__(self):
         super().__init__()
         self.model = QLabel("")
@@ -37,8 +49,9 @@ class SessionStatusBar(QStatusBar):
         self.tokens = QLabel("")
         self.reuse = QLabel("")
         self.cost = QLabel("")
-        self.state = QLabel("")
+        self.state = StateLabel("")
         self.state.setObjectName("state")
+        self.state.clicked.connect(lambda: self.state.property("kind") == "waiting" and self.question_clicked.emit())
         self.memory = QLabel("Memory: loading…")
         self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
@@ -92,8 +105,10 @@ class SessionStatusBar(QStatusBar):
 
     def _set_state(self, text: str, kind: str) -> None:
         self.state.setText(text)
-        self.state.setToolTip("A question waits for your answer: Session → Answer the question (Ctrl+Shift+A)"
-                              if kind == "waiting" and text == STATE_TEXT["waiting"][0] else "")
+        waiting = kind == "waiting" and text == STATE_TEXT["waiting"][0]
+        self.state.setToolTip("A question waits for your answer: click here, or Session → Answer the question "
+                              "(Ctrl+Shift+A)" if waiting else "")
+        self.state.setCursor(Qt.CursorShape.PointingHandCursor if waiting else Qt.CursorShape.ArrowCursor)
         self.state.setProperty("kind", kind)
         self._repolish(self.state)
 

@@ -203,6 +203,9 @@ def test_a_question_closed_unanswered_comes_back_and_its_answer_still_counts(qtb
     assert not dialog.isVisible() and session.state.open_question is not None
     assert "Ctrl+Shift+A" in window.status.state.toolTip()
 
+    qtbot.mouseClick(window.status.state, Qt.MouseButton.LeftButton)  # "? Waiting for you"
+    assert dialog.isVisible()
+    dialog.close()
     window.activateWindow()  # the person comes back to the window
     qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
     qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
