@@ -28,6 +28,7 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
     QTextCursor,
+    QTextDocument,
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (

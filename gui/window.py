@@ -285,7 +285,7 @@ class MainWindow(QMainWindow):
             (session_menu, "Open &working folder", "Ctrl+Shift+D", self.open_working_folder, "working_folder"),
             (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
             (session_menu, "&Delete…", None, self.delete_session, "delete"),
-            (view_menu, "&Find session", "Ctrl+F", lambda: self.sessions.search.setFocus(), "find"),
+            (view_menu, "&Find in the focused pane, or sessions", "Ctrl+F", self.find, "find"),
             (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
             (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
             (view_menu, "&Larger text", QKeySequence.StandardKey.ZoomIn, lambda: self.change_text_size(1), "larger_text"),
@@ -373,6 +373,16 @@ class MainWindow(QMainWindow):
                     self._update_controls()
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
             log.warning("could not follow other Tripanes' changes: %s", exc)
+
+    def find(self) -> None:
+        """Find in the pane that has the focus, or else among the sessions."""
+        focus = QApplication.focusWidget()
+        pane = next((p for p in self.panes.values() if focus is not None and p.isAncestorOf(focus)), None)
+        if pane is not None:
+            pane.find_bar.open()
+        else:
+            self.sessions.search.setFocus()
+            self.sessions.search.selectAll()
 
     def _show_no_session(self) -> None:
         self.chat.show_placeholder(NO_SESSION)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gui.keys import keeps_escape
 from gui.markdown import STYLE, TAIL_CHARS, changed_fraction, render_file, to_html
 from gui.qt import (
     QEvent,
@@ -16,7 +17,6 @@ from gui.qt import (
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
-    Qt,
     QTextBrowser,
     QTextCursor,
     QTimer,
@@ -25,6 +25,7 @@ from gui.qt import (
     Signal,
 )
 from gui.tasks import TaskKeeper
+from gui.widgets.find_bar import FindBar
 
 Loader = Callable[[], tuple[str, int]]
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
@@ -42,10 +43,7 @@ class PaneEditor(QPlainTextEdit):
     run they are steering, so the editor keeps the key, and does nothing with it."""
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Escape:
-            event.accept()
-            return True
-        return super().event(event)
+        return keeps_escape(event) or super().event(event)
 
 
 class FilePane(QWidget):
@@ -104,11 +102,13 @@ class FilePane(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.viewer)
         self.stack.addWidget(self.editor)
+        self.find_bar = FindBar(title, self.stack.currentWidget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(header)
         layout.addWidget(self.notice)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.stack, 1)
 
         self._timer = QTimer(self, singleShot=True, interval=200)

@@ -128,6 +128,39 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 
 
+def test_ctrl_f_finds_in_the_focused_pane_and_esc_there_only_closes_the_bar(qtbot, make_window, workdir):
+    model, window, session = start_paused(qtbot, make_window, workdir)
+    plan = window.panes[PLAN]
+    qtbot.waitUntil(lambda: "Steps" in plan.viewer.toPlainText(), timeout=WAIT)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    plan.viewer.setFocus()
+
+    qtbot.keyClick(plan.viewer, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = plan.find_bar
+    assert bar.isVisible() and bar.hasFocus()
+    qtbot.keyClicks(bar, "Steps")
+    cursor = plan.viewer.textCursor
+    assert cursor().selectedText() == "Steps"
+    found_at = [cursor().selectionStart()]
+    for _ in range(3):  # the template's three phases each have their Steps; the fourth wraps around
+        qtbot.keyClick(bar, Qt.Key.Key_Return)
+        found_at.append(cursor().selectionStart())
+    assert found_at[0] < found_at[1] < found_at[2] and found_at[3] == found_at[0]
+    qtbot.keyClick(bar, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert cursor().selectionStart() == found_at[2]  # Shift+Enter goes back, around the start
+    bar.setText("nowhere in the plan")
+    assert bar.property("found") == "no" and cursor().selectionStart() == found_at[2]  # the view stays
+
+    qtbot.keyClick(bar, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and session.running and session.state.status == "paused"  # not stopped
+    window.composer.setFocus()
+    qtbot.keyClick(window.composer, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.sessions.search.hasFocus()  # outside the panes, Ctrl+F searches the sessions
+    window.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
+
+
 def test_a_conflicting_agent_write_shows_both_versions_and_keeps_the_persons_choice(qtbot, make_window, workdir):
     model, window, session = start_paused(qtbot, make_window, workdir)
     pane = window.panes[PLAN]
