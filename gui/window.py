@@ -32,8 +32,8 @@ from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
 from gui.icon import app_icon
+from gui.menus import bind_session_list, build_menus, session_context_menu
 from gui.qt import (
-    QAction,
     QApplication,
     QCloseEvent,
     QDesktopServices,
@@ -41,7 +41,6 @@ from gui.qt import (
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
-    QKeySequence,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -251,77 +250,13 @@ class MainWindow(QMainWindow):
         self.main_splitter.setSizes([240, 640, 480])
         self.setCentralWidget(self.main_splitter)
 
-    def _action(self, menu, text: str, shortcut: str | QKeySequence | None, slot, name: str) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        self.addAction(action)
-        return action
-
     def _build_actions(self) -> None:
-        bar = self.menuBar()
-        file_menu, session_menu, view_menu, help_menu = (bar.addMenu(title)
-                                                         for title in ("&File", "&Session", "&View", "&Help"))
-        self.actions_by_name: dict[str, QAction] = {}
-        for menu, text, shortcut, slot, name in (
-            (file_menu, "&New session…", "Ctrl+N", self.new_session, "new"),
-            (file_menu, "&Settings…", "Ctrl+,", self.open_settings, "settings"),
-            (file_menu, "&Quit", "Ctrl+Q", self.close, "quit"),
-            (session_menu, "&Send message", "Ctrl+Return", self.send_message, "send"),
-            (session_menu, "&Pause", "Ctrl+P", self.pause, "pause"),
-            (session_menu, "&Resume", "Ctrl+R", self.resume, "resume"),
-            (session_menu, "S&top", "Esc", self.stop, "stop"),
-            (session_menu, "&Edit plan", "Ctrl+E", lambda: self.panes[PLAN].toggle_editing(), "edit_plan"),
-            (session_menu, "Edit &findings", "Ctrl+Shift+E", lambda: self.panes[FINDINGS].toggle_editing(), "edit_findings"),
-            (session_menu, "Sa&ve edit", "Ctrl+S", self.save_edit, "save_edit"),
-            (session_menu, "Answer the &question…", "Ctrl+Shift+A", self.show_open_question, "question"),
-            (session_menu, "&Compact context now", "Ctrl+Shift+K", self.compact, "compact"),
-            (session_menu, "Context &inspector", "Ctrl+I", self.open_inspector, "inspector"),
-            (session_menu, "E&xport as zip…", "Ctrl+Shift+S", self.export_session, "export"),
-            (session_menu, "Open session fo&lder", "Ctrl+Shift+O", self.open_session_folder, "session_folder"),
-            (session_menu, "Open &working folder", "Ctrl+Shift+D", self.open_working_folder, "working_folder"),
-            (session_menu, "Re&name…", "F2", self.rename_session, "rename"),
-            (session_menu, "&Delete…", None, self.delete_session, "delete"),
-            (view_menu, "&Find in the focused pane, or sessions", "Ctrl+F", self.find, "find"),
-            (view_menu, "Search &memory…", "Ctrl+Shift+M", self.open_memory_search, "memory_search"),
-            (view_menu, "Toggle &dark theme", "Ctrl+Shift+T", self.toggle_theme, "theme"),
-            (view_menu, "&Larger text", QKeySequence.StandardKey.ZoomIn, lambda: self.change_text_size(1), "larger_text"),
-            (view_menu, "S&maller text", QKeySequence.StandardKey.ZoomOut, lambda: self.change_text_size(-1), "smaller_text"),
-            (view_menu, "&Actual text size", "Ctrl+0", lambda: self.change_text_size(0), "actual_text"),
-            (help_menu, "&Keyboard shortcuts", "F1", self.show_shortcuts, "shortcuts"),
-            (help_menu, "Open &log folder", None, self.open_log_folder, "log_folder"),
-            (help_menu, "&About Tripane", None, self.show_about, "about"),
-        ):
-            self.actions_by_name[name] = self._action(menu, text, shortcut, slot, name)
-        # Ctrl++ needs Shift on most layouts; Ctrl+= is the same key without it.
-        larger = self.actions_by_name["larger_text"]
-        larger.setShortcuts([*larger.shortcuts(), QKeySequence("Ctrl+=")])
+        self.actions_by_name = build_menus(self)
         self._show_text_size()
-        # Delete only from the session list, so it never eats the key in a text field.
-        delete_key = QAction(self.sessions.list)
-        delete_key.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
-        delete_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        delete_key.triggered.connect(self.delete_session)
-        self.sessions.list.addAction(delete_key)
-        self.sessions.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.sessions.list.customContextMenuRequested.connect(self._session_context_menu)
+        bind_session_list(self)
 
     def _session_context_menu(self, position) -> QMenu | None:
-        """Right-click on a session (which selects it): what can be done with it."""
-        if self.sessions.list.itemAt(position) is None:
-            return None
-        menu = QMenu(self)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        for name in ("rename", "export", "session_folder", "working_folder", None, "delete"):
-            if name is None:
-                menu.addSeparator()
-            else:
-                menu.addAction(self.actions_by_name[name])
-        menu.popup(self.sessions.list.viewport().mapToGlobal(position))
-        return menu
+        return session_context_menu(self, position)
 
     def _connect(self) -> None:
         self.sessions.session_selected.connect(self.show_session)

@@ -1,0 +1,101 @@
+"""The window's commands: one table of menu, text, shortcut and what each does. The menus, the
+keyboard shortcuts and the Help list of them (gui/dialogs/help.py) are all built from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from core.memory.working import FINDINGS, PLAN
+from gui.qt import QAction, QKeySequence, QMenu, Qt
+
+if TYPE_CHECKING:
+    from gui.window import MainWindow
+
+Do = str | Callable[["MainWindow"], object]  # a method of the window by name, or a function of it
+
+COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str], ...] = (
+    ("&File", "&New session…", "Ctrl+N", "new_session", "new"),
+    ("&File", "&Settings…", "Ctrl+,", "open_settings", "settings"),
+    ("&File", "&Quit", "Ctrl+Q", "close", "quit"),
+    ("&Session", "&Send message", "Ctrl+Return", "send_message", "send"),
+    ("&Session", "&Pause", "Ctrl+P", "pause", "pause"),
+    ("&Session", "&Resume", "Ctrl+R", "resume", "resume"),
+    ("&Session", "S&top", "Esc", "stop", "stop"),
+    ("&Session", "&Edit plan", "Ctrl+E", lambda w: w.panes[PLAN].toggle_editing(), "edit_plan"),
+    ("&Session", "Edit &findings", "Ctrl+Shift+E", lambda w: w.panes[FINDINGS].toggle_editing(), "edit_findings"),
+    ("&Session", "Sa&ve edit", "Ctrl+S", "save_edit", "save_edit"),
+    ("&Session", "Answer the &question…", "Ctrl+Shift+A", "show_open_question", "question"),
+    ("&Session", "&Compact context now", "Ctrl+Shift+K", "compact", "compact"),
+    ("&Session", "Context &inspector", "Ctrl+I", "open_inspector", "inspector"),
+    ("&Session", "E&xport as zip…", "Ctrl+Shift+S", "export_session", "export"),
+    ("&Session", "Open session fo&lder", "Ctrl+Shift+O", "open_session_folder", "session_folder"),
+    ("&Session", "Open &working folder", "Ctrl+Shift+D", "open_working_folder", "working_folder"),
+    ("&Session", "Re&name…", "F2", "rename_session", "rename"),
+    ("&Session", "&Delete…", None, "delete_session", "delete"),
+    ("&View", "&Find in the focused pane, or sessions", "Ctrl+F", "find", "find"),
+    ("&View", "Search &memory…", "Ctrl+Shift+M", "open_memory_search", "memory_search"),
+    ("&View", "Toggle &dark theme", "Ctrl+Shift+T", "toggle_theme", "theme"),
+    ("&View", "&Larger text", QKeySequence.StandardKey.ZoomIn, lambda w: w.change_text_size(1), "larger_text"),
+    ("&View", "S&maller text", QKeySequence.StandardKey.ZoomOut, lambda w: w.change_text_size(-1), "smaller_text"),
+    ("&View", "&Actual text size", "Ctrl+0", lambda w: w.change_text_size(0), "actual_text"),
+    ("&Help", "&Keyboard shortcuts", "F1", "show_shortcuts", "shortcuts"),
+    ("&Help", "Open &log folder", None, "open_log_folder", "log_folder"),
+    ("&Help", "&About Tripane", None, "show_about", "about"),
+)
+EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
+SESSION_MENU = ("rename", "export", "session_folder", "working_folder", None, "delete")  # right-click
+
+
+def build_menus(window: MainWindow) -> dict[str, QAction]:
+    """The menu bar's menus and their actions, by name; each action's shortcut works window-wide."""
+    menus: dict[str, QMenu] = {}
+    actions: dict[str, QAction] = {}
+    for menu_title, text, shortcut, do, name in COMMANDS:
+        if menu_title not in menus:
+            menus[menu_title] = window.menuBar().addMenu(menu_title)
+        action = QAction(text, window)
+        action.setObjectName(name)
+        if shortcut:
+            action.setShortcuts([QKeySequence(shortcut), *map(QKeySequence, EXTRA_SHORTCUTS.get(name, ()))])
+        action.triggered.connect(_slot(window, do))
+        menus[menu_title].addAction(action)
+        window.addAction(action)
+        actions[name] = action
+    return actions
+
+
+def _slot(window: MainWindow, do: Do) -> Callable[..., object]:
+    if isinstance(do, str):
+        method = getattr(window, do)
+        return lambda _checked=False: method()
+    return lambda _checked=False: do(window)
+
+
+def bind_session_list(window: MainWindow) -> None:
+    """The Delete key (only in the list, so it never eats the key in a text field) and the
+    right-click menu of the session list."""
+    listing = window.sessions.list
+    delete_key = QAction(listing)
+    delete_key.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+    delete_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+    delete_key.triggered.connect(lambda _checked=False: window.delete_session())
+    listing.addAction(delete_key)
+    listing.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    listing.customContextMenuRequested.connect(lambda position: session_context_menu(window, position))
+
+
+def session_context_menu(window: MainWindow, position) -> QMenu | None:
+    """Right-click on a session (which selects it): what can be done with it."""
+    listing = window.sessions.list
+    if listing.itemAt(position) is None:
+        return None
+    menu = QMenu(window)
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    for name in SESSION_MENU:
+        if name is None:
+            menu.addSeparator()
+        else:
+            menu.addAction(window.actions_by_name[name])
+    menu.popup(listing.viewport().mapToGlobal(position))
+    return menu
