@@ -29,6 +29,7 @@ class Preferences:
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)
     workdir: str = ""  # the folder last used for a new session
     recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line
+    last_session: str = ""  # the session shown when Tripane closed: shown again at the next start
 
     @property
     def configured(self) -> bool:

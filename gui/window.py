@@ -327,6 +327,12 @@ class MainWindow(QMainWindow):
         current = self.session.id if self.session else None
         self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
 
+    def show_last_session(self) -> None:
+        """The session that was shown when Tripane last closed, if it is still there."""
+        last = self.prefs.last_session
+        if not self._shut_down and self.session is None and last and last in self.sessions.ids():
+            self.show_session(last)
+
     def show_session(self, session_id: str) -> None:
         if self.session is not None and self.session.id == session_id:
             return
@@ -345,6 +351,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")
         self.refresh_sessions()
         self._update_controls()
+        if self.prefs.last_session != session.id:
+            self.prefs.last_session = session.id
+            self.settings.save(self.prefs)
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)

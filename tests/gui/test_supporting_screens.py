@@ -117,6 +117,29 @@ def test_with_no_session_open_the_window_says_what_to_do_and_offers_nothing_to_e
     assert not any(button.isEnabled() for button in window.sessions.row_buttons)
 
 
+def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_window, workdir, monkeypatch):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: first.state.ended and second.state.ended, timeout=WAIT)
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(first.id))
+    assert window.session.id == first.id
+    window.close_now()
+
+    again = make_window(ScriptedModel([]))
+    qtbot.waitUntil(lambda: again.session is not None, timeout=WAIT)
+    assert again.session.id == first.id and again.sessions.current_id() == first.id
+    assert "Refactor the parser" in again.windowTitle()
+
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    again.delete_session()
+    qtbot.waitUntil(lambda: again.sessions.ids() == [second.id], timeout=WAIT)
+    again.close_now()
+    third = make_window(ScriptedModel([]))
+    qtbot.wait(300)
+    assert third.session is None and "No session is open" in chat_says(third)  # the deleted one is not sought
+
+
 def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdir, monkeypatch):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
