@@ -85,6 +85,15 @@ LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "ses
                         "user_message")
 
 
+def dropped_folder(data) -> Path | None:
+    """The one local folder a drag carries, if that is what it carries."""
+    urls = data.urls() if data.hasUrls() else []
+    if len(urls) != 1 or not urls[0].isLocalFile():
+        return None
+    path = Path(urls[0].toLocalFile())
+    return path if path.is_dir() else None
+
+
 class MainWindow(QMainWindow):
     question_shown = Signal(object)  # the QuestionDialog, for tests and screenshots
     closed = Signal()
@@ -130,6 +139,7 @@ class MainWindow(QMainWindow):
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
             PROGRESS: FilePane(PROGRESS, "Progress", self.keeper),
         }
+        self.setAcceptDrops(True)
         self._build_layout()
         self._build_actions()
         self._connect()
@@ -368,13 +378,30 @@ class MainWindow(QMainWindow):
             lambda activity, detail, s=session: self.on_bridge_activity_changed(s, activity, detail))
         self.bridges[session.id] = bridge
 
-    def new_session(self) -> None:
+    def new_session(self, folder: Path | None = None) -> NewSessionDialog | None:
+        """The New session dialog; `folder`: its work folder (a folder dropped on the window)."""
         if not self.prefs.configured:
             self.open_settings(first_run=True)
-            return
+            return None
         dialog = NewSessionDialog(self.prefs, self)
+        if folder is not None:
+            dialog.workdir.setText(str(folder))
+            dialog.task.setFocus()
         dialog.finished.connect(lambda result: result and dialog.config and self.start_session(dialog.config))
         dialog.open()
+        return dialog
+
+    # A folder dragged from the file manager onto the window starts a session in it.
+
+    def dragEnterEvent(self, event) -> None:
+        if dropped_folder(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        folder = dropped_folder(event.mimeData())
+        if folder is not None:
+            event.acceptProposedAction()
+            self.new_session(folder)
 
     def start_session(self, config: SessionConfig) -> Session | None:
         try:

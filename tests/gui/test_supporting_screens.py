@@ -11,7 +11,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.settings import SettingsDialog
-from gui.qt import QApplication, QMessageBox, QSettings, Qt
+from gui.qt import QApplication, QDialogButtonBox, QMessageBox, QSettings, Qt
 from gui.settings import AppSettings
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
@@ -115,6 +115,40 @@ def test_with_no_session_open_the_window_says_what_to_do_and_offers_nothing_to_e
     assert "No session is open" in chat_says(window) and window.windowTitle() == "Tripane"
     assert not plan.edit_button.isEnabled()
     assert not any(button.isEnabled() for button in window.sessions.row_buttons)
+
+
+def drag(window, kind, *paths):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(path)) for path in paths])
+    where, action = QPointF(window.rect().center()), Qt.DropAction.CopyAction
+    event = (QDragEnterEvent(where, action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+             if kind == "enter" else
+             QDropEvent(where, action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    QApplication.sendEvent(window, event)
+    return event.isAccepted()
+
+
+def test_a_folder_dropped_on_the_window_starts_a_session_in_it(qtbot, make_window, tmp_path):
+    from gui.dialogs.new_session import NewSessionDialog
+
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    project = tmp_path / "dropped project"
+    project.mkdir()
+    (project / "notes.txt").write_text("x", encoding="utf-8")
+    assert not drag(window, "enter", project / "notes.txt")  # a file: not taken
+    assert not drag(window, "enter", project, tmp_path)  # two folders: which one?
+    assert drag(window, "enter", project)
+    drag(window, "drop", project)
+    dialog = next(d for d in window.findChildren(NewSessionDialog) if d.isVisible())
+    assert dialog.workdir.text() == str(project)
+    dialog.task.setPlainText("Tidy the notes")
+    start = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+    qtbot.mouseClick(start, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.session is not None and window.session.state.ended, timeout=WAIT)
+    assert window.session.state.config.workdir == str(project.resolve())
 
 
 def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_window, workdir, monkeypatch):
