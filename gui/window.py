@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
             PROGRESS: FilePane(PROGRESS, "Progress", self.keeper),
         }
+        self._last_session_pending = True  # until shown after the first frame, or the person acts first
         self.setAcceptDrops(True)
         self._build_layout()
         self._build_actions()
@@ -339,11 +340,13 @@ class MainWindow(QMainWindow):
 
     def show_last_session(self) -> None:
         """The session that was shown when Tripane last closed, if it is still there."""
-        last = self.prefs.last_session
-        if not self._shut_down and self.session is None and last and last in self.sessions.ids():
+        last, pending = self.prefs.last_session, self._last_session_pending
+        self._last_session_pending = False
+        if pending and not self._shut_down and self.session is None and last and last in self.sessions.ids():
             self.show_session(last)
 
     def show_session(self, session_id: str) -> None:
+        self._last_session_pending = False  # the person chose: the last one is no longer wanted
         if self.session is not None and self.session.id == session_id:
             return
         try:
@@ -491,6 +494,7 @@ class MainWindow(QMainWindow):
         box.open()
 
     def _delete(self, session_id: str) -> None:
+        self._last_session_pending = False  # it may be the one being deleted
         bridge = self.bridges.pop(session_id, None)
         if bridge is not None:
             bridge.detach()

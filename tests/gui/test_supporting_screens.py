@@ -169,6 +169,15 @@ def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_win
     again.delete_session()
     qtbot.waitUntil(lambda: again.sessions.ids() == [second.id], timeout=WAIT)
     again.close_now()
+
+    # Deleted before the start had shown it (a fast hand, a slow disk): it does not come back.
+    racing = make_window(ScriptedModel([]))
+    racing.show_session(second.id)
+    racing.delete_session()
+    racing.show_last_session()  # what the start's timer calls, after the first frame
+    assert racing.session is None
+    qtbot.waitUntil(lambda: racing.sessions.ids() == [], timeout=WAIT)
+    racing.close_now()
     third = make_window(ScriptedModel([]))
     qtbot.wait(300)
     assert third.session is None and "No session is open" in chat_says(third)  # the deleted one is not sought
