@@ -295,6 +295,9 @@ class MainWindow(QMainWindow):
                 splitter.restoreState(state)
 
     def save_layout(self) -> None:
+        """What the window looks like as it closes, the session on screen included."""
+        self.prefs.last_session = self.session.id if self.session is not None else ""
+        self.settings.save(self.prefs)
         self.settings.save_layout("geometry", self.saveGeometry())
         self.settings.save_layout("main_splitter", self.main_splitter.saveState())
         self.settings.save_layout("panes_splitter", self.right.saveState())
@@ -364,9 +367,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")
         self.refresh_sessions()
         self._update_controls()
-        if self.prefs.last_session != session.id:
-            self.prefs.last_session = session.id
-            self.settings.save(self.prefs)
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
