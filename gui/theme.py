@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.paths import resource_text
-from gui.qt import QApplication, QColor, QPalette
+from gui.qt import QApplication, QColor, QPalette, QWidget
 
 THEMES = ("light", "dark")
 
@@ -16,6 +16,14 @@ _DARK = {
     QPalette.ColorRole.ToolTipText: "#e6e6e6", QPalette.ColorRole.Link: "#8cc0ff",
     QPalette.ColorRole.PlaceholderText: "#8a9099",
 }
+
+
+def set_style_property(widget: QWidget, name: str, value: object) -> None:
+    """Set a property the style sheets select on (#turn[level="warn"], …) and apply them anew:
+    Qt does not restyle a widget when only a property changed."""
+    widget.setProperty(name, value)
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
 
 
 def apply_theme(app: QApplication, theme: str) -> None:

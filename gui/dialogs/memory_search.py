@@ -20,6 +20,7 @@ from gui.qt import (
     QVBoxLayout,
     Signal,
 )
+from gui.theme import set_style_property
 
 if TYPE_CHECKING:
     from core.memory.index import Hit
@@ -67,20 +68,18 @@ class MemorySearchDialog(QDialog):
     def show_status(self, status: MemoryStatus | None, problem: str | None = None) -> None:
         if status is None:
             self.note.setText(problem or "Long-term memory is loading…")
-            self.note.setProperty("level", "warn" if problem else "")
+            set_style_property(self.note, "level", "warn" if problem else "")
         else:
             text = status.describe()
             if problem:
                 text += f". Note: {problem}"
             self.note.setText(text)
-            self.note.setProperty("level", "warn" if (status.notice or problem) else "")
+            set_style_property(self.note, "level", "warn" if (status.notice or problem) else "")
             if status.chunks == 0 and not self.results.toPlainText().strip():
                 self.results.setHtml("<p>Long-term memory is empty so far. The agent adds to it as it works: an "
                                      "entry in the daily log after each task, facts and preferences it verified "
                                      "(MEMORY.md), procedures that worked (skills). Its files are in the "
                                      "<i>memory</i> folder of the data folder, and you can edit them.</p>")
-        self.note.style().unpolish(self.note)
-        self.note.style().polish(self.note)
 
     def show_hits(self, query: str, hits: list[Hit]) -> None:
         if not hits:

@@ -41,6 +41,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.theme import set_style_property
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 PREVIEW_CHARS = 4000
@@ -154,9 +155,7 @@ class ToolCard(QFrame):
         mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
         unchanged = "  · unchanged, shown earlier" if self._same_as else ""
         self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
-        self.setProperty("status", self.status)
-        self.style().unpolish(self)
-        self.style().polish(self)
+        set_style_property(self, "status", self.status)
         body = f"{_PRE}{_escape(self._arguments())}</pre>"
         if self._result:
             shown = self._result[:PREVIEW_CHARS] + ("\n…" if len(self._result) > PREVIEW_CHARS else "")

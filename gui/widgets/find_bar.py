@@ -15,6 +15,7 @@ from gui.qt import (
     QTextCursor,
     QTextDocument,
 )
+from gui.theme import set_style_property
 
 View = QTextBrowser | QPlainTextEdit
 
@@ -64,9 +65,7 @@ class FindBar(QLineEdit):
         return found
 
     def _show_found(self, found: bool | None) -> None:
-        self.setProperty("found", "" if found is None else ("yes" if found else "no"))
-        self.style().unpolish(self)
-        self.style().polish(self)
+        set_style_property(self, "found", "" if found is None else ("yes" if found else "no"))
 
     def event(self, event: QEvent) -> bool:
         return keeps_escape(event) or super().event(event)  # Esc closes the bar (keyPressEvent)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from core.agent.state import SessionState
 from gui.qt import QLabel, QStatusBar, Qt, Signal
+from gui.theme import set_style_property
 
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
@@ -73,8 +74,7 @@ class SessionStatusBar(QStatusBar):
             tip = status.describe() + (f". Note: {problem}" if problem else "")
             self.memory.setToolTip(tip + "\nSearch it with Ctrl+Shift+M.")
             level = "warn" if (status.notice or problem) else ""
-        self.memory.setProperty("level", level)
-        self._repolish(self.memory)
+        set_style_property(self.memory, "level", level)
 
     def show_state(self, state: SessionState | None, activity: str = "idle") -> None:
         if state is None or state.config is None:
@@ -86,10 +86,9 @@ class SessionStatusBar(QStatusBar):
         self.model.setText(f"Model: {state.model}")
         level = turn_level(state.turn, config.warn_turn, state.danger_limit)
         self.turn.setText(f"Turn {state.turn} / {state.danger_limit}")
-        self.turn.setProperty("level", level)
+        set_style_property(self.turn, "level", level)
         self.turn.setToolTip(f"Warnings from turn {config.warn_turn}; at turn {state.danger_limit} you are asked "
                              "whether to continue.")
-        self._repolish(self.turn)
         usage = state.usage
         self.tokens.setText(f"Tokens: {usage.prompt_tokens + usage.completion_tokens:,}")
         reuse = state.last_metrics.get("prefix_reuse")
@@ -109,10 +108,4 @@ class SessionStatusBar(QStatusBar):
         self.state.setToolTip("A question waits for your answer: click here, or Session → Answer the question "
                               "(Ctrl+Shift+A)" if waiting else "")
         self.state.setCursor(Qt.CursorShape.PointingHandCursor if waiting else Qt.CursorShape.ArrowCursor)
-        self.state.setProperty("kind", kind)
-        self._repolish(self.state)
-
-    @staticmethod
-    def _repolish(label: QLabel) -> None:
-        label.style().unpolish(label)
-        label.style().polish(label)
+        set_style_property(self.state, "kind", kind)
