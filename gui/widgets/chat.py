@@ -33,6 +33,7 @@ from gui.qt import (
     QFrame,
     QLabel,
     QLayout,
+    QPushButton,
     QScrollArea,
     QSizePolicy,
     Qt,
@@ -44,6 +45,10 @@ from gui.qt import (
 from gui.theme import set_style_property
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
+# A session opens on its last records only (one item, message or tool card, per record or fewer):
+# building 600 items froze the window for 0.7 s when a long session was opened, 0.2 s for these.
+# Earlier ones come on request, twice as many each time, up to MAX_ITEMS.
+FIRST_RECORDS = 300
 PREVIEW_CHARS = 4000
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
 # name, so "the first one" would be file_edit's replacement text or human_ask's options).
@@ -183,11 +188,22 @@ class ChatView(QScrollArea):
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         container = QWidget()
-        self._layout = QVBoxLayout(container)
-        self._layout.setContentsMargins(6, 6, 6, 6)
+        outer = QVBoxLayout(container)
+        outer.setContentsMargins(6, 6, 6, 6)
+        outer.setSpacing(6)
+        self.earlier = QPushButton("")
+        self.earlier.setObjectName("earlier")
+        self.earlier.setVisible(False)
+        self.earlier.clicked.connect(self.show_earlier)
+        outer.addWidget(self.earlier, 0, Qt.AlignmentFlag.AlignHCenter)
+        self._layout = QVBoxLayout()  # the items, then a stretch that keeps them at the top
         self._layout.setSpacing(6)
         self._layout.addStretch(1)
+        outer.addLayout(self._layout, 1)
         self.setWidget(container)
+        self._records: list[Record] = []
+        self._shown_from = 0  # the first record shown
+        self._keep_from_bottom: int | None = None  # after showing earlier ones: the view stays put
         self.cards: dict[str, ToolCard] = {}
         self.changes = ChangeTally()  # what the file tools changed, told when the session ends
         self._live: MessageItem | None = None
@@ -227,6 +243,7 @@ class ChatView(QScrollArea):
         return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
 
     def _add(self, widget: QWidget) -> None:
+        self._keep_from_bottom = None
         self._follow = self._at_bottom()
         _fit_width(widget)
         self._layout.insertWidget(self._layout.count() - 1, widget)
@@ -239,13 +256,32 @@ class ChatView(QScrollArea):
     def _notice(self, text: str, kind: str = "notice") -> None:
         self._add(_label(text, kind))
 
-    def show_records(self, records: list[Record]) -> None:
+    def show_records(self, records: list[Record], count: int = FIRST_RECORDS) -> None:
+        """Show the last `count` records (the session's own list: it grows as the run goes on)."""
         self.clear()
-        shown = records[-MAX_ITEMS * 2:]
-        for record in records[:len(records) - len(shown)]:  # not shown, still counted
+        self._records = records
+        self._shown_from = start = max(0, len(records) - min(count, MAX_ITEMS * 2))
+        for record in records[:start]:  # not shown, still counted
             self.changes.add(record)
-        for record in shown:
+        for record in records[start:]:
             self.add_record(record)
+        limit = start > 0 and len(records) - start >= MAX_ITEMS * 2
+        self.earlier.setVisible(start > 0)
+        self.earlier.setEnabled(not limit)
+        self.earlier.setText(f"{start:,} earlier events are in progress.md and the session's log" if limit else
+                             f"Show earlier ({start:,} events not shown)")
+
+    def show_earlier(self) -> None:
+        """Twice as many records, the view staying on what it showed."""
+        bar = self.verticalScrollBar()
+        keep = bar.maximum() - bar.value()
+        self.show_records(self._records, 2 * (len(self._records) - self._shown_from))
+        self._follow = False
+        self._keep_from_bottom = keep
+        QTimer.singleShot(1000, self._stop_keeping)
+
+    def _stop_keeping(self) -> None:
+        self._keep_from_bottom = None
 
     def add_record(self, record: Record) -> None:
         event = record.event
@@ -334,5 +370,7 @@ class ChatView(QScrollArea):
         return bar.value() >= bar.maximum() - 24
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
-        if self._follow:
+        if self._keep_from_bottom is not None:
+            self.verticalScrollBar().setValue(maximum - self._keep_from_bottom)
+        elif self._follow:
             self.verticalScrollBar().setValue(maximum)
