@@ -52,7 +52,8 @@ class SessionStatusBar(QStatusBar):
         self.cost = QLabel("")
         self.state = StateLabel("")
         self.state.setObjectName("state")
-        self.state.clicked.connect(lambda: self.state.property("kind") == "waiting" and self.question_clicked.emit())
+        self._question_waiting = False  # "? Waiting for you": a click shows the question
+        self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
         self.memory = QLabel("Memory: loading…")
         self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
@@ -104,7 +105,8 @@ class SessionStatusBar(QStatusBar):
 
     def _set_state(self, text: str, kind: str) -> None:
         self.state.setText(text)
-        waiting = kind == "waiting" and text == STATE_TEXT["waiting"][0]
+        # "waiting" is also the colour of a retry; only the question's text is clickable.
+        self._question_waiting = waiting = text == STATE_TEXT["waiting"][0]
         self.state.setToolTip("A question waits for your answer: click here, or Session → Answer the question "
                               "(Ctrl+Shift+A)" if waiting else "")
         self.state.setCursor(Qt.CursorShape.PointingHandCursor if waiting else Qt.CursorShape.ArrowCursor)
