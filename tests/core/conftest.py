@@ -28,3 +28,12 @@ def store(data_dir: Path):
     db = Store(data_dir / "tripane.db")
     yield db
     db.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def litellm_loaded():
+    """litellm once, before the first test: its import takes seconds on a cold machine, and it
+    would otherwise land in the first session's first turn, inside that test's hang guard."""
+    from core.llm import load_litellm
+
+    load_litellm()
