@@ -7,7 +7,7 @@ replay after a crash can never disagree.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +50,14 @@ class Journal:
         self._subscribers: list[Subscriber] = []
 
     def replay(self) -> None:
-        for record in self.store.iter_records(self.session_id):
+        """Fold what the log holds after the records already folded (all of it, the first time)."""
+        after = self.records[-1].seq if self.records else 0
+        self.fold(self.store.iter_records(self.session_id, after_seq=after))
+
+    def fold(self, records: Iterable[Record]) -> None:
+        """Take in records read beforehand (Store.read_records on a worker thread) without telling
+        anyone: the session is being opened, nobody subscribes yet."""
+        for record in records:
             self._fold(record)
 
     def catch_up(self) -> list[Record]:

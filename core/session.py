@@ -175,19 +175,42 @@ class Session:
         row = store.find_session(session_id)
         session = cls(store, data_dir, row.id, model, **kwargs)
         session.journal.replay()
-        state = session.state
+        session._opened()
+        return session
+
+    @classmethod
+    async def load(cls, store: Store, data_dir: Path, session_id: str, model: ModelClient, **kwargs) -> Session:
+        """Session.open for a window: the log is read, decoded and folded on a worker thread (a
+        10,000-event session takes half a second, which the window would spend frozen), through a
+        connection of the worker's own; the event loop's thread then takes in anything recorded
+        meanwhile and checks the files."""
+        row = store.find_session(session_id)
+
+        def replayed() -> Session:
+            session = cls(store, data_dir, row.id, model, **kwargs)
+            session.journal.fold(store.read_records(row.id))
+            return session
+
+        session = await asyncio.to_thread(replayed)
+        session.journal.replay()
+        session._opened()
+        return session
+
+    def _opened(self) -> None:
+        """What opening a replayed session does: files' versions and pins, edits made outside
+        Tripane while it was closed, a pause that was in force."""
+        state = self.state
         if state.config is None:
-            raise ValueError(f"session {row.id} has no start event; it cannot be opened")
-        session._restore_files()
+            raise ValueError(f"session {self.id} has no start event; it cannot be opened")
+        self._restore_files()
         # Edits made outside Tripane while it was closed become events; while another process runs
         # the session, a difference on disk is that process's own write, not yet recorded.
-        if not session.run_elsewhere():
-            with session._writing():
-                for change in session.memory.check_external():
-                    session.journal.record(change)
+        if not self.run_elsewhere():
+            with self._writing():
+                for change in self.memory.check_external():
+                    self.journal.record(change)
         if state.status == "paused":
-            session.control.pause()
-        return session
+            self.control.pause()
 
     def _restore_files(self) -> None:
         """The three files' versions and pins as the log has them, so a write can tell a stale base."""

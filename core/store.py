@@ -178,18 +178,34 @@ class Store:
 
     def iter_records(self, session_id: str, after_seq: int = 0) -> Iterator[Record]:
         with self._guard():
-            rows = self.db.execute(
-                "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
-                [session_id, after_seq],
-            ).fetchall()
-        for seq, ts, kind, data in rows:
+            rows = self.db.execute(_EVENTS_QUERY, [session_id, after_seq]).fetchall()
+        return _decoded(session_id, rows)
+
+    def read_records(self, session_id: str) -> list[Record]:
+        """The session's records, read through a connection of their own so that a worker thread can
+        load a long log while this store's connection goes on serving the window: under WAL a reader
+        runs beside the writer and sees every committed event."""
+        with self._guard():
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)
             try:
-                yield Record(session_id, seq, ts, decode(kind, data))
-            except EventDecodeError as exc:
-                raise StoreError(f"event {seq} of session {session_id} is unreadable: {exc}") from exc
+                rows = conn.execute(_EVENTS_QUERY, [session_id, 0]).fetchall()
+            finally:
+                conn.close()
+        return list(_decoded(session_id, rows))
 
     def _guard(self) -> _Guard:
         return _Guard(self.path)
+
+
+_EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
+
+
+def _decoded(session_id: str, rows: list[tuple[int, str, str, str]]) -> Iterator[Record]:
+    for seq, ts, kind, data in rows:
+        try:
+            yield Record(session_id, seq, ts, decode(kind, data))
+        except EventDecodeError as exc:
+            raise StoreError(f"event {seq} of session {session_id} is unreadable: {exc}") from exc
 
 
 class _Guard:

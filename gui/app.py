@@ -119,7 +119,7 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
     # After the first frame is on screen. Long-term memory loads on a first run too (it needs no
     # model); the model library waits until one is chosen (start_warm_up checks).
     QTimer.singleShot(300, window.start_warm_up)
-    QTimer.singleShot(50, window.show_last_session)  # after the first frame: a long session takes a moment
+    QTimer.singleShot(50, window.after_first_frame)
     return window
 
 

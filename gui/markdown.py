@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from core.imports import HEAVY_IMPORTS
+
 _TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the templates, not for display
 # Qt scales <h1>…<h6> by a size adjustment that no style overrides (an h1 is 18 pt in a 10 pt
@@ -21,9 +23,16 @@ TAIL_CHARS = 48_000  # longer files show their end; rendering all of a 1 MB log 
 
 @cache
 def _parser():
-    from markdown_it import MarkdownIt
+    with HEAVY_IMPORTS:  # the first call may come from a worker thread (a pane's render, the warm-up)
+        from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+
+
+def warm_up() -> None:
+    """Import markdown-it and build the parser (about 0.1 s), on a worker thread after the first
+    frame, rather than on the Qt thread when the first session is shown."""
+    _parser()
 
 
 def _boxes(text: str) -> str:

@@ -32,6 +32,7 @@ from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
 from gui.icon import app_icon
+from gui.markdown import warm_up as warm_markdown
 from gui.menus import bind_session_list, build_menus, session_context_menu
 from gui.qt import (
     QApplication,
@@ -118,6 +119,7 @@ class MainWindow(QMainWindow):
         self._activity = "idle"
         self._elsewhere = False  # the session shown is run by another Tripane
         self._shut_down = False
+        self._opening: str | None = None  # the session being opened to be shown, while its log is replayed
         self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
@@ -296,7 +298,7 @@ class MainWindow(QMainWindow):
 
     def save_layout(self) -> None:
         """What the window looks like as it closes, the session on screen included."""
-        self.prefs.last_session = self.session.id if self.session is not None else ""
+        self.prefs.last_session = self._opening or (self.session.id if self.session is not None else "")
         self.settings.save(self.prefs)
         self.settings.save_layout("geometry", self.saveGeometry())
         self.settings.save_layout("main_splitter", self.main_splitter.saveState())
@@ -338,8 +340,16 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Tripane")
 
     def refresh_sessions(self) -> None:
-        current = self.session.id if self.session else None
+        current = self._opening or (self.session.id if self.session else None)
         self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
+
+    def after_first_frame(self) -> None:
+        """Markdown's parser is made ready on a worker thread while the session shown at the last
+        closing is opened, so that its conversation does not import it on the Qt thread."""
+        if self._shut_down:  # closed within its first 50 ms (a test harness does)
+            return
+        self.keeper.in_thread(warm_markdown, name="markdown")
+        self.show_last_session()
 
     def show_last_session(self) -> None:
         """The session that was shown when Tripane last closed, if it is still there."""
@@ -349,14 +359,50 @@ class MainWindow(QMainWindow):
             self.show_session(last)
 
     def show_session(self, session_id: str) -> None:
+        """Show the session: at once if it is open already, else once its log is replayed in the
+        background (the session on screen stays until then; the status bar says what is coming)."""
         self._last_session_pending = False  # the person chose: the last one is no longer wanted
+        if self._opening == session_id:
+            return
+        self._stop_opening()  # the person chose another one meanwhile
         if self.session is not None and self.session.id == session_id:
             return
-        try:
-            session = self.workspace.open(session_id)
-        except (StoreError, ValueError) as exc:
-            self.tell(f"The session {session_id} cannot be opened:\n\n{exc}")
+        session = self.workspace.already_open(session_id)
+        if session is not None:
+            self._present(session)
             return
+        self._opening = session_id
+        self.statusBar().showMessage(f"Opening {self._title_of(session_id)} …")
+
+        def opened(session: Session) -> None:
+            if self._opening == session_id and not self._shut_down:
+                self._stop_opening()
+                self._present(session)
+
+        def failed(error: BaseException) -> None:
+            if self._opening != session_id:
+                return
+            self._stop_opening()
+            self.refresh_sessions()  # the list's selection goes back to the session on screen
+            if not isinstance(error, (StoreError, ValueError)):
+                raise error  # a bug: the error hook reports it
+            self.tell(f"The session {session_id} cannot be opened:\n\n{error}")
+
+        self.keeper.run(self.workspace.load(session_id), on_success=opened, on_failure=failed, name="open session")
+
+    def _stop_opening(self) -> None:
+        """No session is waited for any more: its load, if any, finishes unseen."""
+        if self._opening is not None:
+            self._opening = None
+            self.statusBar().clearMessage()
+
+    def _title_of(self, session_id: str) -> str:
+        try:
+            return f"“{self.workspace.store.session(session_id).title}”"
+        except StoreError:
+            return session_id
+
+    def _present(self, session: Session) -> None:
         self._watch(session)
         self.session = session
         self._activity = "idle"
@@ -495,6 +541,8 @@ class MainWindow(QMainWindow):
 
     def _delete(self, session_id: str) -> None:
         self._last_session_pending = False  # it may be the one being deleted
+        if self._opening == session_id:
+            self._stop_opening()
         bridge = self.bridges.pop(session_id, None)
         if bridge is not None:
             bridge.detach()

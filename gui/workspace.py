@@ -40,6 +40,7 @@ class Workspace:
         self.store = Store(self.data_dir / DB_NAME)
         self._model_factory = model_factory
         self._open: dict[str, Session] = {}
+        self._loading: dict[str, asyncio.Future[Session]] = {}
         # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
         # embed what changed while Tripane was closed); sessions started before get it when it lands.
         self.long_memory: LongTermMemory | None = None
@@ -83,11 +84,27 @@ class Workspace:
         self._open[session.id] = session
         return session
 
-    def open(self, session_id: str) -> Session:
-        if session_id not in self._open:
-            self._open[session_id] = Session.open(self.store, self.data_dir, session_id, self._model_factory(),
-                                                  long_memory=self.long_memory)
-        return self._open[session_id]
+    def already_open(self, session_id: str) -> Session | None:
+        """The session if it is open (shown before, or started here): no need to wait for it."""
+        return self._open.get(session_id)
+
+    async def load(self, session_id: str) -> Session:
+        """The session, opened once: its log is replayed on a worker thread (Session.load). Two
+        callers asking at once share one load."""
+        if session_id in self._open:
+            return self._open[session_id]
+        loading = self._loading.get(session_id)
+        if loading is None:
+            loading = self._loading[session_id] = asyncio.ensure_future(self._load(session_id))
+            loading.add_done_callback(lambda _done: self._loading.pop(session_id, None))
+        return await asyncio.shield(loading)  # a caller that gives up leaves the load to the others
+
+    async def _load(self, session_id: str) -> Session:
+        session = await Session.load(self.store, self.data_dir, session_id, self._model_factory(),
+                                     long_memory=self.long_memory)
+        if self.long_memory is not None and session.long_memory is None:  # it landed during the load
+            session.attach_memory(self.long_memory)
+        return self._open.setdefault(session.id, session)
 
     def opened(self) -> list[Session]:
         return list(self._open.values())
@@ -100,6 +117,8 @@ class Workspace:
 
     async def delete(self, session_id: str) -> None:
         """Remove the session's events and its folder (the three files, offloads)."""
+        if session_id in self._loading:  # finish opening it, so that it is not opened after it is gone
+            await asyncio.wait([self._loading[session_id]])
         session = self._open.pop(session_id, None)
         if session is not None:
             await session.close()
@@ -112,6 +131,8 @@ class Workspace:
         shutil.rmtree(session_dir(self.data_dir, session_id), ignore_errors=True)
 
     async def close(self) -> None:
+        if self._loading:
+            await asyncio.wait(list(self._loading.values()))
         for session in list(self._open.values()):
             await session.close()
         if self._memory_loading is not None:

@@ -45,10 +45,13 @@ from gui.qt import (
 from gui.theme import set_style_property
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
-# A session opens on its last records only (one item, message or tool card, per record or fewer):
-# building 600 items froze the window for 0.7 s when a long session was opened, 0.2 s for these.
-# Earlier ones come on request, twice as many each time, up to MAX_ITEMS.
+# A session opens on its last records only (one item, message or tool card, per record or fewer);
+# earlier ones come on request, twice as many each time, up to MAX_ITEMS.
 FIRST_RECORDS = 300
+# Items are built this many records at a time, the newest first, older ones put above them on the
+# following turns of the event loop: building and laying out 300 records at once froze the window
+# for 0.85 s under the style sheet.
+CHUNK_RECORDS = 25
 PREVIEW_CHARS = 4000
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
 # name, so "the first one" would be file_edit's replacement text or human_ask's options).
@@ -89,6 +92,11 @@ def _fit_width(widget: QWidget) -> None:
     """Let the pane's width, not the item's longest line, decide how wide an item is (a word
     longer than the pane is cut at its edge rather than widening every item)."""
     widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+    # Its height comes from its width (heightForWidth) in the column. Left to Qt, its minimum height
+    # would be its text wrapped at a narrow guessed width: the column's minimum, the sum of those,
+    # then exceeded the items' real heights, and the scroll area sized the conversation to it, which
+    # left hundreds of blank pixels under the last message, where the view follows to.
+    widget.setMinimumHeight(1)
     layout = widget.layout()
     if layout is not None:
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
@@ -202,8 +210,15 @@ class ChatView(QScrollArea):
         outer.addLayout(self._layout, 1)
         self.setWidget(container)
         self._records: list[Record] = []
-        self._shown_from = 0  # the first record shown
-        self._keep_from_bottom: int | None = None  # after showing earlier ones: the view stays put
+        self._shown_from = 0  # the first record built
+        self._wanted_from = 0  # the first record to build: older chunks are built up to it
+        self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
+        self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
+        self._build_more = QTimer(self, singleShot=True, interval=0)
+        self._build_more.timeout.connect(self._build_older)
+        self._keep_from_bottom: int | None = None  # while older items go in above: the view stays put
+        self._keeping = QTimer(self, singleShot=True, interval=1000)
+        self._keeping.timeout.connect(self._stop_keeping)
         self.cards: dict[str, ToolCard] = {}
         self.changes = ChangeTally()  # what the file tools changed, told when the session ends
         self._live: MessageItem | None = None
@@ -216,6 +231,10 @@ class ChatView(QScrollArea):
     # --- building -------------------------------------------------------------------------------
 
     def clear(self) -> None:
+        self._build_more.stop()
+        self._records, self._shown_from, self._wanted_from = [], 0, 0
+        self._results, self._ended_changes = {}, {}
+        self.earlier.setVisible(False)
         while self._layout.count() > 1:
             item = self._layout.takeAt(0)
             if item.widget() is not None:
@@ -242,93 +261,142 @@ class ChatView(QScrollArea):
     def items(self) -> list[QWidget]:
         return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
 
-    def _add(self, widget: QWidget) -> None:
+    def _add(self, widget: QWidget, position: int | None = None) -> int | None:
+        """Put an item in: at the end (live), or at `position` (older items going in above the
+        ones built); returns the position after it."""
+        _fit_width(widget)
+        if position is not None:
+            self._layout.insertWidget(position, widget)
+            return position + 1
         self._keep_from_bottom = None
         self._follow = self._at_bottom()
-        _fit_width(widget)
         self._layout.insertWidget(self._layout.count() - 1, widget)
         while self._layout.count() - 1 > MAX_ITEMS:
             old = self._layout.takeAt(0).widget()
             if isinstance(old, ToolCard):
                 self.cards.pop(old.call.id, None)
             old.deleteLater()
+        return None
 
-    def _notice(self, text: str, kind: str = "notice") -> None:
-        self._add(_label(text, kind))
+    def _notice(self, text: str, kind: str = "notice", position: int | None = None) -> int | None:
+        return self._add(_label(text, kind), position)
 
     def show_records(self, records: list[Record], count: int = FIRST_RECORDS) -> None:
-        """Show the last `count` records (the session's own list: it grows as the run goes on)."""
+        """Show the last `count` records of `records` (the session's own list: it grows as the run
+        goes on): the newest at once, older ones a chunk at a time on the next turns of the loop."""
         self.clear()
         self._records = records
-        self._shown_from = start = max(0, len(records) - min(count, MAX_ITEMS * 2))
-        for record in records[:start]:  # not shown, still counted
+        for index, record in enumerate(records):  # the tally goes through them all, shown or not
             self.changes.add(record)
-        for record in records[start:]:
-            self.add_record(record)
-        limit = start > 0 and len(records) - start >= MAX_ITEMS * 2
-        self.earlier.setVisible(start > 0)
-        self.earlier.setEnabled(not limit)
-        self.earlier.setText(f"{start:,} earlier events are in progress.md and the session's log" if limit else
-                             f"Show earlier ({start:,} events not shown)")
+            if isinstance(record.event, ToolResult):
+                self._results[record.event.call_id] = record.event
+            elif isinstance(record.event, SessionEnded):
+                self._ended_changes[index] = self.changes.summary()
+        self._shown_from = len(records)
+        self._wanted_from = max(0, len(records) - count)
+        self._follow, self._keep_from_bottom = True, None
+        self._build_older()
 
     def show_earlier(self) -> None:
-        """Twice as many records, the view staying on what it showed."""
-        bar = self.verticalScrollBar()
-        keep = bar.maximum() - bar.value()
-        self.show_records(self._records, 2 * (len(self._records) - self._shown_from))
-        self._follow = False
-        self._keep_from_bottom = keep
-        QTimer.singleShot(1000, self._stop_keeping)
+        """Twice as many records, put in above the ones shown, the view staying on what it showed."""
+        self._wanted_from = max(0, self._shown_from - (len(self._records) - self._shown_from))
+        self._build_older()
+
+    def building(self) -> bool:
+        """Older records are still being put in."""
+        return self._build_more.isActive()
+
+    def _build_older(self) -> None:
+        if self._shown_from > self._wanted_from and len(self.items()) < MAX_ITEMS:
+            start = max(self._wanted_from, self._shown_from - CHUNK_RECORDS)
+            if self.items():  # what is in view stays in view while items go in above it
+                bar = self.verticalScrollBar()
+                self._keep_from_bottom = bar.maximum() - bar.value()
+                self._keeping.start()
+            position = 0
+            for index in range(start, self._shown_from):
+                position = self._build(self._records[index], position, index)
+            self._shown_from = start
+            if self._shown_from > self._wanted_from and len(self.items()) < MAX_ITEMS:
+                self._build_more.start()
+        hidden = self._shown_from
+        full = len(self.items()) >= MAX_ITEMS
+        self.earlier.setVisible(hidden > 0)
+        # Kept enabled while chunks go in, and its focus given to the view before it is disabled: a
+        # disabled button passes its focus on to the next item, and the scroll area scrolls to it.
+        if full and self.earlier.hasFocus():
+            self.setFocus()
+        self.earlier.setEnabled(not full)
+        self.earlier.setText(f"{hidden:,} earlier events are in progress.md and the session's log" if full else
+                             f"Show earlier ({hidden:,} events not shown)")
 
     def _stop_keeping(self) -> None:
         self._keep_from_bottom = None
 
     def add_record(self, record: Record) -> None:
-        event = record.event
+        """A record that just happened: its item goes at the end."""
         self.changes.add(record)
+        if isinstance(record.event, ToolResult):  # its card may be in a chunk not built yet
+            self._results[record.event.call_id] = record.event
+        self._build(record)
+
+    def _build(self, record: Record, position: int | None = None, index: int = -1) -> int | None:
+        """The record's items, at the end (position None: live) or at `position` (from the log)."""
+        event = record.event
         match event:
             case UserMessage():
-                self._add(MessageItem("user", event.text))
+                position = self._add(MessageItem("user", event.text), position)
             case AssistantMessage():
-                self._finish_live(event.text)
+                if position is None:
+                    self._finish_live(event.text)
+                elif event.text:
+                    position = self._add(MessageItem("assistant", event.text), position)
                 for call in event.tool_calls:
                     card = ToolCard(call)
                     self.cards[call.id] = card
-                    self._add(card)
+                    if position is not None and call.id in self._results:
+                        card.set_result(self._results[call.id])
+                    position = self._add(card, position)
             case ToolResult():
                 card = self.cards.get(event.call_id)
-                if card is not None:
+                if card is not None and position is None:
                     card.set_result(event)
             case ErrorRecorded():
-                self._notice(f"⚠ Error, attempt {event.attempt}: {_escape(describe_failure(event.tool, event.message))}",
-                             "error")
+                position = self._notice(f"⚠ Error, attempt {event.attempt}: "
+                                        f"{_escape(describe_failure(event.tool, event.message))}", "error", position)
             case HumanQuestion():
-                self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): {_escape(event.question)}", "question")
+                position = self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): "
+                                        f"{_escape(event.question)}", "question", position)
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""
-                self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer")
+                position = self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer", position)
             case Danger():
-                self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}", "error")
+                position = self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}",
+                                        "error", position)
             case MemoryRecalled() if event.text:
                 skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
-                self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)")
+                position = self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
+                                        position=position)
             case Compaction():
-                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
-                             "the summary is in compaction/summaries.jsonl")
+                position = self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
+                                        "the summary is in compaction/summaries.jsonl", position=position)
             case WindowLearned():
-                self._notice(f"⇲ The provider refused a request over the model's window: {event.window:,} tokens, "
-                             f"not the {event.assumed:,} assumed. The context is budgeted for {event.window:,} "
-                             "from now on; for new sessions with this model, set Context window in Settings "
-                             "(Ctrl+,).", "error")
+                position = self._notice(
+                    f"⇲ The provider refused a request over the model's window: {event.window:,} tokens, "
+                    f"not the {event.assumed:,} assumed. The context is budgeted for {event.window:,} "
+                    "from now on; for new sessions with this model, set Context window in Settings "
+                    "(Ctrl+,).", "error", position)
             case SessionPaused():
-                self._notice("‖ Paused")
+                position = self._notice("‖ Paused", position=position)
             case SessionResumed():
-                self._notice("▶ Resumed")
+                position = self._notice("▶ Resumed", position=position)
             case SessionEnded():
-                changed = self.changes.summary()
+                changed = self.changes.summary() if position is None else self._ended_changes.get(index, "")
                 changed = f"<br>Changed in the work folder: {_escape(changed)}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}", "ended")
+                position = self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}",
+                                        "ended", position)
+        return position
 
     # --- streaming ------------------------------------------------------------------------------
 

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.events import AssistantMessage, Record, ToolCall, ToolResult
-from gui.widgets.chat import FIRST_RECORDS, MAX_ITEMS, ChatView, MessageItem, ToolCard
+from gui.qt import QApplication
+from gui.theme import apply_theme
+from gui.widgets.chat import (
+    CHUNK_RECORDS,
+    FIRST_RECORDS,
+    MAX_ITEMS,
+    ChatView,
+    MessageItem,
+    ToolCard,
+)
 
 
 def long_session(turns: int) -> list[Record]:
@@ -28,6 +39,9 @@ def test_a_long_session_shows_its_end_then_earlier_parts_on_request(qtbot):
     chat.show()
     records = long_session(2_000)  # 4,000 records
     chat.show_records(records)
+    assert step_numbers(chat)[-1] == 2_000 and len(chat.items()) <= CHUNK_RECORDS  # the end first
+    assert all(card.status == "ok" for card in chat.items() if isinstance(card, ToolCard))
+    qtbot.waitUntil(lambda: not chat.building())  # older records go in above, a chunk at a time
 
     shown = step_numbers(chat)
     assert shown[-1] == 2_000 and len(shown) == FIRST_RECORDS // 2  # the end, not hundreds of widgets
@@ -35,19 +49,58 @@ def test_a_long_session_shows_its_end_then_earlier_parts_on_request(qtbot):
     assert all(isinstance(item, ToolCard) and item.status == "ok" for item in chat.items()[1::2])
     qtbot.waitUntil(lambda: chat.verticalScrollBar().value() == chat.verticalScrollBar().maximum())
 
-    chat.verticalScrollBar().setValue(0)  # the person scrolled up to the top, to the button
+    bar = chat.verticalScrollBar()
+    settle(qtbot, chat)
+    bar.setValue(0)  # the person scrolled up to the top, to the button
     first_seen = chat.items()[0]
+    where = first_seen.y() - bar.value()  # in the view
     qtbot.mouseClick(chat.earlier, qtbot_left())
+    qtbot.waitUntil(lambda: not chat.building())
     assert len(step_numbers(chat)) == FIRST_RECORDS and step_numbers(chat)[-1] == 2_000
-    # The step that was at the top is still at the top of the view; the earlier ones are above it.
-    at_top = next(item for item in chat.items() if isinstance(item, MessageItem) and item.text == first_seen.text)
-    qtbot.waitUntil(lambda: abs(at_top.y() - chat.verticalScrollBar().value()) < 30)
+    assert step_numbers(chat) == list(range(2_001 - FIRST_RECORDS, 2_001))  # no gaps, in order
+    # The step that was at the top is still where it was in the view; the earlier ones are above it.
+    qtbot.waitUntil(lambda: abs(first_seen.y() - bar.value() - where) < 5)
+    assert first_seen.y() > 10 * where
 
     for _ in range(3):  # up to MAX_ITEMS items; older ones are not built at all
         if chat.earlier.isEnabled():
+            settle(qtbot, chat)
+            bar.setValue(0)
+            first_seen = next(item for item in chat.items() if isinstance(item, MessageItem))
+            where = first_seen.y() - bar.value()
             qtbot.mouseClick(chat.earlier, qtbot_left())
+            qtbot.waitUntil(lambda: not chat.building())
+            qtbot.waitUntil(lambda: abs(first_seen.y() - bar.value() - where) < 5)  # even as the button goes off
     assert len(chat.items()) <= MAX_ITEMS
     assert not chat.earlier.isEnabled() and "in progress.md" in chat.earlier.text()
+    assert chat.hasFocus()  # not handed on by the button as it went off, to an item the view would jump to
+
+
+@pytest.fixture
+def themed():
+    """The window's style sheet, as every window has it; the one before is put back after."""
+    app = QApplication.instance()
+    before = app.styleSheet()
+    apply_theme(app, "light")
+    yield
+    app.setStyleSheet(before)
+
+
+@pytest.mark.parametrize("turns", [12, 2_000])
+def test_the_conversation_ends_at_its_last_item_where_the_view_follows(qtbot, themed, turns):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(600, 500)
+    chat.show()
+    chat.show_records(long_session(turns))
+    qtbot.waitUntil(lambda: not chat.building())
+    settle(qtbot, chat)
+    last = chat.items()[-1]
+    blank_below = chat.widget().height() - (last.y() + last.height())
+    assert blank_below <= 12  # the container's margin, not the wrapped text's guessed heights
+    bar = chat.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert last.y() + last.height() - bar.value() <= chat.viewport().height()  # the last item is in view
 
 
 def test_a_short_session_has_no_earlier_button(qtbot):
@@ -55,6 +108,18 @@ def test_a_short_session_has_no_earlier_button(qtbot):
     qtbot.addWidget(chat)
     chat.show_records(long_session(10))
     assert not chat.earlier.isVisibleTo(chat) and step_numbers(chat) == list(range(1, 11))
+
+
+def settle(qtbot, chat: ChatView) -> None:
+    """Wait for the layout to stop changing: word-wrapped items take a few passes to find their
+    heights, and the person clicks long after they have."""
+    heights: list[int] = []
+
+    def still() -> bool:
+        heights.append(chat.widget().height())
+        return len(heights) > 3 and len(set(heights[-3:])) == 1
+
+    qtbot.waitUntil(still)
 
 
 def qtbot_left():

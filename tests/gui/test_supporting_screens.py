@@ -173,6 +173,7 @@ def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_win
     # Deleted before the start had shown it (a fast hand, a slow disk): it does not come back.
     racing = make_window(ScriptedModel([]))
     racing.show_session(second.id)
+    qtbot.waitUntil(lambda: racing.session is not None, timeout=WAIT)  # its log is replayed in the background
     racing.delete_session()
     racing.show_last_session()  # what the start's timer calls, after the first frame
     assert racing.session is None

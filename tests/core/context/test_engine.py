@@ -9,12 +9,20 @@ from dataclasses import replace
 
 import pytest
 
-from core.events import AssistantMessage, Compaction, HumanQuestion, Record, ToolResult
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    HumanQuestion,
+    Record,
+    ToolResult,
+    UserMessage,
+)
 from core.llm import ModelReply
 from core.memory.working import PLAN
 from core.render import compaction_sizes, render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
+from core.store import Store
 from tests.core.helpers import events_of, make_session, person_edits_plan
 
 
@@ -212,6 +220,31 @@ async def test_replay_rebuilds_byte_identical_messages_including_variation(store
     assert len(frames) > 1  # observations are framed in more than one way
     reopened = Session.open(store, data_dir, session.id, model)
     assert dump(reopened.journal.history.messages) == dump(session.journal.history.messages)
+
+
+async def test_a_session_loaded_in_the_background_is_the_one_opened_with_what_came_meanwhile(
+        store, data_dir, workdir, monkeypatch):
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_read", call_id=f"c{i}", path="a.txt")) for i in range(4)]
+                          + [reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    read_records = store.read_records
+
+    def read_then_another_process_writes(session_id: str) -> list[Record]:
+        records = read_records(session_id)  # on the worker thread, through a connection of its own
+        other = Store(store.path)  # e.g. `tripane resume` in a terminal, between the read and the fold
+        other.append(session_id, UserMessage("Also update the changelog."))
+        other.close()
+        return records
+
+    monkeypatch.setattr(store, "read_records", read_then_another_process_writes)
+    loaded = await Session.load(store, data_dir, session.id, model)
+    opened = Session.open(store, data_dir, session.id, model)
+    assert dump(loaded.journal.history.messages) == dump(opened.journal.history.messages)
+    assert [r.seq for r in loaded.records] == [r.seq for r in opened.records]
+    assert loaded.records[-1].event == UserMessage("Also update the changelog.")
+    assert loaded.state.status == opened.state.status and loaded.state.turn == opened.state.turn == 5
 
 
 async def test_the_context_can_be_inspected_by_zone(store, data_dir, workdir):

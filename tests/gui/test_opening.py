@@ -1,0 +1,90 @@
+"""A session that is not open yet is replayed in the background: the one on screen stays until it
+is ready, the status bar says what is coming, and a change of mind meanwhile is honoured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.events import AssistantMessage, ToolCall, ToolResult
+from core.paths import DB_NAME
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session, SessionConfig
+from core.store import Store
+from gui.qt import QMessageBox
+
+WAIT = 15_000
+
+
+def recorded_earlier(data_dir: Path, workdir: Path, task: str, turns: int) -> str:
+    """A session an earlier Tripane ran: its events are in the database, nothing of it is open."""
+    store = Store(data_dir / DB_NAME)
+    session = Session.create(store, data_dir, SessionConfig(task=task, model="scripted", workdir=workdir),
+                             ScriptedModel([]))
+    for turn in range(1, turns + 1):
+        store.append(session.id, AssistantMessage(f"Step {turn}.", (ToolCall(f"c{turn}", "file_list", "{}"),), turn=turn))
+        store.append(session.id, ToolResult(f"c{turn}", "file_list", True, "a.py\nb.py\n"))
+    store.close()
+    return session.id
+
+
+def showing_a_finished_run(qtbot, make_window, workdir: Path):
+    """The window, showing a session it ran to its end: one that is open, as the person looks at it."""
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    here = window.start_session(SessionConfig(task="Tidy the notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: here.state.ended, timeout=WAIT)
+    return window, here
+
+
+def shown_now(window) -> str:
+    return window.session.id if window.session is not None else ""
+
+
+def test_a_session_not_open_yet_is_shown_once_its_log_is_replayed(qtbot, make_window, workdir, tmp_path):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=1_500)
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+
+    window.show_session(earlier)
+    assert shown_now(window) == here.id  # until the replay is done, the session on screen stays
+    assert window.statusBar().currentMessage() == "Opening “Port the parser” …"
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert window.session.state.turn == 1_500 and window.sessions.current_id() == earlier
+    assert "Port the parser" in window.windowTitle() and window.statusBar().currentMessage() == ""
+
+    window.show_session(here.id)  # open now: shown at once
+    assert shown_now(window) == here.id and "Tidy the notes" in window.windowTitle()
+
+
+def test_the_person_moving_on_before_it_opens_keeps_their_choice(qtbot, make_window, workdir, tmp_path):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=1_500)
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+
+    window.show_session(earlier)
+    window.show_session(here.id)  # back to the one on screen before the other one opened
+    qtbot.waitUntil(lambda: window.workspace.already_open(earlier) is not None, timeout=WAIT)
+    qtbot.wait(200)  # the load's completion has been delivered
+    assert shown_now(window) == here.id and window.sessions.current_id() == here.id
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_a_session_deleted_while_it_opens_is_not_shown(qtbot, make_window, workdir, tmp_path, monkeypatch):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=1_500)
+    window = make_window(ScriptedModel([]))
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(earlier))  # starts opening it
+    window.delete_session()
+    qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
+    qtbot.wait(200)
+    assert window.session is None and window.workspace.already_open(earlier) is None
+    assert not (tmp_path / "data" / "sessions" / earlier).exists()
+
+
+def test_a_session_that_cannot_be_replayed_says_why_and_keeps_the_one_shown(qtbot, make_window, workdir, tmp_path):
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    window.workspace.store.create_session("20260101-000000-dead", task="Half written", model="scripted")
+    window.refresh_sessions()
+
+    window.sessions.list.setCurrentRow(window.sessions.ids().index("20260101-000000-dead"))
+    qtbot.waitUntil(lambda: any(box.isVisible() for box in window.findChildren(QMessageBox)), timeout=WAIT)
+    told = next(box for box in window.findChildren(QMessageBox) if box.isVisible()).text()
+    assert "20260101-000000-dead cannot be opened" in told and "no start event" in told
+    assert shown_now(window) == here.id and window.sessions.current_id() == here.id
