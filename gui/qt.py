@@ -5,6 +5,7 @@ from PySide6.QtCore import (
     QByteArray,
     QEvent,
     QObject,
+    QPoint,
     QRectF,
     QSettings,
     QSocketNotifier,

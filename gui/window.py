@@ -8,6 +8,7 @@ background still raises an alert and marks the session list.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import time
 from collections.abc import Callable
@@ -372,7 +373,10 @@ class MainWindow(QMainWindow):
             self._present(session)
             return
         self._opening = session_id
-        self.statusBar().showMessage(f"Opening {self._title_of(session_id)} …")
+        opening = f"Opening {self._title_of(session_id)} …"
+        self.statusBar().showMessage(opening)
+        if self.session is None:  # rather than "No session is open"
+            self.chat.show_placeholder(f"<p><b>{html.escape(opening)}</b></p>")
 
         def opened(session: Session) -> None:
             if self._opening == session_id and not self._shut_down:
@@ -395,6 +399,8 @@ class MainWindow(QMainWindow):
         if self._opening is not None:
             self._opening = None
             self.statusBar().clearMessage()
+            if self.session is None:
+                self._show_no_session()
 
     def _title_of(self, session_id: str) -> str:
         try:

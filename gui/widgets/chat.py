@@ -30,6 +30,7 @@ from core.events import (
 from core.render import compaction_sizes, flush_note
 from gui.markdown import to_html
 from gui.qt import (
+    QEvent,
     QFrame,
     QLabel,
     QLayout,
@@ -51,7 +52,8 @@ FIRST_RECORDS = 300
 # Items are built this many records at a time, the newest first, older ones put above them on the
 # following turns of the event loop: building and laying out 300 records at once froze the window
 # for 0.85 s under the style sheet.
-CHUNK_RECORDS = 25
+CHUNK_RECORDS = 12
+ITEM_SPACING = 6
 PREVIEW_CHARS = 4000
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
 # name, so "the first one" would be file_edit's replacement text or human_ask's options).
@@ -92,11 +94,6 @@ def _fit_width(widget: QWidget) -> None:
     """Let the pane's width, not the item's longest line, decide how wide an item is (a word
     longer than the pane is cut at its edge rather than widening every item)."""
     widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
-    # Its height comes from its width (heightForWidth) in the column. Left to Qt, its minimum height
-    # would be its text wrapped at a narrow guessed width: the column's minimum, the sum of those,
-    # then exceeded the items' real heights, and the scroll area sized the conversation to it, which
-    # left hundreds of blank pixels under the last message, where the view follows to.
-    widget.setMinimumHeight(1)
     layout = widget.layout()
     if layout is not None:
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
@@ -188,6 +185,43 @@ class ToolCard(QFrame):
         self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
 
 
+class _Page(QWidget):
+    """A run of consecutive items that sets its own height from its width.
+
+    Left to the column's layout, a height that depends on the width is worked out in two passes
+    (sizes first, then heights for the width), and every item of every page was moved and resized
+    twice whenever anything changed in the column: 70 ms for each chunk of older items put in above
+    300 items. With a fixed height per page, the column only moves pages; a page lays out its own
+    items again when they change or the width does, and takes the height they then need."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(ITEM_SPACING)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(1)
+
+    def _fit(self) -> None:
+        layout = self.layout()
+        height = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
+                  else layout.totalSizeHint().height())
+        if max(1, height) != self.height():
+            self.setFixedHeight(max(1, height))
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False  # its fixed height is what the column needs to know
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        # An item came, went, or changed its size (a card unfolded, text streamed in, the width
+        # changed and text wrapped anew): the page's layout asks to be done again.
+        if event.type() == QEvent.Type.LayoutRequest:
+            self._fit()
+        return handled
+
+
 class ChatView(QScrollArea):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -204,8 +238,11 @@ class ChatView(QScrollArea):
         self.earlier.setVisible(False)
         self.earlier.clicked.connect(self.show_earlier)
         outer.addWidget(self.earlier, 0, Qt.AlignmentFlag.AlignHCenter)
-        self._layout = QVBoxLayout()  # the items, then a stretch that keeps them at the top
-        self._layout.setSpacing(6)
+        # Pages of items, then a stretch that keeps them at the top. A chunk of older items goes in
+        # above as one page: the layout then moves a few pages, not every item below (laying out
+        # 300 items again for each chunk took 70 ms).
+        self._layout = QVBoxLayout()
+        self._layout.setSpacing(ITEM_SPACING)
         self._layout.addStretch(1)
         outer.addLayout(self._layout, 1)
         self.setWidget(container)
@@ -236,9 +273,7 @@ class ChatView(QScrollArea):
         self._results, self._ended_changes = {}, {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
-            item = self._layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            self._layout.takeAt(0).widget().deleteLater()
         self.cards.clear()
         self.changes = ChangeTally()
         self._live = None
@@ -259,27 +294,42 @@ class ChatView(QScrollArea):
                 item.set_text(item.text)
 
     def items(self) -> list[QWidget]:
-        return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
+        return [layout.itemAt(i).widget() for layout in self._pages() for i in range(layout.count())]
 
-    def _add(self, widget: QWidget, position: int | None = None) -> int | None:
-        """Put an item in: at the end (live), or at `position` (older items going in above the
-        ones built); returns the position after it."""
+    def _pages(self) -> list[QVBoxLayout]:
+        return [self._layout.itemAt(i).widget().layout() for i in range(self._layout.count() - 1)]
+
+    def _new_page(self, position: int) -> QVBoxLayout:
+        page = _Page()
+        self._layout.insertWidget(position, page)
+        return page.layout()
+
+    def _add(self, widget: QWidget, into: QVBoxLayout | None = None) -> None:
+        """Put an item in: at the end of the conversation (live), or at the end of `into`, a page
+        of older items being built."""
         _fit_width(widget)
-        if position is not None:
-            self._layout.insertWidget(position, widget)
-            return position + 1
+        if into is not None:
+            into.addWidget(widget)
+            return
         self._keep_from_bottom = None
         self._follow = self._at_bottom()
-        self._layout.insertWidget(self._layout.count() - 1, widget)
-        while self._layout.count() - 1 > MAX_ITEMS:
-            old = self._layout.takeAt(0).widget()
+        pages = self._pages()
+        last = pages[-1] if pages and pages[-1].count() < CHUNK_RECORDS else self._new_page(len(pages))
+        last.addWidget(widget)
+        self._drop_oldest(len(self.items()) - MAX_ITEMS)
+
+    def _drop_oldest(self, count: int) -> None:
+        for _ in range(max(0, count)):
+            first = self._pages()[0]
+            old = first.takeAt(0).widget()
             if isinstance(old, ToolCard):
                 self.cards.pop(old.call.id, None)
             old.deleteLater()
-        return None
+            if first.count() == 0:
+                self._layout.takeAt(0).widget().deleteLater()
 
-    def _notice(self, text: str, kind: str = "notice", position: int | None = None) -> int | None:
-        return self._add(_label(text, kind), position)
+    def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
+        self._add(_label(text, kind), into)
 
     def show_records(self, records: list[Record], count: int = FIRST_RECORDS) -> None:
         """Show the last `count` records of `records` (the session's own list: it grows as the run
@@ -313,14 +363,16 @@ class ChatView(QScrollArea):
                 bar = self.verticalScrollBar()
                 self._keep_from_bottom = bar.maximum() - bar.value()
                 self._keeping.start()
-            position = 0
+            page = self._new_page(0)
             for index in range(start, self._shown_from):
-                position = self._build(self._records[index], position, index)
+                self._build(self._records[index], page, index)
+            if page.count() == 0:  # records that show nothing (file changes)
+                self._layout.takeAt(0).widget().deleteLater()
             self._shown_from = start
             if self._shown_from > self._wanted_from and len(self.items()) < MAX_ITEMS:
                 self._build_more.start()
-        hidden = self._shown_from
         full = len(self.items()) >= MAX_ITEMS
+        hidden = self._shown_from if full else self._wanted_from  # not counting those on their way
         self.earlier.setVisible(hidden > 0)
         # Kept enabled while chunks go in, and its focus given to the view before it is disabled: a
         # disabled button passes its focus on to the next item, and the scroll area scrolls to it.
@@ -340,63 +392,63 @@ class ChatView(QScrollArea):
             self._results[record.event.call_id] = record.event
         self._build(record)
 
-    def _build(self, record: Record, position: int | None = None, index: int = -1) -> int | None:
-        """The record's items, at the end (position None: live) or at `position` (from the log)."""
+    def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
+        """The record's items: at the end of the conversation (live), or of `into`, a page of
+        records from the log (`index`: the record's place in it)."""
         event = record.event
         match event:
             case UserMessage():
-                position = self._add(MessageItem("user", event.text), position)
+                self._add(MessageItem("user", event.text), into)
             case AssistantMessage():
-                if position is None:
+                if into is None:
                     self._finish_live(event.text)
                 elif event.text:
-                    position = self._add(MessageItem("assistant", event.text), position)
+                    self._add(MessageItem("assistant", event.text), into)
                 for call in event.tool_calls:
                     card = ToolCard(call)
                     self.cards[call.id] = card
-                    if position is not None and call.id in self._results:
+                    if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id])
-                    position = self._add(card, position)
+                    self._add(card, into)
             case ToolResult():
                 card = self.cards.get(event.call_id)
-                if card is not None and position is None:
+                if card is not None and into is None:
                     card.set_result(event)
             case ErrorRecorded():
-                position = self._notice(f"⚠ Error, attempt {event.attempt}: "
-                                        f"{_escape(describe_failure(event.tool, event.message))}", "error", position)
+                self._notice(f"⚠ Error, attempt {event.attempt}: "
+                             f"{_escape(describe_failure(event.tool, event.message))}", "error", into)
             case HumanQuestion():
-                position = self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): "
-                                        f"{_escape(event.question)}", "question", position)
+                self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): "
+                             f"{_escape(event.question)}", "question", into)
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""
-                position = self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer", position)
+                self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer", into)
             case Danger():
-                position = self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}",
-                                        "error", position)
+                self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}",
+                             "error", into)
             case MemoryRecalled() if event.text:
                 skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
-                position = self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
-                                        position=position)
+                self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
+                             into=into)
             case Compaction():
-                position = self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
-                                        "the summary is in compaction/summaries.jsonl", position=position)
+                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
+                             "the summary is in compaction/summaries.jsonl", into=into)
             case WindowLearned():
-                position = self._notice(
+                self._notice(
                     f"⇲ The provider refused a request over the model's window: {event.window:,} tokens, "
                     f"not the {event.assumed:,} assumed. The context is budgeted for {event.window:,} "
                     "from now on; for new sessions with this model, set Context window in Settings "
-                    "(Ctrl+,).", "error", position)
+                    "(Ctrl+,).", "error", into)
             case SessionPaused():
-                position = self._notice("‖ Paused", position=position)
+                self._notice("‖ Paused", into=into)
             case SessionResumed():
-                position = self._notice("▶ Resumed", position=position)
+                self._notice("▶ Resumed", into=into)
             case SessionEnded():
-                changed = self.changes.summary() if position is None else self._ended_changes.get(index, "")
+                changed = self.changes.summary() if into is None else self._ended_changes.get(index, "")
                 changed = f"<br>Changed in the work folder: {_escape(changed)}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                position = self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}",
-                                        "ended", position)
-        return position
+                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}",
+                             "ended", into)
 
     # --- streaming ------------------------------------------------------------------------------
 
@@ -424,8 +476,8 @@ class ChatView(QScrollArea):
             if final_text:
                 self._live.set_text(final_text)
             else:
+                self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()
-                self._layout.removeWidget(self._live)
         elif final_text:
             self._add(MessageItem("assistant", final_text))
         self._live = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.events import AssistantMessage, Record, ToolCall, ToolResult
-from gui.qt import QApplication
+from gui.qt import QApplication, QPoint
 from gui.theme import apply_theme
 from gui.widgets.chat import (
     CHUNK_RECORDS,
@@ -53,24 +53,24 @@ def test_a_long_session_shows_its_end_then_earlier_parts_on_request(qtbot):
     settle(qtbot, chat)
     bar.setValue(0)  # the person scrolled up to the top, to the button
     first_seen = chat.items()[0]
-    where = first_seen.y() - bar.value()  # in the view
+    where = top(chat, first_seen) - bar.value()  # in the view
     qtbot.mouseClick(chat.earlier, qtbot_left())
     qtbot.waitUntil(lambda: not chat.building())
     assert len(step_numbers(chat)) == FIRST_RECORDS and step_numbers(chat)[-1] == 2_000
     assert step_numbers(chat) == list(range(2_001 - FIRST_RECORDS, 2_001))  # no gaps, in order
     # The step that was at the top is still where it was in the view; the earlier ones are above it.
-    qtbot.waitUntil(lambda: abs(first_seen.y() - bar.value() - where) < 5)
-    assert first_seen.y() > 10 * where
+    qtbot.waitUntil(lambda: abs(top(chat, first_seen) - bar.value() - where) < 5)
+    assert top(chat, first_seen) > 10 * where
 
     for _ in range(3):  # up to MAX_ITEMS items; older ones are not built at all
         if chat.earlier.isEnabled():
             settle(qtbot, chat)
             bar.setValue(0)
             first_seen = next(item for item in chat.items() if isinstance(item, MessageItem))
-            where = first_seen.y() - bar.value()
+            where = top(chat, first_seen) - bar.value()
             qtbot.mouseClick(chat.earlier, qtbot_left())
             qtbot.waitUntil(lambda: not chat.building())
-            qtbot.waitUntil(lambda: abs(first_seen.y() - bar.value() - where) < 5)  # even as the button goes off
+            qtbot.waitUntil(lambda: abs(top(chat, first_seen) - bar.value() - where) < 5)  # even as the button goes off
     assert len(chat.items()) <= MAX_ITEMS
     assert not chat.earlier.isEnabled() and "in progress.md" in chat.earlier.text()
     assert chat.hasFocus()  # not handed on by the button as it went off, to an item the view would jump to
@@ -96,18 +96,59 @@ def test_the_conversation_ends_at_its_last_item_where_the_view_follows(qtbot, th
     qtbot.waitUntil(lambda: not chat.building())
     settle(qtbot, chat)
     last = chat.items()[-1]
-    blank_below = chat.widget().height() - (last.y() + last.height())
+    blank_below = chat.widget().height() - (top(chat, last) + last.height())
     assert blank_below <= 12  # the container's margin, not the wrapped text's guessed heights
     bar = chat.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.value() == bar.maximum())
-    assert last.y() + last.height() - bar.value() <= chat.viewport().height()  # the last item is in view
+    assert top(chat, last) + last.height() - bar.value() <= chat.viewport().height()  # the last item is in view
+
+
+def test_items_keep_their_room_when_a_card_opens_or_the_width_changes(qtbot, themed):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(700, 500)
+    chat.show()
+    records = long_session(30)
+    chat.show_records(records)
+    qtbot.waitUntil(lambda: not chat.building())
+    settle(qtbot, chat)
+
+    def overlapping() -> list[tuple[int, int]]:
+        items = chat.items()
+        spans = [(top(chat, item), top(chat, item) + item.height()) for item in items]
+        return [(a, b) for a, b in zip(spans, spans[1:]) if a[1] > b[0]]
+
+    card = next(item for item in chat.items() if isinstance(item, ToolCard))
+    below = chat.items()[chat.items().index(card) + 1]
+    before = top(chat, below)
+    qtbot.mouseClick(card.header, qtbot_left())  # its arguments and result unfold
+    qtbot.waitUntil(lambda: top(chat, below) >= before + card.details.height() > before)
+    assert not overlapping() and card.details.isVisible()
+
+    message = next(item for item in chat.items() if isinstance(item, MessageItem))
+    one_line = message.height()
+    message.set_text(" ".join(["a long line that wraps"] * 15))
+    qtbot.waitUntil(lambda: message.height() > one_line and not overlapping())
+    settle(qtbot, chat)
+    wide = message.height()
+    chat.resize(300, 500)  # the window made narrower: the text wraps on more lines
+    qtbot.waitUntil(lambda: message.height() > wide and not overlapping())
+    last = chat.items()[-1]
+    qtbot.waitUntil(lambda: chat.widget().height() - (top(chat, last) + last.height()) <= 12)
 
 
 def test_a_short_session_has_no_earlier_button(qtbot):
     chat = ChatView()
     qtbot.addWidget(chat)
     chat.show_records(long_session(10))
+    assert not chat.earlier.isVisibleTo(chat)  # not even while the older half is on its way
+    qtbot.waitUntil(lambda: not chat.building())
     assert not chat.earlier.isVisibleTo(chat) and step_numbers(chat) == list(range(1, 11))
+
+
+def top(chat: ChatView, item) -> int:
+    """Where the item starts in the conversation (items sit in pages of the conversation)."""
+    return item.mapTo(chat.widget(), QPoint(0, 0)).y()
 
 
 def settle(qtbot, chat: ChatView) -> None:

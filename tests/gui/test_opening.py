@@ -11,6 +11,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
 from gui.qt import QMessageBox
+from tests.gui.test_supporting_screens import chat_says
 
 WAIT = 15_000
 
@@ -71,10 +72,12 @@ def test_a_session_deleted_while_it_opens_is_not_shown(qtbot, make_window, workd
     window = make_window(ScriptedModel([]))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
     window.sessions.list.setCurrentRow(window.sessions.ids().index(earlier))  # starts opening it
+    assert "Opening “Port the parser” …" in chat_says(window) and "No session" not in chat_says(window)
     window.delete_session()
     qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
     qtbot.wait(200)
     assert window.session is None and window.workspace.already_open(earlier) is None
+    assert "No session is open" in chat_says(window)
     assert not (tmp_path / "data" / "sessions" / earlier).exists()
 
 
