@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from core.events import AssistantMessage, ToolCall, ToolResult
 from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
@@ -81,13 +83,30 @@ def test_a_session_deleted_while_it_opens_is_not_shown(qtbot, make_window, workd
     assert not (tmp_path / "data" / "sessions" / earlier).exists()
 
 
-def test_a_session_that_cannot_be_replayed_says_why_and_keeps_the_one_shown(qtbot, make_window, workdir, tmp_path):
-    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+def half_written(window, workdir: Path, tmp_path: Path) -> tuple[str, str]:
+    """A session whose log has no start event (a crash before its first write)."""
     window.workspace.store.create_session("20260101-000000-dead", task="Half written", model="scripted")
+    return "20260101-000000-dead", "no start event"
+
+
+def damaged(window, workdir: Path, tmp_path: Path) -> tuple[str, str]:
+    """A session one of whose events is no longer readable (the file was damaged)."""
+    session_id = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    window.workspace.store.db.execute("UPDATE events SET data = '{not json' WHERE session_id = ? AND seq = 2",
+                                      [session_id])
+    return session_id, "event 2 of session"
+
+
+@pytest.mark.parametrize("broken", [half_written, damaged])
+def test_a_session_that_cannot_be_replayed_says_why_and_keeps_the_one_shown(qtbot, make_window, workdir, tmp_path,
+                                                                          broken):
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    session_id, why = broken(window, workdir, tmp_path)
     window.refresh_sessions()
 
-    window.sessions.list.setCurrentRow(window.sessions.ids().index("20260101-000000-dead"))
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(session_id))
     qtbot.waitUntil(lambda: any(box.isVisible() for box in window.findChildren(QMessageBox)), timeout=WAIT)
     told = next(box for box in window.findChildren(QMessageBox) if box.isVisible()).text()
-    assert "20260101-000000-dead cannot be opened" in told and "no start event" in told
+    assert f"{session_id} cannot be opened" in told and why in told
     assert shown_now(window) == here.id and window.sessions.current_id() == here.id
+    assert window.workspace.already_open(session_id) is None
