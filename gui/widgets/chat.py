@@ -238,9 +238,7 @@ class ChatView(QScrollArea):
         self.earlier.setVisible(False)
         self.earlier.clicked.connect(self.show_earlier)
         outer.addWidget(self.earlier, 0, Qt.AlignmentFlag.AlignHCenter)
-        # Pages of items, then a stretch that keeps them at the top. A chunk of older items goes in
-        # above as one page: the layout then moves a few pages, not every item below (laying out
-        # 300 items again for each chunk took 70 ms).
+        # Pages of items (see _Page), then a stretch that keeps them at the top.
         self._layout = QVBoxLayout()
         self._layout.setSpacing(ITEM_SPACING)
         self._layout.addStretch(1)
