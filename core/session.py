@@ -299,7 +299,7 @@ class Session:
         """Long-term memory that arrived after the session was opened (the window loads it late)."""
         self.long_memory = memory
         if self._loop is not None:
-            self._loop.long_memory = memory
+            self._loop.attach_memory(memory)
 
     async def search_memory(self, query: str, top_k: int = 8) -> list[Hit]:
         """Hybrid search of long-term memory (what the agent's memory_search sees)."""

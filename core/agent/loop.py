@@ -150,6 +150,9 @@ class AgentLoop:
         self._out: list[Record] = []
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
+        # An episode due while long-term memory was still loading (the window loads it after its
+        # first frame): (status, summary), written when the memory is attached.
+        self._episode_due: tuple[str, str] | None = None
         self._plan_version_seen = memory.version(PLAN)
         self.engine: ContextEngine | None = None
         self._window: int | None = None  # the context window the engine budgets for, once known
@@ -267,11 +270,20 @@ class AgentLoop:
             self._progress(progress.memory_recalled([m.skill.name for m in matches if m.injected],
                                                     [m.skill.name for m in matches if not m.injected], ""))
 
+    def attach_memory(self, memory: LongTermMemory) -> None:
+        """Long-term memory that landed after the run began: a task that ended (or stopped for the
+        person) before it did still gets its episode in the daily log."""
+        self.long_memory = memory
+        if self._episode_due is not None:
+            self._write_episode(*self._episode_due)
+
     def _write_episode(self, status: str, summary: str) -> None:
         """What was asked, done and failed since the last episode, into today's daily log: after a
         task, and after each burst of tool calls that ends with a stop for the person or a compaction."""
         if self.long_memory is None:
+            self._episode_due = (status, summary)
             return
+        self._episode_due = None
         state = self.state
         since = [r for r in self.journal.records if r.seq > self._episode_mark]
         if not any(isinstance(r.event, ToolResult) for r in since) and not state.ended:

@@ -142,3 +142,19 @@ async def test_a_burst_that_ends_in_a_3_strike_stop_is_logged_and_the_task_end_l
     entries = daily.read_text(encoding="utf-8").split("\n## ")
     assert len(entries) == 3  # the day's title, the burst, the end
     assert "- 1 tool calls, 0 errors" in entries[2] and "ended done" in entries[2]
+
+
+async def test_a_task_that_ends_before_long_term_memory_loads_still_gets_its_episode(
+        store, data_dir, workdir, long_memory):
+    # The window loads long-term memory after its first frame; a quick task may end before it lands.
+    model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed the files"))])
+    session = make_session(store, data_dir, workdir, model, task="List what is in the folder")
+    assert await session.run() == "done"
+    daily = long_memory.files.daily_path(date.today())
+    assert not daily.exists() or "List what is in the folder" not in daily.read_text(encoding="utf-8")
+
+    session.attach_memory(long_memory)
+    text = daily.read_text(encoding="utf-8")
+    assert "List what is in the folder" in text and "- Done: listed the files" in text and "ended done" in text
+    session.attach_memory(long_memory)  # again (another window's load): written once
+    assert daily.read_text(encoding="utf-8").count("- Done: listed the files") == 1
