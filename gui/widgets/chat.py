@@ -53,6 +53,9 @@ FIRST_RECORDS = 300
 # following turns of the event loop: building and laying out 300 records at once froze the window
 # for 0.85 s under the style sheet.
 CHUNK_RECORDS = 12
+# Live items go into the last page until it holds this many: a page lays out all its items again
+# when one of them changes (a streamed reply growing), so it stays small.
+PAGE_ITEMS = 12
 ITEM_SPACING = 6
 PREVIEW_CHARS = 4000
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
@@ -312,7 +315,7 @@ class ChatView(QScrollArea):
         self._keep_from_bottom = None
         self._follow = self._at_bottom()
         pages = self._pages()
-        last = pages[-1] if pages and pages[-1].count() < CHUNK_RECORDS else self._new_page(len(pages))
+        last = pages[-1] if pages and pages[-1].count() < PAGE_ITEMS else self._new_page(len(pages))
         last.addWidget(widget)
         self._drop_oldest(len(self.items()) - MAX_ITEMS)
 
