@@ -8,6 +8,7 @@ from PySide6.QtCore import (
     QPoint,
     QRectF,
     QSettings,
+    QSize,
     QSocketNotifier,
     Qt,
     QTimer,

@@ -32,7 +32,6 @@ from gui.markdown import to_html
 from gui.qt import (
     QEvent,
     QFrame,
-    QLabel,
     QLayout,
     QPushButton,
     QScrollArea,
@@ -44,6 +43,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.theme import set_style_property
+from gui.widgets.wrapped_label import WrappedLabel
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
@@ -69,14 +69,11 @@ AFTER_ENDING = {
 }
 
 
-def _label(html: str, object_name: str) -> QLabel:
-    label = QLabel(html)
+def _label(html: str, object_name: str) -> WrappedLabel:
+    label = WrappedLabel(html)
     label.setObjectName(object_name)
-    label.setTextFormat(Qt.TextFormat.RichText)
-    label.setWordWrap(True)
     label.setOpenExternalLinks(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     return label
 
 

@@ -1,0 +1,48 @@
+"""A word-wrapped rich-text label that lays its text out once per width, not once per question.
+
+QLabel answers each size question by laying its whole document out again: its minimum size at
+width 0 (one word per line), its size hint at a guessed width, then its height for the real width,
+asked again by every layout pass above it. For a streamed 400-word reply that was five layouts,
+about 13 ms, every time the text grew, and the window stalled for over 50 ms when a turn ended.
+Here the height for a width is kept until the text, font or style changes, and the hints reuse it:
+a label inside a box layout is sized by its height for width, never by its hints.
+"""
+
+from __future__ import annotations
+
+from gui.qt import QEvent, QLabel, QSize, QSizePolicy, Qt, QWidget
+
+# What changes how the text lays out (text changes go through setText).
+_RELAYOUT_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange)
+
+
+class WrappedLabel(QLabel):
+    def __init__(self, html: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self._heights: dict[int, int] = {}
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.setText(html)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._heights.clear()
+        super().setText(text)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = super().heightForWidth(width)
+        return height
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        width = max(1, self.width())
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(0, self.fontMetrics().height())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() in _RELAYOUT_EVENTS:
+            self._heights.clear()
+        super().changeEvent(event)
