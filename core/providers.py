@@ -15,6 +15,7 @@ from core.llm import (
     is_ollama,
     needs_cache_markers,
 )
+from core.secrets import get_api_key
 
 log = logging.getLogger(__name__)
 OLLAMA_BASE = "http://127.0.0.1:11434"
@@ -59,20 +60,23 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
     return min(trained, LOCAL_WINDOW) if trained > 0 else LOCAL_WINDOW
 
 
-def served_window(model: str, api_base: str, timeout_s: float = 2.0) -> int | None:
+def served_window(model: str, api_base: str, api_key: str | None = None, timeout_s: float = 2.0) -> int | None:
     """The context an OpenAI-compatible server at `api_base` was started with, if it says: vLLM in
-    /v1/models (`max_model_len`), llama.cpp in /props (a slot's `n_ctx`), LM Studio in /api/v0/models
-    (`loaded_context_length`). None when none of them answers (a hosted API, a proxy, an older
-    server). These servers fix the window when they start, below the model's trained length as a
-    rule, and no model map knows it. Blocking: call it from a thread."""
+    /v1/models (`max_model_len`), llama.cpp in /props (a slot's `n_ctx`), LM Studio in /api/v1/models
+    (0.4 on: a loaded instance's `context_length`) or /api/v0/models (`loaded_context_length`). None
+    when none of them answers (a hosted API, a proxy, an older server). These servers fix the window
+    when they start, below the model's trained length as a rule, and no model map knows it.
+    `api_key` goes along as the requests to the model do: vLLM started with --api-key, and LM Studio
+    with authentication on, answer nothing without it. Blocking: call it from a thread."""
     import httpx
 
     name = model.split("/", 1)[-1]
     base = api_base.rstrip("/")
     root = base.removesuffix("/v1")
     probes = ((f"{base}/models", _vllm_window), (f"{root}/props", _llamacpp_window),
-              (f"{root}/api/v0/models", _lmstudio_window))
-    with httpx.Client(timeout=timeout_s) as client:
+              (f"{root}/api/v1/models", _lmstudio_window), (f"{root}/api/v0/models", _lmstudio_v0_window))
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+    with httpx.Client(timeout=timeout_s, headers=headers) as client:
         for url, read in probes:
             try:
                 response = client.get(url)
@@ -86,12 +90,16 @@ def served_window(model: str, api_base: str, timeout_s: float = 2.0) -> int | No
     return None
 
 
-def _served_entry(listing: dict, name: str) -> dict:
-    """The entry for `name` in an OpenAI-style model list; a server serving one model is taken to
-    serve it under whatever name it is asked for (vLLM's --served-model-name, aliases)."""
-    entries = [e for e in listing.get("data") or [] if isinstance(e, dict)]
-    named = [e for e in entries if e.get("id") == name]
+def _only_or_named(entries: list[dict], name: str, *keys: str) -> dict:
+    """The entry called `name` under one of `keys`; a server serving one model is taken to serve
+    it under whatever name it is asked for (vLLM's --served-model-name, aliases)."""
+    named = [e for e in entries if any(e.get(key) == name for key in keys)]
     return named[0] if named else entries[0] if len(entries) == 1 else {}
+
+
+def _served_entry(listing: dict, name: str) -> dict:
+    """The entry for `name` in an OpenAI-style model list."""
+    return _only_or_named([e for e in listing.get("data") or [] if isinstance(e, dict)], name, "id")
 
 
 def _vllm_window(listing: dict, name: str) -> int | None:
@@ -103,17 +111,29 @@ def _llamacpp_window(props: dict, name: str) -> int | None:
 
 
 def _lmstudio_window(listing: dict, name: str) -> int | None:
-    # A model LM Studio has not loaded yet gets its context when it loads: only a loaded one says.
+    # Each loaded instance of a model has the context it was loaded with; a request names the
+    # model's key or an instance's id ("key:2" for a second one). A model not loaded yet gets its
+    # context when it loads: only a loaded one says.
+    instances = [{**instance, "key": model.get("key")}
+                 for model in listing.get("models") or [] if isinstance(model, dict)
+                 for instance in model.get("loaded_instances") or [] if isinstance(instance, dict)]
+    config = _only_or_named(instances, name, "id", "key").get("config") or {}
+    return int(config.get("context_length") or 0) or None
+
+
+def _lmstudio_v0_window(listing: dict, name: str) -> int | None:
+    # LM Studio before 0.4: the loaded context, on the model's entry.
     return int(_served_entry(listing, name).get("loaded_context_length") or 0) or None
 
 
 def model_window(model: str, api_base: str | None = None) -> int:
     """The context window to budget for when the person has not set one: asked of a local Ollama
-    server, or of the OpenAI-compatible server at `api_base`, else litellm's bundled model map.
-    Blocking: call it from a thread."""
+    server, or of the OpenAI-compatible server at `api_base` (with the key the model's requests
+    carry there), else litellm's bundled model map. Blocking: call it from a thread."""
     if is_ollama(model):
         return ollama_window(model, api_base)
-    return (served_window(model, api_base) if api_base else None) or context_window(model)
+    served = served_window(model, api_base, get_api_key(model, api_base)) if api_base else None
+    return served or context_window(model)
 
 
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:

@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 # Before any Qt import (pytest-qt loads Qt when the plugin starts).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # No test may reach a real model: the model client refuses anything not on 127.0.0.1.
@@ -11,3 +13,17 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
+
+
+@pytest.fixture
+def memory_keyring():
+    """API keys kept in this process, through the real keyring API."""
+    import keyring
+
+    from tests.support.memory_keyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

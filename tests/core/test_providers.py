@@ -8,6 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from core.providers import detect_ollama, model_window, served_window
+from tests.support.openai_server import ScriptedServer
 
 
 def serve(body: bytes) -> ThreadingHTTPServer:
@@ -76,3 +77,21 @@ def test_a_server_answering_nonsense_about_its_window_gives_none():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert served_window("openai/a", f"http://127.0.0.1:{port}/v1") is None  # nothing listening
+
+
+def test_lm_studio_says_each_loaded_instance_s_context():
+    """LM Studio 0.4's REST API lists a model's loaded instances, each with its own context; a model
+    that is not loaded has none yet (it gets one when a request loads it)."""
+    with ScriptedServer(served_window=12_000, served_as="lmstudio") as server:
+        assert served_window("openai/served-model", server.url) == 12_000
+        assert served_window("lm_studio/served-model:2", server.url) == 24_000  # a second instance
+        assert served_window("openai/other-model", server.url) is None
+
+
+def test_a_server_that_wants_a_key_is_asked_with_the_model_s_key(memory_keyring):
+    """vLLM started with --api-key (LM Studio with authentication on) answers nothing without it."""
+    with ScriptedServer(served_window=24_576, served_key="sk-local") as server:
+        assert served_window("openai/served-model", server.url) is None
+        assert model_window("openai/served-model", server.url) == 128_000  # litellm's map, for now
+        memory_keyring.set_password("Tripane", "openai", "sk-local")
+        assert model_window("openai/served-model", server.url) == 24_576

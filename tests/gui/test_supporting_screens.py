@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import keyring
 import pytest
-from keyring.backend import KeyringBackend
 
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
@@ -16,34 +14,6 @@ from gui.settings import AppSettings
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
 WAIT = 15_000
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring that lives in this process: the real keyring API, no OS secret store touched."""
-
-    priority = 1
-
-    def __init__(self):
-        super().__init__()
-        self.secrets: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.secrets.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.secrets[(service, username)] = password
-
-    def delete_password(self, service, username):
-        self.secrets.pop((service, username), None)
-
-
-@pytest.fixture
-def memory_keyring():
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def settings_dialog(qtbot, window) -> SettingsDialog:

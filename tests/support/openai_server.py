@@ -69,9 +69,11 @@ class ScriptedServer:
     # /api/show: the context length an Ollama model was trained for; None: the server cannot say.
     ollama_context_length: int | None = 131_072
     # The context the server was started with, said the way `served_as` says it ("vllm": /v1/models,
-    # "llamacpp": /props, "lmstudio": /api/v0/models); None: the server does not say.
+    # "llamacpp": /props, "lmstudio": /api/v1/models, "lmstudio-v0": /api/v0/models); None: the
+    # server does not say.
     served_window: int | None = None
     served_as: str = "vllm"
+    served_key: str | None = None  # the key its GETs require (vLLM's --api-key), if any
     gets: list[str] = field(default_factory=list)  # the paths asked with GET
     _server: ThreadingHTTPServer | None = None
 
@@ -112,14 +114,22 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             owner.gets.append(self.path)
             window, style = owner.served_window, owner.served_as
-            if self.path == "/v1/models":
+            if owner.served_key and self.headers.get("Authorization") != f"Bearer {owner.served_key}":
+                self._send_json(401, {"error": "a valid API key is required"})
+            elif self.path == "/v1/models":
                 entry = {"id": "served-model", "object": "model", "owned_by": "scripted"}
                 if window and style == "vllm":
                     entry["max_model_len"] = window
                 self._send_json(200, {"object": "list", "data": [entry]})
             elif self.path == "/props" and window and style == "llamacpp":
                 self._send_json(200, {"default_generation_settings": {"n_ctx": window}, "total_slots": 1})
-            elif self.path == "/api/v0/models" and window and style == "lmstudio":
+            elif self.path == "/api/v1/models" and window and style == "lmstudio":
+                self._send_json(200, {"models": [
+                    {"type": "llm", "key": "other-model", "loaded_instances": [], "max_context_length": 32_768},
+                    {"type": "llm", "key": "served-model", "max_context_length": 131_072, "loaded_instances": [
+                        {"id": "served-model", "config": {"context_length": window, "flash_attention": True}},
+                        {"id": "served-model:2", "config": {"context_length": window * 2}}]}]})
+            elif self.path == "/api/v0/models" and window and style == "lmstudio-v0":
                 self._send_json(200, {"object": "list", "data": [
                     {"id": "other-model", "state": "not-loaded", "max_context_length": 32_768},
                     {"id": "served-model", "state": "loaded", "max_context_length": 131_072,
