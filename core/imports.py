@@ -10,6 +10,27 @@ hand one of them a partially initialised module. CI saw it once in `tripane --se
 also came from a single thread, the hook itself importing mid-import: gui/import_guard.py.)
 """
 
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 HEAVY_IMPORTS = threading.RLock()
+
+
+@contextmanager
+def without(module: str) -> Iterator[None]:
+    """Import inside as if `module` were not installed, unless it is loaded already.
+
+    For a library that imports an optional dependency it does not need here, at a cost the window's
+    start would pay. Held under HEAVY_IMPORTS, so no worker thread imports `module` meanwhile."""
+    with HEAVY_IMPORTS:
+        if module in sys.modules:
+            yield
+            return
+        sys.modules[module] = None  # type: ignore[assignment]  # import raises ModuleNotFoundError
+        try:
+            yield
+        finally:
+            if sys.modules.get(module, ...) is None:
+                del sys.modules[module]

@@ -14,10 +14,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-from sqlite_utils import Migrations
-
 from core.events import Event, EventDecodeError, Record, decode, encode
+from core.imports import without
+
+# sqlite-utils imports NumPy, when installed, to give NumPy numbers column types. Nothing goes
+# through it as NumPy (memory's vectors are stored as bytes), and NumPy's import was a tenth of the
+# window's start; long-term memory loads it after the first frame.
+with without("numpy"):
+    import sqlite_utils
+    from sqlite_utils import Migrations
 
 # PRAGMA application_id marks the file as ours ("TRIP"), so a foreign SQLite file is recognised.
 APPLICATION_ID = 0x54524950

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 IMPORT_ALL_CORE = """
@@ -37,3 +39,17 @@ def test_only_llm_imports_litellm_and_only_store_imports_sqlite():
     assert offenders["litellm"] == ["core/llm.py"]
     assert offenders["sqlite_utils"] == ["core/store.py"]
     assert offenders["sqlite3"] == ["core/store.py"]
+
+
+def test_a_module_can_be_kept_from_a_library_s_import_and_loads_normally_after():
+    import importlib
+
+    from core.imports import without
+
+    sys.modules.pop("tabnanny", None)  # a standard module with no side effects, not loaded here
+    with without("tabnanny"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("tabnanny")
+    assert importlib.import_module("tabnanny").check  # the real module, afterwards
+    with without("tabnanny"):  # already loaded: nothing is hidden
+        assert importlib.import_module("tabnanny") is sys.modules["tabnanny"]

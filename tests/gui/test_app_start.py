@@ -11,6 +11,8 @@ import time
 import pytest
 
 import gui.app
+from gui.qt import QSettings
+from gui.settings import AppSettings, Preferences
 
 
 def test_a_corrupt_database_is_reported_and_left_untouched(tmp_path, monkeypatch):
@@ -54,3 +56,14 @@ def test_a_terminate_signal_closes_the_window_the_normal_way(tmp_path, signal_nu
     assert "geometry" in settings.read_text(encoding="utf-8")  # saved on the way out
     log = (data / "logs" / "tripane.log").read_text(encoding="utf-8")  # kept for a window with no terminal
     assert "starting over" in log and "closing the window" in log
+
+
+def test_the_first_frame_comes_before_the_model_library_and_numpy(tmp_path):
+    """Both load in the background after it: litellm takes seconds, NumPy a tenth of the start."""
+    settings = tmp_path / "settings.ini"
+    AppSettings(QSettings(str(settings), QSettings.Format.IniFormat)).save(Preferences(model="openai/gpt-4o-mini"))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), **{gui.app.EXIT_AT_FIRST_FRAME: "1"})
+    result = subprocess.run([sys.executable, "-m", "gui.app", "--data-dir", str(tmp_path / "data"),
+                             "--settings", str(settings)], env=env, capture_output=True, text=True, timeout=120)
+    frame = [line for line in result.stdout.splitlines() if line.startswith("FRAME")]
+    assert frame == ["FRAME"], (result.stdout, result.stderr)
