@@ -140,7 +140,7 @@ class MainWindow(QMainWindow):
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
-            PROGRESS: FilePane(PROGRESS, "Progress", self.keeper),
+            PROGRESS: FilePane(PROGRESS, "Progress", self.keeper, log=True),
         }
         self._last_session_pending = True  # until shown after the first frame, or the person acts first
         self.setAcceptDrops(True)

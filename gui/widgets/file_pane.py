@@ -50,11 +50,15 @@ class FilePane(QWidget):
     save_requested = Signal(str, str, int)  # file name, text, base version
     pin_requested = Signal(str)  # file name
 
-    def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False):
+    def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False,
+                 log: bool = False):
         super().__init__()
         self.setObjectName(f"pane_{name.split('.')[0]}")
         self.name = name
         self.keeper = keeper
+        # A log (progress.md) is read from its end: a session opens there, and what is appended is
+        # followed while the view is there. Opened at its start, a long log never followed.
+        self.log = log
         self._loader: Loader | None = None
         self._shown_text = ""
         self.version = 0
@@ -166,7 +170,7 @@ class FilePane(QWidget):
                                   on_success=lambda html: self._append(loader, shown, text, html),
                                   on_failure=lambda error: self._append(loader, shown, text, f"<pre>{error}</pre>"))
             return
-        where = changed_fraction(shown, text)
+        where = 1.0 if self.log and not shown else changed_fraction(shown, text)
         self.keeper.in_thread(render_file, text,
                               on_success=lambda html: self._show(loader, text, html, where),
                               on_failure=lambda error: self._show(loader, text, f"<pre>{error}</pre>", where))

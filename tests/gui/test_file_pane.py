@@ -51,3 +51,27 @@ def test_a_rewrite_renders_anew_and_an_edit_notice_appears_when_the_file_moves_o
     assert "now v2" in pane.notice.text()
     pane.set_editing(False)
     qtbot.waitUntil(lambda: "☑ one" in pane.viewer.toPlainText() and "☐ two" in pane.viewer.toPlainText())
+
+
+def test_the_progress_log_opens_at_its_end_and_follows_it_the_plan_at_its_start(qtbot):
+    long_log = "# Progress\n" + "".join(entry(i) for i in range(40))
+    log_content = {"text": long_log, "version": 1}
+    log = FilePane("progress.md", "Progress", TaskKeeper(), log=True)
+    plan = FilePane("task_plan.md", "Task Plan", TaskKeeper(), editable=True)
+    for pane in (log, plan):
+        qtbot.addWidget(pane)
+        pane.resize(400, 300)
+        pane.show()
+    log.bind(lambda: (log_content["text"], log_content["version"]))
+    plan.bind(lambda: (long_log, 1))
+    qtbot.waitUntil(lambda: log.shown_text == long_log and plan.shown_text == long_log)
+    log_bar, plan_bar = log.viewer.verticalScrollBar(), plan.viewer.verticalScrollBar()
+    assert log_bar.maximum() > 0 and log_bar.value() == log_bar.maximum()  # the newest entries
+    assert plan_bar.maximum() > 0 and plan_bar.value() == 0
+
+    log_content["text"] += entry(40)  # the run goes on: the view stays on the end
+    log_content["version"] += 1
+    log.refresh(now=True)
+    qtbot.waitUntil(lambda: log.shown_text == log_content["text"])
+    assert "step 40.59" in log.viewer.toPlainText()
+    assert log_bar.value() == log_bar.maximum()
