@@ -1,9 +1,10 @@
 """A word-wrapped rich-text label that lays its text out once per width, not once per question.
 
-QLabel answers each size question by laying its whole document out again: its minimum size at
-width 0 (one word per line), its size hint at a guessed width, then its height for the real width,
-asked again by every layout pass above it. For a streamed 400-word reply that was five layouts,
-about 13 ms, every time the text grew, and the window stalled for over 50 ms when a turn ended.
+QLabel answers each size question by laying its whole document out again, and once more to put
+back the width it had: its minimum size at width 0 (one word per line), its size hint at a guessed
+width, then its height for the real width, asked again by every layout pass above it. Re-rendering
+a streamed 400-word reply took 17 ms (11 ms with this label), and the window stalled for over 50 ms
+when a turn ended.
 Here the height for a width is kept until the text, font or style changes, and the hints reuse it:
 a label inside a box layout is sized by its height for width, never by its hints.
 """
