@@ -151,3 +151,20 @@ def test_a_file_edited_while_tripane_was_closed_is_reported_as_external(tmp_path
     changes = second.check_external()
     assert [(c.author, c.version) for c in changes] == [("external", 2)]
     assert second.read(FINDINGS)[0] == "# Rewritten elsewhere\n"
+
+
+def test_appends_a_power_cut_lost_are_reported_as_an_outside_change(tmp_path):
+    """Appends are not synced to the disk (neither are the log's last commits): after a power cut
+    the file may lack entries the log knows of. The session reopens on what the disk has."""
+    first = WorkingMemory(tmp_path / "s")
+    first.create(title="t", task="t")
+    kept = first.path(PROGRESS).read_bytes()
+    logged = first.append(PROGRESS, "## an entry the disk never got", author="core")
+    first.path(PROGRESS).write_bytes(kept)  # what the disk held when the power went
+
+    second = WorkingMemory(tmp_path / "s")
+    second.restore(PROGRESS, version=logged.version, sha256=logged.sha256, size=logged.size)
+    changes = second.check_external()
+    assert [(c.file, c.author, c.version) for c in changes] == [(PROGRESS, "external", logged.version + 1)]
+    assert second.read(PROGRESS) == (kept.decode("utf-8"), logged.version + 1)
+    assert second.append(PROGRESS, "## next", author="core").version == logged.version + 2
