@@ -19,6 +19,7 @@ _HEADING = re.compile(r"<(/?)h([1-6])>")
 _HEADING_SCALE = {"1": 1.3, "2": 1.15, "3": 1.05}  # of the text size; h4–h6 are bold text
 _text_pt = 10.0  # the window's text size (gui/text_size.py sets it); headings are sized from it
 TAIL_CHARS = 48_000  # longer files show their end; rendering all of a 1 MB log would freeze the window
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @cache
@@ -56,6 +57,32 @@ def _heading_as_paragraph(match: re.Match) -> str:
         return "</p>"
     size = round(_text_pt * _HEADING_SCALE.get(match.group(2), 1.0), 1)
     return f'<p style="font-size:{size}pt; font-weight:600; margin-top:8px; margin-bottom:3px">'
+
+
+def finished_blocks_end(text: str) -> int:
+    """Where the finished top-level blocks of a Markdown text still being written end: just after
+    the last blank line, outside a code fence and a comment, that a new unindented block follows
+    (0: none yet). The two parts rendered apart read as the whole rendered at once; a list split
+    there is two lists, numbered on."""
+    end, offset, fence = 0, 0, ""
+    blank_at: int | None = None  # just after the last blank line seen outside a fence
+    for line in text.splitlines(keepends=True):
+        marker = _FENCE.match(line)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
+                    and not line[marker.end():].strip():
+                fence = ""
+        elif not line.strip():
+            blank_at = offset + len(line)
+        else:
+            if blank_at is not None and not line[0].isspace() \
+                    and text.count("<!--", 0, blank_at) == text.count("-->", 0, blank_at):
+                end = blank_at
+            blank_at = None
+            if marker:
+                fence = marker.group(1)
+        offset += len(line)
+    return end
 
 
 def tail_of(text: str, limit: int = TAIL_CHARS) -> tuple[str, bool]:

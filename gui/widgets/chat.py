@@ -28,7 +28,7 @@ from core.events import (
     WindowLearned,
 )
 from core.render import compaction_sizes, flush_note
-from gui.markdown import to_html
+from gui.markdown import finished_blocks_end, to_html
 from gui.qt import (
     QEvent,
     QFrame,
@@ -59,6 +59,7 @@ CHUNK_RECORDS = 6
 PAGE_ITEMS = 12
 ITEM_SPACING = 6
 PREVIEW_CHARS = 4000
+SETTLE_CHARS = 2000  # a streamed reply's part rendered at each update before its finished blocks are set apart
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
 # name, so "the first one" would be file_edit's replacement text or human_ask's options).
 SUMMARY_KEYS = ("path", "command", "url", "query", "question", "title", "summary")
@@ -112,10 +113,31 @@ class MessageItem(QFrame):
         self.body = _label(_wrapping(to_html(text)), "body")
         layout.addWidget(self.body)
         self.text = text
+        self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
+        self._settled_chars = 0
 
     def set_text(self, text: str) -> None:
+        """The whole text, in one label (a finished message can be selected at one go)."""
+        for label in self.settled:
+            self.layout().removeWidget(label)
+            label.deleteLater()
+        self.settled, self._settled_chars = [], 0
         self.text = text
         self.body.setText(_wrapping(to_html(text)))
+
+    def stream_text(self, text: str) -> None:
+        """A reply still being written (it only grows). Rendering all of it at each update took
+        50 ms at 3,000 words, every 80 ms: its finished blocks go into labels of their own, each
+        rendered once, and only the rest is rendered again."""
+        self.text = text
+        rest = text[self._settled_chars:]
+        if len(rest) >= SETTLE_CHARS and (end := finished_blocks_end(rest)):
+            label = _label(_wrapping(to_html(rest[:end])), "body")
+            self.layout().insertWidget(self.layout().indexOf(self.body), label)
+            self.settled.append(label)
+            self._settled_chars += end
+            rest = rest[end:]
+        self.body.setText(_wrapping(to_html(rest)))
 
 
 class ToolCard(QFrame):
@@ -463,7 +485,7 @@ class ChatView(QScrollArea):
     def _render_live(self) -> None:
         if self._live is not None:
             self._follow = self._at_bottom()
-            self._live.set_text(self._live_text)
+            self._live.stream_text(self._live_text)
 
     def discard_live(self) -> None:
         """Drop the reply being streamed (its call failed and is being tried again)."""
