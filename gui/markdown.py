@@ -59,12 +59,17 @@ def _heading_as_paragraph(match: re.Match) -> str:
     return f'<p style="font-size:{size}pt; font-weight:600; margin-top:8px; margin-bottom:3px">'
 
 
-def finished_blocks_end(text: str) -> int:
-    """Where the finished top-level blocks of a Markdown text still being written end: just after
-    the last blank line, outside a code fence and a comment, that a new unindented block follows
-    (0: none yet). The two parts rendered apart read as the whole rendered at once; a list split
-    there is two lists, numbered on."""
-    end, offset, fence = 0, 0, ""
+def finished_blocks_end(text: str) -> tuple[int, str]:
+    """Where the finished blocks of a Markdown text still being written end, and the code fence
+    that the rest continues ("" if none).
+
+    The end is just after the last blank line, outside a code fence and a comment, that a new
+    unindented block follows. The two parts rendered apart read as the whole rendered at once; a
+    list split there is two lists, numbered on. With no such line, a long code block is cut at
+    its last blank line: the first part gets the fence closed, the rest opened again. (0, "") when
+    neither is there yet."""
+    end, inside_end, inside_fence = 0, 0, ""
+    offset, fence, fence_line = 0, "", ""
     blank_at: int | None = None  # just after the last blank line seen outside a fence
     for line in text.splitlines(keepends=True):
         marker = _FENCE.match(line)
@@ -72,6 +77,8 @@ def finished_blocks_end(text: str) -> int:
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
                     and not line[marker.end():].strip():
                 fence = ""
+            elif not line.strip():
+                inside_end, inside_fence = offset + len(line), fence_line
         elif not line.strip():
             blank_at = offset + len(line)
         else:
@@ -80,9 +87,17 @@ def finished_blocks_end(text: str) -> int:
                 end = blank_at
             blank_at = None
             if marker:
-                fence = marker.group(1)
+                fence, fence_line = marker.group(1), line if line.endswith("\n") else line + "\n"
         offset += len(line)
-    return end
+    if end:
+        return end, ""
+    return (inside_end, inside_fence) if inside_end else (0, "")
+
+
+def closing_fence(fence_line: str) -> str:
+    """The line that closes the code fence `fence_line` opened."""
+    marker = _FENCE.match(fence_line)
+    return marker.group(1) + "\n" if marker else ""
 
 
 def tail_of(text: str, limit: int = TAIL_CHARS) -> tuple[str, bool]:

@@ -28,7 +28,7 @@ from core.events import (
     WindowLearned,
 )
 from core.render import compaction_sizes, flush_note
-from gui.markdown import finished_blocks_end, to_html
+from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import (
     QEvent,
     QFrame,
@@ -115,13 +115,14 @@ class MessageItem(QFrame):
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
         self._settled_chars = 0
+        self._reopened = ""  # the code fence the body's part reopens (a long code block was cut)
 
     def set_text(self, text: str) -> None:
         """The whole text, in one label (a finished message can be selected at one go)."""
         for label in self.settled:
             self.layout().removeWidget(label)
             label.deleteLater()
-        self.settled, self._settled_chars = [], 0
+        self.settled, self._settled_chars, self._reopened = [], 0, ""
         self.text = text
         self.body.setText(_wrapping(to_html(text)))
 
@@ -130,13 +131,15 @@ class MessageItem(QFrame):
         50 ms at 3,000 words, every 80 ms: its finished blocks go into labels of their own, each
         rendered once, and only the rest is rendered again."""
         self.text = text
-        rest = text[self._settled_chars:]
-        if len(rest) >= SETTLE_CHARS and (end := finished_blocks_end(rest)):
-            label = _label(_wrapping(to_html(rest[:end])), "body")
+        rest = self._reopened + text[self._settled_chars:]
+        end, fence = finished_blocks_end(rest) if len(rest) >= SETTLE_CHARS else (0, "")
+        if end:
+            label = _label(_wrapping(to_html(rest[:end] + closing_fence(fence))), "body")
             self.layout().insertWidget(self.layout().indexOf(self.body), label)
             self.settled.append(label)
-            self._settled_chars += end
-            rest = rest[end:]
+            self._settled_chars += end - len(self._reopened)
+            self._reopened = fence  # a long code block goes on in the rest
+            rest = fence + rest[end:]
         self.body.setText(_wrapping(to_html(rest)))
 
 
