@@ -329,16 +329,21 @@ class AgentLoop:
                 return count_tokens(tokenizer_model, text)
             risky = sorted(name for name, spec in self.registry.specs.items() if spec.risky)
             facts = "\n\n" + session_facts(config, self.state.started, risky)
-            zone = choose_fixed_zone([
+            zones = [
                 FixedZone("full", resource_text("prompts", "system.md") + facts, self.registry.schemas()),
                 FixedZone("brief", resource_text("prompts", "system_brief.md") + facts, self.registry.schemas(brief=True)),
-            ], budget, counter)
-            if zone.name != "full":
-                log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
-            self.engine = ContextEngine(
-                system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
-                encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget,
-            )
+            ]
+
+            def build() -> ContextEngine:  # counting the fixed prompt's tokens, off the event loop
+                zone = choose_fixed_zone(zones, budget, counter)
+                if zone.name != "full":
+                    log.info("window of %s tokens: the brief system prompt and tool descriptions are used", window)
+                return ContextEngine(system_prompt=zone.system_prompt, tools=zone.tools, count_tokens=counter,
+                                     encode=lambda text: encode_tokens(tokenizer_model, text), budget=budget)
+            engine = await asyncio.get_running_loop().run_in_executor(None, build)
+            if self.engine is not None:  # another turn of this loop built it meanwhile
+                return self.engine
+            self.engine = engine
             if self.engine.prefix_tokens > budget:
                 log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
