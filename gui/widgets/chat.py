@@ -86,10 +86,13 @@ def _escape(text: str) -> str:
 # Preformatted text (tool output, code blocks) wraps its long lines: one long line must not make
 # the whole conversation wider than its pane.
 _PRE = '<pre style="white-space: pre-wrap">'
+# A label takes no style sheet for its HTML (the panes' documents do): a table gets its rules here,
+# or its cells run together.
+_TABLE = '<table border="1" cellspacing="0" cellpadding="4" style="border-collapse: collapse">'
 
 
 def _wrapping(html: str) -> str:
-    return html.replace("<pre>", _PRE)
+    return html.replace("<pre>", _PRE).replace("<table>", _TABLE)
 
 
 def _fit_width(widget: QWidget) -> None:
