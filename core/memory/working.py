@@ -1,9 +1,10 @@
 """Working memory: the three Markdown files of a session.
 
-Every write is atomic (temp file, fsync, os.replace) and versioned; appends are plain appends. A write based on a version that
-is no longer current is refused with the current text, so neither the agent nor the person ever
-overwrites the other silently. Lines the person pinned cannot be removed by the agent. Edits made
-outside Tripane are noticed by comparing the disk with what Tripane last wrote.
+Every write is atomic (temp file, fsync, os.replace) and versioned; appends are plain appends. A
+write based on a version that is no longer current is refused with the current text, so neither the
+agent nor the person ever overwrites the other silently. Lines the person pinned cannot be removed
+by the agent. Edits made outside Tripane are noticed by comparing the disk with what Tripane last
+wrote.
 """
 
 from __future__ import annotations
