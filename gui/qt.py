@@ -31,6 +31,7 @@ from PySide6.QtGui import (
     QPixmap,
     QTextCursor,
     QTextDocument,
+    QTextOption,
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (

@@ -58,6 +58,7 @@ from gui.qt import (
     Signal,
     qt_alive,
 )
+from gui.screen_fit import center_on_screen, fit_to_screen
 from gui.settings import AppSettings, Preferences
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
@@ -291,7 +292,8 @@ class MainWindow(QMainWindow):
     def _restore_layout(self) -> None:
         geometry = self.settings.layout("geometry")
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1360, 820)
+            fit_to_screen(self, 1360, 820)
+            center_on_screen(self)
         for key, splitter in (("main_splitter", self.main_splitter), ("panes_splitter", self.right)):
             state = self.settings.layout(key)
             if state is not None:

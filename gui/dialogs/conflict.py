@@ -17,6 +17,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 
 KEEP_MINE, TAKE_AGENTS, MERGE = "keep_mine", "take_agents", "merge"
 
@@ -51,7 +52,7 @@ class ConflictDialog(QDialog):
             button.clicked.connect(lambda _=False, c=choice: self._choose(c))
             buttons.addWidget(button)
         layout.addLayout(buttons)
-        self.resize(900, 520)
+        fit_to_screen(self, 900, 520)
 
     def _choose(self, choice: str) -> None:
         self.choice = choice

@@ -25,6 +25,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 
 
 def request_rows(records: list[Record]) -> list[dict]:
@@ -113,7 +114,7 @@ class ContextInspector(QDialog):
         self.tabs.addTab(self.table, "Requests")
         self.tabs.addTab(self.context_view, "Context")
         layout.addWidget(self.tabs, 1)
-        self.resize(860, 600)
+        fit_to_screen(self, 860, 600)
 
     def show_requests(self, records: list[Record]) -> None:
         rows = request_rows(records)

@@ -20,6 +20,7 @@ from gui.qt import (
     QVBoxLayout,
     Signal,
 )
+from gui.screen_fit import fit_to_screen
 from gui.theme import set_style_property
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class MemorySearchDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Search memory — Tripane")
         self.setObjectName("memory_search")
-        self.resize(720, 520)
+        fit_to_screen(self, 720, 520)
         self.query = QLineEdit()
         self.query.setAccessibleName("Search long-term memory")
         self.query.setPlaceholderText("What do you want to find? Words, a paraphrase, an error code… (Enter)")

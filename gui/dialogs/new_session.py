@@ -18,6 +18,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 from gui.settings import Preferences
 
 
@@ -62,7 +63,7 @@ class NewSessionDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
-        self.resize(620, 320)
+        fit_to_screen(self, 620, 320)
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""

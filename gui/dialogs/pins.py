@@ -12,6 +12,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 
 
 class PinDialog(QDialog):
@@ -40,7 +41,7 @@ class PinDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.resize(560, 480)
+        fit_to_screen(self, 560, 480)
 
     def chosen(self) -> list[str]:
         return [self.lines.item(i).text() for i in range(self.lines.count())

@@ -16,12 +16,16 @@ from gui.qt import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSize,
     QSpinBox,
     Qt,
+    QTextBrowser,
+    QTextOption,
     QVBoxLayout,
     QWidget,
     Signal,
 )
+from gui.screen_fit import screen_room
 
 TITLES = {
     "three_strike": "3-Strike: the same error three times",
@@ -46,6 +50,9 @@ REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "
                  "ask_human": "Asks you", "error": "Note"}
 
 
+DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins
+
+
 def _escape(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -59,6 +66,30 @@ def _block(text: str, name: str = "detail") -> QLabel:
     return label
 
 
+class DetailsView(QTextBrowser):
+    """What the agent asks and why, in one read-only view. It is as tall as its text up to half the
+    screen, and scrolls beyond: a command to approve may be a whole file, and a model may write a
+    question of any length. Long words and lines wrap, so the dialog never grows wider than the
+    screen either."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.setObjectName("details")
+        self.setAccessibleName("What the agent asks, and why")
+        self.setOpenLinks(False)  # the text is the agent's: a link in it must not navigate the view
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setHtml(html)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        # Before the dialog is laid out the view has no width of its own: use the one it will have.
+        width = self.viewport().width() if self.isVisible() else DETAILS_WIDTH
+        document = self.document().clone(self)
+        document.setTextWidth(width)
+        height = int(document.size().height()) + 2 * self.frameWidth() + 2
+        document.deleteLater()
+        return QSize(DETAILS_WIDTH, min(height, screen_room(self.window()).height() // 2))
+
+
 class QuestionDialog(QDialog):
     answered = Signal(str, str, str)  # qid, choice, text
 
@@ -68,13 +99,13 @@ class QuestionDialog(QDialog):
         self.setObjectName(f"question_{question.reason}")
         self.setModal(False)
         self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')} — Tripane")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(DETAILS_WIDTH + 20)
         layout = QVBoxLayout(self)
         heading = _block(f"<h3>{TITLES.get(question.reason, 'A question')}</h3>"
                          + (f"<span>{_escape(session_title)}</span>" if session_title else ""))
         layout.addWidget(heading)
-        layout.addWidget(_block(_escape(question.question), "question_text"))
-        self._add_context(layout)
+        self.details = DetailsView(f"<p>{_escape(question.question)}</p>" + self._context_html())
+        layout.addWidget(self.details, 1)
         self.more_turns: QSpinBox | None = None
         if question.reason == "danger_turn":
             self.more_turns = QSpinBox()
@@ -118,26 +149,28 @@ class QuestionDialog(QDialog):
             return "Continue (as much again)"
         return LABELS.get(option, option)
 
-    def _add_context(self, layout: QVBoxLayout) -> None:
+    def _context_html(self) -> str:
         context, reason = self.question.context, self.question.reason
+        parts = []
         if reason == "three_strike":
             if context.get("step"):
-                layout.addWidget(_block(f"<b>Failing step:</b> {_escape(context['step'])}"))
+                parts.append(f"<p><b>Failing step:</b> {_escape(context['step'])}</p>")
             errors = context.get("errors") or []
             if errors:
-                items = "".join(f"<li><code>{_escape(e)[:400]}</code></li>" for e in errors)
-                layout.addWidget(_block(f"<b>Last errors:</b><ol>{items}</ol>", "errors"))
+                items = "".join(f"<li><code>{_escape(str(e)[:400])}</code></li>" for e in errors)
+                parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
             reboot = context.get("reboot") or {}
             rows = "".join(f"<tr><td><b>{REBOOT_LABELS.get(k, k)}</b></td><td>{_escape(v)}</td></tr>"
                            for k, v in reboot.items() if v)
             if rows:
-                layout.addWidget(_block(f"<b>The agent's 5-Question Reboot:</b><table>{rows}</table>", "reboot"))
+                parts.append(f"<p><b>The agent's 5-Question Reboot:</b></p><table cellpadding='2'>{rows}</table>")
         elif reason == "approval":
-            layout.addWidget(_block(f"<b>Tool:</b> {_escape(context.get('tool', ''))}"))
-            layout.addWidget(_block(f"<pre>{_escape(self._arguments_text())}</pre>", "command"))
+            parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}</p>")
+            parts.append(f"<pre style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
         elif reason == "budget":
-            layout.addWidget(_block(f"<b>Used:</b> {context.get('tokens', 0):,} tokens, "
-                                    f"${float(context.get('cost_usd', 0)):.4f}"))
+            parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens, "
+                         f"${float(context.get('cost_usd', 0)):.4f}</p>")
+        return "".join(parts)
 
     def _arguments_text(self) -> str:
         raw = self.question.context.get("arguments", "")

@@ -14,15 +14,16 @@ from gui.qt import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 
@@ -51,7 +52,12 @@ class SettingsDialog(QDialog):
             intro.setOpenExternalLinks(True)
             layout.addWidget(intro)
 
-        model_box = QGroupBox("Model")
+        # Three pages, not three stacked boxes: stacked, they were taller than a laptop's screen at
+        # 150 % scaling, and Save went out of reach.
+        self.pages = QTabWidget()
+        self.pages.setObjectName("settings_pages")
+        self.pages.setAccessibleName("Settings")
+        model_box = QWidget()
         form = QFormLayout(model_box)
         self.model = QComboBox()
         self.model.setEditable(True)
@@ -93,9 +99,9 @@ class SettingsDialog(QDialog):
         self.summary_model.setToolTip("Writes the summary when a long context is compacted. Its API key is the "
                                       "one stored for its provider (or the provider's environment variable).")
         form.addRow("Summary model:", self.summary_model)
-        layout.addWidget(model_box)
+        self.pages.addTab(model_box, "&Model")
 
-        run_box = QGroupBox("Supervision")
+        run_box = QWidget()
         form = QFormLayout(run_box)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
@@ -117,9 +123,9 @@ class SettingsDialog(QDialog):
         self.budget_usd.setSpecialValueText("no cap")
         self.budget_usd.setValue(prefs.budget_usd)
         form.addRow("Budget cap, cost:", self.budget_usd)
-        layout.addWidget(run_box)
+        self.pages.addTab(run_box, "Super&vision")
 
-        app_box = QGroupBox("Application")
+        app_box = QWidget()
         form = QFormLayout(app_box)
         self.data_dir = QLineEdit(prefs.data_dir)
         self.data_dir.setPlaceholderText(str(prefs.data_path()))
@@ -134,7 +140,8 @@ class SettingsDialog(QDialog):
         self.embedding_model.setToolTip("Makes the vectors of long-term memory search. Empty: the offline model that "
                                         "ships with Tripane. A provider's model uses the API key above.")
         form.addRow("Memory embeddings:", self.embedding_model)
-        layout.addWidget(app_box)
+        self.pages.addTab(app_box, "&Application")
+        layout.addWidget(self.pages)
 
         self.error = error_label()
         layout.addWidget(self.error)
@@ -143,7 +150,7 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
-        self.resize(640, 0)
+        fit_to_screen(self, 640, self.sizeHint().height())
 
     @staticmethod
     def _spin(value: int, low: int, high: int, step: int = 1) -> QSpinBox:

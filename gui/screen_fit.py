@@ -1,0 +1,35 @@
+"""Windows and dialogs sized to the screen they open on.
+
+A 1920 × 1080 laptop at 150 % scaling offers 1280 × 720 logical pixels, less its taskbar. A window
+asked for at a fixed size larger than that opens with its buttons out of reach, and nothing tells
+the person why. So every window asks for the size it would like and takes at most what the screen
+has; what may grow without bound (a command to approve, an agent's long question) scrolls inside
+the window instead of growing it.
+"""
+
+from __future__ import annotations
+
+from gui.qt import QApplication, QSize, QWidget
+
+# The title bar and borders the window manager adds around the window Qt sizes.
+FRAME_ROOM = QSize(16, 48)
+
+
+def screen_room(window: QWidget) -> QSize:
+    """The size a window may take on the screen it opens on: that of its parent window, if any."""
+    parent = window.parentWidget()
+    anchor = parent.window() if parent is not None else window
+    screen = anchor.screen() or QApplication.primaryScreen()
+    return screen.availableGeometry().size() - FRAME_ROOM
+
+
+def fit_to_screen(window: QWidget, width: int, height: int) -> None:
+    """Resize `window` to width × height, or to less where its screen has less room."""
+    room = screen_room(window)
+    window.resize(min(width, room.width()), min(height, room.height()))
+
+
+def center_on_screen(window: QWidget) -> None:
+    screen = window.screen() or QApplication.primaryScreen()
+    area = screen.availableGeometry()
+    window.move(area.center() - window.rect().center())

@@ -1,0 +1,102 @@
+"""Windows and dialogs stay within the screen, their buttons in reach, whatever they show.
+
+The offscreen screen is 800 × 800: smaller than the window's default size, and about what a laptop
+at 150 % scaling offers a dialog once the text is made larger.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.events import HumanQuestion
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.dialogs.question import QuestionDialog
+from gui.dialogs.settings import SettingsDialog
+from gui.qt import QApplication, QDialogButtonBox, QPushButton, QSettings, QWidget
+from gui.screen_fit import screen_room
+from gui.settings import AppSettings, Preferences
+from gui.text_size import apply_text_size
+
+WAIT = 15_000
+
+
+@pytest.fixture
+def actual_size_after():
+    yield
+    apply_text_size(QApplication.instance(), 1.0)  # the app font is shared by every later test
+
+
+def assert_fits(dialog: QWidget) -> None:
+    room = screen_room(dialog)
+    assert dialog.width() <= room.width() and dialog.height() <= room.height(), (dialog.size(), room)
+    for button in dialog.findChildren(QPushButton):
+        if button.isVisibleTo(dialog):
+            corner = button.mapTo(dialog, button.rect().bottomRight())
+            assert dialog.rect().contains(corner), button.text()
+
+
+def test_the_window_opens_no_taller_than_the_screen(make_window):
+    window = make_window()
+    assert window.height() <= screen_room(window).height()
+
+
+def test_the_first_run_settings_fit_the_screen_with_larger_text(qtbot, make_window, tmp_path, actual_size_after):
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    fresh.save(Preferences(model="", text_scale=1.5))
+    window = make_window(settings_=fresh)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(SettingsDialog)), timeout=WAIT)
+    dialog = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
+
+    assert_fits(dialog)
+    save = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save)
+    assert save.isVisible()
+    pages = [dialog.pages.tabText(i).replace("&", "") for i in range(dialog.pages.count())]
+    assert pages == ["Model", "Supervision", "Application"]
+
+
+def test_approving_a_whole_file_keeps_the_buttons_on_screen(qtbot, make_window, workdir):
+    content = "".join(f"line {i}: value = compute({i})\n" for i in range(300))
+    model = ScriptedModel([  # a heredoc: how agents often write a file through the shell
+        reply("", call("shell_run", command=f"cat > big.py <<'EOF'\n{content}EOF")),
+        reply("", call("task_done", summary="not written")),
+    ])
+    window = make_window(model)
+    session = window.start_session(SessionConfig(task="Write big.py", model="scripted", workdir=workdir,
+                                                 approval="ask"))
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=WAIT)
+    dialog = next(d for d in window.dialogs.values() if d.isVisible())
+
+    assert_fits(dialog)
+    assert "line 299: value = compute(299)" in dialog.details.toPlainText()  # all of it, by scrolling
+    assert dialog.details.verticalScrollBar().maximum() > 0
+    dialog.buttons["deny"].click()
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert not (workdir / "big.py").exists()
+
+
+def test_an_error_with_no_place_to_break_does_not_widen_the_dialog(qtbot, make_window):
+    window = make_window()
+    question = HumanQuestion("q1", "three_strike", "The same error three times.", ("retry_with_hint", "stop"), {
+        "step": "Read the data", "errors": ["FileNotFoundError: /data/" + "x" * 350] * 3,
+        "reboot": {"goal": "Read the data", "tried": "opening " + "y" * 300},
+    })
+    dialog = QuestionDialog(question, "A session", window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+
+    assert_fits(dialog)
+    assert dialog.details.horizontalScrollBar().maximum() == 0  # wrapped, not scrolled sideways
+    assert "x" * 350 in dialog.details.toPlainText().replace("\n", "")
+
+
+def test_a_command_to_approve_is_shown_as_the_agent_sent_it(qtbot):
+    command = "grep -n '<b>' page.html && echo \"a & b\""
+    question = HumanQuestion("q2", "approval", "Run shell_run?", ("approve", "deny"),
+                             {"tool": "shell_run", "arguments": json.dumps({"command": command})})
+    dialog = QuestionDialog(question)
+    qtbot.addWidget(dialog)
+    assert f"command: {command}" in dialog.details.toPlainText()
