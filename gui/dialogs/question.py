@@ -127,6 +127,7 @@ class QuestionDialog(QDialog):
         for option in self._options():
             button = QPushButton(self._label(option))
             button.setObjectName(f"answer_{option}")
+            button.setAutoDefault(False)  # no answer by the Enter key: approving a command takes a click
             button.clicked.connect(lambda _=False, choice=option: self.choose(choice))
             self.buttons[option] = button
             row.addWidget(button)
@@ -134,6 +135,7 @@ class QuestionDialog(QDialog):
         self.error = _block("", "error")
         self.error.setVisible(False)
         layout.addWidget(self.error)
+        self.text.setFocus()  # typing goes to the answer, not to the details above it
 
     def _options(self) -> tuple[str, ...]:
         if self.question.reason == "ask_user":
