@@ -31,6 +31,7 @@ from PySide6.QtGui import (
     QPixmap,
     QTextCursor,
     QTextDocument,
+    QTextFormat,
     QTextOption,
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
@@ -69,6 +70,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QTabWidget,
     QTextBrowser,
+    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,

@@ -7,13 +7,19 @@ agent's (their edit is dropped, by their choice), or merges by hand in the edito
 from __future__ import annotations
 
 import difflib
+from typing import NamedTuple
 
 from gui.qt import (
+    QColor,
     QDialog,
     QHBoxLayout,
     QLabel,
+    QPalette,
     QPlainTextEdit,
     QPushButton,
+    QTextCursor,
+    QTextEdit,
+    QTextFormat,
     QVBoxLayout,
     QWidget,
 )
@@ -29,11 +35,17 @@ class ConflictDialog(QDialog):
         self.setWindowTitle(f"{file_name} changed while you edited it — Tripane")
         self.choice = ""
         layout = QVBoxLayout(self)
-        changed = sum(1 for line in difflib.ndiff(agents.splitlines(), mine.splitlines()) if line[:1] in "+-")
-        layout.addWidget(QLabel(f"The agent saved version {agents_version} of {file_name} after you started "
-                                f"editing. The two versions differ in {changed} line(s). Choose which to keep."))
+        differences = differing_lines(mine, agents)
+        changed = len(differences.mine) + len(differences.agents)
+        summary = QLabel(f"The agent saved version {agents_version} of {file_name} after you started editing. "
+                         f"The two versions differ in {changed} line(s), shaded below. Choose which to keep.")
+        summary.setObjectName("summary")
+        summary.setWordWrap(True)
+        layout.addWidget(summary)
         sides = QHBoxLayout()
-        for title, text, name in (("Your edit", mine, "mine"), (f"The agent's version {agents_version}", agents, "agents")):
+        for title, text, name, lines, first in (
+                ("Your edit", mine, "mine", differences.mine, differences.first_mine),
+                (f"The agent's version {agents_version}", agents, "agents", differences.agents, differences.first_agents)):
             column = QVBoxLayout()
             heading = QLabel(f"<b>{title}</b>")
             column.addWidget(heading)
@@ -41,6 +53,7 @@ class ConflictDialog(QDialog):
             view.setObjectName(name)
             view.setAccessibleName(title)
             view.setReadOnly(True)
+            mark_lines(view, lines, first)
             column.addWidget(view)
             sides.addLayout(column)
         layout.addLayout(sides, 1)
@@ -59,11 +72,56 @@ class ConflictDialog(QDialog):
         self.accept()
 
 
+def _line_opcodes(mine_lines: list[str], agents_lines: list[str]) -> list[tuple[str, int, int, int, int]]:
+    return difflib.SequenceMatcher(a=mine_lines, b=agents_lines, autojunk=False).get_opcodes()
+
+
+class Differences(NamedTuple):
+    """The numbers (from 0) of the lines each version has that the other does not, and where each
+    version's first difference is (a line the other version added is "before" a line of this one)."""
+    mine: list[int]
+    agents: list[int]
+    first_mine: int
+    first_agents: int
+
+
+def differing_lines(mine: str, agents: str) -> Differences:
+    mine_lines, agents_lines = mine.splitlines(), agents.splitlines()
+    ours: list[int] = []
+    theirs: list[int] = []
+    firsts: list[tuple[int, int]] = []
+    for tag, a1, a2, b1, b2 in _line_opcodes(mine_lines, agents_lines):
+        if tag != "equal":
+            ours.extend(range(a1, a2))
+            theirs.extend(range(b1, b2))
+            firsts.append((a1, b1))
+    first_mine, first_agents = firsts[0] if firsts else (0, 0)
+    return Differences(ours, theirs, first_mine, first_agents)
+
+
+def mark_lines(view: QPlainTextEdit, lines: list[int], first: int) -> None:
+    """Shade the given lines across the view's width, and scroll the first difference into the
+    middle: in a long plan, a one-line difference is otherwise a search."""
+    shade = QColor(view.palette().color(QPalette.ColorRole.Highlight))
+    shade.setAlpha(60)  # light enough to read through, in either theme
+    marks = []
+    for number in lines:
+        mark = QTextEdit.ExtraSelection()
+        mark.format.setBackground(shade)
+        mark.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        mark.cursor = QTextCursor(view.document().findBlockByNumber(number))
+        marks.append(mark)
+    view.setExtraSelections(marks)
+    block = view.document().findBlockByNumber(min(first, view.document().blockCount() - 1))
+    view.setTextCursor(QTextCursor(block))
+    view.centerCursor()
+
+
 def merge_text(mine: str, agents: str) -> str:
     """Both versions in one text: shared lines once, differing runs between conflict markers."""
     mine_lines, agents_lines = mine.splitlines(), agents.splitlines()
     merged: list[str] = []
-    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(a=mine_lines, b=agents_lines, autojunk=False).get_opcodes():
+    for tag, a1, a2, b1, b2 in _line_opcodes(mine_lines, agents_lines):
         if tag == "equal":
             merged.extend(mine_lines[a1:a2])
             continue
