@@ -76,8 +76,8 @@ def make_window(qtbot, settings, tmp_path):
         client = model or ScriptedModel([])
         window = open_window(settings_ or settings, tmp_path / "data", lambda: client)
         qtbot.addWidget(window)
-        window.show()
-        qtbot.waitExposed(window)
+        with qtbot.waitExposed(window):
+            window.show()
         windows.append(window)
         return window
 

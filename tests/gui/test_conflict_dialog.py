@@ -22,8 +22,8 @@ def test_the_differing_lines_are_shaded_and_scrolled_into_view(qtbot):
     agents = plan(80, {50: "- step 50: done", 51: "- step 51: done"}) + "- step 80: new\n"
     dialog = ConflictDialog("task_plan.md", mine, agents, 4)
     qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitExposed(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
     mine_view = dialog.findChild(QPlainTextEdit, "mine")
     agents_view = dialog.findChild(QPlainTextEdit, "agents")
 
@@ -43,8 +43,8 @@ def test_a_version_that_only_adds_lines_has_them_marked_and_the_other_scrolled_t
 
     dialog = ConflictDialog("task_plan.md", mine, agents, 2)
     qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitExposed(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
     mine_view = dialog.findChild(QPlainTextEdit, "mine")
     assert marked(mine_view) == [] and mine_view.textCursor().blockNumber() == 62
     assert mine_view.firstVisibleBlock().blockNumber() > 10

@@ -85,8 +85,8 @@ def test_an_error_with_no_place_to_break_does_not_widen_the_dialog(qtbot, make_w
     })
     dialog = QuestionDialog(question, "A session", window)
     qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitExposed(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
 
     assert_fits(dialog)
     assert dialog.details.horizontalScrollBar().maximum() == 0  # wrapped, not scrolled sideways
@@ -107,8 +107,8 @@ def test_the_enter_key_answers_nothing(qtbot):
                              {"tool": "shell_run", "arguments": json.dumps({"command": "rm -rf build"})})
     dialog = QuestionDialog(question)
     qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitExposed(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
     answers = []
     dialog.answered.connect(lambda *answer: answers.append(answer))
 

@@ -129,7 +129,7 @@ def test_launching_again_raises_the_window_and_a_killed_one_is_replaced(tmp_path
 def test_the_window_comes_back_from_the_taskbar_with_its_dialog_still_in_charge(qtbot, make_window):
     window = make_window()
     settings = window.open_settings()  # modal to the window, as on a first run
-    qtbot.waitExposed(settings)
+    qtbot.waitUntil(lambda: settings.windowHandle() is not None and settings.windowHandle().isExposed())
     window.showMinimized()
     qtbot.waitUntil(window.isMinimized)
 
