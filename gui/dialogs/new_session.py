@@ -8,13 +8,16 @@ from core.context.project import INSTRUCTION_FILES
 from core.session import SessionConfig
 from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
+    QAction,
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QKeySequence,
     QLineEdit,
     QPlainTextEdit,
+    Qt,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +34,8 @@ class NewSessionDialog(QDialog):
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.task = QPlainTextEdit()
-        self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect.")
+        self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect. "
+                                     "(Ctrl+Enter to start)")
         self.task.setFixedHeight(110)
         form.addRow("Task:", self.task)
         # The folders used lately, newest first, to pick from; any other is typed or browsed to.
@@ -63,6 +67,12 @@ class NewSessionDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
+        # Enter is a new line in the task: Ctrl+Enter starts, as it sends a message in the chat.
+        start = QAction("Start", self)
+        start.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        start.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        start.triggered.connect(self._accept)
+        self.addAction(start)
         fit_to_screen(self, 620, 320)
 
     def _show_instructions(self) -> None:

@@ -305,6 +305,24 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     assert dialog.config.context_window == 16_384
 
 
+def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini", workdir=str(workdir)))
+    qtbot.addWidget(dialog)
+    with qtbot.waitActive(dialog):  # a shortcut reaches only the active window
+        dialog.show()
+        dialog.activateWindow()
+    dialog.task.setFocus()
+    qtbot.keyClicks(dialog.task, "Tidy the changelog")
+    qtbot.keyClick(dialog.task, Qt.Key.Key_Return)  # a new line, as in any text box
+    assert dialog.isVisible() and dialog.task.toPlainText() == "Tidy the changelog\n"
+    qtbot.keyClick(dialog.task, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.result() == dialog.DialogCode.Accepted.value and not dialog.isVisible(), dialog.error.text()
+    assert dialog.config.task == "Tidy the changelog"
+
+
 def test_the_new_session_dialog_offers_the_folders_used_lately(qtbot, make_window, settings, tmp_path):
     from gui.dialogs.new_session import NewSessionDialog
 
