@@ -10,9 +10,11 @@ import json
 
 from core.events import HumanQuestion
 from gui.qt import (
+    QAction,
     QDialog,
     QFormLayout,
     QHBoxLayout,
+    QKeySequence,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -136,6 +138,13 @@ class QuestionDialog(QDialog):
         self.error.setVisible(False)
         layout.addWidget(self.error)
         self.text.setFocus()  # typing goes to the answer, not to the details above it
+        if question.reason == "ask_user":  # one button takes the typed text: Ctrl+Enter presses it
+            send = QAction("Send answer", self)
+            send.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+            send.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            send.triggered.connect(lambda: self.choose("answer"))
+            self.addAction(send)
+            self.text.setPlaceholderText("Ctrl+Enter to send")
 
     def _options(self) -> tuple[str, ...]:
         if self.question.reason == "ask_user":
