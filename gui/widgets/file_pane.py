@@ -17,7 +17,9 @@ from gui.qt import (
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
+    QTextBlockFormat,
     QTextBrowser,
+    QTextCharFormat,
     QTextCursor,
     QTimer,
     QVBoxLayout,
@@ -201,7 +203,9 @@ class FilePane(QWidget):
         follow = bar.value() >= bar.maximum() - 24
         cursor = QTextCursor(self.viewer.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertBlock()
+        # A plain new block: one that took the last block's format would put an entry appended
+        # after a list (progress.md's entries end in one) inside that list's last item.
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         cursor.insertHtml(html)
         document = self.viewer.document()
         excess = document.characterCount() - TAIL_CHARS

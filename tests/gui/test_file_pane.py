@@ -75,3 +75,34 @@ def test_the_progress_log_opens_at_its_end_and_follows_it_the_plan_at_its_start(
     qtbot.waitUntil(lambda: log.shown_text == log_content["text"])
     assert "step 40.59" in log.viewer.toPlainText()
     assert log_bar.value() == log_bar.maximum()
+
+
+def structure(pane: FilePane) -> list[tuple[str, bool, int]]:
+    """Each block of the view: its text, whether it is a list item, and its weight (headings are bold)."""
+    blocks, block = [], pane.viewer.document().begin()
+    while block.isValid():
+        if block.text().strip():
+            blocks.append((block.text().strip(), block.textList() is not None, block.begin().fragment().charFormat().fontWeight()))
+        block = block.next()
+    return blocks
+
+
+def test_an_entry_appended_after_a_list_is_rendered_as_the_whole_file_renders_it(qtbot):
+    start = "# Progress\n\n## [10:00] Session started\n- Model: m\n- Task: t\n"
+    added = "\n## [10:01] Asked the person (approval)\nAllow shell_run?\n\n- one more item\n"
+    content = {"text": start, "version": 1}
+    growing, whole = (FilePane("progress.md", "Progress", TaskKeeper(), log=True) for _ in range(2))
+    for pane in (growing, whole):
+        qtbot.addWidget(pane)
+    growing.bind(lambda: (content["text"], content["version"]))
+    qtbot.waitUntil(lambda: growing.shown_text == start)
+    content["text"], content["version"] = start + added, 2
+    growing.refresh(now=True)  # appended in place
+    qtbot.waitUntil(lambda: growing.shown_text == start + added)
+    whole.bind(lambda: (start + added, 2))  # rendered whole
+    qtbot.waitUntil(lambda: whole.shown_text == start + added)
+
+    heading = next(b for b in structure(whole) if b[0].startswith("[10:01]"))
+    assert heading[1] is False and heading[2] > 400  # a bold heading, not a list item
+    assert heading in structure(growing)
+    assert structure(growing) == structure(whole)
