@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         self.composer.setAccessibleName("Message to the agent")
         self.composer.setPlaceholderText(COMPOSER_HINT)
         self.composer.setFixedHeight(72)
+        self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),

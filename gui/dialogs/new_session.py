@@ -37,6 +37,7 @@ class NewSessionDialog(QDialog):
         self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect. "
                                      "(Ctrl+Enter to start)")
         self.task.setFixedHeight(110)
+        self.task.setTabChangesFocus(True)  # Tab goes on to the folder, as in any form
         form.addRow("Task:", self.task)
         # The folders used lately, newest first, to pick from; any other is typed or browsed to.
         self.recent = QComboBox()

@@ -122,6 +122,7 @@ class QuestionDialog(QDialog):
         self.text.setObjectName("answer_text")
         prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
         self.text.setFixedHeight(70)
+        self.text.setTabChangesFocus(True)  # Tab goes on to the buttons, as in any form
         layout.addWidget(self.text)
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()

@@ -10,15 +10,25 @@ from gui.dialogs.question import QuestionDialog
 from gui.qt import Qt
 
 
-def test_the_enter_key_answers_nothing(qtbot):
-    question = HumanQuestion("q3", "approval", "Run shell_run?", ("approve", "deny"),
-                             {"tool": "shell_run", "arguments": json.dumps({"command": "rm -rf build"})})
+def open_dialog(qtbot, question: HumanQuestion) -> tuple[QuestionDialog, list[tuple]]:
+    """The dialog, shown and active (a shortcut reaches only the active window), and its answers."""
     dialog = QuestionDialog(question)
     qtbot.addWidget(dialog)
-    with qtbot.waitExposed(dialog):
-        dialog.show()
-    answers = []
+    answers: list[tuple] = []
     dialog.answered.connect(lambda *answer: answers.append(answer))
+    with qtbot.waitActive(dialog):
+        dialog.show()
+        dialog.activateWindow()
+    return dialog, answers
+
+
+def approval(qid: str, command: str) -> HumanQuestion:
+    return HumanQuestion(qid, "approval", "Run shell_run?", ("approve", "deny"),
+                         {"tool": "shell_run", "arguments": json.dumps({"command": command})})
+
+
+def test_the_enter_key_answers_nothing(qtbot):
+    dialog, answers = open_dialog(qtbot, approval("q3", "rm -rf build"))
 
     assert dialog.focusWidget() is dialog.text  # what the person types is the answer's text
     for widget in (dialog.text, dialog.details):
@@ -30,17 +40,19 @@ def test_the_enter_key_answers_nothing(qtbot):
 
 
 def test_ctrl_enter_sends_a_typed_answer_to_the_agents_question(qtbot):
-    question = HumanQuestion("q4", "ask_user", "Which database should I use?", ("postgres", "sqlite"))
-    dialog = QuestionDialog(question)
-    qtbot.addWidget(dialog)
-    answers = []
-    dialog.answered.connect(lambda *answer: answers.append(answer))
-    with qtbot.waitActive(dialog):  # a shortcut reaches only the active window
-        dialog.show()
-        dialog.activateWindow()
+    dialog, answers = open_dialog(qtbot, HumanQuestion("q4", "ask_user", "Which database should I use?",
+                                                       ("postgres", "sqlite")))
 
     qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert answers == [] and "Type an answer" in dialog.error.text()  # nothing typed yet
     qtbot.keyClicks(dialog.text, "duckdb")
     qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert answers == [("q4", "duckdb", "")]
+
+
+def test_tab_leaves_the_answer_box_for_the_buttons(qtbot):
+    dialog, _ = open_dialog(qtbot, approval("q5", "make"))
+    qtbot.keyClicks(dialog.text, "not now")
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Tab)
+    assert dialog.text.toPlainText() == "not now"  # no tab character typed
+    assert dialog.focusWidget() is dialog.buttons["approve"]

@@ -318,6 +318,9 @@ def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
     qtbot.keyClicks(dialog.task, "Tidy the changelog")
     qtbot.keyClick(dialog.task, Qt.Key.Key_Return)  # a new line, as in any text box
     assert dialog.isVisible() and dialog.task.toPlainText() == "Tidy the changelog\n"
+    qtbot.keyClick(dialog.task, Qt.Key.Key_Tab)  # on to the next field, as in any form
+    assert dialog.task.toPlainText() == "Tidy the changelog\n" and not dialog.task.hasFocus()
+    dialog.task.setFocus()
     qtbot.keyClick(dialog.task, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert dialog.result() == dialog.DialogCode.Accepted.value and not dialog.isVisible(), dialog.error.text()
     assert dialog.config.task == "Tidy the changelog"
