@@ -157,7 +157,7 @@ async def _dispatch(args: argparse.Namespace) -> int:
     store = Store(data_dir / DB_NAME)
     try:
         if args.command == "sessions":
-            return _list_sessions(store)
+            return _list_sessions(store, data_dir)
         if args.command == "show":
             return _show(store, data_dir, args)
         if args.command == "export":
@@ -186,8 +186,10 @@ async def _doctor(data_dir: Path, args) -> int:
     return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
 
 
-def _list_sessions(store) -> int:
-    rows = store.sessions()
+def _list_sessions(store, data_dir: Path) -> int:
+    from core.run_lock import live_status
+
+    rows = live_status(data_dir, store.sessions())
     if not rows:
         print("No sessions yet. Start one with: tripane run \"TASK\" --model MODEL")
     for row in rows:

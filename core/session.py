@@ -36,7 +36,8 @@ from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
-from core.paths import RUN_LOCK, session_dir
+from core.paths import session_dir
+from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.store import Store
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
@@ -99,15 +100,6 @@ class SessionBusy(CannotRun):
 class WorkFolderMissing(CannotRun):
     """The session's work folder is gone: every tool would fail, turn after turn, at the
     provider's expense, until the 3-Strike rule stopped it."""
-
-
-def run_lock(data_dir: Path, session_id: str) -> FileLock:
-    return FileLock(str(session_dir(data_dir, session_id) / RUN_LOCK), timeout=0, thread_local=False)
-
-
-# A window checks whether another process runs the session it shows by taking the lock for an
-# instant; a process starting a run waits this long rather than mistake that check for a run.
-LOCK_WAIT_S = 0.25
 
 
 def take_run_lock(lock: FileLock, session_id: str, wait_s: float = LOCK_WAIT_S) -> None:
@@ -253,12 +245,7 @@ class Session:
         """Whether another process runs this session now (its lock is held, not by this one)."""
         if self.running or self._run_lock.is_locked:
             return False
-        try:
-            take_run_lock(self._run_lock, self.id, wait_s=0)
-        except SessionBusy:
-            return True
-        self._run_lock.release(force=True)
-        return False
+        return lock_taken(self._run_lock)
 
     def _release(self) -> None:
         if not self.running:

@@ -160,6 +160,10 @@ class Store:
         with self._guard():
             return [SessionRow(**row) for row in self.db.query("SELECT * FROM sessions ORDER BY created DESC")]
 
+    def session_ids(self, status: str) -> list[str]:
+        with self._guard():
+            return [row["id"] for row in self.db.query("SELECT id FROM sessions WHERE status = ?", [status])]
+
     def sessions_signature(self) -> tuple:
         """Changes whenever a session is created, deleted, renamed or changes state, by any process."""
         with self._guard():

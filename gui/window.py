@@ -21,6 +21,7 @@ from core.logs import log_path
 from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
+from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
@@ -157,7 +158,7 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.refresh_sessions()
         self._update_controls()
-        self._sessions_seen = self.workspace.store.sessions_signature()
+        self._sessions_seen = self.workspace.sessions_signature()
         self._follow_timer = QTimer(self)
         self._follow_timer.setInterval(FOLLOW_MS)
         self._follow_timer.timeout.connect(self._follow_others)
@@ -317,7 +318,7 @@ class MainWindow(QMainWindow):
         if self._shut_down:
             return
         try:
-            seen = self.workspace.store.sessions_signature()
+            seen = self.workspace.sessions_signature()
             if seen != self._sessions_seen:
                 self._sessions_seen = seen
                 self.refresh_sessions()
@@ -482,6 +483,7 @@ class MainWindow(QMainWindow):
             self.tell(str(refused))
             return
         self._watch_run(session)
+        self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did
 
     def _watch_run(self, session: Session) -> None:
         """Refresh the controls when the session's current run ends (once per run)."""
@@ -611,7 +613,9 @@ class MainWindow(QMainWindow):
         running = has and session.running
         # Another Tripane (a terminal's `tripane run`, another window) drives it: this one follows.
         elsewhere = self._elsewhere = has and not running and not state.ended and session.run_elsewhere()
-        self.status.show_state(state, "elsewhere" if elsewhere else self._activity)
+        # Logged as running, run by no process: Tripane closed, or was killed, mid-run.
+        interrupted = has and not running and not elsewhere and state.status == "running"
+        self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity)
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)
@@ -725,6 +729,7 @@ class MainWindow(QMainWindow):
             self.tell(str(refused))
             return
         self._watch_run(session)
+        self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did
         self._update_controls()
 
     def stop(self) -> None:

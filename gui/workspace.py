@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
-from core.session import Session, SessionConfig, run_lock, take_run_lock
+from core.run_lock import live_status, run_by_nobody, run_lock
+from core.session import Session, SessionConfig, take_run_lock
 from core.store import SessionRow, Store
 
 if TYPE_CHECKING:
@@ -73,10 +74,16 @@ class Workspace:
 
     def sessions(self, search: str = "") -> list[SessionRow]:
         needle = search.strip().lower()
-        rows = self.store.sessions()
+        rows = live_status(self.data_dir, self.store.sessions())
         if needle:
             rows = [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id]
         return rows
+
+    def sessions_signature(self) -> tuple:
+        """Changes when a session is created, deleted, renamed or changes state, by any process, and
+        when a run ends without a word (a `tripane run` killed): the list then shows it interrupted."""
+        interrupted = tuple(i for i in self.store.session_ids("running") if run_by_nobody(self.data_dir, i))
+        return self.store.sessions_signature(), interrupted
 
     def create(self, config: SessionConfig) -> Session:
         session = Session.create(self.store, self.data_dir, config, self._model_factory(),

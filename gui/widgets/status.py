@@ -14,6 +14,7 @@ STATE_TEXT = {
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),
+    "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
 }
 
 if TYPE_CHECKING:

@@ -209,6 +209,8 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
         assert {p["seq"] for p in printed} <= {r.seq for r in before}
         folder = tmp_path / "sessions" / session_id
         assert not list(folder.glob(".*.tmp"))
+        code, out, _ = finish(tripane("sessions", data_dir=tmp_path))  # logged as running; nobody runs it
+        assert code == 0 and f"{session_id}  interrupted" in out
         for name in ("task_plan.md", "findings.md", "progress.md"):
             text = (folder / name).read_text(encoding="utf-8")
             assert text.endswith("\n")  # every write ends a line; a torn write would not

@@ -3,6 +3,7 @@ process refuses to write to it meanwhile, and takes in what was written before i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from core.memory.working import FINDINGS, PLAN, WriteRefused
 from core.paths import RUN_LOCK
+from core.run_lock import live_status
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionBusy
 from tests.core.helpers import make_session, wait_for_question
@@ -83,3 +85,35 @@ async def test_what_another_process_wrote_is_taken_in_before_this_one_writes(sto
     with pytest.raises(WriteRefused):
         window.edit_file(FINDINGS, "# Findings\n", findings - 1)
     assert window.edit_file(FINDINGS, "# Findings\n", findings).version == findings + 1
+
+
+class Hanging(ScriptedModel):
+    """A model that never answers: the session stays mid-run until it is closed."""
+
+    async def complete(self, request, on_text=None, on_retry=None):
+        self.requests.append(request)
+        await asyncio.Event().wait()
+
+
+async def test_a_run_nobody_drives_any_more_is_listed_as_interrupted(store, data_dir, workdir):
+    model = Hanging([])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    while not model.requests:
+        await asyncio.sleep(0.01)
+
+    def listed() -> str:
+        return next(row.status for row in live_status(data_dir, store.sessions()) if row.id == session.id)
+
+    assert listed() == "running"  # this process runs it
+    await session.close()  # the window closes mid-run
+    assert store.session(session.id).status == "running" and listed() == "interrupted"
+    other = subprocess.Popen([sys.executable, "-c", HOLD, str(session.dir / RUN_LOCK)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        assert listed() == "running"  # another process runs it
+    finally:
+        other.kill()
+        other.wait()
+    assert listed() == "interrupted"

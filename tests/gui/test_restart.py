@@ -55,3 +55,33 @@ def qtbot_left():
     from gui.qt import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_a_session_left_mid_run_is_shown_interrupted_and_resume_continues_it(qtbot, make_window, workdir):
+    import asyncio
+
+    from core.session import SessionConfig
+
+    class Hanging(ScriptedModel):  # the model is still thinking when the window closes
+        async def complete(self, request, on_text=None, on_retry=None):
+            self.requests.append(request)
+            await asyncio.Event().wait()
+
+    hanging = Hanging([])
+    window = make_window(hanging)
+    session = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: bool(hanging.requests), timeout=10_000)
+    assert window.sessions.list.item(0).text().startswith("●")
+    window.close_now()  # as Quit does once the person confirms, or a logout
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
+
+    again = make_window(ScriptedModel([reply("", call("task_done", summary="listed"))]))
+    row = again.sessions.list.item(0).text()
+    assert row.startswith("○") and row.endswith("· interrupted"), row
+    qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
+    assert again.status.state.text().startswith("○ Interrupted mid-run")
+    assert again.resume_button.isEnabled()
+    qtbot.mouseClick(again.resume_button, qtbot_left())
+    qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
+    assert again.session.state.status == "ended:done"
+    qtbot.waitUntil(lambda: again.sessions.list.item(0).text().startswith("■"), timeout=10_000)
