@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gui.qt import (
+    QAction,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QKeySequence,
     QLabel,
     QLineEdit,
     QPushButton,
+    Qt,
     QWidget,
 )
 
@@ -51,3 +56,14 @@ def folder_row(field: QLineEdit, caption: str, shown: QWidget | None = None) -> 
     row.addWidget(shown or field, 1)
     row.addWidget(browse)
     return row
+
+
+def on_ctrl_enter(dialog: QWidget, do: Callable[[], None]) -> QAction:
+    """Ctrl+Enter anywhere in the dialog does `do`, as it sends a message in the chat: Enter alone
+    is a new line in the dialog's text box."""
+    action = QAction(dialog)
+    action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.triggered.connect(do)
+    dialog.addAction(action)
+    return action

@@ -6,18 +6,15 @@ from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
 from core.session import SessionConfig
-from gui.dialogs.forms import approval_combo, error_label, folder_row
+from gui.dialogs.forms import approval_combo, error_label, folder_row, on_ctrl_enter
 from gui.qt import (
-    QAction,
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QKeySequence,
     QLineEdit,
     QPlainTextEdit,
-    Qt,
     QVBoxLayout,
     QWidget,
 )
@@ -68,12 +65,7 @@ class NewSessionDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
-        # Enter is a new line in the task: Ctrl+Enter starts, as it sends a message in the chat.
-        start = QAction("Start", self)
-        start.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        start.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        start.triggered.connect(self._accept)
-        self.addAction(start)
+        on_ctrl_enter(self, self._accept)
         fit_to_screen(self, 620, 320)
 
     def _show_instructions(self) -> None:

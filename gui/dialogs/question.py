@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 
 from core.events import HumanQuestion
+from gui.dialogs.forms import on_ctrl_enter
 from gui.qt import (
-    QAction,
     QDialog,
     QFormLayout,
     QHBoxLayout,
-    QKeySequence,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -140,11 +139,7 @@ class QuestionDialog(QDialog):
         layout.addWidget(self.error)
         self.text.setFocus()  # typing goes to the answer, not to the details above it
         if question.reason == "ask_user":  # one button takes the typed text: Ctrl+Enter presses it
-            send = QAction("Send answer", self)
-            send.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-            send.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            send.triggered.connect(lambda: self.choose("answer"))
-            self.addAction(send)
+            on_ctrl_enter(self, lambda: self.choose("answer"))
             self.text.setPlaceholderText("Ctrl+Enter to send")
 
     def _options(self) -> tuple[str, ...]:
