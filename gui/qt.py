@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QColor,
+    QContextMenuEvent,
     QDesktopServices,
     QFont,
     QIcon,

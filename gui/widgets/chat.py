@@ -30,9 +30,12 @@ from core.events import (
 from core.render import compaction_sizes, flush_note
 from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import (
+    QApplication,
+    QContextMenuEvent,
     QEvent,
     QFrame,
     QLayout,
+    QMenu,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -113,7 +116,7 @@ class MessageItem(QFrame):
         layout.setContentsMargins(8, 4, 8, 4)
         who = {"user": "You", "assistant": "Agent"}.get(role, role)
         layout.addWidget(_label(f"<b>{who}</b>", "who"))
-        self.body = _label(_wrapping(to_html(text)), "body")
+        self.body = self._body_label(to_html(text))
         layout.addWidget(self.body)
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
@@ -137,13 +140,40 @@ class MessageItem(QFrame):
         rest = self._reopened + text[self._settled_chars:]
         end, fence = finished_blocks_end(rest) if len(rest) >= SETTLE_CHARS else (0, "")
         if end:
-            label = _label(_wrapping(to_html(rest[:end] + closing_fence(fence))), "body")
+            label = self._body_label(to_html(rest[:end] + closing_fence(fence)))
             self.layout().insertWidget(self.layout().indexOf(self.body), label)
             self.settled.append(label)
             self._settled_chars += end - len(self._reopened)
             self._reopened = fence  # a long code block goes on in the rest
             rest = fence + rest[end:]
         self.body.setText(_wrapping(to_html(rest)))
+
+    @staticmethod
+    def _body_label(html: str) -> WrappedLabel:
+        label = _label(_wrapping(html), "body")
+        label.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the message's menu, below
+        return label
+
+    def selected_text(self) -> str:
+        return "\n".join(label.selectedText() for label in (*self.settled, self.body) if label.hasSelectedText())
+
+    def context_menu(self) -> QMenu:
+        """Copy what is selected, or the whole message as the Markdown it was written in (code
+        blocks and all, ready to paste into an editor or an issue)."""
+        menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        selected = self.selected_text()
+        copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
+        copy.setEnabled(bool(selected))
+        # A bound method, not a lambda holding the item: a connection keeps its lambda alive.
+        menu.addAction("Copy message as &Markdown", self.copy_markdown)
+        return menu
+
+    def copy_markdown(self) -> None:
+        QApplication.clipboard().setText(self.text)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        self.context_menu().popup(event.globalPos())
 
 
 class ToolCard(QFrame):

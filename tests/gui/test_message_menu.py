@@ -1,0 +1,51 @@
+"""A message's right-click menu: copy the selection, or the whole message as its Markdown."""
+
+from __future__ import annotations
+
+from gui.qt import QApplication, QContextMenuEvent, QMenu
+from gui.widgets.chat import SETTLE_CHARS, MessageItem
+
+REPLY = "The fix:\n\n```python\ndef parse_date(text):\n    return datetime.fromisoformat(text)\n```\n\n**Done.**\n"
+
+
+def action(menu: QMenu, text: str):
+    return next(a for a in menu.actions() if a.text().replace("&", "") == text)
+
+
+def test_copy_message_as_markdown_gives_the_text_the_agent_wrote(qtbot):
+    item = MessageItem("assistant", REPLY)
+    qtbot.addWidget(item)
+    item.show()
+
+    menu = item.context_menu()
+    assert not action(menu, "Copy").isEnabled()  # nothing selected yet
+    action(menu, "Copy message as Markdown").trigger()
+    assert QApplication.clipboard().text() == REPLY  # the fence, the ** and all
+
+    item.body.setSelection(0, 8)
+    action(item.context_menu(), "Copy").trigger()
+    assert QApplication.clipboard().text() == "The fix:"
+
+
+def test_a_streamed_reply_in_parts_copies_whole(qtbot):
+    long_reply = "".join(f"Paragraph {i}: " + "words " * 40 + "\n\n" for i in range(3 * SETTLE_CHARS // 250))
+    item = MessageItem("assistant", "")
+    qtbot.addWidget(item)
+    for end in range(0, len(long_reply) + 80, 80):
+        item.stream_text(long_reply[:end])
+    assert item.settled  # shown in several labels
+    action(item.context_menu(), "Copy message as Markdown").trigger()
+    assert QApplication.clipboard().text() == long_reply
+
+
+def test_a_right_click_on_the_text_opens_the_messages_menu(qtbot):
+    item = MessageItem("assistant", REPLY)
+    qtbot.addWidget(item)
+    with qtbot.waitExposed(item):
+        item.show()
+    where = item.body.rect().center()
+    QApplication.sendEvent(item.body, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, where,
+                                                        item.body.mapToGlobal(where)))
+    menus = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()]
+    assert len(menus) == 1 and "Copy message as Markdown" in [a.text().replace("&", "") for a in menus[0].actions()]
+    menus[0].close()
