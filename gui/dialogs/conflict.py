@@ -61,6 +61,7 @@ class ConflictDialog(QDialog):
         buttons.addStretch(1)
         for label, choice in (("Keep mine", KEEP_MINE), ("Take the agent's", TAKE_AGENTS), ("Merge by hand", MERGE)):
             button = QPushButton(label)
+            button.setAutoDefault(False)  # a choice that drops a version takes a click, not a stray Enter
             button.setObjectName(choice)
             button.clicked.connect(lambda _=False, c=choice: self._choose(c))
             buttons.addWidget(button)

@@ -48,6 +48,7 @@ class MemorySearchDialog(QDialog):
         self.note.setObjectName("memory_note")
         self.note.setWordWrap(True)
         self.open_folder = QPushButton("Open memory folder")
+        self.open_folder.setAutoDefault(False)  # Enter in the query searches; it must not open the folder too
         self.open_folder.setToolTip("MEMORY.md, the daily logs and the skills are Markdown files you can edit")
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)

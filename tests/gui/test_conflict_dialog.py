@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gui.dialogs.conflict import ConflictDialog, differing_lines
-from gui.qt import QLabel, QPlainTextEdit
+from gui.qt import QLabel, QPlainTextEdit, Qt
 
 
 def plan(steps: int, changed: dict[int, str] | None = None) -> str:
@@ -48,3 +48,14 @@ def test_a_version_that_only_adds_lines_has_them_marked_and_the_other_scrolled_t
     mine_view = dialog.findChild(QPlainTextEdit, "mine")
     assert marked(mine_view) == [] and mine_view.textCursor().blockNumber() == 62
     assert mine_view.firstVisibleBlock().blockNumber() > 10
+
+
+def test_the_enter_key_chooses_no_version(qtbot):
+    dialog = ConflictDialog("task_plan.md", plan(5, {2: "- mine"}), plan(5, {2: "- the agent's"}), 3)
+    qtbot.addWidget(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
+    for view in dialog.findChildren(QPlainTextEdit):
+        view.setFocus()
+        qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert dialog.isVisible() and dialog.choice == ""

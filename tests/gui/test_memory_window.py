@@ -7,6 +7,7 @@ from core.memory.embedding import LocalEmbedder
 from core.memory.longterm import LongTermMemory
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
+from gui.qt import Qt
 
 WAIT = 20_000
 
@@ -17,7 +18,11 @@ def seed_memory(data_dir) -> None:
     memory.close()
 
 
-def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path):
+def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path, monkeypatch):
+    from gui import window as window_module
+
+    opened = []
+    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     seed_memory(tmp_path / "data")
     window = make_window()
     qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
@@ -30,9 +35,10 @@ def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, 
     dialog = window.memory_search
     assert dialog.isVisible() and "sqlite-vec" in dialog.note.text()
     dialog.query.setText("which port does staging use")
-    dialog.query.returnPressed.emit()
+    qtbot.keyClick(dialog.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "6543" in dialog.results.toPlainText(), timeout=WAIT)
     assert "MEMORY.md" in dialog.results.toPlainText()
+    assert opened == []  # Enter searched, and did nothing else (it opened the memory folder too)
     dialog.query.setText("zebra migration patterns in Antarctica")
     dialog.query.returnPressed.emit()
     qtbot.waitUntil(lambda: "Nothing in memory matches" in dialog.results.toPlainText(), timeout=WAIT)
