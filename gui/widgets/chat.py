@@ -7,6 +7,7 @@ re-rendered at most every 80 ms, however fast the deltas come.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from core.agent.rules import describe_failure
 from core.changes import ChangeTally
@@ -160,20 +161,30 @@ class MessageItem(QFrame):
     def context_menu(self) -> QMenu:
         """Copy what is selected, or the whole message as the Markdown it was written in (code
         blocks and all, ready to paste into an editor or an issue)."""
-        menu = QMenu(self)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        selected = self.selected_text()
-        copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
-        copy.setEnabled(bool(selected))
-        # A bound method, not a lambda holding the item: a connection keeps its lambda alive.
-        menu.addAction("Copy message as &Markdown", self.copy_markdown)
-        return menu
+        return copy_menu(self, self.selected_text(), [("Copy message as &Markdown", self.copy_markdown)])
 
     def copy_markdown(self) -> None:
         QApplication.clipboard().setText(self.text)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
         self.context_menu().popup(event.globalPos())
+
+
+def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[], None] | None]]) -> QMenu:
+    """A chat item's right-click menu: Copy (the selection), then what the item offers to copy
+    whole (None: not yet there). Each is a bound method, not a lambda holding the item: a
+    connection keeps its callable alive, and with it the item."""
+    menu = QMenu(owner)
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
+    copy.setEnabled(bool(selected))
+    for text, do in copies:
+        action = menu.addAction(text)
+        if do is None:
+            action.setEnabled(False)
+        else:
+            action.triggered.connect(do)
+    return menu
 
 
 class ToolCard(QFrame):
@@ -195,6 +206,7 @@ class ToolCard(QFrame):
         _fit_width(self.header)
         layout.addWidget(self.header)
         self.details = _label("", "tool_details")
+        self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._result = ""
@@ -238,6 +250,22 @@ class ToolCard(QFrame):
         self._render()
         if not result.ok:
             self.header.setChecked(True)  # errors are shown, not folded away
+
+    def context_menu(self) -> QMenu:
+        """Copy the selection, the arguments, or the whole result (the card shows its first
+        4,000 characters; an offloaded output's file is named in it)."""
+        selected = self.details.selectedText() if self.details.hasSelectedText() else ""
+        return copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
+                                          ("Copy &result", self.copy_result if self.status != "running" else None)])
+
+    def copy_arguments(self) -> None:
+        QApplication.clipboard().setText(self._arguments())
+
+    def copy_result(self) -> None:
+        QApplication.clipboard().setText(self._result)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        self.context_menu().popup(event.globalPos())
 
     def _on_header_toggled(self, expanded: bool) -> None:
         self.details.setVisible(expanded)

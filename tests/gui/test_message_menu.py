@@ -1,9 +1,11 @@
-"""A message's right-click menu: copy the selection, or the whole message as its Markdown."""
+"""A chat item's right-click menu: copy the selection, a message as its Markdown, a tool call's
+arguments or its whole result."""
 
 from __future__ import annotations
 
+from core.events import ToolCall, ToolResult
 from gui.qt import QApplication, QContextMenuEvent, QMenu
-from gui.widgets.chat import SETTLE_CHARS, MessageItem
+from gui.widgets.chat import PREVIEW_CHARS, SETTLE_CHARS, MessageItem, ToolCard
 
 REPLY = "The fix:\n\n```python\ndef parse_date(text):\n    return datetime.fromisoformat(text)\n```\n\n**Done.**\n"
 
@@ -49,3 +51,18 @@ def test_a_right_click_on_the_text_opens_the_messages_menu(qtbot):
     menus = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()]
     assert len(menus) == 1 and "Copy message as Markdown" in [a.text().replace("&", "") for a in menus[0].actions()]
     menus[0].close()
+
+
+def test_a_tool_card_copies_its_arguments_and_its_whole_result(qtbot):
+    card = ToolCard(ToolCall("c1", "shell_run", '{"command": "pytest -q"}'))
+    qtbot.addWidget(card)
+    menu = card.context_menu()
+    assert not action(menu, "Copy result").isEnabled()  # still running: no result yet
+    action(menu, "Copy arguments").trigger()
+    assert QApplication.clipboard().text() == '{\n  "command": "pytest -q"\n}'
+
+    output = "".join(f"tests/test_{i}.py::test_case PASSED\n" for i in range(400))
+    assert len(output) > PREVIEW_CHARS  # the card shows only its start
+    card.set_result(ToolResult("c1", "shell_run", True, output))
+    action(card.context_menu(), "Copy result").trigger()
+    assert QApplication.clipboard().text() == output
