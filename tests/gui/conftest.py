@@ -54,6 +54,15 @@ def running_loop(qasync_loop, qtbot):
 
 
 @pytest.fixture
+def actual_size_after():
+    """For a test that changes the text size: the app font is shared by every later test."""
+    yield
+    from gui.text_size import apply_text_size
+
+    apply_text_size(QApplication.instance(), 1.0)
+
+
+@pytest.fixture
 def workdir(tmp_path) -> Path:
     folder = tmp_path / "work"
     folder.mkdir()

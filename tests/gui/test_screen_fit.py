@@ -8,25 +8,16 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from core.events import HumanQuestion
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
-from gui.qt import QApplication, QDialogButtonBox, QPushButton, QSettings, QWidget
+from gui.qt import QDialogButtonBox, QPushButton, QSettings, QWidget
 from gui.screen_fit import screen_room
 from gui.settings import AppSettings, Preferences
-from gui.text_size import apply_text_size
 
 WAIT = 15_000
-
-
-@pytest.fixture
-def actual_size_after():
-    yield
-    apply_text_size(QApplication.instance(), 1.0)  # the app font is shared by every later test
 
 
 def assert_fits(dialog: QWidget) -> None:

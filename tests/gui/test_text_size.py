@@ -14,12 +14,6 @@ from gui.widgets.chat import MessageItem
 WAIT = 15_000
 
 
-@pytest.fixture
-def actual_size_after():
-    yield
-    apply_text_size(QApplication.instance(), 1.0)  # the app font is shared by every later test
-
-
 def test_steps_stop_at_both_ends_and_zero_means_actual_size():
     assert next_step(1.0, 1) == 1.1 and next_step(1.0, -1) == 0.9
     assert next_step(STEPS[-1], 1) == STEPS[-1] and next_step(STEPS[0], -1) == STEPS[0]
