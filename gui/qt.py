@@ -68,6 +68,8 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QStatusBar,
+    QStyle,
+    QStyleOptionButton,
     QSystemTrayIcon,
     QTableWidget,
     QTableWidgetItem,

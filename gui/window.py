@@ -48,7 +48,6 @@ from gui.qt import (
     QMenu,
     QMessageBox,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QSystemTrayIcon,
     Qt,
@@ -67,6 +66,7 @@ from gui.theme import apply_theme
 from gui.widgets.chat import ChatView
 from gui.widgets.file_pane import FilePane
 from gui.widgets.session_list import SessionList
+from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
 from gui.workspace import Workspace, connection_test_client
 
@@ -239,8 +239,8 @@ class MainWindow(QMainWindow):
     # --- building -------------------------------------------------------------------------------
 
     def _build_layout(self) -> None:
-        self.send_button, self.pause_button = QPushButton("Send"), QPushButton("Pause")
-        self.resume_button, self.stop_button = QPushButton("Resume"), QPushButton("Stop")
+        self.send_button, self.pause_button = SnugButton("Send"), SnugButton("Pause")
+        self.resume_button, self.stop_button = SnugButton("Resume"), SnugButton("Stop")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         for button, tip in ((self.send_button, "Ctrl+Enter"), (self.pause_button, "Ctrl+P"),

@@ -15,7 +15,6 @@ from gui.qt import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QStackedWidget,
     QTextBlockFormat,
     QTextBrowser,
@@ -28,6 +27,7 @@ from gui.qt import (
 )
 from gui.tasks import TaskKeeper
 from gui.widgets.find_bar import FindBar
+from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
@@ -72,14 +72,14 @@ class FilePane(QWidget):
         self.title = QLabel(f"<b>{title}</b>")
         self.version_label = QLabel("")
         self.version_label.setObjectName("muted")
-        self.edit_button = QPushButton("Edit")
+        self.edit_button = SnugButton("Edit")
         self.edit_button.setCheckable(True)
         self.edit_button.setToolTip("Edit this file (Ctrl+E)")
         self.edit_button.toggled.connect(self._on_edit_button_toggled)
-        self.save_button = QPushButton("Save")
+        self.save_button = SnugButton("Save")
         self.save_button.setToolTip("Send your edit to the agent (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
-        self.pin_button = QPushButton("Pin…")
+        self.pin_button = SnugButton("Pin…")
         self.pin_button.setToolTip("Pin lines the agent must keep verbatim")
         self.pin_button.clicked.connect(lambda: self.pin_requested.emit(self.name))
         header = QHBoxLayout()

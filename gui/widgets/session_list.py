@@ -8,12 +8,12 @@ from gui.qt import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
     Qt,
     QVBoxLayout,
     QWidget,
     Signal,
 )
+from gui.widgets.snug_button import SnugButton
 
 MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
 
@@ -44,7 +44,7 @@ class SessionList(QWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
-        new, rename, delete = QPushButton("New"), QPushButton("Rename"), QPushButton("Delete")
+        new, rename, delete = SnugButton("New"), SnugButton("Rename"), SnugButton("Delete")
         self.row_buttons = (rename, delete)  # for the selected session: off while none is
         new.setToolTip("New session (Ctrl+N)")
         rename.setToolTip("Rename the session (F2)")
