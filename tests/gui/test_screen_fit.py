@@ -92,3 +92,35 @@ def test_a_command_to_approve_is_shown_as_the_agent_sent_it(qtbot):
     qtbot.addWidget(dialog)
     assert f"command: {command}" in dialog.details.toPlainText()
 
+
+
+# A 1280 × 800 laptop screen at 150 % scaling: what Qt lays the window out in.
+LAPTOP_AT_150 = 1280 * 2 // 3
+
+
+def test_the_window_fits_a_laptop_at_150_percent_with_every_button_readable(qtbot, make_window):
+    window = make_window()
+    assert window.minimumSizeHint().width() <= LAPTOP_AT_150
+
+    window.resize(window.minimumSizeHint().width(), 600)
+    qtbot.waitUntil(lambda: window.width() == window.minimumSizeHint().width(), timeout=WAIT)
+    shown = [b for b in window.findChildren(QPushButton) if b.isVisibleTo(window) and b.text()]
+    assert {"Send", "Resume", "Rename", "Pin…", "Save"} <= {b.text() for b in shown}
+    for button in shown:  # the whole label, not an elided or clipped one
+        assert button.width() >= button.fontMetrics().horizontalAdvance(button.text()) + 12, button.text()
+        corner = button.mapTo(window, button.rect().bottomRight())
+        assert window.rect().contains(corner), button.text()
+
+
+def test_narrowing_the_conversation_wraps_it_anew_and_cuts_nothing(qtbot, make_window):
+    window = make_window()
+    placeholder = window.chat.items()[0]  # "No session is open", three paragraphs
+    window.main_splitter.setSizes([0, 800, 0])  # as wide as the other two columns let it be
+    qtbot.waitUntil(lambda: placeholder.width() > 0, timeout=WAIT)
+    wide_width, wide_height = placeholder.width(), placeholder.height()
+
+    window.main_splitter.setSizes([800, 0, 800])  # the splitter dragged, or the window narrowed
+    qtbot.waitUntil(lambda: placeholder.width() < wide_width - 50, timeout=WAIT)
+    qtbot.waitUntil(lambda: placeholder.height() >= placeholder.heightForWidth(placeholder.width()), timeout=WAIT)
+    assert placeholder.height() > wide_height  # more lines, all of them shown
+    assert placeholder.geometry().bottom() < placeholder.parentWidget().height()
