@@ -30,6 +30,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,

@@ -302,12 +302,9 @@ class _Page(QWidget):
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
-        # An item came, went, or changed its size (a card unfolded, text streamed in): the page's
-        # layout asks to be done again. A new width (the window or a splitter resized) asks for
-        # nothing, yet the text wraps anew: narrower, it was cut at the page's old height.
-        kind = event.type()
-        if kind == QEvent.Type.LayoutRequest or (kind == QEvent.Type.Resize
-                                                 and event.size().width() != event.oldSize().width()):
+        # An item came, went, or changed its size (a card unfolded, text streamed in, the width
+        # changed and text wrapped anew): the page's layout asks to be done again.
+        if event.type() == QEvent.Type.LayoutRequest:
             self._fit()
         return handled
 

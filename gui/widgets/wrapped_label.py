@@ -11,7 +11,7 @@ a label inside a box layout is sized by its height for width, never by its hints
 
 from __future__ import annotations
 
-from gui.qt import QEvent, QLabel, QSize, QSizePolicy, Qt, QWidget
+from gui.qt import QEvent, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QWidget
 
 # What changes how the text lays out (text changes go through setText).
 _RELAYOUT_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange)
@@ -42,6 +42,14 @@ class WrappedLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         return QSize(0, self.fontMetrics().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        # The size hint is the height at the current width: a new width is a new hint. Untold, the
+        # layout kept the old one, and the conversation's page (sized by its items' hints) cut the
+        # text when the window or a splitter made it narrower.
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() in _RELAYOUT_EVENTS:

@@ -112,15 +112,24 @@ def test_the_window_fits_a_laptop_at_150_percent_with_every_button_readable(qtbo
         assert window.rect().contains(corner), button.text()
 
 
-def test_narrowing_the_conversation_wraps_it_anew_and_cuts_nothing(qtbot, make_window):
+def test_a_new_width_wraps_the_conversation_anew(qtbot, make_window):
     window = make_window()
     placeholder = window.chat.items()[0]  # "No session is open", three paragraphs
+
+    def wrapped_to_its_width() -> bool:  # every line shown, and no blank space below them
+        return placeholder.width() > 0 and placeholder.height() == placeholder.heightForWidth(placeholder.width())
+
     window.main_splitter.setSizes([0, 800, 0])  # as wide as the other two columns let it be
-    qtbot.waitUntil(lambda: placeholder.width() > 0, timeout=WAIT)
+    qtbot.waitUntil(wrapped_to_its_width, timeout=WAIT)
     wide_width, wide_height = placeholder.width(), placeholder.height()
 
-    window.main_splitter.setSizes([800, 0, 800])  # the splitter dragged, or the window narrowed
+    window.main_splitter.setSizes([300, 200, 300])  # the splitter dragged, or the window narrowed
     qtbot.waitUntil(lambda: placeholder.width() < wide_width - 50, timeout=WAIT)
-    qtbot.waitUntil(lambda: placeholder.height() >= placeholder.heightForWidth(placeholder.width()), timeout=WAIT)
-    assert placeholder.height() > wide_height  # more lines, all of them shown
+    qtbot.waitUntil(wrapped_to_its_width, timeout=WAIT)
+    assert placeholder.height() > wide_height
     assert placeholder.geometry().bottom() < placeholder.parentWidget().height()
+
+    window.main_splitter.setSizes([0, 800, 0])
+    qtbot.waitUntil(lambda: placeholder.width() == wide_width, timeout=WAIT)
+    qtbot.waitUntil(wrapped_to_its_width, timeout=WAIT)
+    assert placeholder.height() == wide_height
