@@ -18,6 +18,7 @@ from pathlib import Path
 from core.logs import log_path, log_paths
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
+QT_PROBE_BROKEN_BINDING = 3  # its exit code when the binding would crash the window (gui.binding_check)
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
                "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
                "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")
@@ -61,6 +62,9 @@ def check_qt() -> Check:
         result = _probe_qt("offscreen" if headless else None)
     except subprocess.TimeoutExpired:
         return Check("Qt", "fail", "loading Qt's platform plugin did not finish in 60 s", QT_LIBS_FIX)
+    if result.returncode == QT_PROBE_BROKEN_BINDING:
+        reason, _, fix = result.stderr.strip().partition("\n")
+        return Check("Qt", "fail", reason, fix)
     if result.returncode != 0:
         last = [line for line in result.stderr.strip().splitlines() if line.strip()][-3:]
         return Check("Qt", "fail", f"the platform plugin does not load: {' / '.join(last)}", QT_LIBS_FIX)

@@ -21,6 +21,7 @@ from core import __version__
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
 from core.store import StoreError
+from gui.binding_check import FIX, binding_problem
 from gui.qt import (
     QApplication,
     QEvent,
@@ -140,6 +141,12 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_selftest()
     app = make_app(sys.argv[:1])
+    problem = binding_problem()
+    if problem:
+        log.error("cannot start: %s", problem)
+        print(f"{problem}\nTo fix it, {FIX}", file=sys.stderr, flush=True)
+        QMessageBox.critical(None, "Tripane cannot start", f"{problem}.\n\nTo fix it, {FIX}.")
+        return 2
     qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
     settings = AppSettings(qsettings)
     data_dir = args.data_dir or settings.load().data_path()

@@ -1,4 +1,6 @@
-"""`python -m gui.qt_probe`: load Qt's platform plugin and print its name.
+"""`python -m gui.qt_probe`: load Qt's platform plugin and print its name; exit BROKEN_BINDING
+with the fault and its fix on two lines of stderr if the binding itself would crash the window
+(gui.binding_check).
 
 `tripane doctor` runs this in a child process, because a missing system library kills the process
 that loads the plugin — and because core never imports Qt.
@@ -8,10 +10,18 @@ import sys
 
 from PySide6.QtGui import QGuiApplication
 
+from gui.binding_check import FIX, binding_problem
+
+BROKEN_BINDING = 3
+
 
 def main() -> None:
     app = QGuiApplication(sys.argv[:1])  # noqa: F841 - the plugin loads when the application exists
     print(QGuiApplication.platformName())
+    problem = binding_problem()
+    if problem:
+        print(f"{problem}\n{FIX}", file=sys.stderr)
+        sys.exit(BROKEN_BINDING)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,16 @@ def run_selftest() -> int:
     from core.scripted import ScriptedModel, call, reply
     from core.session import SessionConfig
     from gui.app import make_app, open_window
+    from gui.binding_check import FIX, binding_problem
     from gui.qt import QSettings
     from gui.settings import AppSettings, Preferences
 
     started = time.perf_counter()
     app = make_app(sys.argv[:1])
+    problem = binding_problem()
+    if problem:
+        print(f"selftest FAILED:\n- {problem}; to fix it, {FIX}")
+        return 1
     import qasync
 
     loop = qasync.QEventLoop(app)

@@ -93,10 +93,11 @@ def drag(window, kind, *paths):
 
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(path)) for path in paths])
-    where, action = QPointF(window.rect().center()), Qt.DropAction.CopyAction
+    where, action = window.rect().center(), Qt.DropAction.CopyAction
+    # Qt takes a QPoint to enter and a QPointF to drop.
     event = (QDragEnterEvent(where, action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
              if kind == "enter" else
-             QDropEvent(where, action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+             QDropEvent(QPointF(where), action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
     QApplication.sendEvent(window, event)
     return event.isAccepted()
 
