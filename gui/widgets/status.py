@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from core.agent.state import SessionState
 from gui.qt import QLabel, QStatusBar, Qt, Signal
 from gui.theme import set_style_property
+from gui.widgets.elided_label import ElidedLabel
 
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
@@ -30,7 +31,7 @@ def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
     return "normal"
 
 
-class StateLabel(QLabel):
+class StateLabel(ElidedLabel):
     """The run's state; while a question waits, a click on it shows the question."""
     clicked = Signal()
 
@@ -45,17 +46,18 @@ class SessionStatusBar(QStatusBar):
 
     def __init__(self):
         super().__init__()
-        self.model = QLabel("")
+        # The long ones give way, ending in "…", when the window is narrow.
+        self.model = ElidedLabel("")
         self.turn = QLabel("")
         self.turn.setObjectName("turn")
         self.tokens = QLabel("")
-        self.reuse = QLabel("")
+        self.reuse = ElidedLabel("")
         self.cost = QLabel("")
         self.state = StateLabel("")
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
-        self.memory = QLabel("Memory: loading…")
+        self.memory = ElidedLabel("Memory: loading…")
         self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
             self.addWidget(label)

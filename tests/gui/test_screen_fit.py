@@ -13,9 +13,10 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
-from gui.qt import QDialogButtonBox, QPushButton, QSettings, QWidget
+from gui.qt import QDialogButtonBox, QLabel, QPushButton, QSettings, QWidget
 from gui.screen_fit import screen_room
 from gui.settings import AppSettings, Preferences
+from gui.widgets.status import STATE_TEXT, SessionStatusBar
 
 WAIT = 15_000
 
@@ -100,6 +101,8 @@ LAPTOP_AT_150 = 1280 * 2 // 3
 
 def test_the_window_fits_a_laptop_at_150_percent_with_every_button_readable(qtbot, make_window):
     window = make_window()
+    window.status.model.setText("Model: openrouter/anthropic/claude-sonnet-4.5-on-a-long-deployment-name")
+    window.status.state.setText(STATE_TEXT["interrupted"][0])
     assert window.minimumSizeHint().width() <= LAPTOP_AT_150
 
     window.resize(window.minimumSizeHint().width(), 600)
@@ -133,3 +136,24 @@ def test_a_new_width_wraps_the_conversation_anew(qtbot, make_window):
     qtbot.waitUntil(lambda: placeholder.width() == wide_width, timeout=WAIT)
     qtbot.waitUntil(wrapped_to_its_width, timeout=WAIT)
     assert placeholder.height() == wide_height
+
+
+def test_the_status_bar_gives_way_and_shows_the_whole_text_on_hover(qtbot):
+    bar = SessionStatusBar()
+    qtbot.addWidget(bar)
+    model = "Model: openrouter/anthropic/claude-sonnet-4.5-on-a-long-deployment-name"
+    bar.model.setText(model)
+    bar.state.setText(STATE_TEXT["interrupted"][0])  # the longest state
+    bar.resize(sum(label.sizeHint().width() + 20 for label in bar.findChildren(QLabel)), 30)
+    with qtbot.waitExposed(bar):
+        bar.show()
+    qtbot.waitUntil(lambda: QLabel.text(bar.state) == STATE_TEXT["interrupted"][0], timeout=WAIT)
+    assert QLabel.text(bar.model) == model and bar.model.toolTip() == ""  # room for all of it
+
+    assert bar.minimumSizeHint().width() < LAPTOP_AT_150 // 2
+    bar.resize(bar.minimumSizeHint().width(), bar.height())
+    qtbot.waitUntil(lambda: QLabel.text(bar.model).endswith("…"), timeout=WAIT)
+    shown = QLabel.text(bar.model)
+    assert len(shown) > 1 and model.startswith(shown[:-1])
+    assert bar.model.text() == model and bar.model.toolTip() == model  # the whole of it, on hover
+    assert QLabel.text(bar.state).endswith("…") and bar.state.toolTip() == STATE_TEXT["interrupted"][0]
