@@ -18,6 +18,7 @@ _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the 
 _HEADING = re.compile(r"<(/?)h([1-6])>")
 _HEADING_SCALE = {"1": 1.3, "2": 1.15, "3": 1.05}  # of the text size; h4–h6 are bold text
 _text_pt = 10.0  # the window's text size (gui/text_size.py sets it); headings are sized from it
+_stand_ins: dict[int, str] = {}  # markers no font here draws → plain symbols (gui/glyphs.py)
 TAIL_CHARS = 48_000  # longer files show their end; rendering all of a 1 MB log would freeze the window
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -47,8 +48,19 @@ def set_text_size(points: float) -> None:
     _text_pt = points
 
 
+def set_stand_ins(table: dict[int, str]) -> None:
+    """Set once on the Qt thread, before anything renders; worker threads only read it."""
+    global _stand_ins
+    _stand_ins = table
+
+
+def displayable(text: str) -> str:
+    """The text with each marker this machine cannot draw replaced by its stand-in."""
+    return text.translate(_stand_ins) if _stand_ins else text
+
+
 def to_html(text: str) -> str:
-    html = _parser().render(_boxes(_COMMENT.sub("", text)))
+    html = _parser().render(_boxes(_COMMENT.sub("", displayable(text))))
     return _HEADING.sub(_heading_as_paragraph, html)
 
 

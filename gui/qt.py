@@ -36,6 +36,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
     QTextFormat,
+    QTextLayout,
     QTextOption,
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket

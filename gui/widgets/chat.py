@@ -29,7 +29,7 @@ from core.events import (
     WindowLearned,
 )
 from core.render import compaction_sizes, flush_note
-from gui.markdown import closing_fence, finished_blocks_end, to_html
+from gui.markdown import closing_fence, displayable, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
@@ -414,7 +414,7 @@ class ChatView(QScrollArea):
                 self._layout.takeAt(0).widget().deleteLater()
 
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
-        self._add(_label(text, kind), into)
+        self._add(_label(displayable(text), kind), into)
 
     def show_records(self, records: list[Record], count: int = FIRST_RECORDS) -> None:
         """Show the last `count` records of `records` (the session's own list: it grows as the run

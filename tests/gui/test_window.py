@@ -351,3 +351,25 @@ def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qt
     window.send_message()
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
     assert "The key is fixed, go on." in str(model.requests[-1].messages)
+
+
+def test_progress_markers_are_drawn_or_shown_by_a_plain_stand_in(qtbot, make_window, workdir):
+    from gui.glyphs import STAND_INS, drawable
+    from gui.qt import QApplication
+
+    model = ScriptedModel([reply("", call("file_read", path="missing.txt")),
+                           reply("", call("task_done", summary="looked"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    qtbot.waitUntil(lambda: "looked" in window.panes[PROGRESS].shown_text, timeout=WAIT)
+
+    on_disk = (session.dir / PROGRESS).read_text(encoding="utf-8")
+    shown = window.panes[PROGRESS].viewer.toPlainText()
+    for marker in ("✅", "❌", "🔧"):
+        assert marker in on_disk  # the file keeps its markers whatever this machine draws
+        if drawable(marker, QApplication.font()):
+            assert marker in shown
+        else:  # it would be a box: a Linux desktop without an emoji font
+            assert marker not in shown and STAND_INS[marker] in shown
+    assert drawable(shown, QApplication.font())
