@@ -30,6 +30,7 @@ class Preferences:
     workdir: str = ""  # the folder last used for a new session
     recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line
     last_session: str = ""  # the session shown when Tripane closed: shown again at the next start
+    sessions_list: int = 1  # 0 while View → Show sessions list is off (an int: an INI file has no bools)
 
     @property
     def configured(self) -> bool:

@@ -269,6 +269,8 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.actions_by_name = build_menus(self)
+        self.actions_by_name["sessions_list"].setCheckable(True)
+        self.actions_by_name["sessions_list"].setChecked(True)
         self._show_text_size()
         bind_session_list(self)
 
@@ -300,10 +302,12 @@ class MainWindow(QMainWindow):
             state = self.settings.layout(key)
             if state is not None:
                 splitter.restoreState(state)
+        self.show_sessions_list(bool(self.prefs.sessions_list))
 
     def save_layout(self) -> None:
         """What the window looks like as it closes, the session on screen included."""
         self.prefs.last_session = self._opening or (self.session.id if self.session is not None else "")
+        self.prefs.sessions_list = int(not self.sessions.isHidden())
         self.settings.save(self.prefs)
         self.settings.save_layout("geometry", self.saveGeometry())
         self.settings.save_layout("main_splitter", self.main_splitter.saveState())
@@ -337,8 +341,17 @@ class MainWindow(QMainWindow):
         if pane is not None:
             pane.find_bar.open()
         else:
+            self.show_sessions_list(True)
             self.sessions.search.setFocus()
             self.sessions.search.selectAll()
+
+    def toggle_sessions_list(self) -> None:
+        self.show_sessions_list(self.sessions.isHidden())
+
+    def show_sessions_list(self, shown: bool) -> None:
+        """The list on the left, or more room for the conversation (a narrow screen)."""
+        self.sessions.setVisible(shown)  # hidden with the focus in it, Qt moves the focus on
+        self.actions_by_name["sessions_list"].setChecked(shown)
 
     def _show_no_session(self) -> None:
         self.chat.show_placeholder(NO_SESSION)

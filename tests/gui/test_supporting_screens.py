@@ -234,6 +234,26 @@ def test_window_geometry_and_splitters_are_remembered(qtbot, make_window, settin
     assert again.main_splitter.sizes() == sizes
 
 
+def test_the_sessions_list_hides_for_room_and_stays_hidden_at_the_next_start(qtbot, make_window):
+    window = make_window()
+    chat_width, width_with_list = window.chat.width(), window.minimumSizeHint().width()
+    window.sessions.search.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert window.sessions.isHidden() and not window.actions_by_name["sessions_list"].isChecked()
+    qtbot.waitUntil(lambda: window.chat.width() > chat_width, timeout=WAIT)  # the room went to the rest
+    focus = QApplication.focusWidget()  # not left on a hidden field
+    assert focus is not None and focus.isVisible() and not window.sessions.isAncestorOf(focus)
+    window.close()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+
+    again = make_window()
+    assert again.sessions.isHidden() and not again.actions_by_name["sessions_list"].isChecked()
+    assert again.minimumSizeHint().width() < width_with_list
+    again.find()  # Ctrl+F away from the panes searches the sessions: the list comes back for it
+    assert not again.sessions.isHidden() and again.sessions.search.hasFocus()
+    assert again.actions_by_name["sessions_list"].isChecked()
+
+
 def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, settings):
     window = make_window()
     light = QApplication.palette().window().color().lightness()
