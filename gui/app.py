@@ -22,8 +22,6 @@ from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
 from core.store import StoreError
 from gui.binding_check import FIX, binding_problem
-from gui.glyphs import stand_ins_for
-from gui.markdown import set_stand_ins
 from gui.qt import (
     QApplication,
     QEvent,
@@ -117,7 +115,6 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
     prefs = settings.load()
     apply_theme(QApplication.instance(), prefs.theme)
     apply_text_size(QApplication.instance(), prefs.text_scale)
-    set_stand_ins(stand_ins_for(QApplication.font()))
     workspace = Workspace(data_dir or prefs.data_path(), client_factory)
     window = MainWindow(workspace, settings, client_factory, prefs)
     if not prefs.configured:

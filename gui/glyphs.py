@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from gui.qt import QFont, QTextLayout
+from gui.markdown import set_stand_ins
+from gui.qt import QApplication, QFont, QTextLayout
 
 # Every emoji core/ writes, each with a symbol from the basic fonts (DejaVu, Noto Sans, Liberation).
 STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "✎", "❓": "?", "💬": "↳", "🏁": "⚑",
@@ -33,3 +34,15 @@ def stand_ins_for(font: QFont) -> dict[int, str]:
         return {}
     return {ord(marker): plain for marker, plain in STAND_INS.items()
             if not drawable(marker, font) and drawable(plain, font)}
+
+
+_checked = False
+
+
+def check_markers() -> None:
+    """Find the stand-ins once, on the Qt thread, before the first session is shown: asking for a
+    glyph no font has makes Qt search every font (15 ms here), so not before the first frame."""
+    global _checked
+    if not _checked:
+        _checked = True
+        set_stand_ins(stand_ins_for(QApplication.font()))

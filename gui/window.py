@@ -33,6 +33,7 @@ from gui.dialogs.new_session import NewSessionDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
+from gui.glyphs import check_markers
 from gui.icon import app_icon
 from gui.markdown import warm_up as warm_markdown
 from gui.menus import bind_session_list, build_menus, session_context_menu
@@ -367,6 +368,7 @@ class MainWindow(QMainWindow):
         if self._shut_down:  # closed within its first 50 ms (a test harness does)
             return
         self.keeper.in_thread(warm_markdown, name="markdown")
+        check_markers()
         self.show_last_session()
 
     def show_last_session(self) -> None:
@@ -426,6 +428,7 @@ class MainWindow(QMainWindow):
             return session_id
 
     def _present(self, session: Session) -> None:
+        check_markers()  # before the panes and the chat render its files' markers
         self._watch(session)
         self.session = session
         self._activity = "idle"
