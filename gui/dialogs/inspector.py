@@ -40,6 +40,10 @@ def request_rows(records: list[Record]) -> list[dict]:
                          "flush": bool(metrics.get("flush"))})
     return rows
 
+
+BAR_STEP_MAX = 40.0  # px per request: a few requests are a few bars, not walls across the chart
+
+
 class TokenChart(QWidget):
     """Bars: prompt tokens per request (the cached share darker); line: cumulative cost."""
 
@@ -59,13 +63,13 @@ class TokenChart(QWidget):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
         text_colour = palette.color(palette.ColorRole.WindowText)
-        area = QRectF(self.rect()).adjusted(48, 12, -48, -24)
+        area = QRectF(self.rect()).adjusted(48, 20, -48, -24)  # the top line is the scale's label
         painter.setPen(QPen(text_colour))
         if not self.rows:
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests yet")
             return
         top = max(r["prompt"] for r in self.rows) or 1
-        width = area.width() / len(self.rows)
+        width = min(BAR_STEP_MAX, area.width() / len(self.rows))
         for i, row in enumerate(self.rows):
             x = area.left() + i * width
             height = area.height() * row["prompt"] / top
@@ -83,10 +87,11 @@ class TokenChart(QWidget):
                     painter.drawLine(int(previous[0]), int(previous[1]), int(point[0]), int(point[1]))
                 previous = point
         painter.setPen(QPen(text_colour))
-        painter.drawText(4, 14, f"{top:,}")
+        painter.drawText(4, 14, f"{top:,} tokens")
         painter.drawText(4, int(area.bottom()), "0")
         painter.drawText(int(area.left()), self.height() - 6,
-                         f"{len(self.rows)} requests · dark: served from cache · orange: cumulative cost ${total_cost:.4f}")
+                         f"{_count(len(self.rows), 'request')} · dark: served from cache · orange: cumulative "
+                         f"cost ${total_cost:.4f}")
 
 class ContextInspector(QDialog):
     def __init__(self, parent: QWidget | None = None):
@@ -129,7 +134,7 @@ class ContextInspector(QDialog):
         self.chart.set_rows(rows)
 
     def show_context(self, assembled: Assembled) -> None:
-        zones = " · ".join(f"<b>{z.name}</b> {z.tokens:,} tokens ({_messages(len(z.messages))})" for z in assembled.zones)
+        zones = " · ".join(f"<b>{z.name}</b> {z.tokens:,} tokens ({_count(len(z.messages), 'message')})" for z in assembled.zones)
         self.summary.setText(f"{zones}<br>Total {assembled.tokens:,} of a {assembled.budget:,}-token budget "
                              f"({assembled.tokens / max(1, assembled.budget):.0%}).")
         parts = []
@@ -148,5 +153,5 @@ class ContextInspector(QDialog):
         self.summary.setText(f"The context could not be assembled: {error}")
 
 
-def _messages(count: int) -> str:
-    return f"{count} message" if count == 1 else f"{count} messages"
+def _count(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -386,3 +386,18 @@ def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(q
     dialog.instructions.setChecked(False)
     dialog._accept()
     assert dialog.config.project_instructions is False
+
+
+def test_a_few_requests_are_a_few_narrow_bars(qtbot):
+    from gui.dialogs.inspector import BAR_STEP_MAX, TokenChart
+    from gui.qt import QColor
+
+    chart = TokenChart()
+    qtbot.addWidget(chart)
+    chart.resize(700, 300)
+    chart.set_rows([{"prompt": 1200, "cached": 0, "reuse": 0.0, "cost": 0.0, "flush": False}])
+    image = chart.grab().toImage()
+    light = QColor("#7fb3e6").rgb()
+    row = image.height() // 2
+    bar = [x for x in range(image.width()) if image.pixel(x, row) == light]
+    assert bar and len(bar) <= BAR_STEP_MAX  # one request: one bar, not a wall across the chart
