@@ -32,6 +32,7 @@ from gui.dialogs.memory_search import MemorySearchDialog
 from gui.dialogs.new_session import NewSessionDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
+from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.glyphs import check_markers
 from gui.icon import app_icon
@@ -823,8 +824,14 @@ class MainWindow(QMainWindow):
                   "step of your sessions is in their event log. The details are in the log file (Help → Open log "
                   f"folder):\n{log_path(self.workspace.data_dir)}", QMessageBox.Icon.Warning)
 
-    def show_shortcuts(self) -> QMessageBox:
-        return self._rich_box("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()))
+    def show_shortcuts(self) -> ReadingWindow:
+        shown = next((w for w in self.findChildren(ReadingWindow) if w.isVisible()), None)
+        if shown is None:  # F1 again raises the list rather than opening a second one
+            shown = ReadingWindow("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()), self)
+            shown.show()
+        shown.raise_()
+        shown.activateWindow()
+        return shown
 
     def show_about(self) -> QMessageBox:
         return self._rich_box("About Tripane", about_html(self.workspace.data_dir))

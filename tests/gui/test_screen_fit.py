@@ -157,3 +157,14 @@ def test_the_status_bar_gives_way_and_shows_the_whole_text_on_hover(qtbot):
     assert len(shown) > 1 and model.startswith(shown[:-1])
     assert bar.model.text() == model and bar.model.toolTip() == model  # the whole of it, on hover
     assert QLabel.text(bar.state).endswith("…") and bar.state.toolTip() == STATE_TEXT["interrupted"][0]
+
+
+def test_the_shortcut_list_fits_the_screen_with_larger_text(qtbot, make_window, actual_size_after):
+    window = make_window()
+    for _ in range(4):  # 175 %: on the 800 px offscreen screen, what 125 % is at 150 % scaling
+        window.change_text_size(1)
+    listing = window.show_shortcuts()
+    with qtbot.waitExposed(listing):
+        pass
+    assert_fits(listing)
+    assert "Keyboard shortcuts" in listing.text() and "F1" in listing.text()
