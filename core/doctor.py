@@ -18,7 +18,7 @@ from pathlib import Path
 from core.logs import log_path, log_paths
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
-QT_PROBE_BROKEN_BINDING = 3  # its exit code when the binding would crash the window (gui.binding_check)
+QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
                "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
                "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")

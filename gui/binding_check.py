@@ -30,8 +30,7 @@ def lost_none_references(call: Callable[[], object], times: int = PROBE_CALLS) -
 
 def binding_problem(call: Callable[[], object] | None = None) -> str | None:
     """What is wrong with the Qt binding in this process, in one line (FIX says what to do), or
-    None. `call` is the Qt method probed:
-    by default one that returns nothing, on a fresh object."""
+    None. `call` is the Qt method probed; by default one that returns nothing, on a fresh object."""
     import PySide6
 
     from gui.qt import QObject

@@ -13,7 +13,7 @@ import sys
 from gui.markdown import set_stand_ins
 from gui.qt import QApplication, QFont, QTextLayout
 
-# Every emoji core/ writes, each with a symbol from the basic fonts (DejaVu, Noto Sans, Liberation).
+# Every emoji core/ writes, each with a plain symbol (DejaVu Sans has them all; each is checked).
 STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "✎", "❓": "?", "💬": "↳", "🏁": "⚑",
              "🚨": "⚠"}
 

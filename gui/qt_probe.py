@@ -1,5 +1,5 @@
-"""`python -m gui.qt_probe`: load Qt's platform plugin and print its name; exit BROKEN_BINDING
-with the fault and its fix on two lines of stderr if the binding itself would crash the window
+"""`python -m gui.qt_probe`: load Qt's platform plugin and print its name; exit
+QT_PROBE_BROKEN_BINDING with the fault and its fix on two lines of stderr if the binding itself would crash the window
 (gui.binding_check).
 
 `tripane doctor` runs this in a child process, because a missing system library kills the process
@@ -10,9 +10,8 @@ import sys
 
 from PySide6.QtGui import QGuiApplication
 
+from core.doctor import QT_PROBE_BROKEN_BINDING
 from gui.binding_check import FIX, binding_problem
-
-BROKEN_BINDING = 3
 
 
 def main() -> None:
@@ -21,7 +20,7 @@ def main() -> None:
     problem = binding_problem()
     if problem:
         print(f"{problem}\n{FIX}", file=sys.stderr)
-        sys.exit(BROKEN_BINDING)
+        sys.exit(QT_PROBE_BROKEN_BINDING)
 
 
 if __name__ == "__main__":
