@@ -45,6 +45,7 @@ from gui.qt import (
     QToolButton,
     QVBoxLayout,
     QWidget,
+    qt_alive,
 )
 from gui.theme import set_style_property
 from gui.widgets.wrapped_label import WrappedLabel
@@ -281,7 +282,7 @@ class _Page(QWidget):
     300 items. With a fixed height per page, the column only moves pages; a page lays out its own
     items again when they change or the width does, and takes the height they then need."""
 
-    def __init__(self) -> None:
+    def __init__(self, rewrap_later: Callable[[_Page], None]) -> None:
         super().__init__()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -289,6 +290,12 @@ class _Page(QWidget):
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(1)
+        self._rewrap_later = rewrap_later
+
+    def rewrap(self) -> None:
+        """Its text wrapped anew at the page's width; the page then fits the height it needs."""
+        for label in self.findChildren(WrappedLabel):
+            label.rewrap()
 
     def _fit(self) -> None:
         layout = self.layout()
@@ -302,10 +309,17 @@ class _Page(QWidget):
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)
-        # An item came, went, or changed its size (a card unfolded, text streamed in, the width
-        # changed and text wrapped anew): the page's layout asks to be done again.
+        # An item came, went, or changed its size (a card unfolded, text streamed in, its text
+        # wrapped anew): the page's layout asks to be done again.
         if event.type() == QEvent.Type.LayoutRequest:
             self._fit()
+        elif (event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
+              and event.size().width() != event.oldSize().width()):
+            # A new width: on screen, the text wraps anew at once; off screen, soon.
+            if self.visibleRegion().isEmpty():
+                self._rewrap_later(self)
+            else:
+                self.rewrap()
         return handled
 
 
@@ -341,6 +355,9 @@ class ChatView(QScrollArea):
         self._keep_from_bottom: int | None = None  # while older items go in above: the view stays put
         self._keeping = QTimer(self, singleShot=True, interval=1000)
         self._keeping.timeout.connect(self._stop_keeping)
+        self._to_rewrap: dict[_Page, None] = {}  # pages off screen given a new width, text not wrapped anew yet
+        self._rewrap_timer = QTimer(self, singleShot=True, interval=0)
+        self._rewrap_timer.timeout.connect(self._rewrap_next)
         self.cards: dict[str, ToolCard] = {}
         self.changes = ChangeTally()  # what the file tools changed, told when the session ends
         self._live: MessageItem | None = None
@@ -354,6 +371,8 @@ class ChatView(QScrollArea):
 
     def clear(self) -> None:
         self._build_more.stop()
+        self._rewrap_timer.stop()
+        self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
         self.earlier.setVisible(False)
@@ -385,7 +404,7 @@ class ChatView(QScrollArea):
         return [self._layout.itemAt(i).widget().layout() for i in range(self._layout.count() - 1)]
 
     def _new_page(self, position: int) -> QVBoxLayout:
-        page = _Page()
+        page = _Page(self._rewrap_later)
         self._layout.insertWidget(position, page)
         return page.layout()
 
@@ -469,6 +488,31 @@ class ChatView(QScrollArea):
 
     def _stop_keeping(self) -> None:
         self._keep_from_bottom = None
+
+    def _rewrap_later(self, page: _Page) -> None:
+        self._to_rewrap[page] = None
+        self._rewrap_timer.start()
+
+    def _rewrap_next(self) -> None:
+        """One page off screen wraps its text anew per turn of the event loop (about 15 ms), so a
+        window dragged wider over a long conversation does not freeze. The pages below the view go
+        first: they move nothing on screen. Then those above, nearest first, with the view kept
+        where it is as they grow or shrink."""
+        pages = [page for page in self._to_rewrap if qt_alive(page)]  # a page may be gone (clear, drop)
+        self._to_rewrap.clear()
+        if not pages:
+            return
+        bar = self.verticalScrollBar()
+        below = [page for page in pages if page.y() >= bar.value()]
+        page = min(below, key=lambda p: p.y()) if below else max(pages, key=lambda p: p.y())
+        pages.remove(page)
+        self._to_rewrap = dict.fromkeys(pages)
+        if not below and not self._follow:
+            self._keep_from_bottom = bar.maximum() - bar.value()
+            self._keeping.start()
+        page.rewrap()
+        if pages:
+            self._rewrap_timer.start()
 
     def add_record(self, record: Record) -> None:
         """A record that just happened: its item goes at the end."""

@@ -45,11 +45,17 @@ class WrappedLabel(QLabel):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
-        # The size hint is the height at the current width: a new width is a new hint. Untold, the
-        # layout kept the old one, and the conversation's page (sized by its items' hints) cut the
-        # text when the window or a splitter made it narrower.
-        if event.size().width() != event.oldSize().width():
+        # The size hint is the height at the current width: a new width is a new hint, and the
+        # layout keeps the old one until told. A label's first width is told at once. Later ones
+        # (the window or a splitter resized) wait for rewrap(): laying out every label's text at a
+        # new width costs about 0.7 ms each, so the conversation does it for what is on screen
+        # first and for the rest a page at a time (_Page).
+        if event.size().width() != event.oldSize().width() and event.oldSize().width() <= 0:
             self.updateGeometry()
+
+    def rewrap(self) -> None:
+        """Let the layout ask again for the height at the current width."""
+        self.updateGeometry()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() in _RELAYOUT_EVENTS:

@@ -167,3 +167,30 @@ def qtbot_left():
     from gui.qt import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_a_narrower_view_wraps_what_is_shown_at_once_and_the_rest_soon(qtbot):
+    from gui.widgets.wrapped_label import WrappedLabel
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(700, 500)
+    with qtbot.waitExposed(chat):
+        chat.show()
+    words = "The parser reads each token and the buffer keeps the index of what it saw. " * 6
+    chat.show_records([Record("s", i + 1, "", AssistantMessage(f"{words}{i}", (), turn=i)) for i in range(120)],
+                      count=120)
+    bar = chat.verticalScrollBar()
+
+    def wrapped(label: WrappedLabel) -> bool:
+        return label.height() == label.heightForWidth(label.width())
+
+    labels = lambda: [label for label in chat.widget().findChildren(WrappedLabel) if label.isVisibleTo(chat)]  # noqa: E731
+    qtbot.waitUntil(lambda: len(labels()) == 240, timeout=10_000)  # who and what, for each message
+    qtbot.waitUntil(lambda: all(wrapped(label) for label in labels()) and bar.value() == bar.maximum(), timeout=10_000)
+
+    chat.resize(420, 500)  # the window or a splitter made the conversation narrower
+    # What is on screen wraps first, the pages off screen one per turn of the event loop; all of
+    # them end wrapped to the new width, nothing cut, and the view still follows the end.
+    qtbot.waitUntil(lambda: all(wrapped(label) for label in labels()), timeout=10_000)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=10_000)
