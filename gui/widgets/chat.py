@@ -37,6 +37,7 @@ from gui.qt import (
     QFrame,
     QLayout,
     QMenu,
+    QObject,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -291,11 +292,27 @@ class _Page(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(1)
         self._rewrap_later = rewrap_later
+        self.installEventFilter(self)  # to see a resize before the page's layout acts on it
 
     def rewrap(self) -> None:
         """Its text wrapped anew at the page's width; the page then fits the height it needs."""
+        layout = self.layout()
+        if not layout.isEnabled():  # set aside off screen: its items take the page's width now
+            layout.setEnabled(True)
+            layout.invalidate()
+            layout.activate()
         for label in self.findChildren(WrappedLabel):
             label.rewrap()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        # A new width for a page off screen: its layout is set aside until rewrap(). Qt lays a
+        # word-wrapped label's text out again whenever its width changes, even off screen: 200 ms
+        # at each step of a window drag over 300 messages, before a single label was asked anything.
+        if (watched is self and event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
+                and event.size().width() != event.oldSize().width() and self.visibleRegion().isEmpty()):
+            self.layout().setEnabled(False)
+            self._rewrap_later(self)
+        return False
 
     def _fit(self) -> None:
         layout = self.layout()
@@ -314,12 +331,8 @@ class _Page(QWidget):
         if event.type() == QEvent.Type.LayoutRequest:
             self._fit()
         elif (event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
-              and event.size().width() != event.oldSize().width()):
-            # A new width: on screen, the text wraps anew at once; off screen, soon.
-            if self.visibleRegion().isEmpty():
-                self._rewrap_later(self)
-            else:
-                self.rewrap()
+              and event.size().width() != event.oldSize().width() and self.layout().isEnabled()):
+            self.rewrap()  # a new width on screen: the text wraps anew at once (off screen: eventFilter)
         return handled
 
 
