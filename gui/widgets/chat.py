@@ -37,7 +37,6 @@ from gui.qt import (
     QFrame,
     QLayout,
     QMenu,
-    QObject,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -292,7 +291,6 @@ class _Page(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(1)
         self._rewrap_later = rewrap_later
-        self.installEventFilter(self)  # to see a resize before the page's layout acts on it
 
     def rewrap(self) -> None:
         """Its text wrapped anew at the page's width; the page then fits the height it needs."""
@@ -304,15 +302,11 @@ class _Page(QWidget):
         for label in self.findChildren(WrappedLabel):
             label.rewrap()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
-        # A new width for a page off screen: its layout is set aside until rewrap(). Qt lays a
-        # word-wrapped label's text out again whenever its width changes, even off screen: 200 ms
-        # at each step of a window drag over 300 messages, before a single label was asked anything.
-        if (watched is self and event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
-                and event.size().width() != event.oldSize().width() and self.visibleRegion().isEmpty()):
-            self.layout().setEnabled(False)
-            self._rewrap_later(self)
-        return False
+    def set_aside(self) -> None:
+        """Leave its items as they are until rewrap(): the page is off screen and about to get a
+        new width."""
+        self.layout().setEnabled(False)
+        self._rewrap_later(self)
 
     def _fit(self) -> None:
         layout = self.layout()
@@ -332,7 +326,7 @@ class _Page(QWidget):
             self._fit()
         elif (event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
               and event.size().width() != event.oldSize().width() and self.layout().isEnabled()):
-            self.rewrap()  # a new width on screen: the text wraps anew at once (off screen: eventFilter)
+            self.rewrap()  # a new width on screen: the text wraps anew at once (off screen: set_aside)
         return handled
 
 
@@ -501,6 +495,21 @@ class ChatView(QScrollArea):
 
     def _stop_keeping(self) -> None:
         self._keep_from_bottom = None
+
+    def event(self, event: QEvent) -> bool:
+        # A new width is coming: the pages off screen are set aside before it reaches them. Qt
+        # lays a word-wrapped label's text out again whenever its width changes, on screen or not
+        # (200 ms at each step of a window drag over 300 messages), and a page's layout acts on
+        # the page's resize before the page, or any filter, hears of it.
+        if (event.type() == QEvent.Type.Resize and event.oldSize().width() > 0
+                and event.size().width() != event.oldSize().width()):
+            top = self.verticalScrollBar().value()
+            bottom = top + self.viewport().height()
+            for layout in self._pages():
+                page = layout.parentWidget()
+                if layout.isEnabled() and (page.y() + page.height() < top or page.y() > bottom):
+                    page.set_aside()
+        return super().event(event)
 
     def _rewrap_later(self, page: _Page) -> None:
         self._to_rewrap[page] = None
