@@ -94,10 +94,14 @@ def drag(window, kind, *paths):
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(path)) for path in paths])
     where, action = window.rect().center(), Qt.DropAction.CopyAction
-    # Qt takes a QPoint to enter and a QPointF to drop.
-    event = (QDragEnterEvent(where, action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-             if kind == "enter" else
-             QDropEvent(QPointF(where), action, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    buttons, modifiers = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    if kind == "enter":
+        try:  # PySide6 6.12 takes a QPointF to enter, and deprecates the QPoint that 6.11 requires
+            event = QDragEnterEvent(QPointF(where), action, data, buttons, modifiers)
+        except TypeError:
+            event = QDragEnterEvent(where, action, data, buttons, modifiers)
+    else:
+        event = QDropEvent(QPointF(where), action, data, buttons, modifiers)
     QApplication.sendEvent(window, event)
     return event.isAccepted()
 
