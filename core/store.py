@@ -60,6 +60,51 @@ def create_tables(db: sqlite_utils.Database) -> None:
 class StoreError(Exception):
     """The database cannot be used; the message says why and what to do."""
 
+    def __init__(self, what: str, advice: str = ""):
+        self.what = what  # the problem alone: the window offers its own ways on, not command-line flags
+        super().__init__(f"{what} {advice}" if advice else what)
+
+
+class DamagedDatabase(StoreError):
+    """The file is not a readable SQLite database (damaged, or something else under that name):
+    it can be set aside whole and a new database started in its place."""
+
+    def __init__(self, path: Path, what: str):
+        self.path = path
+        super().__init__(what, "It was left untouched; move it aside or choose another data folder with --data-dir.")
+
+
+# SQLite's primary result codes for a file that is not (or no longer) a database. A database that
+# is only busy or locked says SQLITE_BUSY / SQLITE_LOCKED, and must never be set aside for it.
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _DAMAGE_CODES
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+
+
+def set_aside(database: Path) -> Path:
+    """Rename a database that cannot be opened, with its write-ahead log and shared-memory file,
+    to a name that says so and when; nothing is deleted, and a new database can start in its
+    place. The log goes first: left behind beside a new database, SQLite could replay it there.
+    Returns the new name of the database."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    target = database.with_name(f"{database.name}.damaged-{stamp}")
+    count = 1
+    while target.exists():
+        count += 1
+        target = database.with_name(f"{database.name}.damaged-{stamp}-{count}")
+    for suffix in ("-wal", "-shm"):
+        sibling = database.with_name(database.name + suffix)
+        if sibling.exists():
+            sibling.rename(target.with_name(target.name + suffix))
+    database.rename(target)
+    log.warning("set aside %s as %s", database, target.name)
+    return target
+
 
 @dataclass(frozen=True)
 class SessionRow:
@@ -80,6 +125,7 @@ class Store:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._check_header()
+        conn = None
         try:
             # Autocommit: every statement commits unless db.atomic() groups it (sqlite-utils 4 model).
             conn = sqlite3.connect(
@@ -94,11 +140,15 @@ class Store:
             self.db.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_BYTES
             self.db.execute("PRAGMA foreign_keys = ON")
             migrations.apply(self.db)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.path} is damaged or not a Tripane database ({exc}). It was left untouched; "
-                "move it aside or choose another data folder with --data-dir."
-            ) from exc
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()  # a refused file is not held open: on Windows it could not be set aside
+            if not isinstance(exc, sqlite3.DatabaseError):
+                raise
+            if is_damage(exc):
+                raise DamagedDatabase(self.path, f"{self.path} is damaged or not a Tripane database ({exc}).") from exc
+            raise StoreError(f"{self.path} cannot be opened ({exc}).", "It was left untouched; close what else "
+                             "has it open, or choose another data folder with --data-dir.") from exc
         self._checkpoints = _Checkpoints(self.path)
 
     def _check_header(self) -> None:
@@ -108,10 +158,7 @@ class Store:
         with self.path.open("rb") as fh:
             header = fh.read(len(SQLITE_HEADER))
         if header != SQLITE_HEADER:
-            raise StoreError(
-                f"{self.path} is not an SQLite database, so it is not Tripane's. It was left untouched; "
-                "move it aside or choose another data folder with --data-dir."
-            )
+            raise DamagedDatabase(self.path, f"{self.path} is not an SQLite database, so it is not Tripane's.")
 
     def _check_identity(self) -> None:
         app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
@@ -120,10 +167,8 @@ class Store:
         if app_id == 0 and not self.db.table_names():
             self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             return
-        raise StoreError(
-            f"{self.path} belongs to another application (it has tables but no Tripane mark). "
-            "It was left untouched; choose another data folder with --data-dir."
-        )
+        raise StoreError(f"{self.path} belongs to another application (it has tables but no Tripane mark).",
+                         "It was left untouched; choose another data folder with --data-dir.")
 
     def close(self) -> None:
         self._checkpoints.wait()

@@ -22,6 +22,7 @@ from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
 from core.store import StoreError
 from gui.binding_check import FIX, binding_problem
+from gui.dialogs.cannot_start import how_to_go_on
 from gui.qt import (
     QApplication,
     QEvent,
@@ -126,6 +127,34 @@ def open_window(settings: AppSettings, data_dir: Path | None = None,
     return window
 
 
+def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: bool):
+    """The window over the data folder and this launch's listener for later launches; or the exit
+    code when there is no window to show: 0, an instance already open took over; 2, the folder
+    cannot be opened and the person chose to quit."""
+    note = ""
+    while True:
+        listener = claim(instance_name(data_dir))
+        if listener is None:
+            print(f"Tripane is already open on {data_dir}: its window was brought to the front.", flush=True)
+            return 0
+        start_logging(data_dir)
+        log.info("Tripane %s starting over %s (Python %s, Qt %s, %s)", __version__, data_dir,
+                 platform.python_version(), qVersion(), platform.platform())
+        try:
+            window = open_window(settings, data_dir)
+        except (StoreError, OSError) as exc:  # a damaged or foreign database, an unwritable folder
+            log.error("cannot start: %s", exc)
+            listener.close()
+            chosen = how_to_go_on(exc, data_dir, settings, remember_folder)
+            if chosen is None:
+                return 2
+            data_dir, note = chosen
+            continue
+        if note:
+            window.statusBar().showMessage(note, 30_000)
+        return window, listener
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     start_logging(None)
@@ -149,21 +178,11 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     qsettings = QSettings(str(args.settings), QSettings.Format.IniFormat) if args.settings else None
     settings = AppSettings(qsettings)
-    data_dir = args.data_dir or settings.load().data_path()
-    listener = claim(instance_name(data_dir))
-    if listener is None:
-        print(f"Tripane is already open on {data_dir}: its window was brought to the front.", flush=True)
-        return 0
-    start_logging(data_dir)
-    log.info("Tripane %s starting over %s (Python %s, Qt %s, %s)", __version__, data_dir,
-             platform.python_version(), qVersion(), platform.platform())
-    try:
-        window = open_window(settings, data_dir)
-    except (StoreError, OSError) as exc:  # a damaged or foreign database, an unwritable folder
-        log.error("cannot start: %s", exc)
-        QMessageBox.critical(None, "Tripane cannot start", f"{exc}\n\nNothing was changed. Choose another data "
-                             "folder with --data-dir, or move the file aside.")
-        return 2
+    opened = open_main_window(settings, args.data_dir or settings.load().data_path(),
+                              remember_folder=args.data_dir is None)
+    if isinstance(opened, int):
+        return opened
+    window, listener = opened
     import qasync  # after PySide6, so qasync picks the binding already loaded
 
     loop = qasync.QEventLoop(app)

@@ -4,8 +4,9 @@ import sqlite3
 
 import pytest
 
+import core.store
 from core.events import UserMessage
-from core.store import CHECKPOINT_BYTES, Store, StoreError
+from core.store import CHECKPOINT_BYTES, DamagedDatabase, Store, StoreError, set_aside
 
 
 def test_events_are_appended_in_order_and_survive_reopening(data_dir):
@@ -72,6 +73,56 @@ def test_a_damaged_database_gives_a_clear_error(data_dir):
         opened = Store(path)
         opened.records("s1")
     assert path.read_bytes() == damaged
+
+
+def test_a_database_damaged_where_it_starts_can_be_set_aside_and_a_new_one_started(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    store.create_session("s1", task="t", model="m")
+    store.close()
+    raw = bytearray(path.read_bytes())
+    raw[100:4096] = b"\xff" * (4096 - 100)  # the schema, on the first page after SQLite's header
+    path.write_bytes(bytes(raw))
+    with pytest.raises(DamagedDatabase) as refused:
+        Store(path)
+    assert refused.value.path == path and "damaged" in refused.value.what
+    (data_dir / "tripane.db-wal").write_bytes(b"a log that belongs to the damaged file")
+
+    aside = set_aside(path)
+
+    assert aside.parent == data_dir and aside.name.startswith("tripane.db.damaged-")
+    assert aside.read_bytes() == bytes(raw)  # kept whole, under a name that says why
+    assert aside.with_name(aside.name + "-wal").read_bytes() == b"a log that belongs to the damaged file"
+    assert not (data_dir / "tripane.db-wal").exists()
+    fresh = Store(path)
+    assert fresh.sessions() == []
+    fresh.close()
+    assert set_aside(path) != aside  # a second one the same second gets a name of its own
+
+
+def test_a_file_that_is_not_sqlite_is_a_damaged_database(data_dir):
+    path = data_dir / "tripane.db"
+    path.write_bytes(b"a shopping list")
+    with pytest.raises(DamagedDatabase):
+        Store(path)
+
+
+def test_a_locked_database_is_refused_but_never_called_damaged(data_dir, monkeypatch):
+    """Another program holding the file locked: setting it aside would lose a good database."""
+    path = data_dir / "tripane.db"
+    Store(path).close()
+    monkeypatch.setattr(core.store, "BUSY_TIMEOUT_MS", 200)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked") as refused:
+            Store(path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not isinstance(refused.value, DamagedDatabase)
+    Store(path).close()  # and it opens once the other program lets go
 
 
 def events_in_database_file(path) -> int:

@@ -1,4 +1,4 @@
-"""Starting and ending the app: a damaged database is a clear message; a signal closes it cleanly."""
+"""Starting and ending the app: a damaged database is a clear message with ways on; a signal closes it cleanly."""
 
 from __future__ import annotations
 
@@ -11,25 +11,129 @@ import time
 import pytest
 
 import gui.app
-from gui.qt import QSettings
+from core.logs import stop_logging
+from core.store import DamagedDatabase, Store
+from gui.dialogs import cannot_start
+from gui.qt import QApplication, QSettings, QTimer
 from gui.settings import AppSettings, Preferences
 
 
-def test_a_corrupt_database_is_reported_and_left_untouched(tmp_path, monkeypatch):
+def damaged_data_folder(tmp_path):
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(exist_ok=True)
     database = data / "tripane.db"
     database.write_bytes(b"this is not a database, it is a shopping list\n" * 100)
-    before = database.read_bytes()
-    shown = []
-    monkeypatch.setattr(gui.app.QMessageBox, "critical", lambda parent, title, text: shown.append((title, text)))
+    return data, database.read_bytes()
+
+
+def test_a_corrupt_database_is_reported_and_left_untouched_when_the_person_quits(tmp_path, monkeypatch):
+    data, before = damaged_data_folder(tmp_path)
+    asked = []
+    monkeypatch.setattr(cannot_start, "ask", lambda error, folder: asked.append((error, folder)) or cannot_start.QUIT)
 
     code = gui.app.main(["--data-dir", str(data), "--settings", str(tmp_path / "settings.ini")])
 
     assert code == 2
-    assert shown and shown[0][0] == "Tripane cannot start"
-    assert "not a Tripane database" in shown[0][1] or "SQLite" in shown[0][1]
-    assert database.read_bytes() == before
+    assert [(type(error), folder) for error, folder in asked] == [(DamagedDatabase, data)]
+    assert (data / "tripane.db").read_bytes() == before
+    assert sorted(path.name for path in data.iterdir()) == ["logs", "tripane.db"]
+
+
+def test_the_start_up_problem_is_told_in_words_with_ways_on_not_flags(tmp_path):
+    data, _ = damaged_data_folder(tmp_path)
+    with pytest.raises(DamagedDatabase) as damaged:
+        Store(data / "tripane.db")
+    box = cannot_start.problem_box(damaged.value, data)
+    assert "not an SQLite database" in box.text() and "--data-dir" not in box.text() + box.informativeText()
+    assert {b.text(): b.property("choice") for b in box.buttons()} == {
+        "Set it aside and start afresh": cannot_start.SET_ASIDE,
+        "Choose another folder…": cannot_start.OTHER_FOLDER, "Quit": cannot_start.QUIT}
+    assert box.defaultButton().text() == "Set it aside and start afresh" and box.escapeButton().text() == "Quit"
+
+    unusable = FileExistsError(17, "File exists", str(tmp_path / "a file, not a folder"))
+    box = cannot_start.problem_box(unusable, tmp_path / "a file, not a folder")
+    assert "cannot be used: File exists" in box.text()
+    assert {b.property("choice") for b in box.buttons()} == {cannot_start.TRY_AGAIN, cannot_start.OTHER_FOLDER,
+                                                             cannot_start.QUIT}  # nothing to set aside
+
+
+@pytest.fixture
+def opened_windows(qtbot):
+    opened = []
+    yield opened
+    for window, listener in opened:
+        listener.close()
+        window.close_now()
+        qtbot.waitUntil(lambda w=window: w.shutdown_done is not None and w.shutdown_done.done(), timeout=5000)
+    stop_logging()
+
+
+@pytest.fixture
+def answer_dialogs():
+    """Click, in each start-up dialog that comes up, the button that starts with the next of the
+    texts given, then Quit: a flow that asks once more than it should ends instead of hanging."""
+    answers: list[str] = []
+
+    def click():
+        box = QApplication.activeModalWidget()
+        if box is not None:
+            wanted = answers.pop(0) if answers else "Quit"
+            next(button for button in box.buttons() if button.text().startswith(wanted)).click()
+    timer = QTimer(interval=20)
+    timer.timeout.connect(click)
+    timer.start()
+    yield answers.append
+    timer.stop()
+
+
+def test_a_damaged_database_set_aside_from_the_dialog_makes_way_for_a_new_one(tmp_path, settings, opened_windows,
+                                                                              answer_dialogs):
+    data, before = damaged_data_folder(tmp_path)
+    answer_dialogs("Set it aside")
+
+    opened = gui.app.open_main_window(settings, data, remember_folder=True)
+
+    window, _ = opened
+    opened_windows.append(opened)
+    aside = [path for path in data.iterdir() if path.name.startswith("tripane.db.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == before  # kept whole
+    assert window.workspace.store.sessions() == [] and (data / "tripane.db").read_bytes()[:6] == b"SQLite"
+    assert f"set aside as {aside[0].name}" in window.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("remember", [True, False])
+def test_another_folder_chosen_in_the_dialog_is_opened_and_remembered(tmp_path, settings, opened_windows,
+                                                                       answer_dialogs, monkeypatch, remember):
+    data, before = damaged_data_folder(tmp_path)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.setattr(cannot_start.QFileDialog, "getExistingDirectory", lambda *args: str(other))
+    answer_dialogs("Choose another folder")
+
+    opened = gui.app.open_main_window(settings, data, remember_folder=remember)
+
+    window, _ = opened
+    opened_windows.append(opened)
+    assert window.workspace.data_dir == other and (other / "tripane.db").exists()
+    assert (data / "tripane.db").read_bytes() == before
+    assert settings.load().data_dir == (str(other) if remember else str(data))  # --data-dir is for one run
+
+
+def test_try_again_opens_the_folder_once_the_problem_is_gone(tmp_path, settings, opened_windows, monkeypatch):
+    data = tmp_path / "data"
+    data.write_text("a file where the data folder should be", encoding="utf-8")
+
+    def person_moves_the_file(error, folder):
+        assert isinstance(error, OSError)
+        data.rename(tmp_path / "moved")
+        return cannot_start.TRY_AGAIN
+    monkeypatch.setattr(cannot_start, "ask", person_moves_the_file)
+
+    opened = gui.app.open_main_window(settings, data, remember_folder=True)
+
+    window, _ = opened
+    opened_windows.append(opened)
+    assert window.workspace.data_dir == data and (data / "tripane.db").exists()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGTERM/SIGINT for a window process")
