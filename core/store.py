@@ -83,7 +83,7 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in _DAMAGE_CODES
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    return not isinstance(exc, sqlite3.OperationalError)  # no code given: busy and locked are operational
 
 
 def set_aside(database: Path) -> Path:
