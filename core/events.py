@@ -127,6 +127,12 @@ class FileChanged(Event):
     sha256: str
     size: int = 0  # bytes on disk: lets a reopened session cut off an append the log never saw
 
+    @property
+    def tells_the_agent(self) -> bool:
+        """An edit of the plan or findings the agent did not make: it is told, as a diff. (Edits of
+        progress.md, the log of what it did, are not news it acts on.)"""
+        return self.author in ("user", "external") and self.file != "progress.md"
+
 
 @dataclass(frozen=True)
 class PinsChanged(Event):
@@ -167,6 +173,7 @@ class Danger(Event):
     kind: ClassVar[str] = "danger"
     turn: int
     level: str  # warn | stop
+    limit: int = 0  # the turn at which the person is asked (0 in events written before it was kept)
 
 
 @dataclass(frozen=True)

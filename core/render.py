@@ -22,13 +22,13 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
+from core.text import one_line
 
 PREVIEW = 160
 
 
 def _short(text: str, limit: int = PREVIEW) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def render(record: Record) -> str | None:
@@ -47,6 +47,8 @@ def render(record: Record) -> str | None:
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
             return f"  {mark} {event.name}: {_short(event.content)}{where}"
+        case FileChanged() if event.tells_the_agent:
+            return f"  ✎ {describe_edit(event)}"
         case FileChanged() if event.author != "core":
             return f"  ✎ {event.file} v{event.version} by {event.author}"
         case PinsChanged():
@@ -54,7 +56,7 @@ def render(record: Record) -> str | None:
         case ErrorRecorded():
             return f"  ! error (attempt {event.attempt}): {describe_failure(event.tool, event.message)}"
         case Danger():
-            return f"  ⚠ turn {event.turn}: danger threshold ({event.level})"
+            return f"  ⚠ {describe_danger(event)}"
         case HumanQuestion():
             options = f" [{' / '.join(event.options)}]" if event.options else ""
             return f"? question {event.qid} ({event.reason}): {event.question}{options}"
@@ -75,6 +77,24 @@ def render(record: Record) -> str | None:
         case SessionEnded():
             return f"■ ended: {event.status} — {_short(event.summary, 400)}"
     return None
+
+
+def describe_edit(event: FileChanged) -> str:
+    """A person's edit of a working file (the agent reads it as a diff at its next step)."""
+    lines = event.diff.splitlines()
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    who = "You edited" if event.author == "user" else "A program outside Tripane changed"
+    return (f"{who} {event.file} (version {event.version}: +{added} −{removed} lines); "
+            "the agent reads the change at its next step")
+
+
+def describe_danger(event: Danger) -> str:
+    """What a turn-threshold event means for the person, in the chat and on the terminal."""
+    if event.level == "stop":
+        return f"Turn {event.turn}: the danger threshold — the run waits for you to continue, guide or stop it"
+    asked = f"; at turn {event.limit} you will be asked whether it goes on" if event.limit > event.turn else ""
+    return f"Turn {event.turn}: the task is taking long (the agent is told to re-read its plan and findings){asked}"
 
 
 def flush_note(event: Compaction) -> str:

@@ -232,7 +232,7 @@ class AgentLoop:
             self._ask_budget()
         else:
             if state.turn >= config.warn_turn and not state.warned:
-                self._record(Danger(turn=state.turn, level="warn"))
+                self._record(Danger(turn=state.turn, level="warn", limit=state.danger_limit))
             if self.long_memory is not None and not state.memory_recalled and state.turn == 0:
                 await self._recall()
             await self._turn()
@@ -693,7 +693,7 @@ class AgentLoop:
 
     def _ask_danger(self) -> None:
         turn = self.state.turn
-        self._record(Danger(turn=turn, level="stop"))
+        self._record(Danger(turn=turn, level="stop", limit=turn))
         self._ask(
             "danger_turn",
             f"The agent has used {turn} turns. Continue (how many more turns?), give guidance, or stop?",

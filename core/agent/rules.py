@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from core.text import one_line
+
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b")
 _NUMBER = re.compile(r"\d+")
 _QUOTED = re.compile(r"'[^']{0,200}'|\"[^\"]{0,200}\"")
@@ -18,7 +20,7 @@ def describe_failure(tool: str, message: str) -> str:
     text = lines[0] if lines else "(no message)"
     if text.lower().startswith("command failed") and len(lines) > 1:
         text = f"{text} … {lines[-1]}"
-    return f"{tool or 'the model'} failed: {text[:SIGNATURE_MESSAGE_CHARS]}".rstrip(".")
+    return f"{tool or 'the model'} failed: {one_line(text, SIGNATURE_MESSAGE_CHARS)}".rstrip(".")
 
 
 def error_signature(tool: str, error_type: str, message: str) -> str:

@@ -27,7 +27,6 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.memory.working import PROGRESS
 
 Message = dict[str, Any]
 
@@ -152,7 +151,7 @@ class History:
                     self._held.clear()
             case Compaction():
                 self._compact(event, record.session_id)
-            case FileChanged() if event.author in ("user", "external") and event.file != PROGRESS:
+            case FileChanged() if event.tells_the_agent:
                 who = "The person" if event.author == "user" else "Someone outside Tripane"
                 self._note(
                     f"[{who} edited {event.file}; it is now version {event.version}. Their changes win: "

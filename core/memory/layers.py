@@ -19,6 +19,7 @@ from filelock import FileLock
 
 from core.memory.guard import MemoryRefused, check
 from core.memory.working import atomic_write
+from core.text import one_line
 
 MEMORY_FILE = "MEMORY.md"
 SECTIONS = {"fact": "Facts", "preference": "Preferences", "lesson": "Lessons"}
@@ -148,9 +149,9 @@ class MemoryFiles:
         failed = "".join(f"- Failed: {item}\n" for item in episode.failed)
         # A burst that stopped mid-task (a question, a compaction) says where it stands, not what is done.
         done = "Done" if episode.status in ("done", "capped", "aborted", "error") else "Where it stands"
-        entry = (f"\n## {when:%H:%M} – {_one_line(episode.title, 100)}\n"
-                 f"- Asked: {_one_line(episode.asked, 300)}\n"
-                 f"- {done}: {_one_line(episode.done, 600)}\n{failed}"
+        entry = (f"\n## {when:%H:%M} – {one_line(episode.title, 100)}\n"
+                 f"- Asked: {one_line(episode.asked, 300)}\n"
+                 f"- {done}: {one_line(episode.done, 600)}\n{failed}"
                  f"- {episode.tool_calls} tool calls, {episode.errors} errors, "
                  f"{episode.minutes:.0f} min; ended {episode.status}; session {episode.session_id}\n")
         try:
@@ -188,7 +189,7 @@ class MemoryFiles:
     def remember(self, text: str, *, kind: str, source: str, supersedes: str | None = None,
                  contradicts: list[Entry] | None = None, today: date | None = None) -> Entry:
         """Add one entry; mark the one it supersedes; flag contradictions. Raises MemoryRefused."""
-        text = _one_line(text, 500)
+        text = one_line(text, 500)
         if not text:
             raise MemoryRefused("Refused: the fact is empty.")
         if kind not in SECTIONS:
@@ -233,8 +234,8 @@ class MemoryFiles:
     def save_skill(self, name: str, triggers: list[str], steps: list[str], tools: list[str], *,
                    source: str, change: str, today: date | None = None) -> Skill:
         """Create a skill, or write its next version with a line of history. Raises MemoryRefused."""
-        triggers = [_one_line(t, 200) for t in triggers if t.strip()]
-        steps = [_one_line(s, 400) for s in steps if s.strip()]
+        triggers = [one_line(t, 200) for t in triggers if t.strip()]
+        steps = [one_line(s, 400) for s in steps if s.strip()]
         if not name.strip() or not triggers or not steps:
             raise MemoryRefused("Refused: a skill needs a name, at least one trigger and at least one step.")
         check("\n".join([name, *triggers, *steps, change]))
@@ -245,8 +246,8 @@ class MemoryFiles:
             old = parse_skill(path.read_text(encoding="utf-8"), slug) if path.exists() else None
             versions = list(old.versions) if old else []
             day = f"{today or date.today():%Y-%m-%d}"
-            versions.append(f"v{len(versions) + 1} {day} (session {source}): {_one_line(change, 200) or 'first version'}")
-            skill = Skill(name=_one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
+            versions.append(f"v{len(versions) + 1} {day} (session {source}): {one_line(change, 200) or 'first version'}")
+            skill = Skill(name=one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
                           tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
                           successes=old.successes if old else 0, versions=versions)
             atomic_write(path, skill.to_markdown())
@@ -261,11 +262,6 @@ class MemoryFiles:
             skill.uses += 1
             skill.successes += int(succeeded)
             atomic_write(path, skill.to_markdown())
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _insert_in_section(lines: list[str], title: str, line: str) -> list[str]:

@@ -16,6 +16,7 @@ from core.events import (
     Compaction,
     Danger,
     ErrorRecorded,
+    FileChanged,
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
@@ -28,7 +29,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
-from core.render import compaction_sizes, flush_note
+from core.render import compaction_sizes, describe_danger, describe_edit, flush_note
 from gui.markdown import closing_fence, displayable, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -574,9 +575,10 @@ class ChatView(QScrollArea):
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""
                 self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer", into)
+            case FileChanged() if event.tells_the_agent:
+                self._notice(f"✎ {_escape(describe_edit(event))}", into=into)
             case Danger():
-                self._notice(f"⚠ Turn {event.turn}: {'warning' if event.level == 'warn' else 'danger threshold'}",
-                             "error", into)
+                self._notice(f"⚠ {_escape(describe_danger(event))}", "error", into)
             case MemoryRecalled() if event.text:
                 skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
                 self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",

@@ -13,6 +13,7 @@ from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
 from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt
 from gui.widgets.chat import MessageItem, ToolCard
+from tests.gui.test_supporting_screens import chat_says
 
 WAIT = 15_000  # ms; the first model turn loads the tokenizer in a worker thread
 
@@ -123,6 +124,8 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
     diff_messages = [m["content"] for m in request.messages if "The person edited task_plan.md" in str(m.get("content"))]
     assert diff_messages and "+- Person: use PostgreSQL, not SQLite" in diff_messages[0]
     assert "use PostgreSQL" in request.messages[-1]["content"]  # and the tail recites the new plan
+    # The conversation says so too, where the person follows what the agent was told.
+    assert "✎ You edited task_plan.md (version 2: +2 −0 lines); the agent reads the change" in chat_says(window)
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 

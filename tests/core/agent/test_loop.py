@@ -17,6 +17,7 @@ from core.events import (
 )
 from core.llm import ModelError, ModelReply
 from core.memory.working import PLAN
+from core.render import describe_danger
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import (
@@ -128,6 +129,10 @@ async def test_turn_thirty_opens_the_danger_question(store, data_dir, workdir):
     assert question.reason == "danger_turn" and session.state.turn == 30
     assert question.options == ("continue", "guidance", "stop")
     assert [d.level for d in events_of(session, Danger)] == ["warn", "stop"]
+    # The person reads what each threshold means, not just its name.
+    warn, stop = (describe_danger(d) for d in events_of(session, Danger))
+    assert warn.startswith("Turn 7: the task is taking long") and "at turn 30 you will be asked" in warn
+    assert stop.startswith("Turn 30: the danger threshold") and "continue, guide or stop" in stop
     # From turn 7 on, the tail warns against blind retries.
     assert "Do not retry blindly" in last_user_text(model, 7)
     assert "Do not retry blindly" not in last_user_text(model, 5)
@@ -417,6 +422,12 @@ def test_failures_are_counted_by_signature_and_described_by_their_message():
         "shell_run failed: Command failed (exit code 1) … NameError: name 'y' is not defined")
     assert describe_failure("", "timeout after 60 s.") == "the model failed: timeout after 60 s"
     assert describe_failure("file_read", "") == "file_read failed: (no message)"
+    # A long message is cut between words, and says it was cut.
+    long = "plan_update replaces the whole file, and this drops the section(s) ## Current Status, " * 3
+    described = describe_failure("plan_update", long)
+    assert described.endswith("…") and len(described) <= len("plan_update failed: ") + 160
+    kept = described.removeprefix("plan_update failed: ").removesuffix("…")
+    assert long.startswith(kept) and long[len(kept)] in " ,"  # never half a word
 
 
 async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
