@@ -19,6 +19,7 @@ from gui.qt import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    Qt,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -176,16 +177,24 @@ class SettingsDialog(QDialog):
     def _on_test_clicked(self) -> None:
         self._store_key()
         self.test_button.setEnabled(False)
+        # Disabling the focused button moves the focus on (to Context window, its text selected, where
+        # a keystroke would replace it); it comes back when the test ends, unless the person moved it.
+        self._focus_moved_to = self.focusWidget()
         self.test_result.setText("Testing…")
         work = check_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
         self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed)
 
-    def _test_passed(self, connection: Connection) -> None:
+    def _test_ended(self) -> None:
         self.test_button.setEnabled(True)
+        if self.focusWidget() is self._focus_moved_to:
+            self.test_button.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _test_passed(self, connection: Connection) -> None:
+        self._test_ended()
         self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} {connection.details()}")
 
     def _test_failed(self, error: BaseException) -> None:
-        self.test_button.setEnabled(True)
+        self._test_ended()
         message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
         self.test_result.setText(f"✗ {message}")
 
