@@ -344,6 +344,9 @@ class AgentLoop:
             if self.engine is not None:  # another turn of this loop built it meanwhile
                 return self.engine
             self.engine = engine
+            held = self.journal.history.last_request_held
+            if held is not None:  # a reopened session that had sent requests
+                engine.assume_sent(self.journal.history, held)
             if self.engine.prefix_tokens > budget:
                 log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)

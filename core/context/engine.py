@@ -40,10 +40,11 @@ class Assembled:
     # written there; Claude looks back only 20 blocks from a marker) and where this history ends,
     # before the tail and any side call's extra messages.
     cache_breakpoints: tuple[int, ...] = (0,)
+    history_sent: int = 0  # the history's messages in this request
 
     def metrics(self) -> dict[str, Any]:
         return {"prompt_tokens_est": self.tokens, "budget": self.budget,
-                "prefix_reuse": round(self.prefix_reuse, 4),
+                "prefix_reuse": round(self.prefix_reuse, 4), "history_sent": self.history_sent,
                 "zones": {zone.name: zone.tokens for zone in self.zones}}
 
 
@@ -123,7 +124,16 @@ class ContextEngine:
             Zone("history", history.total_tokens + extra_tokens, messages[1:-1]),
             Zone("tail", tail_tokens, [tail_message]),
         )
-        return Assembled(messages, zones, total, self.budget, reuse, breakpoints)
+        return Assembled(messages, zones, total, self.budget, reuse, breakpoints, len(history.messages))
+
+    def assume_sent(self, history: History, held: int) -> None:
+        """A reopened session: the last request, sent before the restart, held the prefix and the
+        first `held` messages of this history. The next request is measured (and its cache markers
+        placed) against it, as if the process had never stopped; its tail does not matter, being
+        where the next request differs anyway."""
+        placeholder_tail = {"role": "user", "content": ""}
+        self._previous = _Sent([self.system_message, *history.messages[:held], placeholder_tail],
+                               history.generation, held, NOT_COUNTED_YET)
 
     def _cache_breakpoints(self, history: History) -> tuple[int, ...]:
         previous = self._previous
@@ -145,7 +155,9 @@ class ContextEngine:
             return 0
         if previous.generation == history.generation and previous.history_len <= len(history.messages):
             index = 1 + previous.history_len
-            return self._prefix_tokens + previous.history_tokens + self._shared_tokens(previous.messages[index], messages[index])
+            held_tokens = (previous.history_tokens if previous.history_tokens != NOT_COUNTED_YET
+                           else sum(history.tokens[:previous.history_len]))  # counted by now
+            return self._prefix_tokens + held_tokens + self._shared_tokens(previous.messages[index], messages[index])
         common = 0
         for index, message in enumerate(messages[:-1]):
             if index >= len(previous.messages):
@@ -162,6 +174,9 @@ class ContextEngine:
                 break
             same += 1
         return same
+
+
+NOT_COUNTED_YET = -1  # a reopened session's last request: its tokens are summed at the next request
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,10 @@ class History:
     # Results that point to an earlier identical output, by their seq: (digest, record, as seen).
     _pointers: dict[int, tuple[str, Record, OutputSeen]] = field(default_factory=dict)
     _turn: int = 0
+    # How many of these messages the last request held (from its metrics; None before any request,
+    # after a compaction, or in a log written before it was kept): a reopened session's next
+    # request is compared with that one, as it would have been without the restart.
+    last_request_held: int | None = None
 
     def _append(self, message: Message, seq: int | None = None) -> None:
         self.messages.append(message)
@@ -126,6 +130,8 @@ class History:
                 self._note(event.text)
             case AssistantMessage():
                 self._turn = event.turn
+                held = event.metrics.get("history_sent")
+                self.last_request_held = held if isinstance(held, int) and 0 <= held <= len(self.messages) else None
                 message: Message = {"role": "assistant", "content": event.text or None}
                 if event.tool_calls:
                     message["tool_calls"] = [
@@ -193,6 +199,7 @@ class History:
         old = list(zip(self.messages, self.seqs, self.tokens))
         self.messages, self.seqs, self.tokens, self.total_tokens, self._counted = [], [], [], 0, 0
         self.generation += 1
+        self.last_request_held = None
         if old and old[0][1] < event.first_seq:
             first_message, first_seq, first_tokens = old[0]
             self._restore(first_message, first_seq, first_tokens)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from core.context.history import History
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -220,6 +221,46 @@ async def test_replay_rebuilds_byte_identical_messages_including_variation(store
     assert len(frames) > 1  # observations are framed in more than one way
     reopened = Session.open(store, data_dir, session.id, model)
     assert dump(reopened.journal.history.messages) == dump(session.journal.history.messages)
+
+
+async def test_a_reopened_session_measures_its_next_request_against_the_last_one_sent(store, data_dir, workdir):
+    """After a restart the history is rebuilt byte for byte, so the next request extends the last
+    one sent before it: its prefix reuse says so (not 0 %), and its cache markers include where
+    that request's history ended. A compaction forgets that request: it was never sent again."""
+    (workdir / "a.txt").write_text("".join(f"line {i}\n" for i in range(200)), encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_read", call_id=f"c{i}", path="a.txt", offset=i * 40 + 1, limit=40))
+                           for i in range(4)] + [reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    sent_last = main_requests(model)[-1]
+    held = events_of(session, AssistantMessage)[-1].metrics["history_sent"]
+    assert held == len(sent_last.messages) - 2  # all but the system prompt and the tail
+
+    later = ScriptedModel([reply("", call("task_done", summary="checked"))])
+    reopened = Session.open(store, data_dir, session.id, later)
+    await reopened.send("Check the file once more.")
+    assert await reopened.wait() == "done"
+    after = events_of(reopened, AssistantMessage)[-1].metrics
+    assert 0.8 < after["prefix_reuse"] < 1
+    assert held in main_requests(later)[0].cache_breakpoints  # after that many history messages
+
+    compacted = ScriptedModel([reply("", call("findings_add", title="Kept", body="a.txt has 200 lines.")),
+                               reply("", call("task_done", summary="compacted"))],
+                              side_replies=[ModelReply("Read a.txt in four pages.")])
+    again = Session.open(store, data_dir, session.id, compacted)
+    again.request_compaction()
+    await again.send("Compact, then finish.")
+    assert await again.wait() == "done"
+    # Had Tripane closed right after the compaction, the request before it would not be taken for
+    # the start of the next one: the compacted history was never sent.
+    records = again.records
+    at = next(i for i, r in enumerate(records) if isinstance(r.event, Compaction))
+    rebuilt = History()
+    for record in records[:at]:
+        rebuilt.apply(record)
+    assert rebuilt.last_request_held is not None
+    rebuilt.apply(records[at])
+    assert rebuilt.last_request_held is None
 
 
 async def test_a_session_loaded_in_the_background_is_the_one_opened_with_what_came_meanwhile(
