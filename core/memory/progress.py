@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from core.agent.options import option_label
+
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
 
@@ -55,7 +57,7 @@ def question(reason: str, text: str) -> str:
 
 def answer(choice: str, text: str) -> str:
     detail = f" — {_clip(text, 600)}" if text.strip() else ""
-    return f"\n## [{_stamp()}] 💬 The person answered: {choice}{detail}\n"
+    return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice)}{detail}\n"
 
 
 def session_ended(status: str, summary: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from core.agent.options import option_label
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.qt import (
@@ -35,11 +36,6 @@ TITLES = {
     "approval": "Approve a tool call?",
     "budget": "The budget cap is reached",
 }
-LABELS = {
-    "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
-    "change_model": "Change model", "stop": "Stop", "continue": "Continue", "guidance": "Send guidance",
-    "approve": "Approve", "deny": "Deny",
-}
 TEXT_PROMPTS = {
     "three_strike": "Hint, or the new model name for “Change model”:",
     "danger_turn": "Guidance for the agent (optional):",
@@ -48,7 +44,8 @@ TEXT_PROMPTS = {
     "budget": "Note for the agent (optional):",
 }
 REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "differently": "Would do differently",
-                 "ask_human": "Asks you", "error": "Note"}
+                 "ask_human": "Asks you", "error": "Note",
+                 "text": "Its answer"}  # a reply that was not the JSON asked for, kept whole
 
 
 DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins
@@ -154,7 +151,7 @@ class QuestionDialog(QDialog):
             return "Send answer"
         if self.question.reason == "budget" and option == "continue":
             return "Continue (as much again)"
-        return LABELS.get(option, option)
+        return option_label(option)
 
     def _context_html(self) -> str:
         context, reason = self.question.context, self.question.reason

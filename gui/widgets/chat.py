@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from core.agent.options import option_label
 from core.agent.rules import describe_failure
 from core.changes import ChangeTally
 from core.events import (
@@ -574,7 +575,7 @@ class ChatView(QScrollArea):
                              f"{_escape(event.question)}", "question", into)
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""
-                self._notice(f"↳ You answered <b>{_escape(event.choice)}</b>{detail}", "answer", into)
+                self._notice(f"↳ You answered <b>{_escape(option_label(event.choice))}</b>{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 self._notice(f"✎ {_escape(describe_edit(event))}", into=into)
             case Danger():
