@@ -7,6 +7,7 @@ choice back; the window passes it to `Session.answer`. What it shows depends on 
 from __future__ import annotations
 
 import json
+import re
 
 from core.agent.options import option_label
 from core.events import HumanQuestion
@@ -47,6 +48,8 @@ REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "
                  "ask_human": "Asks you", "error": "Note",
                  "text": "Its answer"}  # a reply that was not the JSON asked for, kept whole
 
+
+_STEP_MARKS = re.compile(r"^\s*(\d+\.|[-*])\s*\[ \]\s*")
 
 DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins
 
@@ -157,8 +160,9 @@ class QuestionDialog(QDialog):
         context, reason = self.question.context, self.question.reason
         parts = []
         if reason == "three_strike":
-            if context.get("step"):
-                parts.append(f"<p><b>Failing step:</b> {_escape(context['step'])}</p>")
+            if context.get("step"):  # the plan's line, without its list number and open checkbox
+                step = _STEP_MARKS.sub("", context["step"])
+                parts.append(f"<p><b>Failing step:</b> {_escape(step)}</p>")
             errors = context.get("errors") or []
             if errors:
                 items = "".join(f"<li><code>{_escape(str(e)[:400])}</code></li>" for e in errors)
