@@ -374,6 +374,10 @@ class ChatView(QScrollArea):
         self._render_timer = QTimer(self, singleShot=True, interval=80)
         self._render_timer.timeout.connect(self._render_live)
         self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+        # Whether the view keeps to the end as the conversation grows: as the person left it. Set
+        # on every scroll, not only when an item is added: a card unfolded after scrolling up
+        # through an ended session must not pull the view back down to the end.
+        self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self._follow = True
 
     # --- building -------------------------------------------------------------------------------
@@ -642,6 +646,11 @@ class ChatView(QScrollArea):
     def _at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
         return bar.value() >= bar.maximum() - 24
+
+    def _on_scrolled(self, value: int) -> None:
+        if self._keep_from_bottom is not None and value != self.verticalScrollBar().maximum() - self._keep_from_bottom:
+            self._keep_from_bottom = None  # the person scrolled while older items went in: their place wins
+        self._follow = self._at_bottom()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._keep_from_bottom is not None:

@@ -137,6 +137,30 @@ def test_items_keep_their_room_when_a_card_opens_or_the_width_changes(qtbot, the
     qtbot.waitUntil(lambda: chat.widget().height() - (top(chat, last) + last.height()) <= 12)
 
 
+def test_a_card_unfolded_above_the_end_leaves_the_view_where_the_person_put_it(qtbot, themed):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(700, 500)
+    chat.show()
+    chat.show_records(long_session(30))
+    qtbot.waitUntil(lambda: not chat.building())
+    settle(qtbot, chat)
+    bar = chat.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0)  # it opened on its end, following
+
+    bar.setValue(0)  # the person scrolls up to the start
+    card = next(item for item in chat.items() if isinstance(item, ToolCard))
+    height = chat.widget().height()
+    qtbot.mouseClick(card.header, qtbot_left())
+    qtbot.waitUntil(lambda: chat.widget().height() > height)  # it unfolded: the content grew
+    settle(qtbot, chat)
+    assert bar.value() == 0  # not pulled down to the end
+
+    bar.setValue(bar.maximum())  # back at the end, the view follows again
+    chat.add_record(Record("s", 999, "", AssistantMessage("One more step.", turn=31)))
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() and top(chat, chat.items()[-1]) <= bar.value() + 500)
+
+
 def test_a_short_session_has_no_earlier_button(qtbot):
     chat = ChatView()
     qtbot.addWidget(chat)
