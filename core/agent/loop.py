@@ -24,7 +24,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from core.agent.control import Control, StopRequested
-from core.agent.rules import error_signature
+from core.agent.rules import describe_failure, error_signature
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -288,12 +288,14 @@ class AgentLoop:
         since = [r for r in self.journal.records if r.seq > self._episode_mark]
         if not any(isinstance(r.event, ToolResult) for r in since) and not state.ended:
             return  # no burst to report
-        failed: list[str] = []
+        # Each failure once, as people and the model read it (not its internal signature), with
+        # how often it happened: "file_read failed: No such file: 'a.py' (3×)".
+        times: dict[str, tuple[int, str]] = {}
         for record in since:
             if isinstance(record.event, ErrorRecorded):
-                message = record.event.message.splitlines()[0][:160] if record.event.message else ""
-                if f"{record.event.signature}: {message}" not in failed:
-                    failed.append(f"{record.event.signature}: {message}")
+                count = times.get(record.event.signature, (0, ""))[0] + 1
+                times[record.event.signature] = (count, describe_failure(record.event.tool, record.event.message))
+        failed = [f"{text} ({count}×)" if count > 1 else text for count, text in times.values()]
         results = [r.event for r in since if isinstance(r.event, ToolResult)]
         try:
             started = datetime.fromisoformat(since[0].ts) if since else datetime.now(timezone.utc)
