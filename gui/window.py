@@ -880,6 +880,8 @@ class MainWindow(QMainWindow):
         """One step larger (1), smaller (-1), or back to the platform's size (0); remembered."""
         self.prefs.text_scale = next_step(self.prefs.text_scale, direction)
         self.settings.save(self.prefs)
+        for pane in self.panes.values():
+            pane.remember_place()
         apply_text_size(QApplication.instance(), self.prefs.text_scale)
         self.chat.rerender()  # headings are sized in the HTML; the rest follows the font
         for pane in self.panes.values():

@@ -143,10 +143,21 @@ class FilePane(QWidget):
         elif not self._timer.isActive():
             self._timer.start()
 
-    def rerender(self) -> None:
-        """Render the file again where the view is (after a text size change)."""
+    def remember_place(self) -> None:
+        """Note where the view is, as a share of the file, before the text size changes: once the
+        new font has laid the old text out again, the same scroll value is somewhere else."""
         bar = self.viewer.verticalScrollBar()
-        self._keep_at = bar.value() / bar.maximum() if bar.maximum() else None
+        if not bar.maximum():
+            self._keep_at = None
+        elif bar.value() >= bar.maximum() - 24:  # at the end (progress.md is followed there): it stays there
+            self._keep_at = 1.0
+        else:
+            self._keep_at = bar.value() / bar.maximum()
+
+    def rerender(self) -> None:
+        """Render the file again where the view was (after a text size change)."""
+        if self._keep_at is None:
+            self.remember_place()
         self._shown_text = ""
         self.refresh(now=True)
 

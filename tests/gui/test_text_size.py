@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.memory.working import PLAN
+from core.memory.working import PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QApplication, Qt
@@ -69,3 +69,20 @@ def test_keys_scale_the_window_its_headings_and_the_next_start(qtbot, make_windo
     apply_text_size(app, 1.0)
     make_window(ScriptedModel([]))  # the next start takes the remembered size
     assert app.font().pointSizeF() == pytest.approx(round(base * STEPS[0], 1))
+
+
+def test_a_pane_at_its_end_stays_there_when_the_text_grows(qtbot, make_window, workdir, actual_size_after):
+    model = ScriptedModel([reply(f"Step {i}.", call("file_list")) for i in range(12)]
+                          + [reply("", call("task_done", summary="listed"))])
+    window = make_window(model)
+    window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: window.session is not None and window.session.state.ended, timeout=WAIT)
+    progress = window.panes[PROGRESS]
+    bar = progress.viewer.verticalScrollBar()
+    qtbot.waitUntil(lambda: "Session ended" in progress.viewer.toPlainText() and bar.value() == bar.maximum() > 0,
+                    timeout=WAIT)
+
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert progress.shown_text == ""  # to be rendered again, in the new size
+    qtbot.waitUntil(lambda: progress.shown_text != "", timeout=WAIT)
+    assert bar.value() >= bar.maximum() - 24  # the end, where the latest entries are, still in view
