@@ -206,7 +206,7 @@ class LiteLLMClient:
             kwargs["api_key"] = "not-needed"  # local servers (Ollama, llama.cpp) take any key
         try:
             stream = await litellm.acompletion(**kwargs)
-            return await _collect(litellm, request.model, stream, on_text)
+            return await _collect(litellm, request.model, stream, on_text, timeout_s)
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
@@ -219,36 +219,61 @@ async def _import_off_loop() -> Any:
     return await asyncio.get_running_loop().run_in_executor(None, load_litellm)
 
 
-async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None) -> ModelReply:
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
-    usage_obj: Any = None
-    finish = ""
-    async for chunk in stream:
+class _Pieces:
+    """A streamed reply as its chunks arrive: text, tool calls (in parts), usage, finish reason."""
+
+    def __init__(self, on_text: TextSink | None):
+        self.on_text = on_text
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, str]] = {}
+        self.usage: Any = None
+        self.finish = ""
+        self.started = False
+
+    def take(self, chunk: Any) -> None:
+        self.started = True
         if getattr(chunk, "usage", None):
-            usage_obj = chunk.usage
+            self.usage = chunk.usage
         if not chunk.choices:
-            continue
+            return
         choice = chunk.choices[0]
-        finish = choice.finish_reason or finish
+        self.finish = choice.finish_reason or self.finish
         delta = choice.delta
         if delta is None:
-            continue
+            return
         if delta.content:
-            text.append(delta.content)
-            if on_text:
-                on_text(delta.content)
+            self.text.append(delta.content)
+            if self.on_text:
+                self.on_text(delta.content)
         for tc in delta.tool_calls or ():
-            slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
+            slot = self.calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
             slot["id"] = tc.id or slot["id"]
             if tc.function is not None:
                 slot["name"] += tc.function.name or ""
                 slot["arguments"] += tc.function.arguments or ""
-    tool_calls = tuple(
-        ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])
-        for index, slot in sorted(calls.items())
-    )
-    return ModelReply("".join(text), tool_calls, _usage(litellm, model, usage_obj), finish)
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])
+                     for index, slot in sorted(self.calls.items()))
+
+
+async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None,
+                   timeout_s: float | None = None) -> ModelReply:
+    pieces = _Pieces(on_text)
+    chunks = stream.__aiter__()
+    while True:
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+        except Exception as exc:
+            # Pieces came, then the stream failed: the reply broke off midway, whatever class the
+            # failure has (some litellm versions wrap it in a MidStreamFallbackError, others do not).
+            if pieces.started and getattr(exc, "is_pre_first_chunk", None) is None:
+                raise _stopped_midway(litellm, exc, timeout_s) from exc
+            raise
+        pieces.take(chunk)  # outside the try: a failure of ours is not the provider's
+    return ModelReply("".join(pieces.text), pieces.tool_calls(), _usage(litellm, model, pieces.usage), pieces.finish)
 
 
 def _usage(litellm: Any, model: str, usage: Any) -> Usage:
@@ -352,8 +377,13 @@ def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
     cause = getattr(exc, "original_exception", None)
     if exc.is_pre_first_chunk and cause is not None:  # nothing came: an ordinary failure to answer
         return classify(litellm, cause, timeout_s)
-    reason = str(cause or exc).split("\n")[0].rsplit(" - ", 1)[-1][:300]
-    if "timeout" in reason.lower() or isinstance(cause, litellm.Timeout):
+    return _stopped_midway(litellm, cause or exc, timeout_s)
+
+
+def _stopped_midway(litellm: Any, cause: Exception, timeout_s: float | None) -> ModelError:
+    """Why a reply that had begun to stream stopped, in a line: silence, or a dropped connection."""
+    reason = str(cause).split("\n")[0].rsplit(" - ", 1)[-1][:300]
+    if "timeout" in reason.lower() or "timed out" in reason.lower() or isinstance(cause, litellm.Timeout):
         silent = f"for {timeout_s:g} s" if timeout_s else "until the timeout"
         return ModelError("timeout", f"The provider stopped in the middle of its reply: nothing more came {silent}.",
                           retryable=True)
@@ -399,13 +429,13 @@ def count_tokens(model: str, text: str) -> int:
     return int(load_litellm().token_counter(model=model, text=text, count_response_tokens=True))
 
 
-def context_window(model: str) -> int:
-    """The model's input window from litellm's bundled model map, or a conservative default."""
+def mapped_window(model: str) -> int | None:
+    """The model's input window from litellm's bundled model map; None for a model it does not know."""
     try:
         info = load_litellm().get_model_info(model)
-        return int(info.get("max_input_tokens") or info.get("max_tokens") or DEFAULT_CONTEXT_WINDOW)
+        return int(info.get("max_input_tokens") or info.get("max_tokens") or 0) or None
     except Exception:  # unknown to the map (local or custom models)
-        return DEFAULT_CONTEXT_WINDOW
+        return None
 
 
 def supports_tool_choice(model: str) -> bool:

@@ -8,11 +8,12 @@ import logging
 from dataclasses import dataclass
 
 from core.llm import (
+    DEFAULT_CONTEXT_WINDOW,
     ModelClient,
     ModelError,
     ModelRequest,
-    context_window,
     is_ollama,
+    mapped_window,
     needs_cache_markers,
 )
 from core.secrets import get_api_key
@@ -126,14 +127,20 @@ def _lmstudio_v0_window(listing: dict, name: str) -> int | None:
     return int(_served_entry(listing, name).get("loaded_context_length") or 0) or None
 
 
-def model_window(model: str, api_base: str | None = None) -> int:
-    """The context window to budget for when the person has not set one: asked of a local Ollama
-    server, or of the OpenAI-compatible server at `api_base` (with the key the model's requests
-    carry there), else litellm's bundled model map. Blocking: call it from a thread."""
+def stated_window(model: str, api_base: str | None = None) -> int | None:
+    """The context window as someone states it: a local Ollama server, the OpenAI-compatible server
+    at `api_base` (asked with the key the model's requests carry there), or litellm's bundled model
+    map. None when none of them does. Blocking: call it from a thread."""
     if is_ollama(model):
         return ollama_window(model, api_base)
     served = served_window(model, api_base, get_api_key(model, api_base)) if api_base else None
-    return served or context_window(model)
+    return served or mapped_window(model)
+
+
+def model_window(model: str, api_base: str | None = None) -> int:
+    """The context window to budget for when the person has not set one: the stated one, else a
+    conservative default (a server's first refusal then says the real one). Blocking."""
+    return stated_window(model, api_base) or DEFAULT_CONTEXT_WINDOW
 
 
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:
@@ -154,14 +161,19 @@ class Connection:
     said: str
     window: int
     cache_marked: bool
+    window_assumed: bool = False  # neither the server nor the model map states it
 
     def details(self) -> str:
         caching = "; prompt caching marked for Claude" if self.cache_marked else ""
+        if self.window_assumed:
+            return (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
+                    f"tokens are assumed until a refusal says otherwise; set Context window if you know it{caching})")
         return f"(context window {self.window:,} tokens{caching})"
 
 
 async def check_connection(client: ModelClient, model: str, api_base: str | None = None) -> Connection:
     """test_connection, then the window the model gets. Raises ModelError as test_connection does."""
     said = await test_connection(client, model, api_base)
-    window = await asyncio.to_thread(model_window, model.strip(), api_base or None)
-    return Connection(said, window, needs_cache_markers(model.strip()))
+    stated = await asyncio.to_thread(stated_window, model.strip(), api_base or None)
+    return Connection(said, stated or DEFAULT_CONTEXT_WINDOW, needs_cache_markers(model.strip()),
+                      window_assumed=stated is None)

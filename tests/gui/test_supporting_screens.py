@@ -45,7 +45,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
 
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
     window = make_window()  # "Test connection" takes the real litellm path, against a local server
-    script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided")])
+    script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided"), Turn(text="ready")])
     with ScriptedServer(lambda request: next(script), served_window=24_576) as server:  # vLLM's max_model_len
         dialog = window.open_settings()
         dialog.model.setCurrentText("openai/gpt-4o-mini")
@@ -61,6 +61,16 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
         qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
         assert dialog.test_result.text().startswith("✗ The provider refused the API key")
         assert "Traceback" not in dialog.test_result.text()
+
+        # A model no map knows, on a server that does not state its window: the window is said to
+        # be assumed, not presented as the model's.
+        server.served_window = None
+        dialog.model.setCurrentText("openai/my-local-finetune")
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
+        assert dialog.test_result.text().startswith("✓ Connected. The model replied: ready (context window: not "
+                                                    "stated by the server or litellm's model map, so 128,000 tokens "
+                                                    "are assumed")
     dialog.reject()
 
 
