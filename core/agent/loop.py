@@ -24,6 +24,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from core.agent.control import Control, StopRequested
+from core.agent.options import reason_label
 from core.agent.rules import describe_failure, error_signature
 from core.context import compaction
 from core.context.engine import (
@@ -693,7 +694,7 @@ class AgentLoop:
         self._record(event)
         self._progress(progress.question(reason, question))
         if reason in ("three_strike", "danger_turn", "budget"):  # the run stops here: a burst ends
-            self._write_episode(f"waiting: {reason.replace('_', ' ')}", question.splitlines()[0][:300])
+            self._write_episode(f"waiting: {reason_label(reason)}", question.splitlines()[0][:300])
         return event
 
     def _ask_danger(self) -> None:

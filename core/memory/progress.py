@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.agent.options import option_label
+from core.agent.options import option_label, reason_label
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -52,7 +52,7 @@ def phase_changed(old: str, new: str) -> str:
 
 
 def question(reason: str, text: str) -> str:
-    return f"\n## [{_stamp()}] ❓ Asked the person ({reason})\n{_clip(text, 600)}\n"
+    return f"\n## [{_stamp()}] ❓ Asked the person ({reason_label(reason)})\n{_clip(text, 600)}\n"
 
 
 def answer(choice: str, text: str) -> str:

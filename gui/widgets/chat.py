@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from core.agent.options import option_label
+from core.agent.options import option_label, reason_label
 from core.agent.rules import describe_failure
 from core.changes import ChangeTally
 from core.events import (
@@ -575,7 +575,7 @@ class ChatView(QScrollArea):
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
                              f"{_escape(describe_failure(event.tool, event.message))}", "error", into)
             case HumanQuestion():
-                self._notice(f"<b>? Question for you</b> ({event.reason.replace('_', ' ')}): "
+                self._notice(f"<b>? Question for you</b> ({_escape(reason_label(event.reason))}): "
                              f"{_escape(event.question)}", "question", into)
             case HumanAnswer():
                 detail = f" — {_escape(event.text)}" if event.text else ""

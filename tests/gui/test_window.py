@@ -209,7 +209,9 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     last_request = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
     assert "The file is called present.txt" in last_request
     assert not dialog.isVisible()
-    # The person reads their answer as the button said it, in the chat and in progress.md.
+    # The person reads the stop and their answer as the dialog said them, in the chat and in progress.md.
+    assert "? Question for you</b> (3-Strike)" in chat_says(window)
+    assert "Asked the person (3-Strike)" in session.read_file(PROGRESS)[0]
     assert "You answered <b>Retry with a hint</b> — The file is called present.txt" in chat_says(window)
     assert "The person answered: Retry with a hint — The file is called present.txt" in session.read_file(PROGRESS)[0]
 

@@ -135,7 +135,7 @@ async def test_a_burst_that_ends_in_a_3_strike_stop_is_logged_and_the_task_end_l
     question = await wait_for_question(session)
     daily = long_memory.files.daily_path(date.today())
     text = daily.read_text(encoding="utf-8")
-    assert "Read the notes (in progress: waiting: three strike)" in text
+    assert "Read the notes (in progress: waiting: 3-Strike)" in text
     assert "- 4 tool calls, 3 errors" in text
     assert "- Failed: file_read failed: No such file: 'nope.txt' (3×)" in text  # once, counted, in plain words
     await session.answer(question.qid, "retry_with_hint", "use file_list")
