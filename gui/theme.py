@@ -6,6 +6,7 @@ from core.paths import resource_text
 from gui.qt import QApplication, QColor, QPalette, QWidget
 
 THEMES = ("light", "dark")
+_FUSION_SET = "tripaneFusionSet"
 
 _DARK = {
     QPalette.ColorRole.Window: "#1e1f22", QPalette.ColorRole.WindowText: "#e6e6e6",
@@ -26,9 +27,19 @@ def set_style_property(widget: QWidget, name: str, value: object) -> None:
     widget.style().polish(widget)
 
 
+def _use_fusion(app: QApplication) -> None:
+    """Fusion, once per application. Setting the style again re-creates it under every widget that
+    is alive, and one that is being torn down at that moment (a dialog just closed) crashed the
+    process now and then; a change of theme needs only a new palette and style sheet."""
+    if app.property(_FUSION_SET):
+        return
+    app.setStyle("Fusion")
+    app.setProperty(_FUSION_SET, True)
+
+
 def apply_theme(app: QApplication, theme: str) -> None:
     theme = theme if theme in THEMES else "light"
-    app.setStyle("Fusion")
+    _use_fusion(app)
     palette = app.style().standardPalette()
     if theme == "dark":
         for role, colour in _DARK.items():
@@ -36,4 +47,6 @@ def apply_theme(app: QApplication, theme: str) -> None:
         palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6b7079"))
         palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6b7079"))
     app.setPalette(palette)
-    app.setStyleSheet(resource_text("styles", f"{theme}.qss"))
+    sheet = resource_text("styles", f"{theme}.qss")
+    if app.styleSheet() != sheet:  # setting it re-polishes every widget, even to the same sheet
+        app.setStyleSheet(sheet)

@@ -274,6 +274,7 @@ def test_the_sessions_list_hides_for_room_and_stays_hidden_at_the_next_start(qtb
 def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, settings):
     window = make_window()
     light = QApplication.palette().window().color().lightness()
+    style = QApplication.style()
     action = window.actions_by_name["theme"]
     assert action.shortcut().toString() == "Ctrl+Shift+T"
     action.trigger()
@@ -281,6 +282,8 @@ def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, sett
     assert settings.load().theme == "dark"
     window.toggle_theme()
     assert settings.load().theme == "light"
+    # The style is set once: made anew under the living widgets at each change, it crashed Qt.
+    assert QApplication.style() is style
 
 
 
