@@ -39,11 +39,12 @@ def base_points(app: QApplication) -> float:
 def apply_text_size(app: QApplication, scale: float) -> float:
     """Set the window's text to `scale` × the platform size; returns the size in points."""
     points = round(base_points(app) * nearest_step(scale), 1)
-    font = QFont(app.font())
-    font.setPointSizeF(points)
-    app.setFont(font)
-    # Under a style sheet (the theme's) widgets do not take a new application font by themselves;
-    # setting the sheet again polishes them anew, from it.
-    app.setStyleSheet(app.styleSheet())
+    if app.font().pointSizeF() != points:  # each change re-polishes every widget alive
+        font = QFont(app.font())
+        font.setPointSizeF(points)
+        app.setFont(font)
+        # Under a style sheet (the theme's) widgets do not take a new application font by
+        # themselves; setting the sheet again polishes them anew, from it.
+        app.setStyleSheet(app.styleSheet())
     markdown.set_text_size(points)
     return points
