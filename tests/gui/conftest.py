@@ -9,14 +9,27 @@ every test, and every window is closed through its real shutdown path.
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 import pytest
 
 from core.scripted import ScriptedModel
 from gui.app import make_app, open_window
-from gui.qt import QApplication, QSettings
+from gui.qt import QApplication, QEvent, QSettings
 from gui.settings import AppSettings, Preferences
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """After everything else of a test's teardown (pytest-qt's closing of its widgets included):
+    the widgets it left are deleted now, between tests, with no Qt call under way. Left to Python's
+    cycle collector, a window was deleted whenever it happened to run, inside a later test, and
+    Qt crashed on it afterwards."""
+    result = yield
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    return result
 
 
 @pytest.fixture(scope="session")
