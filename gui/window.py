@@ -26,6 +26,7 @@ from core.session import CannotRun, Session, SessionConfig
 from core.store import StoreError
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
+from gui.dialogs.forms import open_once
 from gui.dialogs.help import about_html, shortcuts_html
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.memory_search import MemorySearchDialog
@@ -464,7 +465,7 @@ class MainWindow(QMainWindow):
             dialog.workdir.setText(str(folder))
             dialog.task.setFocus()
         dialog.finished.connect(lambda result: result and dialog.config and self.start_session(dialog.config))
-        dialog.open()
+        open_once(dialog)
         return dialog
 
     # A folder dragged from the file manager onto the window starts a session in it.
@@ -526,7 +527,7 @@ class MainWindow(QMainWindow):
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setDefaultSuffix("zip")
         dialog.fileSelected.connect(lambda path: self.export_to(session, Path(path)))
-        dialog.open()
+        open_once(dialog)
 
     def export_to(self, session: Session, target: Path) -> None:
         self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while
@@ -543,7 +544,7 @@ class MainWindow(QMainWindow):
         dialog.setLabelText("Name:")
         dialog.setTextValue(self.workspace.store.session(session_id).title)
         dialog.textValueSelected.connect(lambda title: self._rename(session_id, title))
-        dialog.open()
+        open_once(dialog)
 
     def _rename(self, session_id: str, title: str) -> None:
         try:
@@ -565,7 +566,7 @@ class MainWindow(QMainWindow):
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(session_id))
-        box.open()
+        open_once(box)
 
     def _delete(self, session_id: str) -> None:
         self._last_session_pending = False  # it may be the one being deleted
@@ -598,8 +599,9 @@ class MainWindow(QMainWindow):
             self.show_question(session, event)
         elif isinstance(event, HumanAnswer):
             dialog = self.dialogs.pop(event.qid, None)
-            if dialog is not None:
+            if dialog is not None:  # answered: it will not be shown again
                 dialog.close()
+                dialog.deleteLater()
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
         if event.kind in LIST_CHANGING_EVENTS:
@@ -794,7 +796,7 @@ class MainWindow(QMainWindow):
                 pane.set_editing(False)
                 pane.refresh(now=True)
         dialog.finished.connect(chosen)
-        dialog.open()
+        open_once(dialog)
 
     def on_pane_pin_requested(self, name: str) -> None:
         session = self.session
@@ -810,7 +812,7 @@ class MainWindow(QMainWindow):
                 except ValueError as exc:
                     self.tell(str(exc))
         dialog.finished.connect(chosen)
-        dialog.open()
+        open_once(dialog)
 
     def report_unexpected(self, error: BaseException) -> None:
         """An error nobody caught (already in the log): say so, at most once a minute."""
@@ -846,8 +848,7 @@ class MainWindow(QMainWindow):
     def tell(self, message: str, icon: QMessageBox.Icon = QMessageBox.Icon.Information) -> QMessageBox:
         """A message box that does not block (no nested event loop under the shared asyncio loop)."""
         box = QMessageBox(icon, "Tripane", message, QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        open_once(box)
         return box
 
     # --- other windows --------------------------------------------------------------------------
@@ -873,7 +874,7 @@ class MainWindow(QMainWindow):
                     self.tell(f"Sessions will be kept in {self.prefs.data_path()} "
                                             "from the next start of Tripane.")
         dialog.finished.connect(saved)
-        dialog.open()
+        open_once(dialog)
         return dialog
 
     def change_text_size(self, direction: int) -> None:
@@ -933,9 +934,8 @@ class MainWindow(QMainWindow):
                           self)
         quit_button = box.addButton("Quit", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.buttonClicked.connect(lambda button: button is quit_button and self.close_now())
-        box.open()
+        open_once(box)
         return box
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from gui.qt import (
     QAction,
     QComboBox,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QKeySequence,
@@ -18,6 +19,13 @@ from gui.qt import (
 )
 
 APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools"))
+
+
+def open_once(dialog: QDialog) -> None:
+    """Open a window-modal dialog that is deleted once closed (after its `finished` handlers ran):
+    a child of the window otherwise, each one opened in a day's work would stay until Tripane quits."""
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
 
 
 def approval_combo(current: str) -> QComboBox:
@@ -49,7 +57,7 @@ def folder_row(field: QLineEdit, caption: str, shown: QWidget | None = None) -> 
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(field.setText)
-        dialog.open()
+        open_once(dialog)
 
     browse.clicked.connect(choose)
     row = QHBoxLayout()

@@ -9,7 +9,15 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.settings import SettingsDialog
-from gui.qt import QApplication, QDialogButtonBox, QMessageBox, QSettings, Qt
+from gui.qt import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QEvent,
+    QMessageBox,
+    QSettings,
+    Qt,
+)
 from gui.settings import AppSettings
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
@@ -421,3 +429,24 @@ def test_a_few_requests_are_a_few_narrow_bars(qtbot):
     row = image.height() // 2
     bar = [x for x in range(image.width()) if image.pixel(x, row) == light]
     assert bar and len(bar) <= BAR_STEP_MAX  # one request: one bar, not a wall across the chart
+
+
+def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_window, workdir):
+    """Each dialog is made anew when it is opened; once closed it must go, or every one opened in
+    a day's work stays in memory, a hidden child of the window, until Tripane quits."""
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended and window.session is session, timeout=WAIT)
+    window.sessions.list.setCurrentRow(0)
+
+    for _ in range(3):
+        for open_one in (window.new_session, window.rename_session, window.delete_session,
+                         window.open_settings, window.export_session,
+                         lambda: window.on_pane_pin_requested(PLAN), lambda: window.tell("Noted.")):
+            open_one()
+            dialog = QApplication.activeModalWidget()
+            assert isinstance(dialog, QDialog), open_one
+            dialog.reject()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert [type(dialog).__name__ for dialog in window.findChildren(QDialog)] == []
+    assert session.dir.exists()  # the delete was cancelled

@@ -11,7 +11,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
-from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt
+from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt, qt_alive
 from gui.widgets.chat import MessageItem, ToolCard
 from tests.gui.test_supporting_screens import chat_says
 
@@ -208,7 +208,7 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     assert [(a.choice, a.text) for a in answers] == [("retry_with_hint", "The file is called present.txt")]
     last_request = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
     assert "The file is called present.txt" in last_request
-    assert not dialog.isVisible()
+    qtbot.waitUntil(lambda: not qt_alive(dialog), timeout=WAIT)  # answered, closed and gone
     # The person reads the stop and their answer as the dialog said them, in the chat and in progress.md.
     assert "? Question for you</b> (3-Strike)" in chat_says(window)
     assert "Asked the person (3-Strike)" in session.read_file(PROGRESS)[0]
