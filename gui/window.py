@@ -575,6 +575,8 @@ class MainWindow(QMainWindow):
         bridge = self.bridges.pop(session_id, None)
         if bridge is not None:
             bridge.detach()
+        for qid in [qid for qid, dialog in self.dialogs.items() if dialog.session_id == session_id]:
+            self._take_question_away(qid)
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None
@@ -591,6 +593,13 @@ class MainWindow(QMainWindow):
         self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions(),
                         on_failure=refused)
 
+    def _take_question_away(self, qid: str) -> None:
+        """Its question answered, or its session deleted: the dialog will not be shown again."""
+        dialog = self.dialogs.pop(qid, None)
+        if dialog is not None:
+            dialog.close()
+            dialog.deleteLater()
+
     # --- what the core reports ------------------------------------------------------------------
 
     def on_bridge_record_added(self, session: Session, record: Record) -> None:
@@ -598,10 +607,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, HumanQuestion):
             self.show_question(session, event)
         elif isinstance(event, HumanAnswer):
-            dialog = self.dialogs.pop(event.qid, None)
-            if dialog is not None:  # answered: it will not be shown again
-                dialog.close()
-                dialog.deleteLater()
+            self._take_question_away(event.qid)
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
         if event.kind in LIST_CHANGING_EVENTS:
@@ -658,7 +664,7 @@ class MainWindow(QMainWindow):
             shown.activateWindow()
             return
         title = self.workspace.store.session(session.id).title
-        dialog = QuestionDialog(question, title, self)
+        dialog = QuestionDialog(question, title, self, session_id=session.id)
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
         self.dialogs[question.qid] = dialog
         dialog.show()

@@ -94,9 +94,11 @@ class DetailsView(QTextBrowser):
 class QuestionDialog(QDialog):
     answered = Signal(str, str, str)  # qid, choice, text
 
-    def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None):
+    def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None,
+                 session_id: str = ""):
         super().__init__(parent)
         self.question = question
+        self.session_id = session_id
         self.setObjectName(f"question_{question.reason}")
         self.setModal(False)
         self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')} — Tripane")

@@ -11,7 +11,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
-from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt, qt_alive
+from gui.qt import QLabel, QMessageBox, QPlainTextEdit, QPushButton, Qt, qt_alive
 from gui.widgets.chat import MessageItem, ToolCard
 from tests.gui.test_supporting_screens import chat_says
 
@@ -381,3 +381,19 @@ def test_progress_markers_are_drawn_or_shown_by_a_plain_stand_in(qtbot, make_win
         else:  # it would be a box: a Linux desktop without an emoji font
             assert marker not in shown and STAND_INS[marker] in shown
     assert drawable(shown, QApplication.font())
+
+
+def test_deleting_a_session_that_waits_for_an_answer_takes_its_question_away(qtbot, make_window, workdir,
+                                                                             monkeypatch):
+    marker = workdir / "ran.txt"
+    window = make_window(ScriptedModel([reply("", call("shell_run", command=f"echo ran > {marker.name}"))]))
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(session.id))
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()
+    qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
+
+    qtbot.waitUntil(lambda: not qt_alive(dialog), timeout=WAIT)  # nothing left to answer
+    assert window.dialogs == {} and not session.dir.exists() and not marker.exists()
