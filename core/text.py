@@ -13,6 +13,6 @@ def one_line(text: str, limit: int) -> str:
         return flat
     cut = flat[: limit - 1]
     boundary = cut.rfind(" ")
-    if boundary >= limit * 2 // 3:
+    if flat[limit - 1] != " " and boundary >= limit * 2 // 3:  # the cut falls inside a word
         cut = cut[:boundary]
-    return cut.rstrip(" ,;:") + "…"
+    return cut.rstrip(" ,;:.") + "…"  # "Mitigation…", not "Mitigation.…"

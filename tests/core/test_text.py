@@ -1,0 +1,21 @@
+"""One-line summaries of long texts (failures in the chat, progress.md, the daily memory)."""
+
+from __future__ import annotations
+
+from core.text import one_line
+
+
+def test_a_short_text_is_kept_whole_on_one_line():
+    assert one_line("No such file:\n  'missing.py'.", 80) == "No such file: 'missing.py'."
+
+
+def test_a_long_text_is_cut_between_words_and_ends_in_an_ellipsis():
+    text = "plan_update replaces the whole file, and this drops the section(s) ## Risks & Mitigation. Send it all."
+    cut = one_line(text, 90)
+    assert cut == "plan_update replaces the whole file, and this drops the section(s) ## Risks & Mitigation…"
+    assert len(cut) <= 90
+
+
+def test_a_text_without_spaces_near_the_limit_is_cut_at_the_limit():
+    cut = one_line("x" * 200, 50)
+    assert cut == "x" * 49 + "…" and len(cut) == 50
