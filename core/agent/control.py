@@ -21,6 +21,10 @@ class Control:
         self.compaction_requested = False
         self._resumed = asyncio.Event()
         self._answers: dict[str, asyncio.Future[None]] = {}
+        # Answers the person gave in this process that no run has acted on yet: a call approved
+        # here, before the loop (re)started, has not begun, so it runs rather than being taken
+        # for one a crash interrupted.
+        self.unacted_answers: set[str] = set()
         self._current: asyncio.Future | None = None
 
     # --- the person's side -----------------------------------------------------------------------
@@ -40,6 +44,7 @@ class Control:
         self._resumed.set()
 
     def answered(self, qid: str) -> None:
+        self.unacted_answers.add(qid)
         future = self._answers.pop(qid, None)
         if future is not None and not future.done():
             future.set_result(None)

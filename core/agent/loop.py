@@ -572,16 +572,20 @@ class AgentLoop:
             if verdict is not None:
                 self._result(call, False, verdict)
                 return
-        if resuming and (asked is None or self._answered_before_start(asked.qid)):
+        if resuming and (asked is None or self._acted_on_before(asked.qid)):
             self._fail(call.name, "interrupted",
                        "Tripane stopped while this call was in progress (a crash or forced quit), so its "
                        "effect is unknown. Check the current state before you repeat it.", call)
             return
+        if asked is not None:
+            self.control.unacted_answers.discard(asked.qid)
         await self._execute(call, arguments)
 
-    def _answered_before_start(self, qid: str) -> bool:
+    def _acted_on_before(self, qid: str) -> bool:
+        """Whether an earlier run may have started the call this answer approved: it was given
+        before this run began, and not in this process since (then no run has seen it)."""
         answer = self.state.answers.get(qid)
-        return answer is not None and answer[1] <= self._started_at_seq
+        return answer is not None and answer[1] <= self._started_at_seq and qid not in self.control.unacted_answers
 
     async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
         """None when the call may run, else the reason it may not (which the model sees)."""

@@ -1,7 +1,9 @@
 """A real app process that starts a session, waits for the agent's question, and says so.
 
 The restart test SIGKILLs this process at that point, as a crash or a killed app would end it.
-    python -m tests.gui.app_until_question DATA_DIR SETTINGS_INI WORKDIR
+    python -m tests.gui.app_until_question DATA_DIR SETTINGS_INI WORKDIR [approval]
+
+The question is the agent's own (human_ask), or with `approval`, the approval of a shell command.
 """
 
 import asyncio
@@ -25,15 +27,18 @@ def main() -> None:
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    model = ScriptedModel([reply("", call("human_ask", question="Which database should I use?",
-                                          options=["sqlite", "postgres"]))])
+    approval = sys.argv[4:] == ["approval"]
+    model = ScriptedModel([reply("", call("shell_run", command="echo ran >> ran.txt") if approval else
+                                 call("human_ask", question="Which database should I use?",
+                                      options=["sqlite", "postgres"]))])
     window = open_window(AppSettings(QSettings(str(settings_file), QSettings.Format.IniFormat)), data_dir,
                          lambda: model)
     window.show()
     window.question_shown.connect(lambda dialog: print(f"QUESTION {window.session.id}", flush=True))
 
     async def run() -> None:
-        window.start_session(SessionConfig(task="Pick a database", model="scripted", workdir=workdir))
+        window.start_session(SessionConfig(task="Pick a database", model="scripted", workdir=workdir,
+                                           approval="ask"))
         await asyncio.sleep(3600)
 
     with loop:

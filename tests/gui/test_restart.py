@@ -14,12 +14,12 @@ from core.scripted import ScriptedModel, call, reply
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(qtbot, make_window, settings,
-                                                                              tmp_path, workdir):
+def killed_at_its_question(tmp_path, settings, workdir, *question: str) -> str:
+    """Run the app in a process until the agent's question is on screen, then kill it; the session's id."""
     settings.q.sync()
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.gui.app_until_question", str(tmp_path / "data"), settings.q.fileName(),
-         str(workdir)],
+         str(workdir), *question],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )
@@ -32,7 +32,12 @@ def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(q
         child.wait(timeout=30)
         child.stdout.close()
         child.stderr.close()
+    return session_id
 
+
+def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(qtbot, make_window, settings,
+                                                                              tmp_path, workdir):
+    session_id = killed_at_its_question(tmp_path, settings, workdir)
     model = ScriptedModel([reply("", call("task_done", summary="PostgreSQL it is"))])
     window = make_window(model)
     assert window.sessions.ids() == [session_id]
@@ -49,6 +54,21 @@ def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(q
     assert session.state.status == "ended:done"
     answer = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "human_ask")
     assert "postgres" in answer.content
+
+
+def test_a_command_approved_after_the_restart_runs(qtbot, make_window, settings, tmp_path, workdir):
+    killed_at_its_question(tmp_path, settings, workdir, "approval")
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ran it"))]))
+    window.sessions.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=10_000)
+    dialog = next(iter(window.dialogs.values()))
+    assert dialog.question.reason == "approval"
+
+    qtbot.mouseClick(dialog.buttons["approve"], qtbot_left())
+    session = window.session
+    qtbot.waitUntil(lambda: session.state.ended, timeout=15_000)
+    ran = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "shell_run")
+    assert ran.ok and (workdir / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # once: it never began before
 
 
 def qtbot_left():

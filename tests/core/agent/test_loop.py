@@ -440,3 +440,37 @@ async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bu
     assert not result.ok and result.content.startswith("The system refused:") and too_long in result.content
     assert [e.signature.split(":")[1] for e in events_of(session, ErrorRecorded)] == ["os_error"]
     assert "raised" not in caplog.text  # not logged as a bug with a traceback
+
+
+async def test_a_call_approved_after_a_restart_runs_and_one_approved_before_it_is_not_repeated(store, data_dir,
+                                                                                               workdir):
+    def asking_session():
+        model = ScriptedModel([reply("", call("shell_run", command="echo ran >> ran.txt")),
+                               reply("", call("task_done", summary="ok"))])
+        session = make_session(store, data_dir, workdir, model, approval="ask")
+        session.start()
+        return session, model
+
+    # Tripane closed while the approval was open; reopened, the person approves: the call never began.
+    session, model = asking_session()
+    question = await wait_for_question(session)
+    await session.close()
+    reopened = Session.open(store, data_dir, session.id, model)
+    await reopened.approve(question.qid, approved=True)
+    assert await reopened.run() == "done"
+    assert (workdir / "ran.txt").read_text(encoding="utf-8") == "ran\n"
+    result = events_of(reopened, ToolResult)[0]
+    assert result.ok and not events_of(reopened, ErrorRecorded)
+
+    # Approved, then Tripane stopped before the call's result was written: it may have run, so it is
+    # not run again blind; the agent is told to look first.
+    (workdir / "ran.txt").unlink()
+    session, model = asking_session()
+    question = await wait_for_question(session)
+    await session.close()
+    await Session.open(store, data_dir, session.id, model).approve(question.qid, approved=True)
+    reopened = Session.open(store, data_dir, session.id, model)  # the process that approved it is gone
+    assert await reopened.run() == "done"
+    assert not (workdir / "ran.txt").exists()
+    result = events_of(reopened, ToolResult)[0]
+    assert not result.ok and "effect is unknown" in result.content
