@@ -11,6 +11,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from core import __version__
@@ -311,11 +312,18 @@ async def _drive(session, as_json: bool) -> int:
         if question.qid in session.state.answers:
             continue
         if not interactive:
-            await session.close()
-            print(f"Waiting for a person: answer with `tripane resume {session.id} --answer CHOICE [--text TEXT]`",
-                  file=sys.stderr)
-            return EXIT_WAITING
-        choice, text = await _ask_on_terminal(question)
+            return await _leave_waiting(session)
+        asker = asyncio.ensure_future(_ask_on_terminal(question))
+        await asyncio.wait([task, asker], return_when=asyncio.FIRST_COMPLETED)
+        if not asker.done():  # Ctrl+C at the prompt stopped the run
+            asker.cancel()
+            print(flush=True)
+            break
+        try:
+            choice, text = asker.result()
+        except EOFError:  # Ctrl+D, or the input ended: the question stays open for later
+            print(flush=True)
+            return await _leave_waiting(session)
         await session.answer(question.qid, choice, text)
     status = task.result()
     if not as_json and session.state.ended and (changed := changes_line(session.records)):
@@ -323,8 +331,51 @@ async def _drive(session, as_json: bool) -> int:
     return EXIT_DONE if status == "done" else EXIT_FAILED
 
 
-async def _ask_on_terminal(question) -> tuple[str, str]:
+async def _leave_waiting(session) -> int:
+    await session.close()
+    print(f"Waiting for a person: answer with `tripane resume {session.id} --answer CHOICE [--text TEXT]`",
+          file=sys.stderr)
+    return EXIT_WAITING
+
+
+def _read_line(prompt: str) -> asyncio.Future[str]:
+    """A line typed at the terminal, read on a daemon thread: a prompt left waiting when the run
+    stops (Ctrl+C) must not hold up the exit, as a thread of the loop's executor would until Enter.
+    The thread reads the descriptor itself: blocked in input(), it would hold sys.stdin's lock, and
+    Python aborts at exit on a lock a daemon thread holds. EOFError at Ctrl+D."""
     loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+    print(prompt, end="", flush=True)
+
+    def settle(outcome: str | BaseException) -> None:
+        if line.done():
+            return
+        if isinstance(outcome, BaseException):
+            line.set_exception(outcome)
+        else:
+            line.set_result(outcome)
+
+    def read() -> None:
+        typed = b""
+        try:
+            while not typed.endswith(b"\n"):
+                chunk = os.read(sys.stdin.fileno(), 4096)
+                if not chunk:
+                    raise EOFError
+                typed += chunk
+            outcome: str | BaseException = typed.decode(sys.stdin.encoding or "utf-8", "replace").rstrip("\r\n")
+        except (EOFError, OSError) as exc:
+            outcome = exc
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:  # the loop is closed: nobody waits for this line any more
+            pass
+
+    threading.Thread(target=read, name="prompt", daemon=True).start()
+    return line
+
+
+async def _ask_on_terminal(question) -> tuple[str, str]:
     typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
     for key, value in question.context.get("reboot", {}).items():
         if value:
@@ -332,11 +383,11 @@ async def _ask_on_terminal(question) -> tuple[str, str]:
     if question.reason == "approval":
         print(f"    {question.context.get('tool')}: {question.context.get('arguments')}")
     while True:
-        choice = (await loop.run_in_executor(None, input, "  your choice: ")).strip()
+        choice = (await _read_line("  your choice: ")).strip()
         if choice and (not typed or choice in question.options):
             break
         print(f"  please answer one of: {', '.join(question.options)}")
-    text = (await loop.run_in_executor(None, input, "  details (optional): ")).strip()
+    text = (await _read_line("  details (optional): ")).strip()
     return choice, text
 
 

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def tripane(*args: str, data_dir: Path, cwd: Path | None = None, env: dict[str, str] | None = None,
             **kwargs) -> subprocess.Popen:
     env = {**os.environ, "TRIPANE_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), **(env or {})}
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
     return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd or ROOT, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, encoding="utf-8", **kwargs)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", **kwargs)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
@@ -273,3 +273,58 @@ def test_without_a_display_tripane_explains_instead_of_crashing(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "there is no display here" in result.stderr and "tripane --help" in result.stderr
+
+
+def read_until(stream, wanted: str, timeout: float = 60) -> str:
+    """What a process printed, up to and including `wanted` (read a character at a time: a prompt
+    has no newline)."""
+    seen, deadline = "", time.monotonic() + timeout
+    while wanted not in seen:
+        assert time.monotonic() < deadline, seen
+        char = stream.read(1)
+        assert char, seen
+        seen += char
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
+@pytest.mark.parametrize("person", ["answers", "ends the input", "presses Ctrl+C"])
+def test_a_question_at_the_terminal_is_answered_there_or_left_for_later_cleanly(tmp_path, person):
+    import pty
+
+    work = tmp_path / "work"
+    work.mkdir()
+    script = positional([Turn(tool_calls=(tool("shell_run", command="echo ran >> ran.txt"),)),
+                         Turn(tool_calls=(tool("task_done", summary="ran it"),))])
+    with ScriptedServer(script) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url, "--approve", "ask", "--no-memory")
+        terminal, typing_end = pty.openpty()
+        try:
+            proc = tripane("run", "Run it", *args, "--workdir", str(work), data_dir=tmp_path, stdin=typing_end)
+            read_until(proc.stdout, "your choice: ")
+            if person == "answers":
+                os.write(terminal, "approve\n".encode())
+                read_until(proc.stdout, "details (optional): ")
+                os.write(terminal, "fine by me ✓\n".encode())
+            elif person == "ends the input":
+                os.write(terminal, b"\x04")  # Ctrl+D on an empty line
+            else:
+                proc.send_signal(signal.SIGINT)
+            code, out, err = finish(proc, timeout=60)
+        finally:
+            os.close(terminal)
+            os.close(typing_end)
+        assert "Traceback" not in err, err
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        if person == "answers":
+            assert code == 0 and "answer to q" in out and "approve fine by me ✓" in out, out
+            assert (work / "ran.txt").read_text(encoding="utf-8") == "ran\n"
+            return
+        if person == "presses Ctrl+C":  # the run stops there, as Ctrl+C stops it at any other moment
+            assert code == 1 and "ended: aborted" in out
+            return
+        assert code == 3 and f"tripane resume {session_id} --answer" in err  # the question stays open
+
+        code, out, err = finish(tripane("resume", session_id, "--answer", "approve", data_dir=tmp_path))
+    assert code == 0, err
+    assert (work / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # run once, when approved
