@@ -9,7 +9,7 @@ the window instead of growing it.
 
 from __future__ import annotations
 
-from gui.qt import QApplication, QSize, QWidget
+from gui.qt import QApplication, QEvent, QObject, QSize, QWidget
 
 # The title bar and borders the window manager adds around the window Qt sizes.
 FRAME_ROOM = QSize(16, 48)
@@ -27,6 +27,32 @@ def fit_to_screen(window: QWidget, width: int, height: int) -> None:
     """Resize `window` to width × height, or to less where its screen has less room."""
     room = screen_room(window)
     window.resize(min(width, room.width()), min(height, room.height()))
+
+
+class _GrowWithContent(QObject):
+    """Makes a window taller when its content needs more height than it has, up to its screen."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        # The window's layout has been brought up to date by the time filters see the request.
+        if event.type() == QEvent.Type.LayoutRequest and isinstance(watched, QWidget):
+            _grow_to_content(watched)
+        return False
+
+
+def grow_with_content(window: QWidget) -> None:
+    """Let `window`, sized once when it opens, grow when a word-wrapped text in it gets longer (a
+    connection test's answer, an error): its layout's minimum ignores the height wrapped text needs
+    at the window's width, so Qt would squeeze the text and cut its end off instead."""
+    window.installEventFilter(_GrowWithContent(window))
+
+
+def _grow_to_content(window: QWidget) -> None:
+    layout = window.layout()
+    if layout is None or not layout.hasHeightForWidth():
+        return
+    needed = min(layout.totalHeightForWidth(window.width()), screen_room(window).height())
+    if needed > window.height():
+        window.resize(window.width(), needed)
 
 
 def center_on_screen(window: QWidget) -> None:

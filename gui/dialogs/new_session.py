@@ -18,7 +18,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
-from gui.screen_fit import fit_to_screen
+from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 
 
@@ -67,6 +67,7 @@ class NewSessionDialog(QDialog):
         self.config: SessionConfig | None = None
         on_ctrl_enter(self, self._accept)
         fit_to_screen(self, 620, 320)
+        grow_with_content(self)
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""

@@ -14,7 +14,6 @@ from gui.qt import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -24,7 +23,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
-from gui.screen_fit import fit_to_screen
+from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 
@@ -77,15 +76,12 @@ class SettingsDialog(QDialog):
         self.ollama = QLabel("Looking for Ollama on this computer…")
         self.ollama.setObjectName("muted")
         form.addRow("", self.ollama)
-        test_row = QHBoxLayout()
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(self._on_test_clicked)
-        test_row.addWidget(self.test_button)
         self.test_result = QLabel("")
         self.test_result.setObjectName("test_result")
         self.test_result.setWordWrap(True)
-        test_row.addWidget(self.test_result, 1)
-        form.addRow("", test_row)
+        form.addRow(self.test_button, self.test_result)
         self.context_window = self._spin(prefs.context_window, 0, 10_000_000, step=1024)
         self.context_window.setSpecialValueText("the model's own")
         self.context_window.setSuffix(" tokens")
@@ -152,6 +148,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
         fit_to_screen(self, 640, self.sizeHint().height())
+        grow_with_content(self)
 
     @staticmethod
     def _spin(value: int, low: int, high: int, step: int = 1) -> QSpinBox:

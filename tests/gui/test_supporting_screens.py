@@ -79,6 +79,10 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
         assert dialog.test_result.text().startswith("✓ Connected. The model replied: ready (context window: not "
                                                     "stated by the server or litellm's model map, so 128,000 tokens "
                                                     "are assumed")
+        # All of its lines are shown (three or more at this width), none cut off at the bottom.
+        result = dialog.test_result
+        qtbot.waitUntil(lambda: result.height() >= result.heightForWidth(result.width()), timeout=2_000)
+        assert result.heightForWidth(result.width()) >= 3 * result.fontMetrics().lineSpacing()
     dialog.reject()
 
 
