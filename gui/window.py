@@ -648,7 +648,12 @@ class MainWindow(QMainWindow):
         self.pause_button.setEnabled(running and not paused)
         self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)
-        for name in ("send", "pause", "resume", "stop", "question", "edit_plan", "edit_findings", "save_edit", "compact",
+        # The menu and the shortcuts offer what the buttons offer: Ctrl+P on an ended session would
+        # otherwise hold the run a later message starts.
+        for name, button in (("send", self.send_button), ("pause", self.pause_button),
+                             ("resume", self.resume_button), ("stop", self.stop_button)):
+            self.actions_by_name[name].setEnabled(button.isEnabled())
+        for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact",
                      "inspector", "export", "rename", "delete", "session_folder", "working_folder"):
             self.actions_by_name[name].setEnabled(has)
 

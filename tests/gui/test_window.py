@@ -355,6 +355,10 @@ def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qt
     ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1].text()
     assert "refused the API key" in ended and "send a message: the agent continues from here" in ended
 
+    # The menu offers what the buttons do: Ctrl+P on the ended run does not hold the next one.
+    actions = window.actions_by_name
+    assert not actions["pause"].isEnabled() and not actions["stop"].isEnabled() and actions["send"].isEnabled()
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
     window.composer.setPlainText("The key is fixed, go on.")
     window.send_message()
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
