@@ -70,10 +70,14 @@ class TokenChart(QWidget):
             return
         top = max(r["prompt"] for r in self.rows) or 1
         width = min(BAR_STEP_MAX, area.width() / len(self.rows))
+        reported = self.provider_reports_cache()
         for i, row in enumerate(self.rows):
             x = area.left() + i * width
             height = area.height() * row["prompt"] / top
-            cached = height * (row["cached"] / row["prompt"] if row["prompt"] and row["cached"] else row["reuse"])
+            if reported:  # a request it reports no cached tokens for was a miss, however much was reused
+                cached = height * (row["cached"] / row["prompt"] if row["prompt"] else 0.0)
+            else:
+                cached = height * row["reuse"]
             painter.fillRect(QRectF(x, area.bottom() - height, max(1.0, width * 0.8), height - cached), QColor("#7fb3e6"))
             painter.fillRect(QRectF(x, area.bottom() - cached, max(1.0, width * 0.8), cached), QColor("#2f6db0"))
         total_cost = sum(r["cost"] for r in self.rows)
@@ -89,9 +93,18 @@ class TokenChart(QWidget):
         painter.setPen(QPen(text_colour))
         painter.drawText(4, 14, f"{top:,} tokens")
         painter.drawText(4, int(area.bottom()), "0")
-        painter.drawText(int(area.left()), self.height() - 6,
-                         f"{_count(len(self.rows), 'request')} · dark: served from cache · orange: cumulative "
-                         f"cost ${total_cost:.4f}")
+        painter.drawText(int(area.left()), self.height() - 6, self.legend())
+
+    def provider_reports_cache(self) -> bool:
+        """Whether the provider says how much of a prompt it served from its cache: many do not
+        (local servers, some gateways), and then the dark share is the prefix Tripane reused."""
+        return any(row["cached"] for row in self.rows)
+
+    def legend(self) -> str:
+        dark = ("served from cache" if self.provider_reports_cache()
+                else "prefix reused (the provider reports no cache)")
+        total_cost = sum(row["cost"] for row in self.rows)
+        return f"{_count(len(self.rows), 'request')} · dark: {dark} · orange: cumulative cost ${total_cost:.4f}"
 
 class ContextInspector(QDialog):
     def __init__(self, parent: QWidget | None = None):

@@ -435,6 +435,31 @@ def test_a_few_requests_are_a_few_narrow_bars(qtbot):
     assert bar and len(bar) <= BAR_STEP_MAX  # one request: one bar, not a wall across the chart
 
 
+def test_the_token_chart_shows_the_providers_cache_and_says_when_it_shows_reuse_instead(qtbot):
+    from gui.dialogs.inspector import TokenChart
+    from gui.qt import QColor
+
+    chart = TokenChart()
+    qtbot.addWidget(chart)
+    chart.resize(400, 300)
+    row = 150  # halfway up: within every bar below
+
+    def dark_bars() -> int:
+        image = chart.grab().toImage()
+        dark = QColor("#2f6db0").rgb()
+        columns = [x for x in range(image.width()) if image.pixel(x, row) == dark]
+        return sum(1 for a, b in zip([None, *columns], columns) if a is None or b - a > 1)
+
+    first = {"prompt": 1000, "cached": 0, "reuse": 0.0, "cost": 0.0}
+    # A local server that reports no cached tokens: the dark share is the prefix reused.
+    chart.set_rows([first, {"prompt": 1100, "cached": 0, "reuse": 0.9, "cost": 0.0}])
+    assert dark_bars() == 1 and "dark: prefix reused (the provider reports no cache)" in chart.legend()
+    # A provider that reports its cache: a request it served nothing of is a miss, shown as one.
+    chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0},
+                    {"prompt": 1200, "cached": 0, "reuse": 0.9, "cost": 0.0}])
+    assert dark_bars() == 1 and "dark: served from cache" in chart.legend()
+
+
 def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_window, workdir):
     """Each dialog is made anew when it is opened; once closed it must go, or every one opened in
     a day's work stays in memory, a hidden child of the window, until Tripane quits."""
