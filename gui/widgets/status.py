@@ -52,6 +52,9 @@ class SessionStatusBar(QStatusBar):
         self.turn.setObjectName("turn")
         self.tokens = QLabel("")
         self.reuse = ElidedLabel("")
+        self.reuse.setToolTip("Cache reuse: how much of the last request repeated the one before it, which a "
+                              "provider's prompt cache can serve cheaply. Cached: the share of all prompt tokens "
+                              "the provider says it served from its cache (shown once it reports any).")
         self.cost = QLabel("")
         self.state = StateLabel("")
         self.state.setObjectName("state")
@@ -96,7 +99,9 @@ class SessionStatusBar(QStatusBar):
         usage = state.usage
         self.tokens.setText(f"Tokens: {usage.prompt_tokens + usage.completion_tokens:,}")
         reuse = state.last_metrics.get("prefix_reuse")
-        cached = f" · cached {usage.cached_tokens / usage.prompt_tokens:.0%}" if usage.prompt_tokens else ""
+        # Many providers (local servers, some gateways) never report cached tokens: "cached 0%" there
+        # would read as a cache that always misses.
+        cached = f" · cached {usage.cached_tokens / usage.prompt_tokens:.0%}" if usage.cached_tokens else ""
         self.reuse.setText(f"Cache reuse: {reuse:.0%}{cached}" if reuse is not None else "Cache reuse: –")
         self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
         if state.ended:

@@ -401,3 +401,15 @@ def test_deleting_a_session_that_waits_for_an_answer_takes_its_question_away(qtb
 
     qtbot.waitUntil(lambda: not qt_alive(dialog), timeout=WAIT)  # nothing left to answer
     assert window.dialogs == {} and not session.dir.exists() and not marker.exists()
+
+
+def test_the_status_bar_shows_the_providers_cached_share_only_once_it_reports_one(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo hi"), prompt_tokens=1000),  # no cache reported
+                           reply("", call("task_done", summary="ok"), prompt_tokens=1000, cached_tokens=900)])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")  # the run waits here, after one request
+    assert window.status.reuse.text().startswith("Cache reuse: ") and "cached" not in window.status.reuse.text()
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert window.status.reuse.text().endswith(" · cached 45%")  # 900 of the 2,000 prompt tokens so far
