@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "at most 16,384); for local servers, what the server was started with")
     run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
                                             "(default: --model)")
-    run.add_argument("--max-turns", type=int, default=100)
+    run.add_argument("--max-turns", type=int, default=100,
+                     help="end the session after this many turns (default: 100; the person is asked at turn 30)")
     run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
                      help="risky tools (shell, network): ask the person, allow all, or refuse all")
     run.add_argument("--budget-tokens", type=int, default=0, help="ask the person once this many tokens are used (0: no cap)")
