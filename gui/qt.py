@@ -41,6 +41,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (
+    QAbstractSlider,
     QApplication,
     QCheckBox,
     QComboBox,
@@ -65,6 +66,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QScrollBar,
     QSizePolicy,
     QSpinBox,
     QSplitter,

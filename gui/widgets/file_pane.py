@@ -15,6 +15,7 @@ from gui.qt import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QScrollBar,
     QStackedWidget,
     QTextBlockFormat,
     QTextBrowser,
@@ -68,6 +69,10 @@ class FilePane(QWidget):
         self._rendering = False
         self._dirty = False
         self._keep_at: float | None = None  # where to show the file after rendering it again
+        # Where the view is meant to be, from the scroll bar's range: Qt lays a long document out
+        # in steps after setHtml, and the range grows for a while after the view was placed. The
+        # place is taken again at each change of range until the person scrolls.
+        self._aim: Callable[[QScrollBar], int] | None = None
 
         self.title = QLabel(f"<b>{title}</b>")
         self.version_label = QLabel("")
@@ -119,6 +124,9 @@ class FilePane(QWidget):
 
         self._timer = QTimer(self, singleShot=True, interval=200)
         self._timer.timeout.connect(self._render)
+        bar = self.viewer.verticalScrollBar()
+        bar.rangeChanged.connect(self._take_aim)
+        bar.actionTriggered.connect(self._let_go)  # the wheel, the bar, Page Up/Down: their place wins
 
     # --- showing --------------------------------------------------------------------------------
 
@@ -128,6 +136,7 @@ class FilePane(QWidget):
         self._loader = loader
         self._shown_text = ""
         self._keep_at = None
+        self._aim = None
         for button in (self.edit_button, self.pin_button):  # nothing to edit or pin without a session
             button.setEnabled(loader is not None)
         self.viewer.clear()
@@ -193,14 +202,14 @@ class FilePane(QWidget):
         if loader is not self._loader:
             return  # another session was selected meanwhile
         self._shown_text = text
+        self._aim = None
         self.viewer.setHtml(html)
-        bar = self.viewer.verticalScrollBar()
         if self._keep_at is not None:
-            bar.setValue(round(self._keep_at * bar.maximum()))
-            self._keep_at = None
-        elif where is not None and where > 0:
-            target = int(where * (bar.maximum() + bar.pageStep())) - bar.pageStep() // 3
-            bar.setValue(max(0, min(bar.maximum(), target)))
+            keep, self._keep_at = self._keep_at, None
+            self._aim = lambda bar: round(keep * bar.maximum())
+        elif where is not None and where > 0:  # the change a third of a page down (the end: at the bottom)
+            self._aim = lambda bar: int(where * (bar.maximum() + bar.pageStep())) - bar.pageStep() // 3
+        self._take_aim()
         if self._dirty:
             self.refresh()
 
@@ -226,10 +235,18 @@ class FilePane(QWidget):
             cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
         self._shown_text = text
-        if follow:
-            bar.setValue(bar.maximum())
+        self._aim = (lambda bar: bar.maximum()) if follow else None
+        self._take_aim()
         if self._dirty:
             self.refresh()
+
+    def _take_aim(self) -> None:
+        if self._aim is not None:
+            bar = self.viewer.verticalScrollBar()
+            bar.setValue(max(0, min(bar.maximum(), self._aim(bar))))
+
+    def _let_go(self, _action: int = 0) -> None:
+        self._aim = None
 
     @property
     def shown_text(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gui.markdown import TAIL_CHARS
+from gui.qt import QAbstractSlider
 from gui.tasks import TaskKeeper
 from gui.widgets.file_pane import FilePane
 
@@ -75,6 +76,36 @@ def test_the_progress_log_opens_at_its_end_and_follows_it_the_plan_at_its_start(
     qtbot.waitUntil(lambda: log.shown_text == log_content["text"])
     assert "step 40.59" in log.viewer.toPlainText()
     assert log_bar.value() == log_bar.maximum()
+
+
+def tool_entry(i: int) -> str:
+    """An entry as progress.md has them for a tool's result: a long block of output."""
+    return f"\n## [12:00] Turn {i}: shell_run — ok\n\n**Result**:\n\n```\n" + "\n".join(map(str, range(100))) + "\n```\n"
+
+
+def test_a_long_log_opens_at_its_very_end_and_a_scroll_of_the_persons_is_kept(qtbot):
+    """Qt lays a long document out in steps, and its scroll range grows after the view is placed:
+    the view keeps to the end as it grows, until the person scrolls."""
+    content = {"text": "# Progress\n" + "".join(entry(i) + tool_entry(i) for i in range(8)), "version": 1}
+    log = FilePane("progress.md", "Progress", TaskKeeper(), log=True)
+    qtbot.addWidget(log)
+    log.resize(400, 300)
+    log.show()
+    log.bind(lambda: (content["text"], content["version"]))
+    qtbot.waitUntil(lambda: log.shown_text == content["text"])
+    bar = log.viewer.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0
+    qtbot.wait(200)  # the rest of the layout
+    assert bar.value() == bar.maximum()
+
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderPageStepSub)  # the person scrolls up a page
+    place = bar.value()
+    content["text"] += entry(8) + tool_entry(8)
+    content["version"] += 1
+    log.refresh(now=True)
+    qtbot.waitUntil(lambda: log.shown_text == content["text"])
+    qtbot.wait(200)
+    assert bar.value() == place < bar.maximum()
 
 
 def structure(pane: FilePane) -> list[tuple[str, bool, int]]:
