@@ -435,7 +435,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self._activity = "idle"
         self.statusBar().clearMessage()  # e.g. the other session's retry
-        self.chat.show_records(session.records)
+        self.chat.show_records(session.records, folder=session.dir)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name))
         self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")

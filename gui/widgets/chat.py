@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from core.agent.options import option_label, reason_label
 from core.agent.rules import describe_failure
@@ -45,6 +46,7 @@ from gui.qt import (
     Qt,
     QTimer,
     QToolButton,
+    QUrl,
     QVBoxLayout,
     QWidget,
     qt_alive,
@@ -193,10 +195,11 @@ def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[]
 class ToolCard(QFrame):
     """One tool call: a header with its status, the arguments and result folded underneath."""
 
-    def __init__(self, call: ToolCall):
+    def __init__(self, call: ToolCall, folder: Path | None = None):
         super().__init__()
         self.setObjectName("tool_card")
         self.call = call
+        self.folder = folder  # the session's folder, where an offloaded output's file is
         self.status = "running"
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
@@ -213,6 +216,7 @@ class ToolCard(QFrame):
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._result = ""
+        self._offloaded: ToolResult | None = None  # a result too long for the context: its file
         self._same_as = ""  # the earlier call whose identical output this one points to
         self._render()
 
@@ -242,13 +246,27 @@ class ToolCard(QFrame):
         set_style_property(self, "status", self.status)
         body = f"{_PRE}{_escape(self._arguments())}</pre>"
         if self._result:
-            shown = self._result[:PREVIEW_CHARS] + ("\n…" if len(self._result) > PREVIEW_CHARS else "")
+            content = self._offloaded.content if self._offloaded else self._result
+            shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
             body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{_PRE}{_escape(shown)}</pre>"
+        if self._offloaded:
+            body += f"<p>{self._full_output_link(self._offloaded)}</p>"
         self.details.setText(body)
+
+    def _full_output_link(self, result: ToolResult) -> str:
+        """Where the whole output is, as a link that opens it (the card and the agent's context
+        hold its head and tail)."""
+        path = result.offload_path
+        size = f" ({result.size:,} characters)" if result.size else ""
+        if self.folder is None:
+            return f"Full output{size}: {_escape(path)}"
+        url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
+        return f'Full output{size}: <a href="{url}">{_escape(path)}</a>'
 
     def set_result(self, result: ToolResult) -> None:
         self.status = "ok" if result.ok else "error"
         self._same_as = result.same_as
+        self._offloaded = result if result.offload_path else None
         self._result = result.content + (f"\n[full output: {result.offload_path}]" if result.offload_path else "")
         self._render()
         if not result.ok:
@@ -337,6 +355,7 @@ class ChatView(QScrollArea):
         super().__init__(parent)
         self.setObjectName("chat")
         self.setAccessibleName("Conversation")
+        self.folder: Path | None = None  # the shown session's
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         container = QWidget()
@@ -448,10 +467,12 @@ class ChatView(QScrollArea):
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
         self._add(_label(displayable(text), kind), into)
 
-    def show_records(self, records: list[Record], count: int = FIRST_RECORDS) -> None:
+    def show_records(self, records: list[Record], count: int = FIRST_RECORDS, folder: Path | None = None) -> None:
         """Show the last `count` records of `records` (the session's own list: it grows as the run
-        goes on): the newest at once, older ones a chunk at a time on the next turns of the loop."""
+        goes on): the newest at once, older ones a chunk at a time on the next turns of the loop.
+        `folder`: the session's, where the outputs its cards link to are."""
         self.clear()
+        self.folder = folder
         self._records = records
         for index, record in enumerate(records):  # the tally goes through them all, shown or not
             self.changes.add(record)
@@ -562,7 +583,7 @@ class ChatView(QScrollArea):
                 elif event.text:
                     self._add(MessageItem("assistant", event.text), into)
                 for call in event.tool_calls:
-                    card = ToolCard(call)
+                    card = ToolCard(call, self.folder)
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 from core.events import Compaction, HumanAnswer, ToolResult
 from core.llm import ModelError, ModelReply, Retry
@@ -11,7 +13,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
-from gui.qt import QLabel, QMessageBox, QPlainTextEdit, QPushButton, Qt, qt_alive
+from gui.qt import QLabel, QMessageBox, QPlainTextEdit, QPushButton, Qt, QUrl, qt_alive
 from gui.widgets.chat import MessageItem, ToolCard
 from tests.gui.test_supporting_screens import chat_says
 
@@ -413,3 +415,19 @@ def test_the_status_bar_shows_the_providers_cached_share_only_once_it_reports_on
     qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert window.status.reuse.text().endswith(" · cached 45%")  # 900 of the 2,000 prompt tokens so far
+
+
+def test_a_long_output_card_links_to_the_file_with_all_of_it(qtbot, make_window, workdir):
+    for i in range(300):
+        (workdir / f"line {i:04d} {'x' * 40}.txt").write_text("", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    card = next(w for w in window.chat.items() if isinstance(w, ToolCard) and w.call.name == "file_list")
+    assert "line 0150" not in card.details.text()  # the card, like the context, holds its head and tail
+
+    href = re.search(r'<a href="([^"]+)">offload/', card.details.text()).group(1)
+    full = Path(QUrl(href).toLocalFile())
+    assert full.parent == session.dir / "offload" and "line 0150" in full.read_text(encoding="utf-8")
+    assert card.details.openExternalLinks()  # a click opens it with the desktop's viewer
