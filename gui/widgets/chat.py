@@ -274,7 +274,7 @@ class ToolCard(QFrame):
 
     def context_menu(self) -> QMenu:
         """Copy the selection, the arguments, or the whole result (the card shows its first
-        4,000 characters; an offloaded output's file is named in it)."""
+        4,000 characters; an offloaded output is copied from its file)."""
         selected = self.details.selectedText() if self.details.hasSelectedText() else ""
         return copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
                                           ("Copy &result", self.copy_result if self.status != "running" else None)])
@@ -283,7 +283,14 @@ class ToolCard(QFrame):
         QApplication.clipboard().setText(self._arguments())
 
     def copy_result(self) -> None:
-        QApplication.clipboard().setText(self._result)
+        """The whole result: an offloaded output's file, not the start and end the card shows."""
+        whole = self._result
+        if self._offloaded is not None and self.folder is not None:
+            try:
+                whole = (self.folder / self._offloaded.offload_path).read_text(encoding="utf-8", errors="replace")
+            except OSError:  # the session's folder was moved or cleaned: what the card has
+                pass
+        QApplication.clipboard().setText(whole)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
         self.context_menu().popup(event.globalPos())

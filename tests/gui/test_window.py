@@ -13,7 +13,16 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
-from gui.qt import QLabel, QMessageBox, QPlainTextEdit, QPushButton, Qt, QUrl, qt_alive
+from gui.qt import (
+    QApplication,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    Qt,
+    QUrl,
+    qt_alive,
+)
 from gui.widgets.chat import MessageItem, ToolCard
 from tests.gui.test_supporting_screens import chat_says
 
@@ -431,3 +440,5 @@ def test_a_long_output_card_links_to_the_file_with_all_of_it(qtbot, make_window,
     full = Path(QUrl(href).toLocalFile())
     assert full.parent == session.dir / "offload" and "line 0150" in full.read_text(encoding="utf-8")
     assert card.details.openExternalLinks()  # a click opens it with the desktop's viewer
+    card.copy_result()  # right-click, Copy result: all of it
+    assert QApplication.clipboard().text() == full.read_text(encoding="utf-8")
