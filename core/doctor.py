@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.logs import log_path, log_paths
+from core.secrets import keyring_backend
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
@@ -76,15 +77,10 @@ def check_qt() -> Check:
 
 
 def check_keyring() -> Check:
-    try:
-        import keyring
-
-        backend = keyring.get_keyring()
-    except Exception as exc:  # a broken keyring installation must not stop the other checks
-        return Check("Keyring", "warn", f"unavailable ({exc})", "set API keys as environment variables instead")
-    name = f"{type(backend).__module__}.{type(backend).__name__}"
-    if "fail" in name.lower() or "null" in name.lower():
-        return Check("Keyring", "warn", f"no usable backend ({name}): API keys cannot be stored",
+    name, problem = keyring_backend()
+    if problem:
+        backend = f" ({name})" if name else ""
+        return Check("Keyring", "warn", f"{problem}{backend}: API keys cannot be stored",
                      "install/start a keyring service (GNOME Keyring, KWallet) or set the provider's environment "
                      "variable (OPENAI_API_KEY, …)")
     return Check("Keyring", "ok", name)

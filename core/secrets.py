@@ -23,7 +23,39 @@ def get_api_key(model: str, api_base: str | None = None) -> str | None:
         return None
 
 
+def keyring_backend() -> tuple[str, str | None]:
+    """The keyring's backend, and why API keys cannot be stored in it (None: they can). A computer
+    with no keyring service (a server, a bare window manager) gets keyring's fail or null backend."""
+    try:
+        import keyring
+
+        backend = keyring.get_keyring()
+    except Exception as exc:  # a broken keyring installation
+        return "", f"the keyring does not load ({exc})"
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if "fail" in name.lower() or "null" in name.lower():
+        return name, "no keyring service runs on this computer"
+    return name, None
+
+
+def key_variable(model: str) -> str:
+    """The environment variable litellm reads a provider's key from, for most providers."""
+    return f"{provider_of(model).upper().replace('-', '_')}_API_KEY"
+
+
+class NoKeyring(Exception):
+    """API keys cannot be stored on this computer; the message says why."""
+
+
 def set_api_key(provider: str, key: str) -> None:
+    """Store the key in the OS keyring. Raises NoKeyring where there is none: keyring's null
+    backend would drop the key without a word, and the person take it for stored."""
+    _name, problem = keyring_backend()
+    if problem:
+        raise NoKeyring(problem)
     import keyring
 
-    keyring.set_password(SERVICE, provider, key)
+    try:
+        keyring.set_password(SERVICE, provider, key)
+    except Exception as exc:  # the service refused (locked, gone away)
+        raise NoKeyring(f"the keyring refused it ({str(exc).rstrip('.')})") from exc

@@ -23,6 +23,11 @@ def set_style_property(widget: QWidget, name: str, value: object) -> None:
     """Set a property the style sheets select on (#turn[level="warn"], …) and apply them anew:
     Qt does not restyle a widget when only a property changed."""
     widget.setProperty(name, value)
+    restyle(widget)
+
+
+def restyle(widget: QWidget) -> None:
+    """Apply the style sheets to `widget` again, after what they select it by changed."""
     widget.style().unpolish(widget)
     widget.style().polish(widget)
 

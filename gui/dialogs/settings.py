@@ -6,7 +6,13 @@ from collections.abc import Callable
 
 from core.llm import ModelClient, ModelError
 from core.providers import OLLAMA_BASE, Connection, check_connection, detect_ollama
-from core.secrets import provider_of, set_api_key
+from core.secrets import (
+    NoKeyring,
+    key_variable,
+    keyring_backend,
+    provider_of,
+    set_api_key,
+)
 from gui.dialogs.forms import approval_combo, error_label, folder_row
 from gui.qt import (
     QComboBox,
@@ -26,6 +32,8 @@ from gui.qt import (
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
+from gui.theme import restyle
+from gui.widgets.wrapped_label import WrappedLabel
 
 FIRST_RUN = (
     "<b>Welcome to Tripane.</b> Choose the model the agent will use. Any "
@@ -72,7 +80,8 @@ class SettingsDialog(QDialog):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key.setPlaceholderText("leave empty to keep the stored key")
         form.addRow("API key:", self.api_key)
-        form.addRow("", QLabel("Keys are stored in the system keyring, never in a file."))
+        self.key_note = WrappedLabel("Keys are stored in the system keyring, never in a file.")
+        form.addRow("", self.key_note)
         self.ollama = QLabel("Looking for Ollama on this computer…")
         self.ollama.setObjectName("muted")
         form.addRow("", self.ollama)
@@ -147,6 +156,7 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
+        keeper.in_thread(keyring_backend, on_success=self._show_keyring)  # it may ask a service over D-Bus
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
 
@@ -195,15 +205,30 @@ class SettingsDialog(QDialog):
         message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
         self.test_result.setText(f"✗ {message}")
 
+    def _show_keyring(self, backend: tuple[str, str | None]) -> None:
+        """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
+        problem = backend[1]
+        if problem:
+            self.key_note.setObjectName("warning")
+            self.key_note.setText(f"{problem[0].upper()}{problem[1:]}, so a key typed here cannot be stored: set "
+                                  f"the provider's environment variable ({self._key_variable()}, …) before "
+                                  "starting Tripane instead.")
+            restyle(self.key_note)  # in the warning's colour
+
+    def _key_variable(self) -> str:
+        return key_variable(self.model.currentText().strip() or "openai/")
+
     def _store_key(self) -> bool:
         key = self.api_key.text().strip()
         if not key:
             return True
         try:
             set_api_key(provider_of(self.model.currentText().strip()), key)
-        except Exception as exc:  # no usable keyring on this system
-            self.error.setText(f"The key could not be stored in the system keyring: {exc}. "
-                               "Set the provider's environment variable (e.g. OPENAI_API_KEY) instead.")
+        except NoKeyring as problem:
+            self.api_key.clear()  # not kept anywhere: Save again keeps the rest
+            self.error.setText(f"The key could not be stored ({problem}) and was not kept: set the provider's "
+                               f"environment variable ({self._key_variable()}, …) before starting Tripane. "
+                               "Save again to keep the other settings.")
             return False
         self.api_key.clear()
         return True

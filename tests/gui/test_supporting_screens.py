@@ -44,11 +44,34 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     dialog._accept()
 
     assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
+    assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
     prefs = fresh.load()
     assert prefs.model == "anthropic/claude-3-5-haiku-latest" and prefs.danger_turn == 40
     assert prefs.context_window == 32_768 and prefs.summary_model == "anthropic/claude-3-5-haiku-latest"
     on_disk = (tmp_path / "fresh.ini").read_text(encoding="utf-8")
     assert "sk-ant-secret-123" not in on_disk and "claude-3-5-haiku" in on_disk
+
+
+def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_key_goes_instead(qtbot, make_window,
+                                                                                                  tmp_path):
+    window = make_window()  # the tests' keyring is keyring's null backend: a computer with no keyring service
+    dialog = window.open_settings()
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    qtbot.waitUntil(lambda: "no keyring service" in dialog.key_note.text().lower(), timeout=WAIT)
+    assert "ANTHROPIC_API_KEY" in dialog.key_note.text() and dialog.key_note.objectName() == "warning"
+
+    dialog.api_key.setText("sk-ant-secret-123")
+    dialog._accept()
+    assert dialog.isVisible()  # not saved as if the key were kept
+    assert dialog.error.text() == ("The key could not be stored (no keyring service runs on this computer) and was "
+                                   "not kept: set the provider's environment variable (ANTHROPIC_API_KEY, …) before "
+                                   "starting Tripane. Save again to keep the other settings.")
+    assert dialog.api_key.text() == ""
+    dialog.danger_turn.setValue(45)
+    dialog._accept()  # the rest is saved
+    assert not dialog.isVisible() and window.settings.load().danger_turn == 45
+    assert not any("sk-ant-secret-123" in path.read_text(encoding="utf-8", errors="replace")
+                   for path in tmp_path.rglob("*") if path.is_file())
 
 
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
