@@ -156,6 +156,7 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
+        self._keyring_problem: str | None = None
         keeper.in_thread(keyring_backend, on_success=self._show_keyring)  # it may ask a service over D-Bus
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
@@ -207,13 +208,18 @@ class SettingsDialog(QDialog):
 
     def _show_keyring(self, backend: tuple[str, str | None]) -> None:
         """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
-        problem = backend[1]
-        if problem:
+        self._keyring_problem = backend[1]
+        if self._keyring_problem:
             self.key_note.setObjectName("warning")
-            self.key_note.setText(f"{problem[0].upper()}{problem[1:]}, so a key typed here cannot be stored: set "
-                                  f"the provider's environment variable ({self._key_variable()}, …) before "
-                                  "starting Tripane instead.")
             restyle(self.key_note)  # in the warning's colour
+            self._say_where_the_key_goes()
+            self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
+
+    def _say_where_the_key_goes(self) -> None:
+        problem = self._keyring_problem or ""
+        self.key_note.setText(f"{problem[:1].upper()}{problem[1:]}, so a key typed here cannot be stored: set the "
+                              f"provider's environment variable ({self._key_variable()}, …) before starting "
+                              "Tripane instead.")
 
     def _key_variable(self) -> str:
         return key_variable(self.model.currentText().strip() or "openai/")
