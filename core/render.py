@@ -61,7 +61,8 @@ def render(record: Record) -> str | None:
             options = f" [{' / '.join(event.options)}]" if event.options else ""
             return f"? question {event.qid} ({event.reason}): {event.question}{options}"
         case HumanAnswer():
-            return f"  answer to {event.qid}: {event.choice} {_short(event.text)}".rstrip()
+            detail = f" — {_short(event.text)}" if event.text.strip() else ""
+            return f"  answer to {event.qid}: {event.choice}{detail}"
         case MemoryRecalled() if event.text:
             skills = f" (skills injected: {', '.join(event.skills)})" if event.skills else ""
             return f"  🧠 long-term memory recalled{skills}"

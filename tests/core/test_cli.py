@@ -81,7 +81,7 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
         assert "Changed in the work folder: LICENSE (created)" in out  # told as the run ends
     assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\nthe usual"
     code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
-    assert code == 0 and "answer to q" in out and "ended: done" in out
+    assert code == 0 and ": MIT — the usual\n" in out and "ended: done" in out
     assert "Changed in the work folder: LICENSE (created)" in out
     # --data-dir works after the command too, as the usage line puts it.
     code, out, _ = finish(tripane("sessions", "--data-dir", str(tmp_path), data_dir=tmp_path / "elsewhere"))
