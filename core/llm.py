@@ -81,8 +81,9 @@ class Retry:
     delay_s: float
 
     def describe(self) -> str:
-        return (f"{str(self.error).rstrip('.')}. Trying again in {self.delay_s:.0f} s "
-                f"(attempt {self.attempt} of {self.attempts}).")
+        said = str(self.error)
+        said = said if said.endswith(("?", "!", ".")) else f"{said}."
+        return f"{said} Trying again in {self.delay_s:.0f} s (attempt {self.attempt} of {self.attempts})."
 
 
 TextSink = Callable[[str], None]
@@ -210,7 +211,7 @@ class LiteLLMClient:
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
-            raise classify(litellm, exc, timeout_s) from exc
+            raise classify(litellm, exc, timeout_s, request.api_base) from exc
 
 
 async def _import_off_loop() -> Any:
@@ -296,7 +297,13 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
     return Usage(prompt, completion, cached, cost)
 
 
-def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> ModelError:
+# litellm's own prefix on a provider's message: "litellm.AuthenticationError: AuthenticationError:
+# OpenAIException - Incorrect API key provided". The person reads the provider's part.
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)(\w+Error:\s*)?(\w+Exception\s+-\s+)?")
+
+
+def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
+             api_base: str | None = None) -> ModelError:
     """Map a provider failure onto a plain message and whether trying again may help."""
     if getattr(exc, "is_pre_first_chunk", None) is not None:  # litellm's MidStreamFallbackError
         return _broken_off(litellm, exc, timeout_s)
@@ -304,7 +311,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
         litellm.Timeout, litellm.APIConnectionError,
     )
-    detail = str(exc).split("\n")[0][:400]
+    detail = _LITELLM_PREFIX.sub("", str(exc).split("\n")[0])[:400]
     if "LLM Provider NOT provided" in detail:
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
@@ -325,7 +332,11 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None) -> Mo
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     if isinstance(exc, litellm.APIConnectionError) or "Connection error" in detail:
-        return ModelError("connection", f"Could not reach the provider: {detail}", retryable=True)
+        if api_base:
+            return ModelError("connection", f"Could not reach the server at {api_base} ({detail.rstrip('.')}): "
+                              "is it running, and is the API base right?", retryable=True)
+        return ModelError("connection", f"Could not reach the provider ({detail.rstrip('.')}): is this computer "
+                          "online?", retryable=True)
     if isinstance(exc, retryable):  # 5xx; an overloaded provider may say when to come back, too
         return ModelError("server", f"The provider had an internal error: {detail}", retryable=True,
                           retry_after_s=_retry_after(exc))
@@ -468,6 +479,6 @@ def embed_texts(model: str, texts: list[str], *, api_base: str | None = None, ap
     try:
         response = litellm.embedding(**kwargs)
     except Exception as exc:
-        raise classify(litellm, exc) from exc
+        raise classify(litellm, exc, api_base=api_base) from exc
     rows = sorted(response.data, key=lambda item: item["index"])
     return [list(row["embedding"]) for row in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -302,11 +303,27 @@ async def test_bad_key_is_not_retried_and_says_so():
     assert failed.value.kind == "auth" and len(server.requests) == 1
 
 
-async def test_unreachable_server_is_a_connection_error():
+async def test_unreachable_server_is_a_connection_error_that_names_the_address():
+    with socket.socket() as probe:  # a port on this machine that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    retries = []
     with pytest.raises(ModelError) as failed:
         await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
-                                             api_base="http://127.0.0.1:9/v1", timeout_s=5))
-    assert failed.value.kind in ("connection", "timeout", "server")
+                                             api_base=f"http://127.0.0.1:{port}/v1", timeout_s=5), None, retries.append)
+    assert failed.value.kind == "connection" and failed.value.retryable
+    assert str(failed.value) == (f"Could not reach the server at http://127.0.0.1:{port}/v1 (Connection error): "
+                                 "is it running, and is the API base right?")  # not litellm's class names
+    assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
+
+
+async def test_a_refused_key_says_the_providers_words_without_litellms_class_names():
+    with ScriptedServer(lambda request: Failure(401, "Incorrect API key provided")) as server:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                                 api_base=server.url))
+    assert str(failed.value).startswith("The provider refused the API key: ")
+    assert "Incorrect API key provided" in str(failed.value) and "litellm." not in str(failed.value)
 
 
 def first_then(first: Turn, then: Turn):

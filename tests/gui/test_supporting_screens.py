@@ -336,7 +336,8 @@ def test_test_connection_to_a_server_that_is_not_there_says_so_at_once(qtbot, ma
     dialog.api_base.setText(f"http://127.0.0.1:{port}/v1")
     qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
-    assert dialog.test_result.text().startswith("✗ Could not reach the provider")
+    assert dialog.test_result.text() == (f"✗ Could not reach the server at http://127.0.0.1:{port}/v1 (Connection "
+                                         "error): is it running, and is the API base right?")
     dialog.reject()
 
 
