@@ -166,6 +166,9 @@ class ErrorRecorded(Event):
     message: str
     attempt: int
     tool: str = ""
+    # Whether 3-Strike counts it. The agent's failures count; the provider's (unreachable, a refused
+    # key) do not: each ends the run, and the person's next message, once it is fixed, answers it.
+    counts: bool = True
 
 
 @dataclass(frozen=True)

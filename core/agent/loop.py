@@ -397,8 +397,8 @@ class AgentLoop:
         signature = f"model:{exc.kind}"
         log.warning("session %s: the model call failed (%s): %s", self.state.session_id, exc.kind, exc)
         attempt = self.state.strikes.get(signature, 0) + 1
-        self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt))
-        self._progress(progress.error("", str(exc), attempt, self.state.config.strike_limit))
+        self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt, counts=False))
+        self._progress(progress.error("", str(exc), attempt, limit=None))
         self._end("error", f"The model call failed: {exc}")
 
     async def _turn(self, flush: bool = False) -> None:

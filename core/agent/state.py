@@ -128,7 +128,7 @@ class SessionState:
             case ErrorRecorded():
                 self.strikes[event.signature] = event.attempt
                 self.strike_latest[event.signature] = describe_failure(event.tool, event.message)
-                if self.config and event.attempt >= self.config.strike_limit:
+                if self.config and event.counts and event.attempt >= self.config.strike_limit:
                     self.strike_due = event.signature
             case Danger():
                 if event.level == "warn":

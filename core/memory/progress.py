@@ -38,11 +38,12 @@ def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> st
     )
 
 
-def error(tool: str, message: str, attempt: int, limit: int) -> str:
-    """`attempt`: how many times this same failure has happened (3-Strike counts it)."""
+def error(tool: str, message: str, attempt: int, limit: int | None) -> str:
+    """`attempt`: how many times this same failure has happened; `limit`: the 3-Strike limit, None
+    for a failure 3-Strike does not count (the provider's)."""
     ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(attempt, f"{attempt}th")
     entry = f"\n## [{_stamp()}] ❌ ERROR ({ordinal} attempt) in {tool or 'the model call'}\n{_block(message, 1200)}\n"
-    if attempt >= limit:
+    if limit is not None and attempt >= limit:
         entry += f"\n## [{_stamp()}] 🚨 {limit}-STRIKE TRIGGERED: stopped, re-reading the plan, asking the person\n"
     return entry
 

@@ -380,6 +380,24 @@ async def test_provider_failure_ends_with_a_clear_error(store, data_dir, workdir
     assert "refused the API key" in session.read_file("progress.md")[0]
 
 
+async def test_a_provider_down_three_times_running_is_not_a_three_strike(store, data_dir, workdir):
+    """Each provider failure ends the run, and the person's message once it is fixed answers it: a
+    3-Strike question about it on the next message would ask what was just answered."""
+    down = ModelError("connection", "Could not reach the server at http://127.0.0.1:9/v1 (Connection error): "
+                      "is it running, and is the API base right?", retryable=True)
+    model = ScriptedModel([down, down, down, reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "error"
+    for _ in range(2):
+        await session.send("The server is up again, go on.")
+        assert await session.wait() == "error"
+    await session.send("Now it is up.")
+    assert await asyncio.wait_for(session.wait(), 10) == "done"  # not waiting on a 3-Strike question
+    assert not events_of(session, HumanQuestion)
+    assert [e.attempt for e in events_of(session, ErrorRecorded)] == [1, 2, 3]  # still told as the 3rd time
+    assert "STRIKE" not in session.read_file("progress.md")[0]
+
+
 async def test_text_reply_without_tools_ends_and_a_new_message_continues(store, data_dir, workdir):
     model = ScriptedModel([reply("Which file do you mean?"), reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model)
