@@ -441,6 +441,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")
         self.refresh_sessions()
         self._update_controls()
+        # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
+        # session it was showing, its question asked again.
+        self.prefs.last_session = session.id
+        self.settings.save(self.prefs)
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)

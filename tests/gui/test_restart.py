@@ -32,6 +32,7 @@ def killed_at_its_question(tmp_path, settings, workdir, *question: str) -> str:
         child.wait(timeout=30)
         child.stdout.close()
         child.stderr.close()
+    settings.q.sync()  # what the killed app wrote there
     return session_id
 
 
@@ -42,8 +43,9 @@ def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(q
     window = make_window(model)
     assert window.sessions.ids() == [session_id]
     assert window.sessions.list.item(0).text().startswith("?")  # marked as waiting for the person
-    window.sessions.list.setCurrentRow(0)
+    # Opened on the session it showed when it was killed, with its question, and no click.
     qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=10_000)
+    assert window.session.id == session_id
     dialog = next(iter(window.dialogs.values()))
     assert dialog.question.question == "Which database should I use?"
     assert set(dialog.buttons) == {"sqlite", "postgres", "answer"}
