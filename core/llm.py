@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
+from core.logs import TOLD
 from core.secrets import provider_of
 
 log = logging.getLogger(__name__)
@@ -170,7 +171,7 @@ class LiteLLMClient:
                 delay = self.backoff_s * (2**attempt) * (0.75 + random.random() / 2)
                 # A rate-limited provider says when to come back; sooner is a wasted attempt.
                 delay = max(delay, min(exc.retry_after_s or 0.0, MAX_RETRY_AFTER_S))
-                log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay)
+                log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay, extra=TOLD)
                 if on_retry:
                     on_retry(Retry(exc, attempt + 2, self.retries + 1, delay))
                 await asyncio.sleep(delay)

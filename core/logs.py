@@ -31,6 +31,9 @@ _KEY_SHAPES = re.compile(
     r"|(?P<label>(?i:(?:api[_-]?key|authorization|x-api-key|token)[\"']?\s*[:=]\s*[\"']?(?:bearer\s+)?))[^\s\"',;}]{8,}"
 )
 MASK = "«key masked»"
+# extra= of a warning the person is told another way (the window's status bar, a line of `tripane
+# run`): the log file keeps it, the console does not say it twice.
+TOLD = {"told": True}
 
 
 def mask_secrets(text: str) -> str:
@@ -60,6 +63,7 @@ def start_logging(data_dir: Path | None, name: str = LOG_NAME) -> Path | None:
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
     console.setFormatter(MaskingFormatter("%(levelname)s %(name)s: %(message)s"))
+    console.addFilter(lambda record: not getattr(record, "told", False))
     handlers: list[logging.Handler] = [console]
     path = None
     if data_dir is not None:

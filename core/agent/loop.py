@@ -66,6 +66,7 @@ from core.llm import (
     prepare_tokenizer,
     supports_tool_choice,
 )
+from core.logs import TOLD
 from core.memory import progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
@@ -395,7 +396,7 @@ class AgentLoop:
 
     def _model_failed(self, exc: ModelError) -> None:
         signature = f"model:{exc.kind}"
-        log.warning("session %s: the model call failed (%s): %s", self.state.session_id, exc.kind, exc)
+        log.warning("session %s: the model call failed (%s): %s", self.state.session_id, exc.kind, exc, extra=TOLD)
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=str(exc), attempt=attempt, counts=False))
         self._progress(progress.error("", str(exc), attempt, limit=None))

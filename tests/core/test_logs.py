@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from core.logs import MASK, log_path, mask_secrets, start_logging, stop_logging
+from core.logs import MASK, TOLD, log_path, mask_secrets, start_logging, stop_logging
 
 
 @pytest.fixture
@@ -73,3 +73,15 @@ def test_a_data_folder_that_cannot_hold_a_log_still_starts(tmp_path, capsys):
         stop_logging()
     err = capsys.readouterr().err
     assert "no log file" in err and "still logged to the console" in err
+
+
+def test_a_warning_the_person_is_told_otherwise_is_kept_in_the_file_not_repeated_on_the_console(tmp_path, capsys):
+    path = start_logging(tmp_path / "data")
+    try:
+        logging.getLogger("core.llm").warning("model call failed (unreachable); retry 1 in 1.0 s", extra=TOLD)
+        logging.getLogger("core.agent.loop").warning("the fixed prompt alone exceeds the budget")
+    finally:
+        stop_logging()
+    err = capsys.readouterr().err
+    assert "exceeds the budget" in err and "retry 1" not in err  # the run's own line says it
+    assert "retry 1 in 1.0 s" in path.read_text(encoding="utf-8")
