@@ -50,7 +50,6 @@ from gui.qt import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QPlainTextEdit,
     QSplitter,
     QSystemTrayIcon,
     Qt,
@@ -67,6 +66,7 @@ from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
 from gui.theme import apply_theme
 from gui.widgets.chat import ChatView
+from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
@@ -137,7 +137,7 @@ class MainWindow(QMainWindow):
 
         self.sessions = SessionList()
         self.chat = ChatView()
-        self.composer = QPlainTextEdit()
+        self.composer = Composer()
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message to the agent")
         self.composer.setPlaceholderText(COMPOSER_HINT)

@@ -300,7 +300,11 @@ def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
     assert window.composer.toPlainText() == ""
     qtbot.waitUntil(lambda: any("Also count the files" in str(m.get("content"))
                                 for m in model.requests[-1].messages), timeout=WAIT)
-    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    window.composer.setPlainText("And then")  # the next message, half written
+    qtbot.keyClick(window.composer, Qt.Key.Key_Escape)  # there, Esc does not stop the run …
+    assert not session.control.stop_requested and window.composer.toPlainText() == "And then"
+    window.composer.clear()
+    qtbot.keyClick(window.composer, Qt.Key.Key_Escape)  # … from an empty box, it does
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert session.state.status == "ended:aborted"
     assert any(isinstance(w, MessageItem) and w.role == "user" for w in window.chat.items())
