@@ -372,6 +372,7 @@ def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qt
 
     # The menu offers what the buttons do: Ctrl+P on the ended run does not hold the next one.
     actions = window.actions_by_name
+    qtbot.waitUntil(lambda: not window.pause_button.isEnabled(), timeout=WAIT)  # the run's end is taken in
     assert not actions["pause"].isEnabled() and not actions["stop"].isEnabled() and actions["send"].isEnabled()
     qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
     window.composer.setPlainText("The key is fixed, go on.")
