@@ -215,8 +215,7 @@ class ToolCard(QFrame):
         self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
         self.details.setVisible(False)
         layout.addWidget(self.details)
-        self._result = ""
-        self._offloaded: ToolResult | None = None  # a result too long for the context: its file
+        self._outcome: ToolResult | None = None
         self._same_as = ""  # the earlier call whose identical output this one points to
         self._render()
 
@@ -245,12 +244,13 @@ class ToolCard(QFrame):
         self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
         set_style_property(self, "status", self.status)
         body = f"{_PRE}{_escape(self._arguments())}</pre>"
-        if self._result:
-            content = self._offloaded.content if self._offloaded else self._result
+        outcome = self._outcome
+        if outcome is not None and outcome.content:
+            content = outcome.content
             shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
             body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{_PRE}{_escape(shown)}</pre>"
-        if self._offloaded:
-            body += f"<p>{self._full_output_link(self._offloaded)}</p>"
+        if outcome is not None and outcome.offload_path:  # too long for the context: its file
+            body += f"<p>{self._full_output_link(outcome)}</p>"
         self.details.setText(body)
 
     def _full_output_link(self, result: ToolResult) -> str:
@@ -266,8 +266,7 @@ class ToolCard(QFrame):
     def set_result(self, result: ToolResult) -> None:
         self.status = "ok" if result.ok else "error"
         self._same_as = result.same_as
-        self._offloaded = result if result.offload_path else None
-        self._result = result.content + (f"\n[full output: {result.offload_path}]" if result.offload_path else "")
+        self._outcome = result
         self._render()
         if not result.ok:
             self.header.setChecked(True)  # errors are shown, not folded away
@@ -284,12 +283,17 @@ class ToolCard(QFrame):
 
     def copy_result(self) -> None:
         """The whole result: an offloaded output's file, not the start and end the card shows."""
-        whole = self._result
-        if self._offloaded is not None and self.folder is not None:
-            try:
-                whole = (self.folder / self._offloaded.offload_path).read_text(encoding="utf-8", errors="replace")
-            except OSError:  # the session's folder was moved or cleaned: what the card has
-                pass
+        outcome = self._outcome
+        if outcome is None:
+            return
+        whole = outcome.content
+        if outcome.offload_path:
+            whole += f"\n[full output: {outcome.offload_path}]"
+            if self.folder is not None:
+                try:
+                    whole = (self.folder / outcome.offload_path).read_text(encoding="utf-8", errors="replace")
+                except OSError:  # the session's folder was moved or cleaned: what the card has
+                    pass
         QApplication.clipboard().setText(whole)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
