@@ -71,6 +71,11 @@ class AppSettings:
             self.q.setValue(f"prefs/{name}", value)
         self.q.sync()
 
+    def save_one(self, prefs: Preferences, name: str) -> None:
+        """One preference, written to disk at once (the session on screen, kept through a crash)."""
+        self.q.setValue(f"prefs/{name}", getattr(prefs, name))
+        self.q.sync()
+
     def layout(self, key: str) -> QByteArray | None:
         value = self.q.value(f"layout/{key}")
         return value if isinstance(value, QByteArray) else None

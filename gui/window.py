@@ -444,7 +444,7 @@ class MainWindow(QMainWindow):
         # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
         # session it was showing, its question asked again.
         self.prefs.last_session = session.id
-        self.settings.save(self.prefs)
+        self.settings.save_one(self.prefs, "last_session")
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
