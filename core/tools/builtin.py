@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.tools import files, memory, notebook, shell, web
+from core.tools import files, memory, notebook, search, shell, web
 from core.tools.registry import ToolRegistry
 
 # Tools the loop handles itself rather than running.
@@ -13,6 +13,7 @@ def builtin_registry() -> ToolRegistry:
     registry = ToolRegistry()
     registry.register(files.file_read, gathers_information=True)
     registry.register(files.file_list, gathers_information=True)
+    registry.register(search.file_search, gathers_information=True)
     registry.register(files.file_write)
     registry.register(files.file_edit)
     registry.register(shell.shell_run, risky=True)

@@ -55,6 +55,13 @@ class ToolContext:
             return self.memory.path(name)
         return confine(self.workdir, path, "the workdir")
 
+    def resolve_folder(self, path: str) -> Path:
+        """A folder to walk, named as `resolve` takes it."""
+        target = self.resolve(path)
+        if not target.is_dir():
+            raise ToolError(f"No such folder: {path!r}.")
+        return target
+
 
 def confine(root: Path, path: str, what: str) -> Path:
     if not path or "\x00" in path:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 from core.memory.working import atomic_write
 from core.tools.context import ToolContext
@@ -39,9 +41,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     size = target.stat().st_size
-    with open(target, "rb") as fh:
-        if b"\x00" in fh.read(BINARY_PROBE_BYTES):
-            raise ToolError(f"{path!r} is a binary file ({size:,} bytes); only text files can be read.")
+    if is_binary(target):
+        raise ToolError(f"{path!r} is a binary file ({size:,} bytes); only text files can be read.")
     lines: list[str] = []
     total = used = 0
     room = ctx.output_chars - READ_HEADER_ROOM
@@ -146,16 +147,28 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
         path: Folder relative to the workdir.
         pattern: Shell-style filter on file names, for example `*.py`.
     """
-    root = ctx.resolve(path)
-    if not root.is_dir():
-        raise ToolError(f"No such folder: {path!r}.")
+    root = ctx.resolve_folder(path)
     entries: list[str] = []
+    for name, _ in walk_files(root, pattern):
+        entries.append(name)
+        if len(entries) >= MAX_LIST_ENTRIES:
+            return "\n".join(entries) + f"\n[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]"
+    return "\n".join(entries) if entries else f"[no files matching {pattern!r} under {path!r}]"
+
+
+def walk_files(root: Path, pattern: str = "*") -> Iterator[tuple[str, Path]]:
+    """The files under `root` whose names match `pattern`, as (path relative to root with "/",
+    full path), sorted folder by folder. Hidden folders (.git, .venv, …) are skipped: they are
+    tools' storage, large and rarely what the task is about."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel = os.path.relpath(folder, root)
         for name in sorted(files):
             if fnmatch.fnmatch(name, pattern):
-                entries.append(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
-                if len(entries) >= MAX_LIST_ENTRIES:
-                    return "\n".join(entries) + f"\n[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]"
-    return "\n".join(entries) if entries else f"[no files matching {pattern!r} under {path!r}]"
+                yield os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"), Path(folder) / name
+
+
+def is_binary(target: Path) -> bool:
+    """A NUL byte near the start: no text encoding the agent reads has one."""
+    with open(target, "rb") as fh:
+        return b"\x00" in fh.read(BINARY_PROBE_BYTES)

@@ -70,8 +70,9 @@ ITEM_SPACING = 6
 PREVIEW_CHARS = 4000
 SETTLE_CHARS = 2000  # a streamed reply's part rendered at each update before its finished blocks are set apart
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
-# name, so "the first one" would be file_edit's replacement text or human_ask's options).
-SUMMARY_KEYS = ("path", "command", "url", "query", "question", "title", "summary")
+# name, so "the first one" would be file_edit's replacement text or human_ask's options). A search
+# is about its text more than the folder it searched.
+SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
 # What the person can do after a run that did not finish its task: a message continues it.
 AFTER_ENDING = {
     "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it), send a "

@@ -20,6 +20,7 @@ from core.events import (
 )
 from core.llm import ModelReply
 from core.memory.working import PLAN
+from core.paths import resource_text
 from core.render import compaction_sizes, render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
@@ -113,17 +114,27 @@ async def test_a_plan_edit_is_appended_as_a_diff_and_recited_in_the_next_tail(st
     assert "- Use SQLite" not in model.requests[0].messages[-1]["content"]
 
 
+FLUSH_SAYS = resource_text("prompts", "flush.md").splitlines()[0]
+
+
 async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(store, data_dir, workdir):
     (workdir / "log.txt").write_text("".join(f"event {i}: all fine here\n" for i in range(400)), encoding="utf-8")
-    reads = [reply("", call("file_read", call_id=f"r{i}", path="log.txt", offset=1 + i * 100, limit=100))
-             for i in range(4)]
+    reads = iter([reply("", call("file_read", call_id=f"r{i}", path="log.txt", offset=1 + i * 100, limit=100))
+                  for i in range(4)])
     flush = reply("", call("findings_add", title="Before compaction", body="log.txt lines look fine"),
                   call("file_read", call_id="sneaky", path="log.txt"))
-    model = ScriptedModel([*reads, flush, reply("", call("task_done", summary="ok"))],
+
+    def read_until_the_flush(request):  # whichever read the budget runs out at (the prompts may grow)
+        if FLUSH_SAYS in request.messages[-2]["content"]:
+            return flush
+        return next(reads, reply("", call("task_done", summary="ok")))
+
+    model = ScriptedModel([read_until_the_flush] * 7,
                           side_replies=[ModelReply("Goal: read log.txt. Done: read 400 lines. Pending: report.")])
     session = make_session(store, data_dir, workdir, model, context_window=8_000, reserve_output=1000,
                            keep_turns=2)
     assert await session.run() == "done"
+    assert next(reads, None) is None  # all four reads ran, some before the compaction, maybe some after
 
     kinds = [r.event.kind for r in session.records]
     flush_at, compaction_at = kinds.index("flush_requested"), kinds.index("compaction")
@@ -131,7 +142,7 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
     event = events_of(session, Compaction)[0]
     assert event.flush_done and 0 < event.tokens_after < event.tokens_before
     # The event carries the size of the request that followed it (the chat shows "before → after").
-    next_turn = [m for m in events_of(session, AssistantMessage) if not m.metrics.get("flush")][-1]
+    next_turn = next(r.event for r in session.records[compaction_at:] if isinstance(r.event, AssistantMessage))
     assert event.tokens_after == next_turn.metrics["prompt_tokens_est"]
     shown = render(next(r for r in session.records if r.event is event))
     assert shown.endswith(f"({event.tokens_before:,} → {event.tokens_after:,} tokens)")
@@ -142,7 +153,8 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
     assert not refused.ok and "not allowed in this step" in refused.content
     assert "log.txt lines look fine" in session.read_file("findings.md")[0]
     # After compaction: [system][task][summary][last 2 turns][tail].
-    after = model.requests[-1].messages
+    after = next(r.messages for r in model.requests
+                 if r.tools and str(r.messages[2]["content"]).startswith("[Compacted history"))
     assert after[1]["content"].startswith("# Task")
     assert after[2]["content"].startswith("[Compacted history: events") and "Pending: report." in after[2]["content"]
     assert f"tripane show {session.id}" in after[2]["content"]

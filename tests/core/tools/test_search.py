@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from core.memory.working import WorkingMemory
+from core.tools.builtin import builtin_registry
+from core.tools.context import ToolContext
+from core.tools.files import file_read
+from core.tools.registry import ToolError
+from core.tools.search import MAX_FILE_BYTES, file_search
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"))
+
+
+def write(ctx, path: str, text: str) -> None:
+    target = ctx.workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def test_matching_lines_come_as_path_line_text_and_lead_to_file_read(ctx):
+    write(ctx, "src/app.py", "import os\n\ndef parse_config(path):\n    return path\n")
+    write(ctx, "src/cli.py", "from app import parse_config\nparse_config('x')\n")
+    write(ctx, "README.md", "Nothing here.\n")
+    out = file_search(ctx, "parse_config")
+    assert out.splitlines() == [
+        "src/app.py:3: def parse_config(path):",
+        "src/cli.py:1: from app import parse_config",
+        "src/cli.py:2: parse_config('x')",
+        "[3 matching lines in 2 files under '.']",
+    ]
+    path, line, _ = out.splitlines()[0].split(":", 2)
+    assert "def parse_config" in file_read(ctx, path, offset=int(line), limit=1)
+
+
+def test_a_subfolder_search_names_paths_from_the_workdir(ctx):
+    write(ctx, "pkg/sub/mod.py", "VALUE = 1\n")
+    write(ctx, "other.py", "VALUE = 2\n")
+    assert file_search(ctx, "VALUE", path="pkg").splitlines()[0] == "pkg/sub/mod.py:1: VALUE = 1"
+
+
+def test_the_name_pattern_case_and_regex_options(ctx):
+    write(ctx, "a.py", "Error: disk full\n")
+    write(ctx, "a.txt", "error: disk full\n")
+    assert [line.split(":")[0] for line in file_search(ctx, "disk", pattern="*.py").splitlines()[:-1]] == ["a.py"]
+    assert len(file_search(ctx, "ERROR").splitlines()) == 1  # only the summary: case matters by default
+    assert len(file_search(ctx, "ERROR", ignore_case=True).splitlines()) == 3
+    assert file_search(ctx, r"^E\w+:", regex=True).splitlines()[0] == "a.py:1: Error: disk full"
+    # Without regex, the text is taken as written: "." and "(" are not special.
+    write(ctx, "b.py", "call(x)\ncallax\n")
+    assert file_search(ctx, "call(x)").splitlines()[0] == "b.py:1: call(x)"
+
+
+def test_hidden_folders_binary_and_huge_files_are_skipped_and_the_huge_ones_named(ctx):
+    write(ctx, ".git/config", "needle\n")
+    write(ctx, "src/ok.py", "needle\n")
+    (ctx.workdir / "img.bin").write_bytes(b"needle\x00\x01")
+    (ctx.workdir / "lib.so").write_bytes(b"\x7fELF\x00" + b"needle" * MAX_FILE_BYTES)  # not named: unreadable anyway
+    write(ctx, "big.log", "needle\n" * (MAX_FILE_BYTES // 7 + 1))
+    out = file_search(ctx, "needle")
+    assert out.splitlines() == ["src/ok.py:1: needle", "[1 matching lines in 1 files under '.']",
+                                "[skipped, over 2 MB: big.log; read them with file_read]"]
+
+
+def test_the_output_stops_at_the_limit_and_says_how_to_narrow_it(ctx):
+    write(ctx, "many.txt", "".join(f"match number {i}\n" for i in range(5000)))
+    write(ctx, "long.txt", "match " + "x" * 10_000 + "\n")
+    out = file_search(ctx, "match")
+    assert len(out) <= ctx.output_chars
+    assert "long.txt:1: match " + "x" * 194 + "…" in out  # a long line is cut
+    assert out.endswith("stopped at the output limit: narrow the path, pattern or text]")
+
+
+def test_no_match_says_what_was_searched(ctx):
+    write(ctx, "a.py", "x = 1\n")
+    assert file_search(ctx, "absent", pattern="*.py") == "[no lines containing 'absent' under '.' in files matching '*.py']"
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"query": ""}, "non-empty"),
+    ({"query": "a\nb"}, "one line"),
+    ({"query": "(", "regex": True}, "Not a valid regular expression"),
+    ({"query": "x", "path": "../"}, "outside the workdir"),
+    ({"query": "x", "path": "missing"}, "No such folder"),
+    ({"query": "x", "path": "offload:."}, "searches the workdir"),
+])
+def test_bad_requests_are_refused_with_a_reason(ctx, arguments, message):
+    (ctx.session_dir / "offload").mkdir(parents=True)
+    with pytest.raises(ToolError, match=message):
+        file_search(ctx, **arguments)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="creating symlinks needs privileges on Windows")
+def test_a_link_to_a_file_outside_the_workdir_is_not_read(ctx, tmp_path):
+    (tmp_path / "secret.txt").write_text("password=needle\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.txt", ctx.workdir / "link.txt")
+    write(ctx, "mine.txt", "needle\n")
+    assert "password" not in file_search(ctx, "needle")
+
+
+def test_it_is_a_reading_tool_of_the_file_group():
+    spec = builtin_registry().get("file_search")
+    assert spec.group == "file" and spec.gathers_information and not spec.risky
+
+
+def test_a_search_of_a_huge_tree_stops_and_says_where(ctx, monkeypatch):
+    monkeypatch.setattr("core.tools.search.MAX_FILES", 5)
+    for i in range(8):
+        write(ctx, f"f{i}.txt", "hay\n")
+    assert file_search(ctx, "needle") == ("[no lines containing 'needle' under '.' in the first 5 files; "
+                                          "stopped after 5 files: narrow the path or pattern]")
