@@ -6,7 +6,6 @@ re-rendered at most every 80 ms, however fast the deltas come.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,32 +25,26 @@ from core.events import (
     SessionEnded,
     SessionPaused,
     SessionResumed,
-    ToolCall,
     ToolResult,
     UserMessage,
     WindowLearned,
 )
 from core.render import compaction_sizes, describe_danger, describe_edit, flush_note
-from gui.markdown import closing_fence, displayable, finished_blocks_end, to_html
+from gui.markdown import displayable
 from gui.qt import (
-    QApplication,
-    QContextMenuEvent,
     QEvent,
-    QFrame,
     QLayout,
-    QMenu,
     QPushButton,
     QScrollArea,
     QSizePolicy,
     Qt,
     QTimer,
-    QToolButton,
-    QUrl,
     QVBoxLayout,
     QWidget,
     qt_alive,
 )
-from gui.theme import set_style_property
+from gui.widgets.chat_items import MessageItem, escape_html, fit_width, rich_label
+from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
 
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
@@ -67,12 +60,6 @@ CHUNK_RECORDS = 6
 # when one of them changes (a streamed reply growing), so it stays small.
 PAGE_ITEMS = 12
 ITEM_SPACING = 6
-PREVIEW_CHARS = 4000
-SETTLE_CHARS = 2000  # a streamed reply's part rendered at each update before its finished blocks are set apart
-# The argument that says what a call is about, for its card's header (arguments arrive sorted by
-# name, so "the first one" would be file_edit's replacement text or human_ask's options). A search
-# is about its text more than the folder it searched.
-SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
 # What the person can do after a run that did not finish its task: a message continues it.
 AFTER_ENDING = {
     "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it), send a "
@@ -81,228 +68,6 @@ AFTER_ENDING = {
 }
 
 
-def _label(html: str, object_name: str) -> WrappedLabel:
-    label = WrappedLabel(html)
-    label.setObjectName(object_name)
-    label.setOpenExternalLinks(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-    return label
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-# Preformatted text (tool output, code blocks) wraps its long lines: one long line must not make
-# the whole conversation wider than its pane.
-_PRE = '<pre style="white-space: pre-wrap">'
-# A label takes no style sheet for its HTML (the panes' documents do): a table gets its rules here,
-# or its cells run together.
-_TABLE = '<table border="1" cellspacing="0" cellpadding="4" style="border-collapse: collapse">'
-
-
-def _wrapping(html: str) -> str:
-    return html.replace("<pre>", _PRE).replace("<table>", _TABLE)
-
-
-def _fit_width(widget: QWidget) -> None:
-    """Let the pane's width, not the item's longest line, decide how wide an item is (a word
-    longer than the pane is cut at its edge rather than widening every item)."""
-    widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
-    layout = widget.layout()
-    if layout is not None:
-        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
-
-
-class MessageItem(QFrame):
-    def __init__(self, role: str, text: str):
-        super().__init__()
-        self.setObjectName(f"message_{role}")
-        self.role = role
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        who = {"user": "You", "assistant": "Agent"}.get(role, role)
-        layout.addWidget(_label(f"<b>{who}</b>", "who"))
-        self.body = self._body_label(to_html(text))
-        layout.addWidget(self.body)
-        self.text = text
-        self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
-        self._settled_chars = 0
-        self._reopened = ""  # the code fence the body's part reopens (a long code block was cut)
-
-    def set_text(self, text: str) -> None:
-        """The whole text, in one label (a finished message can be selected at one go)."""
-        for label in self.settled:
-            self.layout().removeWidget(label)
-            label.deleteLater()
-        self.settled, self._settled_chars, self._reopened = [], 0, ""
-        self.text = text
-        self.body.setText(_wrapping(to_html(text)))
-
-    def stream_text(self, text: str) -> None:
-        """A reply still being written (it only grows). Rendering all of it at each update took
-        50 ms at 3,000 words, every 80 ms: its finished blocks go into labels of their own, each
-        rendered once, and only the rest is rendered again."""
-        self.text = text
-        rest = self._reopened + text[self._settled_chars:]
-        end, fence = finished_blocks_end(rest) if len(rest) >= SETTLE_CHARS else (0, "")
-        if end:
-            label = self._body_label(to_html(rest[:end] + closing_fence(fence)))
-            self.layout().insertWidget(self.layout().indexOf(self.body), label)
-            self.settled.append(label)
-            self._settled_chars += end - len(self._reopened)
-            self._reopened = fence  # a long code block goes on in the rest
-            rest = fence + rest[end:]
-        self.body.setText(_wrapping(to_html(rest)))
-
-    @staticmethod
-    def _body_label(html: str) -> WrappedLabel:
-        label = _label(_wrapping(html), "body")
-        label.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the message's menu, below
-        return label
-
-    def selected_text(self) -> str:
-        return "\n".join(label.selectedText() for label in (*self.settled, self.body) if label.hasSelectedText())
-
-    def context_menu(self) -> QMenu:
-        """Copy what is selected, or the whole message as the Markdown it was written in (code
-        blocks and all, ready to paste into an editor or an issue)."""
-        return copy_menu(self, self.selected_text(), [("Copy message as &Markdown", self.copy_markdown)])
-
-    def copy_markdown(self) -> None:
-        QApplication.clipboard().setText(self.text)
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
-        self.context_menu().popup(event.globalPos())
-
-
-def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[], None] | None]]) -> QMenu:
-    """A chat item's right-click menu: Copy (the selection), then what the item offers to copy
-    whole (None: not yet there). Each is a bound method, not a lambda holding the item: a
-    connection keeps its callable alive, and with it the item."""
-    menu = QMenu(owner)
-    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
-    copy.setEnabled(bool(selected))
-    for text, do in copies:
-        action = menu.addAction(text)
-        if do is None:
-            action.setEnabled(False)
-        else:
-            action.triggered.connect(do)
-    return menu
-
-
-class ToolCard(QFrame):
-    """One tool call: a header with its status, the arguments and result folded underneath."""
-
-    def __init__(self, call: ToolCall, folder: Path | None = None):
-        super().__init__()
-        self.setObjectName("tool_card")
-        self.call = call
-        self.folder = folder  # the session's folder, where an offloaded output's file is
-        self.status = "running"
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 2, 6, 2)
-        self.header = QToolButton()
-        self.header.setObjectName("tool_header")
-        self.header.setCheckable(True)
-        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.header.setArrowType(Qt.ArrowType.RightArrow)
-        self.header.toggled.connect(self._on_header_toggled)
-        _fit_width(self.header)
-        layout.addWidget(self.header)
-        self.details = _label("", "tool_details")
-        self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
-        self.details.setVisible(False)
-        layout.addWidget(self.details)
-        self._outcome: ToolResult | None = None
-        self._same_as = ""  # the earlier call whose identical output this one points to
-        self._render()
-
-    def _arguments(self) -> str:
-        try:
-            return json.dumps(json.loads(self.call.arguments or "{}"), indent=2, ensure_ascii=False)
-        except ValueError:
-            return self.call.arguments
-
-    def _summary(self) -> str:
-        try:
-            arguments = json.loads(self.call.arguments or "{}")
-            if isinstance(arguments, dict):
-                key = next((k for k in SUMMARY_KEYS if k in arguments), next(iter(arguments), None))
-                first = arguments.get(key, "") if key is not None else ""
-            else:
-                first = ""
-        except ValueError:
-            first = self.call.arguments
-        first = " ".join(str(first).split())
-        return first[:70] + ("…" if len(first) > 70 else "")
-
-    def _render(self) -> None:
-        mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
-        unchanged = "  · unchanged, shown earlier" if self._same_as else ""
-        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
-        set_style_property(self, "status", self.status)
-        body = f"{_PRE}{_escape(self._arguments())}</pre>"
-        outcome = self._outcome
-        if outcome is not None and outcome.content:
-            content = outcome.content
-            shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
-            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{_PRE}{_escape(shown)}</pre>"
-        if outcome is not None and outcome.offload_path:  # too long for the context: its file
-            body += f"<p>{self._full_output_link(outcome)}</p>"
-        self.details.setText(body)
-
-    def _full_output_link(self, result: ToolResult) -> str:
-        """Where the whole output is, as a link that opens it (the card and the agent's context
-        hold its head and tail)."""
-        path = result.offload_path
-        size = f" ({result.size:,} characters)" if result.size else ""
-        if self.folder is None:
-            return f"Full output{size}: {_escape(path)}"
-        url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
-        return f'Full output{size}: <a href="{url}">{_escape(path)}</a>'
-
-    def set_result(self, result: ToolResult) -> None:
-        self.status = "ok" if result.ok else "error"
-        self._same_as = result.same_as
-        self._outcome = result
-        self._render()
-        if not result.ok:
-            self.header.setChecked(True)  # errors are shown, not folded away
-
-    def context_menu(self) -> QMenu:
-        """Copy the selection, the arguments, or the whole result (the card shows its first
-        4,000 characters; an offloaded output is copied from its file)."""
-        selected = self.details.selectedText() if self.details.hasSelectedText() else ""
-        return copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
-                                          ("Copy &result", self.copy_result if self.status != "running" else None)])
-
-    def copy_arguments(self) -> None:
-        QApplication.clipboard().setText(self._arguments())
-
-    def copy_result(self) -> None:
-        """The whole result: an offloaded output's file, not the start and end the card shows."""
-        outcome = self._outcome
-        if outcome is None:
-            return
-        whole = outcome.content
-        if outcome.offload_path:
-            whole += f"\n[full output: {outcome.offload_path}]"
-            if self.folder is not None:
-                try:
-                    whole = (self.folder / outcome.offload_path).read_text(encoding="utf-8", errors="replace")
-                except OSError:  # the session's folder was moved or cleaned: what the card has
-                    pass
-        QApplication.clipboard().setText(whole)
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
-        self.context_menu().popup(event.globalPos())
-
-    def _on_header_toggled(self, expanded: bool) -> None:
-        self.details.setVisible(expanded)
-        self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
 
 
 class _Page(QWidget):
@@ -430,7 +195,7 @@ class ChatView(QScrollArea):
     def show_placeholder(self, html: str) -> None:
         """What the conversation area says while no session is shown."""
         self.clear()
-        label = _label(html, "placeholder")
+        label = rich_label(html, "placeholder")
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._add(label)
 
@@ -455,7 +220,7 @@ class ChatView(QScrollArea):
     def _add(self, widget: QWidget, into: QVBoxLayout | None = None) -> None:
         """Put an item in: at the end of the conversation (live), or at the end of `into`, a page
         of older items being built."""
-        _fit_width(widget)
+        fit_width(widget)
         if into is not None:
             into.addWidget(widget)
             return
@@ -477,7 +242,7 @@ class ChatView(QScrollArea):
                 self._layout.takeAt(0).widget().deleteLater()
 
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
-        self._add(_label(displayable(text), kind), into)
+        self._add(rich_label(displayable(text), kind), into)
 
     def show_records(self, records: list[Record], count: int = FIRST_RECORDS, folder: Path | None = None) -> None:
         """Show the last `count` records of `records` (the session's own list: it grows as the run
@@ -606,19 +371,19 @@ class ChatView(QScrollArea):
                     card.set_result(event)
             case ErrorRecorded():
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
-                             f"{_escape(describe_failure(event.tool, event.message))}", "error", into)
+                             f"{escape_html(describe_failure(event.tool, event.message))}", "error", into)
             case HumanQuestion():
-                self._notice(f"<b>? Question for you</b> ({_escape(reason_label(event.reason))}): "
-                             f"{_escape(event.question)}", "question", into)
+                self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
+                             f"{escape_html(event.question)}", "question", into)
             case HumanAnswer():
-                detail = f" — {_escape(event.text)}" if event.text else ""
-                self._notice(f"↳ You answered <b>{_escape(option_label(event.choice))}</b>{detail}", "answer", into)
+                detail = f" — {escape_html(event.text)}" if event.text else ""
+                self._notice(f"↳ You answered <b>{escape_html(option_label(event.choice))}</b>{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
-                self._notice(f"✎ {_escape(describe_edit(event))}", into=into)
+                self._notice(f"✎ {escape_html(describe_edit(event))}", into=into)
             case Danger():
-                self._notice(f"⚠ {_escape(describe_danger(event))}", "error", into)
+                self._notice(f"⚠ {escape_html(describe_danger(event))}", "error", into)
             case MemoryRecalled() if event.text:
-                skills = f": skill {', '.join(_escape(s) for s in event.skills)} injected" if event.skills else ""
+                skills = f": skill {', '.join(escape_html(s) for s in event.skills)} injected" if event.skills else ""
                 self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
                              into=into)
             case Compaction():
@@ -636,9 +401,9 @@ class ChatView(QScrollArea):
                 self._notice("▶ Resumed", into=into)
             case SessionEnded():
                 changed = self.changes.summary() if into is None else self._ended_changes.get(index, "")
-                changed = f"<br>Changed in the work folder: {_escape(changed)}" if changed else ""
+                changed = f"<br>Changed in the work folder: {escape_html(changed)}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                self._notice(f"■ <b>Ended: {event.status}</b> — {_escape(event.summary)}{changed}{after}",
+                self._notice(f"■ <b>Ended: {event.status}</b> — {escape_html(event.summary)}{changed}{after}",
                              "ended", into)
 
     # --- streaming ------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from gui.widgets.chat import (
     FIRST_RECORDS,
     MAX_ITEMS,
     ChatView,
-    MessageItem,
-    ToolCard,
 )
+from gui.widgets.chat_items import MessageItem
+from gui.widgets.tool_card import ToolCard
 
 
 def long_session(turns: int) -> list[Record]:

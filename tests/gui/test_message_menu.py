@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.events import ToolCall, ToolResult
 from gui.qt import QApplication, QContextMenuEvent, QMenu
-from gui.widgets.chat import PREVIEW_CHARS, SETTLE_CHARS, MessageItem, ToolCard
+from gui.widgets.chat_items import SETTLE_CHARS, MessageItem
+from gui.widgets.tool_card import PREVIEW_CHARS, ToolCard
 
 REPLY = "The fix:\n\n```python\ndef parse_date(text):\n    return datetime.fromisoformat(text)\n```\n\n**Done.**\n"
 

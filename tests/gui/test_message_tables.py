@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gui.qt import QTextCursor, QTextDocument
-from gui.widgets.chat import MessageItem
+from gui.widgets.chat_items import MessageItem
 
 
 def first_table(html: str):

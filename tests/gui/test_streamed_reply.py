@@ -6,7 +6,8 @@ import re
 
 from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import QTextDocument
-from gui.widgets.chat import SETTLE_CHARS, ChatView
+from gui.widgets.chat import ChatView
+from gui.widgets.chat_items import SETTLE_CHARS
 
 PARAGRAPH = ("The parser reads each token and the **buffer** keeps the index of what was seen so far; "
              "the cache holds recent lookups for the `retry` handler. ") * 3

@@ -7,7 +7,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QApplication, Qt
 from gui.text_size import STEPS, apply_text_size, base_points, next_step
-from gui.widgets.chat import MessageItem
+from gui.widgets.chat_items import MessageItem
 
 WAIT = 15_000
 

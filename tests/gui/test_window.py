@@ -23,7 +23,8 @@ from gui.qt import (
     QUrl,
     qt_alive,
 )
-from gui.widgets.chat import MessageItem, ToolCard
+from gui.widgets.chat_items import MessageItem
+from gui.widgets.tool_card import ToolCard
 from tests.gui.test_supporting_screens import chat_says
 
 WAIT = 15_000  # ms; the first model turn loads the tokenizer in a worker thread

@@ -1,0 +1,145 @@
+"""A tool call in the conversation: a header with its status, the arguments and result folded
+underneath."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.events import ToolCall, ToolResult
+from gui.qt import (
+    QApplication,
+    QContextMenuEvent,
+    QFrame,
+    QMenu,
+    Qt,
+    QToolButton,
+    QUrl,
+    QVBoxLayout,
+)
+from gui.theme import set_style_property
+from gui.widgets.chat_items import (
+    PRE,
+    copy_menu,
+    escape_html,
+    fit_width,
+    rich_label,
+)
+
+PREVIEW_CHARS = 4000  # of a result, shown in the card (Copy result copies all of it)
+# The argument that says what a call is about, for its card's header (arguments arrive sorted by
+# name, so "the first one" would be file_edit's replacement text or human_ask's options). A search
+# is about its text more than the folder it searched.
+SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
+
+
+class ToolCard(QFrame):
+    """One tool call: a header with its status, the arguments and result folded underneath."""
+
+    def __init__(self, call: ToolCall, folder: Path | None = None):
+        super().__init__()
+        self.setObjectName("tool_card")
+        self.call = call
+        self.folder = folder  # the session's folder, where an offloaded output's file is
+        self.status = "running"
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        self.header = QToolButton()
+        self.header.setObjectName("tool_header")
+        self.header.setCheckable(True)
+        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.header.setArrowType(Qt.ArrowType.RightArrow)
+        self.header.toggled.connect(self._on_header_toggled)
+        fit_width(self.header)
+        layout.addWidget(self.header)
+        self.details = rich_label("", "tool_details")
+        self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
+        self.details.setVisible(False)
+        layout.addWidget(self.details)
+        self._outcome: ToolResult | None = None
+        self._same_as = ""  # the earlier call whose identical output this one points to
+        self._render()
+
+    def _arguments(self) -> str:
+        try:
+            return json.dumps(json.loads(self.call.arguments or "{}"), indent=2, ensure_ascii=False)
+        except ValueError:
+            return self.call.arguments
+
+    def _summary(self) -> str:
+        try:
+            arguments = json.loads(self.call.arguments or "{}")
+            if isinstance(arguments, dict):
+                key = next((k for k in SUMMARY_KEYS if k in arguments), next(iter(arguments), None))
+                first = arguments.get(key, "") if key is not None else ""
+            else:
+                first = ""
+        except ValueError:
+            first = self.call.arguments
+        first = " ".join(str(first).split())
+        return first[:70] + ("…" if len(first) > 70 else "")
+
+    def _render(self) -> None:
+        mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
+        unchanged = "  · unchanged, shown earlier" if self._same_as else ""
+        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
+        set_style_property(self, "status", self.status)
+        body = f"{PRE}{escape_html(self._arguments())}</pre>"
+        outcome = self._outcome
+        if outcome is not None and outcome.content:
+            content = outcome.content
+            shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
+            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{PRE}{escape_html(shown)}</pre>"
+        if outcome is not None and outcome.offload_path:  # too long for the context: its file
+            body += f"<p>{self._full_output_link(outcome)}</p>"
+        self.details.setText(body)
+
+    def _full_output_link(self, result: ToolResult) -> str:
+        """Where the whole output is, as a link that opens it (the card and the agent's context
+        hold its head and tail)."""
+        path = result.offload_path
+        size = f" ({result.size:,} characters)" if result.size else ""
+        if self.folder is None:
+            return f"Full output{size}: {escape_html(path)}"
+        url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
+        return f'Full output{size}: <a href="{url}">{escape_html(path)}</a>'
+
+    def set_result(self, result: ToolResult) -> None:
+        self.status = "ok" if result.ok else "error"
+        self._same_as = result.same_as
+        self._outcome = result
+        self._render()
+        if not result.ok:
+            self.header.setChecked(True)  # errors are shown, not folded away
+
+    def context_menu(self) -> QMenu:
+        """Copy the selection, the arguments, or the whole result (the card shows its first
+        4,000 characters; an offloaded output is copied from its file)."""
+        selected = self.details.selectedText() if self.details.hasSelectedText() else ""
+        return copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
+                                          ("Copy &result", self.copy_result if self.status != "running" else None)])
+
+    def copy_arguments(self) -> None:
+        QApplication.clipboard().setText(self._arguments())
+
+    def copy_result(self) -> None:
+        """The whole result: an offloaded output's file, not the start and end the card shows."""
+        outcome = self._outcome
+        if outcome is None:
+            return
+        whole = outcome.content
+        if outcome.offload_path:
+            whole += f"\n[full output: {outcome.offload_path}]"
+            if self.folder is not None:
+                try:
+                    whole = (self.folder / outcome.offload_path).read_text(encoding="utf-8", errors="replace")
+                except OSError:  # the session's folder was moved or cleaned: what the card has
+                    pass
+        QApplication.clipboard().setText(whole)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        self.context_menu().popup(event.globalPos())
+
+    def _on_header_toggled(self, expanded: bool) -> None:
+        self.details.setVisible(expanded)
+        self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
