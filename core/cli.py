@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TextIO
 
 from core import __version__
 
@@ -272,17 +273,49 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     return await _drive(session, args.json)
 
 
+class LiveEcho:
+    """A running command's output, written as it comes, each line indented under the call."""
+
+    MARGIN = "  │ "
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.mid_line = False
+
+    def write(self, text: str) -> None:
+        pieces = []
+        for piece in text.splitlines(keepends=True):  # "\r" too: a progress bar redrawn keeps its margin
+            pieces.append(piece if self.mid_line else self.MARGIN + piece)
+            self.mid_line = not piece.endswith(("\n", "\r"))
+        self.stream.write("".join(pieces))
+        self.stream.flush()
+
+    def end_line(self) -> None:
+        """Something else is printed: it starts on a line of its own."""
+        if self.mid_line:
+            self.stream.write("\n")
+            self.mid_line = False
+
+
 async def _drive(session, as_json: bool) -> int:
     from core.changes import changes_line
     from core.events import HumanQuestion, Record
     from core.export import record_json
-    from core.journal import StatusChanged
+    from core.journal import StatusChanged, ToolOutput
     from core.render import render
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
+    # On a terminal, what a command prints shows as it comes (on stderr: stdout stays the events).
+    echo = LiveEcho(sys.stderr) if sys.stderr.isatty() and not as_json else None
 
     def show(notice) -> None:
+        if isinstance(notice, ToolOutput):
+            if echo is not None:
+                echo.write(notice.text)
+            return
+        if echo is not None:
+            echo.end_line()
         if isinstance(notice, StatusChanged) and notice.activity == "retrying":
             print(f"tripane: {notice.detail}", file=sys.stderr, flush=True)  # stdout stays the events
         if not isinstance(notice, Record):

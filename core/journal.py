@@ -36,7 +36,17 @@ class StatusChanged:
     detail: str = ""  # what a person should know about it (for retrying: why, and when)
 
 
-Notice = Record | TextDelta | StatusChanged
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool started (text empty) or printed more while it runs: a command's output, shown live
+    so a person can watch a long test run. Never stored: the tool's result is the event."""
+
+    session_id: str
+    call_id: str
+    text: str = ""
+
+
+Notice = Record | TextDelta | StatusChanged | ToolOutput
 Subscriber = Callable[[Notice], Any]
 
 

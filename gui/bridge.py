@@ -8,7 +8,7 @@ is deferred with a timer or run in the background (gui/tasks.py).
 from __future__ import annotations
 
 from core.events import Record
-from core.journal import Notice, StatusChanged, TextDelta
+from core.journal import Notice, StatusChanged, TextDelta, ToolOutput
 from core.session import Session
 from gui.qt import QObject, Signal
 
@@ -17,6 +17,7 @@ class SessionBridge(QObject):
     record_added = Signal(object)  # core.events.Record
     text_streamed = Signal(str)  # a piece of the reply being written
     activity_changed = Signal(str, str)  # activity (thinking, retrying, running_tool, …), its detail
+    tool_output = Signal(str, str)  # a tool's call id, and what it printed ("" when it starts)
 
     def __init__(self, session: Session, parent: QObject | None = None):
         super().__init__(parent)
@@ -30,6 +31,8 @@ class SessionBridge(QObject):
             self.text_streamed.emit(notice.text)
         elif isinstance(notice, StatusChanged):
             self.activity_changed.emit(notice.activity, notice.detail)
+        elif isinstance(notice, ToolOutput):
+            self.tool_output.emit(notice.call_id, notice.text)
 
     def detach(self) -> None:
         self._unsubscribe()

@@ -55,7 +55,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
-from core.journal import Journal, StatusChanged, TextDelta
+from core.journal import Journal, StatusChanged, TextDelta, ToolOutput
 from core.llm import (
     ModelClient,
     ModelError,
@@ -627,9 +627,11 @@ class AgentLoop:
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
+            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call.id, text)),
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))
+        self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
         error_type = ""
         try:
             content = await self.control.interruptible(self.registry.call(call.name, arguments, ctx))

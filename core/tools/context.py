@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,8 @@ class ToolContext:
     # The most a tool should return; longer outputs are offloaded by the loop. file_read stays
     # under it, since the file it reads is already the full copy to come back to.
     output_chars: int = 4000
+    # Told what a running tool prints, as it prints it (a view shows it live; None: nobody watches).
+    on_output: Callable[[str], None] | None = None
 
     @property
     def offload_dir(self) -> Path:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
@@ -15,6 +17,10 @@ from core.tools.registry import ToolError
 # Output beyond this is dropped (and said so); what is kept goes to offload/ when it is large.
 CAPTURE_LIMIT_BYTES = 64 * 1024 * 1024
 MAX_TIMEOUT_S = 1800
+# A watching view is told what the command printed at most this often, and only its latest part:
+# a command printing a million short lines must not become a million notices.
+LIVE_INTERVAL_S = 0.25
+LIVE_TAIL_CHARS = 8000
 
 
 async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
@@ -37,11 +43,13 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     proc = await _start(command, ctx)
     chunks: list[bytes] = []
     kept = dropped = 0
+    live = LiveOutput(ctx.on_output)
 
     async def drain() -> None:
         nonlocal kept, dropped
         assert proc.stdout is not None
         while chunk := await proc.stdout.read(1 << 16):
+            live.feed(chunk)
             part = chunk[: max(0, CAPTURE_LIMIT_BYTES - kept)]
             if part:
                 chunks.append(part)
@@ -59,12 +67,52 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     except asyncio.CancelledError:
         _kill(proc)
         raise
+    finally:
+        live.close()
     output = decode_output(b"".join(chunks))
     if dropped > 0:
         output += f"\n[output truncated: {dropped:,} further bytes were not captured]"
     if proc.returncode != 0:
         raise ToolError(f"Command failed with exit code {proc.returncode}.\n{output}")
     return f"{output}\n[exit code 0]" if output else "[no output; exit code 0]"
+
+
+class LiveOutput:
+    """Passes what a command prints on to a watcher as text, at most every LIVE_INTERVAL_S; what
+    arrives in between waits for the next pass (a timer makes it, so a last line before a long
+    silence is not held back)."""
+
+    def __init__(self, sink: Callable[[str], None] | None):
+        self.sink = sink
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split across reads
+        self.pending: list[str] = []
+        self.timer: asyncio.TimerHandle | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.sink is None:
+            return
+        self.pending.append(self.decoder.decode(chunk))
+        if self.timer is None:
+            self.pass_on()
+            self.timer = asyncio.get_running_loop().call_later(LIVE_INTERVAL_S, self._tick)
+
+    def _tick(self) -> None:
+        self.timer = None
+        if self.pending:
+            self.pass_on()
+            self.timer = asyncio.get_running_loop().call_later(LIVE_INTERVAL_S, self._tick)
+
+    def pass_on(self) -> None:
+        text = "".join(self.pending)[-LIVE_TAIL_CHARS:]
+        self.pending.clear()
+        if text and self.sink is not None:
+            self.sink(text)
+
+    def close(self) -> None:
+        """The command ended: its result says the rest."""
+        if self.timer is not None:
+            self.timer.cancel()
+        self.sink = None
 
 
 async def _start(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:

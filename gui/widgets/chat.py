@@ -169,6 +169,8 @@ class ChatView(QScrollArea):
         self._live_text = ""
         self._render_timer = QTimer(self, singleShot=True, interval=80)
         self._render_timer.timeout.connect(self._render_live)
+        self._clock = QTimer(self, interval=1000)  # the running tool's card counts the seconds
+        self._clock.timeout.connect(self._tick_running)
         self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
         # Whether the view keeps to the end as the conversation grows: as the person left it. Set
         # on every scroll, not only when an item is added: a card unfolded after scrolling up
@@ -180,6 +182,7 @@ class ChatView(QScrollArea):
 
     def clear(self) -> None:
         self._build_more.stop()
+        self._clock.stop()
         self._rewrap_timer.stop()
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
@@ -438,6 +441,27 @@ class ChatView(QScrollArea):
             self._add(MessageItem("assistant", final_text))
         self._live = None
         self._live_text = ""
+
+    # --- running tools --------------------------------------------------------------------------
+
+    def tool_output(self, call_id: str, text: str) -> None:
+        """A tool began to run (no text) or printed more: its card says so, if it is shown."""
+        card = self.cards.get(call_id)
+        if card is None:
+            return
+        if text:
+            card.add_output(text)
+        else:
+            card.start()
+        if card.started and not self._clock.isActive():
+            self._clock.start()
+
+    def _tick_running(self) -> None:
+        running = [card for card in self.cards.values() if card.started and card.status == "running"]
+        for card in running:
+            card.tick()
+        if not running:
+            self._clock.stop()
 
     # --- scrolling ------------------------------------------------------------------------------
 

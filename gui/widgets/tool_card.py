@@ -4,6 +4,7 @@ underneath."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from core.events import ToolCall, ToolResult
@@ -31,6 +32,10 @@ PREVIEW_CHARS = 4000  # of a result, shown in the card (Copy result copies all o
 # name, so "the first one" would be file_edit's replacement text or human_ask's options). A search
 # is about its text more than the folder it searched.
 SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
+# A running command's latest output lines, as a terminal shows them: enough to see a test run
+# move, few enough that the card does not push the conversation away.
+LIVE_LINES = 12
+LIVE_KEEP_CHARS = 8000  # of what it printed, kept to find those lines in
 
 
 class ToolCard(QFrame):
@@ -58,6 +63,11 @@ class ToolCard(QFrame):
         layout.addWidget(self.details)
         self._outcome: ToolResult | None = None
         self._same_as = ""  # the earlier call whose identical output this one points to
+        self._started: float | None = None  # when the tool began to run (monotonic), if seen
+        self._live = ""  # the latest of what it printed while running
+        self._opened_for_output = False  # unfolded to show live output, not by the person
+        self._person_chose = False  # the person folded or unfolded it: left as they want it
+        self.header.clicked.connect(self._on_header_clicked)
         self._render()
 
     def _arguments(self) -> str:
@@ -80,11 +90,11 @@ class ToolCard(QFrame):
         return first[:70] + ("…" if len(first) > 70 else "")
 
     def _render(self) -> None:
-        mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
-        unchanged = "  · unchanged, shown earlier" if self._same_as else ""
-        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}")
+        self._render_header()
         set_style_property(self, "status", self.status)
         body = f"{PRE}{escape_html(self._arguments())}</pre>"
+        if self.status == "running" and self._live:
+            body += f"<b>Output so far</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
         if outcome is not None and outcome.content:
             content = outcome.content
@@ -93,6 +103,40 @@ class ToolCard(QFrame):
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
         self.details.setText(body)
+
+    def _render_header(self) -> None:
+        mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
+        unchanged = "  · unchanged, shown earlier" if self._same_as else ""
+        running = ""
+        if self.status == "running" and self._started is not None:
+            running = f"  · running {duration(time.monotonic() - self._started)}"
+        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}")
+
+    @property
+    def started(self) -> bool:
+        return self._started is not None
+
+    def start(self) -> None:
+        """The tool began to run (it may have waited for an approval before): its clock starts."""
+        if self._started is None and self.status == "running":
+            self._started = time.monotonic()
+            self._render_header()
+
+    def tick(self) -> None:
+        """A second went by: the header's clock says so."""
+        self._render_header()
+
+    def add_output(self, text: str) -> None:
+        """What the running tool printed since it last said: its latest lines are shown, the card
+        unfolded for them unless the person folded it."""
+        if self.status != "running":
+            return  # the result is in: it says the rest
+        self.start()
+        self._live = (self._live + text)[-LIVE_KEEP_CHARS:]
+        if not self.header.isChecked() and not self._person_chose:
+            self._opened_for_output = True
+            self.header.setChecked(True)
+        self._render()
 
     def _full_output_link(self, result: ToolResult) -> str:
         """Where the whole output is, as a link that opens it (the card and the agent's context
@@ -108,9 +152,12 @@ class ToolCard(QFrame):
         self.status = "ok" if result.ok else "error"
         self._same_as = result.same_as
         self._outcome = result
+        self._live = ""
         self._render()
         if not result.ok:
             self.header.setChecked(True)  # errors are shown, not folded away
+        elif self._opened_for_output and not self._person_chose:
+            self.header.setChecked(False)  # folded as results are: the live view was for the wait
 
     def context_menu(self) -> QMenu:
         """Copy the selection, the arguments, or the whole result (the card shows its first
@@ -143,3 +190,21 @@ class ToolCard(QFrame):
     def _on_header_toggled(self, expanded: bool) -> None:
         self.details.setVisible(expanded)
         self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
+
+    def _on_header_clicked(self) -> None:
+        self._person_chose = True
+
+
+def latest_lines(text: str, count: int) -> str:
+    """The last `count` lines as a terminal shows them: a carriage return (a progress bar drawn
+    again in place) leaves only what came after it on its line."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the text ended with a line break: no line after it yet
+    shown = [next((part for part in reversed(line.split("\r")) if part), "") for line in lines[-count:]]
+    return "\n".join(shown)
+
+
+def duration(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"

@@ -229,41 +229,63 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
     assert progress.count("findings_add") >= 10 and "Session ended: done" in progress
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
-def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
+def on_a_terminal(argv: list[str], data_dir: Path, replies: dict[bytes, bytes] | None = None) -> tuple[int, bytes]:
+    """Run the CLI with a pseudo-terminal for stdin, stdout and stderr, as in a person's terminal;
+    each of `replies` is typed once when its prompt shows. The return code and all it wrote."""
     import pty
     import select
 
+    master, slave = pty.openpty()
+    env = {**os.environ, "TRIPANE_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", *argv], cwd=ROOT, env=env,
+                            stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen, typed = b"", set()
+    deadline = time.monotonic() + 90
+    while proc.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+        for prompt, answer in (replies or {}).items():
+            if prompt in seen and prompt not in typed:
+                os.write(master, answer)
+                typed.add(prompt)
+    proc.wait(timeout=30)
+    os.close(master)
+    return proc.returncode, seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    script = license_script()
-    with ScriptedServer(script) as server:
-        master, slave = pty.openpty()
-        env = {**os.environ, "TRIPANE_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen([sys.executable, "-m", "core.cli", "run", "Add a license", "--model", "openai/scripted",
-                                 "--api-base", server.url, "--workdir", str(work)],
-                                cwd=ROOT, env=env, stdin=slave, stdout=slave, stderr=slave)
-        os.close(slave)
-        seen, answered = b"", []
-        deadline = time.monotonic() + 90
-        while proc.poll() is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    seen += os.read(master, 4096)
-                except OSError:
-                    break
-            if b"your choice:" in seen and "choice" not in answered:
-                os.write(master, b"MIT\n")
-                answered.append("choice")
-            if b"details (optional):" in seen and "details" not in answered:
-                os.write(master, b"permissive please\n")
-                answered.append("details")
-        proc.wait(timeout=30)
-        os.close(master)
-    assert proc.returncode == 0, seen.decode(errors="replace")
+    with ScriptedServer(license_script()) as server:
+        code, seen = on_a_terminal(["run", "Add a license", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work)], tmp_path,
+                                   {b"your choice:": b"MIT\n", b"details (optional):": b"permissive please\n"})
+    assert code == 0, seen.decode(errors="replace")
     assert b"Which license?" in seen
     assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\npermissive please"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_a_running_command_shows_its_output_as_it_goes(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "suite.py").write_text("import time\nprint('collected 2 items', flush=True)\ntime.sleep(1)\n"
+                                   "print('2 passed', flush=True)\n", encoding="utf-8")
+    script = positional([Turn(tool_calls=(tool("shell_run", "t1", command=f'"{sys.executable}" suite.py'),)),
+                         Turn(tool_calls=(tool("task_done", "t2", summary="tests pass"),))])
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "Run the tests", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work), "--approve", "all"], tmp_path)
+    text = seen.decode(errors="replace").replace("\r\n", "\n")
+    assert code == 0, text
+    call, live, result = text.index("shell_run("), text.index("  │ collected 2 items\n  │ 2 passed"), text.index("✓ shell_run")
+    assert call < live < result  # under the call, before its result line
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux desktops need DISPLAY or WAYLAND_DISPLAY")

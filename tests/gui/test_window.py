@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from pathlib import Path
 
-from core.events import Compaction, HumanAnswer, ToolResult
+from core.events import Compaction, HumanAnswer, ToolCall, ToolResult
 from core.llm import ModelError, ModelReply, Retry
 from core.memory.working import FINDINGS, PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
@@ -448,3 +449,42 @@ def test_a_long_output_card_links_to_the_file_with_all_of_it(qtbot, make_window,
     assert card.details.openExternalLinks()  # a click opens it with the desktop's viewer
     card.copy_result()  # right-click, Copy result: all of it
     assert QApplication.clipboard().text() == full.read_text(encoding="utf-8")
+
+
+def test_a_running_command_shows_its_output_and_time_as_it_goes(qtbot, make_window, workdir):
+    """A test suite that runs for minutes: the card says how long it has run and shows what the
+    command prints, then folds to its result like any card."""
+    (workdir / "suite.py").write_text(
+        "import pathlib, time\n"
+        "print('collected 3 items', flush=True)\n"
+        "deadline = time.monotonic() + 30\n"
+        "while not pathlib.Path('go').exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print('3 passed', flush=True)\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("shell_run", "c1", command=f'"{sys.executable}" suite.py')),
+                           reply("", call("task_done", summary="tests pass"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
+    card = window.chat.cards["c1"]
+    qtbot.waitUntil(lambda: "collected 3 items" in card.details.text(), timeout=WAIT)
+    assert card.header.isChecked() and card.details.isVisible() and "Output so far" in card.details.text()
+    qtbot.waitUntil(lambda: re.search(r"· running [1-9] s$", card.header.text()) is not None, timeout=WAIT)
+
+    (workdir / "go").write_text("", encoding="utf-8")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert card.status == "ok" and not card.header.isChecked()  # folded again, as results are
+    assert "running" not in card.header.text() and "Output so far" not in card.details.text()
+    assert "3 passed" in card.details.text()
+
+
+def test_a_card_the_person_folded_stays_folded_while_output_comes(qtbot):
+    card = ToolCard(ToolCall("c1", "shell_run", '{"command": "pip install x"}'))
+    qtbot.addWidget(card)
+    card.header.click()  # open
+    card.header.click()  # and fold again: their choice
+    card.add_output("Downloading 10%\rDownloading 55%\r")
+    assert not card.header.isChecked() and "Downloading 55%" in card.details.text()
+    assert "10%" not in card.details.text()  # a progress bar drawn in place shows as it stands
+    card.set_result(ToolResult("c1", "shell_run", True, "Installed\n[exit code 0]"))
+    assert not card.header.isChecked() and "Output so far" not in card.details.text()

@@ -57,6 +57,33 @@ async def test_a_command_stopped_while_it_starts_ends_at_once_with_what_it_start
     assert not marker.exists()  # the command was stopped too, not left running
 
 
+async def test_a_watcher_sees_the_output_while_the_command_runs(ctx):
+    seen: list[tuple[str, bool]] = []  # (text, whether the command had ended when it came)
+    run = None
+    ctx.on_output = lambda text: seen.append((text, run is not None and run.done()))
+    script = ("import sys, time\n"
+              "print('collecting 3 tests', flush=True)\n"
+              "time.sleep(0.6)\n"
+              "sys.stdout.buffer.write(b'caf\\xc3'); sys.stdout.flush()\n"  # é, split across two reads
+              "time.sleep(0.6)\n"
+              "sys.stdout.buffer.write(b'\\xa9 '); sys.stdout.flush()\n"
+              "time.sleep(0.6)\n"
+              "print('3 passed', flush=True)\n")
+    (ctx.workdir / "slow.py").write_text(script, encoding="utf-8")
+    run = asyncio.ensure_future(shell_run(ctx, f'"{sys.executable}" slow.py'))
+    out = await run
+    assert "".join(text for text, _ in seen).split() == ["collecting", "3", "tests", "café", "3", "passed"]
+    assert len(seen) >= 3 and not any(ended for _, ended in seen)  # each part as it came, none after the end
+    assert out.split()[:2] == ["collecting", "3"]
+
+
+async def test_a_flood_of_output_reaches_the_watcher_as_a_few_tails(ctx, monkeypatch):
+    seen: list[str] = []
+    ctx.on_output = seen.append
+    await shell_run(ctx, f'"{sys.executable}" -c "for i in range(200000): print(i)"')
+    assert len(seen) < 50 and all(len(text) <= shell.LIVE_TAIL_CHARS for text in seen)
+
+
 async def test_captured_output_is_capped(ctx, monkeypatch):
     monkeypatch.setattr(shell, "CAPTURE_LIMIT_BYTES", 1000)
     out = await shell_run(ctx, "head -c 5000 /dev/zero | tr '\\0' 'a'")
