@@ -92,6 +92,8 @@ class LiveOutput:
         if self.sink is None:
             return
         self.pending.append(self.decoder.decode(chunk))
+        if len(self.pending) > 16:  # a flood between two passes: only its latest part will be passed on
+            self.pending = ["".join(self.pending)[-LIVE_TAIL_CHARS:]]
         if self.timer is None:
             self.pass_on()
             self.timer = asyncio.get_running_loop().call_later(LIVE_INTERVAL_S, self._tick)

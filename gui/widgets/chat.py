@@ -17,6 +17,7 @@ from core.events import (
     Compaction,
     Danger,
     ErrorRecorded,
+    Event,
     FileChanged,
     HumanAnswer,
     HumanQuestion,
@@ -154,6 +155,7 @@ class ChatView(QScrollArea):
         self._shown_from = 0  # the first record built
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
+        self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
         self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
         self._build_more = QTimer(self, singleShot=True, interval=0)
         self._build_more.timeout.connect(self._build_older)
@@ -187,6 +189,7 @@ class ChatView(QScrollArea):
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
+        self._approvals = {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
             self._layout.takeAt(0).widget().deleteLater()
@@ -256,6 +259,7 @@ class ChatView(QScrollArea):
         self._records = records
         for index, record in enumerate(records):  # the tally goes through them all, shown or not
             self.changes.add(record)
+            self._note_approval(record.event)
             if isinstance(record.event, ToolResult):
                 self._results[record.event.call_id] = record.event
             elif isinstance(record.event, SessionEnded):
@@ -346,6 +350,7 @@ class ChatView(QScrollArea):
     def add_record(self, record: Record) -> None:
         """A record that just happened: its item goes at the end."""
         self.changes.add(record)
+        self._note_approval(record.event)
         if isinstance(record.event, ToolResult):  # its card may be in a chunk not built yet
             self._results[record.event.call_id] = record.event
         self._build(record)
@@ -367,6 +372,8 @@ class ChatView(QScrollArea):
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id])
+                    elif call.id in self._approvals.values():
+                        card.await_approval(True)
                     self._add(card, into)
             case ToolResult():
                 card = self.cards.get(event.call_id)
@@ -441,6 +448,18 @@ class ChatView(QScrollArea):
             self._add(MessageItem("assistant", final_text))
         self._live = None
         self._live_text = ""
+
+    def _note_approval(self, event: Event) -> None:
+        """Which calls wait for the person's approval: their cards say so until the answer."""
+        if isinstance(event, HumanQuestion) and event.reason == "approval":
+            self._approvals[event.qid] = call_id = str(event.context.get("call_id", ""))
+            waiting = True
+        elif isinstance(event, HumanAnswer) and event.qid in self._approvals:
+            call_id, waiting = self._approvals.pop(event.qid), False
+        else:
+            return
+        if call_id in self.cards:
+            self.cards[call_id].await_approval(waiting)
 
     # --- running tools --------------------------------------------------------------------------
 

@@ -64,6 +64,7 @@ class ToolCard(QFrame):
         self._outcome: ToolResult | None = None
         self._same_as = ""  # the earlier call whose identical output this one points to
         self._started: float | None = None  # when the tool began to run (monotonic), if seen
+        self._awaiting_approval = False
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -110,6 +111,8 @@ class ToolCard(QFrame):
         running = ""
         if self.status == "running" and self._started is not None:
             running = f"  · running {duration(time.monotonic() - self._started)}"
+        elif self.status == "running" and self._awaiting_approval:
+            running = "  · waiting for your approval"
         self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}")
 
     @property
@@ -121,6 +124,10 @@ class ToolCard(QFrame):
         if self._started is None and self.status == "running":
             self._started = time.monotonic()
             self._render_header()
+
+    def await_approval(self, waiting: bool) -> None:
+        self._awaiting_approval = waiting
+        self._render_header()
 
     def tick(self) -> None:
         """A second went by: the header's clock says so."""

@@ -488,3 +488,19 @@ def test_a_card_the_person_folded_stays_folded_while_output_comes(qtbot):
     assert "10%" not in card.details.text()  # a progress bar drawn in place shows as it stands
     card.set_result(ToolResult("c1", "shell_run", True, "Installed\n[exit code 0]"))
     assert not card.header.isChecked() and "Output so far" not in card.details.text()
+
+
+def test_a_call_waiting_for_approval_says_so_on_its_card(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("shell_run", "c1", command="echo hi")),
+                           reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    assert window.chat.cards["c1"].header.text().endswith("· waiting for your approval")
+    window.chat.show_records(session.records, folder=session.dir)  # as when the session is opened again
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
+    assert window.chat.cards["c1"].header.text().endswith("· waiting for your approval")
+
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert window.chat.cards["c1"].header.text() == "✓  shell_run  echo hi"
