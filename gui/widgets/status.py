@@ -50,6 +50,11 @@ class SessionStatusBar(QStatusBar):
         self.model = ElidedLabel("")
         self.turn = QLabel("")
         self.turn.setObjectName("turn")
+        self.reads = QLabel("")
+        self.reads.setObjectName("reads")
+        self.reads.setToolTip("The 2-Action Rule: after two reading or searching actions (file_read, file_list, "
+                              "file_search, web_fetch, memory_search, memory_get) without a finding, the agent is "
+                              "reminded to record what it learned in findings.md before anything else.")
         self.tokens = QLabel("")
         self.reuse = ElidedLabel("")
         self.reuse.setToolTip("Cache reuse: how much of the last request repeated the one before it, which a "
@@ -62,7 +67,7 @@ class SessionStatusBar(QStatusBar):
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
         self.memory = ElidedLabel("Memory: loading…")
         self.memory.setObjectName("memory")
-        for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
+        for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
             self.addWidget(label)
         self.addPermanentWidget(self.memory)
         self.addPermanentWidget(self.state)
@@ -85,7 +90,7 @@ class SessionStatusBar(QStatusBar):
 
     def show_state(self, state: SessionState | None, activity: str = "idle") -> None:
         if state is None or state.config is None:
-            for label in (self.model, self.turn, self.tokens, self.reuse, self.cost):
+            for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
                 label.setText("")
             self._set_state("No session", "idle")
             return
@@ -96,6 +101,9 @@ class SessionStatusBar(QStatusBar):
         set_style_property(self.turn, "level", level)
         self.turn.setToolTip(f"Warnings from turn {config.warn_turn}; at turn {state.danger_limit} you are asked "
                              "whether to continue.")
+        reads = state.actions_since_finding
+        self.reads.setText(f"Reads since a finding: {reads}")
+        set_style_property(self.reads, "level", "warn" if reads >= 2 else "normal")  # the reminder is on
         usage = state.usage
         self.tokens.setText(f"Tokens: {usage.prompt_tokens + usage.completion_tokens:,}")
         reuse = state.last_metrics.get("prefix_reuse")

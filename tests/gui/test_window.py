@@ -504,3 +504,18 @@ def test_a_call_waiting_for_approval_says_so_on_its_card(qtbot, make_window, wor
     qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert window.chat.cards["c1"].header.text() == "✓  shell_run  echo hi"
+
+
+def test_the_status_bar_counts_the_reads_since_the_last_finding(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("file_list", "l1")), reply("", call("file_search", "s1", query="x")),
+                           reply("", call("shell_run", "c1", command="echo hi")),
+                           reply("", call("findings_add", title="Layout", body="One folder.")),
+                           reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    reads = window.status.reads
+    assert reads.text() == "Reads since a finding: 2" and reads.property("level") == "warn"  # the agent is reminded
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert reads.text() == "Reads since a finding: 0" and reads.property("level") == "normal"
