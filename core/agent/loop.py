@@ -84,7 +84,7 @@ log = logging.getLogger(__name__)
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
-APPROVAL_OPTIONS = ("approve", "deny", "always")
+APPROVAL_OPTIONS = ("approve", "deny", "always_call", "always")
 BUDGET_OPTIONS = ("continue", "stop")
 REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
 _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
@@ -591,7 +591,7 @@ class AgentLoop:
     async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
         """None when the call may run, else the reason it may not (which the model sees)."""
         config = self.state.config
-        if config.approval == "all" or call.name in self.state.always_allowed:
+        if config.approval == "all" or self.state.allowed_without_asking(call.name, call.arguments):
             return None
         if config.approval == "none":
             return f"Refused by this session's policy: {call.name} needs approval and approvals are off."
@@ -602,7 +602,7 @@ class AgentLoop:
                 {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "plan": plan},
             )
         answer = await self._answer_for(asked.qid)
-        if answer.choice in ("approve", "always"):
+        if answer.choice in ("approve", "always_call", "always"):
             return None
         reason = f" Reason: {answer.text.strip()}" if answer.text.strip() else ""
         return f"The person denied this {call.name} call; it was not run.{reason}"

@@ -6,6 +6,7 @@ loop continues exactly where it was — turn count, strikes, open question, appr
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -61,7 +62,8 @@ class SessionState:
     pending_calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     open_question: HumanQuestion | None = None
     questions: dict[str, HumanQuestion] = field(default_factory=dict)
-    always_allowed: set[str] = field(default_factory=set)
+    always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
+    always_allowed_calls: set[str] = field(default_factory=set)  # approval_key()s of calls they allowed
     danger_limit: int = 0
     budget_tokens: int = 0  # the current caps (0: none); a "continue" answer raises them
     budget_usd: float = 0.0
@@ -173,6 +175,12 @@ class SessionState:
             self._raise_budget()
         elif question.reason == "approval" and answer.choice == "always":
             self.always_allowed.add(question.context.get("tool", ""))
+        elif question.reason == "approval" and answer.choice == "always_call":
+            self.always_allowed_calls.add(approval_key(question.context.get("tool", ""),
+                                                       question.context.get("arguments", "")))
+
+    def allowed_without_asking(self, tool: str, arguments: str) -> bool:
+        return tool in self.always_allowed or approval_key(tool, arguments) in self.always_allowed_calls
 
 
     @property
@@ -197,3 +205,31 @@ def continue_turns(answer: HumanAnswer) -> int:
     """How many more turns a 'continue' answer grants: a number in the text, else the default."""
     number = re.search(r"\d+", answer.text)  # the first number: "10 more turns. Fix the 2 tests" → 10
     return max(1, int(number.group())) if answer.choice == "continue" and number else DEFAULT_CONTINUE_TURNS
+
+
+# What makes two calls the same call for "always allow this call": a command's or a page's text
+# (not its timeout), else all the arguments.
+APPROVED_BY = ("command", "url")
+
+
+def approved_part(arguments: str) -> tuple[str, str] | None:
+    """The argument that says what a call does (("command", "pytest -q")), if it has one."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    return next(((key, parsed[key]) for key in APPROVED_BY if isinstance(parsed.get(key), str)), None)
+
+
+def approval_key(tool: str, arguments: str) -> str:
+    """A call as the person approved it: the tool and what it does, however the model spelled the
+    JSON (key order, spaces) and whatever else it passed (a command's timeout)."""
+    part = approved_part(arguments)
+    if part is not None:
+        return f"{tool}\n{part[0]}={part[1]}"
+    try:
+        return f"{tool}\n{json.dumps(json.loads(arguments or '{}'), sort_keys=True, ensure_ascii=False)}"
+    except ValueError:
+        return f"{tool}\n{arguments}"

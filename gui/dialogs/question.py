@@ -10,6 +10,7 @@ import json
 import re
 
 from core.agent.options import option_label
+from core.agent.state import approved_part
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.qt import (
@@ -152,6 +153,10 @@ class QuestionDialog(QDialog):
     def _label(self, option: str) -> str:
         if option == "always":
             return f"Always allow {self.question.context.get('tool', 'this tool')}"
+        if option == "always_call":
+            part = approved_part(self.question.context.get("arguments", ""))
+            return {"command": "Always allow this command", "url": "Always allow this page"}.get(
+                part[0] if part else "", option_label(option))
         if option == "answer":
             return "Send answer"
         if self.question.reason == "budget" and option == "continue":

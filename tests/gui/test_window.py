@@ -281,6 +281,8 @@ def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
     dialog = wait_for_dialog(qtbot, window, "approval")
 
     assert f"echo ran > {marker.name}" in dialog.details.toPlainText()
+    assert [b.text() for b in dialog.buttons.values()] == ["Approve", "Deny", "Always allow this command",
+                                                         "Always allow shell_run"]
     dialog.text.setPlainText("not on my machine")
     qtbot.mouseClick(dialog.buttons["deny"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)

@@ -283,6 +283,31 @@ async def test_denied_approval_is_never_executed(store, data_dir, workdir):
     assert not result.ok and "denied" in result.content and "no shell today" in result.content
 
 
+async def test_always_allow_this_call_approves_the_same_command_only(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", call("shell_run", call_id="first", command="echo run >> runs.txt")),
+        # The same command, its JSON spelled otherwise and with a timeout: not asked again.
+        reply("", ToolCall("again", "shell_run", '{ "timeout": 60,  "command": "echo run >> runs.txt" }')),
+        reply("", call("shell_run", call_id="other", command="echo other > other.txt")),  # asked
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    session.start()
+    first = await wait_for_question(session)
+    assert "always_call" in first.options
+    await session.answer(first.qid, "always_call")
+    second = await wait_for_question(session)
+    assert second.qid != first.qid and "other.txt" in second.context["arguments"]
+    assert (workdir / "runs.txt").read_text(encoding="utf-8").split() == ["run", "run"]
+    await session.approve(second.qid, approved=False)
+    assert await session.wait() == "done"
+    assert len(events_of(session, HumanQuestion)) == 2 and not (workdir / "other.txt").exists()
+    # A reopened session remembers what was allowed.
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert reopened.state.allowed_without_asking("shell_run", '{"command": "echo run >> runs.txt"}')
+    assert not reopened.state.allowed_without_asking("shell_run", '{"command": "echo other > other.txt"}')
+
+
 async def test_always_allow_approves_later_calls_of_that_tool(store, data_dir, workdir):
     model = ScriptedModel([
         reply("", call("shell_run", command="echo one > one.txt")),
