@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
 import itertools
 import json
 import logging
@@ -21,8 +20,9 @@ from dataclasses import replace as dataclass_replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from string import Template
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.options import reason_label
 from core.agent.rules import describe_failure, error_signature
@@ -97,7 +97,7 @@ class LoopSettings:
 
 
 def output_digest(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return big_text.sha256_hex(content)[:32]
 
 
 def repeated_output_notice(tool: str, seen: OutputSeen, size: int) -> str:
@@ -121,10 +121,21 @@ def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
     if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
         tail = tail[cut + 1:]
     head = head.rstrip("\n")
-    lines = content.count("\n") + (not content.endswith("\n"))
+    lines = big_text.count(content, "\n") + (not content.endswith("\n"))
     notice = (f"… [{len(content):,} characters, {lines:,} lines; whole output in offload:{name}; start and end "
               f"shown. Read any part with file_read(path=\"offload:{name}\", offset=LINE).]")
     return f"{head}\n{notice}\n{tail}"
+
+
+# Outputs at least this long are hashed and saved on a worker thread (see _prepare_large).
+BACKGROUND_OUTPUT_CHARS = 1_000_000
+
+
+class Prepared(NamedTuple):
+    """A large output's digest and, unless it repeats one the model has, its offload file's path
+    and the excerpt that stays in the context."""
+    digest: str
+    saved: tuple[str, str] | None
 
 
 class AgentLoop:
@@ -649,25 +660,47 @@ class AgentLoop:
             content, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
         for event in ctx.events:
             self._record(event)
+        prepared = await self._prepare_large(call, not error_type, content)
         if error_type:
-            self._fail(call.name, error_type, content, call)
+            self._fail(call.name, error_type, content, call, prepared)
         else:
-            self._result(call, True, content)
+            self._result(call, True, content, prepared)
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))
 
-    def _result(self, call: ToolCall, ok: bool, content: str) -> None:
-        size = len(content)
-        offload_path, same_as = None, ""
+    def _digest(self, call: ToolCall, ok: bool, content: str) -> str:
+        """What finds the same output again; only a reading tool's output is looked for."""
         spec = self.registry.get(call.name)
-        digest = output_digest(content) if ok and spec is not None and spec.gathers_information else ""
+        return output_digest(content) if ok and spec is not None and spec.gathers_information else ""
+
+    def _pointer(self, call: ToolCall, digest: str, size: int) -> tuple[str, str] | None:
+        """(the earlier call, a notice pointing to it) when the model has this very output still in
+        view and the notice is shorter than the output."""
         earlier = self.journal.history.output_in_view(digest)
         pointer = repeated_output_notice(call.name, earlier, size) if earlier is not None else ""
-        if pointer and len(pointer) < size:  # the model has this very output already: point to it
-            same_as, content = earlier.call_id, pointer
+        return (earlier.call_id, pointer) if pointer and len(pointer) < size else None
+
+    async def _prepare_large(self, call: ToolCall, ok: bool, content: str) -> Prepared | None:
+        """A large output's digest and offload file, worked out on a worker thread: hashing and
+        saving a command's 64 MB log took 0.3 s, a stall of the window. None for a small one."""
+        if len(content) < BACKGROUND_OUTPUT_CHARS:
+            return None
+        digest = await asyncio.to_thread(self._digest, call, ok, content)
+        saved = None
+        if self._pointer(call, digest, len(content)) is None:
+            saved = await asyncio.to_thread(self._offload, call, content)
+        return Prepared(digest, saved)
+
+    def _result(self, call: ToolCall, ok: bool, content: str, prepared: Prepared | None = None) -> None:
+        size = len(content)
+        offload_path, same_as = None, ""
+        digest = prepared.digest if prepared else self._digest(call, ok, content)
+        pointer = self._pointer(call, digest, size)
+        if pointer is not None:  # the model has this very output already: point to it
+            same_as, content = pointer
         elif size > self.settings.offload_chars:
-            offload_path, content = self._offload(call, content)
+            offload_path, content = (prepared and prepared.saved) or self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
                                 offload_path=offload_path, size=size, digest=digest, same_as=same_as))
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
@@ -677,13 +710,14 @@ class AgentLoop:
         name = f"turn{self.state.turn:04d}-{safe_id}.txt"
         folder = self.session_dir / "offload"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(content, encoding="utf-8")
+        big_text.write(folder / name, content)
         return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
 
-    def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None) -> None:
+    def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None,
+              prepared: Prepared | None = None) -> None:
         """An error the model sees: recorded, written to progress.md, counted for 3-Strike."""
         if call is not None:
-            self._result(call, False, message)
+            self._result(call, False, message, prepared)
         signature = error_signature(tool, error_type, message)
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=message[:4000], attempt=attempt, tool=tool))

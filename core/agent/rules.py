@@ -16,11 +16,19 @@ SIGNATURE_MESSAGE_CHARS = 160
 def describe_failure(tool: str, message: str) -> str:
     """A failure as people and the model read it: the tool and its message's first line (for a
     failed command, also its last line, which says what broke). The signature is for counting."""
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    text = message
+    if len(text) > 2 * SIGNATURE_EDGE_CHARS:  # a long output: the lines compared are at its two ends
+        text = f"{text[:SIGNATURE_EDGE_CHARS]}\n{text[-SIGNATURE_EDGE_CHARS:]}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     text = lines[0] if lines else "(no message)"
     if text.lower().startswith("command failed") and len(lines) > 1:
         text = f"{text} … {lines[-1]}"
     return f"{tool or 'the model'} failed: {one_line(text, SIGNATURE_MESSAGE_CHARS)}".rstrip(".")
+
+
+# Of a long message, only this much at each end is looked at: splitting a failed command's 64 MB
+# output into lines to find its first and last took a third of a second on the event loop.
+SIGNATURE_EDGE_CHARS = 4000
 
 
 def error_signature(tool: str, error_type: str, message: str) -> str:
@@ -29,7 +37,10 @@ def error_signature(tool: str, error_type: str, message: str) -> str:
     Numbers, hex ids and quoted values are masked so that 'line 12' and 'line 14', or two temp
     file names, count as one failure; the message's first meaningful line is what is compared.
     """
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    text = message
+    if len(text) > 2 * SIGNATURE_EDGE_CHARS:  # a long output: the lines compared are at its two ends
+        text = f"{text[:SIGNATURE_EDGE_CHARS]}\n{text[-SIGNATURE_EDGE_CHARS:]}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     head = lines[0] if lines else ""
     # For failed commands the first line is only "exit code N": the last line says what broke.
     if lines and head.lower().startswith("command failed") and len(lines) > 1:

@@ -15,14 +15,17 @@ def _stamp() -> str:
 
 
 def _clip(text: str, limit: int) -> str:
+    if len(text) > 4 * limit:  # only the start is shown: stripping a 64 MB output whole copied it all
+        return text[:2 * limit].lstrip()[:limit] + f" … [{len(text) - limit:,} more characters]"
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit:,} more characters]"
 
 
 def _block(text: str, limit: int) -> str:
+    shown = _clip(text, limit)
     # A fence longer than any backtick run inside keeps the entry valid Markdown.
-    fence = "```" if "```" not in text else "````"
-    return f"{fence}\n{_clip(text, limit)}\n{fence}"
+    fence = "```" if "```" not in shown else "````"
+    return f"{fence}\n{shown}\n{fence}"
 
 
 def session_started(session_id: str, task: str, model: str) -> str:

@@ -1,0 +1,42 @@
+"""Very large texts (a command's 64 MB log) worked on in slices, on a worker thread.
+
+CPython holds the GIL for the whole of one `bytes.decode`, `str.encode` or `str.count`: 40 ms for
+64 MB, during which the event loop, and with it the window, cannot run even though the work is on
+another thread. Done a slice at a time, the loop gets its turn between slices.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+from pathlib import Path
+
+SLICE = 1 << 20  # characters or bytes: about a millisecond of work
+
+
+def decode_utf8(data: bytes) -> str:
+    """`data.decode("utf-8")`, raising UnicodeDecodeError the same way, a slice at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    parts = [decoder.decode(data[start:start + SLICE]) for start in range(0, len(data), SLICE)]
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
+
+
+def sha256_hex(text: str) -> str:
+    """The SHA-256 of the text's UTF-8 (lone surrogates passed through), as `text.encode` would give."""
+    digest = hashlib.sha256()
+    for start in range(0, len(text), SLICE):
+        digest.update(text[start:start + SLICE].encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def count(text: str, sub: str) -> int:
+    """`text.count(sub)` for a one-character `sub` (no occurrence can straddle two slices)."""
+    return sum(text.count(sub, start, start + SLICE) for start in range(0, len(text), SLICE))
+
+
+def write(path: Path, text: str) -> None:
+    """`path.write_text(text, encoding="utf-8")`, a slice at a time."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for start in range(0, len(text), SLICE):
+            fh.write(text[start:start + SLICE])
