@@ -91,14 +91,20 @@ class LiveOutput:
 
     def __init__(self, sink: Callable[[str], None] | None):
         self.sink = sink
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split across reads
+        # Incremental: a character may be split across two reads.
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict" if _console_encoding() else "replace")
         self.pending: list[str] = []
         self.timer: asyncio.TimerHandle | None = None
 
     def feed(self, chunk: bytes) -> None:
         if self.sink is None:
             return
-        self.pending.append(self.decoder.decode(chunk))
+        try:
+            text = self.decoder.decode(chunk)
+        except UnicodeDecodeError:  # on Windows, a tool writing the console's code page: read the rest in it
+            self.decoder = codecs.getincrementaldecoder(_console_encoding() or "utf-8")("replace")
+            text = self.decoder.decode(chunk)
+        self.pending.append(text)
         if len(self.pending) > 16:  # a flood between two passes: only its latest part will be passed on
             self.pending = ["".join(self.pending)[-LIVE_TAIL_CHARS:]]
         if self.timer is None:

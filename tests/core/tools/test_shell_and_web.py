@@ -99,6 +99,20 @@ def test_output_in_the_console_code_page_reads_right_beside_utf8():
         assert decode_output(b"caf\x82\n") == "caf\ufffd\n"
 
 
+async def test_the_live_view_reads_a_console_code_page_too(monkeypatch):
+    """On Windows, cmd's built-ins write the OEM code page: the live view switches to it, as the
+    result does, instead of showing � for every accented letter."""
+    monkeypatch.setattr(shell, "_console_encoding", lambda: "cp850")
+    seen: list[str] = []
+    live = shell.LiveOutput(seen.append)
+    live.feed("ok \u2713 caf".encode())
+    live.feed(b"\xc3\xa9\r\n")  # é in UTF-8, split from its word across two reads
+    live.feed(b" Directory of C:\\Caf\x82\r\n")  # not UTF-8: the console's code page
+    await asyncio.sleep(shell.LIVE_INTERVAL_S * 2)
+    live.close()
+    assert "".join(seen) == "ok \u2713 café\r\n Directory of C:\\Café\r\n"
+
+
 async def test_python_commands_write_utf8_unless_the_person_chose_otherwise(ctx, monkeypatch):
     """A Python program writing to a pipe on Windows uses the ANSI code page and dies on ✓."""
     probe = f'"{sys.executable}" -c "import os, sys; print(os.environ.get(\'PYTHONIOENCODING\'), sys.stdout.encoding)"'
