@@ -414,6 +414,11 @@ class Session:
     def stop(self) -> None:
         self.control.stop()
 
+    def stop_tool(self, call_id: str) -> bool:
+        """Stop one running command; its result says so and the run goes on. False when that call
+        is not running (it ended meanwhile)."""
+        return self.control.stop_tool(call_id)
+
     def request_compaction(self) -> None:
         """Compact the context at the next step (flush first, as always)."""
         self.control.compaction_requested = True

@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         self.pause_button.clicked.connect(self.pause)
         self.resume_button.clicked.connect(self.resume)
         self.stop_button.clicked.connect(self.stop)
+        self.chat.tool_stop_requested.connect(self.stop_command)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
@@ -771,6 +772,11 @@ class MainWindow(QMainWindow):
     def stop(self) -> None:
         if self.session is not None and self.session.running:
             self.session.stop()
+
+    def stop_command(self, call_id: str) -> None:
+        """Stop one running command of the shown session; the run goes on."""
+        if self.session is None or not self.session.stop_tool(call_id):
+            self.statusBar().showMessage("That command has already ended.", 5000)
 
     def compact(self) -> None:
         if self.session is not None:

@@ -26,6 +26,25 @@ class Control:
         # for one a crash interrupted.
         self.unacted_answers: set[str] = set()
         self._current: asyncio.Future | None = None
+        self._tool_stops: dict[str, asyncio.Event] = {}  # by call id: the calls running now
+
+    # --- one running call --------------------------------------------------------------------------
+
+    def running_tool(self, call_id: str) -> asyncio.Event:
+        """The event a running call watches for the person's Stop of that call alone."""
+        return self._tool_stops.setdefault(call_id, asyncio.Event())
+
+    def tool_ended(self, call_id: str) -> None:
+        self._tool_stops.pop(call_id, None)
+
+    def stop_tool(self, call_id: str) -> bool:
+        """Ask one running call to end early (a command that hangs); the run goes on. False when
+        the call is not running."""
+        event = self._tool_stops.get(call_id)
+        if event is None:
+            return False
+        event.set()
+        return True
 
     # --- the person's side -----------------------------------------------------------------------
 

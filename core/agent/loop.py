@@ -639,6 +639,7 @@ class AgentLoop:
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
             on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call.id, text)),
+            stop_requested=self.control.running_tool(call.id),
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))
@@ -658,6 +659,8 @@ class AgentLoop:
         except Exception as exc:  # a bug in a tool must not end the session; the model sees it
             log.exception("tool %s raised", call.name)
             content, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
+        finally:
+            self.control.tool_ended(call.id)
         for event in ctx.events:
             self._record(event)
         prepared = await self._prepare_large(call, not error_type, content)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
 
 OFFLOAD_SCHEME = "offload:"
+# Tools that end early when the person stops the call (not the run): a command that hangs.
+STOPPABLE_TOOLS = frozenset({"shell_run"})
 MAX_PATH_CHARS = 1024
 SESSION_SCHEME = "session:"  # the three working-memory files, to read (they change through their own tools)
 
@@ -36,6 +39,8 @@ class ToolContext:
     output_chars: int = 4000
     # Told what a running tool prints, as it prints it (a view shows it live; None: nobody watches).
     on_output: Callable[[str], None] | None = None
+    # Set when the person stops this call alone: a tool of STOPPABLE_TOOLS ends early and says so.
+    stop_requested: asyncio.Event | None = None
 
     @property
     def offload_dir(self) -> Path:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 from core import big_text
@@ -59,17 +60,28 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
             dropped += len(chunk) - len(part)
         await proc.wait()
 
+    started = time.monotonic()
+    draining = asyncio.ensure_future(drain())
+    watched = [draining] + ([asyncio.ensure_future(ctx.stop_requested.wait())] if ctx.stop_requested else [])
     try:
-        await asyncio.wait_for(drain(), timeout)
-    except asyncio.TimeoutError:
-        _kill(proc)
-        await proc.wait()
-        raise ToolError(await _decoded(chunks, kept, f"Command timed out after {timeout} s and was stopped.\n")) from None
+        await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         _kill(proc)
+        draining.cancel()
         raise
     finally:
+        for task in watched[1:]:
+            task.cancel()
         live.close()
+    if not draining.done():  # the timeout, or the person stopped this command
+        draining.cancel()
+        _kill(proc)
+        await proc.wait()
+        why = (f"Stopped by the person after {time.monotonic() - started:.0f} s (the run goes on)."
+               if ctx.stop_requested is not None and ctx.stop_requested.is_set()
+               else f"Command timed out after {timeout} s and was stopped.")
+        raise ToolError(await _decoded(chunks, kept, f"{why}\n"))
+    draining.result()  # a failure reading the output surfaces here
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""
     if proc.returncode != 0:
         raise ToolError(await _decoded(chunks, kept, f"Command failed with exit code {proc.returncode}.\n", truncated))

@@ -42,6 +42,7 @@ from gui.qt import (
     QTimer,
     QVBoxLayout,
     QWidget,
+    Signal,
     qt_alive,
 )
 from gui.widgets.chat_items import MessageItem, escape_html, fit_width, rich_label
@@ -129,6 +130,8 @@ class _Page(QWidget):
 
 
 class ChatView(QScrollArea):
+    tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("chat")
@@ -369,6 +372,7 @@ class ChatView(QScrollArea):
                     self._add(MessageItem("assistant", event.text), into)
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder)
+                    card.stop_requested.connect(self.tool_stop_requested)
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id])

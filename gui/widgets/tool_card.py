@@ -8,15 +8,18 @@ import time
 from pathlib import Path
 
 from core.events import ToolCall, ToolResult
+from core.tools.context import STOPPABLE_TOOLS
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
     QFrame,
+    QHBoxLayout,
     QMenu,
     Qt,
     QToolButton,
     QUrl,
     QVBoxLayout,
+    Signal,
 )
 from gui.theme import set_style_property
 from gui.widgets.chat_items import (
@@ -41,6 +44,8 @@ LIVE_KEEP_CHARS = 8000  # of what it printed, kept to find those lines in
 class ToolCard(QFrame):
     """One tool call: a header with its status, the arguments and result folded underneath."""
 
+    stop_requested = Signal(str)  # the call's id: the person stops this command alone
+
     def __init__(self, call: ToolCall, folder: Path | None = None):
         super().__init__()
         self.setObjectName("tool_card")
@@ -56,7 +61,18 @@ class ToolCard(QFrame):
         self.header.setArrowType(Qt.ArrowType.RightArrow)
         self.header.toggled.connect(self._on_header_toggled)
         fit_width(self.header)
-        layout.addWidget(self.header)
+        # While a command runs, a button stops it alone (one that hangs); Esc stops the whole run.
+        self.stop_button = QToolButton()
+        self.stop_button.setObjectName("tool_stop")
+        self.stop_button.setText("Stop command")
+        self.stop_button.setToolTip("Stop this command; the agent sees that you stopped it and goes on")
+        self.stop_button.setVisible(False)
+        self.stop_button.clicked.connect(self.request_stop)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.header, 1)
+        row.addWidget(self.stop_button)
+        layout.addLayout(row)
         self.details = rich_label("", "tool_details")
         self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
         self.details.setVisible(False)
@@ -124,6 +140,17 @@ class ToolCard(QFrame):
         if self._started is None and self.status == "running":
             self._started = time.monotonic()
             self._render_header()
+            self.stop_button.setVisible(self.call.name in STOPPABLE_TOOLS)
+
+    @property
+    def stoppable(self) -> bool:
+        return self.stop_button.isVisible() and self.stop_button.isEnabled()
+
+    def request_stop(self) -> None:
+        if self.status == "running" and self._started is not None:
+            self.stop_button.setEnabled(False)
+            self.stop_button.setText("Stopping…")
+            self.stop_requested.emit(self.call.id)
 
     def await_approval(self, waiting: bool) -> None:
         self._awaiting_approval = waiting
@@ -160,6 +187,7 @@ class ToolCard(QFrame):
         self._same_as = result.same_as
         self._outcome = result
         self._live = ""
+        self.stop_button.setVisible(False)
         self._render()
         if not result.ok:
             self.header.setChecked(True)  # errors are shown, not folded away
@@ -170,8 +198,14 @@ class ToolCard(QFrame):
         """Copy the selection, the arguments, or the whole result (the card shows its first
         4,000 characters; an offloaded output is copied from its file)."""
         selected = self.details.selectedText() if self.details.hasSelectedText() else ""
-        return copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
+        menu = copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
                                           ("Copy &result", self.copy_result if self.status != "running" else None)])
+        if self.call.name in STOPPABLE_TOOLS and self.status == "running" and self._started is not None:
+            menu.addSeparator()
+            stop = menu.addAction("&Stop this command")
+            stop.setEnabled(self.stop_button.isEnabled())
+            stop.triggered.connect(self.request_stop)
+        return menu
 
     def copy_arguments(self) -> None:
         QApplication.clipboard().setText(self._arguments())

@@ -521,3 +521,23 @@ def test_the_status_bar_counts_the_reads_since_the_last_finding(qtbot, make_wind
     qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert reads.text() == "Reads since a finding: 0" and reads.property("level") == "normal"
+
+
+def test_the_person_stops_a_hanging_command_from_its_card(qtbot, make_window, workdir):
+    hang = f'"{sys.executable}" -c "import time; print(\'waiting for the server\', flush=True); time.sleep(60)"'
+    model = ScriptedModel([reply("", call("shell_run", "c1", command=hang)),
+                           reply("", call("task_done", summary="no server"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
+    card = window.chat.cards["c1"]
+    qtbot.waitUntil(lambda: "waiting for the server" in card.details.text(), timeout=WAIT)
+    assert card.stop_button.isVisible()
+    menu = card.context_menu()
+    assert "&Stop this command" in [action.text() for action in menu.actions()]
+    menu.close()
+    qtbot.mouseClick(card.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert session.state.status == "ended:done"  # the run went on to its end
+    assert card.status == "error" and not card.stop_button.isVisible()
+    assert "Stopped by the person after" in card.details.text()

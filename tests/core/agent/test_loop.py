@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 from core.events import (
     AssistantMessage,
@@ -15,6 +16,7 @@ from core.events import (
     ToolCall,
     ToolResult,
 )
+from core.journal import ToolOutput
 from core.llm import ModelError, ModelReply
 from core.memory.working import PLAN
 from core.render import describe_danger
@@ -517,3 +519,22 @@ async def test_a_call_approved_after_a_restart_runs_and_one_approved_before_it_i
     assert not (workdir / "ran.txt").exists()
     result = events_of(reopened, ToolResult)[0]
     assert not result.ok and "effect is unknown" in result.content
+
+
+async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir, workdir):
+    hang = f'"{sys.executable}" -c "import time; print(\'waiting for a server\', flush=True); time.sleep(60)"'
+    model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=hang)),
+                           reply("", call("task_done", summary="gave up on the server"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    started = []
+    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and notice.text and started.append(notice))
+    session.start()
+    while not started:
+        await asyncio.sleep(0.02)
+    assert session.stop_tool("hang")
+    assert await asyncio.wait_for(session.wait(), 10) == "done"  # not aborted: the agent went on
+    result = events_of(session, ToolResult)[0]
+    assert not result.ok and result.content.startswith("Stopped by the person after")
+    assert "waiting for a server" in result.content  # what it printed before
+    assert "Stopped by the person" in model.requests[1].messages[-2]["content"]  # the agent read why
+    assert not session.stop_tool("hang")  # it ended: nothing to stop
