@@ -453,6 +453,18 @@ def test_a_long_output_card_links_to_the_file_with_all_of_it(qtbot, make_window,
     assert QApplication.clipboard().text() == full.read_text(encoding="utf-8")
 
 
+def command_running(qtbot, make_window, workdir, command: str, printed: str):
+    """A session whose agent runs `command`, once the card shows it has printed `printed`."""
+    model = ScriptedModel([reply("", call("shell_run", "c1", command=command)),
+                           reply("", call("task_done", summary="ran it"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
+    card = window.chat.cards["c1"]
+    qtbot.waitUntil(lambda: printed in card.details.text(), timeout=WAIT)
+    return session, card
+
+
 def test_a_running_command_shows_its_output_and_time_as_it_goes(qtbot, make_window, workdir):
     """A test suite that runs for minutes: the card says how long it has run and shows what the
     command prints, then folds to its result like any card."""
@@ -463,13 +475,7 @@ def test_a_running_command_shows_its_output_and_time_as_it_goes(qtbot, make_wind
         "while not pathlib.Path('go').exists() and time.monotonic() < deadline:\n"
         "    time.sleep(0.05)\n"
         "print('3 passed', flush=True)\n", encoding="utf-8")
-    model = ScriptedModel([reply("", call("shell_run", "c1", command=f'"{sys.executable}" suite.py')),
-                           reply("", call("task_done", summary="tests pass"))])
-    window = make_window(model)
-    session = start(window, workdir, approval="all")
-    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
-    card = window.chat.cards["c1"]
-    qtbot.waitUntil(lambda: "collected 3 items" in card.details.text(), timeout=WAIT)
+    session, card = command_running(qtbot, make_window, workdir, f'"{sys.executable}" suite.py', "collected 3 items")
     assert card.header.isChecked() and card.details.isVisible() and "Output so far" in card.details.text()
     qtbot.waitUntil(lambda: re.search(r"· running [1-9] s$", card.header.text()) is not None, timeout=WAIT)
 
@@ -525,13 +531,7 @@ def test_the_status_bar_counts_the_reads_since_the_last_finding(qtbot, make_wind
 
 def test_the_person_stops_a_hanging_command_from_its_card(qtbot, make_window, workdir):
     hang = f'"{sys.executable}" -c "import time; print(\'waiting for the server\', flush=True); time.sleep(60)"'
-    model = ScriptedModel([reply("", call("shell_run", "c1", command=hang)),
-                           reply("", call("task_done", summary="no server"))])
-    window = make_window(model)
-    session = start(window, workdir, approval="all")
-    qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
-    card = window.chat.cards["c1"]
-    qtbot.waitUntil(lambda: "waiting for the server" in card.details.text(), timeout=WAIT)
+    session, card = command_running(qtbot, make_window, workdir, hang, "waiting for the server")
     assert card.stop_button.isVisible()
     menu = card.context_menu()
     assert "&Stop this command" in [action.text() for action in menu.actions()]
