@@ -39,6 +39,7 @@ SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary
 # move, few enough that the card does not push the conversation away.
 LIVE_LINES = 12
 LIVE_KEEP_CHARS = 8000  # of what it printed, kept to find those lines in
+LIVE_LINE_CHARS = 300
 
 
 class ToolCard(QFrame):
@@ -243,7 +244,8 @@ def latest_lines(text: str, count: int) -> str:
     if lines and not lines[-1]:
         lines.pop()  # the text ended with a line break: no line after it yet
     shown = [next((part for part in reversed(line.split("\r")) if part), "") for line in lines[-count:]]
-    return "\n".join(shown)
+    # A line of minified JSON must not fill the card: its newest part is what is worth seeing.
+    return "\n".join(line if len(line) <= LIVE_LINE_CHARS else "…" + line[-LIVE_LINE_CHARS:] for line in shown)
 
 
 def duration(seconds: float) -> str:

@@ -494,6 +494,8 @@ def test_a_card_the_person_folded_stays_folded_while_output_comes(qtbot):
     card.add_output("Downloading 10%\rDownloading 55%\r")
     assert not card.header.isChecked() and "Downloading 55%" in card.details.text()
     assert "10%" not in card.details.text()  # a progress bar drawn in place shows as it stands
+    card.add_output("\n{" + '"k": 1, ' * 2000 + "}")  # one line of minified JSON: its end, not all of it
+    assert len(card.details.text()) < 2000 and '"k": 1, }' in card.details.text()
     card.set_result(ToolResult("c1", "shell_run", True, "Installed\n[exit code 0]"))
     assert not card.header.isChecked() and "Output so far" not in card.details.text()
 
