@@ -33,7 +33,7 @@ class StatusChanged:
 
     session_id: str
     activity: str  # thinking | retrying | running_tool | compacting | idle
-    detail: str = ""  # what a person should know about it (for retrying: why, and when)
+    detail: str = ""  # what a person should know about it (retrying: why, and when; running_tool: which)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self.bridges: dict[str, SessionBridge] = {}
         self.dialogs: dict[str, QuestionDialog] = {}
         self.inspector: ContextInspector | None = None
-        self._activity = "idle"
+        self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
         self._shut_down = False
         self._opening: str | None = None  # the session being opened to be shown, while its log is replayed
@@ -434,7 +434,7 @@ class MainWindow(QMainWindow):
         check_markers()  # before the panes and the chat render its files' markers
         self._watch(session)
         self.session = session
-        self._activity = "idle"
+        self._activity, self._activity_detail = "idle", ""
         self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records, folder=session.dir)
         for name, pane in self.panes.items():
@@ -635,7 +635,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"↻ {detail}")
         elif self._activity == "retrying":
             self.statusBar().clearMessage()
-        self._activity = activity
+        self._activity, self._activity_detail = activity, detail
         self._update_controls()
 
     def _update_controls(self) -> None:
@@ -647,7 +647,8 @@ class MainWindow(QMainWindow):
         elsewhere = self._elsewhere = has and not running and not state.ended and session.run_elsewhere()
         # Logged as running, run by no process: Tripane closed, or was killed, mid-run.
         interrupted = has and not running and not elsewhere and state.status == "running"
-        self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity)
+        self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity,
+                               self._activity_detail)
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)

@@ -642,7 +642,7 @@ class AgentLoop:
             stop_requested=self.control.running_tool(call.id),
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
-        self.journal.notify(StatusChanged(self.state.session_id, "running_tool"))
+        self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
         error_type = ""
         try:

@@ -88,7 +88,8 @@ class SessionStatusBar(QStatusBar):
             level = "warn" if (status.notice or problem) else ""
         set_style_property(self.memory, "level", level)
 
-    def show_state(self, state: SessionState | None, activity: str = "idle") -> None:
+    def show_state(self, state: SessionState | None, activity: str = "idle", detail: str = "") -> None:
+        """`detail`: for running_tool, the tool's name."""
         if state is None or state.config is None:
             for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
                 label.setText("")
@@ -116,6 +117,8 @@ class SessionStatusBar(QStatusBar):
             self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
         elif state.status in ("paused", "waiting"):
             self._set_state(*STATE_TEXT[state.status])
+        elif activity == "running_tool" and detail:
+            self._set_state(f"● Running {detail}", "running")
         else:
             self._set_state(*STATE_TEXT.get(activity, STATE_TEXT["running"]))
 

@@ -477,6 +477,7 @@ def test_a_running_command_shows_its_output_and_time_as_it_goes(qtbot, make_wind
         "print('3 passed', flush=True)\n", encoding="utf-8")
     session, card = command_running(qtbot, make_window, workdir, f'"{sys.executable}" suite.py', "collected 3 items")
     assert card.header.isChecked() and card.details.isVisible() and "Output so far" in card.details.text()
+    assert card.window().status.state.text() == "● Running shell_run"
     qtbot.waitUntil(lambda: re.search(r"· running [1-9] s$", card.header.text()) is not None, timeout=WAIT)
 
     (workdir / "go").write_text("", encoding="utf-8")
