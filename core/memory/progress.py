@@ -14,11 +14,26 @@ def _stamp() -> str:
     return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _clip(text: str, limit: int) -> str:
-    if len(text) > 4 * limit:  # only the start is shown: stripping a 64 MB output whole copied it all
-        return text[:2 * limit].lstrip()[:limit] + f" … [{len(text) - limit:,} more characters]"
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit:,} more characters]"
+def _clip(text: str, limit: int, ends: bool = True) -> str:
+    """The text if it is short; else its start and, with `ends`, its end, cut at line breaks where
+    one is near: a test run's or a build's verdict is in its last lines. Only the ends of a long
+    text are touched (stripping a 64 MB output whole copied all of it)."""
+    if len(text) <= 2 * limit:
+        text = text.strip()
+        if len(text) <= limit:
+            return text
+    if not ends:
+        head = text[:2 * limit].lstrip()[:limit]
+        return f"{head} … [{len(text) - len(head):,} more characters]"
+    tail_chars = limit // 3
+    head = text[:2 * limit].lstrip()[:limit - tail_chars]
+    tail = text[-2 * limit:].rstrip()[-tail_chars:]
+    if (cut := head.rfind("\n")) > len(head) // 2:
+        head = head[:cut]
+    if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
+        tail = tail[cut + 1:]
+    hidden = len(text) - len(head) - len(tail)
+    return f"{head.rstrip()}\n… [{hidden:,} characters not shown] …\n{tail.lstrip()}"
 
 
 def _block(text: str, limit: int) -> str:
@@ -29,14 +44,14 @@ def _block(text: str, limit: int) -> str:
 
 
 def session_started(session_id: str, task: str, model: str) -> str:
-    return f"\n## [{_stamp()}] ✅ Session started\n- Session: {session_id}\n- Model: {model}\n- Task: {_clip(task, 500)}\n"
+    return f"\n## [{_stamp()}] ✅ Session started\n- Session: {session_id}\n- Model: {model}\n- Task: {_clip(task, 500, ends=False)}\n"
 
 
 def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> str:
     status = "✅ ok" if ok else "❌ failed"
     return (
         f"\n## [{_stamp()}] 🔧 Turn {turn}: {name} — {status}\n"
-        f"**Arguments**: `{_clip(arguments, ARGUMENT_PREVIEW_CHARS).replace('`', chr(39))}`\n"
+        f"**Arguments**: `{_clip(arguments, ARGUMENT_PREVIEW_CHARS, ends=False).replace('`', chr(39))}`\n"
         f"**Result**:\n{_block(result, RESULT_PREVIEW_CHARS)}\n"
     )
 
@@ -60,7 +75,7 @@ def question(reason: str, text: str) -> str:
 
 
 def answer(choice: str, text: str) -> str:
-    detail = f" — {_clip(text, 600)}" if text.strip() else ""
+    detail = f" — {_clip(text, 600, ends=False)}" if text.strip() else ""
     return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice)}{detail}\n"
 
 
@@ -81,6 +96,6 @@ def window_learned(window: int, assumed: int) -> str:
 
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
     if failure:
-        return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300)}\n- The task goes on without it.\n"
+        return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300, ends=False)}\n- The task goes on without it.\n"
     lines = [f"- Skill injected: {name}" for name in injected] + [f"- Skill offered: {name}" for name in offered]
     return f"\n## [{_stamp()}] 🧠 Long-term memory recalled\n" + ("\n".join(lines) or "- Recent daily logs listed") + "\n"

@@ -8,7 +8,6 @@ import pytest
 
 from core import big_text
 from core.agent.rules import error_signature
-from core.memory import progress
 
 # Several slices, with multi-byte characters falling across slice boundaries.
 TEXT = "".join(f"line {i}: café ✓ naïve \U0001f600\n" for i in range(200_000))
@@ -36,8 +35,3 @@ def test_a_long_failure_is_grouped_by_its_first_and_last_lines():
     long = "Command failed with exit code 1.\n" + TEXT + "FAILED tests/test_a.py::test_b - AssertionError\n"
     short = "Command failed with exit code 1.\nfew lines\nFAILED tests/test_a.py::test_b - AssertionError\n"
     assert error_signature("shell_run", "error", long) == error_signature("shell_run", "error", short)
-
-
-def test_a_long_error_in_progress_md_shows_its_start():
-    entry = progress.error("shell_run", "\n\n   " + TEXT, 1, 3)
-    assert "line 0: café" in entry and "more characters]" in entry and len(entry) < 2000
