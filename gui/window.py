@@ -677,7 +677,8 @@ class MainWindow(QMainWindow):
             shown.activateWindow()
             return
         title = self.workspace.store.session(session.id).title
-        dialog = QuestionDialog(question, title, self, session_id=session.id)
+        workdir = session.state.config.workdir if session.state.config else ""
+        dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir))
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
         self.dialogs[question.qid] = dialog
         dialog.show()

@@ -96,10 +96,11 @@ class QuestionDialog(QDialog):
     answered = Signal(str, str, str)  # qid, choice, text
 
     def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None,
-                 session_id: str = ""):
+                 session_id: str = "", workdir: str = ""):
         super().__init__(parent)
         self.question = question
         self.session_id = session_id
+        self.workdir = workdir  # where an approved command runs
         self.setObjectName(f"question_{question.reason}")
         self.setModal(False)
         self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')} — Tripane")
@@ -180,7 +181,8 @@ class QuestionDialog(QDialog):
             if rows:
                 parts.append(f"<p><b>The agent's 5-Question Reboot:</b></p><table cellpadding='2'>{rows}</table>")
         elif reason == "approval":
-            parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}</p>")
+            where = f" &nbsp; <b>in</b> {_escape(self.workdir)}" if self.workdir else ""
+            parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}{where}</p>")
             parts.append(f"<pre style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
         elif reason == "budget":
             parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens, "

@@ -281,6 +281,7 @@ def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
     dialog = wait_for_dialog(qtbot, window, "approval")
 
     assert f"echo ran > {marker.name}" in dialog.details.toPlainText()
+    assert f"Tool: shell_run   in {workdir}" in dialog.details.toPlainText()  # where it would run
     assert [b.text() for b in dialog.buttons.values()] == ["Approve", "Deny", "Always allow this command",
                                                          "Always allow shell_run"]
     dialog.text.setPlainText("not on my machine")
