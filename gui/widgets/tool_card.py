@@ -3,6 +3,7 @@ underneath."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from pathlib import Path
@@ -110,7 +111,7 @@ class ToolCard(QFrame):
     def _render(self) -> None:
         self._render_header()
         set_style_property(self, "status", self.status)
-        body = f"{PRE}{escape_html(self._arguments())}</pre>"
+        body = arguments_html(self.call.name, self.call.arguments)
         if self.status == "running" and self._live:
             body += f"<b>Output so far</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
@@ -251,3 +252,42 @@ def latest_lines(text: str, count: int) -> str:
 def duration(seconds: float) -> str:
     whole = int(seconds)
     return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
+
+
+# A changed line's colour in an edit's diff: readable on the light and the dark theme alike.
+DIFF_COLOURS = {"+": "#2e9e4f", "-": "#d04545", "@": "#8a8a8a"}
+MAX_DIFF_LINES = 200
+
+
+def arguments_html(tool: str, raw: str) -> str:
+    """A call's arguments as a person reviews them: an edit as a diff of its text, a text of several
+    lines (a file's new content, a script) as it reads, not as one JSON string full of "\\n"."""
+    try:
+        arguments = json.loads(raw or "{}")
+    except ValueError:
+        return f"{PRE}{escape_html(raw)}</pre>"
+    if not isinstance(arguments, dict):
+        return f"{PRE}{escape_html(json.dumps(arguments, indent=2, ensure_ascii=False))}</pre>"
+    if tool == "file_edit" and isinstance(arguments.get("old"), str) and isinstance(arguments.get("new"), str):
+        return f"<b>{escape_html(str(arguments.get('path', '')))}</b>{edit_diff_html(arguments['old'], arguments['new'])}"
+    texts = {key: value for key, value in arguments.items() if isinstance(value, str) and "\n" in value}
+    rest = {key: value for key, value in arguments.items() if key not in texts}
+    html = f"{PRE}{escape_html(json.dumps(rest, indent=2, ensure_ascii=False))}</pre>" if rest or not texts else ""
+    for key, value in texts.items():
+        shown = value[:PREVIEW_CHARS] + ("\n…" if len(value) > PREVIEW_CHARS else "")
+        html += f"<b>{escape_html(key)}</b>{PRE}{escape_html(shown)}</pre>"
+    return html
+
+
+def edit_diff_html(old: str, new: str) -> str:
+    """The replaced text against its replacement, as a unified diff with its lines coloured."""
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=2))[2:]  # no ---/+++
+    if not lines:
+        return f"{PRE}(the text is replaced by the same text)</pre>"
+    shown = lines[:MAX_DIFF_LINES]  # an edit of thousands of lines: its start
+    if len(shown) < len(lines):
+        shown.append(f"… {len(lines) - len(shown):,} more lines")
+    body = "\n".join(
+        f'<span style="color: {DIFF_COLOURS[line[0]]}">{escape_html(line)}</span>'
+        if line[:1] in DIFF_COLOURS else escape_html(line) for line in shown)
+    return f"{PRE}{body}</pre>"

@@ -3,6 +3,8 @@ arguments or its whole result."""
 
 from __future__ import annotations
 
+import json
+
 from core.events import ToolCall, ToolResult
 from gui.qt import QApplication, QContextMenuEvent, QMenu
 from gui.widgets.chat_items import SETTLE_CHARS, MessageItem
@@ -67,3 +69,20 @@ def test_a_tool_card_copies_its_arguments_and_its_whole_result(qtbot):
     card.set_result(ToolResult("c1", "shell_run", True, output))
     action(card.context_menu(), "Copy result").trigger()
     assert QApplication.clipboard().text() == output
+
+
+def test_an_edit_card_shows_a_diff_and_a_written_file_its_lines(qtbot):
+    edit = ToolCard(ToolCall("e1", "file_edit", json.dumps(
+        {"path": "calc.py", "old": "def add(a, b):\n    return a - b\n", "new": "def add(a, b):\n    return a + b\n"})))
+    qtbot.addWidget(edit)
+    shown = edit.details.text()
+    assert "<b>calc.py</b>" in shown and "\\n" not in shown
+    assert '<span style="color: #d04545">-    return a - b</span>' in shown
+    assert '<span style="color: #2e9e4f">+    return a + b</span>' in shown
+    assert "\n def add(a, b):" in shown  # context, uncoloured
+    write = ToolCard(ToolCall("w1", "file_write", json.dumps({"path": "notes.md", "content": "# Notes\n- one\n"})))
+    qtbot.addWidget(write)
+    assert '"path": "notes.md"' in write.details.text() and "<b>content</b>" in write.details.text()
+    assert "# Notes\n- one" in write.details.text()  # as it reads, not "# Notes\\n- one"
+    write.copy_arguments()
+    assert json.loads(QApplication.clipboard().text())["content"] == "# Notes\n- one\n"  # copied as sent
