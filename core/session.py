@@ -414,6 +414,10 @@ class Session:
     def stop(self) -> None:
         self.control.stop()
 
+    def running_tools(self) -> dict[str, float]:
+        """The calls running now in this process, by id, and when each started (time.monotonic)."""
+        return self.control.running_since()
+
     def stop_tool(self, call_id: str) -> bool:
         """Stop one running command; its result says so and the run goes on. False when that call
         is not running (it ended meanwhile)."""

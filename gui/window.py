@@ -437,6 +437,8 @@ class MainWindow(QMainWindow):
         self._activity, self._activity_detail = "idle", ""
         self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records, folder=session.dir)
+        for call_id, started in session.running_tools().items():  # their cards count from then
+            self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name))
         self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -26,24 +27,30 @@ class Control:
         # for one a crash interrupted.
         self.unacted_answers: set[str] = set()
         self._current: asyncio.Future | None = None
-        self._tool_stops: dict[str, asyncio.Event] = {}  # by call id: the calls running now
+        # By call id, the calls running now: the event each watches for the person's Stop of that
+        # call alone, and when it started (time.monotonic).
+        self._tool_stops: dict[str, tuple[asyncio.Event, float]] = {}
 
     # --- one running call --------------------------------------------------------------------------
 
     def running_tool(self, call_id: str) -> asyncio.Event:
-        """The event a running call watches for the person's Stop of that call alone."""
-        return self._tool_stops.setdefault(call_id, asyncio.Event())
+        """A call starts: the event it watches for the person's Stop of that call alone."""
+        return self._tool_stops.setdefault(call_id, (asyncio.Event(), time.monotonic()))[0]
 
     def tool_ended(self, call_id: str) -> None:
         self._tool_stops.pop(call_id, None)
 
+    def running_since(self) -> dict[str, float]:
+        """The calls running now, and when each started (a view shown again counts from there)."""
+        return {call_id: started for call_id, (_, started) in self._tool_stops.items()}
+
     def stop_tool(self, call_id: str) -> bool:
         """Ask one running call to end early (a command that hangs); the run goes on. False when
         the call is not running."""
-        event = self._tool_stops.get(call_id)
-        if event is None:
+        running = self._tool_stops.get(call_id)
+        if running is None:
             return False
-        event.set()
+        running[0].set()
         return True
 
     # --- the person's side -----------------------------------------------------------------------

@@ -6,6 +6,7 @@ re-rendered at most every 80 ms, however fast the deltas come.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -159,6 +160,7 @@ class ChatView(QScrollArea):
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
+        self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
         self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
         self._build_more = QTimer(self, singleShot=True, interval=0)
         self._build_more.timeout.connect(self._build_older)
@@ -193,6 +195,7 @@ class ChatView(QScrollArea):
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
         self._approvals = {}
+        self._running = {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
             self._layout.takeAt(0).widget().deleteLater()
@@ -378,6 +381,8 @@ class ChatView(QScrollArea):
                         card.set_result(self._results[call.id])
                     elif call.id in self._approvals.values():
                         card.await_approval(True)
+                    elif call.id in self._running and call.id not in self._results:
+                        self.tool_output(call.id, "")  # shown again while it runs
                     self._add(card, into)
             case ToolResult():
                 card = self.cards.get(event.call_id)
@@ -467,15 +472,17 @@ class ChatView(QScrollArea):
 
     # --- running tools --------------------------------------------------------------------------
 
-    def tool_output(self, call_id: str, text: str) -> None:
-        """A tool began to run (no text) or printed more: its card says so, if it is shown."""
+    def tool_output(self, call_id: str, text: str, started: float | None = None) -> None:
+        """A tool began to run (no text; `started`: when, if not now) or printed more: its card
+        says so, now or when it is built."""
+        self._running.setdefault(call_id, time.monotonic() if started is None else started)
         card = self.cards.get(call_id)
         if card is None:
             return
         if text:
             card.add_output(text)
         else:
-            card.start()
+            card.start(self._running[call_id])
         if card.started and not self._clock.isActive():
             self._clock.start()
 

@@ -137,16 +137,13 @@ class ToolCard(QFrame):
     def started(self) -> bool:
         return self._started is not None
 
-    def start(self) -> None:
-        """The tool began to run (it may have waited for an approval before): its clock starts."""
+    def start(self, at: float | None = None) -> None:
+        """The tool began to run, now or `at` (time.monotonic; it may have waited for an approval
+        before): its clock starts."""
         if self._started is None and self.status == "running":
-            self._started = time.monotonic()
+            self._started = time.monotonic() if at is None else at
             self._render_header()
             self.stop_button.setVisible(self.call.name in STOPPABLE_TOOLS)
-
-    @property
-    def stoppable(self) -> bool:
-        return self.stop_button.isVisible() and self.stop_button.isEnabled()
 
     def request_stop(self) -> None:
         if self.status == "running" and self._started is not None:

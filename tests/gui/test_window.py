@@ -535,8 +535,14 @@ def test_the_status_bar_counts_the_reads_since_the_last_finding(qtbot, make_wind
 
 def test_the_person_stops_a_hanging_command_from_its_card(qtbot, make_window, workdir):
     hang = f'"{sys.executable}" -c "import time; print(\'waiting for the server\', flush=True); time.sleep(60)"'
-    session, card = command_running(qtbot, make_window, workdir, hang, "waiting for the server")
-    assert card.stop_button.isVisible()
+    session, first_card = command_running(qtbot, make_window, workdir, hang, "waiting for the server")
+    window = first_card.window()
+    other = window.workspace.create(SessionConfig(task="Another task", model="scripted", workdir=workdir))
+    window.show_session(other.id)
+    window.show_session(session.id)  # back to it: its card is built anew, the command still running
+    card = window.chat.cards["c1"]
+    assert card is not first_card and card.started and not card.stop_button.isHidden()  # at once, not at new output
+    qtbot.waitUntil(lambda: re.search(r"· running [1-9] s$", card.header.text()) is not None, timeout=WAIT)
     menu = card.context_menu()
     assert "&Stop this command" in [action.text() for action in menu.actions()]
     menu.close()
