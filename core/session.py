@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
-from core.agent.state import SessionState
+from core.agent.state import SessionState, approval_key
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
@@ -32,6 +32,7 @@ from core.events import (
     SessionStarted,
     UserMessage,
 )
+from core.folder_approvals import FolderApprovals
 from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
@@ -132,6 +133,7 @@ class Session:
         self.journal = Journal(store, session_id, info_tools)
         self.memory = WorkingMemory(self.dir)
         self.control = Control()
+        self.approvals = FolderApprovals(data_dir)  # commands allowed in a work folder, for every session there
         self._task: asyncio.Task[str] | None = None
         self._loop: AgentLoop | None = None  # one per session: it holds the context engine's memory
         self._run_lock = run_lock(data_dir, session_id)
@@ -311,7 +313,8 @@ class Session:
         if self._loop is None:
             self._loop = AgentLoop(journal=self.journal, memory=self.memory, registry=self.registry,
                                    model=self.model, session_dir=self.dir, control=self.control,
-                                   settings=self.settings, long_memory=self.long_memory)
+                                   settings=self.settings, long_memory=self.long_memory,
+                                   folder_approvals=self.approvals)
         return self._loop
 
     def start(self) -> asyncio.Task[str]:
@@ -374,6 +377,9 @@ class Session:
                 raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
             self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
             self._progress(progress.answer(choice, text))
+        if question.reason == "approval" and choice == "always_call":  # later sessions here too
+            self.approvals.allow(self.state.config.workdir, approval_key(
+                question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from core.events import FileChanged, HumanAnswer, HumanQuestion, Record, SessionEnded
 from core.export import write_export
+from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient, prepare_tokenizer
 from core.logs import log_path
 from core.memory import MIN_SCORE
@@ -884,7 +885,8 @@ class MainWindow(QMainWindow):
         data_before = self.prefs.data_path()
         embedding_before = read_config(self.workspace.data_dir).get("embedding_model", "")
         dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,
-                                parent=self, embedding_model=embedding_before)
+                                parent=self, embedding_model=embedding_before,
+                                approvals=FolderApprovals(self.workspace.data_dir))
 
         def saved(result: int) -> None:
             if result:

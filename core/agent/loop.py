@@ -26,6 +26,7 @@ from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.options import reason_label
 from core.agent.rules import describe_failure, error_signature
+from core.agent.state import approval_key
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -78,6 +79,7 @@ from core.tools.context import ToolContext
 from core.tools.registry import ToolError, ToolRegistry
 
 if TYPE_CHECKING:
+    from core.folder_approvals import FolderApprovals
     from core.memory.longterm import LongTermMemory
 
 log = logging.getLogger(__name__)
@@ -150,9 +152,11 @@ class AgentLoop:
         control: Control,
         settings: LoopSettings = LoopSettings(),
         long_memory: LongTermMemory | None = None,
+        folder_approvals: FolderApprovals | None = None,
     ):
         self.journal = journal
         self.long_memory = long_memory
+        self.folder_approvals = folder_approvals  # commands the person allowed in this work folder
         self.state = journal.state
         self.memory = memory
         self.registry = registry
@@ -603,6 +607,9 @@ class AgentLoop:
         """None when the call may run, else the reason it may not (which the model sees)."""
         config = self.state.config
         if config.approval == "all" or self.state.allowed_without_asking(call.name, call.arguments):
+            return None
+        if (self.folder_approvals is not None
+                and approval_key(call.name, call.arguments) in self.folder_approvals.allowed(config.workdir)):
             return None
         if config.approval == "none":
             return f"Refused by this session's policy: {call.name} needs approval and approvals are off."

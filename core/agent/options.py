@@ -6,7 +6,7 @@ from __future__ import annotations
 OPTION_LABELS = {
     "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
     "change_model": "Change model", "stop": "Stop", "continue": "Continue", "guidance": "Send guidance",
-    "approve": "Approve", "deny": "Deny", "always": "Always allow", "always_call": "Always allow this call",
+    "approve": "Approve", "deny": "Deny", "always": "Always allow", "always_call": "Always allow this call in this folder",
 }
 
 

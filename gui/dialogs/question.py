@@ -156,7 +156,8 @@ class QuestionDialog(QDialog):
             return f"Always allow {self.question.context.get('tool', 'this tool')}"
         if option == "always_call":
             part = approved_part(self.question.context.get("arguments", ""))
-            return {"command": "Always allow this command", "url": "Always allow this page"}.get(
+            return {"command": "Always allow this command in this folder",
+                    "url": "Always allow this page in this folder"}.get(
                 part[0] if part else "", option_label(option))
         if option == "answer":
             return "Send answer"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient, ModelError
 from core.providers import OLLAMA_BASE, Connection, check_connection, detect_ollama
 from core.secrets import (
@@ -33,6 +34,7 @@ from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.theme import restyle
+from gui.widgets.allowed_commands import AllowedCommands
 from gui.widgets.wrapped_label import WrappedLabel
 
 FIRST_RUN = (
@@ -45,7 +47,8 @@ FIRST_RUN = (
 
 class SettingsDialog(QDialog):
     def __init__(self, prefs: Preferences, keeper: TaskKeeper, client_factory: Callable[[], ModelClient],
-                 first_run: bool = False, parent: QWidget | None = None, embedding_model: str = ""):
+                 first_run: bool = False, parent: QWidget | None = None, embedding_model: str = "",
+                 approvals: FolderApprovals | None = None):
         super().__init__(parent)
         self.setObjectName("settings")
         self.setWindowTitle("Settings — Tripane")
@@ -129,6 +132,10 @@ class SettingsDialog(QDialog):
         self.budget_usd.setSpecialValueText("no cap")
         self.budget_usd.setValue(prefs.budget_usd)
         form.addRow("Budget cap, cost:", self.budget_usd)
+        # The commands allowed in work folders, of the data folder the sessions are in now.
+        self.allowed = AllowedCommands(approvals) if approvals is not None else None
+        if self.allowed is not None:
+            form.addRow("Allowed without asking:", self.allowed)
         self.pages.addTab(run_box, "Super&vision")
 
         app_box = QWidget()
@@ -256,4 +263,6 @@ class SettingsDialog(QDialog):
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()
+        if self.allowed is not None:
+            self.allowed.apply()
         self.accept()

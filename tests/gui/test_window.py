@@ -282,7 +282,7 @@ def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
 
     assert f"echo ran > {marker.name}" in dialog.details.toPlainText()
     assert f"Tool: shell_run   in {workdir}" in dialog.details.toPlainText()  # where it would run
-    assert [b.text() for b in dialog.buttons.values()] == ["Approve", "Deny", "Always allow this command",
+    assert [b.text() for b in dialog.buttons.values()] == ["Approve", "Deny", "Always allow this command in this folder",
                                                          "Always allow shell_run"]
     dialog.text.setPlainText("not on my machine")
     qtbot.mouseClick(dialog.buttons["deny"], Qt.MouseButton.LeftButton)
@@ -502,12 +502,17 @@ def test_a_card_the_person_folded_stays_folded_while_output_comes(qtbot):
     assert not card.header.isChecked() and "Output so far" not in card.details.text()
 
 
-def test_a_call_waiting_for_approval_says_so_on_its_card(qtbot, make_window, workdir):
+def echo_awaiting_approval(qtbot, make_window, workdir):
+    """A window whose session asks to run `echo hi`: (window, session, the approval dialog)."""
     model = ScriptedModel([reply("", call("shell_run", "c1", command="echo hi")),
                            reply("", call("task_done", summary="ok"))])
     window = make_window(model)
     session = start(window, workdir, approval="ask")
-    dialog = wait_for_dialog(qtbot, window, "approval")
+    return window, session, wait_for_dialog(qtbot, window, "approval")
+
+
+def test_a_call_waiting_for_approval_says_so_on_its_card(qtbot, make_window, workdir):
+    window, session, dialog = echo_awaiting_approval(qtbot, make_window, workdir)
     assert window.chat.cards["c1"].header.text().endswith("· waiting for your approval")
     window.chat.show_records(session.records, folder=session.dir)  # as when the session is opened again
     qtbot.waitUntil(lambda: "c1" in window.chat.cards, timeout=WAIT)
@@ -551,3 +556,18 @@ def test_the_person_stops_a_hanging_command_from_its_card(qtbot, make_window, wo
     assert session.state.status == "ended:done"  # the run went on to its end
     assert card.status == "error" and not card.stop_button.isVisible()
     assert "Stopped by the person after" in card.details.text()
+
+
+def test_a_command_allowed_in_a_folder_is_listed_in_settings_and_can_be_taken_back(qtbot, make_window, workdir):
+    window, session, dialog = echo_awaiting_approval(qtbot, make_window, workdir)
+    qtbot.mouseClick(dialog.buttons["always_call"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+    settings = window.open_settings()
+    listed = settings.allowed.list
+    assert [listed.item(i).text() for i in range(listed.count())] == [f"shell_run: echo hi   — in {workdir.resolve()}"]
+    listed.setCurrentRow(0)
+    qtbot.mouseClick(settings.allowed.remove, Qt.MouseButton.LeftButton)
+    assert listed.count() == 0 and session.approvals.allowed(workdir)  # taken back on Save, not before
+    settings._accept()
+    assert not session.approvals.allowed(workdir)

@@ -309,6 +309,20 @@ async def test_always_allow_this_call_approves_the_same_command_only(store, data
     assert reopened.state.allowed_without_asking("shell_run", '{"command": "echo run >> runs.txt"}')
     assert not reopened.state.allowed_without_asking("shell_run", '{"command": "echo other > other.txt"}')
 
+    # So does a later session in the same folder; one in another folder asks.
+    later = make_session(store, data_dir, workdir, ScriptedModel([
+        reply("", call("shell_run", command="echo run >> runs.txt")), reply("", call("task_done", summary="ok"))]),
+        approval="ask")
+    assert await asyncio.wait_for(later.run(), 10) == "done"
+    assert not events_of(later, HumanQuestion) and len((workdir / "runs.txt").read_text().split()) == 3
+    elsewhere = workdir / "sub"
+    elsewhere.mkdir()
+    other = make_session(store, data_dir, elsewhere, ScriptedModel([
+        reply("", call("shell_run", command="echo run >> runs.txt"))]), approval="ask")
+    other.start()
+    assert (await wait_for_question(other)).reason == "approval"
+    await other.close()
+
 
 async def test_always_allow_approves_later_calls_of_that_tool(store, data_dir, workdir):
     model = ScriptedModel([
