@@ -610,6 +610,7 @@ class AgentLoop:
             return None
         if (self.folder_approvals is not None
                 and approval_key(call.name, call.arguments) in self.folder_approvals.allowed(config.workdir)):
+            self._progress(progress.allowed_in_folder(call.name))
             return None
         if config.approval == "none":
             return f"Refused by this session's policy: {call.name} needs approval and approvals are off."

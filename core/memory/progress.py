@@ -79,6 +79,13 @@ def answer(choice: str, text: str) -> str:
     return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice)}{detail}\n"
 
 
+def allowed_in_folder(tool: str) -> str:
+    """A risky call run without asking, because the person allowed that very command in this work
+    folder in an earlier session: said, so that nothing runs unasked without a trace."""
+    return (f"\n## [{_stamp()}] 🔓 {tool} run without asking: you allowed this command in this folder "
+            "(Settings → Supervision)\n")
+
+
 def session_ended(status: str, summary: str) -> str:
     icon = {"done": "✅", "capped": "⏹", "aborted": "⏹", "error": "❌"}.get(status, "⏹")
     return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"

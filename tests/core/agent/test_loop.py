@@ -315,6 +315,7 @@ async def test_always_allow_this_call_approves_the_same_command_only(store, data
         approval="ask")
     assert await asyncio.wait_for(later.run(), 10) == "done"
     assert not events_of(later, HumanQuestion) and len((workdir / "runs.txt").read_text().split()) == 3
+    assert "shell_run run without asking: you allowed this command in this folder" in later.read_file("progress.md")[0]
     elsewhere = workdir / "sub"
     elsewhere.mkdir()
     other = make_session(store, data_dir, elsewhere, ScriptedModel([
