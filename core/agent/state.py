@@ -182,7 +182,6 @@ class SessionState:
     def allowed_without_asking(self, tool: str, arguments: str) -> bool:
         return tool in self.always_allowed or approval_key(tool, arguments) in self.always_allowed_calls
 
-
     @property
     def tokens_used(self) -> int:
         return self.usage.prompt_tokens + self.usage.completion_tokens
