@@ -14,6 +14,8 @@ import logging
 import os
 from pathlib import Path
 
+from filelock import FileLock
+
 from core.memory.working import atomic_write
 
 log = logging.getLogger(__name__)
@@ -53,20 +55,28 @@ class FolderApprovals:
         return self._read()
 
     def allow(self, folder: Path | str, approval: str) -> None:
-        folders = self._read()
-        keys = folders.setdefault(_key(folder), [])
-        if approval not in keys:
-            keys.append(approval)
-            self._write(folders)
+        with self._changing():
+            folders = self._read()
+            keys = folders.setdefault(_key(folder), [])
+            if approval not in keys:
+                keys.append(approval)
+                self._write(folders)
 
     def revoke(self, folder: Path | str, approval: str) -> None:
-        folders = self._read()
-        keys = folders.get(_key(folder), [])
-        if approval in keys:
-            keys.remove(approval)
-            if not keys:
-                del folders[_key(folder)]
-            self._write(folders)
+        with self._changing():
+            folders = self._read()
+            keys = folders.get(_key(folder), [])
+            if approval in keys:
+                keys.remove(approval)
+                if not keys:
+                    del folders[_key(folder)]
+                self._write(folders)
+
+    def _changing(self) -> FileLock:
+        """Held while the file is read and written again: the window and a terminal's `tripane
+        resume` may both allow a command at once, and neither must drop the other's."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path.with_name(f"{FILE_NAME}.lock")), timeout=10)
 
     def _write(self, folders: dict[str, list[str]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

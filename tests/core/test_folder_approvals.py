@@ -33,3 +33,15 @@ def test_an_unreadable_file_allows_nothing_and_is_set_aside_not_overwritten(tmp_
     approvals.allow(tmp_path, "shell_run\ncommand=make")
     assert json.loads((data / FILE_NAME).read_text(encoding="utf-8"))["folders"] == {
         str(tmp_path.resolve()): ["shell_run\ncommand=make"]}
+
+
+def test_commands_allowed_at_the_same_moment_are_all_kept(tmp_path):
+    """The window and a terminal's `tripane resume` may write at once; neither drops the other's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def allow(i: int) -> None:
+        FolderApprovals(tmp_path / "data").allow(tmp_path, f"shell_run\ncommand=step {i}")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(allow, range(16)))
+    assert len(FolderApprovals(tmp_path / "data").allowed(tmp_path)) == 16
