@@ -376,7 +376,7 @@ class Session:
             if question.reason in TYPED_QUESTIONS and choice not in question.options:
                 raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
             self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
-            self._progress(progress.answer(choice, text))
+            self._progress(progress.answer(choice, text, question))
         if question.reason == "approval" and choice == "always_call":  # later sessions here too
             self.approvals.allow(self.state.config.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))

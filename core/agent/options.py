@@ -3,6 +3,9 @@ the agent reads in its context) and their labels for the dialog, the chat and pr
 
 from __future__ import annotations
 
+from core.agent.state import approved_part
+from core.events import HumanQuestion
+
 OPTION_LABELS = {
     "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
     "change_model": "Change model", "stop": "Stop", "continue": "Continue", "guidance": "Send guidance",
@@ -10,8 +13,17 @@ OPTION_LABELS = {
 }
 
 
-def option_label(choice: str) -> str:
-    """An option's label; the agent's own options (a human_ask's) are shown as they are."""
+def option_label(choice: str, question: HumanQuestion | None = None) -> str:
+    """An option's label; the agent's own options (a human_ask's) are shown as they are. With the
+    approval `question` it answers, an "always" says what it allows: the same words on the
+    dialog's button, in the chat and in progress.md."""
+    if question is not None and question.reason == "approval":
+        if choice == "always":
+            return f"Always allow {question.context.get('tool') or 'this tool'}"
+        if choice == "always_call":
+            part = approved_part(str(question.context.get("arguments", "")))
+            what = {"command": "command", "url": "page"}.get(part[0] if part else "", "call")
+            return f"Always allow this {what} in this folder"
     return OPTION_LABELS.get(choice, choice)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.agent.options import option_label, reason_label
+from core.events import HumanQuestion
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -74,9 +75,9 @@ def question(reason: str, text: str) -> str:
     return f"\n## [{_stamp()}] ❓ Asked the person ({reason_label(reason)})\n{_clip(text, 600)}\n"
 
 
-def answer(choice: str, text: str) -> str:
+def answer(choice: str, text: str, question: HumanQuestion | None = None) -> str:
     detail = f" — {_clip(text, 600, ends=False)}" if text.strip() else ""
-    return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice)}{detail}\n"
+    return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice, question)}{detail}\n"
 
 
 def allowed_in_folder(tool: str) -> str:

@@ -10,7 +10,6 @@ import json
 import re
 
 from core.agent.options import option_label
-from core.agent.state import approved_part
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.qt import (
@@ -152,18 +151,11 @@ class QuestionDialog(QDialog):
         return tuple(self.question.options)
 
     def _label(self, option: str) -> str:
-        if option == "always":
-            return f"Always allow {self.question.context.get('tool', 'this tool')}"
-        if option == "always_call":
-            part = approved_part(self.question.context.get("arguments", ""))
-            return {"command": "Always allow this command in this folder",
-                    "url": "Always allow this page in this folder"}.get(
-                part[0] if part else "", option_label(option))
         if option == "answer":
             return "Send answer"
         if self.question.reason == "budget" and option == "continue":
             return "Continue (as much again)"
-        return option_label(option)
+        return option_label(option, self.question)
 
     def _context_html(self) -> str:
         context, reason = self.question.context, self.question.reason

@@ -160,6 +160,7 @@ class ChatView(QScrollArea):
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
+        self._approval_questions: dict[str, HumanQuestion] = {}  # all of them, by qid: what "always" allowed
         self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
         self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
         self._build_more = QTimer(self, singleShot=True, interval=0)
@@ -194,7 +195,7 @@ class ChatView(QScrollArea):
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
-        self._approvals = {}
+        self._approvals, self._approval_questions = {}, {}
         self._running = {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
@@ -396,7 +397,8 @@ class ChatView(QScrollArea):
                              f"{escape_html(event.question)}", "question", into)
             case HumanAnswer():
                 detail = f" — {escape_html(event.text)}" if event.text else ""
-                self._notice(f"↳ You answered <b>{escape_html(option_label(event.choice))}</b>{detail}", "answer", into)
+                label = option_label(event.choice, self._approval_questions.get(event.qid))
+                self._notice(f"↳ You answered <b>{escape_html(label)}</b>{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 self._notice(f"✎ {escape_html(describe_edit(event))}", into=into)
             case Danger():
@@ -462,6 +464,7 @@ class ChatView(QScrollArea):
         """Which calls wait for the person's approval: their cards say so until the answer."""
         if isinstance(event, HumanQuestion) and event.reason == "approval":
             self._approvals[event.qid] = call_id = str(event.context.get("call_id", ""))
+            self._approval_questions[event.qid] = event
             waiting = True
         elif isinstance(event, HumanAnswer) and event.qid in self._approvals:
             call_id, waiting = self._approvals.pop(event.qid), False
