@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from core.folder_approvals import FolderApprovals
@@ -217,16 +218,25 @@ class SettingsDialog(QDialog):
         """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
         self._keyring_problem = backend[1]
         if self._keyring_problem:
-            self.key_note.setObjectName("warning")
-            restyle(self.key_note)  # in the warning's colour
             self._say_where_the_key_goes()
             self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
 
     def _say_where_the_key_goes(self) -> None:
+        """With no keyring, the key must come from the environment: a warning until the model's
+        provider variable is there, and then plainly that it is (a red line about a key that is
+        in fact set sends the person looking for a problem they do not have)."""
         problem = self._keyring_problem or ""
-        self.key_note.setText(f"{problem[:1].upper()}{problem[1:]}, so a key typed here cannot be stored: set the "
-                              f"provider's environment variable ({self._key_variable()}, …) before starting "
-                              "Tripane instead.")
+        problem = f"{problem[:1].upper()}{problem[1:]}"
+        variable = self._key_variable()
+        if os.environ.get(variable):
+            self.key_note.setObjectName("")
+            self.key_note.setText(f"✓ {variable} is set in Tripane's environment: the agent uses that key. "
+                                  f"({problem}, so a key typed here could not be stored.)")
+        else:
+            self.key_note.setObjectName("warning")
+            self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
+                                  f"variable ({variable}, …) before starting Tripane instead.")
+        restyle(self.key_note)  # in the warning's colour, or back to the plain one
 
     def _key_variable(self) -> str:
         return key_variable(self.model.currentText().strip() or "openai/")

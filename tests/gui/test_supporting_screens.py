@@ -53,13 +53,20 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
 
 
 def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_key_goes_instead(qtbot, make_window,
-                                                                                                  tmp_path):
+                                                                                                  tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
     window = make_window()  # the tests' keyring is keyring's null backend: a computer with no keyring service
     dialog = window.open_settings()
     qtbot.waitUntil(lambda: "no keyring service" in dialog.key_note.text().lower(), timeout=WAIT)
-    assert dialog.key_note.objectName() == "warning"
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")  # the variable of the model's provider
     assert "(ANTHROPIC_API_KEY, …)" in dialog.key_note.text()
+    assert dialog.key_note.objectName() == "warning"
+    dialog.model.setCurrentText("openai/gpt-4o-mini")  # its key is in the environment: no warning
+    assert dialog.key_note.text().startswith("✓ OPENAI_API_KEY is set in Tripane's environment")
+    assert dialog.key_note.objectName() != "warning" and "sk-from-the-environment" not in dialog.key_note.text()
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    assert dialog.key_note.objectName() == "warning"
 
     dialog.api_key.setText("sk-ant-secret-123")
     dialog._accept()
