@@ -112,7 +112,14 @@ class SessionStatusBar(QStatusBar):
         # would read as a cache that always misses.
         cached = f" · cached {usage.cached_tokens / usage.prompt_tokens:.0%}" if usage.cached_tokens else ""
         self.reuse.setText(f"Cache reuse: {reuse:.0%}{cached}" if reuse is not None else "Cache reuse: –")
-        self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
+        if usage.cost_usd or not usage.prompt_tokens:
+            self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
+            self.cost.setToolTip("What this session's requests cost so far, at litellm's prices.")
+        else:  # "$0.0000" would say free where the price is not known
+            self.cost.setText("Cost: unknown")
+            self.cost.setToolTip(f"litellm has no price for {state.model}: a model on this computer costs nothing; "
+                                 "for a hosted one, see the provider's bill. A budget in dollars cannot stop this "
+                                 "session; one in tokens can (Settings → Supervision).")
         if state.ended:
             self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
         elif state.status in ("paused", "waiting"):

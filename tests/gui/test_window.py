@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from core.events import Compaction, HumanAnswer, ToolCall, ToolResult
+from core.events import Compaction, HumanAnswer, ToolCall, ToolResult, Usage
 from core.llm import ModelError, ModelReply, Retry
 from core.memory.working import FINDINGS, PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
@@ -436,6 +436,19 @@ def test_the_status_bar_shows_the_providers_cached_share_only_once_it_reports_on
     assert window.status.reuse.text().endswith(" · cached 45%")  # 900 of the 2,000 prompt tokens so far
 
 
+def test_the_status_bar_says_the_cost_is_unknown_until_a_request_has_a_price(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo hi"), prompt_tokens=1000),  # no price known
+                           ModelReply("", (call("task_done", summary="ok"),), Usage(1000, 10, 0, 0.0125))])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    assert window.status.cost.text() == "Cost: unknown"  # not "$0.0000", which would read as free
+    assert "no price for scripted" in window.status.cost.toolTip()
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert window.status.cost.text() == "Cost: $0.0125"
+
+
 def test_a_long_output_card_links_to_the_file_with_all_of_it(qtbot, make_window, workdir):
     for i in range(300):
         (workdir / f"line {i:04d} {'x' * 40}.txt").write_text("", encoding="utf-8")
@@ -560,8 +573,13 @@ def test_the_person_stops_a_hanging_command_from_its_card(qtbot, make_window, wo
 
 def test_a_command_allowed_in_a_folder_is_listed_in_settings_and_can_be_taken_back(qtbot, make_window, workdir):
     window, session, dialog = echo_awaiting_approval(qtbot, make_window, workdir)
+    button = dialog.buttons["always_call"].text()
     qtbot.mouseClick(dialog.buttons["always_call"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    # the answer reads as the button did, in the chat and in progress.md
+    assert button == "Always allow this command in this folder"
+    assert f"You answered <b>{button}</b>" in chat_says(window)
+    assert f"The person answered: {button}" in session.read_file(PROGRESS)[0]
 
     settings = window.open_settings()
     listed = settings.allowed.list
