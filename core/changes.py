@@ -3,7 +3,7 @@
 After a long run the person's first question is "what did it touch?". The file tools leave a
 trail in the event log: each successful file_write or file_edit names its path, and file_write's
 result says whether the file was created or replaced. Shell commands can change files too, but
-what they touched is not known, so the summary only says they ran.
+what they touched is not known, so the summary only says how many ran (failed ones too).
 """
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from core.events import AssistantMessage, Record, ToolResult
+from core.agent.rules import error_type
+from core.events import AssistantMessage, ErrorRecorded, Record, ToolResult
 
 FILE_TOOLS = ("file_write", "file_edit")
 SHELL_TOOL = "shell_run"
+# A failed command that ran all the same (its exit code, a time-out, the person's Stop, a crash in
+# the middle) may have changed files; a refused one (denied, not allowed, malformed) did not run.
+RAN_AND_FAILED = ("error", "interrupted")
 LISTED = 12  # files named in the summary; the rest are counted
 
 
@@ -40,6 +44,9 @@ class ChangeTally:
             if pending is not None and event.ok:
                 tool, path = pending
                 self.changed[path] = _how(tool, event.content, self.changed.get(path))
+        elif isinstance(event, ErrorRecorded) and event.tool == SHELL_TOOL:
+            if error_type(event.signature) in RAN_AND_FAILED:
+                self.shell_commands += 1
 
     def summary(self) -> str:
         """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none."""

@@ -76,7 +76,7 @@ from core.providers import model_window
 from core.render import flush_note
 from core.secrets import provider_of
 from core.tools.context import ToolContext
-from core.tools.registry import ToolError, ToolRegistry
+from core.tools.registry import InvalidCall, ToolError, ToolRegistry
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -655,6 +655,8 @@ class AgentLoop:
         error_type = ""
         try:
             content = await self.control.interruptible(self.registry.call(call.name, arguments, ctx))
+        except InvalidCall as exc:
+            content, error_type = str(exc), "invalid_call"
         except ToolError as exc:
             content, error_type = str(exc), "error"
         except OSError as exc:  # the system refused (permissions, a name too long, a full disk): not a bug

@@ -51,3 +51,9 @@ def error_signature(tool: str, error_type: str, message: str) -> str:
     normal = _NUMBER.sub("<n>", normal)
     normal = _SPACE.sub(" ", normal)[:SIGNATURE_MESSAGE_CHARS]
     return f"{tool or 'model'}:{error_type}:{normal}"
+
+
+def error_type(signature: str) -> str:
+    """The type part of an error_signature ("error", "interrupted", "malformed_arguments", …)."""
+    parts = signature.split(":", 2)
+    return parts[1] if len(parts) == 3 else ""

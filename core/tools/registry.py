@@ -25,6 +25,11 @@ class ToolError(Exception):
     """A failure the model should see and can act on (bad path, command failed, …)."""
 
 
+class InvalidCall(ToolError):
+    """A call that could not start (an unknown tool, arguments missing or of the wrong type): the
+    model is told, and nothing ran, so nothing in the work folder can have changed."""
+
+
 class ToolRegistrationError(TypeError):
     """A programmer error in a tool definition."""
 
@@ -74,12 +79,12 @@ class ToolRegistry:
         spec = self.specs.get(name)
         if spec is None:
             known = ", ".join(sorted(self.specs))
-            raise ToolError(f"Unknown tool {name!r}. Available tools: {known}.")
+            raise InvalidCall(f"Unknown tool {name!r}. Available tools: {known}.")
         params = spec.parameters["properties"]
         missing = [p for p in spec.parameters.get("required", []) if p not in arguments]
         unknown = [a for a in arguments if a not in params]
         if missing or unknown:
-            raise ToolError(
+            raise InvalidCall(
                 f"{name}: "
                 + "; ".join(filter(None, [missing and f"missing argument(s) {missing}",
                                           unknown and f"unknown argument(s) {unknown}"]))
@@ -147,9 +152,9 @@ def _check_types(name: str, params: dict[str, Any], arguments: dict[str, Any]) -
         if expected in ("integer", "number") and isinstance(value, bool):
             ok = False
         if not ok:
-            raise ToolError(f"{name}: argument {arg!r} must be of type {expected}, got {type(value).__name__}.")
+            raise InvalidCall(f"{name}: argument {arg!r} must be of type {expected}, got {type(value).__name__}.")
         if "enum" in params[arg] and value not in params[arg]["enum"]:
-            raise ToolError(f"{name}: argument {arg!r} must be one of {params[arg]['enum']}.")
+            raise InvalidCall(f"{name}: argument {arg!r} must be one of {params[arg]['enum']}.")
 
 
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from core import big_text
 from core.tools.context import ToolContext
-from core.tools.registry import ToolError
+from core.tools.registry import InvalidCall, ToolError
 
 # Output beyond this is dropped (and said so); what is kept goes to offload/ when it is large.
 CAPTURE_LIMIT_BYTES = 64 * 1024 * 1024
@@ -41,7 +41,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
         timeout: Seconds before the command is stopped.
     """
     if not command.strip():
-        raise ToolError("shell_run needs a command.")
+        raise InvalidCall("shell_run needs a command.")
     timeout = max(1, min(timeout, MAX_TIMEOUT_S))
     proc = await _start(command, ctx)
     chunks: list[bytes] = []

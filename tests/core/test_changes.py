@@ -18,6 +18,8 @@ async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, w
         reply("", call("file_edit", path="calc.py", old="not there", new="x")),  # refused: changes nothing
         reply("", call("file_write", call_id="bad", path="")),  # malformed: fails
         reply("", call("shell_run", command="echo hi")),
+        reply("", call("shell_run", command="echo partial > out.txt; exit 3")),  # failed, but it ran
+        reply("", call("shell_run", raw_bad="")),  # no command: it did not run
         reply("", call("task_done", summary="fixed")),
     ])
     session = make_session(store, data_dir, workdir, model, approval="all")
@@ -25,7 +27,7 @@ async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, w
 
     assert changes_line(session.records) == (
         "Changed in the work folder: calc.py (edited), tests/test_calc.py (created), README.md (replaced); "
-        "1 shell command ran (what it changed is not tracked)")
+        "2 shell commands ran (what they changed is not tracked)")
 
 
 def test_nothing_changed_says_nothing():
