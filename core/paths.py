@@ -11,6 +11,15 @@ APP_NAME = "Tripane"
 DB_NAME = "tripane.db"
 
 
+def missing_work_folder(workdir: str | Path) -> str | None:
+    """What to tell the person when a session's work folder is gone, or None while it is there."""
+    if Path(workdir).is_dir():
+        return None
+    return (f"The work folder {workdir} is not there any more (moved, renamed, or on a drive that is not "
+            "connected). Put it back and continue, or start a new session in another folder; this session's "
+            "history and files are kept.")
+
+
 def default_data_dir() -> Path:
     override = os.environ.get("TRIPANE_DATA_DIR")
     if override:

@@ -37,7 +37,7 @@ from core.journal import Journal, Subscriber
 from core.llm import ModelClient
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
-from core.paths import session_dir
+from core.paths import missing_work_folder, session_dir
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.store import Store
 from core.tools.builtin import builtin_registry
@@ -219,12 +219,9 @@ class Session:
 
     def _check_work_folder(self) -> None:
         config = self.state.config
-        workdir = Path(config.workdir) if config is not None else None
-        if workdir is not None and not workdir.is_dir():
-            raise WorkFolderMissing(
-                f"The work folder {workdir} is not there any more (moved, renamed, or on a drive that is not "
-                "connected). Put it back and continue, or start a new session in another folder; this session's "
-                "history and files are kept.")
+        problem = missing_work_folder(config.workdir) if config is not None else None
+        if problem:
+            raise WorkFolderMissing(problem)
 
     def _claim(self) -> None:
         """Become the one process writing to this session, after taking in what another process

@@ -71,7 +71,7 @@ from core.logs import TOLD
 from core.memory import progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
-from core.paths import resource_text
+from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
 from core.secrets import provider_of
@@ -88,6 +88,7 @@ THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_mod
 DANGER_OPTIONS = ("continue", "guidance", "stop")
 APPROVAL_OPTIONS = ("approve", "deny", "always_call", "always")
 BUDGET_OPTIONS = ("continue", "stop")
+WORKDIR_GROUPS = ("file", "shell")  # the tools that work in the work folder
 REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
 _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
@@ -556,7 +557,9 @@ class AgentLoop:
                     self._result(rest, False, "Not run: the run stopped (3-Strike) before this call.")
                 return
             await self._run_call(call, resuming)
-            if self.state.ended:
+            if self.state.ended:  # task_done, or a work folder gone: the rest is answered, not left open
+                for rest in calls[index + 1:]:
+                    self._result(rest, False, "Not run: the run ended before this call.")
                 return
 
     async def _run_call(self, call: ToolCall, resuming: bool) -> None:
@@ -595,6 +598,11 @@ class AgentLoop:
             return
         if asked is not None:
             self.control.unacted_answers.discard(asked.qid)
+        gone = missing_work_folder(self.state.config.workdir) if call.name.split("_", 1)[0] in WORKDIR_GROUPS else None
+        if gone:  # a write would make the folder anew (on the wrong drive, say); a command would fail
+            self._result(call, False, f"Not run: {gone}")
+            self._end("error", gone)
+            return
         await self._execute(call, arguments)
 
     def _acted_on_before(self, qid: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.events import UserMessage
+from core.events import SessionEnded, ToolResult, UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import WorkFolderMissing
 from tests.core.helpers import events_of, make_session
@@ -30,3 +30,35 @@ async def test_a_gone_work_folder_stops_the_run_before_any_model_call_and_keeps_
     assert await session.wait() == "done"
     sent = " ".join(str(m.get("content")) for m in model.requests[-1].messages)
     assert "Also add a changelog" in sent and "The folder is back" in sent
+
+
+async def test_a_work_folder_gone_during_a_run_ends_it_before_a_write_makes_the_folder_anew(store, data_dir, tmp_path):
+    """A drive unplugged mid-run: file_write would create the folder again (on the system drive,
+    say) and every command would fail until 3-Strike. The run ends, saying why, and goes on once
+    the folder is back, with the calls that were not run in its context."""
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def unplug(_request):
+        project.rename(tmp_path / "project-elsewhere")
+        return reply("", call("file_write", call_id="w1", path="notes/a.txt", content="x"),
+                     call("shell_run", call_id="s1", command="echo hi"))
+
+    model = ScriptedModel([reply("", call("file_list")), unplug,
+                           reply("", call("file_write", call_id="w2", path="notes/a.txt", content="x")),
+                           reply("", call("task_done", summary="written"))])
+    session = make_session(store, data_dir, project, model, approval="all")
+
+    assert await session.run() == "error"
+    assert not project.exists()  # not made anew
+    ended = events_of(session, SessionEnded)[-1]
+    assert "project is not there any more" in ended.summary and "Put it back" in ended.summary
+    result = next(e for e in events_of(session, ToolResult) if e.call_id == "w1")
+    assert not result.ok and result.content.startswith("Not run: The work folder")
+    rest = next(e for e in events_of(session, ToolResult) if e.call_id == "s1")
+    assert rest.content == "Not run: the run ended before this call."  # said, not left open
+
+    (tmp_path / "project-elsewhere").rename(project)
+    await session.send("The drive is back")
+    assert await session.wait() == "done"
+    assert (project / "notes" / "a.txt").read_text(encoding="utf-8") == "x"
