@@ -104,7 +104,9 @@ class TokenChart(QWidget):
         dark = ("served from cache" if self.provider_reports_cache()
                 else "prefix reused (the provider reports no cache)")
         total_cost = sum(row["cost"] for row in self.rows)
-        return f"{_count(len(self.rows), 'request')} · dark: {dark} · orange: cumulative cost ${total_cost:.4f}"
+        # No line is drawn without a price: "$0.0000" would say the requests were free.
+        cost = f"orange: cumulative cost ${total_cost:.4f}" if total_cost > 0 else "cost unknown (no price for this model)"
+        return f"{_count(len(self.rows), 'request')} · dark: {dark} · {cost}"
 
 class ContextInspector(QDialog):
     def __init__(self, parent: QWidget | None = None):
@@ -139,7 +141,8 @@ class ContextInspector(QDialog):
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             cells = (str(row["turn"]) + (" (flush)" if row["flush"] else ""), f"{row['prompt']:,}",
-                     f"{row['reuse']:.1%}", f"{row['cached']:,}", f"${row['cost']:.4f}")
+                     f"{row['reuse']:.1%}", f"{row['cached']:,}",
+                     f"${row['cost']:.4f}" if row["cost"] else "–")  # no price known: not free
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -275,6 +275,7 @@ def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir)
     qtbot.waitUntil(lambda: "prefix" in inspector.summary.text() and "tokens" in inspector.summary.text(), timeout=WAIT)
     assert "history" in inspector.summary.text() and "tail" in inspector.summary.text()
     assert inspector.table.rowCount() == 2  # one row per model request
+    assert inspector.table.item(0, 4).text() == "–"  # the scripted model has no price: not "$0.0000"
     assert "List the files" in inspector.context_view.toPlainText()
     assert "════ PREFIX" in inspector.context_view.toPlainText()
     assert len(inspector.chart.rows) == 2
@@ -490,6 +491,9 @@ def test_the_token_chart_shows_the_providers_cache_and_says_when_it_shows_reuse_
     chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0},
                     {"prompt": 1200, "cached": 0, "reuse": 0.9, "cost": 0.0}])
     assert dark_bars() == 1 and "dark: served from cache" in chart.legend()
+    assert chart.legend().endswith("· cost unknown (no price for this model)")  # not "$0.0000"
+    chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0021}])
+    assert chart.legend().endswith("· orange: cumulative cost $0.0021")
 
 
 def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_window, workdir):
