@@ -770,7 +770,7 @@ class AgentLoop:
 
     def _ask_budget(self) -> None:
         state = self.state
-        used = f"{state.tokens_used:,} tokens, ${state.usage.cost_usd:.4f}"
+        used = f"{state.tokens_used:,} tokens" + (f", ${state.usage.cost_usd:.4f}" if state.usage.cost_usd else "")
         cap = " and ".join(part for part in (
             f"{state.budget_tokens:,} tokens" if state.budget_tokens else "",
             f"${state.budget_usd:.2f}" if state.budget_usd else "") if part)

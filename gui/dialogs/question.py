@@ -178,8 +178,9 @@ class QuestionDialog(QDialog):
             parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}{where}</p>")
             parts.append(f"<pre style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
         elif reason == "budget":
-            parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens, "
-                         f"${float(context.get('cost_usd', 0)):.4f}</p>")
+            cost = float(context.get("cost_usd", 0))
+            parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens"
+                         f"{f', ${cost:.4f}' if cost else ''}</p>")  # without a price, no "$0.0000"
         return "".join(parts)
 
     def _arguments_text(self) -> str:

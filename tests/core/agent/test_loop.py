@@ -460,6 +460,7 @@ async def test_budget_cap_asks_and_a_continue_grants_as_much_again(store, data_d
 
     assert question.reason == "budget" and question.options == ("continue", "stop")
     assert session.state.turn == 3 and session.state.tokens_used == 1500  # asked before a fourth call
+    assert "1,500 tokens used" in question.question  # and no "$0.0000": this model has no price
     await session.answer(question.qid, "continue")
     second = await wait_for_question(session)
     assert second.reason == "budget" and session.state.turn == 6  # 1,500 + 1,200 granted → asked at 3,000
