@@ -199,8 +199,7 @@ class MainWindow(QMainWindow):
             self.memory_search.search_requested.connect(self._search_memory)
             self.memory_search.open_folder_requested.connect(self.open_memory_folder)
         self._show_memory_status()
-        self.memory_search.show()
-        self.memory_search.raise_()
+        bring_to_front(self.memory_search)
         self.memory_search.query.setFocus()
         return self.memory_search
 
@@ -858,9 +857,7 @@ class MainWindow(QMainWindow):
         shown = next((w for w in self.findChildren(ReadingWindow) if w.isVisible()), None)
         if shown is None:  # F1 again raises the list rather than opening a second one
             shown = ReadingWindow("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()), self)
-            shown.show()
-        shown.raise_()
-        shown.activateWindow()
+        bring_to_front(shown)
         return shown
 
     def show_about(self) -> QMessageBox:
@@ -939,8 +936,7 @@ class MainWindow(QMainWindow):
         inspector.show_requests(session.records)
         inspector.summary.setText("Assembling the context (the first time loads the tokenizer)…")
         self.keeper.run(session.inspect_context(), on_success=inspector.show_context, on_failure=inspector.show_failure)
-        inspector.show()
-        inspector.raise_()
+        bring_to_front(inspector)
         return inspector
 
     # --- closing --------------------------------------------------------------------------------
@@ -1001,3 +997,11 @@ class MainWindow(QMainWindow):
                     self._tray.hide()
                 self.hide()
                 self.closed.emit()
+
+
+def bring_to_front(window: QWidget) -> None:
+    """Show a tool window (or the one already open) above the main window, with the keyboard:
+    raised alone, a window shown before stays behind the typing."""
+    window.show()
+    window.raise_()
+    window.activateWindow()

@@ -7,7 +7,7 @@ from core.memory.embedding import LocalEmbedder
 from core.memory.longterm import LongTermMemory
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
-from gui.qt import Qt
+from gui.qt import QApplication, Qt
 
 WAIT = 20_000
 
@@ -106,3 +106,17 @@ def test_memory_loads_on_a_first_run_before_a_model_is_chosen(qtbot, make_window
     window = make_window(settings_=fresh)
     qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
     assert window.warm_up is None  # no model yet: the model library is not loaded
+
+
+def test_ctrl_shift_m_brings_the_open_search_window_back_with_the_keyboard(qtbot, make_window):
+    """Left open behind the main window, the search window comes forward and takes the typing:
+    raised alone, the words went into the main window's box."""
+    window = make_window()
+    window.show()
+    dialog = window.open_memory_search()
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT)
+    window.activateWindow()  # the person goes back to the main window
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT)
+    assert QApplication.focusWidget() is dialog.query
