@@ -23,7 +23,9 @@ EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
-    parser.add_argument("--data-dir", type=Path, help="where sessions are stored (default: the user data folder)")
+    parser.add_argument("--data-dir", type=Path,
+                        help="where sessions are stored (default: the one chosen in the window's Settings, else the "
+                             "user data folder)")
     parser.add_argument("--selftest", action="store_true", help="check the installed app (window offscreen, scripted task)")
     # Also accepted after the command (`tripane run … --data-dir D`); SUPPRESS keeps the global value.
     common = argparse.ArgumentParser(add_help=False)
@@ -32,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", help="what the agent should do")
-    run.add_argument("--model", required=True, help="a litellm model string, e.g. openai/gpt-4o-mini")
+    run.add_argument("--model", help="a litellm model string, e.g. openai/gpt-4o-mini (default: the model, server, "
+                                    "context window and summary model chosen in the window's Settings)")
     run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
     run.add_argument("--context-window", type=int, metavar="TOKENS",
@@ -40,12 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "at most 16,384); for local servers, what the server was started with")
     run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
                                             "(default: --model)")
-    run.add_argument("--max-turns", type=int, default=100,
+    # Their defaults, and the turn thresholds', are the window's Settings (else 100, ask, no caps).
+    run.add_argument("--max-turns", type=int,
                      help="end the session after this many turns (default: 100; the person is asked at turn 30)")
-    run.add_argument("--approve", choices=("ask", "all", "none"), default="ask",
-                     help="risky tools (shell, network): ask the person, allow all, or refuse all")
-    run.add_argument("--budget-tokens", type=int, default=0, help="ask the person once this many tokens are used (0: no cap)")
-    run.add_argument("--budget-usd", type=float, default=0.0, help="ask the person once this much is spent (0: no cap)")
+    run.add_argument("--approve", choices=("ask", "all", "none"),
+                     help="risky tools (shell, network): ask the person (default), allow all, or refuse all")
+    run.add_argument("--budget-tokens", type=int, help="ask the person once this many tokens are used (0: no cap)")
+    run.add_argument("--budget-usd", type=float, help="ask the person once this much is spent (0: no cap)")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
     run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
     run.add_argument("--no-project-instructions", action="store_true",
@@ -147,10 +151,11 @@ def _open_window(args: argparse.Namespace) -> int:
 
 
 async def _dispatch(args: argparse.Namespace) -> int:
-    from core.paths import DB_NAME, default_data_dir
+    from core.paths import DB_NAME
     from core.store import Store
+    from core.user_settings import saved_data_dir
 
-    data_dir = (args.data_dir or default_data_dir()).expanduser()
+    data_dir = (args.data_dir or saved_data_dir()).expanduser()
     if args.command == "doctor":
         return await _doctor(data_dir, args)
     if args.command == "memory":
@@ -169,6 +174,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             row = store.find_session(args.session)
             print(export_session(store, data_dir, row.id, args.out or Path(f"tripane-{row.id}.zip")))
             return EXIT_DONE
+        if args.command == "run":  # before long-term memory loads: a missing model is said at once
+            args.run_settings = _run_settings(args)
         return await _run(store, data_dir, args)
     finally:
         store.close()
@@ -247,14 +254,38 @@ async def _run_with_memory(store, data_dir: Path, args) -> int:
             long_memory.close()
 
 
+def _run_settings(args) -> dict:
+    """`tripane run`'s model and limits: what the command line says, else what was chosen in the
+    window's Settings. The server, context window and summary model go with the saved model
+    only: another --model is not sent to the saved model's server."""
+    from core.user_settings import SHARED, read_settings
+
+    saved = {**SHARED, **read_settings()}
+    if args.model:
+        model = {"model": args.model, "api_base": args.api_base, "context_window": args.context_window,
+                 "summary_model": args.summary_model}
+    elif saved["model"]:
+        model = {"model": saved["model"], "api_base": args.api_base or saved["api_base"] or None,
+                 "context_window": args.context_window or saved["context_window"] or None,
+                 "summary_model": args.summary_model or saved["summary_model"] or None}
+    else:
+        raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-4o-mini), or choose one "
+                         "in the window's Settings, which `tripane run` then uses too")
+
+    def given(value, name: str):
+        return value if value is not None else saved[name]
+
+    return {**model, "max_turns": given(args.max_turns, "max_turns"), "approval": given(args.approve, "approval"),
+            "budget_tokens": given(args.budget_tokens, "budget_tokens"),
+            "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
+            "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"]}
+
+
 async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     from core.session import Session, SessionConfig
 
     if args.command == "run":
-        config = SessionConfig(task=args.task, model=args.model, workdir=args.workdir, api_base=args.api_base,
-                               context_window=args.context_window, summary_model=args.summary_model,
-                               max_turns=args.max_turns, approval=args.approve,
-                               budget_tokens=args.budget_tokens, budget_usd=args.budget_usd,
+        config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
                                project_instructions=not args.no_project_instructions)
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
     else:

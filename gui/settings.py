@@ -1,12 +1,22 @@
-"""The window's settings, in QSettings (per user, per platform). API keys are not here: keyring."""
+"""The window's settings, in QSettings (per user, per platform); the agent's settings also in
+core.user_settings' file, which the command line reads. API keys are not here: keyring."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from core.paths import default_data_dir
+from core.user_settings import (
+    SHARED,
+    data_dir_from,
+    read_settings,
+    settings_file,
+    write_settings,
+)
 from gui.qt import QByteArray, QSettings
+
+log = logging.getLogger(__name__)
 
 RECENT_WORKDIRS = 8
 
@@ -47,12 +57,19 @@ class Preferences:
         self.recent_workdirs = "\n".join([self.workdir, *others][:RECENT_WORKDIRS])
 
     def data_path(self) -> Path:
-        return Path(self.data_dir).expanduser() if self.data_dir.strip() else default_data_dir()
+        return data_dir_from(self.data_dir)
+
+    def shared(self) -> dict[str, object]:
+        """The settings the command line uses too."""
+        return {key: value for key, value in asdict(self).items() if key in SHARED}
 
 
 class AppSettings:
     def __init__(self, qsettings: QSettings | None = None):
+        """`qsettings`: an INI file instead of the user's settings (tests, `tripane gui --settings`);
+        the shared settings are then in a JSON file beside it, not the user's."""
         self.q = qsettings or QSettings("Tripane", "Tripane")
+        self.shared_file = Path(qsettings.fileName()).with_suffix(".json") if qsettings else settings_file()
 
     def load(self) -> Preferences:
         prefs = Preferences()
@@ -64,17 +81,31 @@ class AppSettings:
                 setattr(prefs, field.name, type(getattr(prefs, field.name))(stored))
             except (TypeError, ValueError):
                 pass
+        shared = read_settings(self.shared_file)
+        for name, value in shared.items():
+            setattr(prefs, name, value)
+        if not shared and prefs.configured:  # chosen before the file existed: the command line gets them too
+            self._share(prefs)
         return prefs
 
     def save(self, prefs: Preferences) -> None:
         for name, value in asdict(prefs).items():
             self.q.setValue(f"prefs/{name}", value)
         self.q.sync()
+        self._share(prefs)
+
+    def _share(self, prefs: Preferences) -> None:
+        try:
+            write_settings(prefs.shared(), self.shared_file)
+        except OSError as exc:  # the window keeps them in QSettings; only the command line misses them
+            log.warning("the settings could not be saved for the command line in %s: %s", self.shared_file, exc)
 
     def save_one(self, prefs: Preferences, name: str) -> None:
         """One preference, written to disk at once (the session on screen, kept through a crash)."""
         self.q.setValue(f"prefs/{name}", getattr(prefs, name))
         self.q.sync()
+        if name in SHARED:
+            self._share(prefs)
 
     def layout(self, key: str) -> QByteArray | None:
         value = self.q.value(f"layout/{key}")

@@ -1,6 +1,7 @@
 """Test-wide guards: no real provider, no real keyring, Qt offscreen."""
 
 import os
+import tempfile
 
 import pytest
 
@@ -11,6 +12,8 @@ os.environ["TRIPANE_MODELS_LOCAL_ONLY"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 # Never read or write the developer's real keyring.
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+# Never read or write the person's settings (the ones the window and `tripane run` share).
+os.environ["TRIPANE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="tripane-test-settings-")
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
 

@@ -139,6 +139,37 @@ def test_the_context_window_and_summary_model_flags_are_the_sessions(tmp_path):
     assert (started.context_window, started.summary_model) == (16384, "openai/cheap")
 
 
+def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
+    """The person chose a model, a local server and thresholds in the window's Settings: `tripane
+    run "task"` uses them, and every command finds the sessions in the data folder chosen there."""
+    from core.user_settings import write_settings
+
+    config, data, work = tmp_path / "config", tmp_path / "chosen-data", tmp_path / "work"
+    work.mkdir()
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        write_settings({"model": "openai/scripted", "api_base": server.url, "context_window": 16384,
+                        "warn_turn": 5, "danger_turn": 12, "approval": "all", "data_dir": str(data)},
+                       config / "settings.json")
+        env = {"TRIPANE_CONFIG_DIR": str(config)}
+        code, _, err = finish(tripane("run", "Check", "--workdir", str(work), "--no-memory", data_dir=tmp_path, env=env))
+        assert code == 0, err
+        store = Store(data / "tripane.db")
+        started = store.records(store.sessions()[0].id)[0].event
+        assert (started.model, started.api_base, started.context_window) == ("openai/scripted", server.url, 16384)
+        assert (started.warn_turn, started.danger_turn, started.approval) == (5, 12, "all")
+        code, out, _ = finish(tripane("sessions", data_dir=tmp_path, env=env))
+        assert code == 0 and "openai/scripted" in out
+
+        # Another model named on the command line: the saved server and window do not go with it.
+        code, _, err = finish(tripane("run", "Again", "--model", "openai/scripted", "--api-base", server.url,
+                                      "--workdir", str(work), "--no-memory", data_dir=tmp_path, env=env))
+        assert code == 0, err
+        again = next(r.event for row in store.sessions() if (r := store.records(row.id)[0]).event.task == "Again")
+        assert again.context_window is None
+        store.close()
+
+
 def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
     """Windows gives a pipe or a file the ANSI code page (cp1252): no ✓, ■ or Chinese in it."""
     task = "Summarise 漢字 notes ✓"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
+from core.user_settings import SHARED, read_settings
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.settings import SettingsDialog
 from gui.qt import (
@@ -18,7 +21,7 @@ from gui.qt import (
     QSettings,
     Qt,
 )
-from gui.settings import AppSettings
+from gui.settings import AppSettings, Preferences
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
 WAIT = 15_000
@@ -50,6 +53,26 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert prefs.context_window == 32_768 and prefs.summary_model == "anthropic/claude-3-5-haiku-latest"
     on_disk = (tmp_path / "fresh.ini").read_text(encoding="utf-8")
     assert "sk-ant-secret-123" not in on_disk and "claude-3-5-haiku" in on_disk
+    # what `tripane run` reads: the same choices, beside the window's settings, and no key
+    shared = read_settings(tmp_path / "fresh.json")
+    assert shared["model"] == "anthropic/claude-3-5-haiku-latest" and shared["danger_turn"] == 40
+    assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
+
+
+def test_settings_chosen_before_the_shared_file_existed_are_carried_over_to_it(tmp_path):
+    qsettings = QSettings(str(tmp_path / "older.ini"), QSettings.Format.IniFormat)
+    qsettings.setValue("prefs/model", "ollama_chat/llama3.1")
+    qsettings.setValue("prefs/api_base", "http://127.0.0.1:11434")
+    qsettings.sync()
+    assert AppSettings(qsettings).load().model == "ollama_chat/llama3.1"
+    assert read_settings(tmp_path / "older.json") == {**SHARED,
+                                                      "model": "ollama_chat/llama3.1",
+                                                      "api_base": "http://127.0.0.1:11434"}
+
+
+def test_the_windows_preferences_have_the_same_defaults_as_the_shared_settings():
+    defaults = {f.name: f.default for f in fields(Preferences)}
+    assert {key: defaults[key] for key in SHARED} == SHARED
 
 
 def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_key_goes_instead(qtbot, make_window,
