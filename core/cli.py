@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
     doctor = commands.add_parser("doctor", help="check this machine: Python, Qt, keyring, data folder, database, provider",
                                  parents=[common])
-    doctor.add_argument("--model", help="also check that this model answers (one tiny request)")
+    doctor.add_argument("--model", help="also check that this model answers (one tiny request; default: the model "
+                                        "chosen in the window's Settings)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
     export.add_argument("session")
@@ -190,8 +191,13 @@ def _model_client():
 
 async def _doctor(data_dir: Path, args) -> int:
     from core.doctor import report, run_checks
+    from core.user_settings import read_settings
 
-    checks = await run_checks(data_dir, args.model, args.api_base)
+    model, api_base = args.model, args.api_base
+    if not model:  # the model chosen in the window's Settings, with its server
+        saved = read_settings()
+        model, api_base = saved.get("model") or None, api_base or saved.get("api_base") or None
+    checks = await run_checks(data_dir, model, api_base)
     print(report(checks))
     return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
 

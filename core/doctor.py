@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.logs import log_path, log_paths
-from core.secrets import keyring_backend
+from core.secrets import key_variable, keyring_backend
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
@@ -76,10 +76,14 @@ def check_qt() -> Check:
     return Check("Qt", "ok", f"platform plugin {result.stdout.strip()!r} loads")
 
 
-def check_keyring() -> Check:
+def check_keyring(model: str | None = None) -> Check:
+    """`model`: the one in use; with no keyring, its provider's variable set is all the agent needs."""
     name, problem = keyring_backend()
     if problem:
         backend = f" ({name})" if name else ""
+        variable = key_variable(model) if model else ""
+        if variable and os.environ.get(variable):
+            return Check("Keyring", "ok", f"{problem}{backend}; {variable} is set, and the agent uses that key")
         return Check("Keyring", "warn", f"{problem}{backend}: API keys cannot be stored",
                      "install/start a keyring service (GNOME Keyring, KWallet) or set the provider's environment "
                      "variable (OPENAI_API_KEY, …)")
@@ -144,7 +148,8 @@ def check_memory(data_dir: Path) -> Check:
 
 async def check_provider(model: str | None, api_base: str | None) -> Check:
     if not model:
-        return Check("Provider", "warn", "not checked: no model given", "run `tripane doctor --model provider/model`")
+        return Check("Provider", "warn", "not checked: no model given or chosen in Settings",
+                     "run `tripane doctor --model provider/model`")
     from core.llm import LiteLLMClient, ModelError
     from core.providers import check_connection
     from core.secrets import get_api_key
@@ -178,7 +183,7 @@ def _tail_lines(path: Path, size: int) -> list[str]:
 
 
 async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:
-    return [check_python(), check_qt(), check_keyring(), check_data_dir(data_dir), check_database(data_dir),
+    return [check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
             await asyncio.to_thread(check_memory, data_dir), check_log(data_dir), await check_provider(model, api_base)]
 
 

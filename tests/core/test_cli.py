@@ -160,6 +160,8 @@ def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
         assert (started.warn_turn, started.danger_turn, started.approval) == (5, 12, "all")
         code, out, _ = finish(tripane("sessions", data_dir=tmp_path, env=env))
         assert code == 0 and "openai/scripted" in out
+        _, out, _ = finish(tripane("doctor", data_dir=tmp_path, env=env))  # checks the chosen model
+        assert "✓ Provider: openai/scripted answered" in out and str(data) in out
 
         # Another model named on the command line: the saved server and window do not go with it.
         code, _, err = finish(tripane("run", "Again", "--model", "openai/scripted", "--api-base", server.url,

@@ -9,6 +9,7 @@ import time
 from core.doctor import (
     check_data_dir,
     check_database,
+    check_keyring,
     check_provider,
     report,
     run_checks,
@@ -59,6 +60,16 @@ def test_the_provider_check_says_the_window_a_local_ollama_gives_and_claudes_cac
         claude = asyncio.run(check_provider("anthropic/claude-sonnet-4-5", root))
     assert ollama.level == "ok" and ollama.detail.endswith("(context window 8,192 tokens)")
     assert claude.level == "ok" and claude.detail.endswith("tokens; prompt caching marked for Claude)")
+
+
+def test_with_no_keyring_the_keyring_check_passes_when_the_models_key_is_in_the_environment(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the tests' keyring is keyring's null backend
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    found = check_keyring("openai/gpt-4o-mini")
+    assert found.level == "ok" and "OPENAI_API_KEY is set, and the agent uses that key" in found.detail
+    assert "sk-from-the-environment" not in found.detail
+    assert check_keyring("anthropic/claude-3-5-haiku-latest").level == "warn"  # that key is nowhere
+    assert check_keyring().level == "warn"
 
 
 def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
