@@ -249,12 +249,13 @@ def _append_diff(name: str, old_lines: int, appended: str) -> str:
 REPLACE_TRIES = 10  # about a second in all
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str | bytes) -> None:
     """Write so that a crash leaves either the old file or the new one, never half of either.
+    Text is written as UTF-8; bytes as they are (a file in another encoding).
 
     A failed write (a full disk, say) leaves the old file and no temporary file beside it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import os
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ MAX_WRITE_CHARS = 5_000_000
 READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
 
 
-def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) -> str:
+def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, encoding: str = "") -> str:
     """Read lines of a text file in the workdir, a saved large output, or a working-memory file.
 
     Use it before you change a file; to read any part of a large output that was saved to
@@ -28,27 +29,53 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
     you can copy text from them into file_edit. One read returns at most about 4,000 characters
     of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
     and only the slices you need, since what you read stays in your context. Binary files are
-    refused.
+    refused. A file that is not UTF-8 is said so in the header, its other characters shown as �:
+    read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
 
     Args:
         path: File path relative to the workdir, `offload:NAME` for a saved large output, or `session:findings.md` (also task_plan.md, progress.md).
         offset: First line to return, counting from 1.
         limit: Maximum number of lines to return.
+        encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, shift_jis, utf-16, …); empty for UTF-8.
     """
     target = ctx.resolve(path)
     if not target.is_file():
         raise ToolError(f"No such file: {path!r}.")
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
-    size = target.stat().st_size
-    if is_binary(target):
-        raise ToolError(f"{path!r} is a binary file ({size:,} bytes); only text files can be read.")
+    codec = _codec(encoding)
+    if not encoding and is_binary(target):
+        raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
+                        f"read.{_utf16_hint(target)}")
+    try:
+        total, lines, cut_note = _read_lines(target, codec, "strict", offset, limit, ctx.output_chars)
+        note = ""
+    except UnicodeDecodeError:
+        if encoding:
+            raise ToolError(f"{path!r} is not {codec} (line {_first_bad_line(target, codec)}); read it with its "
+                            "own encoding.") from None
+        total, lines, cut_note = _read_lines(target, codec, "replace", offset, limit, ctx.output_chars)
+        note = (f"; not UTF-8 from line {_first_bad_line(target, codec)}: its other characters show as �, "
+                "so read it with its encoding")
+    if total and offset > total:
+        raise ToolError(f"{path!r} has {total} lines; offset {offset} is past the end.")
+    last = offset + len(lines) - 1
+    more = f"; continue with offset={last + 1}" if last < total else ""
+    shown = f"; encoding {codec}" if encoding else ""
+    header = (f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}{shown}{note}]\n" if total
+              else f"[{path}: empty file]\n")
+    return header + "".join(lines)
+
+
+def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,
+                output_chars: int) -> tuple[int, list[str], str]:
+    """(the file's line count, the lines of the slice, a note on a line cut short)."""
     lines: list[str] = []
     total = used = 0
-    room = ctx.output_chars - READ_HEADER_ROOM
+    room = output_chars - READ_HEADER_ROOM
     full = False  # the slice has as much as one read returns; go on counting the file's lines
     cut_note = ""
-    with open(target, encoding="utf-8", errors="replace", newline="") as fh:
+    with open(target, encoding=codec, errors=errors, newline="") as fh:
         for total, line in enumerate(fh, start=1):
             if full or not offset <= total < offset + limit:
                 continue
@@ -60,68 +87,130 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) ->
                 cut_note = f" (line {total} is longer; only its first {room:,} characters are shown)"
             lines.append(line)
             used += len(line)
-    if total and offset > total:
-        raise ToolError(f"{path!r} has {total} lines; offset {offset} is past the end.")
-    last = offset + len(lines) - 1
-    more = f"; continue with offset={last + 1}" if last < total else ""
-    header = f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}]\n" if total else f"[{path}: empty file]\n"
-    return header + "".join(lines)
+    return total, lines, cut_note
 
 
-def file_write(ctx: ToolContext, path: str, content: str) -> str:
+def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") -> str:
     """Create or replace a text file in the workdir.
 
     The content replaces the whole file, so use it for new files or for a complete rewrite you
     have just read; for a change inside an existing file, file_edit is safer and cheaper. Missing
     folders are created. The write is atomic: a failure leaves the old file as it was. The result
-    says whether the file was created or replaced and how many characters it now has.
+    says whether the file was created or replaced and how many characters it now has. A file that
+    is not UTF-8 is replaced only when you name the encoding to write (its own, or utf-8 to convert
+    it): what a UTF-8 read showed of it is not its text.
 
     Args:
         path: File path relative to the workdir; missing folders are created.
         content: The complete new content of the file.
+        encoding: The encoding to write when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(f"Content too large ({len(content):,} characters; limit {MAX_WRITE_CHARS:,}).")
+    codec = _codec(encoding)
     target = ctx.resolve(path, write=True)
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
     kept = ""
-    if existed and "\r\n" not in content and _uses_crlf(_read_existing(target)):
-        content, kept = _with_crlf(content), "; its CRLF line endings kept"
-    atomic_write(target, content)
-    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{kept})."
+    if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
+        # With an encoding named, the agent replaces the file knowingly: its old text only tells
+        # the line endings, and a file in another encoding (being converted) has none to keep.
+        before = (target.read_bytes().decode(codec, errors="replace") if encoding
+                  else _read_existing(target, path, None))
+        if "\r\n" not in content and _uses_crlf(before):
+            content, kept = _with_crlf(content), "; its CRLF line endings kept"
+    data = _encoded(content, codec, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, data)
+    shown = f", {codec}" if encoding else ""
+    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
 
 
-def file_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
+def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "") -> str:
     """Replace one exact occurrence of a text in a file of the workdir.
 
     Copy `old` from a recent file_read, with its exact whitespace and enough surrounding lines to
     make it unique: an edit that finds the text 0 or several times is refused and changes nothing.
-    To change several places, make several edits. To delete text, pass an empty `new`.
+    To change several places, make several edits. To delete text, pass an empty `new`. A file that
+    is not UTF-8 is edited in its own encoding, named in `encoding`; it stays in it.
 
     Args:
         path: File path relative to the workdir.
         old: The exact text to replace; it must occur exactly once.
         new: The replacement text.
+        encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
+    codec = _codec(encoding)
     target = ctx.resolve(path, write=True)
     if not target.is_file():
         raise ToolError(f"No such file: {path!r}.")
-    text = _read_existing(target)
+    text = _read_existing(target, path, codec if encoding else None)
     if _uses_crlf(text):  # a model writes "\n" between the lines it copies from a CRLF file
         old, new = _with_crlf(old), _with_crlf(new)
     count = text.count(old) if old else 0
     if count != 1:
         found = "not found" if count == 0 else f"found {count} times"
         raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
-    atomic_write(target, text.replace(old, new, 1))
+    atomic_write(target, _encoded(text.replace(old, new, 1), codec, path))
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
 
 
-def _read_existing(target) -> str:
-    return target.read_bytes().decode("utf-8", errors="strict") if target.stat().st_size else ""
+def _codec(encoding: str) -> str:
+    """The codec an `encoding` argument names (empty: UTF-8)."""
+    if not encoding.strip():
+        return "utf-8"
+    try:
+        return codecs.lookup(encoding.strip()).name
+    except LookupError:
+        raise ToolError(f"Unknown encoding {encoding!r}: use a name such as utf-8, gbk, gb18030, big5, "
+                        "shift_jis, cp1252, latin-1 or utf-16.") from None
+
+
+def _read_existing(target: Path, path: str, codec: str | None) -> str:
+    """A file's text before it is changed, in `codec`, or in UTF-8 if none was named. Never with
+    replacement characters: written back, they would replace the characters they stand for."""
+    data = target.read_bytes()
+    try:
+        return data.decode(codec or "utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        if codec is None:
+            raise ToolError(f"{path!r} is not UTF-8 (line {line}), so it was not changed. Name its encoding "
+                            "(encoding=\"gbk\", \"cp1252\", …) to change it in that encoding, or encoding=\"utf-8\" "
+                            "with file_write to convert it; unsure, ask the person.") from None
+        raise ToolError(f"{path!r} is not {codec} (line {line}), so it was not changed; name its "
+                        "encoding.") from None
+
+
+def _encoded(text: str, codec: str, path: str) -> bytes:
+    try:
+        return text.encode(codec)
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"{path!r} was not changed: {codec} has no {exc.object[exc.start:exc.end]!r}. Write "
+                        f"the text without it, or the file in utf-8.") from None
+
+
+def _first_bad_line(target: Path, codec: str) -> int:
+    """The line of the first bytes `codec` cannot read, read in slices (the file may be large)."""
+    decoder = codecs.getincrementaldecoder(codec)()
+    line = 1
+    with open(target, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return line + chunk[:max(exc.start, 0)].count(b"\n")
+            line += chunk.count(b"\n")
+    return line
+
+
+def _utf16_hint(target: Path) -> str:
+    with open(target, "rb") as fh:
+        head = fh.read(2)
+    if head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return " It starts as UTF-16 text does (as PowerShell writes files): read it with encoding=\"utf-16\"."
+    return ""
 
 
 def _uses_crlf(text: str) -> bool:

@@ -130,3 +130,49 @@ def test_a_read_returns_whole_lines_up_to_the_output_limit_and_says_where_to_go_
 def test_text_that_is_not_a_path_gets_a_clear_refusal(ctx, path):
     with pytest.raises(ToolError, match="Not a path"):
         file_read(ctx, path)
+
+
+GBK_SOURCE = '# 计算器模块\ndef add(a, b):\n    """两个数相加"""\n    return a + b\n'
+
+
+def test_a_file_that_is_not_utf8_is_said_so_and_read_in_the_encoding_named(ctx):
+    (ctx.workdir / "calc.py").write_bytes(GBK_SOURCE.encode("gbk"))
+    plain = file_read(ctx, "calc.py")
+    assert "not UTF-8 from line 1" in plain.splitlines()[0] and "�" in plain
+    named = file_read(ctx, "calc.py", encoding="gbk")
+    assert named == "[calc.py: lines 1-4 of 4; encoding gbk]\n" + GBK_SOURCE
+    with pytest.raises(ToolError, match=r"'calc.py' is not shift_jis \(line 1\)"):
+        file_read(ctx, "calc.py", encoding="shift_jis")
+    with pytest.raises(ToolError, match="Unknown encoding 'klingon'"):
+        file_read(ctx, "calc.py", encoding="klingon")
+
+
+def test_a_file_that_is_not_utf8_is_never_changed_from_what_a_utf8_read_showed(ctx):
+    """A rewrite from a read full of � would replace every character they stand for."""
+    original = GBK_SOURCE.encode("gbk")
+    (ctx.workdir / "calc.py").write_bytes(original)
+    with pytest.raises(ToolError, match=r"not UTF-8 \(line 1\), so it was not changed.*encoding"):
+        file_edit(ctx, "calc.py", "a + b", "a - b")
+    with pytest.raises(ToolError, match=r"not UTF-8 \(line 1\), so it was not changed"):
+        file_write(ctx, "calc.py", "# 计算器模块\n")
+    assert (ctx.workdir / "calc.py").read_bytes() == original
+
+    # In its own encoding it is edited and stays in it; what it cannot hold is refused.
+    assert file_edit(ctx, "calc.py", "两个数相加", "两个数相加，返回和", encoding="gbk").startswith("Edited")
+    assert (ctx.workdir / "calc.py").read_bytes() == GBK_SOURCE.replace("两个数相加", "两个数相加，返回和").encode("gbk")
+    before = (ctx.workdir / "calc.py").read_bytes()
+    with pytest.raises(ToolError, match="not changed: gbk has no '🙂'"):
+        file_edit(ctx, "calc.py", "返回和", "返回和 🙂", encoding="gbk")
+    assert (ctx.workdir / "calc.py").read_bytes() == before
+
+    # Converted on purpose: written in UTF-8 when the agent says so.
+    assert file_write(ctx, "calc.py", GBK_SOURCE, encoding="utf-8") == f"Replaced calc.py ({len(GBK_SOURCE)} characters, utf-8)."
+    assert (ctx.workdir / "calc.py").read_text(encoding="utf-8") == GBK_SOURCE
+
+
+def test_a_utf16_file_is_pointed_to_its_encoding_and_read_in_it(ctx):
+    """What PowerShell 5 writes with `>`: UTF-16 with a byte order mark, NUL bytes throughout."""
+    (ctx.workdir / "out.txt").write_bytes("PS output: ok\r\n".encode("utf-16"))
+    with pytest.raises(ToolError, match='binary file.*encoding="utf-16"'):
+        file_read(ctx, "out.txt")
+    assert file_read(ctx, "out.txt", encoding="utf-16").endswith("PS output: ok\r\n")
