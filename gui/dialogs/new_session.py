@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
@@ -20,6 +21,22 @@ from gui.qt import (
 )
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
+
+
+def proposed_workdir(last_used: str, cwd: Path, from_terminal: bool) -> str:
+    """The folder a new session offers first. `tripane` typed in a project's folder means that
+    project, as `tripane run` does; a launcher's folder (home, a drive's root, the install folder)
+    means nothing, so then the folder last used, or home."""
+    if from_terminal and cwd.is_dir() and cwd != Path.home() and cwd.parent != cwd:
+        return str(cwd)
+    return last_used or str(Path.home())
+
+
+def started_from_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed, or replaced by something that is no file
+        return False
 
 
 class NewSessionDialog(QDialog):
@@ -43,7 +60,7 @@ class NewSessionDialog(QDialog):
         self.recent.addItems(prefs.recent_folders())
         self.recent.setToolTip("The folder the agent may work in; the list holds the ones used lately")
         self.workdir = self.recent.lineEdit()
-        self.workdir.setText(prefs.workdir or str(Path.home()))
+        self.workdir.setText(proposed_workdir(prefs.workdir, Path.cwd(), started_from_terminal()))
         form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
         self.model = QLineEdit(prefs.model)
         form.addRow("Model:", self.model)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -538,3 +539,20 @@ def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_wind
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     assert [type(dialog).__name__ for dialog in window.findChildren(QDialog)] == []
     assert session.dir.exists()  # the delete was cancelled
+
+
+def test_a_new_session_offers_the_folder_tripane_was_typed_in(tmp_path, monkeypatch):
+    from gui.dialogs.new_session import proposed_workdir
+
+    project, last = tmp_path / "project", tmp_path / "last"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
+    assert proposed_workdir(str(last), project, from_terminal=True) == str(project)
+    # Started from a launcher, the folder it runs in says nothing: the one used last, else home.
+    assert proposed_workdir(str(last), project, from_terminal=False) == str(last)
+    assert proposed_workdir("", project, from_terminal=False) == str(tmp_path / "home")
+    # A terminal in home or at a drive's root names no project either.
+    assert proposed_workdir(str(last), tmp_path / "home", from_terminal=True) == str(last)
+    root = Path(project.anchor)
+    assert proposed_workdir(str(last), root, from_terminal=True) == str(last)
