@@ -43,7 +43,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         raise ToolError(f"No such file: {path!r}.")
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
-    codec = _codec(encoding)
+    codec = text_codec(encoding)
     if not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}")
@@ -107,7 +107,7 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     """
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(f"Content too large ({len(content):,} characters; limit {MAX_WRITE_CHARS:,}).")
-    codec = _codec(encoding)
+    codec = text_codec(encoding)
     target = ctx.resolve(path, write=True)
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
@@ -141,7 +141,7 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
         new: The replacement text.
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
-    codec = _codec(encoding)
+    codec = text_codec(encoding)
     target = ctx.resolve(path, write=True)
     if not target.is_file():
         raise ToolError(f"No such file: {path!r}.")
@@ -156,7 +156,7 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
 
 
-def _codec(encoding: str) -> str:
+def text_codec(encoding: str) -> str:
     """The codec an `encoding` argument names (empty: UTF-8)."""
     if not encoding.strip():
         return "utf-8"

@@ -6,11 +6,12 @@ context) or with shell_run's grep, which asks the person to approve every search
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 from core.tools.context import ToolContext
-from core.tools.files import is_binary, walk_files
+from core.tools.files import is_binary, text_codec, walk_files
 from core.tools.registry import ToolError
 
 MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped, and said so
@@ -21,7 +22,7 @@ MAX_NAMED_SKIPS = 3
 
 
 def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*", regex: bool = False,
-                ignore_case: bool = False) -> str:
+                ignore_case: bool = False, encoding: str = "") -> str:
     """Find the lines of the workdir's text files that contain a text, as grep does.
 
     Use it to find where a name is defined or used, where a message comes from, or which files
@@ -29,7 +30,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
     binary files and files over 2 MB are skipped. The output stops at about 4,000 characters:
     narrow the path, the pattern or the text when it says it stopped. Counts as a reading action
-    for the 2-Action Rule.
+    for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again
+    with their encoding to match their non-ASCII text.
 
     Args:
         query: The text to find (a Python regular expression when regex is true).
@@ -37,6 +39,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         pattern: Shell-style filter on file names, for example `*.py`.
         regex: Treat the query as a regular expression.
         ignore_case: Match letters regardless of case.
+        encoding: The files' text encoding when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
     if not query:
         raise ToolError("Give a non-empty text to search for.")
@@ -46,6 +49,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         matcher = re.compile(query if regex else re.escape(query), re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"Not a valid regular expression: {exc}. Pass regex=false to search for the text as written.") from exc
+    codec = text_codec(encoding)
     root = ctx.resolve_folder(path)
     workdir = ctx.workdir.resolve()
     if not _inside(root, workdir):
@@ -55,6 +59,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     lines: list[str] = []
     used = files_seen = files_matched = 0
     too_big: list[str] = []
+    misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     stopped = ""
     for name, full in walk_files(root, pattern):
         files_seen += 1
@@ -70,9 +75,11 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             if full.stat().st_size > MAX_FILE_BYTES:
                 too_big.append(shown)
                 continue
-            found = _matching_lines(full, matcher)
+            found, readable = _matching_lines(full, matcher, codec)
         except OSError:  # unreadable (permissions, a file removed meanwhile): not a result
             continue
+        if not readable:
+            misread.append(shown)
         if found:
             files_matched += 1
         for number, text in found:
@@ -84,19 +91,41 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             used += len(line)
         if stopped:
             break
-    return "".join(lines) + _summary(query, path, pattern, len(lines), files_matched, stopped, too_big)
+    return "".join(lines) + _summary(query, path, pattern, len(lines), files_matched, stopped, too_big) + \
+        _misread_note(misread, codec)
 
 
-def _matching_lines(full: Path, matcher: re.Pattern[str]) -> list[tuple[int, str]]:
+def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str) -> tuple[list[tuple[int, str]], bool]:
+    """The matching lines of a file, and whether `codec` read all of it (the file is at most
+    MAX_FILE_BYTES, so it is read whole)."""
+    data = full.read_bytes()
+    try:
+        text, readable = data.decode(codec), True
+    except UnicodeDecodeError:
+        text, readable = data.decode(codec, errors="replace"), False
     found: list[tuple[int, str]] = []
-    with open(full, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if matcher.search(line):
-                text = line.rstrip("\r\n")
-                if len(text) > MAX_LINE_CHARS:
-                    text = text[:MAX_LINE_CHARS] + "…"
-                found.append((number, text))
-    return found
+    # Lines end where file_read's do (\n, \r\n or \r; not str.splitlines' form feeds and
+    # separators), so a result's LINE is the offset to read it at.
+    for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+        line = line.rstrip("\r\n")
+        if matcher.search(line):
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + "…"
+            found.append((number, line))
+    return found, readable
+
+
+def _misread_note(misread: list[str], codec: str) -> str:
+    if not misread:
+        return ""
+    hint = 'search them with their encoding (encoding="gbk", "cp1252", …)' if codec == "utf-8" else \
+        "they are in another encoding"
+    return f"\n[not {codec}, so searched with their other characters as �: {_named(misread)}; {hint}]"
+
+
+def _named(paths: list[str]) -> str:
+    more = len(paths) - MAX_NAMED_SKIPS
+    return ", ".join(paths[:MAX_NAMED_SKIPS]) + (f" and {more} more" if more > 0 else "")
 
 
 def _summary(query: str, path: str, pattern: str, shown: int, files: int, stopped: str, too_big: list[str]) -> str:
@@ -110,8 +139,7 @@ def _summary(query: str, path: str, pattern: str, shown: int, files: int, stoppe
     else:
         said = f"[no lines containing {query!r} {where}]"
     if too_big:
-        named = ", ".join(too_big[:MAX_NAMED_SKIPS]) + (f" and {len(too_big) - MAX_NAMED_SKIPS} more" if len(too_big) > MAX_NAMED_SKIPS else "")
-        said += f"\n[skipped, over {MAX_FILE_BYTES // 1_000_000} MB: {named}; read them with file_read]"
+        said += f"\n[skipped, over {MAX_FILE_BYTES // 1_000_000} MB: {_named(too_big)}; read them with file_read]"
     return said
 
 

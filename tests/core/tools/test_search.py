@@ -117,3 +117,29 @@ def test_a_search_of_a_huge_tree_stops_and_says_where(ctx, monkeypatch):
         write(ctx, f"f{i}.txt", "hay\n")
     assert file_search(ctx, "needle") == ("[no lines containing 'needle' under '.' in the first 5 files; "
                                           "stopped after 5 files: narrow the path or pattern]")
+
+
+def test_files_in_another_encoding_are_named_and_searched_in_it(ctx):
+    """An older Chinese project keeps its source in GBK: a UTF-8 search cannot match its Chinese
+    text, says which files those are, and a search in their encoding finds the line."""
+    (ctx.workdir / "legacy.py").write_bytes("# 用户登录\nprint('登录失败')\n".encode("gbk"))
+    write(ctx, "new.py", "# 用户登录, UTF-8\n")
+    first = file_search(ctx, "登录")
+    assert first.splitlines()[0] == "new.py:1: # 用户登录, UTF-8"
+    assert "legacy.py" not in first.splitlines()[1] and "not utf-8" in first and "legacy.py" in first
+    assert 'encoding="gbk"' in first
+    again = file_search(ctx, "登录失败", encoding="gbk")
+    assert again.splitlines()[0] == "legacy.py:2: print('登录失败')"
+    assert "not gbk" not in again  # new.py's ASCII and CJK bytes happen to be valid GBK too
+    with pytest.raises(ToolError, match="Unknown encoding"):
+        file_search(ctx, "x", encoding="klingon")
+
+
+def test_line_numbers_count_lines_as_file_read_does(ctx):
+    """A form feed or a Unicode line separator inside a line does not start a new one."""
+    write(ctx, "odd.py", "a = 1\x0c# page\nb = 2\u2028c\nmark = 3\r\nold_mac = 4\rlast = 5\n")
+    out = file_search(ctx, "=")
+    numbers = [int(line.split(":")[1]) for line in out.split("\n")[:-1]]
+    assert numbers == [1, 2, 3, 4, 5]
+    for number, needle in zip(numbers, ("a = 1", "b = 2", "mark", "old_mac", "last")):
+        assert needle in file_read(ctx, "odd.py", offset=number, limit=1)
