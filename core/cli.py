@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "chosen in the window's Settings)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
-    export.add_argument("session")
+    export.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     export.add_argument("--out", type=Path, help="the zip to write (default: ./tripane-ID.zip)")
     memory = commands.add_parser("memory", help="long-term memory: search it, check it, choose its embedding model",
                                  parents=[common])
@@ -94,9 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto: sqlite-vec where it loads, else the exact scan; exact: in memory, faster on large "
                              "indexes, needs RAM (1.5 KB a chunk)")
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
-    commands.add_parser("sessions", help="list sessions", parents=[common])
+    commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
-    show.add_argument("session")
+    show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     show.add_argument("--json", action="store_true")
     return parser
 
@@ -165,14 +165,14 @@ async def _dispatch(args: argparse.Namespace) -> int:
         return await memory_command(data_dir, args)
     store = Store(data_dir / DB_NAME)
     try:
-        if args.command == "sessions":
+        if args.command in ("sessions", "list"):
             return _list_sessions(store, data_dir)
         if args.command == "show":
             return _show(store, data_dir, args)
         if args.command == "export":
             from core.export import export_session
 
-            row = store.find_session(args.session)
+            row = _chosen_session(store, args.session)
             print(export_session(store, data_dir, row.id, args.out or Path(f"tripane-{row.id}.zip")))
             return EXIT_DONE
         if args.command == "run":  # before long-term memory loads: a missing model is said at once
@@ -202,12 +202,25 @@ async def _doctor(data_dir: Path, args) -> int:
     return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
 
 
+def _chosen_session(store, prefix: str | None):
+    """The session a command names, or the newest one when it names none (the one just run)."""
+    from core.store import StoreError
+
+    if prefix:
+        return store.find_session(prefix)
+    newest = store.sessions()[:1]
+    if not newest:
+        raise StoreError("there are no sessions yet")
+    return newest[0]
+
+
 def _list_sessions(store, data_dir: Path) -> int:
     from core.run_lock import live_status
 
     rows = live_status(data_dir, store.sessions())
     if not rows:
-        print("No sessions yet. Start one with: tripane run \"TASK\" --model MODEL")
+        print("No sessions yet. Start one with: tripane run \"TASK\" (the model chosen in the window's Settings, or "
+              "--model MODEL)")
     for row in rows:
         print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}")
     return EXIT_DONE
@@ -219,7 +232,7 @@ def _show(store, data_dir: Path, args) -> int:
     from core.paths import session_dir
     from core.render import render
 
-    row = store.find_session(args.session)
+    row = _chosen_session(store, args.session)
     for record in store.iter_records(row.id):
         if args.json:
             print(record_json(record))

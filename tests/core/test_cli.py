@@ -52,6 +52,8 @@ def test_bad_usage_and_bad_input_exit_2_with_a_message(tmp_path):
     code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path), "--context-window", "512",
                                   data_dir=tmp_path))
     assert code == 2 and "give at least 4,096" in err and "Traceback" not in err
+    code, _, err = finish(tripane("show", data_dir=tmp_path))
+    assert code == 2 and "there are no sessions yet" in err and "Traceback" not in err
     (tmp_path / "tripane.db").write_text("not a database", encoding="utf-8")
     code, _, err = finish(tripane("sessions", data_dir=tmp_path))
     assert code == 2 and "not an SQLite database" in err and "Traceback" not in err
@@ -83,6 +85,13 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
     assert code == 0 and ": MIT — the usual\n" in out and "ended: done" in out
     assert "Changed in the work folder: LICENSE (created)" in out
+    # Named by no id, show and export take the newest session: the one just run.
+    code, newest, _ = finish(tripane("show", data_dir=tmp_path))
+    assert code == 0 and newest == out
+    code, out, err = finish(tripane("export", data_dir=tmp_path, cwd=tmp_path))
+    assert code == 0 and (tmp_path / f"tripane-{session_id}.zip").is_file(), err
+    code, out, _ = finish(tripane("list", data_dir=tmp_path))
+    assert code == 0 and out.startswith(session_id)
     # --data-dir works after the command too, as the usage line puts it.
     code, out, _ = finish(tripane("sessions", "--data-dir", str(tmp_path), data_dir=tmp_path / "elsewhere"))
     assert code == 0 and session_id in out
