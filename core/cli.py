@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from core import __version__
+from core.text import shown_text
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
 
@@ -115,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     _utf8_output()
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name in ("task", "message", "answer", "text"):  # bytes a terminal sent that are not UTF-8
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, shown_text(getattr(args, name)))
     if args.command in (None, "gui"):
         return _open_window(args)
     from core.store import StoreError  # imported here so --version/--help stay light

@@ -40,6 +40,7 @@ from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, session_dir
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.store import Store
+from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
 
@@ -146,6 +147,9 @@ class Session:
         workdir = Path(config.workdir).expanduser().resolve()
         if not workdir.is_dir():
             raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
+        if shown_text(str(workdir)) != str(workdir):  # the log, progress.md and every request are UTF-8
+            raise ValueError(f"the workdir's path {shown_text(str(workdir))} is not UTF-8 text (a name from an older "
+                             "system): rename that folder, or choose one whose path is")
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, new_session_id(), model, **kwargs)
         store.create_session(session.id, task=config.task, model=config.model)

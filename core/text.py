@@ -1,6 +1,9 @@
-"""Short text for one line: a notice, a card's title, a warning in the tail."""
+"""Text helpers: short text for one line (a notice, a card's title, a warning in the tail), and
+text that UTF-8 can store whatever file names it carries."""
 
 from __future__ import annotations
+
+import re
 
 
 def one_line(text: str, limit: int) -> str:
@@ -16,3 +19,28 @@ def one_line(text: str, limit: int) -> str:
     if flat[limit - 1] != " " and boundary >= limit * 2 // 3:  # the cut falls inside a word
         cut = cut[:boundary]
     return cut.rstrip(" ,;:.") + "…"  # "Mitigation…", not "Mitigation.…"
+
+
+# Linux allows any bytes in a file name, and Python keeps those that are not UTF-8 as lone
+# surrogates (U+DC80–U+DCFF). No UTF-8 text can hold them: SQLite, progress.md and the provider's
+# request all refused a file list with such a name, and the run died.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def shown_text(text: str) -> str:
+    """`text` storable as UTF-8: a byte of a file name that is not UTF-8 is written `\\xNN`, as
+    Python writes it (which `os_path` reads back), and any other lone surrogate becomes U+FFFD."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(_escape_surrogate, text)
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+
+
+def os_path(shown: str) -> str:
+    """The file name `shown_text` showed as `shown`: `\\xNN` (NN 80–FF) back to the byte."""
+    return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), shown)

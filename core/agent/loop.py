@@ -75,6 +75,7 @@ from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
 from core.secrets import provider_of
+from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError, ToolRegistry
 
@@ -681,6 +682,8 @@ class AgentLoop:
             self.control.tool_ended(call.id)
         for event in ctx.events:
             self._record(event)
+        content = shown_text(content) if len(content) < BACKGROUND_OUTPUT_CHARS else \
+            await asyncio.to_thread(shown_text, content)
         prepared = await self._prepare_large(call, not error_type, content)
         if error_type:
             self._fail(call.name, error_type, content, call, prepared)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from core.events import Event
 from core.memory.working import FILES, WorkingMemory
+from core.text import os_path
 from core.tools.registry import ToolError
 
 if TYPE_CHECKING:
@@ -79,6 +81,8 @@ def confine(root: Path, path: str, what: str) -> Path:
                         "Pass the file's path alone.")
     root = root.resolve()
     candidate = Path(path)
+    if os.name != "nt" and "\\x" in path and not (root / candidate).exists():
+        candidate = Path(os_path(path))  # a name file_list showed with its non-UTF-8 bytes as \xNN
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     # resolve() follows symlinks, so a link that points outside is caught here too.
     if target != root and not target.is_relative_to(root):

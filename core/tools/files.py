@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from core.memory.working import atomic_write
+from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
 
@@ -248,13 +249,15 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
 def walk_files(root: Path, pattern: str = "*") -> Iterator[tuple[str, Path]]:
     """The files under `root` whose names match `pattern`, as (path relative to root with "/",
     full path), sorted folder by folder. Hidden folders (.git, .venv, …) are skipped: they are
-    tools' storage, large and rarely what the task is about."""
+    tools' storage, large and rarely what the task is about. A name's bytes that are not UTF-8
+    show as `\\xNN`, which the tools read back (core.text.os_path)."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel = os.path.relpath(folder, root)
         for name in sorted(files):
             if fnmatch.fnmatch(name, pattern):
-                yield os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"), Path(folder) / name
+                shown = shown_text(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
+                yield shown, Path(folder) / name
 
 
 def is_binary(target: Path) -> bool:
