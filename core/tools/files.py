@@ -39,9 +39,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         limit: Maximum number of lines to return.
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, shift_jis, utf-16, …); empty for UTF-8.
     """
-    target = ctx.resolve(path)
-    if not target.is_file():
-        raise ToolError(f"No such file: {path!r}.")
+    target = existing_file(ctx.resolve(path), path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     codec = text_codec(encoding)
@@ -113,6 +111,8 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
+    if existed:
+        existing_file(target, path)
     kept = ""
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
         # With an encoding named, the agent replaces the file knowingly: its old text only tells
@@ -143,9 +143,7 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
     codec = text_codec(encoding)
-    target = ctx.resolve(path, write=True)
-    if not target.is_file():
-        raise ToolError(f"No such file: {path!r}.")
+    target = existing_file(ctx.resolve(path, write=True), path)
     text = _read_existing(target, path, codec if encoding else None)
     if _uses_crlf(text):  # a model writes "\n" between the lines it copies from a CRLF file
         old, new = _with_crlf(old), _with_crlf(new)
@@ -155,6 +153,17 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
         raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
     atomic_write(target, _encoded(text.replace(old, new, 1), codec, path))
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
+
+
+def existing_file(target: Path, path: str) -> Path:
+    """`target` if it is a regular file. A named pipe or a device is refused: opening a pipe waits
+    for a writer that may never come, and the tool would hang the run."""
+    if target.is_file():
+        return target
+    if target.exists():
+        raise ToolError(f"{path!r} is not a regular file (a folder, a named pipe or a device); only files can be "
+                        "read or changed.")
+    raise ToolError(f"No such file: {path!r}.")
 
 
 def text_codec(encoding: str) -> str:
@@ -255,7 +264,8 @@ def walk_files(root: Path, pattern: str = "*") -> Iterator[tuple[str, Path]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel = os.path.relpath(folder, root)
         for name in sorted(files):
-            if fnmatch.fnmatch(name, pattern):
+            # Regular files only: a named pipe in the tree would block the first read of it.
+            if fnmatch.fnmatch(name, pattern) and os.path.isfile(os.path.join(folder, name)):
                 shown = shown_text(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
                 yield shown, Path(folder) / name
 

@@ -1,4 +1,5 @@
-"""File names that are not UTF-8 (Linux allows any bytes in a name: old archives, other locales)."""
+"""Unusual entries in a work folder: names that are not UTF-8 (Linux allows any bytes in a name:
+old archives, other locales) and named pipes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from core.memory.working import WorkingMemory
 from core.scripted import ScriptedModel, call, reply
 from core.text import os_path, shown_text
 from core.tools.context import ToolContext
-from core.tools.files import file_edit, file_list, file_read
+from core.tools.files import file_edit, file_list, file_read, file_write
+from core.tools.registry import ToolError
 from tests.core.helpers import events_of, make_session
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="only Linux file systems take names that are not UTF-8")
@@ -78,3 +80,20 @@ def test_a_work_folder_whose_path_is_not_utf8_is_refused_with_a_reason(store, da
     with pytest.raises(ValueError, match=r"caf\\xe9 is not UTF-8 text.*rename that folder"):
         make_session(store, data_dir, Path(folder), ScriptedModel([]))
     assert store.sessions() == []  # nothing half made
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX file type")
+def test_a_named_pipe_in_the_work_folder_is_refused_not_waited_on(tmp_path):
+    """Opening a pipe to read waits for a writer: a search or a read of one hung the run."""
+    from core.tools.search import file_search
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n", encoding="utf-8")
+    os.mkfifo(work / "events.pipe")
+    ctx = ToolContext(workdir=work, session_dir=tmp_path / "s", memory=WorkingMemory(tmp_path / "s"))
+    assert file_search(ctx, "hello").startswith("notes.txt:1: hello")
+    assert file_list(ctx) == "notes.txt"
+    for tool, arguments in ((file_read, {}), (file_edit, {"old": "a", "new": "b"}), (file_write, {"content": "x"})):
+        with pytest.raises(ToolError, match="not a regular file"):
+            tool(ctx, "events.pipe", **arguments)
