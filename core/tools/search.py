@@ -75,7 +75,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             if full.stat().st_size > MAX_FILE_BYTES:
                 too_big.append(shown)
                 continue
-            found, readable = _matching_lines(full, matcher, codec)
+            found, readable = _matching_lines(full, matcher, codec, literal=not regex)
         except OSError:  # unreadable (permissions, a file removed meanwhile): not a result
             continue
         if not readable:
@@ -95,7 +95,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         _misread_note(misread, codec)
 
 
-def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str) -> tuple[list[tuple[int, str]], bool]:
+def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str,
+                    literal: bool) -> tuple[list[tuple[int, str]], bool]:
     """The matching lines of a file, and whether `codec` read all of it (the file is at most
     MAX_FILE_BYTES, so it is read whole)."""
     data = full.read_bytes()
@@ -104,6 +105,8 @@ def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str) -> tuple[l
     except UnicodeDecodeError:
         text, readable = data.decode(codec, errors="replace"), False
     found: list[tuple[int, str]] = []
+    if literal and not matcher.search(text):  # most files: one scan, no lines (a one-line text
+        return found, readable                # is found in the whole only where a line has it)
     # Lines end where file_read's do (\n, \r\n or \r; not str.splitlines' form feeds and
     # separators), so a result's LINE is the offset to read it at.
     for number, line in enumerate(io.StringIO(text, newline=""), start=1):
