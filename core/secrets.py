@@ -1,8 +1,11 @@
-"""API keys live in the OS keyring (never in files, logs or events)."""
+"""API keys live in the OS keyring (never in files, logs or events), and the values of secret
+environment variables are hidden in what the agent's tools return."""
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 
 log = logging.getLogger(__name__)
 SERVICE = "Tripane"
@@ -59,3 +62,28 @@ def set_api_key(provider: str, key: str) -> None:
         keyring.set_password(SERVICE, provider, key)
     except Exception as exc:  # the service refused (locked, gone away)
         raise NoKeyring(f"the keyring refused it ({str(exc).rstrip('.')})") from exc
+
+
+# What an environment variable holding a secret is called (OPENAI_API_KEY, GITHUB_TOKEN,
+# AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …). Commands the agent runs inherit Tripane's environment, so
+# `env` or a debugging print would put the person's keys into the tool result, and from there into
+# the event log, progress.md and the provider's next request.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+MIN_SECRET_CHARS = 8  # shorter values ("1", "true") are settings, and would be found everywhere
+
+
+class Redactor:
+    """Hides the values of secret-named environment variables in text: `[hidden: NAME]`."""
+
+    def __init__(self, environ: dict[str, str]):
+        secrets = {value: name for name, value in sorted(environ.items())
+                   if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS and not os.path.isabs(value)}
+        self._names = secrets  # paths (SSH_AUTH_SOCK, XAUTHORITY) are not secrets, and are everywhere
+        # Longest first: a key that contains another is hidden whole.
+        alternatives = sorted(secrets, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, alternatives))) if alternatives else None
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None:
+            return text
+        return self._pattern.sub(lambda match: f"[hidden: {self._names[match.group()]}]", text)

@@ -13,6 +13,7 @@ import copy
 import itertools
 import json
 import logging
+import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
-from core.secrets import provider_of
+from core.secrets import Redactor, provider_of
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError, ToolRegistry
@@ -166,6 +167,7 @@ class AgentLoop:
         self.session_dir = session_dir
         self.control = control
         self.settings = settings
+        self._hide_secrets = Redactor(dict(os.environ))  # the environment the commands inherit
         self._out: list[Record] = []
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
@@ -655,7 +657,8 @@ class AgentLoop:
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
-            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call.id, text)),
+            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call.id,
+                                                                  self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call.id),
         )
         phase_before = _phase(self.memory.read(PLAN)[0])
@@ -682,8 +685,8 @@ class AgentLoop:
             self.control.tool_ended(call.id)
         for event in ctx.events:
             self._record(event)
-        content = shown_text(content) if len(content) < BACKGROUND_OUTPUT_CHARS else \
-            await asyncio.to_thread(shown_text, content)
+        content = self._storable(content) if len(content) < BACKGROUND_OUTPUT_CHARS else \
+            await asyncio.to_thread(self._storable, content)
         prepared = await self._prepare_large(call, not error_type, content)
         if error_type:
             self._fail(call.name, error_type, content, call, prepared)
@@ -692,6 +695,11 @@ class AgentLoop:
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))
+
+    def _storable(self, content: str) -> str:
+        """A tool's output as it may be kept and sent: UTF-8 whatever file names it has, and no
+        value of a secret environment variable (an `env` run while debugging)."""
+        return self._hide_secrets(shown_text(content))
 
     def _digest(self, call: ToolCall, ok: bool, content: str) -> str:
         """What finds the same output again; only a reading tool's output is looked for."""

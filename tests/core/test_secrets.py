@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from core.events import ToolResult
+from core.scripted import ScriptedModel, call, reply
 from core.secrets import (
     NoKeyring,
+    Redactor,
     get_api_key,
     key_variable,
     keyring_backend,
     set_api_key,
 )
+from tests.core.helpers import events_of, make_session
 
 
 def test_with_no_keyring_service_a_key_is_refused_not_silently_dropped():
@@ -32,3 +38,33 @@ def test_a_key_stored_is_read_back_for_the_models_provider(memory_keyring):
 def test_the_environment_variable_named_for_a_model():
     assert key_variable("anthropic/claude-3-5-haiku-latest") == "ANTHROPIC_API_KEY"
     assert key_variable("gpt-4o-mini") == "OPENAI_API_KEY"  # litellm's default provider
+
+
+def test_the_redactor_hides_secret_values_and_leaves_the_rest():
+    hide = Redactor({"OPENAI_API_KEY": "sk-proj-abcdefgh12345678", "GITHUB_TOKEN": "ghp_0123456789",
+                     "DEBUG": "1", "PASSWORD_HINT": "short", "SSH_AUTH_SOCK": "/run/user/1000/ssh",
+                     "HOME": "/home/ada", "LONGER_SECRET": "sk-proj-abcdefgh12345678-extra"})
+    text = ("OPENAI_API_KEY=sk-proj-abcdefgh12345678\nLONGER_SECRET=sk-proj-abcdefgh12345678-extra\n"
+            "token ghp_0123456789 used\nSSH_AUTH_SOCK=/run/user/1000/ssh\nPASSWORD_HINT=short\n")
+    assert hide(text) == ("OPENAI_API_KEY=[hidden: OPENAI_API_KEY]\nLONGER_SECRET=[hidden: LONGER_SECRET]\n"
+                          "token [hidden: GITHUB_TOKEN] used\nSSH_AUTH_SOCK=/run/user/1000/ssh\nPASSWORD_HINT=short\n")
+    assert Redactor({"PATH": "/usr/bin"})("nothing to hide") == "nothing to hide"
+
+
+async def test_a_command_that_prints_the_environment_keeps_no_key_anywhere(store, data_dir, workdir, monkeypatch):
+    """`env` while debugging: the key must not reach the log, progress.md or the next request."""
+    key = "sk-test-Zq81nVx0Lk29Tt7y"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    command = f'"{sys.executable}" -c "import os; print(os.environ[\'OPENAI_API_KEY\'])"'
+    model = ScriptedModel([reply("", call("shell_run", call_id="env", command=command)),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    result = next(e for e in events_of(session, ToolResult) if e.call_id == "env")
+    assert result.ok and "[hidden: OPENAI_API_KEY]" in result.content
+    assert key not in " ".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert key not in session.read_file("progress.md")[0]
+    store.close()
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
