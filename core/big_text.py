@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 SLICE = 1 << 20  # characters or bytes: about a millisecond of work
@@ -33,6 +34,25 @@ def sha256_hex(text: str) -> str:
 def count(text: str, sub: str) -> int:
     """`text.count(sub)` for a one-character `sub` (no occurrence can straddle two slices)."""
     return sum(text.count(sub, start, start + SLICE) for start in range(0, len(text), SLICE))
+
+
+def by_lines(text: str, work: Callable[[str], str]) -> str:
+    """`work(text)`, for a `work` that acts within lines (a line's escapes, a secret, a character),
+    done a slice of whole lines at a time."""
+    if len(text) <= SLICE:
+        return work(text)
+    parts, start, changed = [], 0, False
+    while start < len(text):
+        end = text.find("\n", start + SLICE)  # never inside a line: a secret could be cut in two
+        end = len(text) if end < 0 else end + 1
+        part = text[start:end]
+        done = work(part)
+        changed = changed or done is not part
+        parts.append(done)
+        start = end
+    # Unchanged (the usual case), the text is not put together again: joining 64 MB is one long
+    # hold of the GIL.
+    return "".join(parts) if changed else text
 
 
 def write(path: Path, text: str) -> None:

@@ -699,7 +699,7 @@ class AgentLoop:
     def _storable(self, content: str) -> str:
         """A tool's output as it may be kept and sent: UTF-8 whatever file names it has, and no
         value of a secret environment variable (an `env` run while debugging)."""
-        return self._hide_secrets(shown_text(content))
+        return big_text.by_lines(content, lambda text: self._hide_secrets(shown_text(text)))
 
     def _digest(self, call: ToolCall, ok: bool, content: str) -> str:
         """What finds the same output again; only a reading tool's output is looked for."""

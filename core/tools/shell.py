@@ -6,6 +6,7 @@ import asyncio
 import codecs
 import functools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -92,7 +93,7 @@ async def _decoded(chunks: list[bytes], size: int, before: str = "", after: str 
     """The output as text between `before` and `after`. A large one is put together on a worker
     thread: joining, decoding and framing 64 MB on the event loop stalled the window for 0.2 s."""
     def text() -> str:
-        return before + decode_output(b"".join(chunks)) + after
+        return before + big_text.by_lines(decode_output(b"".join(chunks)), as_terminal_shows) + after
     return text() if size < BACKGROUND_DECODE_BYTES else await asyncio.to_thread(text)
 
 
@@ -130,7 +131,7 @@ class LiveOutput:
             self.timer = asyncio.get_running_loop().call_later(LIVE_INTERVAL_S, self._tick)
 
     def pass_on(self) -> None:
-        text = "".join(self.pending)[-LIVE_TAIL_CHARS:]
+        text = as_terminal_shows("".join(self.pending)[-LIVE_TAIL_CHARS:])
         self.pending.clear()
         if text and self.sink is not None:
             self.sink(text)
@@ -179,6 +180,26 @@ def _child_environment() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     return env
+
+
+# Escape sequences a terminal acts on and does not show: colours and cursor moves (CSI), window
+# titles and links (OSC), and the two-character ones. Tools that colour their output even into a
+# pipe (cargo, npm, some test runners) would fill the agent's context and the cards with them.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# A line's text that a lone carriage return sends the cursor back over, when more text follows on
+# that line: a progress bar redrawn a thousand times shows, as on a terminal, its last state only.
+# Anchored at line starts, so it runs in linear time on a 64 MB output of CRLF lines.
+_OVERWRITTEN = re.compile(r"^(?:[^\r\n]*\r+(?=[^\r\n]))+", re.MULTILINE)
+
+
+def as_terminal_shows(text: str) -> str:
+    """A command's output as a terminal would leave it on screen: no escape sequences, and of a
+    line redrawn with carriage returns (a progress bar), its last drawing."""
+    if "\x1b" in text:
+        text = _ESCAPE.sub("", text)
+    if "\r" in text:
+        text = _OVERWRITTEN.sub("", text)
+    return text
 
 
 def decode_output(data: bytes, fallback: str | None = None) -> str:

@@ -122,6 +122,31 @@ async def test_python_commands_write_utf8_unless_the_person_chose_otherwise(ctx,
     assert (await shell_run(ctx, probe)).startswith("latin-1 iso8859-1")
 
 
+async def test_output_reads_as_a_terminal_shows_it_without_colour_codes_or_redrawn_bars(ctx):
+    """cargo, npm and some test runners colour their output into a pipe, and progress bars redraw
+    one line with carriage returns: the agent read every escape code and every redrawing."""
+    script = ("import sys\n"
+              "w = sys.stdout.write\n"
+              "w('\\x1b[1m\\x1b[32mPASSED\\x1b[0m tests/test_a.py\\n')\n"
+              "w('\\x1b]0;window title\\x07')\n"
+              "for i in range(0, 101, 10): w(f'Downloading {i:3d}%\\r')\n"
+              "w('Downloading done\\n')\n"
+              "w('a Windows line\\r\\n')\n")
+    (ctx.workdir / "colours.py").write_text(script, encoding="utf-8")
+    out = await shell_run(ctx, f'"{sys.executable}" colours.py')
+    assert out == "PASSED tests/test_a.py\nDownloading done\na Windows line\r\n\n[exit code 0]"
+
+
+def test_big_outputs_are_cleaned_a_slice_of_lines_at_a_time_as_if_whole():
+    from core import big_text
+    from core.tools.shell import as_terminal_shows
+
+    text = "".join(f"\x1b[33mwarn {i}\x1b[0m {i}%\r{i} done\r\n" for i in range(200_000))
+    assert len(text) > 3 * big_text.SLICE
+    assert big_text.by_lines(text, as_terminal_shows) == as_terminal_shows(text)
+    assert as_terminal_shows(text).startswith("0 done\r\n1 done\r\n")
+
+
 CHINESE = "上下文工程：错误保留在历史中"
 ENCODED_PAGES = {  # path → (Content-Type, body): pages not in UTF-8, as many Chinese and older sites are
     "/gbk": ("text/html; charset=GBK", f"<html><body><p>{CHINESE}</p></body></html>".encode("gbk")),
