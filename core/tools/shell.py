@@ -172,13 +172,21 @@ def _kill_once_started(starting: asyncio.Future) -> None:
         _kill(starting.result())
 
 
+# Git runs its editor through its own sh (Git for Windows too), with the file's name after it.
+NO_EDITOR = "echo 'No editor without a terminal: use -m, --no-edit or -F' >&2; false"
+
+
 def _child_environment() -> dict[str, str]:
     """The command's environment: Tripane's, with Python's standard streams in UTF-8 unless the
-    person chose otherwise. On Windows a Python program writing to a pipe uses the ANSI code page,
+    person chose otherwise, and no editor for git. On Windows a Python program writing to a pipe uses the ANSI code page,
     and fails outright (UnicodeEncodeError) on a character it lacks — a test printing ✓ would fail
     under Tripane and pass in the person's terminal."""
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
+    # No terminal, so no editor: `git commit` without -m (or a merge, a rebase -i) waited in vim
+    # for the whole time-out, and the agent learnt nothing. Git now fails at once, saying how.
+    env["GIT_EDITOR"] = NO_EDITOR
+    env["GIT_TERMINAL_PROMPT"] = "0"  # a credential prompt fails instead of waiting for a console
     return env
 
 

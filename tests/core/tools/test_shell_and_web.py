@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -135,6 +136,17 @@ async def test_output_reads_as_a_terminal_shows_it_without_colour_codes_or_redra
     (ctx.workdir / "colours.py").write_text(script, encoding="utf-8")
     out = await shell_run(ctx, f'"{sys.executable}" colours.py')
     assert out == "PASSED tests/test_a.py\nDownloading done\na Windows line\r\n\n[exit code 0]"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_git_asks_for_no_editor_it_cannot_show(ctx):
+    """Without -m, git commit opened vim on no terminal and waited out the whole time-out."""
+    git = "git -c user.name=Agent -c user.email=agent@example.com"
+    await shell_run(ctx, "git init -q . && echo a > a.txt && git add a.txt")
+    with pytest.raises(ToolError, match="No editor without a terminal: use -m") as failed:
+        await shell_run(ctx, f"{git} commit", timeout=60)
+    assert "timed out" not in str(failed.value)
+    assert (await shell_run(ctx, f'{git} commit -q -m "Add a" && git log --format=%s')).startswith("Add a")
 
 
 def test_big_outputs_are_cleaned_a_slice_of_lines_at_a_time_as_if_whole():
