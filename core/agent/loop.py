@@ -79,6 +79,7 @@ from core.secrets import Redactor, provider_of
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError, ToolRegistry
+from core.tools.shell import stop_background
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -183,22 +184,26 @@ class AgentLoop:
     # --- driving ---------------------------------------------------------------------------------
 
     async def steps(self) -> AsyncIterator[Record]:
-        while not self.state.ended:
-            try:
-                await self._step()
-            except StopRequested:
-                self._close_open_calls("Stopped by the person before this call finished.")
-                self._end("aborted", "Stopped by the person.")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a programmer error: keep the log consistent and say so
-                log.exception("agent loop failed")
-                self._close_open_calls("Tripane failed internally while this call ran.")
-                self._end("error", f"Internal error in Tripane: {type(exc).__name__}: {exc}")
-            finally:
-                self.journal.notify(StatusChanged(self.state.session_id, "idle"))
-            while self._out:
-                yield self._out.pop(0)
+        try:
+            while not self.state.ended:
+                try:
+                    await self._step()
+                except StopRequested:
+                    self._close_open_calls("Stopped by the person before this call finished.")
+                    self._end("aborted", "Stopped by the person.")
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # a programmer error: keep the log consistent and say so
+                    log.exception("agent loop failed")
+                    self._close_open_calls("Tripane failed internally while this call ran.")
+                    self._end("error", f"Internal error in Tripane: {type(exc).__name__}: {exc}")
+                finally:
+                    self.journal.notify(StatusChanged(self.state.session_id, "idle"))
+                while self._out:
+                    yield self._out.pop(0)
+        finally:  # ended, stopped or closed: a server the agent started does not outlive the run
+            if stopped := stop_background(self.state.session_id):
+                log.info("stopped %d background process group(s) of session %s", stopped, self.state.session_id)
 
     async def run(self) -> str:
         async for _ in self.steps():

@@ -25,6 +25,10 @@ MAX_TIMEOUT_S = 1800
 LIVE_INTERVAL_S = 0.25
 LIVE_TAIL_CHARS = 8000
 BACKGROUND_DECODE_BYTES = 1 << 20
+# When the shell has ended but its output stays open this long, a process it started in the
+# background holds it (`server &`): the command has returned, and is reported so.
+BACKGROUND_GRACE_S = 1.0
+BACKGROUND_POLL_S = 0.25
 
 
 async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
@@ -32,10 +36,12 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
 
     Use it for what files alone cannot do: running tests, builds, linters, git, package tools. The
     command runs non-interactively (no input; prompts fail), in the workdir, and is stopped after
-    `timeout` seconds together with its child processes; do not start servers or watchers that
-    never exit. A non-zero exit code is reported as an error with the output. A long output is
-    saved to a file and you see its head and end. Depending on the person's approval policy a
-    command may wait for approval or be denied with a reason; respect the reason.
+    `timeout` seconds together with its child processes. A server or watcher started in the
+    background (`cmd &` in sh, `start /b cmd` in cmd.exe) keeps running after the command returns,
+    its output not shown, until this run ends; do not start one in the foreground. A non-zero exit
+    code is reported as an error with the output. A long output is saved to a file and you see its
+    head and end. Depending on the person's approval policy a command may wait for approval or be
+    denied with a reason; respect the reason.
 
     Args:
         command: The command line to run.
@@ -48,33 +54,51 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     chunks: list[bytes] = []
     kept = dropped = 0
     live = LiveOutput(ctx.on_output)
+    detached = False  # the command returned; what its background processes print is not kept
 
     async def drain() -> None:
         nonlocal kept, dropped
         assert proc.stdout is not None
         while chunk := await proc.stdout.read(1 << 16):
+            if detached:
+                continue
             live.feed(chunk)
             part = chunk[: max(0, CAPTURE_LIMIT_BYTES - kept)]
             if part:
                 chunks.append(part)
                 kept += len(part)
             dropped += len(chunk) - len(part)
+
+    async def finished() -> bool:
+        """Whether all the output was read when the command ended (False: a process it started
+        in the background holds the output open, and will for as long as it runs)."""
+        # asyncio's proc.wait() waits for the output to close too, so the shell's own end is
+        # seen in its return code, looked at between waits for the output.
+        while not (await asyncio.wait([draining], timeout=BACKGROUND_POLL_S))[0]:
+            if proc.returncode is not None:
+                if not (await asyncio.wait([draining], timeout=BACKGROUND_GRACE_S))[0]:
+                    return False
+                break
         await proc.wait()
+        return True
 
     started = time.monotonic()
     draining = asyncio.ensure_future(drain())
-    watched = [draining] + ([asyncio.ensure_future(ctx.stop_requested.wait())] if ctx.stop_requested else [])
+    finishing = asyncio.ensure_future(finished())
+    watched = [finishing] + ([asyncio.ensure_future(ctx.stop_requested.wait())] if ctx.stop_requested else [])
     try:
         await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         _kill(proc)
         draining.cancel()
+        finishing.cancel()
         raise
     finally:
         for task in watched[1:]:
             task.cancel()
         live.close()
-    if not draining.done():  # the timeout, or the person stopped this command
+    if not finishing.done():  # the timeout, or the person stopped this command
+        finishing.cancel()
         draining.cancel()
         _kill(proc)
         await proc.wait()
@@ -82,11 +106,46 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
                if ctx.stop_requested is not None and ctx.stop_requested.is_set()
                else f"Command timed out after {timeout} s and was stopped.")
         raise ToolError(await _decoded(chunks, kept, f"{why}\n"))
-    draining.result()  # a failure reading the output surfaces here
+    background = ""
+    if not finishing.result():
+        detached = True  # drain goes on reading, so the background process never blocks on a full pipe
+        background = _keep_in_background(ctx.session_id, proc, draining)
+    else:
+        draining.result()  # a failure reading the output surfaces here
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""
     if proc.returncode != 0:
-        raise ToolError(await _decoded(chunks, kept, f"Command failed with exit code {proc.returncode}.\n", truncated))
-    return await _decoded(chunks, kept, after=f"{truncated}\n[exit code 0]") if kept else "[no output; exit code 0]"
+        raise ToolError(await _decoded(chunks, kept, f"Command failed with exit code {proc.returncode}.\n",
+                                       truncated + background))
+    if not kept:
+        return f"[no output; exit code 0]{background}"
+    return await _decoded(chunks, kept, after=f"{truncated}\n[exit code 0]{background}")
+
+
+# Processes that commands left running in the background (a dev server), by session: they are
+# stopped when the session's run ends, so a server does not outlive the task it was started for.
+_background: dict[str, list[tuple[asyncio.subprocess.Process, asyncio.Task]]] = {}
+
+
+def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, draining: asyncio.Task) -> str:
+    _background.setdefault(session_id, []).append((proc, draining))
+    if sys.platform == "win32":
+        return ("\n[a process this command started still runs in the background; its output is not shown. "
+                "Stop it with taskkill when you no longer need it.]")
+    return ("\n[a process this command started still runs in the background; its output is not shown. It is "
+            f"stopped when this run ends, or now with: kill -- -{proc.pid}]")
+
+
+def stop_background(session_id: str) -> int:
+    """Stop what the session's commands left running in the background; how many groups."""
+    kept = _background.pop(session_id, [])
+    for proc, draining in kept:
+        if sys.platform != "win32":  # the shell has ended: its group is what still runs
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        draining.cancel()
+    return len(kept)
 
 
 async def _decoded(chunks: list[bytes], size: int, before: str = "", after: str = "") -> str:

@@ -554,3 +554,21 @@ async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir,
     assert "waiting for a server" in result.content  # what it printed before
     assert "Stopped by the person" in model.requests[1].messages[-2]["content"]  # the agent read why
     assert not session.stop_tool("hang")  # it ended: nothing to stop
+
+
+async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_ends(store, data_dir, workdir):
+    from tests.core.tools.test_shell_and_web import BEATING, still_beating
+
+    (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
+    model = ScriptedModel([reply("", call("shell_run", call_id="serve", command=f'"{sys.executable}" serve.py')),
+                           reply("", call("human_ask", question="Does the page look right?", options=["yes"])),
+                           reply("", call("task_done", summary="served"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    ran = asyncio.ensure_future(session.run())
+    question = await wait_for_question(session, timeout=30)
+    assert "still runs in the background" in events_of(session, ToolResult)[0].content
+    assert await still_beating(workdir)  # the person looks at the page the server serves
+    await session.answer(question.qid, "yes")
+    assert await ran == "done"
+    if sys.platform != "win32":
+        assert not await still_beating(workdir)

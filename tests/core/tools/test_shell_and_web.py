@@ -4,6 +4,7 @@ import asyncio
 import shutil
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -147,6 +148,38 @@ async def test_git_asks_for_no_editor_it_cannot_show(ctx):
         await shell_run(ctx, f"{git} commit", timeout=60)
     assert "timed out" not in str(failed.value)
     assert (await shell_run(ctx, f'{git} commit -q -m "Add a" && git log --format=%s')).startswith("Add a")
+
+
+# A server started in the background: it holds the command's output open, and beats in a file
+# (for at most 30 s, wherever it is not stopped).
+BEATING = ("import subprocess, sys\n"
+           "beat = 'import time\\nfor _ in range(600):\\n    open(\"beat\", \"a\").write(\".\")\\n    time.sleep(0.05)'\n"
+           "subprocess.Popen([sys.executable, '-c', beat])\n"
+           "print('server started')\n")
+
+
+async def still_beating(folder, seconds: float = 0.6) -> bool:
+    before = (folder / "beat").stat().st_size
+    await asyncio.sleep(seconds)
+    return (folder / "beat").stat().st_size > before
+
+
+async def test_a_server_started_in_the_background_returns_at_once_and_stops_with_the_run(ctx):
+    """`server &` held the output open: shell_run waited out its whole time-out, said the command
+    had timed out, and killed the server the agent wanted."""
+    from core.tools.shell import stop_background
+
+    (ctx.workdir / "serve.py").write_text(BEATING, encoding="utf-8")
+    ctx.session_id = "s1"
+    started = time.monotonic()
+    out = await shell_run(ctx, f'"{sys.executable}" serve.py', timeout=60)
+    assert time.monotonic() - started < 10
+    assert out.startswith("server started") and "[exit code 0]" in out
+    assert "still runs in the background" in out
+    assert await still_beating(ctx.workdir)
+    assert stop_background("s1") == 1 and stop_background("s1") == 0
+    if sys.platform != "win32":  # there it is said to be the agent's to stop (taskkill)
+        assert not await still_beating(ctx.workdir)
 
 
 def test_big_outputs_are_cleaned_a_slice_of_lines_at_a_time_as_if_whole():
