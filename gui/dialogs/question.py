@@ -12,6 +12,7 @@ import re
 from core.agent.options import option_label
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
+from gui.mnemonics import as_written
 from gui.qt import (
     QDialog,
     QFormLayout,
@@ -130,7 +131,7 @@ class QuestionDialog(QDialog):
         row = QHBoxLayout()
         row.addStretch(1)
         for option in self._options():
-            button = QPushButton(self._label(option))
+            button = QPushButton(as_written(self._label(option)))
             button.setObjectName(f"answer_{option}")
             button.setAutoDefault(False)  # no answer by the Enter key: approving a command takes a click
             button.clicked.connect(lambda _=False, choice=option: self.choose(choice))

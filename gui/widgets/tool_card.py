@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.events import ToolCall, ToolResult
 from core.tools.context import STOPPABLE_TOOLS
+from gui.mnemonics import as_written
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
@@ -131,7 +132,7 @@ class ToolCard(QFrame):
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._awaiting_approval:
             running = "  · waiting for your approval"
-        self.header.setText(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}")
+        self.header.setText(as_written(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}"))
 
     @property
     def started(self) -> bool:

@@ -56,3 +56,24 @@ def test_tab_leaves_the_answer_box_for_the_buttons(qtbot):
     qtbot.keyClick(dialog.text, Qt.Key.Key_Tab)
     assert dialog.text.toPlainText() == "not now"  # no tab character typed
     assert dialog.focusWidget() is dialog.buttons["approve"]
+
+
+def test_an_ampersand_from_the_agent_shows_and_gives_no_alt_shortcut(qtbot):
+    """Qt takes "&" in a button's text as a shortcut mark: `server &` showed as `server _` on the
+    card, and an option "Tests & docs" answered to Alt+D."""
+    from core.events import ToolCall
+    from gui.qt import QKeySequence
+    from gui.widgets.tool_card import ToolCard
+
+    card = ToolCard(ToolCall("c1", "shell_run", json.dumps({"command": "python -m http.server 8000 &"})))
+    qtbot.addWidget(card)
+    assert QKeySequence.mnemonic(card.header.text()).isEmpty()
+    assert card.header.text().replace("&&", "&").endswith("http.server 8000 &")
+    question = HumanQuestion("q1", "ask_user", "What next?", ("Tests & docs", "Stop"), {})
+    dialog, answers = open_dialog(qtbot, question)
+    button = dialog.buttons["Tests & docs"]
+    assert QKeySequence.mnemonic(button.text()).isEmpty() and button.text() == "Tests && docs"
+    qtbot.keyClick(dialog, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
+    assert answers == []
+    button.click()
+    assert answers and answers[0][1] == "Tests & docs"
