@@ -128,6 +128,8 @@ _background: dict[str, list[tuple[asyncio.subprocess.Process, asyncio.Task]]] = 
 
 def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, draining: asyncio.Task) -> str:
     _background.setdefault(session_id, []).append((proc, draining))
+    # Nobody awaits it any more: a read error when the process ends is of no interest.
+    draining.add_done_callback(lambda task: task.cancelled() or task.exception())
     if sys.platform == "win32":
         return ("\n[a process this command started still runs in the background; its output is not shown. "
                 "Stop it with taskkill when you no longer need it.]")
