@@ -153,7 +153,7 @@ class Session:
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, new_session_id(), model, **kwargs)
         store.create_session(session.id, task=config.task, model=config.model)
-        session.journal.record(SessionStarted(
+        start = SessionStarted(
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
             context_window=config.context_window, reserve_output=config.reserve_output,
@@ -161,7 +161,12 @@ class Session:
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             instructions_file=instructions_file, instructions=instructions,
-        ))
+        )
+        try:
+            session.journal.record(start)
+        except BaseException:  # a session without its start event could never be opened: none at all
+            store.delete_session(session.id)
+            raise
         title = config.task.strip().splitlines()[0][:80]
         for change in session.memory.create(title=title, task=config.task):
             session.journal.record(change)
@@ -199,7 +204,8 @@ class Session:
         Tripane while it was closed, a pause that was in force."""
         state = self.state
         if state.config is None:
-            raise ValueError(f"session {self.id} has no start event; it cannot be opened")
+            raise ValueError(f"session {self.id} was never started (Tripane stopped while creating it), so there "
+                             "is nothing in it to open; delete it from the list")
         self._restore_files()
         # Edits made outside Tripane while it was closed become events; while another process runs
         # the session, a difference on disk is that process's own write, not yet recorded.

@@ -62,3 +62,18 @@ async def test_a_work_folder_gone_during_a_run_ends_it_before_a_write_makes_the_
     await session.send("The drive is back")
     assert await session.wait() == "done"
     assert (project / "notes" / "a.txt").read_text(encoding="utf-8") == "x"
+
+
+async def test_a_session_whose_start_cannot_be_written_is_not_left_in_the_list(store, data_dir, workdir, monkeypatch):
+    """A failure between the session's row and its first event (a full disk, a locked database)
+    left a session that could never be opened in every list."""
+    from core.store import Store, StoreError
+
+    def refuse(self, session_id, event):
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(Store, "append", refuse)
+    with pytest.raises(StoreError, match="locked"):
+        make_session(store, data_dir, workdir, ScriptedModel([]))
+    monkeypatch.undo()
+    assert store.sessions() == []

@@ -86,7 +86,7 @@ def test_a_session_deleted_while_it_opens_is_not_shown(qtbot, make_window, workd
 def half_written(window, workdir: Path, tmp_path: Path) -> tuple[str, str]:
     """A session whose log has no start event (a crash before its first write)."""
     window.workspace.store.create_session("20260101-000000-dead", task="Half written", model="scripted")
-    return "20260101-000000-dead", "no start event"
+    return "20260101-000000-dead", "was never started (Tripane stopped while creating it)"
 
 
 def damaged(window, workdir: Path, tmp_path: Path) -> tuple[str, str]:
