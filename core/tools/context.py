@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,17 @@ class ToolContext:
         return target
 
 
+def _as_on_disk(root: Path, candidate: Path) -> Path:
+    """The name as the disk spells it when it differs only in Unicode normalization: a file from
+    a Mac keeps "é" as e + accent (NFD), and a model writes it back as one character (NFC); Linux
+    and Windows take them for different names."""
+    for form in ("NFC", "NFD"):
+        other = Path(unicodedata.normalize(form, str(candidate)))
+        if (root / other).exists():
+            return other
+    return candidate
+
+
 def confine(root: Path, path: str, what: str) -> Path:
     if not path or "\x00" in path:
         raise ToolError("A non-empty path without NUL characters is required.")
@@ -83,6 +95,8 @@ def confine(root: Path, path: str, what: str) -> Path:
     candidate = Path(path)
     if os.name != "nt" and "\\x" in path and not (root / candidate).exists():
         candidate = Path(os_path(path))  # a name file_list showed with its non-UTF-8 bytes as \xNN
+    if not path.isascii() and not (root / candidate).exists():
+        candidate = _as_on_disk(root, candidate)
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     # resolve() follows symlinks, so a link that points outside is caught here too.
     if target != root and not target.is_relative_to(root):

@@ -97,3 +97,18 @@ def test_a_named_pipe_in_the_work_folder_is_refused_not_waited_on(tmp_path):
     for tool, arguments in ((file_read, {}), (file_edit, {"old": "a", "new": "b"}), (file_write, {"content": "x"})):
         with pytest.raises(ToolError, match="not a regular file"):
             tool(ctx, "events.pipe", **arguments)
+
+
+def test_a_name_from_a_mac_is_found_however_the_model_writes_its_accents(tmp_path):
+    import unicodedata
+
+    work = tmp_path / "work"
+    work.mkdir()
+    decomposed = unicodedata.normalize("NFD", "résumé.md")  # as a Mac's archive keeps it
+    (work / decomposed).write_text("# CV\n", encoding="utf-8")
+    ctx = ToolContext(workdir=work, session_dir=tmp_path / "s", memory=WorkingMemory(tmp_path / "s"))
+    composed = unicodedata.normalize("NFC", "résumé.md")  # as a model writes it
+    assert "# CV" in file_read(ctx, composed)
+    file_edit(ctx, composed, "CV", "Résumé")
+    assert (work / decomposed).read_text(encoding="utf-8") == "# Résumé\n"
+    assert len(list(work.iterdir())) == 1  # edited in place, not written beside it
