@@ -239,9 +239,9 @@ NO_EDITOR = "echo 'No editor without a terminal: use -m, --no-edit or -F' >&2; f
 
 def _child_environment() -> dict[str, str]:
     """The command's environment: Tripane's, with Python's standard streams in UTF-8 unless the
-    person chose otherwise, and no editor for git. On Windows a Python program writing to a pipe uses the ANSI code page,
-    and fails outright (UnicodeEncodeError) on a character it lacks — a test printing ✓ would fail
-    under Tripane and pass in the person's terminal."""
+    person chose otherwise, and no editor for git. On Windows a Python program writing to a pipe
+    uses the ANSI code page, and fails outright (UnicodeEncodeError) on a character it lacks — a
+    test printing ✓ would fail under Tripane and pass in the person's terminal."""
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     # No terminal, so no editor: `git commit` without -m (or a merge, a rebase -i) waited in vim
@@ -254,7 +254,8 @@ def _child_environment() -> dict[str, str]:
 # Escape sequences a terminal acts on and does not show: colours and cursor moves (CSI), window
 # titles and links (OSC), and the two-character ones. Tools that colour their output even into a
 # pipe (cargo, npm, some test runners) would fill the agent's context and the cards with them.
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# (An OSC cut short ends at its line, not at the next escape far below.)
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
 # A line's text that a lone carriage return sends the cursor back over, when more text follows on
 # that line: a progress bar redrawn a thousand times shows, as on a terminal, its last state only.
 # Anchored at line starts, so it runs in linear time on a 64 MB output of CRLF lines.

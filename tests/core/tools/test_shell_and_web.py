@@ -182,6 +182,16 @@ async def test_a_server_started_in_the_background_returns_at_once_and_stops_with
         assert not await still_beating(ctx.workdir)
 
 
+def test_every_kind_of_escape_goes_and_a_cut_one_takes_no_more_than_its_line():
+    from core.tools.shell import as_terminal_shows
+
+    written = ("\x1b(B\x1b[mtput's reset\n"  # a charset choice and an SGR
+               "\x1b]8;;https://example.com\x1b\\a link\x1b]8;;\x1b\\ in text\n"  # OSC 8 hyperlink
+               "\x1b]0;a title cut short\n"  # no terminator: the next line must survive
+               "\x1b7saved and restored\x1b8\n")
+    assert as_terminal_shows(written) == "tput's reset\na link in text\n\nsaved and restored\n"
+
+
 def test_big_outputs_are_cleaned_a_slice_of_lines_at_a_time_as_if_whole():
     from core import big_text
     from core.tools.shell import as_terminal_shows
