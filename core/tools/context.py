@@ -74,14 +74,25 @@ class ToolContext:
         return target
 
 
-def _as_on_disk(root: Path, candidate: Path) -> Path:
-    """The name as the disk spells it when it differs only in Unicode normalization: a file from
-    a Mac keeps "é" as e + accent (NFD), and a model writes it back as one character (NFC); Linux
-    and Windows take them for different names."""
-    for form in ("NFC", "NFD"):
-        other = Path(unicodedata.normalize(form, str(candidate)))
-        if (root / other).exists():
-            return other
+def _as_meant(root: Path, path: str) -> Path:
+    """`path` as written, or, when no such file exists, the file it means as the disk spells it.
+    (Only unusual paths cost a look at the disk.)"""
+    candidate = Path(path)
+    if os.name != "nt" and "\\x" in path and not (root / candidate).exists():
+        candidate = Path(os_path(path))  # a name file_list showed with its non-UTF-8 bytes as \xNN
+    if not path.isascii() and not (root / candidate).exists():
+        # A file from a Mac keeps "é" as e + accent (NFD), a model writes one character (NFC), and
+        # Linux and Windows take them for different names.
+        for form in ("NFC", "NFD"):
+            other = Path(unicodedata.normalize(form, str(candidate)))
+            if (root / other).exists():
+                candidate = other
+                break
+    if os.sep == "/" and "\\" in path and not (root / candidate).exists():
+        # A Windows-style path (src\app.py), where "\" is no separator: the file it means, if there.
+        slashed = Path(path.replace("\\", "/"))
+        if (root / slashed).exists():
+            candidate = slashed
     return candidate
 
 
@@ -92,11 +103,7 @@ def confine(root: Path, path: str, what: str) -> Path:
         raise ToolError(f"Not a path: {path[:80]!r}… has a line break or is over {MAX_PATH_CHARS} characters. "
                         "Pass the file's path alone.")
     root = root.resolve()
-    candidate = Path(path)
-    if os.name != "nt" and "\\x" in path and not (root / candidate).exists():
-        candidate = Path(os_path(path))  # a name file_list showed with its non-UTF-8 bytes as \xNN
-    if not path.isascii() and not (root / candidate).exists():
-        candidate = _as_on_disk(root, candidate)
+    candidate = _as_meant(root, path)
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     # resolve() follows symlinks, so a link that points outside is caught here too.
     if target != root and not target.is_relative_to(root):

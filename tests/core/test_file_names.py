@@ -112,3 +112,15 @@ def test_a_name_from_a_mac_is_found_however_the_model_writes_its_accents(tmp_pat
     file_edit(ctx, composed, "CV", "Résumé")
     assert (work / decomposed).read_text(encoding="utf-8") == "# Résumé\n"
     assert len(list(work.iterdir())) == 1  # edited in place, not written beside it
+
+
+@pytest.mark.skipif(os.sep != "/", reason="on Windows a backslash is the separator already")
+def test_a_windows_style_path_finds_the_file_it_means(tmp_path):
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    ctx = ToolContext(workdir=work, session_dir=tmp_path / "s", memory=WorkingMemory(tmp_path / "s"))
+    assert "print('hi')" in file_read(ctx, "src\\app.py")
+    file_edit(ctx, "src\\app.py", "hi", "hello")
+    assert (work / "src" / "app.py").read_text(encoding="utf-8") == "print('hello')\n"
+    assert sorted(p.name for p in work.iterdir()) == ["src"]  # no file named 'src\app.py' beside it
