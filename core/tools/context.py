@@ -89,10 +89,9 @@ def _as_meant(root: Path, path: str) -> Path:
                 candidate = other
                 break
     if os.sep == "/" and "\\" in path and not (root / candidate).exists():
-        # A Windows-style path (src\app.py), where "\" is no separator: the file it means, if there.
-        slashed = Path(path.replace("\\", "/"))
-        if (root / slashed).exists():
-            candidate = slashed
+        # A Windows-style path (src\app.py), where "\" is no separator: the file it means, and for
+        # a new file, that file in its folder rather than a name with backslashes in it.
+        candidate = Path(str(candidate).replace("\\", "/"))
     return candidate
 
 
@@ -102,6 +101,9 @@ def confine(root: Path, path: str, what: str) -> Path:
     if "\n" in path or "\r" in path or len(path) > MAX_PATH_CHARS:
         raise ToolError(f"Not a path: {path[:80]!r}… has a line break or is over {MAX_PATH_CHARS} characters. "
                         "Pass the file's path alone.")
+    if os.sep == "/" and len(path) > 2 and path[1] == ":" and path[0].isalpha() and path[2] in "\\/":
+        raise ToolError(f"{path!r} is a Windows path, and this computer is not Windows. Use a path relative to "
+                        f"{what}.")
     root = root.resolve()
     candidate = _as_meant(root, path)
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()

@@ -123,4 +123,9 @@ def test_a_windows_style_path_finds_the_file_it_means(tmp_path):
     assert "print('hi')" in file_read(ctx, "src\\app.py")
     file_edit(ctx, "src\\app.py", "hi", "hello")
     assert (work / "src" / "app.py").read_text(encoding="utf-8") == "print('hello')\n"
+    file_write(ctx, "src\\util.py", "x = 1\n")  # a new file goes in the folder it names
+    assert (work / "src" / "util.py").read_text(encoding="utf-8") == "x = 1\n"
     assert sorted(p.name for p in work.iterdir()) == ["src"]  # no file named 'src\app.py' beside it
+    with pytest.raises(ToolError, match="is a Windows path"):
+        file_write(ctx, "C:\\Users\\ada\\notes.txt", "x")
+    assert sorted(p.name for p in work.iterdir()) == ["src"]  # no folder 'C:' made
