@@ -268,7 +268,9 @@ def as_terminal_shows(text: str) -> str:
     if "\x1b" in text:
         text = _ESCAPE.sub("", text)
     if "\r" in text:
-        text = _OVERWRITTEN.sub("", text)
+        # With no line feed at all, carriage returns are line ends (`cat` of a classic Mac file,
+        # some CSV exports), not redrawings: drawn over, all but its last line would be lost.
+        text = _OVERWRITTEN.sub("", text) if "\n" in text else text.replace("\r", "\n")
     return text
 
 

@@ -192,6 +192,15 @@ def test_every_kind_of_escape_goes_and_a_cut_one_takes_no_more_than_its_line():
     assert as_terminal_shows(written) == "tput's reset\na link in text\n\nsaved and restored\n"
 
 
+def test_a_text_whose_lines_end_in_carriage_returns_keeps_every_line():
+    """`cat` of a classic Mac file (or a CSV from an old Excel): read as redrawings, only its last
+    line would have been left."""
+    from core.tools.shell import as_terminal_shows
+
+    assert as_terminal_shows("name,age\rada,36\rbob,41\r") == "name,age\nada,36\nbob,41\n"
+    assert as_terminal_shows("10%\r50%\r100%\ndone\n") == "100%\ndone\n"  # a bar among lines
+
+
 def test_big_outputs_are_cleaned_a_slice_of_lines_at_a_time_as_if_whole():
     from core import big_text
     from core.tools.shell import as_terminal_shows
