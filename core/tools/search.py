@@ -50,6 +50,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     except re.error as exc:
         raise ToolError(f"Not a valid regular expression: {exc}. Pass regex=false to search for the text as written.") from exc
     codec = text_codec(encoding)
+    # UTF-16 and UTF-32 text is full of NUL bytes, so binary files are told apart by not decoding.
+    wide = codec.startswith(("utf-16", "utf-32"))
     root = ctx.resolve_folder(path)
     workdir = ctx.workdir.resolve()
     if not _inside(root, workdir):
@@ -70,13 +72,15 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             continue
         shown = name if base == "." else f"{base}/{name}"
         try:
-            if is_binary(full):
+            if not wide and is_binary(full):
                 continue
             if full.stat().st_size > MAX_FILE_BYTES:
                 too_big.append(shown)
                 continue
             found, readable = _matching_lines(full, matcher, codec, literal=not regex)
         except OSError:  # unreadable (permissions, a file removed meanwhile): not a result
+            continue
+        if wide and not readable:
             continue
         if not readable:
             misread.append(shown)

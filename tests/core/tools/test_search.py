@@ -143,3 +143,12 @@ def test_line_numbers_count_lines_as_file_read_does(ctx):
     assert numbers == [1, 2, 3, 4, 5]
     for number, needle in zip(numbers, ("a = 1", "b = 2", "mark", "old_mac", "last")):
         assert needle in file_read(ctx, "odd.py", offset=number, limit=1)
+
+
+def test_a_search_in_utf16_reads_the_files_that_binary_sniffing_would_skip(ctx):
+    """PowerShell writes UTF-16 (full of NUL bytes, like a binary file)."""
+    (ctx.workdir / "build.log").write_bytes("Build succeeded.\nWarnung: Übersetzung fehlt\n".encode("utf-16"))
+    (ctx.workdir / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00")
+    assert "no lines containing" in file_search(ctx, "Übersetzung")  # skipped as binary in UTF-8
+    found = file_search(ctx, "Übersetzung", encoding="utf-16")
+    assert found.splitlines()[0] == "build.log:2: Warnung: Übersetzung fehlt" and "logo.png" not in found
