@@ -111,10 +111,9 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
-    if existed:
-        existing_file(target, path)
     kept = ""
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
+        existing_file(target, path)
         # With an encoding named, the agent replaces the file knowingly: its old text only tells
         # the line endings, and a file in another encoding (being converted) has none to keep.
         before = (target.read_bytes().decode(codec, errors="replace") if encoding
