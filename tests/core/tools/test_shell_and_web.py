@@ -216,6 +216,12 @@ ENCODED_PAGES = {  # path → (Content-Type, body): pages not in UTF-8, as many 
     "/gbk": ("text/html; charset=GBK", f"<html><body><p>{CHINESE}</p></body></html>".encode("gbk")),
     "/meta": ("text/html", f'<html><head><meta charset="gb2312"></head><body>{CHINESE}</body></html>'.encode("gbk")),
     "/latin": ("text/plain; charset=ISO-8859-1", "Café, naïve — “quoted”".encode("cp1252")),
+    # Text under types that do not start with text/: source a server does not know, a script, an API.
+    "/raw.py": ("application/octet-stream", "def greet():\n    return 'héllo'\n".encode()),
+    "/app.js": ("application/javascript", b"export const answer = 42;\n"),
+    "/api": ("application/vnd.github+json", b'{"full_name": "octo/tripane"}'),
+    "/blob": ("application/octet-stream", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256))),
+    "/doc.pdf": ("application/pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"),
 }
 
 
@@ -260,6 +266,27 @@ async def test_a_page_in_another_encoding_is_read_as_its_header_or_meta_tag_says
     assert CHINESE in await web_fetch(ctx, site + "/gbk")
     assert CHINESE in await web_fetch(ctx, site + "/meta")  # no charset in the header: the page's own tag
     assert "Café, naïve — “quoted”" in await web_fetch(ctx, site + "/latin")  # as browsers read ISO-8859-1
+
+
+async def test_text_under_other_types_is_read_and_binary_is_refused_by_name(ctx, site):
+    assert "return 'héllo'" in await web_fetch(ctx, site + "/raw.py")
+    assert "answer = 42" in await web_fetch(ctx, site + "/app.js")
+    assert '"full_name": "octo/tripane"' in await web_fetch(ctx, site + "/api")
+    with pytest.raises(ToolError, match=r"application/octet-stream, not text \(264 bytes\)"):
+        await web_fetch(ctx, site + "/blob")
+    with pytest.raises(ToolError, match="application/pdf, not text"):
+        await web_fetch(ctx, site + "/doc.pdf")
+
+
+def test_what_counts_as_text():
+    from core.tools.web import is_text
+
+    assert is_text("text/csv", b"\0")  # declared text is believed
+    assert is_text("application/x-yaml", b"a: 1") and is_text("application/problem+json", b"{}")
+    assert is_text("", "中文".encode())  # no type: looked at
+    assert is_text("application/octet-stream", "中文".encode("gbk")[:3]) is False  # not UTF-8
+    assert is_text("image/png", b"plain") is False and is_text("font/woff2", b"plain") is False
+    assert is_text("application/octet-stream", "é".encode()[:1])  # a character cut at the end of the head
 
 
 async def test_web_errors_are_tool_errors(ctx, site):
