@@ -56,7 +56,12 @@ def by_lines(text: str, work: Callable[[str], str]) -> str:
 
 
 def write(path: Path, text: str) -> None:
-    """`path.write_text(text, encoding="utf-8")`, a slice at a time."""
-    with open(path, "w", encoding="utf-8") as fh:
-        for start in range(0, len(text), SLICE):
-            fh.write(text[start:start + SLICE])
+    """`path.write_text(text, encoding="utf-8")`, a slice at a time. A write that fails midway (a
+    full disk) leaves no file: a cut-off copy would pass for the whole."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            for start in range(0, len(text), SLICE):
+                fh.write(text[start:start + SLICE])
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise

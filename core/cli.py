@@ -121,18 +121,27 @@ def main(argv: list[str] | None = None) -> int:
             setattr(args, name, shown_text(getattr(args, name)))
     if args.command in (None, "gui"):
         return _open_window(args)
-    from core.store import StoreError  # imported here so --version/--help stay light
+    # imported here so --version/--help stay light
+    from core.store import StoreError, as_disk_full
 
     try:
         return asyncio.run(_dispatch(args))
-    except (StoreError, ValueError) as exc:
+    except BrokenPipeError:  # `tripane show … | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_DONE
+    except (StoreError, OSError) as exc:
+        if full := as_disk_full(exc, args.data_dir):  # not the command's fault: run it again with room
+            print(f"tripane: {full}", file=sys.stderr)
+            return EXIT_FAILED
+        if isinstance(exc, OSError):
+            raise
+        print(f"tripane: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:
         print(f"tripane: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_FAILED
-    except BrokenPipeError:  # `tripane show … | head`: the reader left, which is not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_DONE
 
 
 def _open_window(args: argparse.Namespace) -> int:
@@ -357,6 +366,7 @@ async def _drive(session, as_json: bool) -> int:
     from core.export import record_json
     from core.journal import StatusChanged, ToolOutput
     from core.render import render
+    from core.store import DiskFull
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
@@ -413,7 +423,12 @@ async def _drive(session, as_json: bool) -> int:
             print(flush=True)
             return await _leave_waiting(session)
         await session.answer(question.qid, choice, text)
-    status = task.result()
+    try:
+        status = task.result()
+    except DiskFull as full:  # the run stopped where the disk filled; what was saved stays
+        print(f"tripane: {full.what}\nFree some space, then go on with `tripane resume {session.id}`.",
+              file=sys.stderr)
+        return EXIT_FAILED
     if not as_json and session.state.ended and (changed := changes_line(session.records)):
         print(changed, flush=True)
     return EXIT_DONE if status == "done" else EXIT_FAILED

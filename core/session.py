@@ -39,7 +39,7 @@ from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, session_dir
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
-from core.store import Store
+from core.store import DiskFull, Store
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
@@ -261,6 +261,21 @@ class Session:
             self._run_lock.release(force=True)
 
     @contextmanager
+    def _as_logged_if_disk_full(self) -> Iterator[None]:
+        """Around writes to the files and the log: when the disk fills between the two, the loop and
+        the files as this process holds them are a step ahead of the log that could not be written.
+        They are set back to the log, so the next run goes on from it as after a crash; a file the
+        disk did take is then an outside edit, recorded when there is room."""
+        try:
+            yield
+        except DiskFull:
+            try:
+                self._restore_files()
+            except OSError as exc:
+                log.warning("session %s: the files could not be set back to the log: %s", self.id, exc)
+            raise
+
+    @contextmanager
     def _writing(self) -> Iterator[None]:
         """Around a write made while no run of this process holds the session."""
         self._claim()
@@ -337,8 +352,12 @@ class Session:
         log.info("session %s: run starts at turn %s (model %s)", self.id, self.state.turn, self.state.model)
         status = "interrupted"
         try:
-            status = await self._agent_loop().run()
+            with self._as_logged_if_disk_full():
+                status = await self._agent_loop().run()
             return status
+        except DiskFull:
+            self._loop = None  # a step ahead of the log too: the next run builds its loop from the log
+            raise
         finally:
             self._run_lock.release(force=True)
             log.info("session %s: run ends %s at turn %s, %s tokens", self.id, status, self.state.turn,
@@ -397,7 +416,7 @@ class Session:
         """The person's edit. Raises WriteRefused (with the current text) if the file moved on."""
         if name not in EDITABLE_FILES:
             raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
-        with self._writing():
+        with self._writing(), self._as_logged_if_disk_full():
             change = self.memory.write(name, text, base_version=base_version, author="user")
             self.journal.record(change)
         return change
@@ -406,7 +425,7 @@ class Session:
         """Pin lines of a file so the agent cannot remove or rewrite them (replaces earlier pins)."""
         if name != PLAN:
             raise ValueError("only lines of task_plan.md can be pinned")
-        with self._writing():
+        with self._writing(), self._as_logged_if_disk_full():
             text, _ = self.memory.read(name)
             present = {line.strip() for line in text.splitlines()}
             wanted = tuple(line.strip() for line in lines if line.strip())

@@ -7,7 +7,10 @@ failing. A file that is not a Tripane database is refused and never written to.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -72,6 +75,55 @@ class DamagedDatabase(StoreError):
     def __init__(self, path: Path, what: str):
         self.path = path
         super().__init__(what, "It was left untouched; move it aside or choose another data folder with --data-dir.")
+
+
+class DiskFull(StoreError):
+    """The disk (or the quota) holding Tripane's data is full. What was saved before stays; what
+    happened after could not be written, so the run stops there, as a crash would, and resumes
+    once there is room."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        free = _free_space(folder) if folder else ""
+        where = f"The disk holding {folder}" if folder else "The disk"
+        super().__init__(
+            f"{where} ran out of room{f' ({free} free now)' if free else ''}: Tripane "
+            "could not save what happened next, so the run stopped there. Everything saved before is kept.",
+            "Free some space, then resume the session.",
+        )
+
+
+_SQLITE_FULL = 13
+_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}  # Windows' disk-full errors map to ENOSPC
+
+
+def as_disk_full(exc: BaseException, folder: Path | None) -> DiskFull | None:
+    """`exc` as a DiskFull when a full disk is what it says (a file write that found no room,
+    SQLite's "database or disk is full", or either wrapped by us); else None. It names the folder
+    of the file that could not be written, else `folder`."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:  # follow `raise … from` down to the cause
+        seen.add(id(exc))
+        if isinstance(exc, DiskFull):
+            return exc
+        if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+            return DiskFull(Path(os.fsdecode(exc.filename)).parent if exc.filename else folder)
+        # Any SQLite binding's error (the standard module's, pysqlite3's): by its code, else its text.
+        code = getattr(exc, "sqlite_errorcode", None)
+        if (code & 0xFF == _SQLITE_FULL) if isinstance(code, int) else "database or disk is full" in str(exc):
+            return DiskFull(folder)
+        exc = exc.__cause__
+    return None
+
+
+def _free_space(folder: Path) -> str:
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return ""
+    if free < 2**20:
+        return ""  # "0.0 MB free" says nothing "ran out of room" does not
+    return f"{free / 2**20:.1f} MB" if free < 2**30 else f"{free / 2**30:.1f} GB"
 
 
 # SQLite's primary result codes for a file that is not (or no longer) a database. A database that
@@ -333,6 +385,8 @@ class _Guard:
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> bool:
         if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
+            if full := as_disk_full(exc, self.path.parent):
+                raise full from exc
             raise StoreError(f"database error in {self.path}: {exc}") from exc
         return False
 

@@ -24,7 +24,7 @@ from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
-from core.store import StoreError
+from core.store import DiskFull, StoreError, as_disk_full
 from gui.bridge import SessionBridge
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.forms import open_once
@@ -518,14 +518,21 @@ class MainWindow(QMainWindow):
         if task is not None and not task.done() and task not in self._watched_runs:
             self._watched_runs.add(task)
             task.add_done_callback(lambda done, s=session: (self._watched_runs.discard(done),
-                                                            self.on_session_run_finished(s)))
+                                                            self.on_session_run_finished(s, done)))
 
-    def on_session_run_finished(self, session: Session) -> None:
+    def on_session_run_finished(self, session: Session, run: asyncio.Task | None = None) -> None:
         if self._shut_down:
             return
         self.refresh_sessions()
         if session is self.session:
             self._update_controls()
+            self.chat.run_stopped()
+        error = run.exception() if run is not None and not run.cancelled() else None
+        if isinstance(error, DiskFull):  # the run stopped where it was, as a crash would: say why
+            self.tell(f"{self._title_of(session.id)} stopped. {error.what}\n\nFree some space, then press "
+                      "Resume (Ctrl+R) to go on from there.", QMessageBox.Icon.Warning)
+        elif error is not None:
+            raise error  # a bug: the error hook reports it
 
     def export_session(self) -> None:
         session = self.session
@@ -808,6 +815,13 @@ class MainWindow(QMainWindow):
             pane.notice.setText(str(exc))
             pane.notice.setVisible(True)
             return
+        except (StoreError, OSError) as exc:  # a full disk, a file made read-only: the text stays here
+            problem = as_disk_full(exc, session.dir) or exc
+            if isinstance(problem, OSError) and problem.strerror:
+                problem = f"{problem.strerror}: {problem.filename}." if problem.filename else f"{problem.strerror}."
+            pane.notice.setText(f"Not saved. {problem} Your text is still here: save again once that is fixed.")
+            pane.notice.setVisible(True)
+            return
         pane.saved()
 
     def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:
@@ -836,7 +850,7 @@ class MainWindow(QMainWindow):
             if result:
                 try:
                     session.pin(name, dialog.chosen())
-                except ValueError as exc:
+                except (ValueError, StoreError) as exc:
                     self.tell(str(exc))
         dialog.finished.connect(chosen)
         open_once(dialog)

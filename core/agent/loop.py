@@ -76,6 +76,7 @@ from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, provider_of
+from core.store import as_disk_full
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError, ToolRegistry
@@ -193,7 +194,13 @@ class AgentLoop:
                     self._end("aborted", "Stopped by the person.")
                 except asyncio.CancelledError:
                     raise
-                except Exception as exc:  # a programmer error: keep the log consistent and say so
+                except Exception as exc:
+                    if full := as_disk_full(exc, self.session_dir):
+                        # Nothing more can be written, not even the end: the run stops as a crash
+                        # would, and resumes from what was saved once there is room.
+                        log.error("session %s: %s", self.state.session_id, full.what, extra=TOLD)
+                        raise full from exc
+                    # a programmer error: keep the log consistent and say so
                     log.exception("agent loop failed")
                     self._close_open_calls("Tripane failed internally while this call ran.")
                     self._end("error", f"Internal error in Tripane: {type(exc).__name__}: {exc}")
@@ -601,11 +608,13 @@ class AgentLoop:
                 return
         if resuming and (asked is None or self._acted_on_before(asked.qid)):
             self._fail(call.name, "interrupted",
-                       "Tripane stopped while this call was in progress (a crash or forced quit), so its "
-                       "effect is unknown. Check the current state before you repeat it.", call)
+                       "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
+                       "so its effect is unknown. Check the current state before you repeat it.", call)
             return
-        if asked is not None:
-            self.control.unacted_answers.discard(asked.qid)
+        # This run acts on the approval now, whether it was asked before or just now: a later run
+        # in this process (after a full disk) must not take it as one no run has acted on.
+        if (approved_by := asked or self.state.question_for_call(call.id)) is not None:
+            self.control.unacted_answers.discard(approved_by.qid)
         gone = missing_work_folder(self.state.config.workdir) if call.name.split("_", 1)[0] in WORKDIR_GROUPS else None
         if gone:  # a write would make the folder anew (on the wrong drive, say); a command would fail
             self._result(call, False, f"Not run: {gone}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from core.memory.chunking import Chunk, chunk_markdown
 from core.memory.embedding import Embedder, sentences, similarity
-from core.store import connect_index
+from core.store import as_disk_full, connect_index
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,8 @@ class MemoryIndex:
             self._create_schema()
         except self._errors as exc:
             self.conn.close()
+            if full := as_disk_full(exc, self.path.parent):  # not damage: the file is as good as it was
+                raise full from exc
             if not rebuild_on_damage:
                 raise IndexError_(f"the memory index {self.path} cannot be created: {exc}") from exc
             # Derived data: set the damaged file aside and start again from the Markdown files.

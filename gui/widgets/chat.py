@@ -489,6 +489,12 @@ class ChatView(QScrollArea):
         if card.started and not self._clock.isActive():
             self._clock.start()
 
+    def run_stopped(self) -> None:
+        """The run ended: a card still running was left unfinished by it (see ToolCard.run_stopped)."""
+        self._running.clear()
+        for card in self.cards.values():
+            card.run_stopped()
+
     def _tick_running(self) -> None:
         running = [card for card in self.cards.values() if card.started and card.status == "running"]
         for card in running:

@@ -84,6 +84,7 @@ class ToolCard(QFrame):
         self._same_as = ""  # the earlier call whose identical output this one points to
         self._started: float | None = None  # when the tool began to run (monotonic), if seen
         self._awaiting_approval = False
+        self._unfinished = False  # the run stopped with this call in progress (a full disk)
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -132,6 +133,8 @@ class ToolCard(QFrame):
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._awaiting_approval:
             running = "  · waiting for your approval"
+        elif self.status == "running" and self._unfinished:
+            running = "  · unfinished: the run stopped"
         self.header.setText(as_written(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}"))
 
     @property
@@ -145,6 +148,15 @@ class ToolCard(QFrame):
             self._started = time.monotonic() if at is None else at
             self._render_header()
             self.stop_button.setVisible(self.call.name in STOPPABLE_TOOLS)
+
+    def run_stopped(self) -> None:
+        """The run ended with this call in progress, nothing recorded of its end (the disk filled):
+        its clock and its stop button go, until the next run records how it ended."""
+        if self.status != "running":
+            return
+        self._started, self._unfinished = None, True
+        self.stop_button.setVisible(False)
+        self._render_header()
 
     def request_stop(self) -> None:
         if self.status == "running" and self._started is not None:

@@ -589,3 +589,43 @@ def test_a_command_allowed_in_a_folder_is_listed_in_settings_and_can_be_taken_ba
     assert listed.count() == 0 and session.approvals.allowed(workdir)  # taken back on Save, not before
     settings._accept()
     assert not session.approvals.allowed(workdir)
+
+
+def test_a_full_disk_stops_the_run_says_so_keeps_the_persons_edit_and_resume_goes_on(qtbot, make_window, workdir):
+    from tests.core.test_disk_full import fill_disk, make_room
+
+    command = f'"{sys.executable}" -c "import time; print(1, flush=True); time.sleep(1); print(20000 * chr(120))"'
+    model = ScriptedModel([reply("", call("shell_run", "c1", command=command))],
+                          default=reply("", call("task_done", summary="done once there was room")))
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards and window.chat.cards["c1"].started, timeout=WAIT)
+    store = window.workspace.store
+    fill_disk(store)  # while the command runs: its result finds no room
+
+    # The run stops, and a message says why and how to go on; the command's card stops counting.
+    def told():
+        return [box for box in window.findChildren(QMessageBox) if box.isVisible() and "ran out of room" in box.text()]
+    qtbot.waitUntil(lambda: bool(told()) and not session.running, timeout=WAIT)
+    assert "Free some space, then press Resume (Ctrl+R)" in told()[0].text()
+    card = window.chat.cards["c1"]
+    assert card.header.text().endswith("· unfinished: the run stopped") and card.stop_button.isHidden()
+    told()[0].accept()
+
+    # The person's plan edit cannot be recorded either: it stays in the editor, and the pane says why.
+    window.activateWindow()  # as closing the message gives the window back
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    pane = window.panes[PLAN]
+    pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Person: keep the old API\n" + "x" * 20_000)
+    qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert pane.editing and "keep the old API" in pane.editor.toPlainText()
+    assert "Not saved. The disk holding" in pane.notice.text() and pane.notice.isVisible()
+
+    make_room(store)
+    qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)  # saved now
+    assert not pane.editing, pane.notice.text()
+    qtbot.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: session.state.status == "ended:done", timeout=WAIT)
+    assert "keep the old API" in str(model.requests[-1].messages)  # the edit reached the agent
+    assert card.status == "error" and "Tripane stopped while this call was in progress" in card.details.text()
