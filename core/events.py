@@ -98,6 +98,8 @@ class AssistantMessage(Event):
     turn: int = 0
     # Per-request context figures (prefix reuse, zone sizes); filled by the context engine.
     metrics: dict[str, Any] = field(default_factory=dict)
+    # A reasoning model's thinking before this reply: for the person to read, never sent back.
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)

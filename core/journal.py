@@ -25,6 +25,7 @@ class TextDelta:
 
     session_id: str
     text: str
+    reasoning: bool = False  # a piece of the model's thinking, not of its answer
 
 
 @dataclass(frozen=True)

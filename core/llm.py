@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
+from core.reasoning import ThinkSplitter, split_reasoning
 from core.secrets import provider_of
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class ModelReply:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     finish_reason: str = ""
+    reasoning: str = ""  # a reasoning model's thinking, apart from its answer (core/reasoning.py)
 
 
 class ModelError(Exception):
@@ -93,7 +95,9 @@ RetrySink = Callable[[Retry], None]
 
 class ModelClient(Protocol):
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None) -> ModelReply: ...
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
+        """The reply; while it streams, its answer's text goes to `on_text` and a reasoning
+        model's thinking to `on_reasoning`."""
 
 
 _litellm: Any = None
@@ -158,13 +162,13 @@ class LiteLLMClient:
         self._api_key = api_key
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None) -> ModelReply:
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
         if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()
         for attempt in range(self.retries + 1):
             try:
-                return await self._complete_once(litellm, request, on_text)
+                return await self._complete_once(litellm, request, on_text, on_reasoning)
             except ModelError as exc:
                 if not exc.retryable or attempt == self.retries:
                     raise
@@ -177,7 +181,8 @@ class LiteLLMClient:
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None) -> ModelReply:
+    async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
+                             on_reasoning: TextSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -208,7 +213,7 @@ class LiteLLMClient:
             kwargs["api_key"] = "not-needed"  # local servers (Ollama, llama.cpp) take any key
         try:
             stream = await litellm.acompletion(**kwargs)
-            return await _collect(litellm, request.model, stream, on_text, timeout_s)
+            return await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning)
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
@@ -222,11 +227,15 @@ async def _import_off_loop() -> Any:
 
 
 class _Pieces:
-    """A streamed reply as its chunks arrive: text, tool calls (in parts), usage, finish reason."""
+    """A streamed reply as its chunks arrive: text, reasoning, tool calls (in parts), usage, finish
+    reason."""
 
-    def __init__(self, on_text: TextSink | None):
+    def __init__(self, on_text: TextSink | None, on_reasoning: TextSink | None = None):
         self.on_text = on_text
+        self.on_reasoning = on_reasoning
         self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.thinking = ThinkSplitter()
         self.calls: dict[int, dict[str, str]] = {}
         self.usage: Any = None
         self.finish = ""
@@ -243,10 +252,13 @@ class _Pieces:
         delta = choice.delta
         if delta is None:
             return
+        # litellm's name for a separate reasoning field, and the name some servers use (vLLM, Ollama)
+        thought = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(thought, str) and thought:
+            self._add(thought, "")
         if delta.content:
-            self.text.append(delta.content)
-            if self.on_text:
-                self.on_text(delta.content)
+            answer, reasoning = self.thinking.feed(delta.content)
+            self._add(reasoning, answer)
         for tc in delta.tool_calls or ():
             slot = self.calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
             slot["id"] = tc.id or slot["id"]
@@ -254,14 +266,30 @@ class _Pieces:
                 slot["name"] += tc.function.name or ""
                 slot["arguments"] += tc.function.arguments or ""
 
+    def _add(self, reasoning: str, answer: str) -> None:
+        if reasoning:
+            self.reasoning.append(reasoning)
+            if self.on_reasoning:
+                self.on_reasoning(reasoning)
+        if answer:
+            self.text.append(answer)
+            if self.on_text:
+                self.on_text(answer)
+
+    def reply(self, litellm: Any, model: str) -> ModelReply:
+        answer, reasoning = self.thinking.finish()
+        self._add(reasoning, answer)
+        text, reasoning = split_reasoning("".join(self.text), "".join(self.reasoning), self.thinking.opened)
+        return ModelReply(text, self.tool_calls(), _usage(litellm, model, self.usage), self.finish, reasoning)
+
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])
                      for index, slot in sorted(self.calls.items()))
 
 
 async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None,
-                   timeout_s: float | None = None) -> ModelReply:
-    pieces = _Pieces(on_text)
+                   timeout_s: float | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
+    pieces = _Pieces(on_text, on_reasoning)
     chunks = stream.__aiter__()
     while True:
         try:
@@ -275,7 +303,7 @@ async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | No
                 raise _stopped_midway(litellm, exc, timeout_s) from exc
             raise
         pieces.take(chunk)  # outside the try: a failure of ours is not the provider's
-    return ModelReply("".join(pieces.text), pieces.tool_calls(), _usage(litellm, model, pieces.usage), pieces.finish)
+    return pieces.reply(litellm, model)
 
 
 def _usage(litellm: Any, model: str, usage: Any) -> Usage:

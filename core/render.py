@@ -42,7 +42,8 @@ def render(record: Record) -> str | None:
         case AssistantMessage():
             calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in event.tool_calls)
             said = _short(event.text) if event.text else ""
-            return f"[turn {event.turn}] agent: {said}{' → ' if said and calls else ''}{calls}"
+            thought = f"(thought {len(event.reasoning.split()):,} words) " if event.reasoning else ""
+            return f"[turn {event.turn}] agent: {thought}{said}{' → ' if said and calls else ''}{calls}"
         case ToolResult():
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""

@@ -41,7 +41,7 @@ class ScriptedModel:
     _main_calls: int = 0
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None) -> ModelReply:
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
         self.requests.append(request)
         if request.tool_choice == "none" or not request.tools:
             result: ModelReply | ModelError = (
@@ -59,6 +59,8 @@ class ScriptedModel:
                 result = ModelReply("", (call("task_done", summary="script exhausted"),))
         if isinstance(result, ModelError):
             raise result
+        if on_reasoning and result.reasoning:
+            on_reasoning(result.reasoning)
         if on_text and result.text:
             on_text(result.text)
         return result

@@ -16,6 +16,7 @@ from gui.qt import QObject, Signal
 class SessionBridge(QObject):
     record_added = Signal(object)  # core.events.Record
     text_streamed = Signal(str)  # a piece of the reply being written
+    reasoning_streamed = Signal(str)  # a piece of a reasoning model's thinking before it
     activity_changed = Signal(str, str)  # activity (thinking, retrying, running_tool, …), its detail
     tool_output = Signal(str, str)  # a tool's call id, and what it printed ("" when it starts)
 
@@ -28,7 +29,7 @@ class SessionBridge(QObject):
         if isinstance(notice, Record):
             self.record_added.emit(notice)
         elif isinstance(notice, TextDelta):
-            self.text_streamed.emit(notice.text)
+            (self.reasoning_streamed if notice.reasoning else self.text_streamed).emit(notice.text)
         elif isinstance(notice, StatusChanged):
             self.activity_changed.emit(notice.activity, notice.detail)
         elif isinstance(notice, ToolOutput):

@@ -458,6 +458,8 @@ class MainWindow(QMainWindow):
         bridge = SessionBridge(session, self)
         bridge.record_added.connect(lambda record, s=session: self.on_bridge_record_added(s, record))
         bridge.text_streamed.connect(lambda text, s=session: s is self.session and self.chat.stream(text))
+        bridge.reasoning_streamed.connect(
+            lambda text, s=session: s is self.session and self.chat.stream_reasoning(text))
         bridge.tool_output.connect(
             lambda call_id, text, s=session: s is self.session and self.chat.tool_output(call_id, text))
         bridge.activity_changed.connect(

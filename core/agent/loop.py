@@ -418,6 +418,7 @@ class AgentLoop:
                 request,
                 lambda text: self.journal.notify(TextDelta(session_id, text)),
                 lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe())),
+                lambda thought: self.journal.notify(TextDelta(session_id, thought, reasoning=True)),
             ))
         except ModelError as exc:
             if not end_on_error:
@@ -469,7 +470,7 @@ class AgentLoop:
         self._record(AssistantMessage(
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
-            metrics={**assembled.metrics(), **({"flush": True} if flush else {})},
+            metrics={**assembled.metrics(), **({"flush": True} if flush else {})}, reasoning=reply.reasoning,
         ))
         if reply.tool_calls:
             await self._run_calls(list(reply.tool_calls))
@@ -478,8 +479,10 @@ class AgentLoop:
         elif reply.text.strip():
             self._end("done", reply.text.strip())
         else:
-            self._fail("", "empty_reply", "The model sent an empty reply: no text and no tool call. "
-                       "Continue the task with a tool call, or call task_done.")
+            what = ("The model's reply held only its thinking: no answer and no tool call (cut off at the "
+                    "output limit, perhaps). " if reply.reasoning.strip() else
+                    "The model sent an empty reply: no text and no tool call. ")
+            self._fail("", "empty_reply", what + "Continue the task with a tool call, or call task_done.")
 
     def _learn_window(self, window: int | None) -> None:
         """The provider stated a smaller window than assumed (a local server started with a fixed

@@ -175,6 +175,7 @@ class ChatView(QScrollArea):
         self.changes = ChangeTally()  # what the file tools changed, told when the session ends
         self._live: MessageItem | None = None
         self._live_text = ""
+        self._live_reasoning = ""
         self._render_timer = QTimer(self, singleShot=True, interval=80)
         self._render_timer.timeout.connect(self._render_live)
         self._clock = QTimer(self, interval=1000)  # the running tool's card counts the seconds
@@ -204,6 +205,7 @@ class ChatView(QScrollArea):
         self.changes = ChangeTally()
         self._live = None
         self._live_text = ""
+        self._live_reasoning = ""
 
     def show_placeholder(self, html: str) -> None:
         """What the conversation area says while no session is shown."""
@@ -371,9 +373,9 @@ class ChatView(QScrollArea):
                 self._add(MessageItem("user", event.text), into)
             case AssistantMessage():
                 if into is None:
-                    self._finish_live(event.text)
-                elif event.text:
-                    self._add(MessageItem("assistant", event.text), into)
+                    self._finish_live(event.text, event.reasoning)
+                elif event.text or event.reasoning:
+                    self._add(MessageItem("assistant", event.text, event.reasoning), into)
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder)
                     card.stop_requested.connect(self.tool_stop_requested)
@@ -430,35 +432,51 @@ class ChatView(QScrollArea):
     # --- streaming ------------------------------------------------------------------------------
 
     def stream(self, text: str) -> None:
-        if self._live is None:
-            self._live = MessageItem("assistant", "")
-            self._live_text = ""
-            self._add(self._live)
+        self._live_item()
         self._live_text += text
         if not self._render_timer.isActive():
             self._render_timer.start()
 
+    def stream_reasoning(self, text: str) -> None:
+        """A piece of a reasoning model's thinking: its header counts it as it comes."""
+        self._live_item()
+        self._live_reasoning += text
+        if not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def _live_item(self) -> MessageItem:
+        if self._live is None:
+            self._live = MessageItem("assistant", "")
+            self._live_text = self._live_reasoning = ""
+            self._add(self._live)
+        return self._live
+
     def _render_live(self) -> None:
         if self._live is not None:
             self._follow = self._at_bottom()
-            self._live.stream_text(self._live_text)
+            if self._live_reasoning:
+                self._live.set_reasoning(self._live_reasoning, live=True)
+            if self._live_text or self._live.text:
+                self._live.stream_text(self._live_text)
 
     def discard_live(self) -> None:
         """Drop the reply being streamed (its call failed and is being tried again)."""
         self._finish_live("")
 
-    def _finish_live(self, final_text: str) -> None:
+    def _finish_live(self, final_text: str, reasoning: str = "") -> None:
         self._render_timer.stop()
         if self._live is not None:
-            if final_text:
+            if final_text or reasoning:
                 self._live.set_text(final_text)
+                self._live.set_reasoning(reasoning)
             else:
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()
-        elif final_text:
-            self._add(MessageItem("assistant", final_text))
+        elif final_text or reasoning:
+            self._add(MessageItem("assistant", final_text, reasoning))
         self._live = None
         self._live_text = ""
+        self._live_reasoning = ""
 
     def _note_approval(self, event: Event) -> None:
         """Which calls wait for the person's approval: their cards say so until the answer."""

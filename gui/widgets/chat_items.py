@@ -14,6 +14,7 @@ from gui.qt import (
     QMenu,
     QSizePolicy,
     Qt,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -56,7 +57,7 @@ def fit_width(widget: QWidget) -> None:
 
 
 class MessageItem(QFrame):
-    def __init__(self, role: str, text: str):
+    def __init__(self, role: str, text: str, reasoning: str = ""):
         super().__init__()
         self.setObjectName(f"message_{role}")
         self.role = role
@@ -70,6 +71,45 @@ class MessageItem(QFrame):
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
         self._settled_chars = 0
         self._reopened = ""  # the code fence the body's part reopens (a long code block was cut)
+        # A reasoning model's thinking: folded under a header that counts it, above the answer.
+        self.reasoning = ""
+        self.reasoning_header: QToolButton | None = None
+        self.reasoning_body: WrappedLabel | None = None
+        if reasoning:
+            self.set_reasoning(reasoning)
+            self.body.setVisible(bool(text))  # only thinking, no answer: no empty line for it
+
+    def set_reasoning(self, text: str, *, live: bool = False) -> None:
+        """The model's thinking so far (`live`: it is still thinking), or all of it."""
+        if self.reasoning_header is None:
+            if not text:
+                return
+            self.reasoning_header = QToolButton()
+            self.reasoning_header.setObjectName("reasoning_header")
+            self.reasoning_header.setCheckable(True)
+            self.reasoning_header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            self.reasoning_header.setArrowType(Qt.ArrowType.RightArrow)
+            self.reasoning_header.setToolTip("What the model thought before it answered (it is not sent back to it)")
+            self.reasoning_header.toggled.connect(self._show_reasoning)
+            fit_width(self.reasoning_header)
+            self.reasoning_body = rich_label("", "reasoning")
+            self.reasoning_body.setVisible(False)
+            self.layout().insertWidget(1, self.reasoning_header)
+            self.layout().insertWidget(2, self.reasoning_body)
+        self.reasoning = text
+        self.reasoning_header.setVisible(bool(text))
+        words = len(text.split())
+        self.reasoning_header.setText(f"{'Thinking…' if live else 'Thought'} ({words:,} word{'s' * (words != 1)})")
+        if self.reasoning_header.isChecked():
+            self._show_reasoning(True)
+
+    def _show_reasoning(self, shown: bool) -> None:
+        """Rendered when unfolded, not at every piece: a long thinking is thousands of words."""
+        assert self.reasoning_header is not None and self.reasoning_body is not None
+        self.reasoning_header.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        if shown:
+            self.reasoning_body.setText(f'<div style="white-space: pre-wrap">{escape_html(self.reasoning)}</div>')
+        self.reasoning_body.setVisible(shown)
 
     def set_text(self, text: str) -> None:
         """The whole text, in one label (a finished message can be selected at one go)."""
@@ -79,12 +119,14 @@ class MessageItem(QFrame):
         self.settled, self._settled_chars, self._reopened = [], 0, ""
         self.text = text
         self.body.setText(wrapping(to_html(text)))
+        self.body.setVisible(bool(text) or not self.reasoning)
 
     def stream_text(self, text: str) -> None:
         """A reply still being written (it only grows). Rendering all of it at each update took
         50 ms at 3,000 words, every 80 ms: its finished blocks go into labels of their own, each
         rendered once, and only the rest is rendered again."""
         self.text = text
+        self.body.setVisible(True)
         rest = self._reopened + text[self._settled_chars:]
         end, fence = finished_blocks_end(rest) if len(rest) >= SETTLE_CHARS else (0, "")
         if end:

@@ -415,3 +415,42 @@ async def test_a_model_name_without_a_provider_says_how_to_write_it():
                                              api_base="http://127.0.0.1:9/v1"))
     assert failed.value.kind == "unknown_model" and not failed.value.retryable
     assert "Write it as provider/model" in str(failed.value)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+async def test_a_reasoning_models_thinking_is_shown_apart_and_never_sent_back(store, data_dir, workdir, field):
+    thinking = "The task is small: write the file, then finish. " * 20
+    script = positional([
+        # in a field of its own (DeepSeek's API, vLLM's reasoning parser, OpenRouter's name for it) ...
+        Turn(reasoning=thinking, reasoning_field=field, text="Writing it.",
+             tool_calls=(tool("file_write", path="out.txt", content="hi\n"),)),
+        # ... or inside the text, as llama.cpp and many local setups of Qwen3 send it
+        Turn(text=f"<think>\n{thinking}\n</think>\n\nAll written.", tool_calls=(tool("task_done", summary="written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/scripted", api_base=server.url)
+        live = {False: [], True: []}
+        session.subscribe(lambda notice: live[notice.reasoning].append(notice.text)
+                          if isinstance(notice, TextDelta) else None)
+        assert await session.run() == "done"
+
+    replies = events_of(session, AssistantMessage)
+    assert [m.text for m in replies] == ["Writing it.", "All written."]
+    assert [m.reasoning.strip() for m in replies] == [thinking.strip()] * 2  # kept, for the person
+    assert "".join(live[False]) == "Writing it.All written."  # the answer streams as the answer
+    assert "".join(live[True]).count("The task is small") == 40  # the thinking streams apart
+    sent_back = json.dumps(server.requests[-1]["messages"])
+    assert "Writing it." in sent_back and "The task is small" not in sent_back
+    first_reply = next(r for r in session.records if isinstance(r.event, AssistantMessage))
+    assert "agent: (thought 180 words) Writing it. → file_write" in render(first_reply)
+
+
+async def test_a_reply_that_is_only_thinking_is_an_empty_reply_the_agent_is_told_of(store, data_dir, workdir):
+    script = positional([Turn(text="<think>I should check the tests, then"),  # cut off at the output limit
+                         Turn(tool_calls=(tool("task_done", summary="done"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/scripted", api_base=server.url)
+        assert await session.run() == "done"
+    error = events_of(session, ErrorRecorded)[0]
+    assert "held only its thinking" in error.message
+    assert events_of(session, AssistantMessage)[0].reasoning == "I should check the tests, then"

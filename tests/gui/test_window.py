@@ -341,7 +341,7 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     class FlakyModel(ScriptedModel):
         """The first call breaks off after a few words, as a stalled provider does, and is tried again."""
 
-        async def complete(self, request, on_text=None, on_retry=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
             if not self.requests:
                 on_text("Half a rep")
                 on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 4.0))
@@ -629,3 +629,33 @@ def test_a_full_disk_stops_the_run_says_so_keeps_the_persons_edit_and_resume_goe
     qtbot.waitUntil(lambda: session.state.status == "ended:done", timeout=WAIT)
     assert "keep the old API" in str(model.requests[-1].messages)  # the edit reached the agent
     assert card.status == "error" and "Tripane stopped while this call was in progress" in card.details.text()
+
+
+def test_a_reasoning_models_thinking_is_counted_as_it_comes_and_folded_above_its_answer(qtbot, make_window, workdir):
+    go_on = asyncio.Event()
+    thinking = "The plan says read first, so I read the file. " * 30
+
+    class ThinkingModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+            if not self.requests:
+                on_reasoning(thinking)
+                await go_on.wait()
+            return await super().complete(request, on_text, on_retry, on_reasoning)
+
+    done = reply("Read it; done.", call("task_done", summary="ok"))
+    model = ThinkingModel([ModelReply(done.text, done.tool_calls, done.usage, reasoning=thinking)])
+    window = make_window(model)
+    session = start(window, workdir)
+
+    def live_item():
+        return next((w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant"), None)
+    qtbot.waitUntil(lambda: live_item() is not None and live_item().reasoning_header is not None, timeout=WAIT)
+    item = live_item()
+    assert item.reasoning_header.text() == "Thinking… (300 words)" and not item.reasoning_body.isVisible()
+
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert item.reasoning_header.text() == "Thought (300 words)" and item.text == "Read it; done."
+    qtbot.mouseClick(item.reasoning_header, Qt.MouseButton.LeftButton)  # unfolded: the thinking, as written
+    assert item.reasoning_body.isVisible() and "The plan says read first" in item.reasoning_body.text()
+    assert "The plan says read first" not in str(model.requests[-1].messages)  # never sent back

@@ -33,6 +33,10 @@ class Turn:
     # (then gives up), or, with stall_s 0, drops the connection.
     break_after: int | None = None
     stall_s: float = 0.0
+    # A reasoning model's thinking, streamed before the text in a field of its own (as DeepSeek's API
+    # and vLLM's reasoning parsers send it), under this name.
+    reasoning: str = ""
+    reasoning_field: str = "reasoning_content"
 
 
 @dataclass(frozen=True)
@@ -247,6 +251,8 @@ def _chunks(body: dict, step: Turn) -> list[dict]:
                 "model": body.get("model"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     out = [chunk({"role": "assistant", "content": ""})]
+    for start in range(0, len(step.reasoning), 8):
+        out.append(chunk({step.reasoning_field: step.reasoning[start:start + 8], "content": None}))
     text = step.text
     for start in range(0, len(text), 8):
         out.append(chunk({"content": text[start:start + 8]}))

@@ -1,0 +1,83 @@
+"""A reasoning model's thinking, told apart from its answer.
+
+Reasoning models think before they answer. Hosted APIs and servers started with a reasoning
+parser send the thinking in a field of its own (`reasoning_content`, or `reasoning`); others
+(llama.cpp without one, many local setups of Qwen3, DeepSeek-R1, QwQ) send it inside the text, as
+`<think>…</think>` before the answer, or only the closing tag when the chat template opened it.
+
+Kept in the answer, the thinking was shown as the reply and sent back with every later request: a
+few thousand tokens a turn that the model does not need again (DeepSeek's guidance is not to send
+it back), in an agent that runs for dozens of turns. It is kept apart: stored with the reply for
+the person to read, never part of the history the model sees.
+"""
+
+from __future__ import annotations
+
+OPEN, CLOSE = "<think>", "</think>"
+
+
+class ThinkSplitter:
+    """Splits a streamed text into (answer, reasoning) pieces as it arrives: a `<think>` block at
+    the very start is reasoning. A tag cut between two chunks is held back until it is whole."""
+
+    def __init__(self) -> None:
+        self._state = "start"  # start (only whitespace so far) | inside (<think>) | after (</think>) | answer
+        self._held = ""
+        self.opened = False  # a <think> block was seen
+
+    def feed(self, text: str) -> tuple[str, str]:
+        self._held += text
+        answer: list[str] = []
+        reasoning: list[str] = []
+        while self._held:
+            if self._state == "start":
+                stripped = self._held.lstrip()
+                if stripped.startswith(OPEN):
+                    self._held, self._state, self.opened = stripped[len(OPEN):], "inside", True
+                elif not stripped or OPEN.startswith(stripped):
+                    break  # whitespace, or the start of a tag: wait for more
+                else:
+                    self._state = "answer"
+            elif self._state == "inside":
+                end = self._held.find(CLOSE)
+                if end >= 0:
+                    reasoning.append(self._held[:end])
+                    self._held, self._state = self._held[end + len(CLOSE):], "after"
+                    continue
+                keep = _partial_tag_length(self._held, CLOSE)
+                reasoning.append(self._held[:len(self._held) - keep])
+                self._held = self._held[len(self._held) - keep:]
+                break
+            elif self._state == "after":  # the blank lines between the thinking and the answer
+                self._held = self._held.lstrip()
+                if self._held:
+                    self._state = "answer"
+            else:
+                answer.append(self._held)
+                self._held = ""
+        return "".join(answer), "".join(reasoning)
+
+    def finish(self) -> tuple[str, str]:
+        """What was held back when the text ends: an unclosed <think> (the reply was cut off while
+        thinking) is all reasoning; anything else is answer."""
+        held, self._held = self._held, ""
+        if self._state == "inside":
+            return "", held
+        return ("", "") if self._state == "after" else (held, "")
+
+
+def split_reasoning(answer: str, reasoning: str, opened: bool) -> tuple[str, str]:
+    """The whole reply, once more: a chat template that opens the <think> block itself leaves only
+    its closing tag in the text, with the thinking before it."""
+    if opened or CLOSE not in answer:
+        return answer, reasoning
+    before, _, after = answer.partition(CLOSE)
+    return after.lstrip(), (reasoning + before).strip()
+
+
+def _partial_tag_length(text: str, tag: str) -> int:
+    """How many characters at the end of `text` could be the start of `tag`."""
+    for length in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-length:]):
+            return length
+    return 0
