@@ -531,6 +531,7 @@ class MainWindow(QMainWindow):
             self.chat.run_stopped()
         error = run.exception() if run is not None and not run.cancelled() else None
         if isinstance(error, DiskFull):  # the run stopped where it was, as a crash would: say why
+            self.alert(error.what, "Run stopped: the disk is full")
             self.tell(f"{self._title_of(session.id)} stopped. {error.what}\n\nFree some space, then press "
                       "Resume (Ctrl+R) to go on from there.", QMessageBox.Icon.Warning)
         elif error is not None:

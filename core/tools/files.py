@@ -12,6 +12,7 @@ from core.memory.working import atomic_write
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
+from core.tools.skipped import Skipper
 
 BINARY_PROBE_BYTES = 8192
 MAX_LIST_ENTRIES = 500
@@ -238,8 +239,10 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     """List the files and folders under a folder of the workdir, recursively.
 
     Use it to find your way in an unfamiliar project before reading files. Hidden folders (names
-    starting with a dot) are skipped, entries are sorted, and the list stops at 500 entries: narrow
-    the path or the pattern when it does. Counts as a reading action for the 2-Action Rule.
+    starting with a dot), dependency and cache folders (node_modules, virtual environments) and
+    what .gitignore excludes are passed over (named at the end: give such a folder as the path to
+    list it), entries are sorted, and the list stops at 500 entries: narrow the path or the pattern
+    when it does. Counts as a reading action for the 2-Action Rule.
 
     Args:
         path: Folder relative to the workdir.
@@ -247,24 +250,30 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     """
     root = ctx.resolve_folder(path)
     entries: list[str] = []
-    for name, _ in walk_files(root, pattern):
+    skipper = Skipper(ctx.workdir.resolve())
+    for name, _ in walk_files(root, pattern, skipper):
         entries.append(name)
         if len(entries) >= MAX_LIST_ENTRIES:
-            return "\n".join(entries) + f"\n[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]"
-    return "\n".join(entries) if entries else f"[no files matching {pattern!r} under {path!r}]"
+            entries.append(f"[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]")
+            break
+    if not entries:
+        entries.append(f"[no files matching {pattern!r} under {path!r}]")
+    return "\n".join(entries + [note] if (note := skipper.note("listed")) else entries)
 
 
-def walk_files(root: Path, pattern: str = "*") -> Iterator[tuple[str, Path]]:
+def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str, Path]]:
     """The files under `root` whose names match `pattern`, as (path relative to root with "/",
-    full path), sorted folder by folder. Hidden folders (.git, .venv, …) are skipped: they are
-    tools' storage, large and rarely what the task is about. A name's bytes that are not UTF-8
-    show as `\\xNN`, which the tools read back (core.text.os_path)."""
+    full path), sorted folder by folder. Hidden folders (.git, .venv, …), dependency and cache
+    folders and what .gitignore excludes are passed over (`skipper` says which it passed over). A
+    name's bytes that are not UTF-8 show as `\\xNN`, which the tools read back (core.text.os_path)."""
+    skipper.start(root)
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = skipper.folders_to_walk(Path(folder), dirs)
         rel = os.path.relpath(folder, root)
         for name in sorted(files):
             # Regular files only: a named pipe in the tree would block the first read of it.
-            if fnmatch.fnmatch(name, pattern) and os.path.isfile(os.path.join(folder, name)):
+            if (fnmatch.fnmatch(name, pattern) and os.path.isfile(os.path.join(folder, name))
+                    and not skipper.file_ignored(Path(folder) / name)):
                 shown = shown_text(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
                 yield shown, Path(folder) / name
 

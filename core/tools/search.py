@@ -13,6 +13,7 @@ from pathlib import Path
 from core.tools.context import ToolContext
 from core.tools.files import is_binary, text_codec, walk_files
 from core.tools.registry import ToolError
+from core.tools.skipped import Skipper
 
 MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped, and said so
 MAX_FILES = 20_000  # a search stops after this many files (a vendored tree, a dataset)
@@ -28,7 +29,9 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     Use it to find where a name is defined or used, where a message comes from, or which files
     mention a topic, instead of reading files one by one. Each result line is `path:LINE: text`,
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
-    binary files and files over 2 MB are skipped. The output stops at about 4,000 characters:
+    dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
+    binary files and files over 2 MB are skipped (folders named at the end: give one as the path
+    to search it). The output stops at about 4,000 characters:
     narrow the path, the pattern or the text when it says it stopped. Counts as a reading action
     for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again
     with their encoding to match their non-ASCII text.
@@ -63,7 +66,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     too_big: list[str] = []
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     stopped = ""
-    for name, full in walk_files(root, pattern):
+    skipper = Skipper(workdir)
+    for name, full in walk_files(root, pattern, skipper):
         files_seen += 1
         if files_seen > MAX_FILES:
             stopped = f"stopped after {MAX_FILES:,} files"
@@ -95,8 +99,9 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             used += len(line)
         if stopped:
             break
+    skipped = skipper.note("searched")
     return "".join(lines) + _summary(query, path, pattern, len(lines), files_matched, stopped, too_big) + \
-        _misread_note(misread, codec)
+        _misread_note(misread, codec) + (f"\n{skipped}" if skipped else "")
 
 
 def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str,

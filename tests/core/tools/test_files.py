@@ -176,3 +176,19 @@ def test_a_utf16_file_is_pointed_to_its_encoding_and_read_in_it(ctx):
     with pytest.raises(ToolError, match='binary file.*encoding="utf-16"'):
         file_read(ctx, "out.txt")
     assert file_read(ctx, "out.txt", encoding="utf-16").endswith("PS output: ok\r\n")
+
+
+def test_the_list_shows_the_project_not_its_dependencies_and_says_what_it_passed_over(ctx):
+    from tests.core.tools.test_search import a_project_with_dependencies
+
+    a_project_with_dependencies(ctx)
+    lines = file_list(ctx).splitlines()
+    assert lines[:6] == [".gitignore", "keep.log", "packages/web/index.js", "src/.gitignore", "src/app.py",
+                         "[not listed: build/ (.gitignore), node_modules/ (dependencies), target/ (a cache folder), "
+                         "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 2 more folders, "
+                         "2 files .gitignore excludes. Give a folder's path to list it if the task is about it]"]
+    assert file_list(ctx, "venv").splitlines() == ["pyvenv.cfg", "lib/site.py"]  # asked for: listed
+    # A folder that is neither a repository nor has a .gitignore: everything but the usual folders.
+    (ctx.workdir / ".git").rmdir()
+    (ctx.workdir / ".gitignore").unlink()
+    assert "build/out.txt" in file_list(ctx).splitlines() and "app.log" in file_list(ctx).splitlines()

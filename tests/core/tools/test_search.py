@@ -152,3 +152,34 @@ def test_a_search_in_utf16_reads_the_files_that_binary_sniffing_would_skip(ctx):
     assert "no lines containing" in file_search(ctx, "Übersetzung")  # skipped as binary in UTF-8
     found = file_search(ctx, "Übersetzung", encoding="utf-16")
     assert found.splitlines()[0] == "build.log:2: Warnung: Übersetzung fehlt" and "logo.png" not in found
+
+
+def a_project_with_dependencies(ctx) -> None:
+    """A project as it looks on disk after installing and building: its own code, and far more."""
+    (ctx.workdir / ".git").mkdir()
+    write(ctx, ".gitignore", "build/\n*.log\n!keep.log\n.env\n")
+    write(ctx, "src/app.py", "needle = 1\n")
+    write(ctx, "src/.gitignore", "generated/\n")  # a nested .gitignore speaks for its folder
+    write(ctx, "src/generated/out.py", "needle\n")
+    write(ctx, "packages/web/index.js", "needle\n")
+    write(ctx, "keep.log", "needle\n")
+    for ignored in ("node_modules/react/index.js", "packages/web/node_modules/x/i.js", "venv/lib/site.py",
+                    "target/debug/main.rs", "build/out.txt", "app.log", ".env", "src/__pycache__/app.pyc"):
+        write(ctx, ignored, "needle\n")
+    write(ctx, "venv/pyvenv.cfg", "home = /usr\n")
+    write(ctx, "target/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+
+
+def test_dependencies_virtual_environments_caches_and_gitignored_files_are_not_searched_and_named(ctx):
+    a_project_with_dependencies(ctx)
+    lines = file_search(ctx, "needle").splitlines()
+    assert lines[:4] == ["keep.log:1: needle", "packages/web/index.js:1: needle", "src/app.py:1: needle = 1",
+                         "[3 matching lines in 3 files under '.']"]
+    assert lines[4] == ("[not searched: build/ (.gitignore), node_modules/ (dependencies), target/ (a cache folder), "
+                        "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 2 more folders, "
+                        "2 files .gitignore excludes. Give a folder's path to search it if the task is about it]")
+    # Asked for by its path, a folder passed over is searched, .gitignore or not.
+    assert file_search(ctx, "needle", path="build").splitlines()[0] == "build/out.txt:1: needle"
+    assert file_search(ctx, "needle", path="node_modules").splitlines()[0] == "node_modules/react/index.js:1: needle"
+    assert file_search(ctx, "needle", path="src/generated").splitlines()[0] == "src/generated/out.py:1: needle"
+    assert file_read(ctx, "app.log").endswith("\nneedle\n")  # and any file is read by its name
