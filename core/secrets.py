@@ -73,11 +73,14 @@ MIN_SECRET_CHARS = 8  # shorter values ("1", "true") are settings, and would be 
 
 
 class Redactor:
-    """Hides the values of secret-named environment variables in text: `[hidden: NAME]`."""
+    """Hides the values of secret-named environment variables in text: `[hidden: NAME]`, and any
+    other secrets it is given by name (the session's API key from the keyring: a project's .env
+    often holds the same key, and a read of it would put it in the log and progress.md)."""
 
-    def __init__(self, environ: dict[str, str]):
+    def __init__(self, environ: dict[str, str], named: dict[str, str] | None = None):
         secrets = {value: name for name, value in sorted(environ.items())
                    if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS and not os.path.isabs(value)}
+        secrets.update({value: name for name, value in (named or {}).items() if len(value) >= MIN_SECRET_CHARS})
         self._names = secrets  # paths (SSH_AUTH_SOCK, XAUTHORITY) are not secrets, and are everywhere
         # Longest first: a key that contains another is hidden whole.
         alternatives = sorted(secrets, key=len, reverse=True)

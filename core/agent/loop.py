@@ -52,6 +52,7 @@ from core.events import (
     SessionEnded,
     SessionPaused,
     SessionResumed,
+    SessionStarted,
     ToolCall,
     ToolResult,
     UserMessage,
@@ -75,7 +76,7 @@ from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
-from core.secrets import Redactor, provider_of
+from core.secrets import Redactor, get_api_key, provider_of
 from core.store import as_disk_full
 from core.text import shown_text
 from core.tools.context import ToolContext
@@ -145,6 +146,12 @@ class Prepared(NamedTuple):
     saved: tuple[str, str] | None
 
 
+def session_key(config: SessionStarted | None) -> dict[str, str]:
+    """The session's API key from the keyring, by the name it is hidden under."""
+    key = get_api_key(config.model, config.api_base) if config is not None else None
+    return {f"{provider_of(config.model)} API key (keyring)": key} if key else {}
+
+
 class AgentLoop:
     def __init__(
         self,
@@ -169,7 +176,8 @@ class AgentLoop:
         self.session_dir = session_dir
         self.control = control
         self.settings = settings
-        self._hide_secrets = Redactor(dict(os.environ))  # the environment the commands inherit
+        # The environment the commands inherit, and the key the session's model is called with.
+        self._hide_secrets = Redactor(dict(os.environ), session_key(self.state.config))
         self._out: list[Record] = []
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run

@@ -68,3 +68,20 @@ async def test_a_command_that_prints_the_environment_keeps_no_key_anywhere(store
     for path in data_dir.rglob("*"):
         if path.is_file():
             assert key.encode() not in path.read_bytes(), path
+
+
+async def test_the_sessions_key_from_the_keyring_is_hidden_when_a_file_holds_it_too(store, data_dir, workdir,
+                                                                                  memory_keyring):
+    """The person's key is in the keyring; the project's .env holds the same key, as it often does."""
+    key = "sk-proj-Kk21bDx9Qm77Rw3e"
+    set_api_key("openai", key)
+    (workdir / ".env").write_text(f"OPENAI_API_KEY={key}\nDEBUG=1\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_read", call_id="env", path=".env")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, model="openai/gpt-4o-mini")
+    assert await session.run() == "done"
+    result = next(e for e in events_of(session, ToolResult) if e.call_id == "env")
+    assert "OPENAI_API_KEY=[hidden: openai API key (keyring)]" in result.content and "DEBUG=1" in result.content
+    assert key not in str(model.requests[-1].messages) and key not in session.read_file("progress.md")[0]
+    store.close()
+    assert not [path for path in data_dir.rglob("*") if path.is_file() and key.encode() in path.read_bytes()]
