@@ -656,6 +656,7 @@ def test_a_reasoning_models_thinking_is_counted_as_it_comes_and_folded_above_its
     go_on.set()
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert item.reasoning_header.text() == "Thought (300 words)" and item.text == "Read it; done."
+    qtbot.waitUntil(lambda: item.reasoning_header.height() > 0, timeout=WAIT)  # laid out: a click can land
     qtbot.mouseClick(item.reasoning_header, Qt.MouseButton.LeftButton)  # unfolded: the thinking, as written
     assert item.reasoning_body.isVisible() and "The plan says read first" in item.reasoning_body.text()
     assert "The plan says read first" not in str(model.requests[-1].messages)  # never sent back
