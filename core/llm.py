@@ -24,7 +24,12 @@ from urllib.parse import urlparse
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
-from core.reasoning import ThinkSplitter, split_reasoning
+from core.reasoning import (
+    ThinkSplitter,
+    passes_reasoning_back,
+    split_reasoning,
+    without_reasoning,
+)
 from core.secrets import provider_of
 
 log = logging.getLogger(__name__)
@@ -184,9 +189,10 @@ class LiteLLMClient:
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
                              on_reasoning: TextSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
+        messages = request.messages if passes_reasoning_back(request.model) else without_reasoning(request.messages)
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "timeout": timeout_s,

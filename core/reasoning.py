@@ -6,14 +6,32 @@ parser send the thinking in a field of its own (`reasoning_content`, or `reasoni
 `<think>…</think>` before the answer, or only the closing tag when the chat template opened it.
 
 Kept in the answer, the thinking was shown as the reply and sent back with every later request: a
-few thousand tokens a turn that the model does not need again (DeepSeek's guidance is not to send
-it back), in an agent that runs for dozens of turns. It is kept apart: stored with the reply for
-the person to read, never part of the history the model sees.
+few thousand tokens a turn that the model does not need again, in an agent that runs for dozens
+of turns. It is kept apart: stored with the reply for the person to read, and not part of the
+history the model sees, except where the provider needs it back (SENT_BACK_BY).
 """
 
 from __future__ import annotations
 
+from core.secrets import provider_of
+
 OPEN, CLOSE = "<think>", "</think>"
+# Providers whose thinking models must have the thinking of a turn that called tools sent back in
+# every later request (DeepSeek: "the API will return a 400 error" without it; litellm fills in a
+# blank, which leaves the model without its own reasoning). Every other provider is sent none.
+SENT_BACK_BY = {"deepseek"}
+
+
+def passes_reasoning_back(model: str) -> bool:
+    return provider_of(model) in SENT_BACK_BY
+
+
+def without_reasoning(messages: list[dict]) -> list[dict]:
+    """The messages with no thinking in them, for a provider that takes none (a session whose
+    model was changed from DeepSeek's to another's)."""
+    if not any("reasoning_content" in message for message in messages):
+        return messages
+    return [{k: v for k, v in message.items() if k != "reasoning_content"} for message in messages]
 
 
 class ThinkSplitter:

@@ -27,6 +27,7 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
+from core.reasoning import passes_reasoning_back
 
 Message = dict[str, Any]
 
@@ -55,8 +56,8 @@ OBSERVATION_FRAMES = (
 
 
 def message_text(message: Message) -> str:
-    """What of a message is tokenized: its text and any tool calls."""
-    parts = [message.get("content") or ""]
+    """What of a message is tokenized: its text, any tool calls, and thinking sent back."""
+    parts = [message.get("reasoning_content") or "", message.get("content") or ""]
     for call in message.get("tool_calls") or ():
         parts.append(call["function"]["name"] + call["function"]["arguments"])
     return "\n".join(parts)
@@ -139,6 +140,8 @@ class History:
                         for c in event.tool_calls
                     ]
                     self._open_calls = {c.id for c in event.tool_calls}
+                    if event.reasoning and passes_reasoning_back(event.model):
+                        message["reasoning_content"] = event.reasoning
                 elif not event.text:
                     message["content"] = "(empty reply)"
                 self._append(message)

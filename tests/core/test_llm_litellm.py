@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace as dataclass_replace
 
 import pytest
 
@@ -454,3 +455,23 @@ async def test_a_reply_that_is_only_thinking_is_an_empty_reply_the_agent_is_told
     error = events_of(session, ErrorRecorded)[0]
     assert "held only its thinking" in error.message
     assert events_of(session, AssistantMessage)[0].reasoning == "I should check the tests, then"
+
+
+async def test_deepseeks_thinking_of_a_turn_that_called_tools_is_sent_back_as_it_requires(store, data_dir, workdir):
+    thinking = "Write the file first; the test reads it."
+    script = positional([
+        Turn(reasoning=thinking, tool_calls=(tool("file_write", path="out.txt", content="hi\n"),)),
+        Turn(reasoning="Done now.", text="Written.", tool_calls=(tool("task_done", summary="written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="deepseek/deepseek-reasoner",
+                               api_base=server.url)
+        assert await session.run() == "done"
+    sent = [m for m in server.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert sent[-1]["reasoning_content"] == thinking  # DeepSeek answers 400 without it
+
+    # The session goes on with another provider's model: it is sent no thinking at all.
+    request = ModelRequest("openai/scripted", session.journal.history.messages)
+    with ScriptedServer(positional([Turn(text="fine")])) as other:
+        await client().complete(dataclass_replace(request, api_base=other.url))
+    assert "reasoning_content" not in json.dumps(other.requests[0]["messages"])
