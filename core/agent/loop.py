@@ -189,6 +189,7 @@ class AgentLoop:
         self._window: int | None = None  # the context window the engine budgets for, once known
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
+        self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -480,10 +481,16 @@ class AgentLoop:
             model=self.state.model, turn=self.state.turn + 1,
             metrics={**assembled.metrics(), **({"flush": True} if flush else {})}, reasoning=reply.reasoning,
         ))
+        # The provider stopped the reply at the output limit: a call's arguments may be cut short,
+        # and a text is not the final answer it would otherwise be taken for.
+        self._reply_cut_off = reply.finish_reason == "length"
         if reply.tool_calls:
             await self._run_calls(list(reply.tool_calls))
         elif flush:
             return
+        elif reply.text.strip() and self._reply_cut_off:
+            self._fail("", "cut_off", "Your reply reached the output limit before it ended, so it is not taken as "
+                       "your final answer. Go on from where it stopped, in a shorter reply, or call task_done.")
         elif reply.text.strip():
             self._end("done", reply.text.strip())
         else:
@@ -594,6 +601,13 @@ class AgentLoop:
             if not isinstance(arguments, dict):
                 raise ValueError("the arguments must be a JSON object")
         except ValueError as exc:
+            if self._reply_cut_off:  # the same call sent again would be cut off again
+                self._fail(call.name, "cut_off_arguments",
+                           f"Your reply reached the output limit in the middle of this {call.name!r} call, so "
+                           f"its arguments are incomplete ({len(call.arguments):,} characters came) and it was "
+                           "not run. Send less in one call: write a long file in parts (file_write the first "
+                           "part, then file_edit to add each next part after the last line written).", call)
+                return
             self._fail(call.name, "malformed_arguments",
                        f"The arguments of your {call.name!r} call are not valid JSON ({exc}). "
                        f"You sent: {call.arguments[:500]!r}. Send a JSON object.", call)

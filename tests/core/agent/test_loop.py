@@ -572,3 +572,20 @@ async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_e
     assert await ran == "done"
     if sys.platform != "win32":
         assert not await still_beating(workdir)
+
+
+async def test_a_reply_cut_off_at_the_output_limit_is_neither_run_half_nor_taken_as_the_answer(store, data_dir,
+                                                                                             workdir):
+    half_a_file = ToolCall("w1", "file_write", '{"path": "big.py", "content": "def main():\\n    print(\'')
+    model = ScriptedModel([
+        ModelReply("", (half_a_file,), finish_reason="length"),  # the output limit, mid-arguments
+        ModelReply("The answer is that the config is read in two places, first in", finish_reason="length"),
+        reply("", call("task_done", summary="ok")),
+    ])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    errors = events_of(session, ErrorRecorded)
+    assert [e.signature.split(":")[1] for e in errors][:2] == ["cut_off_arguments", "cut_off"]
+    assert "write a long file in parts" in errors[0].message and not (workdir / "big.py").exists()
+    assert "not taken as your final answer" in errors[1].message
+    assert events_of(session, SessionEnded)[-1].summary == "ok"
