@@ -38,9 +38,27 @@ class Event:
 class ToolCall:
     id: str
     name: str
-    # The arguments exactly as the model produced them: malformed JSON must survive into the log
-    # so the model later sees what it actually sent.
+    # The arguments exactly as the model produced them: malformed JSON survives into the log, and
+    # the error the agent is told quotes what it actually sent.
     arguments: str
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a JSON object (none sent: an empty one); ValueError when they are not one."""
+        arguments = json.loads(self.arguments) if self.arguments.strip() else {}
+        if not isinstance(arguments, dict):
+            raise ValueError("the arguments must be a JSON object")
+        return arguments
+
+    def sendable_arguments(self) -> str:
+        """The arguments as the history sends them back: as they came when they are a JSON object.
+        Anthropic's API (and litellm's conversion to it) takes only an object, so one request with
+        a malformed call in its history was refused, and so was every later one: such a call goes
+        back as `{}`, beside the error that quotes what was sent."""
+        try:
+            self.parsed_arguments()
+        except ValueError:
+            return "{}"
+        return self.arguments if self.arguments.strip() else "{}"
 
 
 @dataclass(frozen=True)

@@ -597,9 +597,7 @@ class AgentLoop:
 
     async def _run_call(self, call: ToolCall, resuming: bool) -> None:
         try:
-            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-            if not isinstance(arguments, dict):
-                raise ValueError("the arguments must be a JSON object")
+            arguments = call.parsed_arguments()
         except ValueError as exc:
             if self._reply_cut_off:  # the same call sent again would be cut off again
                 self._fail(call.name, "cut_off_arguments",

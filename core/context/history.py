@@ -136,7 +136,7 @@ class History:
                 message: Message = {"role": "assistant", "content": event.text or None}
                 if event.tool_calls:
                     message["tool_calls"] = [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.sendable_arguments()}}
                         for c in event.tool_calls
                     ]
                     self._open_calls = {c.id for c in event.tool_calls}

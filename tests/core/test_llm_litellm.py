@@ -475,3 +475,18 @@ async def test_deepseeks_thinking_of_a_turn_that_called_tools_is_sent_back_as_it
     with ScriptedServer(positional([Turn(text="fine")])) as other:
         await client().complete(dataclass_replace(request, api_base=other.url))
     assert "reasoning_content" not in json.dumps(other.requests[0]["messages"])
+
+
+@pytest.mark.parametrize("model", ["openai/scripted", "anthropic/claude-sonnet-4-5"])
+async def test_a_call_cut_off_at_the_output_limit_reaches_the_agent_as_such(store, data_dir, workdir, model):
+    half = '{"path": "big.py", "content": "def main():\\n    print('
+    script = positional([
+        Turn(tool_calls=(tool("file_write", raw=half),), finish_reason="length"),
+        Turn(tool_calls=(tool("task_done", summary="written in parts"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
+        assert await session.run() == "done"
+    error = events_of(session, ErrorRecorded)[0]
+    assert error.signature.split(":")[1] == "cut_off_arguments" and "write a long file in parts" in error.message
+    assert not (workdir / "big.py").exists()

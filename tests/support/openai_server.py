@@ -37,6 +37,7 @@ class Turn:
     # and vLLM's reasoning parsers send it), under this name.
     reasoning: str = ""
     reasoning_field: str = "reasoning_content"
+    finish_reason: str = ""  # "length": the reply stopped at the output limit; default: stop or tool_calls
 
 
 @dataclass(frozen=True)
@@ -235,13 +236,17 @@ def _usage(step: Turn) -> dict:
             "prompt_tokens_details": {"cached_tokens": step.cached_tokens}}
 
 
+def _finish(step: Turn) -> str:
+    return step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
+
+
 def _completion(body: dict, step: Turn) -> dict:
     message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
     if step.tool_calls:
         message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
                                  for i, n, a in step.tool_calls]
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": _finish(step)}],
             "usage": _usage(step)}
 
 
@@ -261,7 +266,7 @@ def _chunks(body: dict, step: Turn) -> list[dict]:
         out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                           "function": {"name": name, "arguments": arguments[:half]}}]}))
         out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]}))
-    out.append(chunk({}, "tool_calls" if step.tool_calls else "stop"))
+    out.append(chunk({}, _finish(step)))
     out.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
                 "model": body.get("model"), "choices": [], "usage": _usage(step)})
     return out
@@ -285,7 +290,8 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         events.extend({"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas)
         events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": "tool_use" if step.tool_calls else "end_turn",
+    stop_reason = {"length": "max_tokens"}.get(step.finish_reason) or ("tool_use" if step.tool_calls else "end_turn")
+    events.append({"type": "message_delta", "delta": {"stop_reason": stop_reason,
                                                       "stop_sequence": None},
                    "usage": {"output_tokens": _usage(step)["completion_tokens"]}})
     events.append({"type": "message_stop"})

@@ -260,10 +260,12 @@ async def test_malformed_tool_json_and_unknown_tool_are_survived(store, data_dir
     signatures = [e.signature for e in events_of(session, ErrorRecorded)]
     assert signatures[0].startswith("file_read:malformed_arguments")
     assert signatures[2].startswith("model:empty_reply")
-    # The malformed call stays in the history exactly as sent, followed by its error.
+    # The malformed call stays in the history, as an object a provider accepts, followed by its
+    # error quoting what was sent; the log keeps it exactly as sent.
     history = model.requests[-1].messages
-    assert any(m.get("tool_calls") and m["tool_calls"][0]["function"]["arguments"] == '{"path": "a.txt"'
-               for m in history)
+    assert any(m.get("tool_calls") and m["tool_calls"][0]["function"]["arguments"] == "{}" for m in history)
+    assert any(m["role"] == "tool" and """You sent: '{"path": "a.txt"'""" in m["content"] for m in history)
+    assert events_of(session, AssistantMessage)[0].tool_calls[0].arguments == '{"path": "a.txt"'
     assert any(m["role"] == "user" and "empty reply" in m["content"] for m in history)
 
 
