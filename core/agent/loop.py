@@ -190,6 +190,7 @@ class AgentLoop:
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
+        self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -476,6 +477,8 @@ class AgentLoop:
             if reply is None:
                 return
         self._plan_version_seen = plan_version
+        if reply.tool_calls:
+            reply = dataclass_replace(reply, tool_calls=self._with_own_ids(reply.tool_calls))
         self._record(AssistantMessage(
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
@@ -498,6 +501,24 @@ class AgentLoop:
                     "output limit, perhaps). " if reply.reasoning.strip() else
                     "The model sent an empty reply: no text and no tool call. ")
             self._fail("", "empty_reply", what + "Continue the task with a tool call, or call task_done.")
+
+    def _with_own_ids(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """The calls, each with an id no other call of the session has. Some servers send no ids
+        (a placeholder is made for each reply) or count from 0 in each reply: a result then
+        answered two calls, and a provider that checks (Anthropic) refused the history."""
+        if self._call_ids is None:
+            self._call_ids = {c.id for r in self.journal.records if isinstance(r.event, AssistantMessage)
+                              for c in r.event.tool_calls}
+        own = []
+        for index, call in enumerate(calls):
+            if call.id in self._call_ids:
+                call = dataclass_replace(call, id=next(
+                    candidate for n in itertools.count()
+                    if (candidate := f"call_{self.state.turn + 1}_{index}" + (f"_{n}" if n else ""))
+                    not in self._call_ids))
+            self._call_ids.add(call.id)
+            own.append(call)
+        return tuple(own)
 
     def _learn_window(self, window: int | None) -> None:
         """The provider stated a smaller window than assumed (a local server started with a fixed

@@ -490,3 +490,28 @@ async def test_a_call_cut_off_at_the_output_limit_reaches_the_agent_as_such(stor
     error = events_of(session, ErrorRecorded)[0]
     assert error.signature.split(":")[1] == "cut_off_arguments" and "write a long file in parts" in error.message
     assert not (workdir / "big.py").exists()
+
+
+@pytest.mark.parametrize("model", ["openai/scripted", "anthropic/claude-sonnet-4-5"])
+async def test_calls_from_a_server_that_repeats_or_omits_ids_each_get_their_own_result(store, data_dir, workdir,
+                                                                                   model):
+    (workdir / "a.txt").write_text("alpha\n")
+    (workdir / "b.txt").write_text("beta\n")
+    script = positional([  # ids counted from 0 in each reply, as some servers do, then none at all
+        Turn(tool_calls=(tool("file_read", "call_0", path="a.txt"),)),
+        Turn(tool_calls=(tool("file_read", "call_0", path="b.txt"),)),
+        Turn(tool_calls=(("", "file_read", '{"path": "a.txt"}'), ("", "file_read", '{"path": "b.txt"}'))),
+        Turn(tool_calls=(tool("task_done", "call_0", summary="read"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
+        assert await session.run() == "done"
+    calls = [c for m in events_of(session, AssistantMessage) for c in m.tool_calls]
+    assert len({c.id for c in calls}) == len(calls) == 5 and all(calls)
+    results = {r.call_id: r.content for r in events_of(session, ToolResult)}
+    assert ["alpha" in results[calls[0].id], "beta" in results[calls[1].id],
+            "alpha" in results[calls[2].id], "beta" in results[calls[3].id]] == [True] * 4
+    sent = server.requests[-1]["messages"]
+    if model.startswith("openai"):  # each result follows its own call in what the provider is sent
+        ids = [c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or ()]
+        assert len(set(ids)) == len(ids) == 4
