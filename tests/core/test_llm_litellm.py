@@ -27,7 +27,12 @@ from core.llm import (
 )
 from core.render import render
 from core.session import Session
-from tests.core.helpers import events_of, make_session
+from tests.core.helpers import (
+    events_of,
+    make_session,
+    person_edits_plan,
+    wait_for_question,
+)
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
 
@@ -515,3 +520,35 @@ async def test_calls_from_a_server_that_repeats_or_omits_ids_each_get_their_own_
     if model.startswith("openai"):  # each result follows its own call in what the provider is sent
         ids = [c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or ()]
         assert len(set(ids)) == len(ids) == 4
+
+
+async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_accepts(store, data_dir, workdir):
+    """Approvals, the person's message and plan edit, a command's output offloaded, a malformed
+    call, an empty reply, parallel calls (one failing), a question to the person: every request
+    goes to a server that refuses what Anthropic refuses."""
+    (workdir / "a.txt").write_text("alpha\n")
+    script = positional([
+        Turn(text="Counting first.", tool_calls=(tool("shell_run", "s1", command="seq 1 30000"),)),
+        Turn(tool_calls=(("m1", "file_write", '{"path": "b.txt", "content": "unfinished'),)),
+        Turn(),  # an empty reply
+        Turn(tool_calls=(tool("file_read", "p1", path="a.txt"), tool("file_read", "p2", path="missing.txt"))),
+        Turn(tool_calls=(tool("human_ask", "q1", question="Which format?", options=["md", "txt"]),)),
+        Turn(text="Done.", tool_calls=(tool("task_done", "d1", summary="counted"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, approval="ask")
+        session.start()
+        approval = await wait_for_question(session, timeout=30)
+        await session.send("Keep the numbers in order.")
+        person_edits_plan(session, lambda text: text + "\n- Pinned by the person: numbers stay in order.\n")
+        await session.approve(approval.qid, approved=True)
+        question = await wait_for_question(session, timeout=30)
+        assert question.qid != approval.qid
+        await session.answer(question.qid, "md")
+        assert await session.wait() == "done"
+    refused = [e for e in events_of(session, ErrorRecorded) if "bad_request" in e.signature or "rejected" in e.message]
+    assert not refused and len(server.requests) == 6
+    last = json.dumps(server.requests[-1]["messages"])
+    assert "Keep the numbers in order" in last and "numbers stay in order" in last and "md" in last
+    assert events_of(session, ToolResult)[0].ok and "offload" in last  # the long output went to a file

@@ -316,16 +316,24 @@ def _ollama_lines(body: dict, step: Turn) -> list[dict]:
 def _anthropic_problem(body: dict) -> str | None:
     """The structural rules of Anthropic's Messages API that a context builder can break: the
     conversation starts with the user and alternates, every tool_result answers a tool_use of the
-    assistant message just before it, and at most four blocks carry cache_control."""
+    assistant message just before it, each tool_use has an id of its own, no text block is empty,
+    and at most four blocks carry cache_control."""
     messages = body.get("messages") or []
     if not messages or messages[0].get("role") != "user":
         return "messages: the first message must use the user role"
     marks = sum(1 for block in body.get("system") or [] if isinstance(block, dict) and "cache_control" in block)
     previous_uses: set[str] = set()
+    all_uses: set[str] = set()
     for index, message in enumerate(messages):
         if index and message.get("role") == messages[index - 1].get("role"):
             return f"messages.{index}: roles must alternate between user and assistant"
         blocks = message["content"] if isinstance(message["content"], list) else []
+        if message["content"] == "" or any(b.get("type") == "text" and not b.get("text") for b in blocks):
+            return f"messages.{index}: text content blocks must be non-empty"
+        uses = [block.get("id") for block in blocks if block.get("type") == "tool_use"]
+        if len(set(uses)) < len(uses) or all_uses & set(uses):
+            return f"messages.{index}: `tool_use` ids must be unique"
+        all_uses.update(uses)
         marks += sum(1 for block in blocks if "cache_control" in block)
         if message["role"] == "user":
             answered = {block.get("tool_use_id") for block in blocks if block.get("type") == "tool_result"}
