@@ -51,9 +51,9 @@ class ToolCall:
 
     def sendable_arguments(self) -> str:
         """The arguments as the history sends them back: as they came when they are a JSON object.
-        Anthropic's API (and litellm's conversion to it) takes only an object, so one request with
-        a malformed call in its history was refused, and so was every later one: such a call goes
-        back as `{}`, beside the error that quotes what was sent."""
+        Anthropic's and Gemini's APIs (and litellm's conversions to them) take only an object, so
+        one request with a malformed call in its history was refused, and so was every later one:
+        such a call goes back as `{}`, beside the error that quotes what was sent."""
         try:
             self.parsed_arguments()
         except ValueError:
