@@ -28,6 +28,7 @@ from core.agent.control import Control, StopRequested
 from core.agent.options import reason_label
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
+from core.agent.text_calls import tool_written_as_text
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -494,6 +495,13 @@ class AgentLoop:
         elif reply.text.strip() and self._reply_cut_off:
             self._fail("", "cut_off", "Your reply reached the output limit before it ended, so it is not taken as "
                        "your final answer. Go on from where it stopped, in a shorter reply, or call task_done.")
+        elif reply.text.strip() and (written := tool_written_as_text(reply.text, self.registry.specs)):
+            self._fail("", "call_as_text",
+                       f"Your reply wrote a call to {written!r} as text, so nothing was run, and it is not taken "
+                       "as your final answer. Make each tool call as a call, not in your reply's text; to finish, "
+                       "call task_done. (If this goes on, the server running the model is not turning its "
+                       "tool calls into calls: llama.cpp needs --jinja, vLLM --enable-auto-tool-choice with "
+                       "the model's --tool-call-parser.)")
         elif reply.text.strip():
             self._end("done", reply.text.strip())
         else:

@@ -591,3 +591,14 @@ async def test_a_reply_cut_off_at_the_output_limit_is_neither_run_half_nor_taken
     assert "write a long file in parts" in errors[0].message and not (workdir / "big.py").exists()
     assert "not taken as your final answer" in errors[1].message
     assert events_of(session, SessionEnded)[-1].summary == "ok"
+
+
+async def test_a_call_written_as_text_is_not_taken_as_the_final_answer(store, data_dir, workdir):
+    as_text = '<tool_call>\n{"name": "file_list", "arguments": {"path": "."}}\n</tool_call>'
+    model = ScriptedModel([ModelReply(as_text), reply("", call("task_done", summary="listed"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    error = events_of(session, ErrorRecorded)[0]
+    assert error.signature.split(":")[1] == "call_as_text" and "'file_list' as text" in error.message
+    assert events_of(session, SessionEnded)[-1].summary == "listed"
+    assert "'file_list' as text" in str(model.requests[-1].messages)  # the agent was told
