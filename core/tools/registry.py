@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import re
 import types
 import typing
@@ -90,6 +91,7 @@ class ToolRegistry:
                                           unknown and f"unknown argument(s) {unknown}"]))
                 + f". Expected parameters: {sorted(params)}."
             )
+        arguments = _as_declared(params, spec.parameters.get("required", []), arguments)
         _check_types(name, params, arguments)
         if inspect.iscoroutinefunction(spec.func):
             result = await spec.func(ctx, **arguments)
@@ -142,6 +144,46 @@ def _type_schema(hint: Any, where: str) -> dict[str, Any]:
     if origin is Literal:
         return {"type": "string", "enum": list(typing.get_args(hint))}
     raise ToolRegistrationError(f"{where}: unsupported parameter type {hint!r}")
+
+
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def _as_declared(params: dict[str, Any], required: list[str], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments, with the loose forms small models send taken as what they plainly mean (as
+    pydantic's lax mode does): "120" for an integer, "true" for a boolean, an array sent as its
+    JSON text, null for an optional argument (its default). Each such slip cost a failed call,
+    a strike towards 3-Strike, and a turn; anything else is still refused by _check_types."""
+    declared: dict[str, Any] = {}
+    for arg, value in arguments.items():
+        expected = params[arg].get("type")
+        if value is None and arg not in required:
+            continue
+        if isinstance(value, str):
+            text = value.strip()
+            if expected == "integer" and _INTEGER.fullmatch(text):
+                value = int(text)
+            elif expected == "number" and _is_number(text):
+                value = float(text)
+            elif expected == "boolean" and text.lower() in ("true", "false"):
+                value = text.lower() == "true"
+            elif expected == "array" and text.startswith("["):
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    parsed = None
+                value = parsed if isinstance(parsed, list) else value
+        elif expected == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        declared[arg] = value
+    return declared
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _check_types(name: str, params: dict[str, Any], arguments: dict[str, Any]) -> None:

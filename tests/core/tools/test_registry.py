@@ -50,7 +50,36 @@ async def test_calls_check_names_arguments_and_types():
     with pytest.raises(ToolError, match="unknown argument"):
         await registry.call("file_sample", {"path": "a", "colour": 1}, None)
     with pytest.raises(ToolError, match="must be of type integer"):
-        await registry.call("file_sample", {"path": "a", "count": "3"}, None)
+        await registry.call("file_sample", {"path": "a", "count": "three"}, None)
+    with pytest.raises(ToolError, match="must be of type string"):
+        await registry.call("file_sample", {"path": None}, None)  # required: null is not a path
+
+
+async def test_the_loose_forms_small_models_send_are_taken_as_they_plainly_mean():
+    registry = ToolRegistry()
+    registry.register(file_sample)
+    assert await registry.call("file_sample", {"path": "a", "count": " 12 "}, None) == "a:12:None"
+    assert await registry.call("file_sample", {"path": "a", "count": 5.0}, None) == "a:5:None"
+    assert await registry.call("file_sample", {"path": "a", "count": None, "tags": None}, None) == "a:3:None"
+    assert await registry.call("file_sample", {"path": "a", "tags": '["x", "y"]'}, None) == "a:3:['x', 'y']"
+    with pytest.raises(ToolError, match="must be of type integer"):
+        await registry.call("file_sample", {"path": "a", "count": 2.5}, None)
+    with pytest.raises(ToolError, match="must be of type array"):
+        await registry.call("file_sample", {"path": "a", "tags": "x, y"}, None)
+
+    def file_find(ctx, query: str, regex: bool = False, share: float = 0.5) -> str:
+        """Find.
+
+        Args:
+            query: What.
+            regex: As a regular expression.
+            share: How much.
+        """
+        return f"{query}:{regex!r}:{share!r}"
+    registry.register(file_find)
+    assert await registry.call("file_find", {"query": "q", "regex": "True", "share": "0.25"}, None) == "q:True:0.25"
+    with pytest.raises(ToolError, match="must be of type boolean"):
+        await registry.call("file_find", {"query": "q", "regex": "yes"}, None)
 
 
 def test_builtin_tools_are_stable_grouped_and_documented():
