@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.agent.rules import describe_failure
+from core.agent.rules import failure_notice
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -55,7 +55,7 @@ def render(record: Record) -> str | None:
         case PinsChanged():
             return f"  📌 {len(event.lines)} pinned line(s) in {event.file}"
         case ErrorRecorded():
-            return f"  ! error (attempt {event.attempt}): {describe_failure(event.tool, event.message)}"
+            return f"  ! error (attempt {event.attempt}): {failure_notice(event.tool, event.message)}"
         case Danger():
             return f"  ⚠ {describe_danger(event)}"
         case HumanQuestion():

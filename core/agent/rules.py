@@ -26,6 +26,18 @@ def describe_failure(tool: str, message: str) -> str:
     return f"{tool or 'the model'} failed: {one_line(text, SIGNATURE_MESSAGE_CHARS)}".rstrip(".")
 
 
+MODEL_FAILURE_CHARS = 1000
+
+
+def failure_notice(tool: str, message: str) -> str:
+    """A failure as the chat and the terminal show it: a tool's in one line (its card and the
+    progress log hold all of it), the model's own whole — an empty reply, a call written as text, a
+    reply cut off, a provider's refusal have no card, and their second half says what to do."""
+    if tool:
+        return describe_failure(tool, message)
+    return f"the model failed: {one_line(message, MODEL_FAILURE_CHARS)}".rstrip(".")
+
+
 # Of a long message, only this much at each end is looked at: splitting a failed command's 64 MB
 # output into lines to find its first and last took a third of a second on the event loop.
 SIGNATURE_EDGE_CHARS = 4000

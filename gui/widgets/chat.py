@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.agent.options import option_label, reason_label
-from core.agent.rules import describe_failure
+from core.agent.rules import failure_notice
 from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
@@ -393,7 +393,7 @@ class ChatView(QScrollArea):
                     card.set_result(event)
             case ErrorRecorded():
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
-                             f"{escape_html(describe_failure(event.tool, event.message))}", "error", into)
+                             f"{escape_html(failure_notice(event.tool, event.message))}", "error", into)
             case HumanQuestion():
                 self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
                              f"{escape_html(event.question)}", "question", into)

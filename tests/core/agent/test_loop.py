@@ -473,7 +473,7 @@ async def test_budget_cap_asks_and_a_continue_grants_as_much_again(store, data_d
 
 
 def test_failures_are_counted_by_signature_and_described_by_their_message():
-    from core.agent.rules import describe_failure, error_signature
+    from core.agent.rules import describe_failure, error_signature, failure_notice
 
     first = "Command failed (exit code 1)\n  File 'a.py', line 12\nNameError: name 'x' is not defined"
     second = "Command failed (exit code 1)\n  File 'a.py', line 40\nNameError: name 'y' is not defined"
@@ -491,6 +491,13 @@ def test_failures_are_counted_by_signature_and_described_by_their_message():
     assert described.endswith("…") and len(described) <= len("plan_update failed: ") + 160
     kept = described.removeprefix("plan_update failed: ").removesuffix("…")
     assert long.startswith(kept) and long[len(kept)] in " ,"  # never half a word
+    # Where no card holds the whole message (the model's own failures), it is shown whole: its
+    # second half says what to do.
+    as_text = ("Your reply wrote a call to 'file_list' as text, so nothing was run. Make each tool call as a "
+               "call. (If this goes on, the server is not turning its tool calls into calls: llama.cpp needs "
+               "--jinja.)")
+    assert failure_notice("", as_text) == f"the model failed: {as_text}"
+    assert failure_notice("plan_update", long) == described
 
 
 async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
