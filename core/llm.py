@@ -212,7 +212,8 @@ class LiteLLMClient:
             kwargs["num_ctx"] = request.window
         if request.max_tokens:
             kwargs["max_tokens"] = request.max_tokens
-        key = self._api_key(request.model, request.api_base) if self._api_key else None
+        # A keyring lookup (D-Bus, Keychain; a locked keyring asks for its password): off the event loop.
+        key = await asyncio.to_thread(self._api_key, request.model, request.api_base) if self._api_key else None
         if key:
             kwargs["api_key"] = key
         elif request.api_base:

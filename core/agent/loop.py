@@ -177,8 +177,9 @@ class AgentLoop:
         self.session_dir = session_dir
         self.control = control
         self.settings = settings
-        # The environment the commands inherit, and the key the session's model is called with.
-        self._hide_secrets = Redactor(dict(os.environ), session_key(self.state.config))
+        # The environment the commands inherit; the key the session's model is called with joins
+        # it when the run starts (a keyring lookup: off the event loop, see steps).
+        self._hide_secrets = Redactor(dict(os.environ))
         self._out: list[Record] = []
         self._started_at_seq = self.state.last_seq
         self._episode_mark = self.state.last_seq  # the daily log has what happened before this run
@@ -196,6 +197,10 @@ class AgentLoop:
     # --- driving ---------------------------------------------------------------------------------
 
     async def steps(self) -> AsyncIterator[Record]:
+        # The first keyring lookup loads its backends (0.2 s), and a locked keyring may ask for its
+        # password: on the event loop that froze the window.
+        key = await asyncio.to_thread(session_key, self.state.config)
+        self._hide_secrets = Redactor(dict(os.environ), key)
         try:
             while not self.state.ended:
                 try:

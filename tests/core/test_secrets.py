@@ -85,3 +85,29 @@ async def test_the_sessions_key_from_the_keyring_is_hidden_when_a_file_holds_it_
     assert key not in str(model.requests[-1].messages) and key not in session.read_file("progress.md")[0]
     store.close()
     assert not [path for path in data_dir.rglob("*") if path.is_file() and key.encode() in path.read_bytes()]
+
+
+async def test_the_keyring_is_read_off_the_event_loop(store, data_dir, workdir, memory_keyring, monkeypatch):
+    """Its first read loads the backends (0.2 s) and a locked keyring asks for its password: on the
+    event loop, the window froze meanwhile."""
+    import threading
+
+    from core.llm import LiteLLMClient
+    from tests.support.openai_server import ScriptedServer, Turn, positional, tool
+
+    set_api_key("openai", "sk-proj-Kk21bDx9Qm77Rw3e")
+    read_on: list[str] = []
+    real_read = memory_keyring.get_password
+
+    def get_password(service, username):
+        read_on.append(threading.current_thread().name)
+        return real_read(service, username)
+
+    monkeypatch.setattr(memory_keyring, "get_password", get_password)
+    script = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, LiteLLMClient(api_key=get_api_key),
+                               model="openai/gpt-4o-mini", api_base=server.url)
+        assert await session.run() == "done"
+    assert server.requests[0]["model"] == "gpt-4o-mini"
+    assert len(read_on) >= 2 and threading.main_thread().name not in read_on  # the loop's key, each request's
