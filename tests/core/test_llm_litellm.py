@@ -13,6 +13,7 @@ from core.events import (
     AssistantMessage,
     Compaction,
     ErrorRecorded,
+    SessionEnded,
     ToolResult,
     WindowLearned,
 )
@@ -482,19 +483,25 @@ async def test_deepseeks_thinking_of_a_turn_that_called_tools_is_sent_back_as_it
     assert "reasoning_content" not in json.dumps(other.requests[0]["messages"])
 
 
+HALF_A_CALL = Turn(tool_calls=(tool("file_write", raw='{"path": "big.py", "content": "def main():\\n    print('),),
+                   finish_reason="length")
+
+
 @pytest.mark.parametrize("model", ["openai/scripted", "anthropic/claude-sonnet-4-5"])
-async def test_a_call_cut_off_at_the_output_limit_reaches_the_agent_as_such(store, data_dir, workdir, model):
-    half = '{"path": "big.py", "content": "def main():\\n    print('
-    script = positional([
-        Turn(tool_calls=(tool("file_write", raw=half),), finish_reason="length"),
-        Turn(tool_calls=(tool("task_done", summary="written in parts"),)),
-    ])
+@pytest.mark.parametrize("stopped, kind, told", [
+    (HALF_A_CALL, "cut_off_arguments", "write a long file in parts"),  # the output limit, mid-arguments
+    (Turn(text="Here is how the exploit", finish_reason="content_filter"), "filtered",
+     "content filter stopped your reply"),  # OpenAI's filter, Claude's refusal
+])
+async def test_a_reply_the_provider_stopped_short_reaches_the_agent_as_such(store, data_dir, workdir, model,
+                                                                           stopped, kind, told):
+    script = positional([stopped, Turn(tool_calls=(tool("task_done", summary="went on"),))])
     with ScriptedServer(script) as server:
         session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
         assert await session.run() == "done"
     error = events_of(session, ErrorRecorded)[0]
-    assert error.signature.split(":")[1] == "cut_off_arguments" and "write a long file in parts" in error.message
-    assert not (workdir / "big.py").exists()
+    assert error.signature.split(":")[1] == kind and told in error.message
+    assert not (workdir / "big.py").exists() and events_of(session, SessionEnded)[-1].summary == "went on"
 
 
 @pytest.mark.parametrize("model", ["openai/scripted", "anthropic/claude-sonnet-4-5"])
@@ -552,3 +559,4 @@ async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_acce
     last = json.dumps(server.requests[-1]["messages"])
     assert "Keep the numbers in order" in last and "numbers stay in order" in last and "md" in last
     assert events_of(session, ToolResult)[0].ok and "offload" in last  # the long output went to a file
+

@@ -37,7 +37,9 @@ class Turn:
     # and vLLM's reasoning parsers send it), under this name.
     reasoning: str = ""
     reasoning_field: str = "reasoning_content"
-    finish_reason: str = ""  # "length": the reply stopped at the output limit; default: stop or tool_calls
+    # "length": the reply stopped at the output limit; "content_filter": a filter or refusal stopped
+    # it; default: stop or tool_calls.
+    finish_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -290,7 +292,7 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         events.extend({"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas)
         events.append({"type": "content_block_stop", "index": index})
-    stop_reason = {"length": "max_tokens"}.get(step.finish_reason) or ("tool_use" if step.tool_calls else "end_turn")
+    stop_reason = {"length": "max_tokens", "content_filter": "refusal"}.get(step.finish_reason) or ("tool_use" if step.tool_calls else "end_turn")
     events.append({"type": "message_delta", "delta": {"stop_reason": stop_reason,
                                                       "stop_sequence": None},
                    "usage": {"output_tokens": _usage(step)["completion_tokens"]}})
