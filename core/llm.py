@@ -333,6 +333,10 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
     return Usage(prompt, completion, cached, cost)
 
 
+# How servers say the model cannot take tools: Ollama (a model without a tool template), llama.cpp
+# without --jinja, vLLM without a tool-call parser, and others' wordings.
+_NO_TOOLS = re.compile(r"does not support (?:tools|function calling)|--jinja|--enable-auto-tool-choice"
+                       r"|tools? (?:use |calling )?(?:is |are )?not supported", re.IGNORECASE)
 # litellm's own prefix on a provider's message: "litellm.AuthenticationError: AuthenticationError:
 # OpenAIException - Incorrect API key provided". The person reads the provider's part.
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)(\w+Error:\s*)?(\w+Exception\s+-\s+)?")
@@ -376,6 +380,11 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if isinstance(exc, retryable):  # 5xx; an overloaded provider may say when to come back, too
         return ModelError("server", f"The provider had an internal error: {detail}", retryable=True,
                           retry_after_s=_retry_after(exc))
+    if isinstance(exc, litellm.BadRequestError) and _NO_TOOLS.search(detail):
+        return ModelError("no_tools", f"The model, as its server runs it, cannot call tools, and the agent works "
+                          f"through them ({detail}). Ollama: choose a model whose page lists tools (llama3.1, "
+                          "qwen2.5, qwen3, mistral-nemo); llama.cpp: start llama-server with --jinja; vLLM: "
+                          "--enable-auto-tool-choice --tool-call-parser with the model's parser.")
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")

@@ -148,9 +148,19 @@ async def test_connection(client: ModelClient, model: str, api_base: str | None 
     if not model.strip():
         raise ModelError("bad_request", "No model is set. Enter a litellm model string, e.g. openai/gpt-4o-mini.")
     request = ModelRequest(model=model.strip(), api_base=api_base or None, max_tokens=8, timeout_s=20.0,
-                           messages=[{"role": "user", "content": "Reply with the single word: ready"}])
+                           messages=[{"role": "user", "content": "Reply with the single word: ready"}],
+                           tools=[PROBE_TOOL])
     reply = await client.complete(request)
-    return reply.text.strip() or "(an empty reply, but the connection works)"
+    if reply.text.strip():
+        return reply.text.strip()
+    return "(a tool call: tools work)" if reply.tool_calls else "(an empty reply, but the connection works)"
+
+
+# Sent with the test request: a model its server runs without tools (an Ollama model with no tool
+# template, llama.cpp without --jinja) is refused then, in Settings, not at a session's first step.
+PROBE_TOOL = {"type": "function", "function": {
+    "name": "task_done", "description": "Not needed now: just reply with text.",
+    "parameters": {"type": "object", "properties": {}, "required": []}}}
 
 
 @dataclass(frozen=True)

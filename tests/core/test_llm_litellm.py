@@ -560,3 +560,21 @@ async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_acce
     assert "Keep the numbers in order" in last and "numbers stay in order" in last and "md" in last
     assert events_of(session, ToolResult)[0].ok and "offload" in last  # the long output went to a file
 
+
+
+@pytest.mark.parametrize("model, refusal", [
+    ("ollama_chat/gemma3:4b", "registry.ollama.ai/library/gemma3:4b does not support tools"),
+    ("openai/local", "tools param requires --jinja flag"),  # llama.cpp
+    ("openai/local", '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'),
+])
+async def test_a_model_its_server_runs_without_tools_fails_the_connection_test_saying_how_to_fix_it(model, refusal):
+    # By module: pytest would collect a test_connection imported here.
+    from core import providers
+
+    with ScriptedServer(positional([], default=Failure(400, refusal))) as server:
+        base = server.url.removesuffix("/v1") if model.startswith("ollama") else server.url
+        with pytest.raises(ModelError) as caught:
+            await providers.test_connection(client(), model, base)
+    assert caught.value.kind == "no_tools" and not caught.value.retryable
+    assert "cannot call tools" in str(caught.value) and "--jinja" in str(caught.value) and refusal in str(caught.value)
+    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["task_done"]
