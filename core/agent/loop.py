@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.options import reason_label
+from core.agent.replies import not_an_answer
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
-from core.agent.text_calls import tool_written_as_text
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -497,36 +497,10 @@ class AgentLoop:
             await self._run_calls(list(reply.tool_calls))
         elif flush:
             return
-        elif problem := self._not_an_answer(reply):
+        elif problem := not_an_answer(reply, self.registry.specs):
             self._fail("", *problem)
         else:
             self._end("done", reply.text.strip())
-
-    def _not_an_answer(self, reply: ModelReply) -> tuple[str, str] | None:
-        """Why a reply with no tool call is not the agent's final answer (the error's kind and what
-        the agent is told), or None: it is."""
-        text = reply.text.strip()
-        if reply.finish_reason == "content_filter":  # OpenAI's filter, Claude's refusal, Gemini's safety stop
-            return "filtered", ("The provider's content filter stopped your reply" + (" before it ended" if text else "")
-                                + ", so it is not taken as your final answer. Go on another way, or ask the person "
-                                "with human_ask.")
-        if not text:
-            what = ("The model's reply held only its thinking: no answer and no tool call"
-                    + (" (it reached the output limit while thinking). " if self._reply_cut_off else
-                       " (cut off at the output limit, perhaps). ")
-                    if reply.reasoning.strip() else "The model sent an empty reply: no text and no tool call. ")
-            return "empty_reply", what + "Continue the task with a tool call, or call task_done."
-        if self._reply_cut_off:
-            return "cut_off", ("Your reply reached the output limit before it ended, so it is not taken as your "
-                               "final answer. Go on from where it stopped, in a shorter reply, or call task_done.")
-        if written := tool_written_as_text(reply.text, self.registry.specs):
-            return "call_as_text", (
-                f"Your reply wrote a call to {written!r} as text, so nothing was run, and it is not taken as your "
-                "final answer. Make each tool call as a call, not in your reply's text; to finish, call "
-                "task_done. (If this goes on, the server running the model is not turning its tool calls into "
-                "calls: llama.cpp needs --jinja, vLLM --enable-auto-tool-choice with the model's "
-                "--tool-call-parser.)")
-        return None
 
     def _with_own_ids(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """The calls, each with an id no other call of the session has. Some servers send no ids

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.agent.text_calls import tool_written_as_text
+from core.agent.replies import tool_written_as_text
 from core.tools.builtin import builtin_registry
 
 TOOLS = builtin_registry().specs

@@ -1,0 +1,77 @@
+"""A reply with no tool call: the agent's final answer, or why it is not one.
+
+A reply with text and no call ends the run, its text the answer. Not when the provider stopped it
+short (a content filter, the output limit), when it is empty, or when it is a tool call written as
+text: a local model whose server does not parse its tool calls (llama.cpp without --jinja, vLLM
+without the model's --tool-call-parser, a parser that fails on one call) hands them over as text —
+Qwen's `<tool_call>{"name": …}</tool_call>`, Llama's bare `{"name": …, "parameters": …}`,
+Mistral's `[TOOL_CALLS]`, Qwen3-Coder's `<function=…>` — and such a run ended "done" at its first
+step, with a JSON blob for its summary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from core.llm import ModelReply
+
+# The markers chat templates wrap a call in; a known tool's name after one of them is a call.
+MARKERS = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call|>", "<|python_tag|>", "<｜tool▁call", "<tool_calls>")
+_FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)>")
+# A JSON object naming a tool, as Llama 3.x writes one: {"name": "file_read", "parameters": {…}}.
+_NAMED = re.compile(r'"(?:name|function|tool_name)"\s*:\s*"([\w.\-]+)"')
+_ARGUMENTS = re.compile(r'"(?:arguments|parameters|args|input)"\s*:\s*\{')
+_WORD = re.compile(r"[A-Za-z_][\w]*")
+
+
+def tool_written_as_text(text: str, tools: Collection[str]) -> str | None:
+    """The tool `text` calls in writing (a known tool's name in a call's form), or None: a final
+    answer that names a tool in prose, or shows other JSON, is not a call."""
+    for match in _FUNCTION_TAG.finditer(text):
+        if (name := _bare(match.group(1))) in tools:
+            return name
+    for marker in MARKERS:
+        start = text.find(marker)
+        if start >= 0:
+            for word in _WORD.findall(text[start + len(marker):start + len(marker) + 400]):
+                if word in tools:
+                    return word
+    if _ARGUMENTS.search(text):
+        for match in _NAMED.finditer(text):
+            if (name := _bare(match.group(1))) in tools:
+                return name
+    return None
+
+
+def _bare(name: str) -> str:
+    """`functions.file_read` (how some templates spell a call) is file_read."""
+    return name.rsplit(".", 1)[-1]
+
+
+def not_an_answer(reply: ModelReply, tools: Collection[str]) -> tuple[str, str] | None:
+    """Why `reply` (no tool call in it) is not the agent's final answer: the error's kind and what
+    the agent is told. None: it is the answer."""
+    text = reply.text.strip()
+    cut_off = reply.finish_reason == "length"
+    if reply.finish_reason == "content_filter":  # OpenAI's filter, Claude's refusal, Gemini's safety stop
+        return "filtered", ("The provider's content filter stopped your reply" + (" before it ended" if text else "")
+                            + ", so it is not taken as your final answer. Go on another way, or ask the person "
+                            "with human_ask.")
+    if not text:
+        what = ("The model's reply held only its thinking: no answer and no tool call"
+                + (" (it reached the output limit while thinking). " if cut_off else
+                   " (cut off at the output limit, perhaps). ")
+                if reply.reasoning.strip() else "The model sent an empty reply: no text and no tool call. ")
+        return "empty_reply", what + "Continue the task with a tool call, or call task_done."
+    if cut_off:
+        return "cut_off", ("Your reply reached the output limit before it ended, so it is not taken as your "
+                           "final answer. Go on from where it stopped, in a shorter reply, or call task_done.")
+    if written := tool_written_as_text(reply.text, tools):
+        return "call_as_text", (
+            f"Your reply wrote a call to {written!r} as text, so nothing was run, and it is not taken as your "
+            "final answer. Make each tool call as a call, not in your reply's text; to finish, call "
+            "task_done. (If this goes on, the server running the model is not turning its tool calls into "
+            "calls: llama.cpp needs --jinja, vLLM --enable-auto-tool-choice with the model's "
+            "--tool-call-parser.)")
+    return None
