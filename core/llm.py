@@ -189,7 +189,7 @@ class LiteLLMClient:
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
                              on_reasoning: TextSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
-        messages = request.messages if passes_reasoning_back(request.model) else without_reasoning(request.messages)
+        messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,

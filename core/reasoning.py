@@ -13,6 +13,8 @@ history the model sees, except where the provider needs it back (SENT_BACK_BY).
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 from core.secrets import provider_of
 
 OPEN, CLOSE = "<think>", "</think>"
@@ -20,10 +22,15 @@ OPEN, CLOSE = "<think>", "</think>"
 # every later request (DeepSeek: "the API will return a 400 error" without it; litellm fills in a
 # blank, which leaves the model without its own reasoning). Every other provider is sent none.
 SENT_BACK_BY = {"deepseek"}
+SENT_BACK_TO_HOSTS = ("deepseek.com",)  # the same API reached as an OpenAI-compatible one
 
 
-def passes_reasoning_back(model: str) -> bool:
-    return provider_of(model) in SENT_BACK_BY
+def passes_reasoning_back(model: str, api_base: str | None = None) -> bool:
+    """Whether the thinking of a turn that called tools is sent back: to DeepSeek, whether it is
+    named as `deepseek/…` or as `openai/deepseek-reasoner` with its API base (the second way
+    litellm fills in no blank for it, and the second request with tools is refused)."""
+    host = (urlparse(api_base).hostname or "") if api_base else ""
+    return provider_of(model) in SENT_BACK_BY or any(host == h or host.endswith("." + h) for h in SENT_BACK_TO_HOSTS)
 
 
 def without_reasoning(messages: list[dict]) -> list[dict]:

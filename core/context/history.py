@@ -88,6 +88,7 @@ class History:
     _held: list[tuple[int, Message]] = field(default_factory=list)
     _questions: dict[str, HumanQuestion] = field(default_factory=dict)
     _seq: int = 0
+    _api_base: str | None = None  # the session's, for where thinking is sent back (core.reasoning)
     total_tokens: int = 0
     generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
     _outputs_in_view: dict[str, OutputSeen] = field(default_factory=dict)  # by digest
@@ -121,6 +122,7 @@ class History:
         self._seq = record.seq
         match event:
             case SessionStarted():
+                self._api_base = event.api_base
                 self._note(
                     f"# Task\n{event.task.strip()}\n\nWorkdir: {event.workdir}\n"
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
@@ -140,7 +142,7 @@ class History:
                         for c in event.tool_calls
                     ]
                     self._open_calls = {c.id for c in event.tool_calls}
-                    if event.reasoning and passes_reasoning_back(event.model):
+                    if event.reasoning and passes_reasoning_back(event.model, self._api_base):
                         message["reasoning_content"] = event.reasoning
                 elif not event.text:
                     message["content"] = "(empty reply)"
