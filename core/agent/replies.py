@@ -5,8 +5,8 @@ short (a content filter, the output limit), when it is empty, or when it is a to
 text: a local model whose server does not parse its tool calls (llama.cpp without --jinja, vLLM
 without the model's --tool-call-parser, a parser that fails on one call) hands them over as text —
 Qwen's `<tool_call>{"name": …}</tool_call>`, Llama's bare `{"name": …, "parameters": …}`,
-Mistral's `[TOOL_CALLS]`, Qwen3-Coder's `<function=…>` — and such a run ended "done" at its first
-step, with a JSON blob for its summary.
+Mistral's `[TOOL_CALLS]`, Qwen3-Coder's `<function=…>`, gpt-oss's `to=functions.…` — and such a
+run ended "done" at its first step, with a JSON blob for its summary.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from core.llm import ModelReply
 
 # The markers chat templates wrap a call in; a known tool's name after one of them is a call.
 MARKERS = ("<tool_call>", "[TOOL_CALLS]", "<|tool_call|>", "<|python_tag|>", "<｜tool▁call", "<tool_calls>")
-_FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)>")
+# Qwen3-Coder's XML calls; gpt-oss's harmony format leaking through a failed parse
+# ("<|channel|>commentary to=functions.file_read <|constrain|>json<|message|>{…}").
+_FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)>|\bto=functions\.([\w\-]+)")
 # A JSON object naming a tool, as Llama 3.x writes one: {"name": "file_read", "parameters": {…}}.
 _NAMED = re.compile(r'"(?:name|function|tool_name)"\s*:\s*"([\w.\-]+)"')
 _ARGUMENTS = re.compile(r'"(?:arguments|parameters|args|input)"\s*:\s*\{')
@@ -29,7 +31,7 @@ def tool_written_as_text(text: str, tools: Collection[str]) -> str | None:
     """The tool `text` calls in writing (a known tool's name in a call's form), or None: a final
     answer that names a tool in prose, or shows other JSON, is not a call."""
     for match in _FUNCTION_TAG.finditer(text):
-        if (name := _bare(match.group(1))) in tools:
+        if (name := _bare(match.group(1) or match.group(2))) in tools:
             return name
     for marker in MARKERS:
         start = text.find(marker)

@@ -18,6 +18,7 @@ TOOLS = builtin_registry().specs
     ("<tool_call>\n<function=file_write>\n<parameter=path>\nout.md\n</parameter>\n</function>\n</tool_call>",
      "file_write"),  # Qwen3-Coder
     ('I will look first.\n\n```json\n{"name": "file_list", "arguments": {}}\n```', "file_list"),
+    ('<|channel|>commentary to=functions.file_read <|constrain|>json<|message|>{"path": "a.py"}', "file_read"),
 ])
 def test_a_call_written_as_text_is_recognised(text, tool):
     assert tool_written_as_text(text, TOOLS) == tool
