@@ -12,6 +12,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from gui.qt import QObject, qt_alive
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -21,22 +23,26 @@ class TaskKeeper:
         self._tasks: set[asyncio.Task] = set()
 
     def run(self, work: Awaitable[T], on_success: Callable[[T], Any] | None = None,
-            on_failure: Callable[[BaseException], Any] | None = None, name: str = "") -> asyncio.Task:
+            on_failure: Callable[[BaseException], Any] | None = None, name: str = "",
+            owner: QObject | None = None) -> asyncio.Task:
+        """`owner`: the widget the callbacks touch. Once Qt deleted it (a dialog closed while the
+        work ran, and deleted on close), they are not called: they would meet a dead C++ object."""
         task = asyncio.ensure_future(work)
         if name:
             task.set_name(name)
         self._tasks.add(task)
-        task.add_done_callback(lambda done: self._finished(done, on_success, on_failure))
+        task.add_done_callback(lambda done: self._finished(done, on_success, on_failure, owner))
         return task
 
     def in_thread(self, function: Callable[..., T], *args: Any, on_success: Callable[[T], Any] | None = None,
-                  on_failure: Callable[[BaseException], Any] | None = None, name: str = "") -> asyncio.Task:
+                  on_failure: Callable[[BaseException], Any] | None = None, name: str = "",
+                  owner: QObject | None = None) -> asyncio.Task:
         """Run blocking work (file reads, Markdown rendering) in the default executor."""
-        return self.run(asyncio.to_thread(function, *args), on_success, on_failure, name)
+        return self.run(asyncio.to_thread(function, *args), on_success, on_failure, name, owner)
 
-    def _finished(self, task: asyncio.Task, on_success, on_failure) -> None:
+    def _finished(self, task: asyncio.Task, on_success, on_failure, owner: QObject | None) -> None:
         self._tasks.discard(task)
-        if task.cancelled():
+        if task.cancelled() or (owner is not None and not qt_alive(owner)):
             return
         error = task.exception()
         if error is not None:

@@ -159,13 +159,14 @@ class SettingsDialog(QDialog):
 
         self.error = error_label()
         layout.addWidget(self.error)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]))
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]),
+                         owner=self)
         self._keyring_problem: str | None = None
-        keeper.in_thread(keyring_backend, on_success=self._show_keyring)  # it may ask a service over D-Bus
+        keeper.in_thread(keyring_backend, on_success=self._show_keyring, owner=self)  # it may ask a service over D-Bus
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
 
@@ -191,14 +192,16 @@ class SettingsDialog(QDialog):
             self.api_base.setText(OLLAMA_BASE)
 
     def _on_test_clicked(self) -> None:
-        self._store_key()
         self.test_button.setEnabled(False)
         # Disabling the focused button moves the focus on (to Context window, its text selected, where
         # a keystroke would replace it); it comes back when the test ends, unless the person moved it.
         self._focus_moved_to = self.focusWidget()
         self.test_result.setText("Testing…")
+        self._store_key_then(self._test_connection, on_refused=self._test_ended)
+
+    def _test_connection(self) -> None:
         work = check_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
-        self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed)
+        self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed, owner=self)
 
     def _test_ended(self) -> None:
         self.test_button.setEnabled(True)
@@ -241,27 +244,44 @@ class SettingsDialog(QDialog):
     def _key_variable(self) -> str:
         return key_variable(self.model.currentText().strip() or "openai/")
 
-    def _store_key(self) -> bool:
+    def _store_key_then(self, then: Callable[[], None], on_refused: Callable[[], None] = lambda: None) -> None:
+        """Store a typed key in the keyring, then go on. On a worker thread: a locked keyring asks
+        for its password over D-Bus (or the macOS keychain shows its prompt), and the window must
+        not freeze while the person answers it."""
         key = self.api_key.text().strip()
         if not key:
-            return True
-        try:
-            set_api_key(provider_of(self.model.currentText().strip()), key)
-        except NoKeyring as problem:
+            then()
+            return
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setEnabled(False)  # no second Save while the first is storing; Cancel stays
+        self.error.setText("Storing the key in the system keyring…")
+
+        def stored(_none: None) -> None:
+            save.setEnabled(True)
+            self.error.clear()
+            self.api_key.clear()
+            if self.isVisible():  # not closed (Esc) meanwhile
+                then()
+
+        def refused(problem: BaseException) -> None:
+            save.setEnabled(True)
             self.api_key.clear()  # not kept anywhere: Save again keeps the rest
-            self.error.setText(f"The key could not be stored ({problem}) and was not kept: set the provider's "
+            reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
+            self.error.setText(f"The key could not be stored ({reason}) and was not kept: set the provider's "
                                f"environment variable ({self._key_variable()}, …) before starting Tripane. "
                                "Save again to keep the other settings.")
-            return False
-        self.api_key.clear()
-        return True
+            on_refused()
+
+        self.keeper.in_thread(set_api_key, provider_of(self.model.currentText().strip()), key,
+                              on_success=stored, on_failure=refused, name="store the API key", owner=self)
 
     def _accept(self) -> None:
         if not self.model.currentText().strip():
             self.error.setText("Enter a model: the agent cannot run without one.")
             return
-        if not self._store_key():
-            return
+        self._store_key_then(self._save)
+
+    def _save(self) -> None:
         prefs = self.prefs
         prefs.model = self.model.currentText().strip()
         prefs.api_base = self.api_base.text().strip()

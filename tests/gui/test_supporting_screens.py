@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from dataclasses import fields
 from pathlib import Path
 
+import keyring
 import pytest
 
 from core.memory.working import PLAN
@@ -21,8 +24,10 @@ from gui.qt import (
     QMessageBox,
     QSettings,
     Qt,
+    qt_alive,
 )
 from gui.settings import AppSettings, Preferences
+from tests.support.memory_keyring import MemoryKeyring
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
 WAIT = 15_000
@@ -31,6 +36,11 @@ WAIT = 15_000
 def settings_dialog(qtbot, window) -> SettingsDialog:
     qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(SettingsDialog)), timeout=WAIT)
     return next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
+
+
+def closed(dialog: QDialog) -> bool:
+    """Hidden, or already deleted (deleted on close once its `finished` handlers ran)."""
+    return not qt_alive(dialog) or not dialog.isVisible()
 
 
 def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, make_window, tmp_path, memory_keyring):
@@ -45,10 +55,11 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert dialog.context_window.text() == "the model's own"
     dialog.context_window.setValue(32_768)
     dialog.summary_model.setText("anthropic/claude-3-5-haiku-latest")
+    assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
     dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)  # the key is stored on a worker thread
 
     assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
-    assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
     prefs = fresh.load()
     assert prefs.model == "anthropic/claude-3-5-haiku-latest" and prefs.danger_turn == 40
     assert prefs.context_window == 32_768 and prefs.summary_model == "anthropic/claude-3-5-haiku-latest"
@@ -94,6 +105,7 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_ke
 
     dialog.api_key.setText("sk-ant-secret-123")
     dialog._accept()
+    qtbot.waitUntil(lambda: dialog.error.text().startswith("The key could not be stored"), timeout=WAIT)
     assert dialog.isVisible()  # not saved as if the key were kept
     assert dialog.error.text() == ("The key could not be stored (no keyring service runs on this computer) and was "
                                    "not kept: set the provider's environment variable (ANTHROPIC_API_KEY, …) before "
@@ -101,9 +113,67 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_ke
     assert dialog.api_key.text() == ""
     dialog.danger_turn.setValue(45)
     dialog._accept()  # the rest is saved
-    assert not dialog.isVisible() and window.settings.load().danger_turn == 45
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    assert window.settings.load().danger_turn == 45
     assert not any("sk-ant-secret-123" in path.read_text(encoding="utf-8", errors="replace")
                    for path in tmp_path.rglob("*") if path.is_file())
+
+
+class SlowKeyring(MemoryKeyring):
+    """A locked keyring: storing waits until the person has typed its password in the OS's prompt."""
+
+    def __init__(self):
+        super().__init__()
+        self.unlocked = threading.Event()
+
+    def set_password(self, service, username, password):
+        if not self.unlocked.wait(timeout=10):
+            raise RuntimeError("the prompt was never answered")
+        super().set_password(service, username, password)
+
+
+def test_a_locked_keyring_asking_for_its_password_does_not_freeze_the_window(qtbot, make_window):
+    previous, locked = keyring.get_keyring(), SlowKeyring()
+    keyring.set_keyring(locked)
+    try:
+        window = make_window()
+        dialog = window.open_settings()
+        dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+        dialog.api_key.setText("sk-ant-secret-123")
+        dialog.danger_turn.setValue(44)
+        save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+        qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+        # Back in the event loop at once, the keyring still waiting: the window paints and says why
+        # nothing has happened yet, and a second Save cannot store the key twice.
+        assert dialog.isVisible() and not save.isEnabled() and not locked.unlocked.is_set()
+        assert dialog.error.text() == "Storing the key in the system keyring…"
+        assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).isEnabled()
+        locked.unlocked.set()
+        qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+        assert locked.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
+        assert window.settings.load().danger_turn == 44
+    finally:
+        locked.unlocked.set()
+        keyring.set_keyring(previous)
+
+
+def test_closing_settings_while_its_work_runs_leaves_no_error_behind(qtbot, make_window, memory_keyring):
+    window = make_window()
+    loop, unexpected = asyncio.get_event_loop(), []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: unexpected.append(context))  # where the window reports them
+    with ScriptedServer(lambda request: Turn(text="ready", delay_s=1.0)) as server:
+        dialog = window.open_settings()
+        dialog.model.setCurrentText("openai/gpt-4o-mini")
+        dialog.api_base.setText(server.url)
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        dialog.reject()  # Cancel while the test waits for the server; the dialog is deleted on close
+        try:
+            qtbot.waitUntil(lambda: not window.keeper.pending, timeout=30_000)
+        finally:
+            loop.set_exception_handler(previous)
+    assert unexpected == []
+    assert memory_keyring.secrets == {}  # no key was typed: nothing stored
 
 
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
