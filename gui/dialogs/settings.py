@@ -252,19 +252,26 @@ class SettingsDialog(QDialog):
         if not key:
             then()
             return
+        # Said on the button just pressed, which is off meanwhile (no second Save storing the key
+        # twice); Cancel stays. Not in the error line: nothing is wrong.
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        save.setEnabled(False)  # no second Save while the first is storing; Cancel stays
-        self.error.setText("Storing the key in the system keyring…")
+        label = save.text()
+        save.setEnabled(False)
+        save.setText("Storing the key…")
+
+        def done() -> None:
+            save.setText(label)
+            save.setEnabled(True)
 
         def stored(_none: None) -> None:
-            save.setEnabled(True)
+            done()
             self.error.clear()
             self.api_key.clear()
             if self.isVisible():  # not closed (Esc) meanwhile
                 then()
 
         def refused(problem: BaseException) -> None:
-            save.setEnabled(True)
+            done()
             self.api_key.clear()  # not kept anywhere: Save again keeps the rest
             reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
             self.error.setText(f"The key could not be stored ({reason}) and was not kept: set the provider's "
