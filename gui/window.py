@@ -63,6 +63,7 @@ from gui.qt import (
 )
 from gui.screen_fit import center_on_screen, fit_to_screen
 from gui.settings import AppSettings, Preferences
+from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
 from gui.theme import apply_theme
@@ -721,6 +722,8 @@ class MainWindow(QMainWindow):
 
     def bring_to_front(self) -> None:
         """Tripane was launched again over this data folder: this window is the one wanted."""
+        if self._shut_down:  # a request that came in just before the listener closed
+            return
         if self.isMinimized() or not self.isVisible():
             self.showNormal()
         self.raise_()
@@ -993,6 +996,15 @@ class MainWindow(QMainWindow):
             return
         self._shut_down = True
         self.save_layout()
+        # Gone from the screen at once: closing the sessions and the store may wait seconds for
+        # work no one can interrupt (the memory index loading on a worker thread, a few seconds
+        # after a start), and a window that stays after Quit looks hung. The process ends when
+        # the shutdown has. A launch meanwhile opens a window of its own, not this one again.
+        self.hide()
+        if self._tray is not None:
+            self._tray.hide()
+        for listener in self.findChildren(InstanceServer):
+            listener.close()
         for dialog in list(self.dialogs.values()):
             dialog.close()
         for pane in self.panes.values():
@@ -1008,11 +1020,8 @@ class MainWindow(QMainWindow):
             await self.workspace.close()
         finally:
             # A long close (a memory index still loading) may outlive the widget when its owner
-            # deletes it meanwhile (a test harness does); then there is nothing left to hide.
+            # deletes it meanwhile (a test harness does); then there is no one left to tell.
             if qt_alive(self):
-                if self._tray is not None:
-                    self._tray.hide()
-                self.hide()
                 self.closed.emit()
 
 

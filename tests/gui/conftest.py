@@ -107,4 +107,6 @@ def make_window(qtbot, settings, tmp_path):
     for window in windows:
         if not window._shut_down:
             window.close_now()
-        qtbot.waitUntil(lambda w=window: w.shutdown_done is not None and w.shutdown_done.done(), timeout=5000)
+        # Long when a test ends just as the window began loading the model library and the memory
+        # index (after a first-run Save): the close waits for those worker threads.
+        qtbot.waitUntil(lambda w=window: w.shutdown_done is not None and w.shutdown_done.done(), timeout=20_000)

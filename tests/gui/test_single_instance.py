@@ -3,6 +3,7 @@ another; a crashed instance does not stop the next one from opening."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -138,3 +139,31 @@ def test_the_window_comes_back_from_the_taskbar_with_its_dialog_still_in_charge(
     qtbot.waitUntil(lambda: not window.isMinimized() and window.isVisible())
     assert settings.isVisible()  # raised with it, not left behind
     settings.reject()
+
+
+def test_quit_takes_the_window_off_the_screen_at_once_and_a_launch_meanwhile_opens_its_own(qtbot, make_window,
+                                                                                          monkeypatch):
+    window = make_window()
+    name = unique_name()
+    listener = claim(name)
+    listener.setParent(window)  # as the app does
+    # Closing the store waits for work no one can interrupt (the memory index loading a few seconds
+    # after a start): held here until released.
+    release = asyncio.Event()
+    close_store = window.workspace.close
+
+    async def held_close() -> None:
+        await release.wait()
+        await close_store()
+
+    monkeypatch.setattr(window.workspace, "close", held_close)
+    window.close_now()
+
+    assert not window.isVisible()  # not left on the screen looking hung
+    qtbot.wait(200)
+    assert not window.shutdown_done.done()
+    assert not listener.listening
+    # A launch now opens its own window rather than "raising" the one going away.
+    assert finished(qtbot, launched_elsewhere("claim", name)) == "False"
+    release.set()
+    qtbot.waitUntil(window.shutdown_done.done, timeout=10_000)
