@@ -64,7 +64,11 @@ def not_an_answer(reply: ModelReply, tools: Collection[str]) -> tuple[str, str] 
         what = ("The model's reply held only its thinking: no answer and no tool call"
                 + (" (it reached the output limit while thinking). " if cut_off else
                    " (cut off at the output limit, perhaps). ")
-                if reply.reasoning.strip() else "The model sent an empty reply: no text and no tool call. ")
+                if reply.reasoning.strip() else
+                # Gemini answers a call it could not parse (long arguments full of quotes, often)
+                # with nothing at all (MALFORMED_FUNCTION_CALL, which litellm reports as a stop).
+                "The model sent an empty reply: no text and no tool call (a call the provider could not "
+                "parse arrives as nothing; if you made a long one, make it in smaller parts). ")
         return "empty_reply", what + "Continue the task with a tool call, or call task_done."
     if cut_off:
         return "cut_off", ("Your reply reached the output limit before it ended, so it is not taken as your "

@@ -34,7 +34,14 @@ from tests.core.helpers import (
     person_edits_plan,
     wait_for_question,
 )
-from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
+from tests.support.openai_server import (
+    Failure,
+    Script,
+    ScriptedServer,
+    Turn,
+    positional,
+    tool,
+)
 
 
 def client() -> LiteLLMClient:
@@ -529,12 +536,11 @@ async def test_calls_from_a_server_that_repeats_or_omits_ids_each_get_their_own_
         assert len(set(ids)) == len(ids) == 4
 
 
-async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_accepts(store, data_dir, workdir):
-    """Approvals, the person's message and plan edit, a command's output offloaded, a malformed
-    call, an empty reply, parallel calls (one failing), a question to the person: every request
-    goes to a server that refuses what Anthropic refuses."""
+def every_kind_of_turn(workdir) -> Script:
+    """A command whose output is offloaded (approved first), a malformed call, an empty reply,
+    parallel calls (one failing), a question to the person, then done."""
     (workdir / "a.txt").write_text("alpha\n")
-    script = positional([
+    return positional([
         Turn(text="Counting first.", tool_calls=(tool("shell_run", "s1", command="seq 1 30000"),)),
         Turn(tool_calls=(("m1", "file_write", '{"path": "b.txt", "content": "unfinished'),)),
         Turn(),  # an empty reply
@@ -542,18 +548,30 @@ async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_acce
         Turn(tool_calls=(tool("human_ask", "q1", question="Which format?", options=["md", "txt"]),)),
         Turn(text="Done.", tool_calls=(tool("task_done", "d1", summary="counted"),)),
     ])
-    with ScriptedServer(script) as server:
+
+
+async def live_through_every_kind_of_turn(session: Session) -> None:
+    """The person's part in it: a message and a plan edit while the command waits for approval,
+    the approval, the answer."""
+    session.start()
+    approval = await wait_for_question(session, timeout=30)
+    await session.send("Keep the numbers in order.")
+    person_edits_plan(session, lambda text: text + "\n- Pinned by the person: numbers stay in order.\n")
+    await session.approve(approval.qid, approved=True)
+    question = await wait_for_question(session, timeout=30)
+    assert question.qid != approval.qid
+    await session.answer(question.qid, "md")
+    assert await session.wait() == "done"
+
+
+async def test_a_claude_session_with_every_kind_of_turn_stays_one_anthropic_accepts(store, data_dir, workdir):
+    """Approvals, the person's message and plan edit, a command's output offloaded, a malformed
+    call, an empty reply, parallel calls (one failing), a question to the person: every request
+    goes to a server that refuses what Anthropic refuses."""
+    with ScriptedServer(every_kind_of_turn(workdir)) as server:
         session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
                                api_base=server.url, approval="ask")
-        session.start()
-        approval = await wait_for_question(session, timeout=30)
-        await session.send("Keep the numbers in order.")
-        person_edits_plan(session, lambda text: text + "\n- Pinned by the person: numbers stay in order.\n")
-        await session.approve(approval.qid, approved=True)
-        question = await wait_for_question(session, timeout=30)
-        assert question.qid != approval.qid
-        await session.answer(question.qid, "md")
-        assert await session.wait() == "done"
+        await live_through_every_kind_of_turn(session)
     refused = [e for e in events_of(session, ErrorRecorded) if "bad_request" in e.signature or "rejected" in e.message]
     assert not refused and len(server.requests) == 6
     last = json.dumps(server.requests[-1]["messages"])
@@ -578,3 +596,32 @@ async def test_a_model_its_server_runs_without_tools_fails_the_connection_test_s
     assert caught.value.kind == "no_tools" and not caught.value.retryable
     assert "cannot call tools" in str(caught.value) and "--jinja" in str(caught.value) and refusal in str(caught.value)
     assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["task_done"]
+
+
+@pytest.mark.parametrize("model", ["gemini/gemini-2.5-flash", "gemini/gemini-3-pro-preview"])
+async def test_a_gemini_session_with_every_kind_of_turn_stays_one_gemini_accepts(store, data_dir, workdir, model):
+    """The Claude test's turns, through litellm's conversion to Gemini's generateContent, against
+    a server that refuses what Gemini refuses; Gemini 3 gets back the thought signature that came
+    with each call (without it: a 400, or a placeholder that Google says degrades the model)."""
+    with ScriptedServer(every_kind_of_turn(workdir)) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url,
+                               approval="ask")
+        await live_through_every_kind_of_turn(session)
+    errors = events_of(session, ErrorRecorded)
+    refused = [e for e in errors if e.signature.startswith("model:") and "empty_reply" not in e.signature]
+    assert not refused and len(server.requests) == 6
+    # Gemini sends nothing for a call it cannot parse (MALFORMED_FUNCTION_CALL): the agent is told
+    # it may have been that, and to make a long call in parts; then the scripted empty reply.
+    empty = [e for e in errors if "empty_reply" in e.signature]
+    assert len(empty) == 2 and "smaller parts" in empty[0].message
+    last = json.dumps(server.requests[-1]["contents"])
+    assert "Keep the numbers in order" in last and "numbers stay in order" in last and "md" in last
+    assert events_of(session, ToolResult)[0].ok and "offload" in last  # the long output went to a file
+    sent_back = [part.get("thoughtSignature") for content in server.requests[-1]["contents"]
+                 for part in content["parts"] if "function_call" in part or "functionCall" in part]
+    if model.startswith("gemini/gemini-3"):
+        # each reply's first call with its own signature (the second of the parallel pair has none);
+        # four replies called tools, the last (task_done) after the last request
+        assert [s for s in sent_back if s] == server.signatures[:-1] and len(server.signatures) == 4
+    else:
+        assert not any(sent_back) and not server.signatures

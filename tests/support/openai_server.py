@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1, so tests run litellm's real code path.
 
 It also answers Anthropic's Messages API (POST .../messages), the format litellm speaks to Claude,
-so the prompt-caching markers Tripane asks litellm for can be seen as Anthropic receives them, and
-Ollama's /api/chat (streamed JSON lines) and /api/show (the model's trained context length).
+so the prompt-caching markers Tripane asks litellm for can be seen as Anthropic receives them,
+Gemini's generateContent (POST .../models/NAME:streamGenerateContent, with Gemini 3's thought
+signatures on its calls), and Ollama's /api/chat (streamed JSON lines) and /api/show (the model's
+trained context length). Each refuses what its provider refuses of a conversation's structure.
 
 Replies are chosen by a script from the request (by default: by the number of assistant messages
 in it, so a resumed session gets the replies the original run would have). It streams SSE chunks
@@ -56,10 +58,17 @@ def tool(name: str, call_id: str | None = None, raw: str | None = None, **argume
 Script = Callable[[dict[str, Any]], "Turn | Failure"]
 
 
+def replies_in(request: dict[str, Any]) -> int:
+    """How many replies of the model the request's conversation holds, in any of the formats."""
+    if "contents" in request:  # Gemini's
+        return sum(1 for c in request["contents"] if c.get("role") == "model")
+    return sum(1 for m in request["messages"] if m.get("role") == "assistant")
+
+
 def positional(steps: Sequence[Turn | Failure | Callable[[dict], Turn | Failure]],
                default: Turn | None = None) -> Script:
     def script(request: dict[str, Any]) -> Turn | Failure:
-        index = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        index = replies_in(request)
         if index >= len(steps):
             return default or Turn(tool_calls=(tool("task_done", summary="script exhausted"),))
         step = steps[index]
@@ -82,6 +91,8 @@ class ScriptedServer:
     served_as: str = "vllm"
     served_key: str | None = None  # the key its GETs require (vLLM's --api-key), if any
     gets: list[str] = field(default_factory=list)  # the paths asked with GET
+    # Gemini's thought signatures handed out with calls, which Gemini 3 wants back with each.
+    signatures: list[str] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -165,6 +176,18 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             if step.delay_s:
                 time.sleep(step.delay_s)
+            if self.path.split("?")[0].lower().endswith("generatecontent"):  # Gemini's
+                model = self.path.split("/models/", 1)[-1].split(":", 1)[0]
+                problem = _gemini_problem(body, model)
+                if problem:
+                    self._send_json(400, {"error": {"code": 400, "message": problem, "status": "INVALID_ARGUMENT"}})
+                    return
+                reply = _gemini_reply(step, model, owner.signatures)
+                if "alt=sse" in self.path:
+                    self._send_body(200, "text/event-stream", f"data: {json.dumps(reply)}\r\n\r\n".encode())
+                else:
+                    self._send_json(200, reply)
+                return
             if self.path.endswith("/messages"):
                 problem = _anthropic_problem(body)
                 if problem:  # what Anthropic refuses, this server refuses, with Anthropic's error shape
@@ -351,4 +374,109 @@ def _anthropic_problem(body: dict) -> str | None:
             previous_uses = {block.get("id") for block in blocks if block.get("type") == "tool_use"}
     if marks > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
+    return None
+
+
+def _gemini_reply(step: Turn, model: str, signatures: list[str]) -> dict:
+    """A generateContent reply: text, then each call as a functionCall part; a thinking model's
+    first call of a reply carries a thought signature (Gemini signs only the first of parallel calls)."""
+    parts: list[dict] = [{"text": step.text}] if step.text else []
+    for index, (_call_id, name, arguments) in enumerate(step.tool_calls):
+        try:
+            args = json.loads(arguments)
+        except ValueError:  # Gemini parses the call itself: what it cannot parse, it does not send
+            return {"candidates": [{"content": {"role": "model"}, "finishReason": "MALFORMED_FUNCTION_CALL",
+                                    "finishMessage": f"Malformed function call: call:{name}{arguments}", "index": 0}],
+                    "usageMetadata": {"promptTokenCount": step.prompt_tokens, "totalTokenCount": step.prompt_tokens},
+                    "modelVersion": model}
+        part: dict[str, Any] = {"functionCall": {"name": name, "args": args}}
+        if index == 0 and _signs_calls(model):
+            signatures.append(f"c2lnbmVkLXt{len(signatures)}")
+            part["thoughtSignature"] = signatures[-1]
+        parts.append(part)
+    finish = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}.get(step.finish_reason, "STOP")
+    completion = _usage(step)["completion_tokens"]
+    usage = {"promptTokenCount": step.prompt_tokens, "candidatesTokenCount": completion,
+             "totalTokenCount": step.prompt_tokens + completion}
+    if step.cached_tokens:
+        usage["cachedContentTokenCount"] = step.cached_tokens
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
+            "usageMetadata": usage, "modelVersion": model}
+
+
+def _signs_calls(model: str) -> bool:
+    return model.startswith("gemini-3")
+
+
+# Field names Gemini's Schema object knows; any other in a function declaration's parameters is
+# refused ("Invalid JSON payload received. Unknown name ...").
+_GEMINI_SCHEMA_FIELDS = {"type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
+                         "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
+                         "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum",
+                         "maximum"}
+
+
+def _unknown_schema_field(schema: Any, where: str) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    for name, value in schema.items():
+        if name not in _GEMINI_SCHEMA_FIELDS:
+            return f"{where}: Unknown name \"{name}\""
+        if name == "properties":
+            for prop, sub in value.items():
+                found = _unknown_schema_field(sub, f"{where}.properties[{prop}]")
+                if found:
+                    return found
+        elif name == "items":
+            found = _unknown_schema_field(value, f"{where}.items")
+            if found:
+                return found
+        elif name == "anyOf":
+            for i, sub in enumerate(value):
+                found = _unknown_schema_field(sub, f"{where}.anyOf[{i}]")
+                if found:
+                    return found
+    return None
+
+
+def _gemini_problem(body: dict, model: str) -> str | None:
+    """What Gemini refuses of a request's structure: an unknown schema field in a declaration, a
+    content without parts, a call turn that does not follow the person or function responses, a
+    different number of responses than calls, and, for Gemini 3, a call of the current turn
+    (since the person last wrote) without the thought signature it came with."""
+    for t, declared in enumerate(body.get("tools") or []):
+        for f, function in enumerate(declared.get("functionDeclarations") or declared.get("function_declarations") or []):
+            found = _unknown_schema_field(function.get("parameters"), f"tools[{t}].function_declarations[{f}].parameters")
+            if found:
+                return f"Invalid JSON payload received. {found}: Cannot find field."
+    contents = body.get("contents") or []
+    if not contents:
+        return "* GenerateContentRequest.contents: contents is not specified"
+    current_turn = 0
+    for index, content in enumerate(contents):
+        parts = content.get("parts") or []
+        if not parts:
+            return f"* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty."
+        if content.get("role") == "user" and any("text" in part for part in parts):
+            current_turn = index
+        calls = [part for part in parts if "functionCall" in part or "function_call" in part]
+        if calls:
+            previous = contents[index - 1] if index else None
+            if previous is None or previous.get("role") != "user":
+                return ("Please ensure that function call turn comes immediately after a user turn or after a "
+                        "function response turn.")
+            following = contents[index + 1]["parts"] if index + 1 < len(contents) else None
+            if following is not None:
+                responses = [part for part in following if "functionResponse" in part or "function_response" in part]
+                if len(responses) != len(calls):
+                    return ("Please ensure that the number of function response parts is equal to the number of "
+                            "function call parts of the function call turn.")
+    if _signs_calls(model):
+        for index, content in enumerate(contents[current_turn:], start=current_turn):
+            calls = [part for part in content.get("parts") or [] if "functionCall" in part or "function_call" in part]
+            if calls and not (calls[0].get("thoughtSignature") or calls[0].get("thought_signature")):
+                name = (calls[0].get("functionCall") or calls[0].get("function_call"))["name"]
+                return ("Function call is missing a thought_signature in functionCall parts. This is required for "
+                        f"tools to work correctly. Additional data, function call `default_api:{name}` , "
+                        f"position {index + 1}.")
     return None
