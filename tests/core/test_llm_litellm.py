@@ -79,6 +79,14 @@ async def test_a_task_runs_end_to_end_through_litellm(store, data_dir, workdir):
     assert "num_ctx" not in json.dumps(server.requests)  # a fixed window: nothing to size
 
 
+def tools_required(body: dict) -> bool:
+    """Whether the request obliges the model to call a tool: OpenAI's "required", Anthropic's
+    "any", Gemini's function-calling mode ANY."""
+    gemini = (body.get("toolConfig") or body.get("tool_config") or {})
+    mode = (gemini.get("functionCallingConfig") or gemini.get("function_calling_config") or {}).get("mode")
+    return body.get("tool_choice") in ("required", {"type": "any"}) or mode == "ANY"
+
+
 def reading_script(reads: int):
     """An agent reading wide.txt 20 lines a turn, `reads` times, then done; a flush turn (tools
     required: OpenAI's "required", Anthropic's "any") records a finding; a summary request gets one."""
@@ -87,7 +95,7 @@ def reading_script(reads: int):
     def script(body):
         if not body.get("tools"):
             return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
-        if body.get("tool_choice") in ("required", {"type": "any"}):
+        if tools_required(body):
             return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
         served.append(body)
         if len(served) <= reads:
@@ -97,18 +105,23 @@ def reading_script(reads: int):
     return script
 
 
-async def test_a_compacted_claude_conversation_stays_one_anthropic_accepts(store, data_dir, workdir):
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-5", "gemini/gemini-3-pro-preview"])
+async def test_a_compacted_conversation_stays_one_claude_and_gemini_accept(store, data_dir, workdir, model):
     """The scripted server refuses what Anthropic refuses (roles out of turn, a tool_result without
-    its tool_use, a tool_use left unanswered, more than four cache marks); compactions restart the
-    history in the middle of the conversation, and a flush turn is a turn of its own."""
+    its tool_use, a tool_use left unanswered, more than four cache marks) and what Gemini refuses
+    (a call turn out of place, unequal call and response counts, a signature missing); compactions
+    restart the history in the middle of the conversation, and a flush turn is a turn of its own."""
     (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
                                       encoding="utf-8")
     with ScriptedServer(reading_script(reads=8)) as server:
-        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+        session = make_session(store, data_dir, workdir, client(), model=model,
                                api_base=server.url, context_window=8_000, reserve_output=1000)
         assert await session.run() == "done"
     assert len(events_of(session, Compaction)) >= 2
     assert not [r for r in events_of(session, ToolResult) if not r.ok]
+    assert not [e for e in events_of(session, ErrorRecorded) if e.signature.startswith("model:")]
+    # each flush obliged the model to call a tool, in the provider's own terms
+    assert sum(tools_required(body) for body in server.requests) >= len(events_of(session, Compaction))
 
 
 @pytest.mark.parametrize("message, window", [
