@@ -230,6 +230,19 @@ class WindowLearned(Event):
 
 
 @dataclass(frozen=True)
+class ModelChanged(Event):
+    """The person chose another model for the session (the one it had is gone, refused, too weak
+    or too dear for what is left). Its requests go to this model, at this server, from the next
+    one on, budgeted for its window; the fixed prompt stays as it was, byte for byte."""
+
+    kind: ClassVar[str] = "model_changed"
+    model: str
+    api_base: str | None = None
+    context_window: int | None = None  # None: the model's own
+    previous: str = ""
+
+
+@dataclass(frozen=True)
 class MemoryRecalled(Event):
     """Long-term memory brought into the context at task start: appended, never in the prefix."""
 

@@ -27,6 +27,7 @@ from core.context.project import read_project_instructions
 from core.events import (
     FileChanged,
     HumanAnswer,
+    ModelChanged,
     PinsChanged,
     Record,
     SessionStarted,
@@ -84,11 +85,15 @@ class SessionConfig:
             raise ValueError(f"approval must be ask, all or none, not {self.approval!r}")
         if self.max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        if self.context_window is not None and self.context_window < MIN_CONTEXT_WINDOW:
-            raise ValueError(f"a context window of {self.context_window:,} tokens cannot hold Tripane's prompt "
-                             f"and a few turns; give at least {MIN_CONTEXT_WINDOW:,}")
+        check_window(self.context_window)
         if self.budget_tokens < 0 or self.budget_usd < 0:
             raise ValueError("a budget cap cannot be negative")
+
+
+def check_window(window: int | None) -> None:
+    if window is not None and window < MIN_CONTEXT_WINDOW:
+        raise ValueError(f"a context window of {window:,} tokens cannot hold Tripane's prompt "
+                         f"and a few turns; give at least {MIN_CONTEXT_WINDOW:,}")
 
 
 class CannotRun(ValueError):
@@ -407,6 +412,24 @@ class Session:
             self.approvals.allow(self.state.config.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
+
+    async def change_model(self, model: str, api_base: str | None = None, context_window: int | None = None) -> bool:
+        """The rest of the session on another model (the one it had is gone, refused, too weak or
+        too dear): a run in progress uses it from its next request; an ended one, once a message
+        continues it. False when nothing changes."""
+        model, api_base = model.strip(), (api_base or "").strip() or None
+        if not model:
+            raise ValueError("the model is empty")
+        check_window(context_window)
+        state = self.state
+        if (model, api_base, context_window) == (state.model, state.api_base, state.context_window):
+            return False
+        with self._writing():
+            previous = state.model
+            self.journal.record(ModelChanged(model=model, api_base=api_base, context_window=context_window,
+                                             previous=previous))
+            self._progress(progress.model_changed(previous, model))
+        return True
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
         choice = ("always" if always else "approve") if approved else "deny"

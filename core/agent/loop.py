@@ -53,7 +53,6 @@ from core.events import (
     SessionEnded,
     SessionPaused,
     SessionResumed,
-    SessionStarted,
     ToolCall,
     ToolResult,
     UserMessage,
@@ -147,10 +146,10 @@ class Prepared(NamedTuple):
     saved: tuple[str, str] | None
 
 
-def session_key(config: SessionStarted | None) -> dict[str, str]:
-    """The session's API key from the keyring, by the name it is hidden under."""
-    key = get_api_key(config.model, config.api_base) if config is not None else None
-    return {f"{provider_of(config.model)} API key (keyring)": key} if key else {}
+def session_key(model: str, api_base: str | None) -> dict[str, str]:
+    """The session model's API key from the keyring, by the name it is hidden under."""
+    key = get_api_key(model, api_base) if model else None
+    return {f"{provider_of(model)} API key (keyring)": key} if key else {}
 
 
 class AgentLoop:
@@ -189,6 +188,7 @@ class AgentLoop:
         self._plan_version_seen = memory.version(PLAN)
         self.engine: ContextEngine | None = None
         self._window: int | None = None  # the context window the engine budgets for, once known
+        self._budgeted_for: tuple[str, str | None, int | None] | None = None  # the model it is for
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
@@ -199,7 +199,7 @@ class AgentLoop:
     async def steps(self) -> AsyncIterator[Record]:
         # The first keyring lookup loads its backends (0.2 s), and a locked keyring may ask for its
         # password: on the event loop that froze the window.
-        key = await asyncio.to_thread(session_key, self.state.config)
+        key = await asyncio.to_thread(session_key, self.state.model, self.state.api_base)
         self._hide_secrets = Redactor(dict(os.environ), key)
         try:
             while not self.state.ended:
@@ -369,11 +369,8 @@ class AgentLoop:
             config = self.state.config
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
-            # A window the provider stated (learned at an overflow, before a reopen) is the truth;
-            # then the person's setting; then what the server or litellm's model map says.
-            window = self._window = (
-                self.state.learned_window or config.context_window
-                or await asyncio.get_running_loop().run_in_executor(None, model_window, config.model, config.api_base))
+            window = self._window = await self._model_window()
+            self._budgeted_for = self._serving()
             budget = budget_for(window, config.reserve_output)
 
             def counter(text: str) -> int:
@@ -403,9 +400,31 @@ class AgentLoop:
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
         return self.engine
 
+    async def _model_window(self) -> int:
+        """A window the provider stated (learned at an overflow, before a reopen) is the truth;
+        then the person's setting; then what the server or litellm's model map says."""
+        state = self.state
+        return (state.learned_window or state.context_window
+                or await asyncio.get_running_loop().run_in_executor(None, model_window, state.model, state.api_base))
+
+    def _serving(self) -> tuple[str, str | None, int | None]:
+        return self.state.model, self.state.api_base, self.state.context_window
+
+    async def _budget_for_the_model(self, engine: ContextEngine) -> None:
+        """The person chose another model since the budget was set: budget for its window (a
+        smaller one compacts at the next turn, before the request overflows it)."""
+        if self._budgeted_for == self._serving():
+            return
+        self._budgeted_for = self._serving()
+        self._window = await self._model_window()
+        engine.budget = budget_for(self._window, self.state.config.reserve_output)
+        log.info("session %s: now %s, budgeted for a %s-token window", self.state.session_id, self.state.model,
+                 self._window)
+
     async def assemble(self, extra: list[dict] | None = None, remember: bool = True,
                        history: History | None = None) -> tuple[Assembled, int]:
         engine = await self._ensure_engine()
+        await self._budget_for_the_model(engine)
         plan, version = self.memory.read(PLAN)
         # The full plan when it is new to the agent (first turn, or changed since it was last
         # recited); otherwise its compact form, so the part of the request that is never cached
@@ -422,7 +441,7 @@ class AgentLoop:
         assert config is not None and self.engine is not None  # the messages were assembled by it
         return ModelRequest(
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
-            tool_choice=tool_choice, api_base=config.api_base, cache_breakpoints=assembled.cache_breakpoints,
+            tool_choice=tool_choice, api_base=self.state.api_base, cache_breakpoints=assembled.cache_breakpoints,
             window=self._window,
         )
 
@@ -568,7 +587,7 @@ class AgentLoop:
         summarizer = config.summary_model or self.state.model
         # The session's API base is a server of the session model's provider: a summary model of
         # another provider (a hosted one beside a local model, say) is reached at its own address.
-        api_base = config.api_base if provider_of(summarizer) == provider_of(self.state.model) else None
+        api_base = self.state.api_base if provider_of(summarizer) == provider_of(self.state.model) else None
         try:
             reply = await self.control.interruptible(self.model.complete(
                 compaction.summary_request(summarizer, api_base, text, self._window)))

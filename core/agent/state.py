@@ -20,6 +20,7 @@ from core.events import (
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
+    ModelChanged,
     PinsChanged,
     Record,
     SessionEnded,
@@ -32,6 +33,7 @@ from core.events import (
     WindowLearned,
 )
 from core.memory.working import FINDINGS
+from core.secrets import provider_of
 
 DEFAULT_CONTINUE_TURNS = 10
 
@@ -52,6 +54,10 @@ class SessionState:
     turn: int = 0
     status: str = "new"  # new | running | paused | waiting | ended:<status>
     model: str = ""
+    # Where the model is served and how much it reads: the session's start, until the person
+    # chooses another model (ModelChanged).
+    api_base: str | None = None
+    context_window: int | None = None
     usage: Usage = field(default_factory=Usage)
     strikes: dict[str, int] = field(default_factory=dict)
     # Each counted failure's latest occurrence as a reader understands it (the signature itself is
@@ -100,7 +106,7 @@ class SessionState:
         match event:
             case SessionStarted():
                 self.config = event
-                self.model = event.model
+                self.model, self.api_base, self.context_window = event.model, event.api_base, event.context_window
                 self.danger_limit = event.danger_turn
                 self.budget_tokens, self.budget_usd = event.budget_tokens, event.budget_usd
                 self.status = "running"
@@ -124,6 +130,9 @@ class SessionState:
                 self.pins[event.file] = event.lines
             case WindowLearned():
                 self.learned_window = event.window
+            case ModelChanged():
+                self.model, self.api_base, self.context_window = event.model, event.api_base, event.context_window
+                self.learned_window = 0  # stated by the server of the model before
             case MemoryRecalled():
                 self.memory_recalled = True
                 self.injected_skills = event.skills
@@ -168,7 +177,10 @@ class SessionState:
         if question.reason == "three_strike":
             self.strikes.pop(question.context.get("signature", ""), None)
             if answer.choice == "change_model" and answer.text.strip():
-                self.model = answer.text.strip()
+                model = answer.text.strip()
+                if provider_of(model) != provider_of(self.model):  # not served where the other one was
+                    self.api_base, self.context_window, self.learned_window = None, None, 0
+                self.model = model
         elif question.reason == "danger_turn" and answer.choice in ("continue", "guidance"):
             self.danger_limit = self.turn + continue_turns(answer)
         elif question.reason == "budget" and answer.choice == "continue":

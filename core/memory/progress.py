@@ -102,6 +102,10 @@ def window_learned(window: int, assumed: int) -> str:
             f"not the {assumed:,} assumed\n- The context is budgeted for {window:,} tokens from now on.\n")
 
 
+def model_changed(previous: str, model: str) -> str:
+    return f"\n## [{_stamp()}] Model changed by the person\n- From {previous} to {model}, from the next request on.\n"
+
+
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
     if failure:
         return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300, ends=False)}\n- The task goes on without it.\n"

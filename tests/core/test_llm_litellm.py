@@ -124,6 +124,34 @@ async def test_a_compacted_conversation_stays_one_claude_and_gemini_accept(store
     assert sum(tools_required(body) for body in server.requests) >= len(events_of(session, Compaction))
 
 
+async def test_a_session_whose_model_is_gone_goes_on_with_the_one_the_person_chooses(store, data_dir, workdir):
+    """The provider no longer knows the session's model: the run ends, and the person chooses
+    another model (at another server, with a smaller window); a message continues the same session
+    there, budgeted for the new window, with the fixed prompt unchanged. Reopened, it keeps it."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
+                                      encoding="utf-8")
+    gone = positional([], default=Failure(404, "The model `gpt-4-32k` has been deprecated"))
+    with ScriptedServer(gone) as old, ScriptedServer(reading_script(reads=6)) as new:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4-32k", api_base=old.url)
+        assert await session.run() == "error"
+        assert "does not know this model" in events_of(session, SessionEnded)[-1].summary
+
+        assert await session.change_model("openai/served-model", new.url, context_window=8_000)
+        assert not await session.change_model("openai/served-model", new.url, context_window=8_000)  # the same
+        await session.send("Go on with the other model.")
+        assert await session.wait() == "done"
+    assert {body["model"] for body in new.requests} == {"served-model"} and len(old.requests) == 1
+    assert {m.model for m in events_of(session, AssistantMessage)} == {"openai/served-model"}
+    assert new.requests[0]["messages"][0] == old.requests[0]["messages"][0]  # the fixed prompt, byte for byte
+    assert events_of(session, Compaction)  # budgeted for 8,000 tokens, not the 32k of the model before
+    assert "Model changed by the person" in session.read_file("progress.md")[0]
+    reopened = Session.open(store, data_dir, session.id, client())
+    assert (reopened.state.model, reopened.state.api_base, reopened.state.context_window) == (
+        "openai/served-model", new.url, 8_000)
+    with pytest.raises(ValueError, match="at least 4,096"):
+        await reopened.change_model("openai/tiny", context_window=2_048)
+
+
 @pytest.mark.parametrize("message, window", [
     ("This model's maximum context length is 16,385 tokens. However, your messages resulted in 17,012", 16385),
     ("the model is loaded with context length of only 4096 tokens, which is not enough", 4096),  # LM Studio
