@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
+    resume.add_argument("--model", help="go on with another model from here (the session's is gone, refused, too "
+                                       "weak or too dear); its server and window with --api-base, --context-window")
+    resume.add_argument("--api-base", help="with --model: the address of its server, for a local or self-hosted one")
+    resume.add_argument("--context-window", type=int, metavar="TOKENS",
+                        help="with --model: how much it reads at once (default: the model's own)")
     resume.add_argument("--json", action="store_true")
     resume.add_argument("--no-memory", action="store_true", help="run without long-term memory")
 
@@ -322,6 +327,13 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
     else:
         session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
+        if not args.model and (args.api_base or args.context_window):
+            raise ValueError("--api-base and --context-window go with --model (the model they are for)")
+        changed = args.model and await session.change_model(args.model, args.api_base, args.context_window)
+        if changed and not args.json:  # (with --json, stdout is events only, and this one came before the run)
+            from core.render import model_change_note
+
+            print(f"  ⇄ {model_change_note(changed)}", flush=True)
         if args.answer is not None:
             question = session.state.open_question
             if question is None:

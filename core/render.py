@@ -12,6 +12,7 @@ from core.events import (
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
+    ModelChanged,
     PinsChanged,
     Record,
     SessionEnded,
@@ -72,6 +73,8 @@ def render(record: Record) -> str | None:
                     f"{flush_note(event)}")
         case WindowLearned():
             return f"  ⇲ {window_note(event)}"
+        case ModelChanged():
+            return f"  ⇄ {model_change_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -102,6 +105,12 @@ def describe_danger(event: Danger) -> str:
 def flush_note(event: Compaction) -> str:
     """Said of a compaction whose flush turn could not run (the context was over the window)."""
     return "" if event.flush_done else "; without the flush turn: the context was over the model's window"
+
+
+def model_change_note(event: ModelChanged) -> str:
+    where = f" at {event.api_base}" if event.api_base else ""
+    window = f", a {event.context_window:,}-token window" if event.context_window else ""
+    return f"model changed by the person from {event.previous} to {event.model}{where}{window}"
 
 
 def window_note(event: WindowLearned) -> str:

@@ -413,23 +413,23 @@ class Session:
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
 
-    async def change_model(self, model: str, api_base: str | None = None, context_window: int | None = None) -> bool:
+    async def change_model(self, model: str, api_base: str | None = None,
+                           context_window: int | None = None) -> ModelChanged | None:
         """The rest of the session on another model (the one it had is gone, refused, too weak or
         too dear): a run in progress uses it from its next request; an ended one, once a message
-        continues it. False when nothing changes."""
+        continues it. None when nothing changes."""
         model, api_base = model.strip(), (api_base or "").strip() or None
         if not model:
             raise ValueError("the model is empty")
         check_window(context_window)
         state = self.state
         if (model, api_base, context_window) == (state.model, state.api_base, state.context_window):
-            return False
+            return None
+        event = ModelChanged(model=model, api_base=api_base, context_window=context_window, previous=state.model)
         with self._writing():
-            previous = state.model
-            self.journal.record(ModelChanged(model=model, api_base=api_base, context_window=context_window,
-                                             previous=previous))
-            self._progress(progress.model_changed(previous, model))
-        return True
+            self.journal.record(event)
+            self._progress(progress.model_changed(event.previous, model))
+        return event
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
         choice = ("always" if always else "approve") if approved else "deny"

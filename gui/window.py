@@ -26,6 +26,7 @@ from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
 from core.store import DiskFull, StoreError, as_disk_full
 from gui.bridge import SessionBridge
+from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.forms import open_once
 from gui.dialogs.help import about_html, shortcuts_html
@@ -555,6 +556,34 @@ class MainWindow(QMainWindow):
                               on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))
 
+    def change_model(self) -> ChangeModelDialog | None:
+        """The shown session goes on with another model (its own is gone, refused, too weak or too dear)."""
+        session = self.session
+        if session is None:
+            return None
+        dialog = ChangeModelDialog(session.state, self.prefs.model, self.prefs.api_base, self)
+
+        def changed(done: bool) -> None:
+            if not done:
+                return
+            self._update_controls()  # the model in the status bar
+            model = session.state.model
+            if session.running:
+                self.statusBar().showMessage(f"The next request goes to {model}.", 8000)
+            elif session.state.ended:
+                self.statusBar().showMessage(f"{model} takes over: send a message to go on.", 12000)
+            else:
+                self.statusBar().showMessage(f"{model} takes over: Resume (Ctrl+R) goes on.", 12000)
+
+        def chosen(result: int) -> None:
+            if result:
+                self.keeper.run(session.change_model(*dialog.chosen()), on_success=changed,
+                                on_failure=lambda error: self.tell(f"The model was not changed: {error}",
+                                                                   QMessageBox.Icon.Warning))
+        dialog.finished.connect(chosen)
+        open_once(dialog)
+        return dialog
+
     def rename_session(self) -> None:
         session_id = self.sessions.current_id()
         if not session_id:
@@ -677,6 +706,7 @@ class MainWindow(QMainWindow):
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact",
                      "inspector", "export", "rename", "delete", "session_folder", "working_folder"):
             self.actions_by_name[name].setEnabled(has)
+        self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
 
     # --- the person in the loop -----------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from core.events import (
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
+    ModelChanged,
     Record,
     SessionEnded,
     SessionPaused,
@@ -31,7 +32,13 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
-from core.render import compaction_sizes, describe_danger, describe_edit, flush_note
+from core.render import (
+    compaction_sizes,
+    describe_danger,
+    describe_edit,
+    flush_note,
+    model_change_note,
+)
 from gui.markdown import displayable
 from gui.qt import (
     QEvent,
@@ -65,8 +72,9 @@ PAGE_ITEMS = 12
 ITEM_SPACING = 6
 # What the person can do after a run that did not finish its task: a message continues it.
 AFTER_ENDING = {
-    "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it), send a "
-             "message: the agent continues from here.",
+    "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it; a model the "
+             "provider does not know: Session → Change model, Ctrl+Shift+L), send a message: the agent "
+             "continues from here.",
     "aborted": "Send a message to continue from here.",
 }
 
@@ -418,6 +426,9 @@ class ChatView(QScrollArea):
                     f"not the {event.assumed:,} assumed. The context is budgeted for {event.window:,} "
                     "from now on; for new sessions with this model, set Context window in Settings "
                     "(Ctrl+,).", "error", into)
+            case ModelChanged():
+                note = model_change_note(event)
+                self._notice(f"⇄ {escape_html(note[:1].upper() + note[1:])}, from the next request on", into=into)
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

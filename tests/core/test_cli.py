@@ -16,7 +16,7 @@ from filelock import FileLock
 from core.events import encode
 from core.paths import RUN_LOCK
 from core.store import Store
-from tests.support.openai_server import ScriptedServer, Turn, positional, tool
+from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,6 +95,25 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     # --data-dir works after the command too, as the usage line puts it.
     code, out, _ = finish(tripane("sessions", "--data-dir", str(tmp_path), data_dir=tmp_path / "elsewhere"))
     assert code == 0 and session_id in out
+
+
+def test_resume_goes_on_with_another_model_when_the_sessions_is_gone(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    gone = positional([], default=Failure(404, "The model `gpt-4-32k` has been deprecated"))
+    done = positional([Turn(tool_calls=(tool("task_done", summary="done on the other model"),))])
+    with ScriptedServer(gone) as old, ScriptedServer(done) as new:
+        code, out, err = finish(tripane("run", "Sum the numbers", "--model", "openai/gpt-4-32k", "--api-base",
+                                        old.url, "--workdir", str(work), "--no-memory", data_dir=tmp_path))
+        assert code == 1 and "does not know this model" in out + err
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        code, _, err = finish(tripane("resume", session_id, "--api-base", new.url, data_dir=tmp_path))
+        assert code == 2 and "go with --model" in err and "Traceback" not in err
+        code, out, err = finish(tripane("resume", session_id, "--model", "openai/served-model", "--api-base",
+                                        new.url, "--message", "Go on.", "--no-memory", data_dir=tmp_path))
+        assert code == 0, err
+    assert "model changed by the person from openai/gpt-4-32k to openai/served-model" in out
+    assert "done on the other model" in out and [body["model"] for body in new.requests] == ["served-model"]
 
 
 def test_the_workdirs_agents_md_is_followed_unless_the_person_says_not(tmp_path):

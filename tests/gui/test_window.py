@@ -16,6 +16,7 @@ from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.question import QuestionDialog
 from gui.qt import (
     QApplication,
+    QDialog,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
@@ -384,6 +385,38 @@ def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qt
     window.send_message()
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
     assert "The key is fixed, go on." in str(model.requests[-1].messages)
+
+
+def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_session_menu(qtbot, make_window,
+                                                                                        workdir):
+    model = ScriptedModel([ModelError("not_found", "The provider does not know this model: gpt-4-32k"),
+                           reply("", call("task_done", summary="done on the other model"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1].text()
+    assert "a model the provider does not know: Session → Change model, Ctrl+Shift+L" in ended
+
+    qtbot.waitUntil(lambda: window.actions_by_name["change_model"].isEnabled(), timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    dialog = window.findChild(QDialog, "change_model")
+    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT)
+    assert dialog.model.currentText() == "scripted"  # the session's own, to edit
+    dialog.model.setCurrentText("openai/gpt-4o-mini")
+    dialog.context_window.setValue(2_048)
+    change = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Change model")
+    qtbot.mouseClick(change, Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and "at least 4,096" in dialog.error.text()  # too small to hold the prompt
+    dialog.context_window.setValue(32_768)
+    qtbot.mouseClick(change, Qt.MouseButton.LeftButton)
+
+    qtbot.waitUntil(lambda: window.status.model.text() == "Model: openai/gpt-4o-mini", timeout=WAIT)
+    assert "Model changed by the person from scripted to openai/gpt-4o-mini, a 32,768-token window" in chat_says(window)
+    qtbot.waitUntil(lambda: "send a message to go on" in window.statusBar().currentMessage(), timeout=WAIT)
+    window.composer.setPlainText("Go on with the other model.")
+    window.send_message()
+    qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
+    assert (model.requests[-1].model, model.requests[-1].window) == ("openai/gpt-4o-mini", 32_768)
 
 
 def test_progress_markers_are_drawn_or_shown_by_a_plain_stand_in(qtbot, make_window, workdir):
