@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from core.agent.state import SessionState
 from core.session import check_window
-from gui.dialogs.forms import error_label
+from gui.dialogs.forms import context_window_spin, error_label
 from gui.qt import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLineEdit,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -44,12 +43,7 @@ class ChangeModelDialog(QDialog):
         self.api_base = QLineEdit(state.api_base or "")
         self.api_base.setPlaceholderText("only for local or self-hosted servers")
         form.addRow("API base:", self.api_base)
-        self.context_window = QSpinBox()
-        self.context_window.setRange(0, 10_000_000)
-        self.context_window.setSingleStep(1024)
-        self.context_window.setSpecialValueText("the model's own")
-        self.context_window.setSuffix(" tokens")
-        self.context_window.setValue(state.context_window or 0)
+        self.context_window = context_window_spin(state.context_window or 0)
         form.addRow("Context window:", self.context_window)
         layout.addLayout(form)
         self._settings = (settings_model, settings_api_base)

@@ -14,6 +14,7 @@ from gui.qt import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSpinBox,
     Qt,
     QWidget,
 )
@@ -75,3 +76,15 @@ def on_ctrl_enter(dialog: QWidget, do: Callable[[], None]) -> QAction:
     action.triggered.connect(do)
     dialog.addAction(action)
     return action
+
+
+def context_window_spin(tokens: int) -> QSpinBox:
+    """How much the model reads at once, in tokens; 0 shows as the model's own."""
+    spin = QSpinBox()
+    spin.setRange(0, 10_000_000)
+    spin.setSingleStep(1024)
+    spin.setValue(tokens)
+    spin.setSpecialValueText("the model's own")
+    spin.setSuffix(" tokens")
+    spin.setGroupSeparatorShown(True)
+    return spin

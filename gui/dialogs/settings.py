@@ -15,7 +15,12 @@ from core.secrets import (
     provider_of,
     set_api_key,
 )
-from gui.dialogs.forms import approval_combo, error_label, folder_row
+from gui.dialogs.forms import (
+    approval_combo,
+    context_window_spin,
+    error_label,
+    folder_row,
+)
 from gui.qt import (
     QComboBox,
     QDialog,
@@ -95,10 +100,7 @@ class SettingsDialog(QDialog):
         self.test_result.setObjectName("test_result")
         self.test_result.setWordWrap(True)
         form.addRow(self.test_button, self.test_result)
-        self.context_window = self._spin(prefs.context_window, 0, 10_000_000, step=1024)
-        self.context_window.setSpecialValueText("the model's own")
-        self.context_window.setSuffix(" tokens")
-        self.context_window.setGroupSeparatorShown(True)
+        self.context_window = context_window_spin(prefs.context_window)
         self.context_window.setToolTip(
             "How much the model reads at once. Leave it to the model: an Ollama model gets its own length, at "
             "most 16,384 (what a laptop can hold); vLLM, llama.cpp and LM Studio are asked what they were started "

@@ -365,15 +365,21 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     assert window.statusBar().currentMessage() == ""
 
 
-def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qtbot, make_window, workdir):
-    from core.llm import ModelError
-
-    model = ScriptedModel([ModelError("auth", "The provider refused the API key: invalid key"),
-                           reply("", call("task_done", summary="done after the key was fixed"))])
+def ended_by(qtbot, make_window, workdir, error: ModelError):
+    """A run the model's error ended, then done once it goes on; and the chat's ending notice."""
+    model = ScriptedModel([error, reply("", call("task_done", summary="done once it went on"))])
     window = make_window(model)
     session = start(window, workdir)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1].text()
+    return model, window, session, ended
+
+
+def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qtbot, make_window, workdir):
+    from core.llm import ModelError
+
+    model, window, session, ended = ended_by(qtbot, make_window, workdir,
+                                             ModelError("auth", "The provider refused the API key: invalid key"))
     assert "refused the API key" in ended and "send a message: the agent continues from here" in ended
 
     # The menu offers what the buttons do: Ctrl+P on the ended run does not hold the next one.
@@ -389,12 +395,8 @@ def test_a_run_ended_by_a_refused_key_says_how_to_continue_and_a_message_does(qt
 
 def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_session_menu(qtbot, make_window,
                                                                                         workdir):
-    model = ScriptedModel([ModelError("not_found", "The provider does not know this model: gpt-4-32k"),
-                           reply("", call("task_done", summary="done on the other model"))])
-    window = make_window(model)
-    session = start(window, workdir)
-    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
-    ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1].text()
+    model, window, session, ended = ended_by(
+        qtbot, make_window, workdir, ModelError("not_found", "The provider does not know this model: gpt-4-32k"))
     assert "a model the provider does not know: Session → Change model, Ctrl+Shift+L" in ended
 
     qtbot.waitUntil(lambda: window.actions_by_name["change_model"].isEnabled(), timeout=WAIT)
