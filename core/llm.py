@@ -337,6 +337,13 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
 # without --jinja, vLLM without a tool-call parser, and others' wordings.
 _NO_TOOLS = re.compile(r"does not support (?:tools|function calling)|--jinja|--enable-auto-tool-choice"
                        r"|tools? (?:use |calling )?(?:is |are )?not supported", re.IGNORECASE)
+# How providers say the account has no credit left (OpenAI's insufficient_quota, Anthropic's "credit
+# balance is too low", OpenRouter's and DeepSeek's 402): waiting does not help, a payment does.
+# Gemini's free tier says "exceeded your current quota" of limits that do pass: not matched here.
+_NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credit balance is too low"
+                        r"|payment required|out of credits", re.IGNORECASE)
+
+
 # litellm's own prefix on a provider's message: "litellm.AuthenticationError: AuthenticationError:
 # OpenAIException - Incorrect API key provided". The person reads the provider's part.
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)(\w+Error:\s*)?(\w+Exception\s+-\s+)?")
@@ -363,6 +370,9 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ModelError("context_window", f"The context is larger than the model's window: {detail}",
                           window=window_in(str(exc)))
+    if getattr(exc, "status_code", None) == 402 or _NO_CREDIT.search(f"{detail} {getattr(exc, 'body', '')}"):
+        return ModelError("billing", f"The provider's account has no credit left for this: {detail.rstrip('.')}. Add credit or "
+                          "raise the limit on the provider's billing page, then send a message to go on.")
     if isinstance(exc, litellm.RateLimitError):
         return ModelError("rate_limit", f"The provider is rate-limiting requests: {detail}", retryable=True,
                           retry_after_s=_retry_after(exc))

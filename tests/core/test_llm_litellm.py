@@ -342,6 +342,34 @@ async def test_a_rate_limited_call_waits_as_long_as_the_provider_asks():
     assert "Trying again in 1 s (attempt 2 of 3)." in retry.describe()
 
 
+@pytest.mark.parametrize("model, failure", [
+    ("openai/gpt-4o-mini", Failure(429, "You exceeded your current quota, please check your plan and billing "
+                                        "details.", code="insufficient_quota")),
+    ("anthropic/claude-sonnet-4-5", Failure(400, "Your credit balance is too low to access the Anthropic API. "
+                                                 "Please go to Plans & Billing to upgrade or purchase credits.")),
+    ("openrouter/openai/gpt-4o-mini", Failure(402, "Insufficient credits. Add more using "
+                                                   "https://openrouter.ai/credits")),
+    ("openai/deepseek-chat", Failure(402, "Insufficient Balance")),  # DeepSeek's API
+])
+async def test_an_account_out_of_credit_is_said_so_at_once_not_retried_as_a_rate_limit(model, failure):
+    with ScriptedServer(positional([], default=failure)) as server:
+        with pytest.raises(ModelError) as caught:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert len(server.requests) == 1  # waiting does not bring credit back
+    assert caught.value.kind == "billing" and not caught.value.retryable
+    assert "no credit left" in str(caught.value) and "then send a message to go on" in str(caught.value)
+
+
+async def test_a_free_tier_quota_that_passes_is_still_a_rate_limit():
+    replies = iter([Failure(429, "You exceeded your current quota, please check your plan and billing details. "
+                                 "Quota exceeded for metric: generate_content_free_tier_requests, limit: 10"),
+                    Turn(text="fine")])
+    with ScriptedServer(lambda request: next(replies)) as server:
+        reply = await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                                     api_base=server.url))
+    assert reply.text == "fine" and len(server.requests) == 2
+
+
 async def test_persistent_server_errors_become_a_plain_model_error():
     with ScriptedServer(lambda request: Failure(500, "upstream exploded")) as server:
         with pytest.raises(ModelError) as failed:

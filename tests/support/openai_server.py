@@ -49,6 +49,7 @@ class Failure:
     status: int
     message: str = "scripted failure"
     retry_after: str = "0"  # the Retry-After header of a 429, in seconds
+    code: str | int | None = None  # the error's code and type in OpenAI's shape (default: the status)
 
 
 def tool(name: str, call_id: str | None = None, raw: str | None = None, **arguments: Any) -> tuple[str, str, str]:
@@ -171,7 +172,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             step = owner.script(body)
             if isinstance(step, Failure):
-                self._send_json(step.status, {"error": {"message": step.message, "type": "scripted", "code": step.status}},
+                code = step.code or step.status
+                self._send_json(step.status, {"error": {"message": step.message, "type": str(code), "code": code}},
                                 retry_after=step.retry_after)
                 return
             if step.delay_s:
