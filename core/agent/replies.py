@@ -6,7 +6,9 @@ text: a local model whose server does not parse its tool calls (llama.cpp withou
 without the model's --tool-call-parser, a parser that fails on one call) hands them over as text —
 Qwen's `<tool_call>{"name": …}</tool_call>`, Llama's bare `{"name": …, "parameters": …}`,
 Mistral's `[TOOL_CALLS]`, Qwen3-Coder's `<function=…>`, gpt-oss's `to=functions.…` — and such a
-run ended "done" at its first step, with a JSON blob for its summary.
+run ended "done" at its first step, with a JSON blob for its summary. Nor when it ends by saying
+what the agent will do next ("Let me read the config first.") and does not do it: smaller models
+narrate a step and stop, and such a run ended "done" before it began.
 """
 
 from __future__ import annotations
@@ -46,6 +48,25 @@ def tool_written_as_text(text: str, tools: Collection[str]) -> str | None:
     return None
 
 
+# The last sentence of a reply announcing the agent's next action: "Let me read …", "I'll start by
+# …", "Now I will run …". Not "Let me know …", and not a future of being ("I'll be glad to …").
+_ANNOUNCED = re.compile(
+    r"\b(?:let me|let's|let us|i'll|i will|i am going to|i'm going to)\s+(?:now\s+|first\s+|then\s+|next\s+)?"
+    r"(?:start|begin|read|check|look|open|run|list|search|grep|write|create|make|examine|inspect|explore|fetch|"
+    r"edit|update|modify|fix|implement|test|try|verify|analy[sz]e|review|add|install|use|call|find|go|proceed|"
+    r"continue|investigate|scan|view|load|download|set up|build|compile|execute)\b",
+    re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_EMPHASIS = re.compile(r"[*_`]+")  # Markdown's: "I'll **read** it."
+
+
+def announces_a_step(text: str) -> bool:
+    """Whether `text` ends by announcing an action (its last sentence: "… Let me read the tests
+    first." or "I'll start by listing the files:"), which a reply with no call then does not take."""
+    last = _EMPHASIS.sub("", _SENTENCE_END.split(text.strip())[-1])
+    return bool(_ANNOUNCED.search(last)) and "?" not in last
+
+
 def _bare(name: str) -> str:
     """`functions.file_read` (how some templates spell a call) is file_read."""
     return name.rsplit(".", 1)[-1]
@@ -80,4 +101,8 @@ def not_an_answer(reply: ModelReply, tools: Collection[str]) -> tuple[str, str] 
             "task_done. (If this goes on, the server running the model is not turning its tool calls into "
             "calls: llama.cpp needs --jinja, vLLM --enable-auto-tool-choice with the model's "
             "--tool-call-parser.)")
+    if announces_a_step(text):
+        return "announced", ("Your reply said what you will do next but made no tool call, so nothing was run, "
+                             "and it is not taken as your final answer. Make the call now; when the task is "
+                             "done, call task_done.")
     return None

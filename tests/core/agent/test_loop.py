@@ -609,3 +609,25 @@ async def test_a_call_written_as_text_is_not_taken_as_the_final_answer(store, da
     assert error.signature.split(":")[1] == "call_as_text" and "'file_list' as text" in error.message
     assert events_of(session, SessionEnded)[-1].summary == "listed"
     assert "'file_list' as text" in str(model.requests[-1].messages)  # the agent was told
+
+
+async def test_a_step_announced_and_not_taken_is_not_the_final_answer_and_a_narrating_model_reaches_the_person(
+        store, data_dir, workdir):
+    model = ScriptedModel([ModelReply("I'll start by listing the files in the project."),
+                           reply("", call("task_done", summary="listed"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    error = events_of(session, ErrorRecorded)[0]
+    assert error.signature.split(":")[1] == "announced"
+    assert events_of(session, SessionEnded)[-1].summary == "listed"  # not the announcement
+    assert "said what you will do next but made no tool call" in str(model.requests[-1].messages)
+
+    # A model that only ever narrates: at the strike limit the person is asked, instead of a run
+    # that ends "done" having done nothing.
+    narrator = ScriptedModel([], default=ModelReply("Let me read the task plan first."))
+    session = make_session(store, data_dir, workdir, narrator)
+    session.start()
+    question = await wait_for_question(session)
+    assert question.reason == "three_strike" and session.state.turn == 3
+    session.stop()
+    await session.wait()
