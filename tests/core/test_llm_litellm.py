@@ -667,6 +667,16 @@ async def test_a_model_its_server_runs_without_tools_fails_the_connection_test_s
     assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["task_done"]
 
 
+async def test_a_reasoning_model_out_of_test_tokens_while_thinking_passes_the_connection_test():
+    from core import providers
+
+    thinking = Turn(reasoning="The user wants the single word ready. I should", finish_reason="length")
+    with ScriptedServer(positional([], default=thinking)) as server:
+        said = await providers.test_connection(client(), "openai/local-reasoner", server.url)
+    assert said == "(it was still thinking when the test's 8-token limit stopped it: the connection works)"
+    assert server.requests[0]["max_tokens"] == 8
+
+
 @pytest.mark.parametrize("model", ["gemini/gemini-2.5-flash", "gemini/gemini-3-pro-preview"])
 async def test_a_gemini_session_with_every_kind_of_turn_stays_one_gemini_accepts(store, data_dir, workdir, model):
     """The Claude test's turns, through litellm's conversion to Gemini's generateContent, against
