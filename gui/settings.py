@@ -19,6 +19,7 @@ from gui.qt import QByteArray, QSettings
 log = logging.getLogger(__name__)
 
 RECENT_WORKDIRS = 8
+RECENT_MODELS = 8
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Preferences:
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)
     workdir: str = ""  # the folder last used for a new session
     recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line
+    recent_models: str = ""  # models sessions used, newest first, one per line: "model<TAB>api_base"
     last_session: str = ""  # the session shown when Tripane closed: shown again at the next start
     sessions_list: int = 1  # 0 while View → Show sessions list is off (an int: an INI file has no bools)
 
@@ -55,6 +57,22 @@ class Preferences:
         self.workdir = str(folder)
         others = [line for line in self.recent_workdirs.splitlines() if line.strip() and Path(line) != folder]
         self.recent_workdirs = "\n".join([self.workdir, *others][:RECENT_WORKDIRS])
+
+    def models_used(self) -> list[tuple[str, str]]:
+        """The models sessions used lately, newest first, each with the server it was used at."""
+        pairs = (line.split("\t", 1) for line in self.recent_models.splitlines() if line.strip())
+        return [(pair[0], pair[1] if len(pair) > 1 else "") for pair in pairs]
+
+    def remember_model(self, model: str, api_base: str | None) -> None:
+        others = [line for line in self.recent_models.splitlines() if line.strip() and line.split("\t", 1)[0] != model]
+        self.recent_models = "\n".join([f"{model}\t{api_base or ''}", *others][:RECENT_MODELS])
+
+    def server_of(self, model: str) -> str:
+        """The server a model is reached at: the one chosen in Settings for its model, else the one
+        it was last used at; "" for a provider's own (another model does not go to a local server)."""
+        if model == self.model:
+            return self.api_base
+        return next((api_base for used, api_base in self.models_used() if used == model), "")
 
     def data_path(self) -> Path:
         return data_dir_from(self.data_dir)

@@ -500,6 +500,7 @@ class MainWindow(QMainWindow):
             self.tell(f"The session could not be started:\n\n{exc}")
             return None
         self.prefs.remember_workdir(Path(config.workdir))
+        self.prefs.remember_model(config.model, config.api_base)
         self.settings.save(self.prefs)
         self._watch(session)
         self.session = None
@@ -561,13 +562,15 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None:
             return None
-        dialog = ChangeModelDialog(session.state, self.prefs.model, self.prefs.api_base, self)
+        dialog = ChangeModelDialog(session.state, self.prefs, self)
 
         def changed(done: bool) -> None:
             if not done:
                 return
             self._update_controls()  # the model in the status bar
             model = session.state.model
+            self.prefs.remember_model(model, session.state.api_base)
+            self.settings.save(self.prefs)
             if session.running:
                 self.statusBar().showMessage(f"The next request goes to {model}.", 8000)
             elif session.state.ended:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from core.agent.state import SessionState
 from core.session import check_window
-from gui.dialogs.forms import context_window_spin, error_label
+from gui.dialogs.forms import context_window_spin, error_label, model_combo
 from gui.qt import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -15,6 +14,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.screen_fit import fit_to_screen, grow_with_content
+from gui.settings import Preferences
 from gui.widgets.wrapped_label import WrappedLabel
 
 WHAT_STAYS = ("The conversation, the plan, the findings and the work folder stay as they are; the next "
@@ -23,21 +23,15 @@ WHAT_STAYS = ("The conversation, the plan, the findings and the work folder stay
 
 
 class ChangeModelDialog(QDialog):
-    def __init__(self, state: SessionState, settings_model: str, settings_api_base: str,
-                 parent: QWidget | None = None):
+    def __init__(self, state: SessionState, prefs: Preferences, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("change_model")
         self.setWindowTitle("Change model — Tripane")
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        self.model = QComboBox()
-        self.model.setEditable(True)
-        # The session's own, and the one chosen in Settings (where a fix is usually made first).
-        for name in dict.fromkeys(m for m in (state.model, settings_model) if m):
-            self.model.addItem(name)
-        self.model.setCurrentText(state.model)
-        self.model.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
-        self.model.lineEdit().setAccessibleName("Model")
+        # The session's own, the one chosen in Settings (where a fix is usually made first), and
+        # the ones used lately.
+        self.model = model_combo(state.model, [state.model, prefs.model, *(m for m, _ in prefs.models_used())])
         self.model.lineEdit().selectAll()
         form.addRow("Model:", self.model)
         self.api_base = QLineEdit(state.api_base or "")
@@ -46,8 +40,8 @@ class ChangeModelDialog(QDialog):
         self.context_window = context_window_spin(state.context_window or 0)
         form.addRow("Context window:", self.context_window)
         layout.addLayout(form)
-        self._settings = (settings_model, settings_api_base)
-        self.model.currentTextChanged.connect(self._server_of_the_settings_model)
+        self.prefs = prefs
+        self.model.textActivated.connect(self._server_of)
         note = WrappedLabel(WHAT_STAYS)
         note.setObjectName("muted")
         layout.addWidget(note)
@@ -61,11 +55,9 @@ class ChangeModelDialog(QDialog):
         fit_to_screen(self, 560, self.sizeHint().height())
         grow_with_content(self)
 
-    def _server_of_the_settings_model(self, text: str) -> None:
-        """Picking the Settings model brings its server along (a local model's address)."""
-        model, api_base = self._settings
-        if text == model:
-            self.api_base.setText(api_base)
+    def _server_of(self, model: str) -> None:
+        """A model picked from the list brings its server along (a local model's address)."""
+        self.api_base.setText(self.prefs.server_of(model))
 
     def chosen(self) -> tuple[str, str | None, int | None]:
         return (self.model.currentText().strip(), self.api_base.text().strip() or None,

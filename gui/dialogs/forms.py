@@ -88,3 +88,15 @@ def context_window_spin(tokens: int) -> QSpinBox:
     spin.setSuffix(" tokens")
     spin.setGroupSeparatorShown(True)
     return spin
+
+
+def model_combo(current: str, offered: list[str]) -> QComboBox:
+    """A litellm model string to type, or one of `offered` (the models used lately) to pick."""
+    combo = QComboBox()
+    combo.setEditable(True)
+    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    combo.addItems([model for model in dict.fromkeys(offered) if model])
+    combo.setCurrentText(current)
+    combo.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
+    combo.lineEdit().setAccessibleName("Model")  # the text field, which takes the focus
+    return combo

@@ -7,14 +7,19 @@ from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
 from core.session import SessionConfig
-from gui.dialogs.forms import approval_combo, error_label, folder_row, on_ctrl_enter
+from gui.dialogs.forms import (
+    approval_combo,
+    error_label,
+    folder_row,
+    model_combo,
+    on_ctrl_enter,
+)
 from gui.qt import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QLineEdit,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
@@ -62,7 +67,7 @@ class NewSessionDialog(QDialog):
         self.workdir = self.recent.lineEdit()
         self.workdir.setText(proposed_workdir(prefs.workdir, Path.cwd(), started_from_terminal()))
         form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
-        self.model = QLineEdit(prefs.model)
+        self.model = model_combo(prefs.model, [prefs.model, *(model for model, _ in prefs.models_used())])
         form.addRow("Model:", self.model)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
@@ -97,15 +102,20 @@ class NewSessionDialog(QDialog):
     def _accept(self) -> None:
         prefs = self.prefs
         try:
-            if not self.model.text().strip():
+            model = self.model.currentText().strip()
+            if not model:
                 raise ValueError("Choose a model first (Settings, Ctrl+,).")
             workdir = Path(self.workdir.text()).expanduser()
             if not workdir.is_dir():
                 raise ValueError(f"The work folder {workdir} does not exist.")
+            # The window and summary model chosen in Settings go with its model only, as on the
+            # command line; another model goes to its own server, not the Settings model's.
+            settings_model = model == prefs.model.strip()
             self.config = SessionConfig(
-                task=self.task.toPlainText().strip(), model=self.model.text().strip(), workdir=workdir,
-                api_base=prefs.api_base.strip() or None, context_window=prefs.context_window or None,
-                summary_model=prefs.summary_model.strip() or None,
+                task=self.task.toPlainText().strip(), model=model, workdir=workdir,
+                api_base=prefs.server_of(model).strip() or None,
+                context_window=(prefs.context_window or None) if settings_model else None,
+                summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,

@@ -20,6 +20,7 @@ from gui.dialogs.forms import (
     context_window_spin,
     error_label,
     folder_row,
+    model_combo,
 )
 from gui.qt import (
     QComboBox,
@@ -76,11 +77,9 @@ class SettingsDialog(QDialog):
         self.pages.setAccessibleName("Settings")
         model_box = QWidget()
         form = QFormLayout(model_box)
-        self.model = QComboBox()
-        self.model.setEditable(True)
-        self.model.setCurrentText(prefs.model)
-        self.model.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
-        self.model.lineEdit().setAccessibleName("Model")  # the text field, which takes the focus
+        self.model = model_combo(prefs.model, [prefs.model, *(model for model, _ in prefs.models_used())])
+        # A model used before brings the server it was used at (a local model's address).
+        self.model.textActivated.connect(lambda model: self.api_base.setText(prefs.server_of(model)))
         form.addRow("Model:", self.model)
         self.api_base = QLineEdit(prefs.api_base)
         self.api_base.setPlaceholderText("only for local or self-hosted servers")

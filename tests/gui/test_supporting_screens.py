@@ -485,6 +485,35 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     assert dialog.config.context_window == 16_384
 
 
+def test_a_model_used_before_is_offered_with_its_server_and_another_does_not_take_the_settings_server(qtbot,
+                                                                                                     workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    prefs = Preferences(model="ollama_chat/qwen3", api_base="http://127.0.0.1:11434", context_window=16_384,
+                        summary_model="ollama_chat/qwen3:0.6b", workdir=str(workdir))
+    prefs.remember_model("openai/local-coder", "http://127.0.0.1:8080/v1")
+    prefs.remember_model("anthropic/claude-sonnet-4-5", None)
+    prefs.remember_model("openai/local-coder", "http://127.0.0.1:8081/v1")  # used again, elsewhere: once, newest
+    assert prefs.models_used() == [("openai/local-coder", "http://127.0.0.1:8081/v1"),
+                                   ("anthropic/claude-sonnet-4-5", "")]
+    dialog = NewSessionDialog(prefs)
+    qtbot.addWidget(dialog)
+    assert [dialog.model.itemText(i) for i in range(dialog.model.count())] == [
+        "ollama_chat/qwen3", "openai/local-coder", "anthropic/claude-sonnet-4-5"]
+    dialog.task.setPlainText("Tidy the changelog")
+
+    def chosen(model: str):
+        dialog.model.setCurrentText(model)
+        dialog._accept()
+        return dialog.config.api_base, dialog.config.context_window, dialog.config.summary_model
+
+    assert chosen("ollama_chat/qwen3") == ("http://127.0.0.1:11434", 16_384, "ollama_chat/qwen3:0.6b")
+    assert chosen("openai/local-coder") == ("http://127.0.0.1:8081/v1", None, None)
+    # Typed, never used: the provider's own server, not the local one of the Settings model.
+    assert chosen("openai/gpt-4o-mini") == (None, None, None)
+
+
 def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences

@@ -404,6 +404,11 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     dialog = window.findChild(QDialog, "change_model")
     qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT)
     assert dialog.model.currentText() == "scripted"  # the session's own, to edit
+    window.prefs.remember_model("openai/local-coder", "http://127.0.0.1:8080/v1")
+    dialog.model.addItem("openai/local-coder")
+    dialog.model.textActivated.emit("openai/local-coder")  # picked from the list: its server comes along
+    assert dialog.api_base.text() == "http://127.0.0.1:8080/v1"
+    dialog.api_base.clear()
     dialog.model.setCurrentText("openai/gpt-4o-mini")
     dialog.context_window.setValue(2_048)
     change = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Change model")
@@ -419,6 +424,7 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     window.send_message()
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
     assert (model.requests[-1].model, model.requests[-1].window) == ("openai/gpt-4o-mini", 32_768)
+    assert window.prefs.models_used()[0] == ("openai/gpt-4o-mini", "")  # offered first next time
 
 
 def test_progress_markers_are_drawn_or_shown_by_a_plain_stand_in(qtbot, make_window, workdir):
