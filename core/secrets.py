@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from urllib.parse import urlparse
 
 log = logging.getLogger(__name__)
 SERVICE = "Tripane"
@@ -16,11 +17,25 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
+def key_name(model: str, api_base: str | None = None) -> str:
+    """The name a key is kept under: its provider's ("openai"), or, for a model reached at a server
+    of the person's choosing, that server's ("openai@api.deepseek.com"). Keyed by provider alone,
+    an `openai/…` model at DeepSeek, Together, a company proxy or a local vLLM was sent the person's
+    OpenAI key, and a key typed for that server replaced the OpenAI one."""
+    provider = provider_of(model)
+    if not api_base or not api_base.strip():
+        return provider
+    parsed = urlparse(api_base.strip() if "//" in api_base else f"//{api_base.strip()}")
+    return f"{provider}@{(parsed.netloc or api_base.strip()).lower()}"
+
+
 def get_api_key(model: str, api_base: str | None = None) -> str | None:
+    """The key stored for the model's provider, or for the server it is reached at: never another
+    server's."""
     try:
         import keyring
 
-        return keyring.get_password(SERVICE, provider_of(model))
+        return keyring.get_password(SERVICE, key_name(model, api_base))
     except Exception as exc:  # no keyring backend: fall back to the provider's environment variable
         log.info("keyring unavailable (%s); using environment variables for API keys", exc)
         return None
@@ -50,16 +65,17 @@ class NoKeyring(Exception):
     """API keys cannot be stored on this computer; the message says why."""
 
 
-def set_api_key(provider: str, key: str) -> None:
-    """Store the key in the OS keyring. Raises NoKeyring where there is none: keyring's null
-    backend would drop the key without a word, and the person take it for stored."""
+def set_api_key(name: str, key: str) -> None:
+    """Store the key in the OS keyring under `name` (see key_name). Raises NoKeyring where there
+    is none: keyring's null backend would drop the key without a word, and the person take it for
+    stored."""
     _name, problem = keyring_backend()
     if problem:
         raise NoKeyring(problem)
     import keyring
 
     try:
-        keyring.set_password(SERVICE, provider, key)
+        keyring.set_password(SERVICE, name, key)
     except Exception as exc:  # the service refused (locked, gone away)
         raise NoKeyring(f"the keyring refused it ({str(exc).rstrip('.')})") from exc
 

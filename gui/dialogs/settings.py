@@ -10,9 +10,9 @@ from core.llm import ModelClient, ModelError
 from core.providers import OLLAMA_BASE, Connection, check_connection, detect_ollama
 from core.secrets import (
     NoKeyring,
+    key_name,
     key_variable,
     keyring_backend,
-    provider_of,
     set_api_key,
 )
 from gui.dialogs.forms import (
@@ -280,7 +280,8 @@ class SettingsDialog(QDialog):
                                "Save again to keep the other settings.")
             on_refused()
 
-        self.keeper.in_thread(set_api_key, provider_of(self.model.currentText().strip()), key,
+        name = key_name(self.model.currentText().strip(), self.api_base.text().strip())  # the server's own
+        self.keeper.in_thread(set_api_key, name, key,
                               on_success=stored, on_failure=refused, name="store the API key", owner=self)
 
     def _accept(self) -> None:

@@ -8,6 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from core.providers import detect_ollama, model_window, served_window
+from core.secrets import key_name
 from tests.support.openai_server import ScriptedServer
 
 
@@ -93,5 +94,7 @@ def test_a_server_that_wants_a_key_is_asked_with_the_model_s_key(memory_keyring)
     with ScriptedServer(served_window=24_576, served_key="sk-local") as server:
         assert served_window("openai/served-model", server.url) is None
         assert model_window("openai/served-model", server.url) == 128_000  # litellm's map, for now
-        memory_keyring.set_password("Tripane", "openai", "sk-local")
+        memory_keyring.set_password("Tripane", "openai", "sk-local")  # the OpenAI key: not sent there
+        assert model_window("openai/served-model", server.url) == 128_000
+        memory_keyring.set_password("Tripane", key_name("openai/served-model", server.url), "sk-local")
         assert model_window("openai/served-model", server.url) == 24_576

@@ -12,6 +12,7 @@ from core.secrets import (
     NoKeyring,
     Redactor,
     get_api_key,
+    key_name,
     key_variable,
     keyring_backend,
     set_api_key,
@@ -33,6 +34,20 @@ def test_a_key_stored_is_read_back_for_the_models_provider(memory_keyring):
     set_api_key("anthropic", "sk-ant-secret")
     assert get_api_key("anthropic/claude-3-5-haiku-latest") == "sk-ant-secret"
     assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-secret"}
+
+
+def test_a_providers_key_is_never_sent_to_another_server_and_a_servers_key_is_its_own(memory_keyring):
+    set_api_key("openai", "sk-openai-secret")
+    set_api_key(key_name("openai/deepseek-chat", "https://api.deepseek.com/v1"), "sk-deepseek-secret")
+    assert get_api_key("openai/gpt-4o-mini") == "sk-openai-secret"
+    assert get_api_key("openai/deepseek-chat", "https://api.deepseek.com/v1") == "sk-deepseek-secret"
+    assert get_api_key("openai/deepseek-chat", "https://API.deepseek.com") == "sk-deepseek-secret"  # same server
+    # An OpenAI-compatible server with no key of its own (Together, a proxy, a local vLLM) gets none,
+    # not the person's OpenAI key.
+    assert get_api_key("openai/meta-llama/Llama-3-70b", "https://api.together.xyz/v1") is None
+    assert get_api_key("openai/local", "127.0.0.1:8000") is None
+    assert memory_keyring.secrets == {("Tripane", "openai"): "sk-openai-secret",
+                                      ("Tripane", "openai@api.deepseek.com"): "sk-deepseek-secret"}
 
 
 def test_the_environment_variable_named_for_a_model():

@@ -71,6 +71,20 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
 
 
+def test_a_key_typed_for_a_server_of_ones_choosing_is_that_servers_not_the_providers(qtbot, make_window,
+                                                                                       memory_keyring):
+    memory_keyring.secrets[("Tripane", "openai")] = "sk-the-persons-openai-key"
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.model.setCurrentText("openai/deepseek-chat")
+    dialog.api_base.setText("https://api.deepseek.com/v1")
+    dialog.api_key.setText("sk-deepseek-key")
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    assert memory_keyring.secrets == {("Tripane", "openai"): "sk-the-persons-openai-key",  # kept, not replaced
+                                      ("Tripane", "openai@api.deepseek.com"): "sk-deepseek-key"}
+
+
 def test_settings_chosen_before_the_shared_file_existed_are_carried_over_to_it(tmp_path):
     qsettings = QSettings(str(tmp_path / "older.ini"), QSettings.Format.IniFormat)
     qsettings.setValue("prefs/model", "ollama_chat/llama3.1")
