@@ -4,6 +4,7 @@ core.user_settings' file, which the command line reads. API keys are not here: k
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -20,6 +21,13 @@ log = logging.getLogger(__name__)
 
 RECENT_WORKDIRS = 8
 RECENT_MODELS = 8
+
+
+def newest_first(lines: str, entry: str, same: Callable[[str], bool], limit: int) -> str:
+    """A list kept one per line, newest first: `entry` on top, an older line for the same thing
+    (`same`) dropped, at most `limit` lines."""
+    others = [line for line in lines.splitlines() if line.strip() and not same(line)]
+    return "\n".join([entry, *others][:limit])
 
 
 @dataclass
@@ -55,8 +63,8 @@ class Preferences:
 
     def remember_workdir(self, folder: Path) -> None:
         self.workdir = str(folder)
-        others = [line for line in self.recent_workdirs.splitlines() if line.strip() and Path(line) != folder]
-        self.recent_workdirs = "\n".join([self.workdir, *others][:RECENT_WORKDIRS])
+        self.recent_workdirs = newest_first(self.recent_workdirs, self.workdir, lambda line: Path(line) == folder,
+                                            RECENT_WORKDIRS)
 
     def models_used(self) -> list[tuple[str, str]]:
         """The models sessions used lately, newest first, each with the server it was used at."""
@@ -64,8 +72,8 @@ class Preferences:
         return [(pair[0], pair[1] if len(pair) > 1 else "") for pair in pairs]
 
     def remember_model(self, model: str, api_base: str | None) -> None:
-        others = [line for line in self.recent_models.splitlines() if line.strip() and line.split("\t", 1)[0] != model]
-        self.recent_models = "\n".join([f"{model}\t{api_base or ''}", *others][:RECENT_MODELS])
+        self.recent_models = newest_first(self.recent_models, f"{model}\t{api_base or ''}",
+                                          lambda line: line.split("\t", 1)[0] == model, RECENT_MODELS)
 
     def server_of(self, model: str) -> str:
         """The server a model is reached at: the one chosen in Settings for its model, else the one
