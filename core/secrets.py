@@ -41,6 +41,18 @@ def get_api_key(model: str, api_base: str | None = None) -> str | None:
         return None
 
 
+def key_source(model: str, api_base: str | None = None) -> str:
+    """Where the model's requests would take their key from: "keyring", "environment" (the
+    provider's variable, which litellm reads; never for a server of the person's choosing, which is
+    sent only its own key), or "" (none: a local server needs none, a provider refuses the request).
+    Asks the keyring, so off the event loop."""
+    if get_api_key(model, api_base):
+        return "keyring"
+    if not (api_base and api_base.strip()) and os.environ.get(key_variable(model)):
+        return "environment"
+    return ""
+
+
 def keyring_backend() -> tuple[str, str | None]:
     """The keyring's backend, and why API keys cannot be stored in it (None: they can). A computer
     with no keyring service (a server, a bare window manager) gets keyring's fail or null backend."""

@@ -562,7 +562,7 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None:
             return None
-        dialog = ChangeModelDialog(session.state, self.prefs, self)
+        dialog = ChangeModelDialog(session.state, self.prefs, self.keeper, self.connection_client_factory, self)
 
         def changed(done: bool) -> None:
             if not done:

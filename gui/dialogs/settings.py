@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from core.folder_approvals import FolderApprovals
-from core.llm import ModelClient, ModelError
-from core.providers import OLLAMA_BASE, Connection, check_connection, detect_ollama
-from core.secrets import (
-    NoKeyring,
-    key_name,
-    key_variable,
-    keyring_backend,
-    set_api_key,
-)
+from core.llm import ModelClient
+from core.providers import OLLAMA_BASE, detect_ollama
+from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
     context_window_spin,
     error_label,
     folder_row,
-    model_combo,
 )
 from gui.qt import (
     QComboBox,
@@ -30,9 +22,7 @@ from gui.qt import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
-    Qt,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -40,9 +30,7 @@ from gui.qt import (
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
-from gui.theme import restyle
 from gui.widgets.allowed_commands import AllowedCommands
-from gui.widgets.wrapped_label import WrappedLabel
 
 FIRST_RUN = (
     "<b>Welcome to Tripane.</b> Choose the model the agent will use. Any "
@@ -77,27 +65,21 @@ class SettingsDialog(QDialog):
         self.pages.setAccessibleName("Settings")
         model_box = QWidget()
         form = QFormLayout(model_box)
-        self.model = model_combo(prefs.model, [prefs.model, *(model for model, _ in prefs.models_used())])
-        # A model used before brings the server it was used at (a local model's address).
-        self.model.textActivated.connect(lambda model: self.api_base.setText(prefs.server_of(model)))
+        self.error = error_label()
+        self.connection = connection = ConnectionFields(
+            self, self.error, prefs, keeper, client_factory, model=prefs.model, api_base=prefs.api_base,
+            offered=[prefs.model, *(model for model, _ in prefs.models_used())],
+            again="Save again to keep the other settings.")
+        self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
+        self.key_note, self.test_button, self.test_result = (connection.key_note, connection.test_button,
+                                                              connection.test_result)
         form.addRow("Model:", self.model)
-        self.api_base = QLineEdit(prefs.api_base)
-        self.api_base.setPlaceholderText("only for local or self-hosted servers")
         form.addRow("API base:", self.api_base)
-        self.api_key = QLineEdit()
-        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("leave empty to keep the stored key")
         form.addRow("API key:", self.api_key)
-        self.key_note = WrappedLabel("Keys are stored in the system keyring, never in a file.")
         form.addRow("", self.key_note)
         self.ollama = QLabel("Looking for Ollama on this computer…")
         self.ollama.setObjectName("muted")
         form.addRow("", self.ollama)
-        self.test_button = QPushButton("Test connection")
-        self.test_button.clicked.connect(self._on_test_clicked)
-        self.test_result = QLabel("")
-        self.test_result.setObjectName("test_result")
-        self.test_result.setWordWrap(True)
         form.addRow(self.test_button, self.test_result)
         self.context_window = context_window_spin(prefs.context_window)
         self.context_window.setToolTip(
@@ -158,16 +140,14 @@ class SettingsDialog(QDialog):
         self.pages.addTab(app_box, "&Application")
         layout.addWidget(self.pages)
 
-        self.error = error_label()
         layout.addWidget(self.error)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self._accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
+        connection.busy_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]),
                          owner=self)
-        self._keyring_problem: str | None = None
-        keeper.in_thread(keyring_backend, on_success=self._show_keyring, owner=self)  # it may ask a service over D-Bus
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
 
@@ -192,103 +172,11 @@ class SettingsDialog(QDialog):
         if not current and not self.api_base.text():
             self.api_base.setText(OLLAMA_BASE)
 
-    def _on_test_clicked(self) -> None:
-        self.test_button.setEnabled(False)
-        # Disabling the focused button moves the focus on (to Context window, its text selected, where
-        # a keystroke would replace it); it comes back when the test ends, unless the person moved it.
-        self._focus_moved_to = self.focusWidget()
-        self.test_result.setText("Testing…")
-        self._store_key_then(self._test_connection, on_refused=self._test_ended)
-
-    def _test_connection(self) -> None:
-        work = check_connection(self.client_factory(), self.model.currentText(), self.api_base.text().strip() or None)
-        self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed, owner=self)
-
-    def _test_ended(self) -> None:
-        self.test_button.setEnabled(True)
-        if self.focusWidget() is self._focus_moved_to:
-            self.test_button.setFocus(Qt.FocusReason.OtherFocusReason)
-
-    def _test_passed(self, connection: Connection) -> None:
-        self._test_ended()
-        self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} {connection.details()}")
-
-    def _test_failed(self, error: BaseException) -> None:
-        self._test_ended()
-        message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
-        self.test_result.setText(f"✗ {message}")
-
-    def _show_keyring(self, backend: tuple[str, str | None]) -> None:
-        """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
-        self._keyring_problem = backend[1]
-        if self._keyring_problem:
-            self._say_where_the_key_goes()
-            self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
-
-    def _say_where_the_key_goes(self) -> None:
-        """With no keyring, the key must come from the environment: a warning until the model's
-        provider variable is there, and then plainly that it is (a red line about a key that is
-        in fact set sends the person looking for a problem they do not have)."""
-        problem = self._keyring_problem or ""
-        problem = f"{problem[:1].upper()}{problem[1:]}"
-        variable = self._key_variable()
-        if os.environ.get(variable):
-            self.key_note.setObjectName("")
-            self.key_note.setText(f"✓ {variable} is set in Tripane's environment: the agent uses that key. "
-                                  f"({problem}, so a key typed here could not be stored.)")
-        else:
-            self.key_note.setObjectName("warning")
-            self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
-                                  f"variable ({variable}, …) before starting Tripane instead.")
-        restyle(self.key_note)  # in the warning's colour, or back to the plain one
-
-    def _key_variable(self) -> str:
-        return key_variable(self.model.currentText().strip() or "openai/")
-
-    def _store_key_then(self, then: Callable[[], None], on_refused: Callable[[], None] = lambda: None) -> None:
-        """Store a typed key in the keyring, then go on. On a worker thread: a locked keyring asks
-        for its password over D-Bus (or the macOS keychain shows its prompt), and the window must
-        not freeze while the person answers it."""
-        key = self.api_key.text().strip()
-        if not key:
-            then()
-            return
-        # Said on the button just pressed, which is off meanwhile (no second Save storing the key
-        # twice); Cancel stays. Not in the error line: nothing is wrong.
-        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        label = save.text()
-        save.setEnabled(False)
-        save.setText("Storing the key…")
-
-        def done() -> None:
-            save.setText(label)
-            save.setEnabled(True)
-
-        def stored(_none: None) -> None:
-            done()
-            self.error.clear()
-            self.api_key.clear()
-            if self.isVisible():  # not closed (Esc) meanwhile
-                then()
-
-        def refused(problem: BaseException) -> None:
-            done()
-            self.api_key.clear()  # not kept anywhere: Save again keeps the rest
-            reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
-            self.error.setText(f"The key could not be stored ({reason}) and was not kept: set the provider's "
-                               f"environment variable ({self._key_variable()}, …) before starting Tripane. "
-                               "Save again to keep the other settings.")
-            on_refused()
-
-        name = key_name(self.model.currentText().strip(), self.api_base.text().strip())  # the server's own
-        self.keeper.in_thread(set_api_key, name, key,
-                              on_success=stored, on_failure=refused, name="store the API key", owner=self)
-
     def _accept(self) -> None:
         if not self.model.currentText().strip():
             self.error.setText("Enter a model: the agent cannot run without one.")
             return
-        self._store_key_then(self._save)
+        self.connection.store_key_then(self._save)
 
     def _save(self) -> None:
         prefs = self.prefs

@@ -72,9 +72,9 @@ PAGE_ITEMS = 12
 ITEM_SPACING = 6
 # What the person can do after a run that did not finish its task: a message continues it.
 AFTER_ENDING = {
-    "error": "Once the cause is fixed (an API key: Settings, Ctrl+,; a local server: start it; a model the "
-             "provider does not know: Session → Change model, Ctrl+Shift+L), send a message: the agent "
-             "continues from here.",
+    "error": "Once the cause is fixed (a missing or refused API key, or a model the provider does not know: "
+             "Session → Change model, Ctrl+Shift+L, takes the key or another model; a local server: start it), "
+             "send a message: the agent continues from here.",
     "aborted": "Send a message to continue from here.",
 }
 

@@ -13,6 +13,7 @@ from core.secrets import (
     Redactor,
     get_api_key,
     key_name,
+    key_source,
     key_variable,
     keyring_backend,
     set_api_key,
@@ -48,6 +49,19 @@ def test_a_providers_key_is_never_sent_to_another_server_and_a_servers_key_is_it
     assert get_api_key("openai/local", "127.0.0.1:8000") is None
     assert memory_keyring.secrets == {("Tripane", "openai"): "sk-openai-secret",
                                       ("Tripane", "openai@api.deepseek.com"): "sk-deepseek-secret"}
+
+
+def test_where_a_models_key_would_come_from(memory_keyring, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    assert key_source("anthropic/claude-3-5-haiku-latest") == ""
+    assert key_source("openai/gpt-4o-mini") == "environment"  # litellm reads it
+    # A server of the person's choosing is sent only its own key: never the environment's OpenAI one.
+    assert key_source("openai/deepseek-chat", "https://api.deepseek.com/v1") == ""
+    set_api_key("anthropic", "sk-ant-secret")
+    set_api_key(key_name("openai/deepseek-chat", "https://api.deepseek.com/v1"), "sk-deepseek-secret")
+    assert key_source("anthropic/claude-3-5-haiku-latest") == "keyring"
+    assert key_source("openai/deepseek-chat", "https://api.deepseek.com/v1") == "keyring"
 
 
 def test_the_environment_variable_named_for_a_model():

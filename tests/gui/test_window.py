@@ -397,7 +397,7 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
                                                                                         workdir):
     model, window, session, ended = ended_by(
         qtbot, make_window, workdir, ModelError("not_found", "The provider does not know this model: gpt-4-32k"))
-    assert "a model the provider does not know: Session → Change model, Ctrl+Shift+L" in ended
+    assert "a model the provider does not know: Session → Change model, Ctrl+Shift+L, takes the key" in ended
 
     qtbot.waitUntil(lambda: window.actions_by_name["change_model"].isEnabled(), timeout=WAIT)
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
@@ -425,6 +425,52 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
     assert (model.requests[-1].model, model.requests[-1].window) == ("openai/gpt-4o-mini", 32_768)
     assert window.prefs.models_used()[0] == ("openai/gpt-4o-mini", "")  # offered first next time
+
+
+def test_a_session_moved_to_another_provider_takes_that_providers_key_in_the_change_model_dialog(
+        qtbot, make_window, workdir, memory_keyring):
+    from tests.support.openai_server import ScriptedServer, Turn
+
+    memory_keyring.secrets[("Tripane", "openai")] = "sk-the-persons-openai-key"
+    model, window, session, ended = ended_by(
+        qtbot, make_window, workdir, ModelError("auth", "The provider refused the API key: invalid x-api-key"))
+    assert "a missing or refused API key" in ended and "Ctrl+Shift+L" in ended
+    dialog = window.change_model()
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    key = dialog.api_key
+    # The field says which key the chosen model would be sent, asked of the keyring as typing pauses.
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    qtbot.waitUntil(lambda: key.placeholderText() == "none stored for anthropic yet: paste its key here",
+                    timeout=WAIT)
+    dialog.model.setCurrentText("openai/gpt-4o-mini")
+    qtbot.waitUntil(lambda: key.placeholderText() == "a key is stored for openai: leave empty to keep it",
+                    timeout=WAIT)
+
+    # Test connection, with a key typed for a server of the person's choosing that wants one: the
+    # key is stored under that server's name first, and sent to it.
+    with ScriptedServer(lambda request: Turn(text="ready"), served_key="sk-the-servers-key") as server:
+        dialog.api_base.setText(server.url)
+        qtbot.waitUntil(lambda: key.placeholderText().startswith("none needed"), timeout=WAIT)  # on this computer
+        key.setText("sk-the-servers-key")
+        qtbot.mouseClick(dialog.connection.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.connection.test_result.text().startswith(("✓", "✗")), timeout=30_000)
+        assert dialog.connection.test_result.text().startswith("✓ Connected. The model replied: ready")
+        server_key = ("Tripane", f"openai@{server.url.split('//')[1].split('/')[0]}")
+        assert memory_keyring.secrets[server_key] == "sk-the-servers-key"
+        assert key.text() == "" and key.placeholderText().startswith("a key is stored for openai@127.0.0.1")
+
+    dialog.api_base.clear()
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    key.setText("sk-ant-typed-here")
+    change = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Change model")
+    qtbot.mouseClick(change, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.status.model.text() == "Model: anthropic/claude-3-5-haiku-latest", timeout=WAIT)
+    # Kept under Anthropic's name; the OpenAI key is where it was.
+    assert memory_keyring.secrets == {("Tripane", "openai"): "sk-the-persons-openai-key",
+                                      server_key: "sk-the-servers-key",
+                                      ("Tripane", "anthropic"): "sk-ant-typed-here"}
+    assert not any("sk-ant-typed-here" in path.read_text(encoding="utf-8", errors="replace")
+                   for path in session.dir.rglob("*") if path.is_file())
 
 
 def test_progress_markers_are_drawn_or_shown_by_a_plain_stand_in(qtbot, make_window, workdir):

@@ -90,7 +90,7 @@ class ScriptedServer:
     # server does not say.
     served_window: int | None = None
     served_as: str = "vllm"
-    served_key: str | None = None  # the key its GETs require (vLLM's --api-key), if any
+    served_key: str | None = None  # the key it requires (vLLM's --api-key), if any
     gets: list[str] = field(default_factory=list)  # the paths asked with GET
     # Gemini's thought signatures handed out with calls, which Gemini 3 wants back with each.
     signatures: list[str] = field(default_factory=list)
@@ -169,6 +169,10 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._send_json(200, {"model_info": {"general.architecture": "llama",
                                                          "llama.context_length": length}})
+                return
+            if owner.served_key and self.headers.get("Authorization") != f"Bearer {owner.served_key}":
+                self._send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                                "code": "invalid_api_key"}})
                 return
             step = owner.script(body)
             if isinstance(step, Failure):

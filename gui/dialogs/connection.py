@@ -1,0 +1,193 @@
+"""The model, its server, its API key and Test connection: the rows Settings and Change model share.
+
+Change model had only the model and the server: a session moved to another provider whose key was
+not stored failed at its next request, and the key could be typed only in Settings, where it was
+kept under the Settings model's name (typed there for Claude while Settings held an OpenAI model,
+it replaced the OpenAI key)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from core.llm import ModelClient, ModelError, is_loopback, is_ollama
+from core.providers import Connection, check_connection
+from core.secrets import (
+    NoKeyring,
+    key_name,
+    key_source,
+    key_variable,
+    keyring_backend,
+    set_api_key,
+)
+from gui.dialogs.forms import model_combo
+from gui.qt import QLabel, QLineEdit, QObject, QPushButton, Qt, QTimer, QWidget
+from gui.settings import Preferences
+from gui.tasks import TaskKeeper
+from gui.theme import restyle
+from gui.widgets.wrapped_label import WrappedLabel
+
+KEYRING_NOTE = "Keys are stored in the system keyring, never in a file."
+# The keyring is asked which key a model would get once typing pauses, not at every keystroke.
+KEY_LOOKUP_DELAY_MS = 400
+
+
+def key_placeholder(model: str, api_base: str, source: str, can_store: bool = True) -> str:
+    """What the empty API key field says: which key the model's requests take now (see key_source),
+    and, with no keyring to store one in, not to paste one."""
+    name = key_name(model or "openai/", api_base)
+    if source == "keyring":
+        return f"a key is stored for {name}: leave empty to keep it"
+    if source == "environment":
+        return f"leave empty to use {key_variable(model)} from the environment"
+    if is_ollama(model) or is_loopback(api_base):
+        return "none needed by a server on this computer"
+    if not can_store:
+        return f"none for {name} (see below)"
+    return f"none stored for {name} yet: paste its key here"
+
+
+class ConnectionFields(QObject):
+    """The widgets, and the work behind them: storing a typed key (on a worker thread) and testing
+    the connection. The dialog lays the widgets out and says what goes wrong in its error line."""
+
+    def __init__(self, dialog: QWidget, error: QLabel, prefs: Preferences, keeper: TaskKeeper,
+                 client_factory: Callable[[], ModelClient], *, model: str, api_base: str, offered: list[str],
+                 again: str):
+        super().__init__(dialog)
+        self.dialog, self.error, self.keeper, self.client_factory = dialog, error, keeper, client_factory
+        self.again = again  # how to go on once a key could not be stored: "Save again to keep the …"
+        self.model = model_combo(model, offered)
+        # A model used before brings the server it was used at (a local model's address).
+        self.model.textActivated.connect(lambda chosen: self.api_base.setText(prefs.server_of(chosen)))
+        self.api_base = QLineEdit(api_base)
+        self.api_base.setPlaceholderText("only for local or self-hosted servers")
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText("leave empty to keep the stored key")
+        self.key_note = WrappedLabel(KEYRING_NOTE)
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(self._on_test_clicked)
+        self.test_result = QLabel("")
+        self.test_result.setObjectName("test_result")
+        self.test_result.setWordWrap(True)
+        self.busy_button: QPushButton | None = None  # the dialog's own (Save), off while a key is stored
+        self._keyring_problem: str | None = None
+        self._lookup = QTimer(self)
+        self._lookup.setSingleShot(True)
+        self._lookup.setInterval(KEY_LOOKUP_DELAY_MS)
+        self._lookup.timeout.connect(self._look_up_the_key)
+        self.model.currentTextChanged.connect(self._lookup.start)
+        self.api_base.textChanged.connect(self._lookup.start)
+        self._look_up_the_key()
+        keeper.in_thread(keyring_backend, on_success=self._show_keyring, owner=dialog)  # it may ask over D-Bus
+
+    def chosen(self) -> tuple[str, str | None]:
+        return self.model.currentText().strip(), self.api_base.text().strip() or None
+
+    def _look_up_the_key(self) -> None:
+        model, api_base = self.chosen()
+
+        def found(source: str) -> None:
+            if self.chosen() == (model, api_base):  # not retyped meanwhile
+                self.api_key.setPlaceholderText(key_placeholder(model, api_base or "", source,
+                                                                can_store=not self._keyring_problem))
+
+        self.keeper.in_thread(key_source, model or "openai/", api_base, on_success=found, owner=self.dialog,
+                              name="look up the API key")
+
+    def _on_test_clicked(self) -> None:
+        self.test_button.setEnabled(False)
+        # Disabling the focused button moves the focus on (to Context window, its text selected, where
+        # a keystroke would replace it); it comes back when the test ends, unless the person moved it.
+        self._focus_moved_to = self.dialog.focusWidget()
+        self.test_result.setText("Testing…")
+        self.store_key_then(self._test_connection, on_refused=self._test_ended)
+
+    def _test_connection(self) -> None:
+        work = check_connection(self.client_factory(), *self.chosen())
+        self.keeper.run(work, on_success=self._test_passed, on_failure=self._test_failed, owner=self.dialog)
+
+    def _test_ended(self) -> None:
+        self.test_button.setEnabled(True)
+        if self.dialog.focusWidget() is self._focus_moved_to:
+            self.test_button.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _test_passed(self, connection: Connection) -> None:
+        self._test_ended()
+        self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} {connection.details()}")
+
+    def _test_failed(self, error: BaseException) -> None:
+        self._test_ended()
+        message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+        self.test_result.setText(f"✗ {message}")
+
+    def _show_keyring(self, backend: tuple[str, str | None]) -> None:
+        """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
+        self._keyring_problem = backend[1]
+        if self._keyring_problem:
+            self._look_up_the_key()  # the field says so too
+            self._say_where_the_key_goes()
+            self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
+
+    def _say_where_the_key_goes(self) -> None:
+        """With no keyring, the key must come from the environment: a warning until the model's
+        provider variable is there, and then plainly that it is (a red line about a key that is
+        in fact set sends the person looking for a problem they do not have)."""
+        problem = self._keyring_problem or ""
+        problem = f"{problem[:1].upper()}{problem[1:]}"
+        variable = self._key_variable()
+        if os.environ.get(variable):
+            self.key_note.setObjectName("")
+            self.key_note.setText(f"✓ {variable} is set in Tripane's environment: the agent uses that key. "
+                                  f"({problem}, so a key typed here could not be stored.)")
+        else:
+            self.key_note.setObjectName("warning")
+            self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
+                                  f"variable ({variable}, …) before starting Tripane instead.")
+        restyle(self.key_note)  # in the warning's colour, or back to the plain one
+
+    def _key_variable(self) -> str:
+        return key_variable(self.model.currentText().strip() or "openai/")
+
+    def store_key_then(self, then: Callable[[], None], on_refused: Callable[[], None] = lambda: None) -> None:
+        """Store a typed key in the keyring, then go on. On a worker thread: a locked keyring asks
+        for its password over D-Bus (or the macOS keychain shows its prompt), and the window must
+        not freeze while the person answers it."""
+        key = self.api_key.text().strip()
+        if not key:
+            then()
+            return
+        # Said on the dialog's button, which is off meanwhile (no second press storing the key
+        # twice); Cancel stays. Not in the error line: nothing is wrong.
+        busy = self.busy_button
+        label = busy.text() if busy is not None else ""
+        if busy is not None:
+            busy.setEnabled(False)
+            busy.setText("Storing the key…")
+
+        def done() -> None:
+            if busy is not None:
+                busy.setText(label)
+                busy.setEnabled(True)
+
+        def stored(_none: None) -> None:
+            done()
+            self.error.clear()
+            self.api_key.clear()
+            self._look_up_the_key()  # now stored: the field says so
+            if self.dialog.isVisible():  # not closed (Esc) meanwhile
+                then()
+
+        def refused(problem: BaseException) -> None:
+            done()
+            self.api_key.clear()  # not kept anywhere
+            reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
+            self.error.setText(f"The key could not be stored ({reason}) and was not kept: set the provider's "
+                               f"environment variable ({self._key_variable()}, …) before starting Tripane. "
+                               f"{self.again}")
+            on_refused()
+
+        name = key_name(*self.chosen())  # the server's own
+        self.keeper.in_thread(set_api_key, name, key,
+                              on_success=stored, on_failure=refused, name="store the API key", owner=self.dialog)
