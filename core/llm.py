@@ -30,7 +30,7 @@ from core.reasoning import (
     split_reasoning,
     without_reasoning,
 )
-from core.secrets import provider_of
+from core.secrets import key_variable, provider_of
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ class LiteLLMClient:
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
-            raise classify(litellm, exc, timeout_s, request.api_base) from exc
+            raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
 
 
 async def _import_off_loop() -> Any:
@@ -344,25 +344,49 @@ _NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credi
                         r"|payment required|out of credits", re.IGNORECASE)
 
 
+# How litellm and the providers' SDKs say that no key was sent at all (Anthropic's and Gemini's
+# checks, the OpenAI SDK's "Missing credentials"), which litellm files under three different
+# classes: an internal error, a lost connection, a refused key. None of them passes by waiting.
+_NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{1,30}API Key)|api_key client option must be set"
+                     r"|no (?:API )?key is set", re.IGNORECASE)
+# How a connection that never opened reads, whatever class litellm gives it: the OpenAI SDK's
+# "Connection error.", aiohttp's "Cannot connect to host" (DeepSeek, Groq, Mistral, xAI, a
+# hosted_vllm server), a name that did not resolve (offline), a port nobody listens on.
+_UNREACHABLE = re.compile(r"Connection error|Cannot connect to host|Name or service not known|name resolution"
+                          r"|nodename nor servname|getaddrinfo failed|Connect call failed|Connection refused"
+                          r"|Network is unreachable", re.IGNORECASE)
+
+
+# aiohttp's repr of the TLS settings in "Cannot connect to host …:443 ssl:<ssl.SSLContext object at
+# 0x7f…>": an address in memory, nothing a person can act on.
+_SSL_CONTEXT = re.compile(r"\s*ssl:<[^>]*>")
+
+
 # litellm's own prefix on a provider's message: "litellm.AuthenticationError: AuthenticationError:
 # OpenAIException - Incorrect API key provided". The person reads the provider's part.
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)(\w+Error:\s*)?(\w+Exception\s+-\s+)?")
 
 
 def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
-             api_base: str | None = None) -> ModelError:
+             api_base: str | None = None, model: str = "") -> ModelError:
     """Map a provider failure onto a plain message and whether trying again may help."""
     if getattr(exc, "is_pre_first_chunk", None) is not None:  # litellm's MidStreamFallbackError
-        return _broken_off(litellm, exc, timeout_s)
+        return _broken_off(litellm, exc, timeout_s, api_base, model)
     retryable = (
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
         litellm.Timeout, litellm.APIConnectionError,
     )
-    detail = _LITELLM_PREFIX.sub("", str(exc).split("\n")[0])[:400]
+    detail = _LITELLM_PREFIX.sub("", str(exc).split("\n")[0])
+    detail = _SSL_CONTEXT.sub("", detail)[:400]
     if "LLM Provider NOT provided" in detail:
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
+    if _NO_KEY.search(detail):
+        provider = provider_of(model) if model else "this provider"
+        variable = key_variable(model) if model else "the provider's API key variable"
+        return ModelError("no_key", f"No API key for {provider}: store one in Tripane (Settings, or Session → Change "
+                          f"model for a session) or set {variable} in the environment Tripane starts from.")
     if isinstance(exc, litellm.AuthenticationError):
         return ModelError("auth", f"The provider refused the API key: {detail}")
     if isinstance(exc, litellm.NotFoundError):
@@ -381,7 +405,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
-    if isinstance(exc, litellm.APIConnectionError) or "Connection error" in detail:
+    if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(detail):
         if api_base:
             return ModelError("connection", f"Could not reach the server at {api_base} ({detail.rstrip('.')}): "
                               "is it running, and is the API base right?", retryable=True)
@@ -434,7 +458,8 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
-def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
+def _broken_off(litellm: Any, exc: Any, timeout_s: float | None, api_base: str | None = None,
+                model: str = "") -> ModelError:
     """A streamed reply that stopped midway: the provider went silent or the connection dropped.
 
     litellm wraps the cause in a MidStreamFallbackError whose text repeats it three times; the
@@ -442,7 +467,7 @@ def _broken_off(litellm: Any, exc: Any, timeout_s: float | None) -> ModelError:
     connection failure; the part already received is dropped (the retry streams it anew)."""
     cause = getattr(exc, "original_exception", None)
     if exc.is_pre_first_chunk and cause is not None:  # nothing came: an ordinary failure to answer
-        return classify(litellm, cause, timeout_s)
+        return classify(litellm, cause, timeout_s, api_base, model)
     return _stopped_midway(litellm, cause or exc, timeout_s)
 
 
@@ -534,6 +559,6 @@ def embed_texts(model: str, texts: list[str], *, api_base: str | None = None, ap
     try:
         response = litellm.embedding(**kwargs)
     except Exception as exc:
-        raise classify(litellm, exc, api_base=api_base) from exc
+        raise classify(litellm, exc, api_base=api_base, model=model) from exc
     rows = sorted(response.data, key=lambda item: item["index"])
     return [list(row["embedding"]) for row in rows]

@@ -22,6 +22,7 @@ from core.llm import (
     LiteLLMClient,
     ModelError,
     ModelRequest,
+    classify,
     load_litellm,
     needs_cache_markers,
     window_in,
@@ -386,18 +387,44 @@ async def test_bad_key_is_not_retried_and_says_so():
     assert failed.value.kind == "auth" and len(server.requests) == 1
 
 
-async def test_unreachable_server_is_a_connection_error_that_names_the_address():
+# The OpenAI SDK says "Connection error."; litellm's own HTTP client (DeepSeek, Groq, Mistral, xAI,
+# hosted vLLM) says "Cannot connect to host", which litellm files as the provider's internal error.
+@pytest.mark.parametrize("model, cause", [("openai/scripted", "Connection error"),
+                                          ("deepseek/deepseek-chat", "Cannot connect to host 127.0.0.1:{port}")])
+async def test_unreachable_server_is_a_connection_error_that_names_the_address(model, cause):
     with socket.socket() as probe:  # a port on this machine that nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     retries = []
     with pytest.raises(ModelError) as failed:
-        await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+        await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}],
                                              api_base=f"http://127.0.0.1:{port}/v1", timeout_s=5), None, retries.append)
     assert failed.value.kind == "connection" and failed.value.retryable
-    assert str(failed.value) == (f"Could not reach the server at http://127.0.0.1:{port}/v1 (Connection error): "
-                                 "is it running, and is the API base right?")  # not litellm's class names
+    said = str(failed.value)
+    assert said.startswith(f"Could not reach the server at http://127.0.0.1:{port}/v1 ({cause.format(port=port)}")
+    assert said.endswith("): is it running, and is the API base right?")
+    assert "litellm" not in said and "Exception" not in said and "ssl:<" not in said  # not its classes, nor repr
     assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
+
+
+@pytest.mark.parametrize("model, variable", [("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+                                             ("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+                                             ("gemini/gemini-2.5-flash", "GEMINI_API_KEY")])
+async def test_a_key_never_given_is_said_so_not_taken_for_a_broken_or_unreachable_provider(model, variable,
+                                                                                           monkeypatch):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    litellm = load_litellm()
+    # litellm and the SDKs check for a key before they send anything (an address on this machine
+    # all the same); they call its absence an internal error (OpenAI), a lost connection (Gemini)
+    # and a refused key (Anthropic).
+    with pytest.raises(Exception) as raised:
+        await litellm.acompletion(model=model, messages=[{"role": "user", "content": "hi"}],
+                                  api_base="http://127.0.0.1:9", num_retries=0, timeout=5)
+    error = classify(litellm, raised.value, model=model)
+    assert error.kind == "no_key" and not error.retryable
+    assert str(error) == (f"No API key for {model.split('/')[0]}: store one in Tripane (Settings, or Session → "
+                          f"Change model for a session) or set {variable} in the environment Tripane starts from.")
 
 
 async def test_a_refused_key_says_the_providers_words_without_litellms_class_names():
