@@ -8,10 +8,12 @@ whose message a person can act on.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import functools
 import gc
 import ipaddress
+import json
 import logging
 import os
 import random
@@ -362,39 +364,70 @@ _UNREACHABLE = re.compile(r"Connection error|Cannot connect to host|Name or serv
 _SSL_CONTEXT = re.compile(r"\s*ssl:<[^>]*>")
 
 
-# litellm's own prefix on a provider's message: "litellm.AuthenticationError: AuthenticationError:
-# OpenAIException - Incorrect API key provided". The person reads the provider's part.
-_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)(\w+Error:\s*)?(\w+Exception\s+-\s+)?")
+# litellm's own prefixes on a provider's message, one or several: "litellm.AuthenticationError:
+# AuthenticationError: OpenAIException - Incorrect API key provided", "litellm.ContextWindowExceededError:
+# litellm.BadRequestError: ContextWindowExceededError: OpenAIException - …", "AnthropicError - …",
+# "Vertex_ai_betaException BadRequestError: …".
+# The person reads the provider's part.
+_LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::\s*|\s+-\s+|\s+(?=\w+(?:Error|Exception)\b)))+")
+# An error body passed on whole, as JSON or as the repr of its bytes (Anthropic's through litellm:
+# b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}').
+_BODY = re.compile(r"(?P<bytes>b(?P<quote>['\"]))?(?P<json>\{.*\})(?(bytes)(?P=quote))")
+
+
+def provider_words(text: str) -> str:
+    """The provider's own message in an error's text: the `message` of a JSON error body in it,
+    else the text. Raw JSON, in bytes' repr at that, is not something to show a person."""
+    found = _BODY.search(text)
+    if not found:
+        return text
+    try:
+        body = (ast.literal_eval(f"b{found['quote']}{found['json']}{found['quote']}").decode("utf-8", "replace")
+                if found["bytes"] else found["json"])
+        data = json.loads(body)
+    except (ValueError, SyntaxError):
+        return text
+    error = data.get("error", data) if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str) or not message.strip():
+        return text
+    before = _LITELLM_PREFIX.sub("", text[:found.start()]).strip().rstrip(" -:")
+    return f"{before}: {message.strip()}" if before else message.strip()
 
 
 def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
              api_base: str | None = None, model: str = "") -> ModelError:
-    """Map a provider failure onto a plain message and whether trying again may help."""
+    """Map a provider failure onto a plain message and whether trying again may help. What the
+    provider said is looked through whole (`raw`); the person is shown its words (`detail`)."""
     if getattr(exc, "is_pre_first_chunk", None) is not None:  # litellm's MidStreamFallbackError
         return _broken_off(litellm, exc, timeout_s, api_base, model)
     retryable = (
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
         litellm.Timeout, litellm.APIConnectionError,
     )
-    detail = _LITELLM_PREFIX.sub("", str(exc).split("\n")[0])
-    detail = _SSL_CONTEXT.sub("", detail)[:400]
-    if "LLM Provider NOT provided" in detail:
+    raw = _SSL_CONTEXT.sub("", _LITELLM_PREFIX.sub("", str(exc).split("\n")[0]))
+    detail = provider_words(raw)[:400]
+    status = getattr(exc, "status_code", None)
+    if "LLM Provider NOT provided" in raw:
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
-    if _NO_KEY.search(detail):
+    if _NO_KEY.search(raw):
         provider = provider_of(model) if model else "this provider"
         variable = key_variable(model) if model else "the provider's API key variable"
         return ModelError("no_key", f"No API key for {provider}: store one in Tripane (Settings, or Session → Change "
                           f"model for a session) or set {variable} in the environment Tripane starts from.")
     if isinstance(exc, litellm.AuthenticationError):
         return ModelError("auth", f"The provider refused the API key: {detail}")
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "
+                          "the key's account or project may use, or choose another model (Session → Change model).")
     if isinstance(exc, litellm.NotFoundError):
         return ModelError("not_found", f"The provider does not know this model: {detail}")
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ModelError("context_window", f"The context is larger than the model's window: {detail}",
                           window=window_in(str(exc)))
-    if getattr(exc, "status_code", None) == 402 or _NO_CREDIT.search(f"{detail} {getattr(exc, 'body', '')}"):
+    if status == 402 or _NO_CREDIT.search(f"{raw} {getattr(exc, 'body', '')}"):
         return ModelError("billing", f"The provider's account has no credit left for this: {detail.rstrip('.')}. Add credit or "
                           "raise the limit on the provider's billing page, then send a message to go on.")
     if isinstance(exc, litellm.RateLimitError):
@@ -405,16 +438,19 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
-    if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(detail):
+    if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(raw):
         if api_base:
             return ModelError("connection", f"Could not reach the server at {api_base} ({detail.rstrip('.')}): "
                               "is it running, and is the API base right?", retryable=True)
         return ModelError("connection", f"Could not reach the provider ({detail.rstrip('.')}): is this computer "
                           "online?", retryable=True)
-    if isinstance(exc, retryable):  # 5xx; an overloaded provider may say when to come back, too
-        return ModelError("server", f"The provider had an internal error: {detail}", retryable=True,
-                          retry_after_s=_retry_after(exc))
-    if isinstance(exc, litellm.BadRequestError) and _NO_TOOLS.search(detail):
+    if isinstance(exc, retryable) or status == 529:  # 5xx; an overloaded provider may say when to come back, too
+        busy = status == 529 or "overloaded" in raw.lower()  # Anthropic's 529, a server's 503 when busy
+        said = (f"The provider is overloaded for now ({detail.rstrip('.')})" if busy and detail.lower().strip(". ")
+                != "overloaded" else "The provider is overloaded for now." if busy
+                else f"The provider had an internal error: {detail}")
+        return ModelError("server", said, retryable=True, retry_after_s=_retry_after(exc))
+    if isinstance(exc, litellm.BadRequestError) and _NO_TOOLS.search(raw):
         return ModelError("no_tools", f"The model, as its server runs it, cannot call tools, and the agent works "
                           f"through them ({detail}). Ollama: choose a model whose page lists tools (llama3.1, "
                           "qwen2.5, qwen3, mistral-nemo); llama.cpp: start llama-server with --jinja; vLLM: "

@@ -25,6 +25,7 @@ from core.llm import (
     classify,
     load_litellm,
     needs_cache_markers,
+    provider_words,
     window_in,
 )
 from core.render import render
@@ -359,6 +360,52 @@ async def test_an_account_out_of_credit_is_said_so_at_once_not_retried_as_a_rate
     assert len(server.requests) == 1  # waiting does not bring credit back
     assert caught.value.kind == "billing" and not caught.value.retryable
     assert "no credit left" in str(caught.value) and "then send a message to go on" in str(caught.value)
+
+
+ACCESS = " Check what the key's account or project may use, or choose another model (Session → Change model)."
+
+
+# Each in its provider's own error shape, as litellm passes it on (Anthropic's as the repr of the
+# body's bytes); the person reads the provider's words, not JSON.
+@pytest.mark.parametrize("model, failure, kind, said", [
+    ("anthropic/claude-sonnet-4-5", Failure(529, "Overloaded", code="overloaded_error"), "server",
+     "The provider is overloaded for now."),
+    ("gemini/gemini-2.5-flash", Failure(503, "The model is overloaded. Please try again later.", code="UNAVAILABLE"),
+     "server", "The provider is overloaded for now (The model is overloaded. Please try again later)"),
+    ("anthropic/claude-sonnet-4-5", Failure(403, "Your API key does not have permission to use the specified "
+                                                 "resource.", code="permission_error"), "permission",
+     "The provider refused access: Your API key does not have permission to use the specified resource." + ACCESS),
+    ("openai/gpt-4o-mini", Failure(403, "Project `proj_abc` does not have access to model `gpt-5`",
+                                   code="model_not_found"), "permission",
+     "The provider refused access: Project `proj_abc` does not have access to model `gpt-5`." + ACCESS),
+    ("gemini/gemini-2.5-flash", Failure(403, "Permission denied: Consumer 'api_key:x' has been suspended.",
+                                        code="PERMISSION_DENIED"), "permission",
+     "The provider refused access: Permission denied: Consumer 'api_key:x' has been suspended." + ACCESS),
+    ("anthropic/claude-sonnet-4-5", Failure(400, "messages.1: tool_use ids must be unique",
+                                            code="invalid_request_error"), "bad_request",
+     "The provider rejected the request: messages.1: tool_use ids must be unique"),
+    ("gemini/gemini-2.5-flash", Failure(400, "API key not valid. Please pass a valid API key.",
+                                        code="INVALID_ARGUMENT"), "auth",
+     "The provider refused the API key: API key not valid. Please pass a valid API key."),
+])
+async def test_a_providers_refusal_is_said_in_its_own_words_and_retried_only_when_it_may_pass(model, failure, kind,
+                                                                                             said):
+    with ScriptedServer(positional([], default=failure)) as server:
+        with pytest.raises(ModelError) as caught:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert (caught.value.kind, str(caught.value)) == (kind, said)
+    assert len(server.requests) == (3 if kind == "server" else 1)  # an overloaded provider may have room soon
+
+
+def test_the_providers_words_are_taken_out_of_an_error_body_in_any_of_its_forms():
+    body = '{"type": "error", "error": {"type": "invalid_request_error", "message": "It’s gone"}}'
+    as_bytes = repr(body.encode())  # b'{"type": …, "message": "It\\xe2\\x80\\x99s gone"}}'
+    assert provider_words(f"AnthropicError - {as_bytes}") == "It’s gone"
+    assert provider_words(f"Gateway said {body}") == "Gateway said: It’s gone"
+    assert provider_words('{"error": "quota spent"}') == "quota spent"
+    assert provider_words("Incorrect API key provided") == "Incorrect API key provided"
+    assert provider_words("bad {not json}") == "bad {not json}"  # left as it is
+    assert provider_words('{"error": {"code": 500}}') == '{"error": {"code": 500}}'  # no words in it
 
 
 async def test_a_free_tier_quota_that_passes_is_still_a_rate_limit():

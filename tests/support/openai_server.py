@@ -52,6 +52,16 @@ class Failure:
     code: str | int | None = None  # the error's code and type in OpenAI's shape (default: the status)
 
 
+def _failure_body(failure: Failure, path: str) -> dict[str, Any]:
+    """A failure in the shape the provider whose API the path is sends it."""
+    code = failure.code or failure.status
+    if path.endswith("/messages"):  # Anthropic's: {"type": "error", "error": {"type": …, "message": …}}
+        return {"type": "error", "error": {"type": str(code), "message": failure.message}}
+    if path.split("?")[0].lower().endswith("generatecontent"):  # Gemini's
+        return {"error": {"code": failure.status, "message": failure.message, "status": str(code)}}
+    return {"error": {"message": failure.message, "type": str(code), "code": code}}
+
+
 def tool(name: str, call_id: str | None = None, raw: str | None = None, **arguments: Any) -> tuple[str, str, str]:
     return (call_id or f"call_{name}", name, raw if raw is not None else json.dumps(arguments, sort_keys=True))
 
@@ -176,9 +186,7 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             step = owner.script(body)
             if isinstance(step, Failure):
-                code = step.code or step.status
-                self._send_json(step.status, {"error": {"message": step.message, "type": str(code), "code": code}},
-                                retry_after=step.retry_after)
+                self._send_json(step.status, _failure_body(step, self.path), retry_after=step.retry_after)
                 return
             if step.delay_s:
                 time.sleep(step.delay_s)
