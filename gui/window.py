@@ -473,7 +473,7 @@ class MainWindow(QMainWindow):
         if not self.prefs.configured:
             self.open_settings(first_run=True)
             return None
-        dialog = NewSessionDialog(self.prefs, self)
+        dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory)
         if folder is not None:
             dialog.workdir.setText(str(folder))
             dialog.task.setFocus()

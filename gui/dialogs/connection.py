@@ -53,13 +53,17 @@ class ConnectionFields(QObject):
 
     def __init__(self, dialog: QWidget, error: QLabel, prefs: Preferences, keeper: TaskKeeper,
                  client_factory: Callable[[], ModelClient], *, model: str, api_base: str, offered: list[str],
-                 again: str):
+                 again: str, follow_model: bool = False):
+        """`follow_model`: the server follows the model as it is typed, too (the one it was used at,
+        none for a model never used): a new session's, where a model typed over a local one must
+        not go to the local server."""
         super().__init__(dialog)
         self.dialog, self.error, self.keeper, self.client_factory = dialog, error, keeper, client_factory
         self.again = again  # how to go on once a key could not be stored: "Save again to keep the …"
         self.model = model_combo(model, offered)
         # A model used before brings the server it was used at (a local model's address).
-        self.model.textActivated.connect(lambda chosen: self.api_base.setText(prefs.server_of(chosen)))
+        (self.model.currentTextChanged if follow_model else self.model.textActivated).connect(
+            lambda chosen: self.api_base.setText(prefs.server_of(chosen.strip())))
         self.api_base = QLineEdit(api_base)
         self.api_base.setPlaceholderText("only for local or self-hosted servers")
         self.api_key = QLineEdit()
@@ -76,7 +80,8 @@ class ConnectionFields(QObject):
         self._lookup = QTimer(self)
         self._lookup.setSingleShot(True)
         self._lookup.setInterval(KEY_LOOKUP_DELAY_MS)
-        self._lookup.timeout.connect(self._look_up_the_key)
+        # Not for a dialog closed meanwhile (or never shown): its answer would go nowhere.
+        self._lookup.timeout.connect(lambda: self.dialog.isVisible() and self._look_up_the_key())
         self.model.currentTextChanged.connect(self._lookup.start)
         self.api_base.textChanged.connect(self._lookup.start)
         self._look_up_the_key()
@@ -126,7 +131,7 @@ class ConnectionFields(QObject):
         """Said before a key is typed, not after: with no keyring, the key goes in the environment."""
         self._keyring_problem = backend[1]
         if self._keyring_problem:
-            self._look_up_the_key()  # the field says so too
+            self._lookup.start()  # the field says so too
             self._say_where_the_key_goes()
             self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
 
@@ -134,6 +139,7 @@ class ConnectionFields(QObject):
         """With no keyring, the key must come from the environment: a warning until the model's
         provider variable is there, and then plainly that it is (a red line about a key that is
         in fact set sends the person looking for a problem they do not have)."""
+        self.key_note.show()  # hidden where there is nothing to say but where keys go (New session)
         problem = self._keyring_problem or ""
         problem = f"{problem[:1].upper()}{problem[1:]}"
         variable = self._key_variable()
@@ -175,7 +181,7 @@ class ConnectionFields(QObject):
             done()
             self.error.clear()
             self.api_key.clear()
-            self._look_up_the_key()  # now stored: the field says so
+            self._lookup.start()  # now stored: the field says so
             if self.dialog.isVisible():  # not closed (Esc) meanwhile
                 then()
 

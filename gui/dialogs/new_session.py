@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
+from core.llm import ModelClient
 from core.session import SessionConfig
+from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
     error_label,
     folder_row,
-    model_combo,
     on_ctrl_enter,
 )
 from gui.qt import (
@@ -26,6 +28,8 @@ from gui.qt import (
 )
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
+from gui.tasks import TaskKeeper
+from gui.workspace import connection_test_client
 
 
 def proposed_workdir(last_used: str, cwd: Path, from_terminal: bool) -> str:
@@ -45,7 +49,8 @@ def started_from_terminal() -> bool:
 
 
 class NewSessionDialog(QDialog):
-    def __init__(self, prefs: Preferences, parent: QWidget | None = None):
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None, keeper: TaskKeeper | None = None,
+                 client_factory: Callable[[], ModelClient] = connection_test_client):
         super().__init__(parent)
         self.setObjectName("new_session")
         self.setWindowTitle("New session — Tripane")
@@ -67,8 +72,21 @@ class NewSessionDialog(QDialog):
         self.workdir = self.recent.lineEdit()
         self.workdir.setText(proposed_workdir(prefs.workdir, Path.cwd(), started_from_terminal()))
         form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
-        self.model = model_combo(prefs.model, [prefs.model, *(model for model, _ in prefs.models_used())])
+        # The model, the server it goes to and its key, as in Settings: a model other than the
+        # Settings one goes to the server it was used at (none: its provider's own), shown and
+        # editable; one whose key is not stored yet says so, and takes it here.
+        self.error = error_label()
+        self.connection = connection = ConnectionFields(
+            self, self.error, prefs, keeper or TaskKeeper(), client_factory, model=prefs.model,
+            api_base=prefs.server_of(prefs.model), offered=[prefs.model, *(model for model, _ in prefs.models_used())],
+            again="Start again to go on without it.", follow_model=True)
+        self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         form.addRow("Model:", self.model)
+        form.addRow("API base:", self.api_base)
+        form.addRow("API key:", self.api_key)
+        connection.key_note.hide()
+        form.addRow(connection.key_note)
+        form.addRow(connection.test_button, connection.test_result)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
         self.instructions = QCheckBox()
@@ -79,10 +97,10 @@ class NewSessionDialog(QDialog):
         self.workdir.textChanged.connect(self._show_instructions)
         self._show_instructions()
         layout.addLayout(form)
-        self.error = error_label()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
+        connection.busy_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -113,7 +131,7 @@ class NewSessionDialog(QDialog):
             settings_model = model == prefs.model.strip()
             self.config = SessionConfig(
                 task=self.task.toPlainText().strip(), model=model, workdir=workdir,
-                api_base=prefs.server_of(model).strip() or None,
+                api_base=self.api_base.text().strip() or None,
                 context_window=(prefs.context_window or None) if settings_model else None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
@@ -124,4 +142,4 @@ class NewSessionDialog(QDialog):
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))
             return
-        self.accept()
+        self.connection.store_key_then(self.accept)

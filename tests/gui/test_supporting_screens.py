@@ -528,6 +528,37 @@ def test_a_model_used_before_is_offered_with_its_server_and_another_does_not_tak
     assert chosen("openai/gpt-4o-mini") == (None, None, None)
 
 
+def test_a_new_session_shows_where_its_model_goes_and_takes_the_key_it_lacks(qtbot, make_window, workdir,
+                                                                            memory_keyring):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    window.prefs.api_base = "http://127.0.0.1:11434"  # the Settings model is a local one
+    window.prefs.remember_model("openai/local-coder", "http://127.0.0.1:8080/v1")
+    dialog = window.new_session()
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    assert dialog.api_base.text() == "http://127.0.0.1:11434"
+    dialog.model.setCurrentText("openai/local-coder")  # typed, not picked: its server all the same
+    assert dialog.api_base.text() == "http://127.0.0.1:8080/v1"
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")  # never used: the provider's own server
+    assert dialog.api_base.text() == ""
+    qtbot.waitUntil(lambda: dialog.api_key.placeholderText() == "none stored for anthropic yet: paste its key here",
+                    timeout=WAIT)
+    dialog.api_key.setText("sk-ant-typed-at-the-start")
+    dialog.task.setPlainText("Tidy the changelog")
+    start = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+    qtbot.mouseClick(start, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.session is not None and window.session.state.ended, timeout=WAIT)
+    assert memory_keyring.secrets == {("Tripane", "anthropic"): "sk-ant-typed-at-the-start"}
+    assert (window.session.state.model, window.session.state.api_base) == ("anthropic/claude-3-5-haiku-latest", None)
+
+    dialog = window.new_session()  # a server typed for a model: the session goes there
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog.model.setCurrentText("openai/my-finetune")
+    dialog.api_base.setText("http://127.0.0.1:8000/v1")
+    dialog.task.setPlainText("Tidy the README")
+    dialog._accept()
+    assert dialog.config.api_base == "http://127.0.0.1:8000/v1" and dialog.config.model == "openai/my-finetune"
+
+
 def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences

@@ -457,7 +457,9 @@ def test_a_session_moved_to_another_provider_takes_that_providers_key_in_the_cha
         assert dialog.connection.test_result.text().startswith("✓ Connected. The model replied: ready")
         server_key = ("Tripane", f"openai@{server.url.split('//')[1].split('/')[0]}")
         assert memory_keyring.secrets[server_key] == "sk-the-servers-key"
-        assert key.text() == "" and key.placeholderText().startswith("a key is stored for openai@127.0.0.1")
+        assert key.text() == ""
+        qtbot.waitUntil(lambda: key.placeholderText().startswith("a key is stored for openai@127.0.0.1"),
+                        timeout=WAIT)
 
     dialog.api_base.clear()
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
