@@ -173,20 +173,24 @@ class LiteLLMClient:
         if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()
-        for attempt in range(self.retries + 1):
+        attempt = 0
+        while True:
             try:
                 return await self._complete_once(litellm, request, on_text, on_reasoning)
             except ModelError as exc:
-                if not exc.retryable or attempt == self.retries:
+                # An overloaded provider (Anthropic's 529) stays so for a minute or two at busy
+                # times: waited out twice as many times, it does not end a run left unattended.
+                retries = self.retries * (OVERLOADED_PATIENCE if exc.kind == "overloaded" else 1)
+                if not exc.retryable or attempt >= retries:
                     raise
-                delay = self.backoff_s * (2**attempt) * (0.75 + random.random() / 2)
+                delay = min(self.backoff_s * (2**attempt), MAX_BACKOFF_S) * (0.75 + random.random() / 2)
                 # A rate-limited provider says when to come back; sooner is a wasted attempt.
                 delay = max(delay, min(exc.retry_after_s or 0.0, MAX_RETRY_AFTER_S))
                 log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay, extra=TOLD)
                 if on_retry:
-                    on_retry(Retry(exc, attempt + 2, self.retries + 1, delay))
+                    on_retry(Retry(exc, attempt + 2, retries + 1, delay))
                 await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
+                attempt += 1
 
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
                              on_reasoning: TextSink | None = None) -> ModelReply:
@@ -445,11 +449,12 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("connection", f"Could not reach the provider ({detail.rstrip('.')}): is this computer "
                           "online?", retryable=True)
     if isinstance(exc, retryable) or status == 529:  # 5xx; an overloaded provider may say when to come back, too
-        busy = status == 529 or "overloaded" in raw.lower()  # Anthropic's 529, a server's 503 when busy
-        said = (f"The provider is overloaded for now ({detail.rstrip('.')})" if busy and detail.lower().strip(". ")
-                != "overloaded" else "The provider is overloaded for now." if busy
-                else f"The provider had an internal error: {detail}")
-        return ModelError("server", said, retryable=True, retry_after_s=_retry_after(exc))
+        if status == 529 or "overloaded" in raw.lower():  # Anthropic's 529, a server's 503 when busy
+            said = ("The provider is overloaded for now." if detail.lower().strip(". ") == "overloaded"
+                    else f"The provider is overloaded for now ({detail.rstrip('.')})")
+            return ModelError("overloaded", said, retryable=True, retry_after_s=_retry_after(exc))
+        return ModelError("server", f"The provider had an internal error: {detail}", retryable=True,
+                          retry_after_s=_retry_after(exc))
     if isinstance(exc, litellm.BadRequestError) and _NO_TOOLS.search(raw):
         return ModelError("no_tools", f"The model, as its server runs it, cannot call tools, and the agent works "
                           f"through them ({detail}). Ollama: choose a model whose page lists tools (llama3.1, "
@@ -479,6 +484,8 @@ def window_in(message: str) -> int | None:
 
 
 MAX_RETRY_AFTER_S = 120.0  # a longer wait is the person's call (Stop), not a silent one
+MAX_BACKOFF_S = 30.0  # between two attempts, however many came before
+OVERLOADED_PATIENCE = 2  # an overloaded provider is tried this many times as often
 
 
 def _retry_after(exc: Exception) -> float | None:

@@ -368,10 +368,10 @@ ACCESS = " Check what the key's account or project may use, or choose another mo
 # Each in its provider's own error shape, as litellm passes it on (Anthropic's as the repr of the
 # body's bytes); the person reads the provider's words, not JSON.
 @pytest.mark.parametrize("model, failure, kind, said", [
-    ("anthropic/claude-sonnet-4-5", Failure(529, "Overloaded", code="overloaded_error"), "server",
+    ("anthropic/claude-sonnet-4-5", Failure(529, "Overloaded", code="overloaded_error"), "overloaded",
      "The provider is overloaded for now."),
     ("gemini/gemini-2.5-flash", Failure(503, "The model is overloaded. Please try again later.", code="UNAVAILABLE"),
-     "server", "The provider is overloaded for now (The model is overloaded. Please try again later)"),
+     "overloaded", "The provider is overloaded for now (The model is overloaded. Please try again later)"),
     ("anthropic/claude-sonnet-4-5", Failure(403, "Your API key does not have permission to use the specified "
                                                  "resource.", code="permission_error"), "permission",
      "The provider refused access: Your API key does not have permission to use the specified resource." + ACCESS),
@@ -394,7 +394,22 @@ async def test_a_providers_refusal_is_said_in_its_own_words_and_retried_only_whe
         with pytest.raises(ModelError) as caught:
             await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
     assert (caught.value.kind, str(caught.value)) == (kind, said)
-    assert len(server.requests) == (3 if kind == "server" else 1)  # an overloaded provider may have room soon
+    # An overloaded provider may have room soon, and is waited for twice as many times (the client
+    # tries 2 times again, so 4); a refusal is final.
+    assert len(server.requests) == (5 if kind == "overloaded" else 1)
+
+
+async def test_an_overloaded_provider_is_waited_out_longer_than_a_broken_one():
+    retries = []
+    def busy(request):  # four times overloaded, then room
+        return Failure(529, "Overloaded", code="overloaded_error") if len(server.requests) <= 4 else Turn(
+            text="room again")
+
+    with ScriptedServer(busy) as server:
+        reply = await client().complete(ModelRequest("anthropic/claude-sonnet-4-5", [{"role": "user", "content": "hi"}],
+                                                     api_base=server.url), None, retries.append)
+    assert reply.text == "room again" and len(server.requests) == 5
+    assert [r.describe().split(". ")[-1] for r in retries][-1] == "Trying again in 0 s (attempt 5 of 5)."
 
 
 def test_the_providers_words_are_taken_out_of_an_error_body_in_any_of_its_forms():
