@@ -553,6 +553,32 @@ class AgentLoop:
 
     # --- compaction ------------------------------------------------------------------------------
 
+    async def _summarise(self, transcript: str) -> tuple[str, list[str]]:
+        """The summary of a compacted range, by the summary model; by the session's own if that one
+        fails (a summary model with no key, gone, or too small for the range), rather than every
+        compaction of the session falling back to a bare list of calls. The summary ("" if neither
+        wrote one), and why each that failed did."""
+        state = self.state
+        chosen = state.config.summary_model or state.model
+        # The session's API base is a server of the session model's provider: a summary model of
+        # another provider (a hosted one beside a local model, say) is reached at its own address.
+        writers = [(chosen, state.api_base if provider_of(chosen) == provider_of(state.model) else None)]
+        if chosen != state.model:
+            writers.append((state.model, state.api_base))
+        failures: list[str] = []
+        for model, api_base in writers:
+            try:
+                reply = await self.control.interruptible(self.model.complete(
+                    compaction.summary_request(model, api_base, transcript, self._window)))
+            except ModelError as exc:
+                failures.append(f"{model}: {exc}")
+                log.warning("session %s: the summary model %s failed: %s", state.session_id, model, exc)
+                continue
+            if reply.text.strip():
+                return reply.text.strip(), failures
+            failures.append(f"{model}: empty reply")
+        return "", failures
+
     async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,
         so the flush always runs before anything is cut. False if there is too little to compact:
@@ -584,16 +610,8 @@ class AgentLoop:
         first_seq, last_seq = span
         text = compaction.transcript(history, first_seq, last_seq)
         self.journal.notify(StatusChanged(self.state.session_id, "compacting"))
-        summarizer = config.summary_model or self.state.model
-        # The session's API base is a server of the session model's provider: a summary model of
-        # another provider (a hosted one beside a local model, say) is reached at its own address.
-        api_base = self.state.api_base if provider_of(summarizer) == provider_of(self.state.model) else None
-        try:
-            reply = await self.control.interruptible(self.model.complete(
-                compaction.summary_request(summarizer, api_base, text, self._window)))
-            summary = reply.text.strip() or compaction.fallback_summary(history, first_seq, last_seq, "empty reply")
-        except ModelError as exc:
-            summary = compaction.fallback_summary(history, first_seq, last_seq, str(exc))
+        summary, failures = await self._summarise(text)
+        summary = summary or compaction.fallback_summary(history, first_seq, last_seq, "; ".join(failures))
         event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=flush_done,
                            tokens_before=tokens_before)
         tokens_after = await self._tokens_after(event)

@@ -18,7 +18,7 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.llm import ModelReply
+from core.llm import ModelError, ModelReply
 from core.memory.working import PLAN
 from core.paths import resource_text
 from core.render import compaction_sizes, render
@@ -187,6 +187,32 @@ async def test_the_summary_is_written_by_the_summary_model_at_its_own_address(
     summaries = [r for r in model.requests if not r.tools]
     assert summaries and all((r.model, r.api_base) == (summary_model, summary_base) for r in summaries)
     assert all(r.model == main_model for r in model.requests if r.tools)
+
+
+@pytest.mark.parametrize("session_model_writes", [True, False])
+async def test_a_failing_summary_model_hands_the_summary_to_the_sessions_own(store, data_dir, workdir, monkeypatch,
+                                                                            session_model_writes):
+    monkeypatch.setattr("core.agent.loop.model_window", lambda model, base: 8_000)
+    (workdir / "log.txt").write_text("".join(f"event {i}: all fine here\n" for i in range(400)), encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"r{i}", path="log.txt", offset=1 + i * 100, limit=100))
+             for i in range(4)]
+    no_key = ModelError("no_key", "No API key for anthropic")
+    second = ModelReply("Goal: read log.txt.") if session_model_writes else ModelError("server", "it broke")
+    model = ScriptedModel(reads, default=reply("", call("task_done", summary="ok")),
+                          side_replies=[no_key, second] * 3)
+    session = make_session(store, data_dir, workdir, model, model="openai/local-llama",
+                           api_base="http://127.0.0.1:8080/v1", summary_model="anthropic/claude-3-5-haiku-latest",
+                           reserve_output=1000, keep_turns=2)
+    assert await session.run() == "done"
+    summary = events_of(session, Compaction)[0].summary
+    asked = [(r.model, r.api_base) for r in model.requests if not r.tools][:2]
+    assert asked == [("anthropic/claude-3-5-haiku-latest", None), ("openai/local-llama", "http://127.0.0.1:8080/v1")]
+    if session_model_writes:
+        assert summary == "Goal: read log.txt."
+    else:  # neither: the list of calls, and why each failed
+        assert summary.startswith("(The summary model failed: anthropic/claude-3-5-haiku-latest: No API key for "
+                                  "anthropic; openai/local-llama: it broke. Tool calls in the compacted range")
+        assert "file_read(" in summary
 
 
 async def test_offloaded_output_can_be_read_back_in_full(store, data_dir, workdir):
