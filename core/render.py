@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.agent.rules import failure_notice
+from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -103,8 +104,13 @@ def describe_danger(event: Danger) -> str:
 
 
 def flush_note(event: Compaction) -> str:
-    """Said of a compaction whose flush turn could not run (the context was over the window)."""
-    return "" if event.flush_done else "; without the flush turn: the context was over the model's window"
+    """Said of a compaction whose flush turn could not run (the context was over the window), or
+    whose summary no model could write (the compacted part is then kept as a list of its calls)."""
+    note = "" if event.flush_done else "; without the flush turn: the context was over the model's window"
+    failed = summary_failure(event.summary)
+    if failed:
+        note += f"; no summary could be written ({failed[:300]}), so the compacted part is kept as a list of its calls"
+    return note
 
 
 def model_change_note(event: ModelChanged) -> str:

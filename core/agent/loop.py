@@ -571,7 +571,7 @@ class AgentLoop:
                 reply = await self.control.interruptible(self.model.complete(
                     compaction.summary_request(model, api_base, transcript, self._window)))
             except ModelError as exc:
-                failures.append(f"{model}: {exc}")
+                failures.append(f"{model}: {str(exc).rstrip('.')}")
                 log.warning("session %s: the summary model %s failed: %s", state.session_id, model, exc)
                 continue
             if reply.text.strip():

@@ -74,6 +74,9 @@ def summary_request(model: str, api_base: str | None, text: str, window: int | N
     ])
 
 
+FALLBACK_OPENING = "(The summary model failed: "
+
+
 def fallback_summary(history: History, first_seq: int, last_seq: int, error: str) -> str:
     """When the summariser fails, a mechanical digest is still better than losing the range."""
     calls = []
@@ -82,7 +85,14 @@ def fallback_summary(history: History, first_seq: int, last_seq: int, error: str
             for call in message.get("tool_calls") or ():
                 calls.append(f"- {call['function']['name']}({call['function']['arguments'][:120]})")
     listed = "\n".join(calls[-60:]) or "- (no tool calls)"
-    return f"(The summary model failed: {error}. Tool calls in the compacted range, most recent last:)\n{listed}"
+    return f"{FALLBACK_OPENING}{error}. Tool calls in the compacted range, most recent last:)\n{listed}"
+
+
+def summary_failure(summary: str) -> str:
+    """Why no model wrote a compaction's summary ("" if one did)."""
+    if not summary.startswith(FALLBACK_OPENING):
+        return ""
+    return summary[len(FALLBACK_OPENING):].split(". Tool calls in the compacted range", 1)[0]
 
 
 def save_summary(session_dir: Path, event: Compaction) -> None:

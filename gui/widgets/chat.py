@@ -13,6 +13,7 @@ from pathlib import Path
 from core.agent.options import option_label, reason_label
 from core.agent.rules import failure_notice
 from core.changes import ChangeTally
+from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -418,8 +419,9 @@ class ChatView(QScrollArea):
                 self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
                              into=into)
             case Compaction():
-                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){flush_note(event)}; "
-                             "the summary is in compaction/summaries.jsonl", into=into)
+                self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){escape_html(flush_note(event))}; "
+                             "the summary is in compaction/summaries.jsonl",
+                             "error" if summary_failure(event.summary) else "notice", into=into)
             case WindowLearned():
                 self._notice(
                     f"⇲ The provider refused a request over the model's window: {event.window:,} tokens, "

@@ -213,6 +213,11 @@ async def test_a_failing_summary_model_hands_the_summary_to_the_sessions_own(sto
         assert summary.startswith("(The summary model failed: anthropic/claude-3-5-haiku-latest: No API key for "
                                   "anthropic; openai/local-llama: it broke. Tool calls in the compacted range")
         assert "file_read(" in summary
+    # The person is told, where the compaction is shown, only when no summary was written.
+    shown = render(next(r for r in session.records if isinstance(r.event, Compaction)))
+    assert ("no summary could be written (anthropic/claude-3-5-haiku-latest: No API key for anthropic; "
+            "openai/local-llama: it broke), so the compacted part is kept as a list of its calls" in shown) is (
+        not session_model_writes)
 
 
 async def test_offloaded_output_can_be_read_back_in_full(store, data_dir, workdir):
