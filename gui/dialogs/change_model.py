@@ -44,11 +44,7 @@ class ChangeModelDialog(QDialog):
             again="Change model again to go on without it.")
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         self.model.lineEdit().selectAll()
-        form.addRow("Model:", self.model)
-        form.addRow("API base:", self.api_base)
-        form.addRow("API key:", self.api_key)
-        form.addRow("", connection.key_note)
-        form.addRow(connection.test_button, connection.test_result)
+        connection.add_rows(form)
         self.context_window = context_window_spin(state.context_window or 0)
         form.addRow("Context window:", self.context_window)
         layout.addLayout(form)

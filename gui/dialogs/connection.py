@@ -1,4 +1,5 @@
-"""The model, its server, its API key and Test connection: the rows Settings and Change model share.
+"""The model, its server, its API key and Test connection: the rows Settings, Change model and New
+session share.
 
 Change model had only the model and the server: a session moved to another provider whose key was
 not stored failed at its next request, and the key could be typed only in Settings, where it was
@@ -21,7 +22,16 @@ from core.secrets import (
     set_api_key,
 )
 from gui.dialogs.forms import model_combo
-from gui.qt import QLabel, QLineEdit, QObject, QPushButton, Qt, QTimer, QWidget
+from gui.qt import (
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QObject,
+    QPushButton,
+    Qt,
+    QTimer,
+    QWidget,
+)
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.theme import restyle
@@ -77,6 +87,7 @@ class ConnectionFields(QObject):
         self.test_result.setWordWrap(True)
         self.busy_button: QPushButton | None = None  # the dialog's own (Save), off while a key is stored
         self._keyring_problem: str | None = None
+        self._form: QFormLayout | None = None  # the form the rows are in, once added
         self._lookup = QTimer(self)
         self._lookup.setSingleShot(True)
         self._lookup.setInterval(KEY_LOOKUP_DELAY_MS)
@@ -86,6 +97,18 @@ class ConnectionFields(QObject):
         self.api_base.textChanged.connect(self._lookup.start)
         self._look_up_the_key()
         keeper.in_thread(keyring_backend, on_success=self._show_keyring, owner=dialog)  # it may ask over D-Bus
+
+    def add_rows(self, form: QFormLayout, between: QWidget | None = None) -> None:
+        """Model, API base, API key with what is said of it, Test connection; `between`: a line of
+        the dialog's own before the test (Settings: whether Ollama runs here)."""
+        self._form = form
+        form.addRow("Model:", self.model)
+        form.addRow("API base:", self.api_base)
+        form.addRow("API key:", self.api_key)
+        form.addRow("", self.key_note)
+        if between is not None:
+            form.addRow("", between)
+        form.addRow(self.test_button, self.test_result)
 
     def chosen(self) -> tuple[str, str | None]:
         return self.model.currentText().strip(), self.api_base.text().strip() or None
@@ -139,7 +162,8 @@ class ConnectionFields(QObject):
         """With no keyring, the key must come from the environment: a warning until the model's
         provider variable is there, and then plainly that it is (a red line about a key that is
         in fact set sends the person looking for a problem they do not have)."""
-        self.key_note.show()  # hidden where there is nothing to say but where keys go (New session)
+        if self._form is not None:  # its row is hidden where there is nothing to say but where keys go (New session)
+            self._form.setRowVisible(self.key_note, True)
         problem = self._keyring_problem or ""
         problem = f"{problem[:1].upper()}{problem[1:]}"
         variable = self._key_variable()

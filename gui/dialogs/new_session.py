@@ -81,12 +81,8 @@ class NewSessionDialog(QDialog):
             api_base=prefs.server_of(prefs.model), offered=[prefs.model, *(model for model, _ in prefs.models_used())],
             again="Start again to go on without it.", follow_model=True)
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
-        form.addRow("Model:", self.model)
-        form.addRow("API base:", self.api_base)
-        form.addRow("API key:", self.api_key)
-        connection.key_note.hide()
-        form.addRow(connection.key_note)
-        form.addRow(connection.test_button, connection.test_result)
+        connection.add_rows(form)
+        form.setRowVisible(connection.key_note, False)  # shown when there is more to say than where keys are kept
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
         self.instructions = QCheckBox()

@@ -73,14 +73,9 @@ class SettingsDialog(QDialog):
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         self.key_note, self.test_button, self.test_result = (connection.key_note, connection.test_button,
                                                               connection.test_result)
-        form.addRow("Model:", self.model)
-        form.addRow("API base:", self.api_base)
-        form.addRow("API key:", self.api_key)
-        form.addRow("", self.key_note)
         self.ollama = QLabel("Looking for Ollama on this computer…")
         self.ollama.setObjectName("muted")
-        form.addRow("", self.ollama)
-        form.addRow(self.test_button, self.test_result)
+        connection.add_rows(form, between=self.ollama)
         self.context_window = context_window_spin(prefs.context_window)
         self.context_window.setToolTip(
             "How much the model reads at once. Leave it to the model: an Ollama model gets its own length, at "

@@ -536,6 +536,7 @@ def test_a_new_session_shows_where_its_model_goes_and_takes_the_key_it_lacks(qtb
     dialog = window.new_session()
     qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
     assert dialog.api_base.text() == "http://127.0.0.1:11434"
+    assert not dialog.connection.key_note.isVisible()  # nothing to say but where keys are kept: no line
     dialog.model.setCurrentText("openai/local-coder")  # typed, not picked: its server all the same
     assert dialog.api_base.text() == "http://127.0.0.1:8080/v1"
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")  # never used: the provider's own server
@@ -557,6 +558,19 @@ def test_a_new_session_shows_where_its_model_goes_and_takes_the_key_it_lacks(qtb
     dialog.task.setPlainText("Tidy the README")
     dialog._accept()
     assert dialog.config.api_base == "http://127.0.0.1:8000/v1" and dialog.config.model == "openai/my-finetune"
+
+
+def test_a_new_session_without_a_keyring_says_where_the_key_goes_instead(qtbot, make_window, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    window = make_window()  # keyring's null backend: no keyring service
+    dialog = window.new_session()
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    note = dialog.connection.key_note
+    qtbot.waitUntil(lambda: note.isVisible() and "(ANTHROPIC_API_KEY, …)" in note.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog.api_key.placeholderText() == "none for anthropic (see below)", timeout=WAIT)
+    # On its own line, below the key, not drawn over the rows around it.
+    assert note.geometry().top() >= dialog.api_key.geometry().bottom()
+    assert note.geometry().bottom() <= dialog.connection.test_button.geometry().top()
 
 
 def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
