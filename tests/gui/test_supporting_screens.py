@@ -573,6 +573,25 @@ def test_a_new_session_without_a_keyring_says_where_the_key_goes_instead(qtbot, 
     assert note.geometry().bottom() <= dialog.connection.test_button.geometry().top()
 
 
+def test_the_key_field_says_which_key_the_model_would_be_sent():
+    from gui.dialogs.connection import key_placeholder
+
+    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "keyring") == (
+        "a key is stored for anthropic: leave empty to keep it")
+    assert key_placeholder("openai/deepseek-chat", "https://api.deepseek.com/v1", "keyring") == (
+        "a key is stored for openai@api.deepseek.com: leave empty to keep it")
+    assert key_placeholder("openai/gpt-4o-mini", "", "environment") == (
+        "leave empty to use OPENAI_API_KEY from the environment")
+    assert key_placeholder("ollama_chat/qwen3", "", "") == "none needed by a server on this computer"
+    assert key_placeholder("openai/local", "http://localhost:8000/v1", "") == "none needed by a server on this computer"
+    assert key_placeholder("bedrock/anthropic.claude-3-haiku", "", "") == (
+        "none needed: AWS's own sign-in on this computer is used")
+    assert key_placeholder("vertex_ai/gemini-2.5-pro", "", "") == (
+        "none needed: Google Cloud's own sign-in on this computer is used")
+    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "") == "none stored for anthropic yet: paste its key here"
+    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "", can_store=False) == "none for anthropic (see below)"
+
+
 def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences
