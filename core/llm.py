@@ -353,7 +353,7 @@ _NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credi
 # How litellm and the providers' SDKs say that no key was sent at all (Anthropic's and Gemini's
 # checks, the OpenAI SDK's "Missing credentials"), which litellm files under three different
 # classes: an internal error, a lost connection, a refused key. None of them passes by waiting.
-_NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{1,30}API Key)|api_key client option must be set"
+_NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{0,30}API Key)|api_key client option must be set"
                      r"|no (?:API )?key is set", re.IGNORECASE)
 # How a connection that never opened reads, whatever class litellm gives it: the OpenAI SDK's
 # "Connection error.", aiohttp's "Cannot connect to host" (DeepSeek, Groq, Mistral, xAI, a
@@ -417,10 +417,13 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
     if _NO_KEY.search(raw):
+        where = "store one in Tripane (Settings, or Session → Change model for a session)"
+        if api_base:  # a server of the person's choosing is sent only its own key, never a variable's
+            return ModelError("no_key", f"No API key for the server at {api_base}: {where}.")
         provider = provider_of(model) if model else "this provider"
         variable = key_variable(model) if model else "the provider's API key variable"
-        return ModelError("no_key", f"No API key for {provider}: store one in Tripane (Settings, or Session → Change "
-                          f"model for a session) or set {variable} in the environment Tripane starts from.")
+        return ModelError("no_key", f"No API key for {provider}: {where} or set {variable} in the environment "
+                          "Tripane starts from.")
     if isinstance(exc, litellm.AuthenticationError):
         return ModelError("auth", f"The provider refused the API key: {detail}")
     if isinstance(exc, litellm.PermissionDeniedError) or status == 403:

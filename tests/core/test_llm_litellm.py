@@ -489,6 +489,17 @@ async def test_a_key_never_given_is_said_so_not_taken_for_a_broken_or_unreachabl
                           f"Change model for a session) or set {variable} in the environment Tripane starts from.")
 
 
+async def test_a_server_of_ones_choosing_that_wants_a_key_is_told_to_get_its_own():
+    # The server is sent a placeholder, never the environment's OpenAI key: the variable is no fix.
+    with ScriptedServer(positional([], default=Failure(401, "Missing API key. Pass it as a Bearer token."))) as server:
+        with pytest.raises(ModelError) as caught:
+            await client().complete(ModelRequest("openai/gpt-4o-mini", [{"role": "user", "content": "hi"}],
+                                                 api_base=server.url))
+    assert caught.value.kind == "no_key" and len(server.requests) == 1
+    assert str(caught.value) == (f"No API key for the server at {server.url}: store one in Tripane (Settings, or "
+                                 "Session → Change model for a session).")
+
+
 async def test_a_refused_key_says_the_providers_words_without_litellms_class_names():
     with ScriptedServer(lambda request: Failure(401, "Incorrect API key provided")) as server:
         with pytest.raises(ModelError) as failed:
