@@ -74,7 +74,10 @@ def summary_request(model: str, api_base: str | None, text: str, window: int | N
     ])
 
 
+# The fallback digest reads "(The summary model failed: WHY. Tool calls in the compacted range, …)":
+# summary_failure reads WHY back between these two, so both are written once, here.
 FALLBACK_OPENING = "(The summary model failed: "
+FALLBACK_LIST = ". Tool calls in the compacted range"
 
 
 def fallback_summary(history: History, first_seq: int, last_seq: int, error: str) -> str:
@@ -85,14 +88,14 @@ def fallback_summary(history: History, first_seq: int, last_seq: int, error: str
             for call in message.get("tool_calls") or ():
                 calls.append(f"- {call['function']['name']}({call['function']['arguments'][:120]})")
     listed = "\n".join(calls[-60:]) or "- (no tool calls)"
-    return f"{FALLBACK_OPENING}{error}. Tool calls in the compacted range, most recent last:)\n{listed}"
+    return f"{FALLBACK_OPENING}{error}{FALLBACK_LIST}, most recent last:)\n{listed}"
 
 
 def summary_failure(summary: str) -> str:
     """Why no model wrote a compaction's summary ("" if one did)."""
     if not summary.startswith(FALLBACK_OPENING):
         return ""
-    return summary[len(FALLBACK_OPENING):].split(". Tool calls in the compacted range", 1)[0]
+    return summary[len(FALLBACK_OPENING):].split(FALLBACK_LIST, 1)[0]
 
 
 def save_summary(session_dir: Path, event: Compaction) -> None:
