@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "at most 16,384); for local servers, what the server was started with")
     run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
                                             "(default: --model)")
+    run.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
+                     help="how hard a reasoning model thinks (Claude: a thinking budget; default: the model's own)")
     # Their defaults, and the turn thresholds', are the window's Settings (else 100, ask, no caps).
     run.add_argument("--max-turns", type=int,
                      help="end the session after this many turns (default: 100; the person is asked at turn 30)")
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--api-base", help="with --model: the address of its server, for a local or self-hosted one")
     resume.add_argument("--context-window", type=int, metavar="TOKENS",
                         help="with --model: how much it reads at once (default: the model's own)")
+    resume.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
+                        help="how hard the model thinks from here (default: as before; 'default': the model's own)")
     resume.add_argument("--json", action="store_true")
     resume.add_argument("--no-memory", action="store_true", help="run without long-term memory")
 
@@ -291,6 +295,14 @@ async def _run_with_memory(store, data_dir: Path, args) -> int:
             long_memory.close()
 
 
+EFFORT_CHOICES = ("low", "medium", "high", "default")
+
+
+def _effort(choice: str | None) -> str | None:
+    """A --reasoning-effort as a session takes it: "default" is the model's own (""); None: not given."""
+    return None if choice is None else "" if choice == "default" else choice
+
+
 def _run_settings(args) -> dict:
     """`tripane run`'s model and limits: what the command line says, else what was chosen in the
     window's Settings. The server, context window and summary model go with the saved model
@@ -312,7 +324,9 @@ def _run_settings(args) -> dict:
     def given(value, name: str):
         return value if value is not None else saved[name]
 
-    return {**model, "max_turns": given(args.max_turns, "max_turns"), "approval": given(args.approve, "approval"),
+    # How hard a model thinks is not one model's setting: it goes with any.
+    return {**model, "reasoning_effort": given(_effort(args.reasoning_effort), "reasoning_effort"),
+            "max_turns": given(args.max_turns, "max_turns"), "approval": given(args.approve, "approval"),
             "budget_tokens": given(args.budget_tokens, "budget_tokens"),
             "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
             "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"]}
@@ -329,7 +343,14 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
         if not args.model and (args.api_base or args.context_window):
             raise ValueError("--api-base and --context-window go with --model (the model they are for)")
-        changed = args.model and await session.change_model(args.model, args.api_base, args.context_window)
+        changed = None
+        if args.model:
+            changed = await session.change_model(args.model, args.api_base, args.context_window,
+                                                 _effort(args.reasoning_effort))
+        elif args.reasoning_effort:  # the same model, thinking harder or less
+            state = session.state
+            changed = await session.change_model(state.model, state.api_base, state.context_window,
+                                                 _effort(args.reasoning_effort))
         if changed and not args.json:  # (with --json, stdout is events only, and this one came before the run)
             from core.render import model_change_note
 

@@ -89,6 +89,7 @@ class SessionStarted(Event):
     context_window: int | None = None  # tokens; None: the model's own (litellm's map, or asked of Ollama)
     reserve_output: int = 4096
     summary_model: str | None = None  # a cheaper model for compaction summaries; None: the same
+    reasoning_effort: str = ""  # low | medium | high; "": the model's own way (core/reasoning.py)
     keep_turns: int = 5  # turns kept verbatim by a compaction
     warn_turn: int = 7
     danger_turn: int = 30
@@ -116,8 +117,11 @@ class AssistantMessage(Event):
     turn: int = 0
     # Per-request context figures (prefix reuse, zone sizes); filled by the context engine.
     metrics: dict[str, Any] = field(default_factory=dict)
-    # A reasoning model's thinking before this reply: for the person to read, never sent back.
+    # A reasoning model's thinking before this reply: for the person to read; sent back only to
+    # a provider that requires it (core/reasoning.py).
     reasoning: str = ""
+    # Claude's thinking as it sent it, signed: sent back to Claude, which requires it.
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -240,6 +244,7 @@ class ModelChanged(Event):
     api_base: str | None = None
     context_window: int | None = None  # None: the model's own
     previous: str = ""
+    reasoning_effort: str | None = None  # None: as it was
 
 
 @dataclass(frozen=True)

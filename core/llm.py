@@ -28,9 +28,13 @@ from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
 from core.reasoning import (
     ThinkSplitter,
+    answers_calls_without_thinking,
+    block_of,
     passes_reasoning_back,
+    signs_thinking,
     split_reasoning,
     without_reasoning,
+    without_signed_thinking,
 )
 from core.secrets import key_variable, provider_of
 
@@ -57,6 +61,9 @@ class ModelRequest:
     # silently drops the start of a longer prompt (its default is a few thousand tokens), so it
     # is told; other providers have a fixed window and say when a prompt does not fit.
     window: int | None = None
+    # low | medium | high: how hard a reasoning model thinks (core/reasoning.py); "": its own way.
+    # Sent only to a model litellm knows takes it.
+    reasoning_effort: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,8 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str = ""
     reasoning: str = ""  # a reasoning model's thinking, apart from its answer (core/reasoning.py)
+    # Claude's thinking as it sent it, signed: sent back with the reply (core/reasoning.py).
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
 
 class ModelError(Exception):
@@ -196,6 +205,7 @@ class LiteLLMClient:
                              on_reasoning: TextSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
+        messages = messages if signs_thinking(request.model) else without_signed_thinking(messages)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,
@@ -218,6 +228,7 @@ class LiteLLMClient:
             kwargs["num_ctx"] = request.window
         if request.max_tokens:
             kwargs["max_tokens"] = request.max_tokens
+        _ask_for_thinking(kwargs, request.reasoning_effort)
         # A keyring lookup (D-Bus, Keychain; a locked keyring asks for its password): off the event loop.
         key = await asyncio.to_thread(self._api_key, request.model, request.api_base) if self._api_key else None
         if key:
@@ -231,6 +242,21 @@ class LiteLLMClient:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
+
+
+def _ask_for_thinking(kwargs: dict[str, Any], effort: str) -> None:
+    """Add the reasoning effort to a request, where the model takes it and Claude's rules allow:
+    Claude does not think in a request that answers calls of a reply without thinking, nor while
+    a tool is forced on it (the flush turn then only asks for the call)."""
+    model = kwargs["model"]
+    if not effort or not takes_reasoning_effort(model):
+        return
+    if signs_thinking(model):
+        if answers_calls_without_thinking(kwargs["messages"]):
+            return
+        if kwargs.get("tool_choice") == "required":
+            kwargs["tool_choice"] = "auto"
+    kwargs["reasoning_effort"] = effort
 
 
 async def _import_off_loop() -> Any:
@@ -250,6 +276,7 @@ class _Pieces:
         self.reasoning: list[str] = []
         self.thinking = ThinkSplitter()
         self.calls: dict[int, dict[str, str]] = {}
+        self.thinking_blocks: dict[int, dict[str, str]] = {}  # Claude's, by position, in pieces
         self.usage: Any = None
         self.finish = ""
         self.started = False
@@ -272,12 +299,25 @@ class _Pieces:
         if delta.content:
             answer, reasoning = self.thinking.feed(delta.content)
             self._add(reasoning, answer)
+        for block in getattr(delta, "thinking_blocks", None) or ():
+            self._take_thinking_block(block)
         for tc in delta.tool_calls or ():
             slot = self.calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
             slot["id"] = tc.id or slot["id"]
             if tc.function is not None:
                 slot["name"] += tc.function.name or ""
                 slot["arguments"] += tc.function.arguments or ""
+
+    def _take_thinking_block(self, block: Any) -> None:
+        """A piece of one of Claude's thinking blocks: some of its text, its signature (last), or a
+        redacted block's data."""
+        block = dict(block) if isinstance(block, dict) else {}
+        slot = self.thinking_blocks.setdefault(int(block.get("index") or 0), {"type": block.get("type", "thinking")})
+        if isinstance(block.get("thinking"), str):
+            slot["thinking"] = slot.get("thinking", "") + block["thinking"]
+        for key in ("signature", "data"):
+            if isinstance(block.get(key), str) and block[key]:
+                slot[key] = block[key]
 
     def _add(self, reasoning: str, answer: str) -> None:
         if reasoning:
@@ -293,7 +333,8 @@ class _Pieces:
         answer, reasoning = self.thinking.finish()
         self._add(reasoning, answer)
         text, reasoning = split_reasoning("".join(self.text), "".join(self.reasoning), self.thinking.opened)
-        return ModelReply(text, self.tool_calls(), _usage(litellm, model, self.usage), self.finish, reasoning)
+        blocks = tuple(block_of(pieces) for _, pieces in sorted(self.thinking_blocks.items()))
+        return ModelReply(text, self.tool_calls(), _usage(litellm, model, self.usage), self.finish, reasoning, blocks)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])
@@ -576,10 +617,24 @@ def mapped_window(model: str) -> int | None:
 
 
 def supports_tool_choice(model: str) -> bool:
+    return "tool_choice" in _supported_params(model)
+
+
+def takes_reasoning_effort(model: str) -> bool:
+    """Whether litellm sends this model a reasoning effort (gpt-4o and Claude 3.5 have none; a
+    model on a server of one's own is given it as an OpenAI model would be)."""
+    return "reasoning_effort" in _supported_params(model)
+
+
+def _supported_params(model: str) -> list[str]:
+    """The OpenAI parameters litellm sends this model. Asked with the provider apart: asked of
+    "openai/gpt-4o-mini" whole, litellm answers for an unknown model of OpenAI's."""
     try:
-        return "tool_choice" in (load_litellm().get_supported_openai_params(model=model) or [])
+        litellm = load_litellm()
+        name, provider, _, _ = litellm.get_llm_provider(model)
+        return litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or []
     except Exception:
-        return False
+        return []
 
 
 async def prepare_tokenizer(model: str) -> None:

@@ -13,6 +13,7 @@ history the model sees, except where the provider needs it back (SENT_BACK_BY).
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlparse
 
 from core.secrets import provider_of
@@ -36,9 +37,55 @@ def passes_reasoning_back(model: str, api_base: str | None = None) -> bool:
 def without_reasoning(messages: list[dict]) -> list[dict]:
     """The messages with no thinking in them, for a provider that takes none (a session whose
     model was changed from DeepSeek's to another's)."""
-    if not any("reasoning_content" in message for message in messages):
+    return _without(messages, "reasoning_content")
+
+
+# How hard a reasoning model thinks, in litellm's words (OpenAI's reasoning_effort; for Claude and
+# Gemini litellm makes it a thinking budget of 1,024 / 2,048 / 4,096 tokens). "": as the model does
+# unasked (Claude: no thinking; OpenAI's and Gemini's reasoning models: their default).
+EFFORTS = ("", "low", "medium", "high")
+
+
+def check_effort(effort: str) -> None:
+    if effort not in EFFORTS:
+        raise ValueError(f"the reasoning effort must be low, medium or high (or empty: the model's own), not {effort!r}")
+
+
+def signs_thinking(model: str) -> bool:
+    """Claude, wherever it is served: it signs its thinking, and with thinking on it must be sent
+    back the thinking of the reply whose calls a request answers, signature and all ("a final
+    assistant message must start with a thinking block")."""
+    provider = provider_of(model)
+    return provider == "anthropic" or (provider in ("bedrock", "vertex_ai") and "claude" in model.lower())
+
+
+def without_signed_thinking(messages: list[dict]) -> list[dict]:
+    """The messages without Claude's signed thinking blocks, for another provider's model."""
+    return _without(messages, "thinking_blocks")
+
+
+def answers_calls_without_thinking(messages: list[dict]) -> bool:
+    """Whether the request answers calls of a reply that has no thinking: Claude refuses to think
+    in such a request (thinking switched on, or the model changed to Claude, in the middle of the
+    agent's work). It thinks again from the reply after the person's next message."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            return bool(message.get("tool_calls")) and not message.get("thinking_blocks")
+    return False
+
+
+def block_of(pieces: dict[str, Any]) -> dict[str, Any]:
+    """A thinking block as Claude sent it, from its streamed pieces: its text and signature, or
+    the encrypted data of a redacted one. litellm's stream position (`index`) is not part of it."""
+    if pieces.get("type") == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": pieces.get("data", "")}
+    return {"type": "thinking", "thinking": pieces.get("thinking", ""), "signature": pieces.get("signature", "")}
+
+
+def _without(messages: list[dict], key: str) -> list[dict]:
+    if not any(key in message for message in messages):
         return messages
-    return [{k: v for k, v in message.items() if k != "reasoning_content"} for message in messages]
+    return [{k: v for k, v in message.items() if k != key} for message in messages]
 
 
 class ThinkSplitter:

@@ -114,9 +114,26 @@ def flush_note(event: Compaction) -> str:
 
 
 def model_change_note(event: ModelChanged) -> str:
+    details = model_change_details(event)
+    return f"{details} by the person" if _effort_only(event) else f"model changed by the person {details}"
+
+
+def model_change_details(event: ModelChanged) -> str:
+    """What the person changed: 'from A to B at URL, …', or only how hard the model thinks."""
+    if _effort_only(event):
+        return f"reasoning effort of {event.model} set to {effort_words(event.reasoning_effort or '')}"
     where = f" at {event.api_base}" if event.api_base else ""
     window = f", a {event.context_window:,}-token window" if event.context_window else ""
-    return f"model changed by the person from {event.previous} to {event.model}{where}{window}"
+    effort = "" if event.reasoning_effort is None else f", reasoning effort {effort_words(event.reasoning_effort)}"
+    return f"from {event.previous} to {event.model}{where}{window}{effort}"
+
+
+def _effort_only(event: ModelChanged) -> bool:
+    return event.reasoning_effort is not None and event.model == event.previous
+
+
+def effort_words(effort: str) -> str:
+    return effort or "the model's own"
 
 
 def window_note(event: WindowLearned) -> str:

@@ -39,6 +39,8 @@ from core.llm import ModelClient
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, session_dir
+from core.reasoning import check_effort
+from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.store import DiskFull, Store
 from core.text import shown_text
@@ -70,6 +72,7 @@ class SessionConfig:
     context_window: int | None = None
     reserve_output: int = 4096
     summary_model: str | None = None
+    reasoning_effort: str = ""  # low | medium | high; "": the model's own way
     keep_turns: int = 5
     warn_turn: int = 7
     danger_turn: int = 30
@@ -86,6 +89,7 @@ class SessionConfig:
         if self.max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         check_window(self.context_window)
+        check_effort(self.reasoning_effort)
         if self.budget_tokens < 0 or self.budget_usd < 0:
             raise ValueError("a budget cap cannot be negative")
 
@@ -162,7 +166,7 @@ class Session:
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
             context_window=config.context_window, reserve_output=config.reserve_output,
-            summary_model=config.summary_model, keep_turns=config.keep_turns,
+            summary_model=config.summary_model, reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             instructions_file=instructions_file, instructions=instructions,
@@ -413,22 +417,28 @@ class Session:
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
 
-    async def change_model(self, model: str, api_base: str | None = None,
-                           context_window: int | None = None) -> ModelChanged | None:
+    async def change_model(self, model: str, api_base: str | None = None, context_window: int | None = None,
+                           reasoning_effort: str | None = None) -> ModelChanged | None:
         """The rest of the session on another model (the one it had is gone, refused, too weak or
-        too dear): a run in progress uses it from its next request; an ended one, once a message
-        continues it. None when nothing changes."""
+        too dear), or the same one thinking harder or less (`reasoning_effort`; None: as it is): a
+        run in progress uses it from its next request; an ended one, once a message continues it.
+        None when nothing changes."""
         model, api_base = model.strip(), (api_base or "").strip() or None
         if not model:
             raise ValueError("the model is empty")
         check_window(context_window)
         state = self.state
-        if (model, api_base, context_window) == (state.model, state.api_base, state.context_window):
+        if reasoning_effort is not None:
+            check_effort(reasoning_effort)
+        effort = state.reasoning_effort if reasoning_effort is None else reasoning_effort
+        if (model, api_base, context_window, effort) == (state.model, state.api_base, state.context_window,
+                                                         state.reasoning_effort):
             return None
-        event = ModelChanged(model=model, api_base=api_base, context_window=context_window, previous=state.model)
+        event = ModelChanged(model=model, api_base=api_base, context_window=context_window, previous=state.model,
+                             reasoning_effort=reasoning_effort if effort != state.reasoning_effort else None)
         with self._writing():
             self.journal.record(event)
-            self._progress(progress.model_changed(event.previous, model))
+            self._progress(progress.model_changed(model_change_details(event)))
         return event
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:

@@ -442,7 +442,7 @@ class AgentLoop:
         return ModelRequest(
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=self.state.api_base, cache_breakpoints=assembled.cache_breakpoints,
-            window=self._window,
+            window=self._window, reasoning_effort=self.state.reasoning_effort,
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
@@ -508,6 +508,7 @@ class AgentLoop:
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
             metrics={**assembled.metrics(), **({"flush": True} if flush else {})}, reasoning=reply.reasoning,
+            thinking_blocks=reply.thinking_blocks,
         ))
         # The provider stopped the reply at the output limit: a call's arguments may be cut short,
         # and a text is not the final answer it would otherwise be taken for.

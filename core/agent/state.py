@@ -58,6 +58,7 @@ class SessionState:
     # chooses another model (ModelChanged).
     api_base: str | None = None
     context_window: int | None = None
+    reasoning_effort: str = ""  # the session's start, or the person's latest change of model
     usage: Usage = field(default_factory=Usage)
     strikes: dict[str, int] = field(default_factory=dict)
     # Each counted failure's latest occurrence as a reader understands it (the signature itself is
@@ -107,6 +108,7 @@ class SessionState:
             case SessionStarted():
                 self.config = event
                 self.model, self.api_base, self.context_window = event.model, event.api_base, event.context_window
+                self.reasoning_effort = event.reasoning_effort
                 self.danger_limit = event.danger_turn
                 self.budget_tokens, self.budget_usd = event.budget_tokens, event.budget_usd
                 self.status = "running"
@@ -132,6 +134,8 @@ class SessionState:
                 self.learned_window = event.window
             case ModelChanged():
                 self.model, self.api_base, self.context_window = event.model, event.api_base, event.context_window
+                if event.reasoning_effort is not None:
+                    self.reasoning_effort = event.reasoning_effort
                 self.learned_window = 0  # stated by the server of the model before
             case MemoryRecalled():
                 self.memory_recalled = True

@@ -146,6 +146,11 @@ class History:
                         message["reasoning_content"] = event.reasoning
                 elif not event.text:
                     message["content"] = "(empty reply)"
+                # Claude's signed thinking goes with its reply; a request to another provider
+                # drops it (core/llm.py). Not counted: Claude does not count it, but in the reply
+                # whose calls the request answers.
+                if event.thinking_blocks:
+                    message["thinking_blocks"] = [dict(block) for block in event.thinking_blocks]
                 self._append(message)
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"

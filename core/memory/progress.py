@@ -102,8 +102,9 @@ def window_learned(window: int, assumed: int) -> str:
             f"not the {assumed:,} assumed\n- The context is budgeted for {window:,} tokens from now on.\n")
 
 
-def model_changed(previous: str, model: str) -> str:
-    return f"\n## [{_stamp()}] Model changed by the person\n- From {previous} to {model}, from the next request on.\n"
+def model_changed(details: str) -> str:
+    """`details`: what changed, as core/render.py says it ("from A to B …")."""
+    return f"\n## [{_stamp()}] Model changed by the person\n- {details[:1].upper()}{details[1:]}, from the next request on.\n"
 
 
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from dataclasses import replace as dataclass_replace
 
 import pytest
@@ -89,7 +90,13 @@ def tools_required(body: dict) -> bool:
     return body.get("tool_choice") in ("required", {"type": "any"}) or mode == "ANY"
 
 
-def reading_script(reads: int):
+def asks_to_flush(body: dict) -> bool:
+    """Whether the request is a flush turn, by its instruction (Claude while thinking is not
+    obliged to call a tool: it refuses thinking with a forced tool)."""
+    return "[Tripane: context compaction]" in json.dumps(body["messages"][-1])
+
+
+def reading_script(reads: int, is_flush: Callable[[dict], bool] = tools_required):
     """An agent reading wide.txt 20 lines a turn, `reads` times, then done; a flush turn (tools
     required: OpenAI's "required", Anthropic's "any") records a finding; a summary request gets one."""
     served = []
@@ -97,7 +104,7 @@ def reading_script(reads: int):
     def script(body):
         if not body.get("tools"):
             return Turn(text="Goal: read wide.txt. Done: some rows. Pending: the rest.")
-        if tools_required(body):
+        if is_flush(body):
             return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
         served.append(body)
         if len(served) <= reads:
@@ -124,6 +131,24 @@ async def test_a_compacted_conversation_stays_one_claude_and_gemini_accept(store
     assert not [e for e in events_of(session, ErrorRecorded) if e.signature.startswith("model:")]
     # each flush obliged the model to call a tool, in the provider's own terms
     assert sum(tools_required(body) for body in server.requests) >= len(events_of(session, Compaction))
+
+
+async def test_claude_thinking_through_compactions_is_sent_back_where_it_must_be(store, data_dir, workdir):
+    """With thinking on, each flush and each restarted history still sends Claude the signed
+    thinking of the reply whose calls it answers (the server refuses the request otherwise)."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
+                                      encoding="utf-8")
+    with ScriptedServer(reading_script(reads=8, is_flush=asks_to_flush)) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, context_window=8_000, reserve_output=1000,
+                               reasoning_effort="low")
+        assert await session.run() == "done"
+    assert len(events_of(session, Compaction)) >= 2
+    assert not [e for e in events_of(session, ErrorRecorded) if e.signature.startswith("model:")]
+    with_tools = [body for body in server.requests if body.get("tools")]
+    assert all(body["thinking"] == {"type": "enabled", "budget_tokens": 1024} for body in with_tools)
+    assert not any(tools_required(body) for body in with_tools)
+    assert sum(asks_to_flush(body) for body in with_tools) >= 2
 
 
 async def test_a_session_whose_model_is_gone_goes_on_with_the_one_the_person_chooses(store, data_dir, workdir):
@@ -804,3 +829,83 @@ async def test_a_gemini_session_with_every_kind_of_turn_stays_one_gemini_accepts
         assert [s for s in sent_back if s] == server.signatures[:-1] and len(server.signatures) == 4
     else:
         assert not any(sent_back) and not server.signatures
+
+
+async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_it(store, data_dir, workdir):
+    """Claude with a reasoning effort: its thinking is asked for (a budget), shown apart from its
+    answer, kept with its signature, and sent back as Claude requires (the server refuses a reply
+    whose calls are answered without it, and any thinking changed on the way)."""
+    script = positional([
+        Turn(reasoning="The file comes first.", tool_calls=(tool("file_write", path="out.txt", content="hi\n"),)),
+        Turn(reasoning="Now check it.", tool_calls=(tool("file_read", path="out.txt"),)),
+        Turn(reasoning="It is right.", text="Done.", tool_calls=(tool("task_done", summary="written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, reasoning_effort="high")
+        assert await session.run() == "done"
+    assert not events_of(session, ErrorRecorded)
+    assert [r["thinking"]["budget_tokens"] for r in server.requests] == [4096] * 3
+    replies = events_of(session, AssistantMessage)
+    assert [m.reasoning for m in replies] == ["The file comes first.", "Now check it.", "It is right."]
+    assert replies[0].thinking_blocks[0]["signature"].startswith("sig-")
+    last = server.requests[-1]["messages"]
+    sent = [m["content"][0] for m in last if m["role"] == "assistant"]
+    assert [(b["type"], b["thinking"]) for b in sent] == [("thinking", "The file comes first."),
+                                                          ("thinking", "Now check it.")]
+
+    # Reopened from its log, the session sends the same thinking (a crash loses none of it).
+    reopened = Session.open(store, data_dir, session.id, client())
+    assert reopened.journal.history.messages == session.journal.history.messages
+    assert reopened.state.reasoning_effort == "high"
+
+    # The session goes on with another provider's model: it is sent none of Claude's thinking.
+    with ScriptedServer(positional([Turn(text="fine")])) as other:
+        await client().complete(ModelRequest("openai/scripted", session.journal.history.messages, api_base=other.url))
+    assert "thinking_blocks" not in json.dumps(other.requests[0]["messages"])
+    assert "The file comes first" not in json.dumps(other.requests[0]["messages"])
+
+
+async def test_claude_is_not_asked_to_think_where_it_would_refuse(store, data_dir, workdir):
+    """Thinking switched on in the middle of the agent's work: the reply whose calls the request
+    answers has no thinking, and Claude refuses thinking then; a forced tool (the flush turn)
+    refuses it too. Those requests go without it, and Claude thinks again after the person's next
+    message."""
+    answered = [{"role": "user", "content": "Write it."},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "file_write", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "written"}]
+    tools = [{"type": "function", "function": {"name": "file_write", "parameters": {"type": "object"}}}]
+    request = ModelRequest("anthropic/claude-sonnet-4-5", answered, tools=tools, reasoning_effort="medium")
+    with ScriptedServer(positional([Turn(text="ok")] * 3)) as server:
+        await client().complete(dataclass_replace(request, api_base=server.url))
+        later = [*answered, {"role": "assistant", "content": "All written."}, {"role": "user", "content": "Now test it."}]
+        await client().complete(dataclass_replace(request, messages=later, api_base=server.url))
+        await client().complete(dataclass_replace(request, messages=later[:1], tool_choice="required",
+                                                  api_base=server.url))
+    assert [r.get("thinking") for r in server.requests] == [None, {"type": "enabled", "budget_tokens": 2048},
+                                                            {"type": "enabled", "budget_tokens": 2048}]
+    assert server.requests[2]["tool_choice"] == {"type": "auto"}
+
+
+@pytest.mark.parametrize("model, sent", [("openai/gpt-5", "high"), ("openai/o3-mini", "high"),
+                                         ("openai/gpt-4o-mini", None),  # no reasoning: nothing to ask
+                                         ("openai/my-own-model", "high")])  # unknown: as an OpenAI model
+async def test_a_reasoning_effort_goes_to_the_models_that_take_one(model, sent):
+    with ScriptedServer(positional([Turn(text="ok")])) as server:
+        await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url,
+                                             reasoning_effort="high"))
+    assert server.requests[0].get("reasoning_effort") == sent
+
+
+async def test_changing_the_reasoning_effort_is_recorded_and_kept_with_the_model(store, data_dir, workdir):
+    session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5")
+    changed = await session.change_model("anthropic/claude-sonnet-4-5", reasoning_effort="low")
+    assert changed is not None and session.state.reasoning_effort == "low"
+    assert await session.change_model("anthropic/claude-sonnet-4-5") is None  # nothing changes: no event
+    await session.change_model("anthropic/claude-opus-4-1")  # another model: the effort stays
+    assert session.state.reasoning_effort == "low"
+    with pytest.raises(ValueError, match="low, medium or high"):
+        await session.change_model("anthropic/claude-opus-4-1", reasoning_effort="extreme")
+    with pytest.raises(ValueError, match="low, medium or high"):
+        make_session(store, data_dir, workdir, client(), reasoning_effort="max")

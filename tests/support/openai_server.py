@@ -13,6 +13,7 @@ with tool-call deltas and a final usage chunk that reports cached tokens, like O
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import threading
@@ -36,7 +37,8 @@ class Turn:
     break_after: int | None = None
     stall_s: float = 0.0
     # A reasoning model's thinking, streamed before the text in a field of its own (as DeepSeek's API
-    # and vLLM's reasoning parsers send it), under this name.
+    # and vLLM's reasoning parsers send it), under this name; in Anthropic's format, a request that
+    # asks for thinking gets it as a signed thinking block.
     reasoning: str = ""
     reasoning_field: str = "reasoning_content"
     # "length": the reply stopped at the output limit; "content_filter": a filter or refusal stopped
@@ -203,7 +205,7 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send_json(200, reply)
                 return
             if self.path.endswith("/messages"):
-                problem = _anthropic_problem(body)
+                problem = _anthropic_problem(body) or _anthropic_thinking_problem(body)
                 if problem:  # what Anthropic refuses, this server refuses, with Anthropic's error shape
                     self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                                      "message": problem}})
@@ -315,6 +317,10 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
     """A streamed Messages API reply: text, then each tool call as a tool_use block. The prompt's
     cached part is reported as Anthropic does, as cache reads beside the uncached input."""
     blocks: list[tuple[dict, list[dict]]] = []
+    if _thinks(body):  # asked to think: a signed thinking block first, as Claude sends it
+        thought = step.reasoning or "Let me think about what comes next."
+        blocks.append(({"type": "thinking", "thinking": ""}, [{"type": "thinking_delta", "thinking": thought},
+                                                              {"type": "signature_delta", "signature": _signed(thought)}]))
     if step.text:
         blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": step.text}]))
     for call_id, name, arguments in step.tool_calls:
@@ -388,6 +394,52 @@ def _anthropic_problem(body: dict) -> str | None:
             previous_uses = {block.get("id") for block in blocks if block.get("type") == "tool_use"}
     if marks > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
+    return None
+
+
+def _thinks(body: dict) -> bool:
+    return (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+
+
+def _signed(thought: str) -> str:
+    """The signature this server gives a thinking text; Claude checks its own the same way."""
+    return "sig-" + hashlib.sha256(thought.encode()).hexdigest()[:24]
+
+
+def _anthropic_thinking_problem(body: dict) -> str | None:
+    """Claude's rules for thinking: a budget of at least 1,024 tokens below max_tokens, no forced
+    tool, thinking blocks sent back unchanged, and — with thinking on — the reply whose tool_use a
+    request answers starts with its thinking; with thinking off, no final assistant message holds
+    thinking."""
+    messages = body.get("messages") or []
+    for index, message in enumerate(messages):
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        for position, block in enumerate(blocks):
+            if block.get("type") == "thinking" and block.get("signature") != _signed(block.get("thinking", "")):
+                return f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
+    last = messages[-1] if messages else {}
+    if not _thinks(body):
+        if last.get("role") == "assistant" and any(isinstance(b, dict) and b.get("type") == "thinking"
+                                                   for b in last.get("content") or []):
+            return (f"messages.{len(messages) - 1}.content.0: When thinking is disabled, an `assistant` message in the "
+                    "final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.")
+        return None
+    budget = body["thinking"].get("budget_tokens")
+    if body["thinking"]["type"] == "enabled" and (not isinstance(budget, int) or budget < 1024):
+        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    if isinstance(budget, int) and body.get("max_tokens", 0) <= budget:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`."
+    if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    answers_calls = last.get("role") == "user" and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                                       for b in last.get("content") or [])
+    if answers_calls and len(messages) > 1:
+        first = (messages[-2].get("content") or [{}])[0]
+        if first.get("type") not in ("thinking", "redacted_thinking"):
+            return (f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                    f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with a "
+                    "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend "
+                    "you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.")
     return None
 
 
