@@ -8,7 +8,7 @@ from core.agent.state import SessionState
 from core.llm import ModelClient
 from core.session import check_window
 from gui.dialogs.connection import ConnectionFields
-from gui.dialogs.forms import context_window_spin, error_label
+from gui.dialogs.forms import context_window_spin, effort_combo, error_label
 from gui.qt import (
     QDialog,
     QDialogButtonBox,
@@ -47,6 +47,8 @@ class ChangeModelDialog(QDialog):
         connection.add_rows(form)
         self.context_window = context_window_spin(state.context_window or 0)
         form.addRow("Context window:", self.context_window)
+        self.reasoning_effort = effort_combo(state.reasoning_effort)
+        form.addRow("Reasoning effort:", self.reasoning_effort)
         layout.addLayout(form)
         note = WrappedLabel(WHAT_STAYS)
         note.setObjectName("muted")
@@ -62,11 +64,11 @@ class ChangeModelDialog(QDialog):
         fit_to_screen(self, 600, self.sizeHint().height())
         grow_with_content(self)
 
-    def chosen(self) -> tuple[str, str | None, int | None]:
-        return (*self.connection.chosen(), self.context_window.value() or None)
+    def chosen(self) -> tuple[str, str | None, int | None, str]:
+        return (*self.connection.chosen(), self.context_window.value() or None, self.reasoning_effort.currentData())
 
     def _accept(self) -> None:
-        model, _api_base, window = self.chosen()
+        model, _api_base, window, _effort = self.chosen()
         if not model:
             self.error.setText("Enter a model.")
             return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.reasoning import EFFORTS
+from core.render import effort_words
 from gui.qt import (
     QAction,
     QComboBox,
@@ -88,6 +90,22 @@ def context_window_spin(tokens: int) -> QSpinBox:
     spin.setSuffix(" tokens")
     spin.setGroupSeparatorShown(True)
     return spin
+
+
+EFFORT_TIP = ("How hard a reasoning model thinks before each step: OpenAI's o-series and GPT-5, Claude 3.7 and "
+              "later (extended thinking, with a budget of 1,024 / 2,048 / 4,096 tokens), Gemini 2.5 and later, "
+              "DeepSeek. More thinking is slower and costs more tokens. A model litellm knows has no reasoning "
+              "(gpt-4o, Claude 3.5) is not sent it.")
+
+
+def effort_combo(current: str) -> QComboBox:
+    """How hard a reasoning model thinks: the model's own way, or low, medium, high."""
+    combo = QComboBox()
+    for effort in EFFORTS:
+        combo.addItem(effort_words(effort), effort)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    combo.setToolTip(EFFORT_TIP)
+    return combo
 
 
 def model_combo(current: str, offered: list[str]) -> QComboBox:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
+from core.reasoning import EFFORTS
 from core.session import SessionConfig
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
@@ -130,6 +131,7 @@ class NewSessionDialog(QDialog):
                 api_base=self.api_base.text().strip() or None,
                 context_window=(prefs.context_window or None) if settings_model else None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
+                reasoning_effort=prefs.reasoning_effort if prefs.reasoning_effort in EFFORTS else "",
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,

@@ -11,6 +11,7 @@ from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
     context_window_spin,
+    effort_combo,
     error_label,
     folder_row,
 )
@@ -82,6 +83,8 @@ class SettingsDialog(QDialog):
             "most 16,384 (what a laptop can hold); vLLM, llama.cpp and LM Studio are asked what they were started "
             "with. Set it for a server that does not say, or larger for an Ollama model on a big GPU.")
         form.addRow("Context window:", self.context_window)
+        self.reasoning_effort = effort_combo(prefs.reasoning_effort)
+        form.addRow("Reasoning effort:", self.reasoning_effort)
         self.summary_model = QLineEdit(prefs.summary_model)
         self.summary_model.setPlaceholderText("the same model — or a cheaper one, e.g. openai/gpt-4o-mini")
         self.summary_model.setToolTip("Writes the summary when a long context is compacted. Its API key is the "
@@ -179,6 +182,7 @@ class SettingsDialog(QDialog):
         prefs.api_base = self.api_base.text().strip()
         prefs.context_window = self.context_window.value()
         prefs.summary_model = self.summary_model.text().strip()
+        prefs.reasoning_effort = self.reasoning_effort.currentData()
         prefs.approval = self.approval.currentData()
         prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()

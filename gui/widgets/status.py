@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.agent.state import SessionState
+from core.render import effort_words
 from gui.qt import QLabel, QStatusBar, Qt, Signal
 from gui.theme import set_style_property
 from gui.widgets.elided_label import ElidedLabel
@@ -96,7 +97,10 @@ class SessionStatusBar(QStatusBar):
             self._set_state("No session", "idle")
             return
         config = state.config
-        self.model.setText(f"Model: {state.model}")
+        effort = f" · effort {state.reasoning_effort}" if state.reasoning_effort else ""
+        self.model.setText(f"Model: {state.model}{effort}")
+        self.model.setToolTip(f"Reasoning effort: {effort_words(state.reasoning_effort)}. "
+                              "Change either with Session → Change model (Ctrl+Shift+L).")
         level = turn_level(state.turn, config.warn_turn, state.danger_limit)
         self.turn.setText(f"Turn {state.turn} / {state.danger_limit}")
         set_style_property(self.turn, "level", level)

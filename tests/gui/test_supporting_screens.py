@@ -55,6 +55,8 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert dialog.context_window.text() == "the model's own"
     dialog.context_window.setValue(32_768)
     dialog.summary_model.setText("anthropic/claude-3-5-haiku-latest")
+    assert dialog.reasoning_effort.currentText() == "the model's own"
+    dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findText("medium"))
     assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
     dialog._accept()
     qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)  # the key is stored on a worker thread
@@ -68,6 +70,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     # what `tripane run` reads: the same choices, beside the window's settings, and no key
     shared = read_settings(tmp_path / "fresh.json")
     assert shared["model"] == "anthropic/claude-3-5-haiku-latest" and shared["danger_turn"] == 40
+    assert prefs.reasoning_effort == shared["reasoning_effort"] == "medium"
     assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
 
 
@@ -476,7 +479,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     from gui.settings import Preferences
 
     prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5,
-                        summary_model="openai/gpt-4.1-nano")
+                        summary_model="openai/gpt-4.1-nano", reasoning_effort="high")
     dialog = NewSessionDialog(prefs)
     qtbot.addWidget(dialog)
     dialog._accept()
@@ -490,7 +493,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     config = dialog.config
     assert (config.task, config.model, config.danger_turn, config.budget_usd, config.context_window) == (
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
-    assert config.summary_model == "openai/gpt-4.1-nano"
+    assert config.summary_model == "openai/gpt-4.1-nano" and config.reasoning_effort == "high"
     prefs.context_window = 1000
     dialog._accept()
     assert "at least 4,096" in dialog.error.text()

@@ -411,14 +411,18 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     dialog.api_base.clear()
     dialog.model.setCurrentText("openai/gpt-4o-mini")
     dialog.context_window.setValue(2_048)
+    assert dialog.reasoning_effort.currentText() == "the model's own"  # the session's
+    dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findData("low"))
     change = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Change model")
     qtbot.mouseClick(change, Qt.MouseButton.LeftButton)
     assert dialog.isVisible() and "at least 4,096" in dialog.error.text()  # too small to hold the prompt
     dialog.context_window.setValue(32_768)
     qtbot.mouseClick(change, Qt.MouseButton.LeftButton)
 
-    qtbot.waitUntil(lambda: window.status.model.text() == "Model: openai/gpt-4o-mini", timeout=WAIT)
-    assert "Model changed by the person from scripted to openai/gpt-4o-mini, a 32,768-token window" in chat_says(window)
+    qtbot.waitUntil(lambda: window.status.model.text() == "Model: openai/gpt-4o-mini · effort low", timeout=WAIT)
+    assert ("Model changed by the person from scripted to openai/gpt-4o-mini, a 32,768-token window, reasoning "
+            "effort low") in chat_says(window)
+    assert session.state.reasoning_effort == "low"
     qtbot.waitUntil(lambda: "send a message to go on" in window.statusBar().currentMessage(), timeout=WAIT)
     window.composer.setPlainText("Go on with the other model.")
     window.send_message()
