@@ -19,7 +19,7 @@ import os
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
@@ -176,6 +176,8 @@ class LiteLLMClient:
         # streamed reply (a long reply from a slow model may take longer than this in all).
         self.timeout_s = timeout_s
         self._api_key = api_key
+        # (model, api_base) of models whose server refused to be asked to think: asked no more.
+        self._cannot_think: set[tuple[str, str | None]] = set()
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
                        on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
@@ -184,9 +186,18 @@ class LiteLLMClient:
         litellm = await _import_off_loop()
         attempt = 0
         while True:
+            if (request.model, request.api_base) in self._cannot_think:
+                request = replace(request, reasoning_effort="")
             try:
                 return await self._complete_once(litellm, request, on_text, on_reasoning)
             except ModelError as exc:
+                # A model its server cannot make think (an Ollama model without the capability): the
+                # effort is the person's wish for any model that can, so this one goes on without.
+                if exc.kind == "no_reasoning" and request.reasoning_effort:
+                    log.warning("%s cannot be asked to think (%s): going on without a reasoning effort",
+                                request.model, exc, extra=TOLD)
+                    self._cannot_think.add((request.model, request.api_base))
+                    continue
                 # An overloaded provider (Anthropic's 529) stays so for a minute or two at busy
                 # times: waited out twice as many times, it does not end a run left unattended.
                 retries = self.retries * (OVERLOADED_PATIENCE if exc.kind == "overloaded" else 1)
@@ -384,6 +395,10 @@ def _usage(litellm: Any, model: str, usage: Any) -> Usage:
 # without --jinja, vLLM without a tool-call parser, and others' wordings.
 _NO_TOOLS = re.compile(r"does not support (?:tools|function calling)|--jinja|--enable-auto-tool-choice"
                        r"|tools? (?:use |calling )?(?:is |are )?not supported", re.IGNORECASE)
+# How servers refuse a reasoning effort to a model that cannot think (Ollama's "does not support
+# thinking"; OpenAI's "Unsupported parameter: 'reasoning_effort'").
+_NO_THINKING = re.compile(r"does not support thinking|unsupported parameter:? '?reasoning_effort"
+                          r"|reasoning_effort'? is not supported", re.IGNORECASE)
 # How providers say the account has no credit left (OpenAI's insufficient_quota, Anthropic's "credit
 # balance is too low", OpenRouter's and DeepSeek's 402): waiting does not help, a payment does.
 # Gemini's free tier says "exceeded your current quota" of limits that do pass: not matched here.
@@ -504,6 +519,9 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
                           f"through them ({detail}). Ollama: choose a model whose page lists tools (llama3.1, "
                           "qwen2.5, qwen3, mistral-nemo); llama.cpp: start llama-server with --jinja; vLLM: "
                           "--enable-auto-tool-choice --tool-call-parser with the model's parser.")
+    if isinstance(exc, litellm.BadRequestError) and _NO_THINKING.search(raw):
+        return ModelError("no_reasoning", f"The model cannot be asked to think ({detail}): set Reasoning effort to "
+                          "the model's own (Session → Change model).")
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")

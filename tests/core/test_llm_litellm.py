@@ -898,6 +898,41 @@ async def test_a_reasoning_effort_goes_to_the_models_that_take_one(model, sent):
     assert server.requests[0].get("reasoning_effort") == sent
 
 
+@pytest.mark.parametrize("model, asked", [
+    ("gemini/gemini-2.5-flash", lambda body: body["generationConfig"]["thinkingConfig"]["thinkingBudget"] == 1024),
+    ("gemini/gemini-3-pro-preview", lambda body: body["generationConfig"]["thinkingConfig"]["thinkingLevel"] == "low"),
+    ("ollama_chat/qwen3", lambda body: body["think"] is True),
+])
+async def test_a_reasoning_effort_reaches_each_provider_in_its_own_terms(model, asked):
+    with ScriptedServer(positional([Turn(text="ok")])) as server:
+        reply = await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url,
+                                                     reasoning_effort="low"))
+    assert reply.text == "ok" and asked(server.requests[0])
+
+
+async def test_a_model_its_server_cannot_make_think_goes_on_without_being_asked_again(store, data_dir, workdir):
+    """The person's effort is for any model that can think: an Ollama model without the capability
+    (Ollama answers 400 "does not support thinking") works on, asked once."""
+    script = positional([Turn(tool_calls=(tool("file_write", path="a.txt", content="a"),)),
+                         Turn(tool_calls=(tool("task_done", summary="written"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="ollama_chat/llama3.1:8b",
+                               api_base=server.url.removesuffix("/v1"), reasoning_effort="high")
+        assert await session.run() == "done"
+    assert not events_of(session, ErrorRecorded)
+    chats = [body for body in server.requests if "messages" in body]
+    assert [body.get("think") for body in chats] == [True, None, None]
+
+
+def test_a_refused_reasoning_effort_is_told_apart_from_other_refusals():
+    litellm = load_litellm()
+    refusal = litellm.BadRequestError("OpenAIException - Unsupported parameter: 'reasoning_effort' is not "
+                                      "supported with this model.", model="gpt-4.1", llm_provider="openai")
+    assert classify(litellm, refusal).kind == "no_reasoning"
+    other = litellm.BadRequestError("Unsupported parameter: 'temperature'", model="o3", llm_provider="openai")
+    assert classify(litellm, other).kind == "bad_request"
+
+
 async def test_changing_the_reasoning_effort_is_recorded_and_kept_with_the_model(store, data_dir, workdir):
     session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5")
     changed = await session.change_model("anthropic/claude-sonnet-4-5", reasoning_effort="low")

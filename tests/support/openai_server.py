@@ -211,6 +211,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                                                                      "message": problem}})
                     return
                 self._send_events(_anthropic_events(body, step))
+            elif self.path.endswith("/api/chat") and body.get("think") and not _ollama_thinks(body.get("model", "")):
+                self._send_json(400, {"error": f"registry.ollama.ai/library/{body.get('model')} does not support thinking"})
             elif self.path.endswith("/api/chat"):
                 self._send_body(200, "application/x-ndjson",
                                 b"".join(json.dumps(line).encode() + b"\n" for line in _ollama_lines(body, step)))
@@ -341,6 +343,11 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
                    "usage": {"output_tokens": _usage(step)["completion_tokens"]}})
     events.append({"type": "message_stop"})
     return events
+
+
+def _ollama_thinks(model: str) -> bool:
+    """Whether an Ollama model has the thinking capability (Ollama refuses `think` to one without)."""
+    return any(family in model for family in ("qwen3", "deepseek-r1", "gpt-oss", "magistral"))
 
 
 def _ollama_lines(body: dict, step: Turn) -> list[dict]:
