@@ -8,11 +8,11 @@ from pathlib import Path
 
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
-from core.reasoning import EFFORTS
 from core.session import SessionConfig
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
+    effort_combo,
     error_label,
     folder_row,
     on_ctrl_enter,
@@ -84,6 +84,8 @@ class NewSessionDialog(QDialog):
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         connection.add_rows(form)
         form.setRowVisible(connection.key_note, False)  # shown when there is more to say than where keys are kept
+        self.reasoning_effort = effort_combo(prefs.reasoning_effort)
+        form.addRow("Reasoning effort:", self.reasoning_effort)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
         self.instructions = QCheckBox()
@@ -131,7 +133,7 @@ class NewSessionDialog(QDialog):
                 api_base=self.api_base.text().strip() or None,
                 context_window=(prefs.context_window or None) if settings_model else None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
-                reasoning_effort=prefs.reasoning_effort if prefs.reasoning_effort in EFFORTS else "",
+                reasoning_effort=self.reasoning_effort.currentData(),
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,

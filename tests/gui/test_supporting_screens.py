@@ -494,6 +494,9 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     assert (config.task, config.model, config.danger_turn, config.budget_usd, config.context_window) == (
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
     assert config.summary_model == "openai/gpt-4.1-nano" and config.reasoning_effort == "high"
+    dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findData(""))  # this task: the model's own
+    dialog._accept()
+    assert dialog.config.reasoning_effort == "" and prefs.reasoning_effort == "high"
     prefs.context_window = 1000
     dialog._accept()
     assert "at least 4,096" in dialog.error.text()
