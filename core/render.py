@@ -38,7 +38,8 @@ def render(record: Record) -> str | None:
     event = record.event
     match event:
         case SessionStarted():
-            return f"▶ session {record.session_id} · model {event.model} · workdir {event.workdir}"
+            effort = f" · reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
+            return f"▶ session {record.session_id} · model {event.model}{effort} · workdir {event.workdir}"
         case UserMessage():
             return f"you: {_short(event.text)}"
         case AssistantMessage():

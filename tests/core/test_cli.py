@@ -121,15 +121,17 @@ def test_a_reasoning_effort_is_asked_for_on_the_command_line_and_changed_on_resu
     work.mkdir()
     script = positional([Turn(text="Thought it through.")] * 3)
     with ScriptedServer(script) as server:
-        code, _, err = finish(tripane("run", "Say hello", "--model", "anthropic/claude-sonnet-4-5", "--api-base",
-                                      server.url, "--reasoning-effort", "low", "--workdir", str(work), "--no-memory",
-                                      data_dir=tmp_path))
-        assert code == 0, err
+        code, out, err = finish(tripane("run", "Say hello", "--model", "anthropic/claude-sonnet-4-5", "--api-base",
+                                        server.url, "--reasoning-effort", "low", "--workdir", str(work), "--no-memory",
+                                        data_dir=tmp_path))
+        assert code == 0 and "(thought 7 words) Thought it through." in out, err
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
         code, out, err = finish(tripane("resume", session_id, "--reasoning-effort", "default", "--message", "Again.",
                                         "--no-memory", data_dir=tmp_path))
         assert code == 0, err
     assert "reasoning effort of anthropic/claude-sonnet-4-5 set to the model's own by the person" in out
+    code, shown, _ = finish(tripane("show", session_id, data_dir=tmp_path))
+    assert "model anthropic/claude-sonnet-4-5 · reasoning effort low · workdir" in shown
     assert [body.get("thinking") for body in server.requests] == [{"type": "enabled", "budget_tokens": 1024}, None]
     code, out, _ = finish(tripane("run", "x", "--reasoning-effort", "extreme", data_dir=tmp_path))
     assert code == 2 and "invalid choice: 'extreme'" in out + _
