@@ -319,7 +319,9 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
     """A streamed Messages API reply: text, then each tool call as a tool_use block. The prompt's
     cached part is reported as Anthropic does, as cache reads beside the uncached input."""
     blocks: list[tuple[dict, list[dict]]] = []
-    if _thinks(body):  # asked to think: a signed thinking block first, as Claude sends it
+    if _thinks(body) and step.reasoning.startswith(REDACTED):  # thinking Claude's safety systems encrypted
+        blocks.append(({"type": "redacted_thinking", "data": _encrypted(step.reasoning[len(REDACTED):])}, []))
+    elif _thinks(body):  # asked to think: a signed thinking block first, as Claude sends it
         thought = step.reasoning or "Let me think about what comes next."
         blocks.append(({"type": "thinking", "thinking": ""}, [{"type": "thinking_delta", "thinking": thought},
                                                               {"type": "signature_delta", "signature": _signed(thought)}]))
@@ -413,6 +415,22 @@ def _signed(thought: str) -> str:
     return "sig-" + hashlib.sha256(thought.encode()).hexdigest()[:24]
 
 
+REDACTED = "[redacted]"  # a Turn's reasoning that starts so is sent as a redacted_thinking block
+
+
+def _encrypted(thought: str) -> str:
+    """A redacted block's opaque data; '!' keeps it out of the base64 alphabet, as Claude's is."""
+    return f"enc!{thought.encode().hex()}!{_signed(thought)}"
+
+
+def _decrypts(data: str) -> bool:
+    try:
+        _, payload, signature = data.split("!")
+        return signature == _signed(bytes.fromhex(payload).decode())
+    except ValueError:
+        return False
+
+
 def _anthropic_thinking_problem(body: dict) -> str | None:
     """Claude's rules for thinking: a budget of at least 1,024 tokens below max_tokens, no forced
     tool, thinking blocks sent back unchanged, and — with thinking on — the reply whose tool_use a
@@ -424,6 +442,8 @@ def _anthropic_thinking_problem(body: dict) -> str | None:
         for position, block in enumerate(blocks):
             if block.get("type") == "thinking" and block.get("signature") != _signed(block.get("thinking", "")):
                 return f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
+            if block.get("type") == "redacted_thinking" and not _decrypts(block.get("data", "")):
+                return f"messages.{index}.content.{position}: Invalid `data` in `redacted_thinking` block"
     last = messages[-1] if messages else {}
     if not _thinks(body):
         if last.get("role") == "assistant" and any(isinstance(b, dict) and b.get("type") == "thinking"
