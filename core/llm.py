@@ -470,7 +470,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     status = getattr(exc, "status_code", None)
     if "LLM Provider NOT provided" in raw:
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
-                          "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest or "
+                          "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
     if _NO_KEY.search(raw):
         where = "store one in Tripane (Settings, or Session → Change model for a session)"

@@ -22,7 +22,7 @@ from core.secrets import (
     provider_of,
     set_api_key,
 )
-from gui.dialogs.forms import model_combo
+from gui.dialogs.forms import model_combo, suggest_model_names
 from gui.qt import (
     QFormLayout,
     QLabel,
@@ -79,6 +79,7 @@ class ConnectionFields(QObject):
         self.dialog, self.error, self.keeper, self.client_factory = dialog, error, keeper, client_factory
         self.again = again  # how to go on once a key could not be stored: "Save again to keep the …"
         self.model = model_combo(model, offered)
+        suggest_model_names(keeper, dialog, self.model)
         # A model used before brings the server it was used at (a local model's address).
         (self.model.currentTextChanged if follow_model else self.model.textActivated).connect(
             lambda chosen: self.api_base.setText(prefs.server_of(chosen.strip())))

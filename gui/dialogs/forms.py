@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+from core.model_names import known_chat_models
 from core.reasoning import EFFORTS
 from core.render import effort_words
 from gui.qt import (
     QAction,
     QComboBox,
+    QCompleter,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -20,6 +23,9 @@ from gui.qt import (
     Qt,
     QWidget,
 )
+from gui.tasks import TaskKeeper
+
+log = logging.getLogger(__name__)
 
 APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools"))
 
@@ -106,6 +112,28 @@ def effort_combo(current: str) -> QComboBox:
     combo.setCurrentIndex(max(0, combo.findData(current)))
     combo.setToolTip(EFFORT_TIP)
     return combo
+
+
+def suggest_model_names(keeper: TaskKeeper, owner: QWidget, *fields: QComboBox | QLineEdit) -> None:
+    """As a model's name is typed in `fields`, suggest the model strings it may mean ("sonnet":
+    anthropic/claude-sonnet-4-5, bedrock/…, openrouter/…), a combo box's own models first. The names
+    are read off the event loop (litellm's map); the fields take them when they come."""
+    def suggest(names: tuple[str, ...]) -> None:
+        for field in fields:
+            own = [field.itemText(i) for i in range(field.count())] if isinstance(field, QComboBox) else []
+            completer = QCompleter(list(dict.fromkeys([*own, *names])), field)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            completer.setMaxVisibleItems(12)
+            # On a combo box's line edit, not the combo box: the combo box would look a picked name up
+            # among its own items and, not finding it, empty the field. (A line edit connects its
+            # completer only while it has the focus; connected here, a picked name is always taken.)
+            line = field.lineEdit() if isinstance(field, QComboBox) else field
+            line.setCompleter(completer)
+            completer.activated[str].connect(line.setText)
+
+    keeper.in_thread(known_chat_models, on_success=suggest, owner=owner, name="known model names",
+                     on_failure=lambda error: log.warning("no model names to suggest: %s", error))
 
 
 def model_combo(current: str, offered: list[str]) -> QComboBox:

@@ -14,6 +14,7 @@ from gui.dialogs.forms import (
     effort_combo,
     error_label,
     folder_row,
+    suggest_model_names,
 )
 from gui.qt import (
     QComboBox,
@@ -36,8 +37,9 @@ from gui.widgets.allowed_commands import AllowedCommands
 FIRST_RUN = (
     "<b>Welcome to Tripane.</b> Choose the model the agent will use. Any "
     "<a href='https://docs.litellm.ai/docs/providers'>litellm model string</a> works, e.g. "
-    "<code>openai/gpt-4o-mini</code> or <code>anthropic/claude-3-5-sonnet-latest</code> with an API key, "
-    "or a local server: <code>ollama_chat/llama3.1</code> with API base <code>http://127.0.0.1:11434</code>."
+    "<code>openai/gpt-4o-mini</code> or <code>anthropic/claude-sonnet-latest</code> with an API key (type part "
+    "of a name, such as <i>sonnet</i>, to see the ones litellm knows), or a local server: "
+    "<code>ollama_chat/llama3.1</code> with API base <code>http://127.0.0.1:11434</code>."
 )
 
 
@@ -90,6 +92,7 @@ class SettingsDialog(QDialog):
         self.summary_model.setToolTip("Writes the summary when a long context is compacted. Its API key is the "
                                       "one stored for its provider (or the provider's environment variable).")
         form.addRow("Summary model:", self.summary_model)
+        suggest_model_names(keeper, self, self.summary_model)
         self.pages.addTab(model_box, "&Model")
 
         run_box = QWidget()

@@ -74,6 +74,25 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
 
 
+def test_typing_part_of_a_models_name_suggests_the_model_strings_it_may_mean(qtbot, make_window, tmp_path):
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    dialog = settings_dialog(qtbot, make_window(settings_=fresh))
+    for field in (dialog.model, dialog.summary_model):
+        # litellm's map is read on a worker thread; the field takes the names when they come
+        line = field.lineEdit() if field is dialog.model else field
+        qtbot.waitUntil(lambda f=line: f.completer() is not None and f.completer().model().rowCount() > 100,
+                        timeout=WAIT)
+    qtbot.keyClicks(dialog.model.lineEdit(), "Sonnet")
+    popup = dialog.model.lineEdit().completer().popup()
+    qtbot.waitUntil(popup.isVisible, timeout=WAIT)
+    offered = [popup.model().index(row, 0).data() for row in range(popup.model().rowCount())]
+    assert offered and all("sonnet" in name.lower() for name in offered)
+    assert any(name.startswith("anthropic/claude-sonnet") for name in offered)
+    first = popup.model().index(0, 0)
+    qtbot.mouseClick(popup.viewport(), Qt.MouseButton.LeftButton, pos=popup.visualRect(first).center())
+    assert dialog.model.currentText() == offered[0]
+
+
 def test_a_key_typed_for_a_server_of_ones_choosing_is_that_servers_not_the_providers(qtbot, make_window,
                                                                                        memory_keyring):
     memory_keyring.secrets[("Tripane", "openai")] = "sk-the-persons-openai-key"

@@ -1,0 +1,47 @@
+"""The model strings a person may mean when typing a model's name: the chat models in litellm's own
+(bundled) model map that call tools, written as litellm wants them ("anthropic/claude-sonnet-4-5").
+
+A new user knows "Claude Sonnet" or "GPT-4o", not litellm's spelling of it, and a misspelt model is
+found out only at its first request. The map is read as it is: nothing is asked of litellm that
+could reach the network (working out the provider of some strings signs in to GitHub Copilot)."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+
+from core.llm import load_litellm
+
+# Providers a person signs up to with a key of their own (or a cloud sign-in), most asked for first.
+# Left out: Azure (a model there is a deployment the person names), Ollama (the window lists what
+# the local server has), and resellers that need an OAuth sign-in.
+PROVIDERS = ("openai", "anthropic", "gemini", "deepseek", "mistral", "xai", "groq", "openrouter", "together_ai",
+             "fireworks_ai", "cerebras", "moonshot", "zai", "dashscope", "deepinfra", "bedrock", "vertex_ai")
+# Chat models for other work than an agent's: speech, web search, computer use, robots.
+NOT_FOR_AGENTS = ("audio", "realtime", "search", "computer-use", "robotics", "tts", "transcribe", "image")
+
+
+def known_chat_models() -> tuple[str, ...]:
+    """Every tool-calling chat model of PROVIDERS in litellm's map, as a model string, grouped by
+    provider in PROVIDERS' order; models past their deprecation date left out. Imports litellm
+    (seconds, the first time): call it from a worker thread."""
+    return models_on(datetime.date.today().isoformat())
+
+
+@functools.cache
+def models_on(today: str) -> tuple[str, ...]:
+    """known_chat_models as of a day (ISO date)."""
+    found: dict[str, list[str]] = {provider: [] for provider in PROVIDERS}
+    for key, info in load_litellm().model_cost.items():
+        if not isinstance(info, dict) or info.get("mode") != "chat" or not info.get("supports_function_calling"):
+            continue
+        provider = str(info.get("litellm_provider") or "").split("-")[0]  # "vertex_ai-anthropic_models"
+        if provider not in found or any(word in key for word in NOT_FOR_AGENTS):
+            continue
+        if str(info.get("deprecation_date") or "9999") < today:
+            continue
+        if key.startswith(f"{provider}/"):
+            found[provider].append(key)
+        elif provider in ("openai", "anthropic") and "/" not in key and not key.startswith("ft:"):
+            found[provider].append(f"{provider}/{key}")  # the map names their models bare
+    return tuple(name for provider in PROVIDERS for name in dict.fromkeys(found[provider]))

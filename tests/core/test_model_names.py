@@ -1,0 +1,39 @@
+"""The model strings offered as a person types a model's name, from litellm's bundled map."""
+
+from __future__ import annotations
+
+import datetime
+
+from core.llm import load_litellm
+from core.model_names import PROVIDERS, known_chat_models, models_on
+from core.secrets import provider_of
+
+
+def test_the_models_offered_are_litellm_strings_of_tool_calling_chat_models():
+    names = known_chat_models()
+    # The map names OpenAI's and Anthropic's models bare; offered, they carry their provider.
+    for family in ("openai/gpt-", "anthropic/claude-", "gemini/gemini-"):
+        assert any(name.startswith(family) for name in names), family
+    assert names[0].startswith("openai/")  # the providers most asked for come first
+    assert len(names) == len(set(names))
+    cost_map = load_litellm().model_cost
+    for name in names:
+        provider, bare = name.split("/", 1)
+        assert provider in PROVIDERS and provider_of(name) == provider
+        info = cost_map.get(name) or cost_map[bare]
+        assert info["mode"] == "chat" and info["supports_function_calling"], name
+    # not an embedding model, a fine-tune, a speech model, nor a deployment the person names on Azure
+    assert not [name for name in names if "embedding" in name or "ft:" in name or "audio" in name
+                or name.startswith("azure")]
+
+
+def test_a_model_past_its_deprecation_date_is_not_offered():
+    cost_map = load_litellm().model_cost
+    dated = next((key, info["deprecation_date"]) for key, info in cost_map.items()
+                 if info.get("litellm_provider") in ("openai", "anthropic") and info.get("mode") == "chat"
+                 and info.get("supports_function_calling") and info.get("deprecation_date") and "/" not in key)
+    key, ends = dated
+    provider = cost_map[key]["litellm_provider"]
+    day = datetime.date.fromisoformat(ends)
+    assert f"{provider}/{key}" in models_on((day - datetime.timedelta(days=1)).isoformat())
+    assert f"{provider}/{key}" not in models_on((day + datetime.timedelta(days=1)).isoformat())
