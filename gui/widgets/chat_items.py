@@ -89,7 +89,8 @@ class MessageItem(QFrame):
             self.reasoning_header.setCheckable(True)
             self.reasoning_header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             self.reasoning_header.setArrowType(Qt.ArrowType.RightArrow)
-            self.reasoning_header.setToolTip("What the model thought before it answered (it is not sent back to it)")
+            self.reasoning_header.setToolTip("What the model thought before it answered (sent back to it only where the "
+                                             "provider requires it: Claude, DeepSeek)")
             self.reasoning_header.toggled.connect(self._show_reasoning)
             fit_width(self.reasoning_header)
             self.reasoning_body = rich_label("", "reasoning")
