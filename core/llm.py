@@ -471,7 +471,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if "LLM Provider NOT provided" in raw:
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-latest or "
-                          f"ollama_chat/llama3.1. ({detail})")
+                          f"ollama_chat/llama3.1.{_did_you_mean(model)} ({detail})")
     if _NO_KEY.search(raw):
         where = "store one in Tripane (Settings, or Session → Change model for a session)"
         if api_base:  # a server of the person's choosing is sent only its own key, never a variable's
@@ -486,7 +486,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "
                           "the key's account or project may use, or choose another model (Session → Change model).")
     if isinstance(exc, litellm.NotFoundError):
-        return ModelError("not_found", f"The provider does not know this model: {detail}")
+        meant = "" if api_base else _did_you_mean(model)  # a server of one's own serves what it has
+        return ModelError("not_found", f"The provider does not know this model: {detail.rstrip('.')}.{meant}")
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ModelError("context_window", f"The context is larger than the model's window: {detail}",
                           window=window_in(str(exc)))
@@ -525,6 +526,18 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+def _did_you_mean(model: str) -> str:
+    # Imported here: core.model_names reads litellm's map through this module.
+    from core.model_names import close_model_names
+
+    try:
+        names = close_model_names(model)
+    except Exception:  # a suggestion is a courtesy: the failure is reported without it
+        log.warning("no model names to suggest for %r", model, exc_info=True)
+        return ""
+    return f" Did you mean {' or '.join(names)}?" if names else ""
 
 
 # How servers state their window when a prompt overflows it.

@@ -8,6 +8,7 @@ could reach the network (working out the provider of some strings signs in to Gi
 from __future__ import annotations
 
 import datetime
+import difflib
 import functools
 
 from core.llm import load_litellm
@@ -45,3 +46,17 @@ def models_on(today: str) -> tuple[str, ...]:
         elif provider in ("openai", "anthropic") and "/" not in key and not key.startswith("ft:"):
             found[provider].append(f"{provider}/{key}")  # the map names their models bare
     return tuple(name for provider in PROVIDERS for name in dict.fromkeys(found[provider]))
+
+
+def close_model_names(model: str, count: int = 3) -> list[str]:
+    """The known model strings a mistyped or unprefixed one may have meant: those it names without
+    their provider first ("claude-sonnet-4-5": anthropic/claude-sonnet-4-5), then the most alike
+    (a name typed without its provider is compared with theirs without it too)."""
+    typed = model.strip().lower()
+    if not typed:
+        return []
+    by_key: dict[str, list[str]] = {}
+    for name in known_chat_models():
+        by_key.setdefault((name if "/" in typed else name.split("/", 1)[1]).lower(), []).append(name)
+    alike = difflib.get_close_matches(typed, by_key, n=count, cutoff=0.75)
+    return list(dict.fromkeys(name for key in [typed, *alike] for name in by_key.get(key, [])))[:count]

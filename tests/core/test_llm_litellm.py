@@ -623,7 +623,21 @@ async def test_a_model_name_without_a_provider_says_how_to_write_it():
         await client().complete(ModelRequest("gpt-nonexistent-9", [{"role": "user", "content": "hi"}],
                                              api_base="http://127.0.0.1:9/v1"))
     assert failed.value.kind == "unknown_model" and not failed.value.retryable
-    assert "Write it as provider/model" in str(failed.value)
+    assert "Write it as provider/model" in str(failed.value) and "Did you mean" not in str(failed.value)
+    with pytest.raises(ModelError) as failed:  # mistyped, and without its provider
+        await client().complete(ModelRequest("gpt-4o-mni", [{"role": "user", "content": "hi"}],
+                                             api_base="http://127.0.0.1:9/v1"))
+    assert "Did you mean openai/gpt-4o-mini" in str(failed.value)
+
+
+def test_a_model_the_provider_does_not_know_is_answered_with_the_names_it_may_have_meant():
+    litellm = load_litellm()
+    gone = litellm.NotFoundError("The model `gpt-4o-mni` does not exist", model="gpt-4o-mni", llm_provider="openai")
+    said = str(classify(litellm, gone, model="openai/gpt-4o-mni"))
+    assert said.startswith("The provider does not know this model: ") and "Did you mean openai/gpt-4o-mini" in said
+    # a server of one's own serves what it has: litellm's map says nothing of it
+    assert "Did you mean" not in str(classify(litellm, gone, api_base="http://127.0.0.1:8080/v1",
+                                              model="openai/gpt-4o-mni"))
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])

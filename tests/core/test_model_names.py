@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 from core.llm import load_litellm
-from core.model_names import PROVIDERS, known_chat_models, models_on
+from core.model_names import PROVIDERS, close_model_names, known_chat_models, models_on
 from core.secrets import provider_of
 
 
@@ -37,3 +37,10 @@ def test_a_model_past_its_deprecation_date_is_not_offered():
     day = datetime.date.fromisoformat(ends)
     assert f"{provider}/{key}" in models_on((day - datetime.timedelta(days=1)).isoformat())
     assert f"{provider}/{key}" not in models_on((day + datetime.timedelta(days=1)).isoformat())
+
+
+def test_a_mistyped_or_unprefixed_model_is_matched_to_the_names_it_may_mean():
+    assert close_model_names("gpt-4o-mni")[0] == "openai/gpt-4o-mini"  # without its provider, and mistyped
+    assert close_model_names("openai/gpt-4o-mni")[0] == "openai/gpt-4o-mini"
+    assert close_model_names("gpt-4o-mini")[0] == "openai/gpt-4o-mini"  # right, but without its provider
+    assert close_model_names("openai/my-own-model") == [] and close_model_names("  ") == []
