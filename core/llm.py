@@ -469,9 +469,13 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     detail = provider_words(raw)[:400]
     status = getattr(exc, "status_code", None)
     if "LLM Provider NOT provided" in raw:
+        meant = _did_you_mean(model)
+        if meant:
+            return ModelError("unknown_model", f"Tripane cannot tell which provider serves {model}: write it as "
+                              f"provider/model.{meant}")
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-latest or "
-                          f"ollama_chat/llama3.1.{_did_you_mean(model)} ({detail})")
+                          f"ollama_chat/llama3.1. ({detail})")
     if _NO_KEY.search(raw):
         where = "store one in Tripane (Settings, or Session → Change model for a session)"
         if api_base:  # a server of the person's choosing is sent only its own key, never a variable's
