@@ -75,6 +75,8 @@ class ModelReply:
     reasoning: str = ""  # a reasoning model's thinking, apart from its answer (core/reasoning.py)
     # Claude's thinking as it sent it, signed: sent back with the reply (core/reasoning.py).
     thinking_blocks: tuple[dict[str, Any], ...] = ()
+    # The reasoning effort the request was sent with ("": none, the model takes none or refused it).
+    effort_sent: str = ""
 
 
 class ModelError(Exception):
@@ -248,7 +250,8 @@ class LiteLLMClient:
             kwargs["api_key"] = "not-needed"  # local servers (Ollama, llama.cpp) take any key
         try:
             stream = await litellm.acompletion(**kwargs)
-            return await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning)
+            reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning)
+            return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes

@@ -507,7 +507,10 @@ class AgentLoop:
         self._record(AssistantMessage(
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage,
             model=self.state.model, turn=self.state.turn + 1,
-            metrics={**assembled.metrics(), **({"flush": True} if flush else {})}, reasoning=reply.reasoning,
+            metrics={**assembled.metrics(), **({"flush": True} if flush else {}),
+                     # what the person's effort came to (not taken by a model that has none)
+                     **({"effort_sent": reply.effort_sent} if self.state.reasoning_effort else {})},
+            reasoning=reply.reasoning,
             thinking_blocks=reply.thinking_blocks,
         ))
         # The provider stopped the reply at the output limit: a call's arguments may be cut short,

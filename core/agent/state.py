@@ -81,6 +81,7 @@ class SessionState:
     files: dict[str, FileInfo] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
     last_metrics: dict = field(default_factory=dict)
+    last_reply_model: str = ""  # the model that wrote the last reply (last_metrics are of its request)
     memory_recalled: bool = False
     learned_window: int = 0  # the model's window as the provider stated it (0: none stated)
     injected_skills: tuple[str, ...] = ()
@@ -120,6 +121,7 @@ class SessionState:
                 self.usage = self.usage + event.usage
                 self.pending_calls = {c.id: c.name for c in event.tool_calls}
                 self.last_metrics = event.metrics
+                self.last_reply_model = event.model
             case ToolResult():
                 self.pending_calls.pop(event.call_id, None)
                 if event.name in self.info_tools and event.ok:

@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
 
 
+def effort_shown(state: SessionState) -> str:
+    """The reasoning effort beside the model: as asked, and whether the last request to this model
+    could send it (a model without reasoning takes none; Claude none while answering calls made
+    without thinking)."""
+    if not state.reasoning_effort:
+        return ""
+    sent = state.last_metrics.get("effort_sent") if state.last_reply_model == state.model else None
+    return f" · effort {state.reasoning_effort}{' (not taken)' if sent == '' else ''}"
+
+
 def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
     """normal, then warn from the warn turn, then danger in the last three turns before the limit."""
     if turn >= danger_limit - 3:
@@ -97,8 +107,7 @@ class SessionStatusBar(QStatusBar):
             self._set_state("No session", "idle")
             return
         config = state.config
-        effort = f" · effort {state.reasoning_effort}" if state.reasoning_effort else ""
-        self.model.setText(f"Model: {state.model}{effort}")
+        self.model.setText(f"Model: {state.model}{effort_shown(state)}")
         self.model.setToolTip(f"Reasoning effort: {effort_words(state.reasoning_effort)}. "
                               "Change either with Session → Change model (Ctrl+Shift+L).")
         level = turn_level(state.turn, config.warn_turn, state.danger_limit)

@@ -863,6 +863,7 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert not events_of(session, ErrorRecorded)
     assert [r["thinking"]["budget_tokens"] for r in server.requests] == [4096] * 3
     replies = events_of(session, AssistantMessage)
+    assert [m.metrics["effort_sent"] for m in replies] == ["high"] * 3
     # (a redacted block, encrypted by Claude's safety systems, has no text to show)
     assert [m.reasoning for m in replies] == ["The file comes first.", "", "It is right."]
     assert replies[0].thinking_blocks[0]["signature"].startswith("sig-")
@@ -939,6 +940,7 @@ async def test_a_model_its_server_cannot_make_think_goes_on_without_being_asked_
     assert not events_of(session, ErrorRecorded)
     chats = [body for body in server.requests if "messages" in body]
     assert [body.get("think") for body in chats] == [True, None, None]
+    assert [m.metrics["effort_sent"] for m in events_of(session, AssistantMessage)] == ["", ""]  # not taken
 
 
 def test_a_refused_reasoning_effort_is_told_apart_from_other_refusals():

@@ -428,6 +428,10 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     window.send_message()
     qtbot.waitUntil(lambda: session.state.status == "ended:done" and not session.running, timeout=WAIT)
     assert (model.requests[-1].model, model.requests[-1].window) == ("openai/gpt-4o-mini", 32_768)
+    assert model.requests[-1].reasoning_effort == "low"
+    # the scripted model, like gpt-4o-mini, takes no effort: the status bar says so once it answered
+    qtbot.waitUntil(lambda: window.status.model.text() == "Model: openai/gpt-4o-mini · effort low (not taken)",
+                    timeout=WAIT)
     assert window.prefs.models_used()[0] == ("openai/gpt-4o-mini", "")  # offered first next time
 
 
