@@ -82,6 +82,12 @@ def block_of(pieces: dict[str, Any]) -> dict[str, Any]:
     return {"type": "thinking", "thinking": pieces.get("thinking", ""), "signature": pieces.get("signature", "")}
 
 
+def thinking_hidden(reasoning: str, blocks: tuple[dict[str, Any], ...]) -> bool:
+    """Whether a reply's thinking is there but cannot be read: only redacted blocks (Claude's
+    safety systems encrypt thinking now and then; it still goes back to Claude as it came)."""
+    return not reasoning and any(block.get("type") == "redacted_thinking" for block in blocks)
+
+
 def _without(messages: list[dict], key: str) -> list[dict]:
     if not any(key in message for message in messages):
         return messages

@@ -24,6 +24,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
+from core.reasoning import thinking_hidden
 from core.text import one_line
 
 PREVIEW = 160
@@ -46,6 +47,8 @@ def render(record: Record) -> str | None:
             calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in event.tool_calls)
             said = _short(event.text) if event.text else ""
             thought = f"(thought {len(event.reasoning.split()):,} words) " if event.reasoning else ""
+            if thinking_hidden(event.reasoning, event.thinking_blocks):
+                thought = "(thought, hidden by the provider) "
             return f"[turn {event.turn}] agent: {thought}{said}{' → ' if said and calls else ''}{calls}"
         case ToolResult():
             mark = "✓" if event.ok else "✗"

@@ -33,6 +33,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
+from core.reasoning import thinking_hidden
 from core.render import (
     compaction_sizes,
     describe_danger,
@@ -381,10 +382,11 @@ class ChatView(QScrollArea):
             case UserMessage():
                 self._add(MessageItem("user", event.text), into)
             case AssistantMessage():
+                hidden = thinking_hidden(event.reasoning, event.thinking_blocks)
                 if into is None:
-                    self._finish_live(event.text, event.reasoning)
-                elif event.text or event.reasoning:
-                    self._add(MessageItem("assistant", event.text, event.reasoning), into)
+                    self._finish_live(event.text, event.reasoning, hidden)
+                elif event.text or event.reasoning or hidden:
+                    self._add(MessageItem("assistant", event.text, event.reasoning, hidden), into)
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder)
                     card.stop_requested.connect(self.tool_stop_requested)
@@ -476,17 +478,18 @@ class ChatView(QScrollArea):
         """Drop the reply being streamed (its call failed and is being tried again)."""
         self._finish_live("")
 
-    def _finish_live(self, final_text: str, reasoning: str = "") -> None:
+    def _finish_live(self, final_text: str, reasoning: str = "", hidden: bool = False) -> None:
+        """`hidden`: the reply's thinking is there but encrypted (core/reasoning.thinking_hidden)."""
         self._render_timer.stop()
         if self._live is not None:
-            if final_text or reasoning:
+            if final_text or reasoning or hidden:
                 self._live.set_text(final_text)
-                self._live.set_reasoning(reasoning)
+                self._live.set_reasoning(reasoning, hidden=hidden)
             else:
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()
-        elif final_text or reasoning:
-            self._add(MessageItem("assistant", final_text, reasoning))
+        elif final_text or reasoning or hidden:
+            self._add(MessageItem("assistant", final_text, reasoning, hidden))
         self._live = None
         self._live_text = ""
         self._live_reasoning = ""

@@ -20,6 +20,9 @@ from gui.qt import (
 )
 from gui.widgets.wrapped_label import WrappedLabel
 
+# What a fold of thinking holds when the provider encrypted it (core/reasoning.thinking_hidden).
+HIDDEN_THINKING = ("The provider's safety systems encrypted this thinking: it cannot be read here. It goes back "
+                   "to the model as it came, as the provider requires.")
 SETTLE_CHARS = 2000  # a streamed reply's part rendered at each update before its finished blocks are set apart
 
 
@@ -57,7 +60,7 @@ def fit_width(widget: QWidget) -> None:
 
 
 class MessageItem(QFrame):
-    def __init__(self, role: str, text: str, reasoning: str = ""):
+    def __init__(self, role: str, text: str, reasoning: str = "", hidden_thinking: bool = False):
         super().__init__()
         self.setObjectName(f"message_{role}")
         self.role = role
@@ -75,12 +78,15 @@ class MessageItem(QFrame):
         self.reasoning = ""
         self.reasoning_header: QToolButton | None = None
         self.reasoning_body: WrappedLabel | None = None
-        if reasoning:
-            self.set_reasoning(reasoning)
+        if reasoning or hidden_thinking:
+            self.set_reasoning(reasoning, hidden=hidden_thinking)
             self.body.setVisible(bool(text))  # only thinking, no answer: no empty line for it
 
-    def set_reasoning(self, text: str, *, live: bool = False) -> None:
-        """The model's thinking so far (`live`: it is still thinking), or all of it."""
+    def set_reasoning(self, text: str, *, live: bool = False, hidden: bool = False) -> None:
+        """The model's thinking so far (`live`: it is still thinking), or all of it; `hidden`:
+        there was thinking, but the provider encrypted it."""
+        if hidden and not text:
+            text = HIDDEN_THINKING
         if self.reasoning_header is None:
             if not text:
                 return
@@ -100,7 +106,8 @@ class MessageItem(QFrame):
         self.reasoning = text
         self.reasoning_header.setVisible(bool(text))
         words = len(text.split())
-        self.reasoning_header.setText(f"{'Thinking…' if live else 'Thought'} ({words:,} word{'s' * (words != 1)})")
+        counted = "hidden by the provider" if text == HIDDEN_THINKING else f"{words:,} word{'s' * (words != 1)}"
+        self.reasoning_header.setText(f"{'Thinking…' if live else 'Thought'} ({counted})")
         if self.reasoning_header.isChecked():
             self._show_reasoning(True)
 

@@ -867,6 +867,7 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     # (a redacted block, encrypted by Claude's safety systems, has no text to show)
     assert [m.reasoning for m in replies] == ["The file comes first.", "", "It is right."]
     assert replies[0].thinking_blocks[0]["signature"].startswith("sig-")
+    assert "(thought, hidden by the provider)" in render(next(r for r in session.records if r.event is replies[1]))
     last = server.requests[-1]["messages"]
     sent = [m["content"][0] for m in last if m["role"] == "assistant"]
     assert [(b["type"], b.get("thinking")) for b in sent] == [("thinking", "The file comes first."),

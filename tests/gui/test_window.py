@@ -757,3 +757,17 @@ def test_a_reasoning_models_thinking_is_counted_as_it_comes_and_folded_above_its
     qtbot.mouseClick(item.reasoning_header, Qt.MouseButton.LeftButton)  # unfolded: the thinking, as written
     assert item.reasoning_body.isVisible() and "The plan says read first" in item.reasoning_body.text()
     assert "The plan says read first" not in str(model.requests[-1].messages)  # never sent back
+
+
+def test_thinking_the_provider_encrypted_is_folded_as_hidden_not_left_out(qtbot, make_window, workdir):
+    redacted = ({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},)
+    done = reply("Done.", call("task_done", summary="ok"))
+    window = make_window(ScriptedModel([ModelReply(done.text, done.tool_calls, done.usage, thinking_blocks=redacted)]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    item = next(w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant")
+    assert item.reasoning_header.text() == "Thought (hidden by the provider)"
+    window.chat.clear()
+    window.chat.show_records(session.records)  # drawn again from the log, as when the session is opened later
+    redrawn = next(w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant")
+    assert redrawn is not item and redrawn.reasoning_header.text() == "Thought (hidden by the provider)"
