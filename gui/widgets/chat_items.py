@@ -85,8 +85,8 @@ class MessageItem(QFrame):
     def set_reasoning(self, text: str, *, live: bool = False, hidden: bool = False) -> None:
         """The model's thinking so far (`live`: it is still thinking), or all of it; `hidden`:
         there was thinking, but the provider encrypted it."""
-        if hidden and not text:
-            text = HIDDEN_THINKING
+        hidden = hidden and not text
+        text = HIDDEN_THINKING if hidden else text
         if self.reasoning_header is None:
             if not text:
                 return
@@ -106,7 +106,7 @@ class MessageItem(QFrame):
         self.reasoning = text
         self.reasoning_header.setVisible(bool(text))
         words = len(text.split())
-        counted = "hidden by the provider" if text == HIDDEN_THINKING else f"{words:,} word{'s' * (words != 1)}"
+        counted = "hidden by the provider" if hidden else f"{words:,} word{'s' * (words != 1)}"
         self.reasoning_header.setText(f"{'Thinking…' if live else 'Thought'} ({counted})")
         if self.reasoning_header.isChecked():
             self._show_reasoning(True)
