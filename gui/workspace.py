@@ -76,7 +76,8 @@ class Workspace:
         needle = search.strip().lower()
         rows = live_status(self.data_dir, self.store.sessions())
         if needle:
-            rows = [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id]
+            rows = [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
+                    or needle in r.model.lower()]
         return rows
 
     def sessions_signature(self) -> tuple:

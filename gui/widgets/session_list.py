@@ -67,7 +67,7 @@ class SessionList(QWidget):
         for row in rows:
             item = QListWidgetItem(row_text(row))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
-            item.setToolTip(row.task[:500])
+            item.setToolTip(f"{row.task[:500]}\n\nModel: {row.model}")
             self.list.addItem(item)
             if row.id == current:
                 self.list.setCurrentItem(item)

@@ -348,12 +348,16 @@ def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_win
 def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdir, monkeypatch):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
-    second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
+    second = window.start_session(SessionConfig(task="Write release notes", model="anthropic/claude-sonnet-4-5",
+                                                workdir=workdir))
     qtbot.waitUntil(lambda: first.state.ended and second.state.ended, timeout=WAIT)
     assert set(window.sessions.ids()) == {first.id, second.id}
 
     window.sessions.search.setText("parser")
     assert window.sessions.ids() == [first.id]
+    window.sessions.search.setText("Claude")  # by the model it started with, too
+    assert window.sessions.ids() == [second.id]
+    assert window.sessions.list.item(0).toolTip().endswith("Model: anthropic/claude-sonnet-4-5")
     window.sessions.search.clear()
 
     window.workspace.rename(second.id, "Release notes 1.2")
