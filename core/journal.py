@@ -82,11 +82,13 @@ class Journal:
         return news
 
     def record(self, event: Event) -> Record:
-        status_before = self.state.status
+        before = {"status": self.state.status, "model": self.state.model}
         record = self.store.append(self.session_id, event)
         self._fold(record)
-        if self.state.status != status_before:  # the session list shows it without replaying the log
-            self.store.update_session(self.session_id, status=self.state.status)
+        # The session list (and `tripane list`) shows these without replaying the log.
+        changed = {name: getattr(self.state, name) for name, was in before.items() if getattr(self.state, name) != was}
+        if changed:
+            self.store.update_session(self.session_id, **changed)
         self.notify(record)
         return record
 

@@ -165,6 +165,7 @@ async def test_a_session_whose_model_is_gone_goes_on_with_the_one_the_person_cho
         assert "does not know this model" in events_of(session, SessionEnded)[-1].summary
 
         assert await session.change_model("openai/served-model", new.url, context_window=8_000)
+        assert store.find_session(session.id).model == "openai/served-model"  # as the session list shows it
         assert not await session.change_model("openai/served-model", new.url, context_window=8_000)  # the same
         await session.send("Go on with the other model.")
         assert await session.wait() == "done"
