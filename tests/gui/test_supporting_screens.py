@@ -355,7 +355,7 @@ def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdi
 
     window.sessions.search.setText("parser")
     assert window.sessions.ids() == [first.id]
-    window.sessions.search.setText("Claude")  # by the model it started with, too
+    window.sessions.search.setText("Claude")  # by its model, too
     assert window.sessions.ids() == [second.id]
     assert window.sessions.list.item(0).toolTip().endswith("Model: anthropic/claude-sonnet-4-5")
     window.sessions.search.clear()
