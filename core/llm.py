@@ -30,11 +30,12 @@ from core.reasoning import (
     ThinkSplitter,
     answers_calls_without_thinking,
     block_of,
+    calls_written_out,
     passes_reasoning_back,
+    signed_thinking_for,
     signs_thinking,
     split_reasoning,
     without_reasoning,
-    without_signed_thinking,
 )
 from core.secrets import key_variable, provider_of
 
@@ -218,7 +219,7 @@ class LiteLLMClient:
                              on_reasoning: TextSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
-        messages = messages if signs_thinking(request.model) else without_signed_thinking(messages)
+        messages = signed_thinking_for(messages, request.model)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,
@@ -259,15 +260,16 @@ class LiteLLMClient:
 
 
 def _ask_for_thinking(kwargs: dict[str, Any], effort: str) -> None:
-    """Add the reasoning effort to a request, where the model takes it and Claude's rules allow:
-    Claude does not think in a request that answers calls of a reply without thinking, nor while
-    a tool is forced on it (the flush turn then only asks for the call)."""
+    """Add the reasoning effort to a request, where the model takes it, within Claude's rules:
+    Claude does not think in a request that answers calls of a reply without thinking (those calls
+    are then written out as text, for this request), nor while a tool is forced on it (the flush
+    turn then only asks for the call)."""
     model = kwargs["model"]
     if not effort or not takes_reasoning_effort(model):
         return
     if signs_thinking(model):
         if answers_calls_without_thinking(kwargs["messages"]):
-            return
+            kwargs["messages"] = calls_written_out(kwargs["messages"])
         if kwargs.get("tool_choice") == "required":
             kwargs["tool_choice"] = "auto"
     kwargs["reasoning_effort"] = effort

@@ -59,19 +59,50 @@ def signs_thinking(model: str) -> bool:
     return provider == "anthropic" or (provider in ("bedrock", "vertex_ai") and "claude" in model.lower())
 
 
-def without_signed_thinking(messages: list[dict]) -> list[dict]:
-    """The messages without Claude's signed thinking blocks, for another provider's model."""
-    return _without(messages, "thinking_blocks")
+# The key a history message names the model that wrote its thinking blocks under; never sent.
+THINKING_MODEL = "thinking_model"
+
+
+def signed_thinking_for(messages: list[dict], model: str) -> list[dict]:
+    """The messages as `model` is sent them: Claude's thinking blocks only with the replies that
+    model wrote (a signature is its model's own; another Claude model refuses the request, "Invalid
+    signature in thinking block"), none to another provider, and the writer's name to nobody."""
+    if not any(THINKING_MODEL in message for message in messages):
+        return messages
+    keep = signs_thinking(model)
+    return [message if THINKING_MODEL not in message else
+            {k: v for k, v in message.items()
+             if k != THINKING_MODEL and (k != "thinking_blocks" or (keep and message[THINKING_MODEL] == model))}
+            for message in messages]
 
 
 def answers_calls_without_thinking(messages: list[dict]) -> bool:
-    """Whether the request answers calls of a reply that has no thinking: Claude refuses to think
-    in such a request (thinking switched on, or the model changed to Claude, in the middle of the
-    agent's work). It thinks again from the reply after the person's next message."""
+    """Whether the request answers calls of a reply that has no thinking: Claude, asked to think,
+    refuses such a request (thinking switched on, or the model changed, in the middle of the
+    agent's work; a Tripane run ends with a call, task_done, so the next message answers one too)."""
     for message in reversed(messages):
         if message.get("role") == "assistant":
             return bool(message.get("tool_calls")) and not message.get("thinking_blocks")
     return False
+
+
+def calls_written_out(messages: list[dict]) -> list[dict]:
+    """The messages with the last reply's calls, and their results, written as text: a request
+    Claude thinks in although the reply it answers had no thinking. Only that one request is sent
+    so (the history keeps the calls); its reply has thinking, and the next goes as it is."""
+    last = max(index for index, message in enumerate(messages) if message.get("role") == "assistant")
+    reply = messages[last]
+    calls = reply.get("tool_calls") or []
+    names = {call["id"]: call["function"]["name"] for call in calls}
+    said = [reply.get("content") or "",
+            *(f"[I called {call['function']['name']} with {call['function']['arguments']}]" for call in calls)]
+    written = [*messages[:last], {"role": "assistant", "content": "\n".join(part for part in said if part)}]
+    for message in messages[last + 1:]:
+        if message.get("role") == "tool":
+            name = names.get(message.get("tool_call_id"), "the call")
+            message = {"role": "user", "content": f"[Result of {name}]\n{message.get('content') or '(empty)'}"}
+        written.append(message)
+    return written
 
 
 def block_of(pieces: dict[str, Any]) -> dict[str, Any]:

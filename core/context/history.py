@@ -27,7 +27,7 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.reasoning import passes_reasoning_back
+from core.reasoning import THINKING_MODEL, passes_reasoning_back
 
 Message = dict[str, Any]
 
@@ -151,6 +151,7 @@ class History:
                 # whose calls the request answers.
                 if event.thinking_blocks:
                     message["thinking_blocks"] = [dict(block) for block in event.thinking_blocks]
+                    message[THINKING_MODEL] = event.model
                 self._append(message)
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"

@@ -886,26 +886,26 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert "The file comes first" not in json.dumps(other.requests[0]["messages"])
 
 
-async def test_claude_is_not_asked_to_think_where_it_would_refuse(store, data_dir, workdir):
+async def test_claude_asked_to_think_mid_work_thinks_at_once_and_never_while_a_tool_is_forced():
     """Thinking switched on in the middle of the agent's work: the reply whose calls the request
-    answers has no thinking, and Claude refuses thinking then; a forced tool (the flush turn)
-    refuses it too. Those requests go without it, and Claude thinks again after the person's next
-    message."""
+    answers has no thinking, which Claude refuses with thinking on. That one request goes with
+    those calls written out as text, and thinks; the history keeps the calls. A forced tool (the
+    flush turn) refuses thinking too: the tool is then asked for, not forced."""
     answered = [{"role": "user", "content": "Write it."},
-                {"role": "assistant", "content": None, "tool_calls": [
+                {"role": "assistant", "content": "Writing.", "tool_calls": [
                     {"id": "call_1", "type": "function", "function": {"name": "file_write", "arguments": "{}"}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "written"}]
     tools = [{"type": "function", "function": {"name": "file_write", "parameters": {"type": "object"}}}]
     request = ModelRequest("anthropic/claude-sonnet-4-5", answered, tools=tools, reasoning_effort="medium")
-    with ScriptedServer(positional([Turn(text="ok")] * 3)) as server:
+    with ScriptedServer(positional([Turn(text="ok")] * 2)) as server:
         await client().complete(dataclass_replace(request, api_base=server.url))
-        later = [*answered, {"role": "assistant", "content": "All written."}, {"role": "user", "content": "Now test it."}]
-        await client().complete(dataclass_replace(request, messages=later, api_base=server.url))
-        await client().complete(dataclass_replace(request, messages=later[:1], tool_choice="required",
+        await client().complete(dataclass_replace(request, messages=answered[:1], tool_choice="required",
                                                   api_base=server.url))
-    assert [r.get("thinking") for r in server.requests] == [None, {"type": "enabled", "budget_tokens": 2048},
-                                                            {"type": "enabled", "budget_tokens": 2048}]
-    assert server.requests[2]["tool_choice"] == {"type": "auto"}
+    assert [r.get("thinking") for r in server.requests] == [{"type": "enabled", "budget_tokens": 2048}] * 2
+    sent = json.dumps(server.requests[0]["messages"])
+    assert "tool_use" not in sent and "[I called file_write with {}]" in sent and "[Result of file_write]" in sent
+    assert answered[1]["tool_calls"]  # the history as it was
+    assert server.requests[1]["tool_choice"] == {"type": "auto"}
 
 
 @pytest.mark.parametrize("model, sent", [("openai/gpt-5", "high"), ("openai/o3-mini", "high"),
@@ -965,3 +965,28 @@ async def test_changing_the_reasoning_effort_is_recorded_and_kept_with_the_model
         await session.change_model("anthropic/claude-opus-4-1", reasoning_effort="extreme")
     with pytest.raises(ValueError, match="low, medium or high"):
         make_session(store, data_dir, workdir, client(), reasoning_effort="max")
+
+
+async def test_claudes_thinking_goes_back_only_to_the_claude_model_that_wrote_it(store, data_dir, workdir):
+    """A thinking block's signature is its model's own: after a change from one Claude model to
+    another, the other is sent none of the first one's thinking (it would refuse the request)."""
+    script = positional([
+        Turn(reasoning="Write it first.", tool_calls=(tool("file_write", path="a.txt", content="a"),)),
+        Turn(reasoning="Then finish.", tool_calls=(tool("task_done", summary="written"),)),
+        Turn(reasoning="Check it.", tool_calls=(tool("file_read", path="a.txt"),)),
+        Turn(reasoning="Fine.", text="Checked.", tool_calls=(tool("task_done", summary="checked"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, reasoning_effort="low")
+        assert await session.run() == "done"
+        await session.change_model("anthropic/claude-opus-4-1", server.url)
+        await session.send("Check it, please.")
+        assert await session.wait() == "done"
+    assert not events_of(session, ErrorRecorded)
+    assert [body["model"] for body in server.requests] == ["claude-sonnet-4-5"] * 2 + ["claude-opus-4-1"] * 2
+    assert all("thinking" in body for body in server.requests)  # opus thinks from its first request
+    to_opus = json.dumps(server.requests[2]["messages"])
+    assert "Write it first" not in to_opus and "Then finish" not in to_opus
+    assert "Check it." in json.dumps(server.requests[3]["messages"])  # its own, sent back
+    assert "thinking_model" not in json.dumps(server.requests)  # Tripane's note of the writer stays home

@@ -320,11 +320,11 @@ def _anthropic_events(body: dict, step: Turn) -> list[dict]:
     cached part is reported as Anthropic does, as cache reads beside the uncached input."""
     blocks: list[tuple[dict, list[dict]]] = []
     if _thinks(body) and step.reasoning.startswith(REDACTED):  # thinking Claude's safety systems encrypted
-        blocks.append(({"type": "redacted_thinking", "data": _encrypted(step.reasoning[len(REDACTED):])}, []))
+        blocks.append(({"type": "redacted_thinking", "data": _encrypted(step.reasoning[len(REDACTED):], body)}, []))
     elif _thinks(body):  # asked to think: a signed thinking block first, as Claude sends it
         thought = step.reasoning or "Let me think about what comes next."
         blocks.append(({"type": "thinking", "thinking": ""}, [{"type": "thinking_delta", "thinking": thought},
-                                                              {"type": "signature_delta", "signature": _signed(thought)}]))
+                                                              {"type": "signature_delta", "signature": _signed(thought, body)}]))
     if step.text:
         blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": step.text}]))
     for call_id, name, arguments in step.tool_calls:
@@ -410,23 +410,24 @@ def _thinks(body: dict) -> bool:
     return (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
 
 
-def _signed(thought: str) -> str:
-    """The signature this server gives a thinking text; Claude checks its own the same way."""
-    return "sig-" + hashlib.sha256(thought.encode()).hexdigest()[:24]
+def _signed(thought: str, body: dict) -> str:
+    """The signature this server gives a thinking text; Claude checks its own the same way. It is
+    the model's own: another Claude model refuses it ("Invalid signature in thinking block")."""
+    return "sig-" + hashlib.sha256(f"{body.get('model')}\n{thought}".encode()).hexdigest()[:24]
 
 
 REDACTED = "[redacted]"  # a Turn's reasoning that starts so is sent as a redacted_thinking block
 
 
-def _encrypted(thought: str) -> str:
+def _encrypted(thought: str, body: dict) -> str:
     """A redacted block's opaque data; '!' keeps it out of the base64 alphabet, as Claude's is."""
-    return f"enc!{thought.encode().hex()}!{_signed(thought)}"
+    return f"enc!{thought.encode().hex()}!{_signed(thought, body)}"
 
 
-def _decrypts(data: str) -> bool:
+def _decrypts(data: str, body: dict) -> bool:
     try:
         _, payload, signature = data.split("!")
-        return signature == _signed(bytes.fromhex(payload).decode())
+        return signature == _signed(bytes.fromhex(payload).decode(), body)
     except ValueError:
         return False
 
@@ -440,9 +441,9 @@ def _anthropic_thinking_problem(body: dict) -> str | None:
     for index, message in enumerate(messages):
         blocks = message["content"] if isinstance(message["content"], list) else []
         for position, block in enumerate(blocks):
-            if block.get("type") == "thinking" and block.get("signature") != _signed(block.get("thinking", "")):
+            if block.get("type") == "thinking" and block.get("signature") != _signed(block.get("thinking", ""), body):
                 return f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
-            if block.get("type") == "redacted_thinking" and not _decrypts(block.get("data", "")):
+            if block.get("type") == "redacted_thinking" and not _decrypts(block.get("data", ""), body):
                 return f"messages.{index}.content.{position}: Invalid `data` in `redacted_thinking` block"
     last = messages[-1] if messages else {}
     if not _thinks(body):
