@@ -37,7 +37,9 @@ def passes_reasoning_back(model: str, api_base: str | None = None) -> bool:
 def without_reasoning(messages: list[dict]) -> list[dict]:
     """The messages with no thinking in them, for a provider that takes none (a session whose
     model was changed from DeepSeek's to another's)."""
-    return _without(messages, "reasoning_content")
+    if not any("reasoning_content" in message for message in messages):
+        return messages
+    return [{k: v for k, v in message.items() if k != "reasoning_content"} for message in messages]
 
 
 # How hard a reasoning model thinks, in litellm's words (OpenAI's reasoning_effort; for Claude and
@@ -69,11 +71,12 @@ def signed_thinking_for(messages: list[dict], model: str) -> list[dict]:
     signature in thinking block"), none to another provider, and the writer's name to nobody."""
     if not any(THINKING_MODEL in message for message in messages):
         return messages
-    keep = signs_thinking(model)
-    return [message if THINKING_MODEL not in message else
-            {k: v for k, v in message.items()
-             if k != THINKING_MODEL and (k != "thinking_blocks" or (keep and message[THINKING_MODEL] == model))}
-            for message in messages]
+    return [_as_sent_to(message, model) if THINKING_MODEL in message else message for message in messages]
+
+
+def _as_sent_to(message: dict, model: str) -> dict:
+    keep = signs_thinking(model) and message[THINKING_MODEL] == model
+    return {k: v for k, v in message.items() if k != THINKING_MODEL and (keep or k != "thinking_blocks")}
 
 
 def answers_calls_without_thinking(messages: list[dict]) -> bool:
@@ -117,12 +120,6 @@ def thinking_hidden(reasoning: str, blocks: tuple[dict[str, Any], ...]) -> bool:
     """Whether a reply's thinking is there but cannot be read: only redacted blocks (Claude's
     safety systems encrypt thinking now and then; it still goes back to Claude as it came)."""
     return not reasoning and any(block.get("type") == "redacted_thinking" for block in blocks)
-
-
-def _without(messages: list[dict], key: str) -> list[dict]:
-    if not any(key in message for message in messages):
-        return messages
-    return [{k: v for k, v in message.items() if k != key} for message in messages]
 
 
 class ThinkSplitter:
