@@ -123,13 +123,18 @@ _litellm: Any = None
 
 
 def load_litellm() -> Any:
-    """Import litellm once, without letting it reach the network for its cost map."""
+    """Import litellm once, without letting it reach the network for its catalogs."""
     global _litellm
     if _litellm is not None:  # every token count comes here: no lock once it is loaded
         return _litellm
     with HEAVY_IMPORTS:  # also: two threads asking at once import it once
         if _litellm is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # litellm fetches catalogs of its own from GitHub (its cost map; the beta headers each
+            # provider takes, on a request with one): the copies bundled with it are used. Offline
+            # mode says so for all; the other two, for litellm versions before it.
+            for variable in ("LITELLM_OFFLINE_MODE", "LITELLM_LOCAL_MODEL_COST_MAP",
+                             "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS"):
+                os.environ.setdefault(variable, "True")
             os.environ.setdefault("LITELLM_LOG", "ERROR")
             # The import creates a few hundred thousand objects that live as long as the process. Left
             # to the cyclic GC, they make each full collection (several run during the import itself)
@@ -259,20 +264,38 @@ class LiteLLMClient:
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
 
 
+# Claude 4 thinks between calls only with this beta (Sonnet 4.6 and later, adaptive, do unasked).
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
+
+
 def _ask_for_thinking(kwargs: dict[str, Any], effort: str) -> None:
-    """Add the reasoning effort to a request, where the model takes it, within Claude's rules:
-    Claude does not think in a request that answers calls of a reply without thinking (those calls
-    are then written out as text, for this request), nor while a tool is forced on it (the flush
-    turn then only asks for the call)."""
+    """Add the reasoning effort to a request, where the model takes it; a Claude model that will
+    think, asked or on its own, is asked within Claude's rules (see _as_claude_thinks)."""
     model = kwargs["model"]
-    if not effort or not takes_reasoning_effort(model):
-        return
-    if signs_thinking(model):
-        if answers_calls_without_thinking(kwargs["messages"]):
-            kwargs["messages"] = calls_written_out(kwargs["messages"])
-        if kwargs.get("tool_choice") == "required":
-            kwargs["tool_choice"] = "auto"
-    kwargs["reasoning_effort"] = effort
+    asked = bool(effort) and takes_reasoning_effort(model)
+    if signs_thinking(model) and (asked or thinks_unasked(model)):
+        _as_claude_thinks(kwargs, asked)
+    if asked:
+        kwargs["reasoning_effort"] = effort
+
+
+def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
+    """A request to a Claude model that thinks. Claude does not think in a request that answers
+    calls of a reply without thinking (those calls are then written out as text, for this
+    request), nor while a tool is forced on it (the flush turn then only asks for the call). A
+    model that thinks unasked (Sonnet 5 and later) is asked to show its thinking, which it omits
+    by default. Claude 4 asked for a budget thinks again after a call's result only when asked to
+    interleave (a beta); later models interleave on their own."""
+    model = kwargs["model"]
+    if answers_calls_without_thinking(kwargs["messages"]):
+        kwargs["messages"] = calls_written_out(kwargs["messages"])
+    if kwargs.get("tool_choice") == "required":
+        kwargs["tool_choice"] = "auto"
+    if not asked:
+        kwargs["thinking"] = {"type": "adaptive", "display": "summarized"}
+    elif provider_of(model) == "anthropic" and not _model_flag(model, "supports_adaptive_thinking") \
+            and "claude-3" not in model:
+        kwargs["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
 
 
 async def _import_off_loop() -> Any:
@@ -664,6 +687,19 @@ def takes_reasoning_effort(model: str) -> bool:
     """Whether litellm sends this model a reasoning effort (gpt-4o and Claude 3.5 have none; a
     model on a server of one's own is given it as an OpenAI model would be)."""
     return "reasoning_effort" in _supported_params(model)
+
+
+def thinks_unasked(model: str) -> bool:
+    """Whether the model thinks when not asked to (litellm's map: Claude Sonnet 5 and later, some
+    of which always do)."""
+    return _model_flag(model, "thinking_on_by_default") or _model_flag(model, "thinking_always_on")
+
+
+def _model_flag(model: str, flag: str) -> bool:
+    try:
+        return bool(load_litellm().get_model_info(model).get(flag))
+    except Exception:  # unknown to the map (local or custom models)
+        return False
 
 
 def _supported_params(model: str) -> list[str]:

@@ -42,9 +42,10 @@ def without_reasoning(messages: list[dict]) -> list[dict]:
     return [{k: v for k, v in message.items() if k != "reasoning_content"} for message in messages]
 
 
-# How hard a reasoning model thinks, in litellm's words (OpenAI's reasoning_effort; for Claude and
-# Gemini litellm makes it a thinking budget of 1,024 / 2,048 / 4,096 tokens). "": as the model does
-# unasked (Claude: no thinking; OpenAI's and Gemini's reasoning models: their default).
+# How hard a reasoning model thinks, in litellm's words (OpenAI's reasoning_effort; for Claude up to
+# 4.5 and Gemini litellm makes it a thinking budget of 1,024 / 2,048 / 4,096 tokens; later Claude
+# models take it as it is). "": as the model does unasked (Claude up to 4.6: no thinking; Sonnet 5
+# and later think; OpenAI's and Gemini's reasoning models: their default).
 EFFORTS = ("", "low", "medium", "high")
 
 

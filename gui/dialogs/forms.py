@@ -98,10 +98,11 @@ def context_window_spin(tokens: int) -> QSpinBox:
     return spin
 
 
-EFFORT_TIP = ("How hard a reasoning model thinks before each step: OpenAI's o-series and GPT-5, Claude 3.7 and "
-              "later (extended thinking, with a budget of 1,024 / 2,048 / 4,096 tokens), Gemini 2.5 and later, "
-              "DeepSeek. More thinking is slower and costs more tokens. A model litellm knows has no reasoning "
-              "(gpt-4o, Claude 3.5) is not sent it.")
+EFFORT_TIP = ("How hard a reasoning model thinks before each step: OpenAI's o-series and GPT-5, Claude 3.7 to "
+              "4.5 (extended thinking, with a budget of 1,024 / 2,048 / 4,096 tokens), later Claude models (which "
+              "think as much as the effort says, and Sonnet 5 and later, unasked), Gemini 2.5 and later, DeepSeek. "
+              "More thinking is slower and costs more tokens. A model litellm knows has no reasoning (gpt-4o, "
+              "Claude 3.5) is not sent it.")
 
 
 def effort_combo(current: str) -> QComboBox:

@@ -20,6 +20,7 @@ from core.events import (
 )
 from core.journal import StatusChanged, TextDelta
 from core.llm import (
+    INTERLEAVED_THINKING,
     LiteLLMClient,
     ModelError,
     ModelRequest,
@@ -134,22 +135,33 @@ async def test_a_compacted_conversation_stays_one_claude_and_gemini_accept(store
     assert sum(tools_required(body) for body in server.requests) >= len(events_of(session, Compaction))
 
 
-async def test_claude_thinking_through_compactions_is_sent_back_where_it_must_be(store, data_dir, workdir):
+@pytest.mark.parametrize("model, effort, thinking", [
+    ("anthropic/claude-sonnet-4-5", "low", {"type": "enabled", "budget_tokens": 1024}),
+    # Claude that thinks unasked (Sonnet 5) or always (Fable 5.1, which takes no forced tool at
+    # all): asked only to show its thinking, which it omits by default.
+    ("anthropic/claude-sonnet-5", "", {"type": "adaptive", "display": "summarized"}),
+    ("anthropic/claude-fable-5-1", "", {"type": "adaptive", "display": "summarized"}),
+])
+async def test_claude_thinking_through_compactions_is_sent_back_where_it_must_be(store, data_dir, workdir, model,
+                                                                                  effort, thinking):
     """With thinking on, each flush and each restarted history still sends Claude the signed
-    thinking of the reply whose calls it answers (the server refuses the request otherwise)."""
+    thinking of the reply whose calls it answers (the server refuses the request otherwise), and
+    the flush turn asks for its call without forcing it (Claude refuses a forced tool while it
+    thinks). Claude thinks at each step, and the person sees it."""
     (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
                                       encoding="utf-8")
     with ScriptedServer(reading_script(reads=8, is_flush=asks_to_flush)) as server:
-        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+        session = make_session(store, data_dir, workdir, client(), model=model,
                                api_base=server.url, context_window=8_000, reserve_output=1000,
-                               reasoning_effort="low")
+                               reasoning_effort=effort)
         assert await session.run() == "done"
     assert len(events_of(session, Compaction)) >= 2
     assert not [e for e in events_of(session, ErrorRecorded) if e.signature.startswith("model:")]
     with_tools = [body for body in server.requests if body.get("tools")]
-    assert all(body["thinking"] == {"type": "enabled", "budget_tokens": 1024} for body in with_tools)
+    assert all(body["thinking"] == thinking for body in with_tools)
     assert not any(tools_required(body) for body in with_tools)
     assert sum(asks_to_flush(body) for body in with_tools) >= 2
+    assert all(m.reasoning for m in events_of(session, AssistantMessage))
 
 
 async def test_a_session_whose_model_is_gone_goes_on_with_the_one_the_person_chooses(store, data_dir, workdir):
@@ -863,6 +875,7 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
         assert await session.run() == "done"
     assert not events_of(session, ErrorRecorded)
     assert [r["thinking"]["budget_tokens"] for r in server.requests] == [4096] * 3
+    assert all(INTERLEAVED_THINKING in betas for betas in server.betas)  # thinks after each result too
     replies = events_of(session, AssistantMessage)
     assert [m.metrics["effort_sent"] for m in replies] == ["high"] * 3
     # (a redacted block, encrypted by Claude's safety systems, has no text to show)
@@ -886,7 +899,13 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert "The file comes first" not in json.dumps(other.requests[0]["messages"])
 
 
-async def test_claude_asked_to_think_mid_work_thinks_at_once_and_never_while_a_tool_is_forced():
+@pytest.mark.parametrize("model, effort, thinking", [
+    ("anthropic/claude-sonnet-4-5", "medium", {"type": "enabled", "budget_tokens": 2048}),
+    # a session changed to a Claude that thinks unasked, in the middle of the agent's work
+    ("anthropic/claude-sonnet-5", "", {"type": "adaptive", "display": "summarized"}),
+])
+async def test_claude_asked_to_think_mid_work_thinks_at_once_and_never_while_a_tool_is_forced(model, effort,
+                                                                                              thinking):
     """Thinking switched on in the middle of the agent's work: the reply whose calls the request
     answers has no thinking, which Claude refuses with thinking on. That one request goes with
     those calls written out as text, and thinks; the history keeps the calls. A forced tool (the
@@ -896,16 +915,41 @@ async def test_claude_asked_to_think_mid_work_thinks_at_once_and_never_while_a_t
                     {"id": "call_1", "type": "function", "function": {"name": "file_write", "arguments": "{}"}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "written"}]
     tools = [{"type": "function", "function": {"name": "file_write", "parameters": {"type": "object"}}}]
-    request = ModelRequest("anthropic/claude-sonnet-4-5", answered, tools=tools, reasoning_effort="medium")
+    request = ModelRequest(model, answered, tools=tools, reasoning_effort=effort)
     with ScriptedServer(positional([Turn(text="ok")] * 2)) as server:
         await client().complete(dataclass_replace(request, api_base=server.url))
         await client().complete(dataclass_replace(request, messages=answered[:1], tool_choice="required",
                                                   api_base=server.url))
-    assert [r.get("thinking") for r in server.requests] == [{"type": "enabled", "budget_tokens": 2048}] * 2
+    assert [r.get("thinking") for r in server.requests] == [thinking] * 2
     sent = json.dumps(server.requests[0]["messages"])
     assert "tool_use" not in sent and "[I called file_write with {}]" in sent and "[Result of file_write]" in sent
     assert answered[1]["tool_calls"]  # the history as it was
     assert server.requests[1]["tool_choice"] == {"type": "auto"}
+
+
+@pytest.mark.parametrize("model, effort, interleaves", [
+    ("anthropic/claude-sonnet-4-5", "high", True), ("anthropic/claude-opus-4-5", "low", True),
+    ("anthropic/claude-sonnet-4-5", "", False),  # not asked to think: nothing to interleave
+    ("anthropic/claude-sonnet-5", "high", False),  # adaptive: thinks between calls unasked
+    ("anthropic/claude-3-7-sonnet-latest", "low", False),  # Claude 3.7 has no interleaved thinking
+])
+async def test_claude_4_asked_for_a_budget_is_asked_to_think_between_calls_and_litellm_fetches_nothing(
+        monkeypatch, model, effort, interleaves):
+    """Claude 4 asked for a thinking budget thinks once per message of the person's, not after each
+    call's result, unless asked to interleave (a beta header): an agent's run is one message and
+    dozens of calls. litellm checks a beta header against a list it fetches from GitHub unless told
+    to use its own copy: nothing but the model's server is looked up."""
+    import litellm.anthropic_beta_headers_manager as betas
+
+    monkeypatch.setattr(betas, "_BETA_HEADERS_CONFIG", None)  # as on a first request
+    looked_up = []
+    real_getaddrinfo = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: looked_up.append(host) or real_getaddrinfo(host, *a, **k))
+    with ScriptedServer(positional([Turn(text="ok")])) as server:
+        await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url,
+                                             reasoning_effort=effort))
+    assert (INTERLEAVED_THINKING in server.betas[0]) is interleaves
+    assert set(looked_up) <= {"127.0.0.1"}
 
 
 @pytest.mark.parametrize("model, sent", [("openai/gpt-5", "high"), ("openai/o3-mini", "high"),

@@ -104,6 +104,7 @@ class ScriptedServer:
     served_as: str = "vllm"
     served_key: str | None = None  # the key it requires (vLLM's --api-key), if any
     gets: list[str] = field(default_factory=list)  # the paths asked with GET
+    betas: list[str] = field(default_factory=list)  # each Messages API request's anthropic-beta header
     # Gemini's thought signatures handed out with calls, which Gemini 3 wants back with each.
     signatures: list[str] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -205,12 +206,13 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send_json(200, reply)
                 return
             if self.path.endswith("/messages"):
+                owner.betas.append(self.headers.get("anthropic-beta", ""))
                 problem = _anthropic_problem(body) or _anthropic_thinking_problem(body)
                 if problem:  # what Anthropic refuses, this server refuses, with Anthropic's error shape
                     self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                                      "message": problem}})
                     return
-                self._send_events(_anthropic_events(body, step))
+                self._send_events(_anthropic_events(body, step, owner.betas[-1]))
             elif self.path.endswith("/api/chat") and body.get("think") and not _ollama_thinks(body.get("model", "")):
                 self._send_json(400, {"error": f"registry.ollama.ai/library/{body.get('model')} does not support thinking"})
             elif self.path.endswith("/api/chat"):
@@ -315,14 +317,17 @@ def _chunks(body: dict, step: Turn) -> list[dict]:
     return out
 
 
-def _anthropic_events(body: dict, step: Turn) -> list[dict]:
+def _anthropic_events(body: dict, step: Turn, betas: str = "") -> list[dict]:
     """A streamed Messages API reply: text, then each tool call as a tool_use block. The prompt's
     cached part is reported as Anthropic does, as cache reads beside the uncached input."""
     blocks: list[tuple[dict, list[dict]]] = []
-    if _thinks(body) and step.reasoning.startswith(REDACTED):  # thinking Claude's safety systems encrypted
+    thinks = _thinks_now(body, betas)
+    if thinks and step.reasoning.startswith(REDACTED):  # thinking Claude's safety systems encrypted
         blocks.append(({"type": "redacted_thinking", "data": _encrypted(step.reasoning[len(REDACTED):], body)}, []))
-    elif _thinks(body):  # asked to think: a signed thinking block first, as Claude sends it
+    elif thinks:  # a signed thinking block first, as Claude sends it
         thought = step.reasoning or "Let me think about what comes next."
+        if _adaptive(body) and (body.get("thinking") or {}).get("display") != "summarized":
+            thought = ""  # adaptive thinking is shown only when asked to be ("omitted" by default)
         blocks.append(({"type": "thinking", "thinking": ""}, [{"type": "thinking_delta", "thinking": thought},
                                                               {"type": "signature_delta", "signature": _signed(thought, body)}]))
     if step.text:
@@ -406,8 +411,35 @@ def _anthropic_problem(body: dict) -> str | None:
     return None
 
 
+# Claude models that think unasked (litellm's map: thinking_on_by_default, thinking_always_on), and
+# adaptively: they decide when, between calls too. Claude 4 asked with a budget ("enabled") thinks
+# again after tool results only with the interleaved-thinking beta; without it, only after a
+# message of the person's ("Claude will not output another thinking block until after the next
+# non-tool_result user turn").
+THINKS_UNASKED = ("claude-sonnet-5", "claude-sonnet-5-5", "claude-fable-5-1")
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+
+
 def _thinks(body: dict) -> bool:
-    return (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+    """Whether thinking is on for the request (asked for, or the model's own)."""
+    kind = (body.get("thinking") or {}).get("type")
+    return kind in ("enabled", "adaptive") or (kind is None and body.get("model") in THINKS_UNASKED)
+
+
+def _adaptive(body: dict) -> bool:
+    return _thinks(body) and (body.get("thinking") or {}).get("type") in (None, "adaptive")
+
+
+def _answers_calls(messages: list[dict]) -> bool:
+    last = messages[-1] if messages else {}
+    return last.get("role") == "user" and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                              for b in last.get("content") or [])
+
+
+def _thinks_now(body: dict, betas: str) -> bool:
+    """Whether this reply starts with thinking."""
+    return _thinks(body) and (_adaptive(body) or INTERLEAVED_BETA in betas
+                              or not _answers_calls(body.get("messages") or []))
 
 
 def _signed(thought: str, body: dict) -> str:
@@ -452,16 +484,14 @@ def _anthropic_thinking_problem(body: dict) -> str | None:
             return (f"messages.{len(messages) - 1}.content.0: When thinking is disabled, an `assistant` message in the "
                     "final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.")
         return None
-    budget = body["thinking"].get("budget_tokens")
-    if body["thinking"]["type"] == "enabled" and (not isinstance(budget, int) or budget < 1024):
+    budget = (body.get("thinking") or {}).get("budget_tokens")
+    if not _adaptive(body) and (not isinstance(budget, int) or budget < 1024):
         return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
     if isinstance(budget, int) and body.get("max_tokens", 0) <= budget:
         return "`max_tokens` must be greater than `thinking.budget_tokens`."
     if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
         return "Thinking may not be enabled when tool_choice forces tool use."
-    answers_calls = last.get("role") == "user" and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                                       for b in last.get("content") or [])
-    if answers_calls and len(messages) > 1:
+    if _answers_calls(messages) and len(messages) > 1:
         first = (messages[-2].get("content") or [{}])[0]
         if first.get("type") not in ("thinking", "redacted_thinking"):
             return (f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
