@@ -483,8 +483,9 @@ class ChatView(QScrollArea):
         self._render_timer.stop()
         if self._live is not None:
             if final_text or reasoning or hidden:
-                self._live.set_text(final_text)
+                # the thinking first: the text's label is shown only if there is text or no thinking
                 self._live.set_reasoning(reasoning, hidden=hidden)
+                self._live.set_text(final_text)
             else:
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()

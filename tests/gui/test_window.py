@@ -759,6 +759,26 @@ def test_a_reasoning_models_thinking_is_counted_as_it_comes_and_folded_above_its
     assert "The plan says read first" not in str(model.requests[-1].messages)  # never sent back
 
 
+def test_a_reply_that_only_thought_and_called_leaves_no_empty_line_for_its_answer(qtbot, make_window, workdir):
+    """The thinking streamed and the reply ended before the chat drew it (Claude's thinking, then
+    a call): the message shows its thinking, and no blank line where an answer would be."""
+    class ThinkingModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+            on_reasoning("Read the file first.")
+            return await super().complete(request, on_text, on_retry, on_reasoning)
+
+    read = reply("", call("file_read", path="notes.txt"))
+    (workdir / "notes.txt").write_text("notes\n", encoding="utf-8")
+    model = ThinkingModel([ModelReply("", read.tool_calls, read.usage, reasoning="Read the file first."),
+                           reply("Done.", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    first = next(w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant")
+    assert first.reasoning_header.text() == "Thought (4 words)"
+    assert first.body.isHidden()
+
+
 def test_thinking_the_provider_encrypted_is_folded_as_hidden_not_left_out(qtbot, make_window, workdir):
     redacted = ({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},)
     done = reply("Done.", call("task_done", summary="ok"))
