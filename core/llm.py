@@ -37,7 +37,7 @@ from core.reasoning import (
     split_reasoning,
     without_reasoning,
 )
-from core.secrets import key_variable, provider_of
+from core.secrets import HOW_TO_SIGN_IN, cloud_of, key_variable, provider_of
 
 log = logging.getLogger(__name__)
 
@@ -252,8 +252,10 @@ class LiteLLMClient:
         key = await asyncio.to_thread(self._api_key, request.model, request.api_base) if self._api_key else None
         if key:
             kwargs["api_key"] = key
-        elif request.api_base:
-            kwargs["api_key"] = "not-needed"  # local servers (Ollama, llama.cpp) take any key
+        elif request.api_base and not cloud_of(request.model):
+            # Local servers (Ollama, llama.cpp) take any key; a cloud's endpoint of one's own (a
+            # Bedrock VPC endpoint) is signed in to as the cloud is, which a key would replace.
+            kwargs["api_key"] = "not-needed"
         try:
             stream = await litellm.acompletion(**kwargs)
             reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning)
@@ -439,6 +441,13 @@ _NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credi
 # classes: an internal error, a lost connection, a refused key. None of them passes by waiting.
 _NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{0,30}API Key)|api_key client option must be set"
                      r"|no (?:API )?key is set", re.IGNORECASE)
+# How litellm says a cloud's own sign-in (see core.secrets.CLOUD_SIGN_IN) was not found: google-auth's
+# "default credentials were not found", filed as an internal error or a lost connection, and
+# botocore's "Unable to locate credentials", as a refused key. Signing in helps, waiting does not.
+_NO_CLOUD_SIGN_IN = re.compile(r"default credentials were not found|Unable to locate credentials", re.IGNORECASE)
+# How litellm says a library a provider needs is not installed ("Google Cloud SDK not found. Install
+# it with: pip install …", "Missing boto3 to call bedrock").
+_MISSING_LIBRARY = re.compile(r"not found\. Install it with: pip install|Missing boto3|No module named", re.IGNORECASE)
 # How a connection that never opened reads, whatever class litellm gives it: the OpenAI SDK's
 # "Connection error.", aiohttp's "Cannot connect to host" (DeepSeek, Groq, Mistral, xAI, a
 # hosted_vllm server), a name that did not resolve (offline), a port nobody listens on.
@@ -504,6 +513,13 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
                           "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
+    cloud = cloud_of(model)
+    if cloud and _NO_CLOUD_SIGN_IN.search(raw):
+        return ModelError("no_key", f"No {cloud} sign-in was found on this computer for {model}: "
+                          f"{HOW_TO_SIGN_IN[cloud]} (variables: in the environment Tripane starts from).")
+    if _MISSING_LIBRARY.search(raw):
+        return ModelError("setup", f"A library {provider_of(model) if model else 'the provider'} needs is missing from "
+                          f"this installation of Tripane: {detail}")
     if _NO_KEY.search(raw):
         where = "store one in Tripane (Settings, or Session → Change model for a session)"
         if api_base:  # a server of the person's choosing is sent only its own key, never a variable's

@@ -17,6 +17,23 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
+# Providers that sign in with the cloud's own credentials (an AWS profile, gcloud's login), which
+# litellm finds by itself, rather than with a key; and how a person signs in to each.
+CLOUD_SIGN_IN = {"bedrock": "AWS", "bedrock_converse": "AWS", "sagemaker": "AWS", "vertex_ai": "Google Cloud",
+                 "vertex_ai_beta": "Google Cloud"}
+HOW_TO_SIGN_IN = {
+    "AWS": "run `aws configure` (or `aws sso login`), or set AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
+           "AWS_REGION_NAME",
+    "Google Cloud": "run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+                    "service account's key file (and VERTEXAI_PROJECT, VERTEXAI_LOCATION)",
+}
+
+
+def cloud_of(model: str) -> str | None:
+    """The cloud whose own sign-in the model's requests use ("AWS", "Google Cloud"), if any."""
+    return CLOUD_SIGN_IN.get(provider_of(model))
+
+
 def key_name(model: str, api_base: str | None = None) -> str:
     """The name a key is kept under: its provider's ("openai"), or, for a model reached at a server
     of the person's choosing, that server's ("openai@api.deepseek.com"). Keyed by provider alone,

@@ -10,6 +10,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # No test may reach a real model: the model client refuses anything not on 127.0.0.1.
 os.environ["TRIPANE_MODELS_LOCAL_ONLY"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# Nor a cloud's metadata service, where a CI machine runs on one (a cloud VM signs its SDKs in).
+os.environ["NO_GCE_CHECK"] = "true"
+os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 # Never read or write the developer's real keyring.
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 # Never read or write the person's settings (the ones the window and `tripane run` share).

@@ -15,11 +15,11 @@ from core.llm import ModelClient, ModelError, is_loopback, is_ollama
 from core.providers import Connection, check_connection
 from core.secrets import (
     NoKeyring,
+    cloud_of,
     key_name,
     key_source,
     key_variable,
     keyring_backend,
-    provider_of,
     set_api_key,
 )
 from gui.dialogs.forms import model_combo, suggest_model_names
@@ -39,10 +39,6 @@ from gui.theme import restyle
 from gui.widgets.wrapped_label import WrappedLabel
 
 KEYRING_NOTE = "Keys are stored in the system keyring, never in a file."
-# Providers that sign in with the cloud's own credentials (an AWS profile, gcloud's login), which
-# litellm finds by itself, rather than with a key typed here.
-CLOUD_SIGN_IN = {"bedrock": "AWS", "bedrock_converse": "AWS", "sagemaker": "AWS", "vertex_ai": "Google Cloud",
-                 "vertex_ai_beta": "Google Cloud"}
 # The keyring is asked which key a model would get once typing pauses, not at every keystroke.
 KEY_LOOKUP_DELAY_MS = 400
 
@@ -57,7 +53,7 @@ def key_placeholder(model: str, api_base: str, source: str, can_store: bool = Tr
         return f"leave empty to use {key_variable(model)} from the environment"
     if is_ollama(model) or is_loopback(api_base):
         return "none needed by a server on this computer"
-    cloud = CLOUD_SIGN_IN.get(provider_of(model))
+    cloud = cloud_of(model)
     if cloud:
         return f"none needed: {cloud}'s own sign-in on this computer is used"
     if not can_store:

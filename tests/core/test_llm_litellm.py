@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import replace as dataclass_replace
@@ -506,6 +507,47 @@ async def test_unreachable_server_is_a_connection_error_that_names_the_address(m
     assert said.endswith("): is it running, and is the API base right?")
     assert "litellm" not in said and "Exception" not in said and "ssl:<" not in said  # not its classes, nor repr
     assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
+
+
+@pytest.fixture
+def signed_out(monkeypatch, tmp_path):
+    """A computer never signed in to a cloud: no AWS or Google Cloud credentials in the
+    environment or in the home folder."""
+    for variable in [v for v in os.environ if v.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_", "VERTEX"))]:
+        if variable != "AWS_EC2_METADATA_DISABLED":
+            monkeypatch.delenv(variable)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
+
+
+@pytest.mark.parametrize("model, how", [
+    ("vertex_ai/claude-sonnet-4-5", "gcloud auth application-default login"),
+    ("vertex_ai/gemini-2.5-flash", "gcloud auth application-default login"),
+    ("bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", "aws configure"),
+])
+async def test_a_cloud_never_signed_in_to_is_said_so_with_how_and_not_waited_on(signed_out, model, how):
+    """Bedrock and Vertex AI sign in with the cloud's own credentials. With none on the computer,
+    litellm calls it an internal error, a lost connection or a refused key: the person is told to
+    sign in, and how, at once. (The endpoint is one of one's own, on this computer: nothing is
+    sent to it unsigned, and no key stands in for the sign-in.)"""
+    with ScriptedServer(positional([Turn(text="ok")])) as server:
+        with pytest.raises(ModelError) as caught:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert caught.value.kind == "no_key" and not caught.value.retryable
+    assert "sign-in was found" in str(caught.value) and how in str(caught.value)
+    assert not server.requests
+
+
+def test_a_library_a_provider_needs_missing_from_the_installation_is_said_so_not_retried():
+    litellm = load_litellm()
+    missing = litellm.InternalServerError("Google Cloud SDK not found. Install it with: pip install 'litellm[google]' "
+                                          "or pip install google-cloud-aiplatform", llm_provider="vertex_ai",
+                                          model="gemini-2.5-flash")
+    error = classify(litellm, missing, model="vertex_ai/gemini-2.5-flash")
+    assert error.kind == "setup" and not error.retryable
+    assert "A library vertex_ai needs is missing" in str(error) and "google-cloud-aiplatform" in str(error)
 
 
 @pytest.mark.parametrize("model, variable", [("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
