@@ -295,7 +295,7 @@ def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
         kwargs["tool_choice"] = "auto"
     if not asked:
         kwargs["thinking"] = {"type": "adaptive", "display": "summarized"}
-    elif provider_of(model) == "anthropic" and not _model_flag(model, "supports_adaptive_thinking") \
+    elif provider_of(model) in ("anthropic", "azure_ai") and not _model_flag(model, "supports_adaptive_thinking") \
             and "claude-3" not in model:
         kwargs["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
 

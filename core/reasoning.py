@@ -54,12 +54,17 @@ def check_effort(effort: str) -> None:
         raise ValueError(f"the reasoning effort must be low, medium or high (or empty: the model's own), not {effort!r}")
 
 
+# Where litellm serves Claude in Anthropic's own format, besides Anthropic: Amazon's, Google's and
+# Microsoft's clouds.
+CLAUDE_CLOUDS = ("bedrock", "vertex_ai", "azure_ai")
+
+
 def signs_thinking(model: str) -> bool:
     """Claude, wherever it is served: it signs its thinking, and with thinking on it must be sent
     back the thinking of the reply whose calls a request answers, signature and all ("a final
     assistant message must start with a thinking block")."""
     provider = provider_of(model)
-    return provider == "anthropic" or (provider in ("bedrock", "vertex_ai") and "claude" in model.lower())
+    return provider == "anthropic" or (provider in CLAUDE_CLOUDS and "claude" in model.lower())
 
 
 # The key a history message names the model that wrote its thinking blocks under; never sent.

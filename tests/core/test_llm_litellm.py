@@ -941,6 +941,24 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert "The file comes first" not in json.dumps(other.requests[0]["messages"])
 
 
+async def test_claude_on_azure_thinks_between_calls_and_is_sent_its_thinking_back(store, data_dir, workdir):
+    """Claude in Microsoft's cloud (azure_ai/, Anthropic's format): its thinking goes back as on
+    Anthropic's own API, and it is asked to think after each call's result too."""
+    script = positional([
+        Turn(reasoning="Write it first.", tool_calls=(tool("file_write", path="a.txt", content="a"),)),
+        Turn(reasoning="Check it.", tool_calls=(tool("file_read", path="a.txt"),)),
+        Turn(reasoning="Fine.", tool_calls=(tool("task_done", summary="written"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="azure_ai/claude-sonnet-4-5",
+                               api_base=server.url, reasoning_effort="low")
+        assert await session.run() == "done"
+    assert not events_of(session, ErrorRecorded)
+    assert [m.reasoning for m in events_of(session, AssistantMessage)] == ["Write it first.", "Check it.", "Fine."]
+    assert "Check it." in json.dumps(server.requests[-1]["messages"])
+    assert all(INTERLEAVED_THINKING in betas for betas in server.betas)
+
+
 @pytest.mark.parametrize("model, effort, thinking", [
     ("anthropic/claude-sonnet-4-5", "medium", {"type": "enabled", "budget_tokens": 2048}),
     # a session changed to a Claude that thinks unasked, in the middle of the agent's work
