@@ -167,8 +167,10 @@ class ConnectionFields(QObject):
         """With no keyring, the key must come from the environment: a warning until the model's
         provider variable is there, and then plainly that it is (a red line about a key that is
         in fact set sends the person looking for a problem they do not have)."""
-        if self._form is not None:  # its row is hidden where there is nothing to say but where keys go (New session)
-            self._form.setRowVisible(self.key_note, True)
+        # Its row is hidden where there is nothing to say but where keys go (New session), and for
+        # a cloud signed in to as the cloud is (Bedrock, Vertex AI): it takes no key to keep anywhere.
+        if self._form is not None:
+            self._form.setRowVisible(self.key_note, not cloud_of(self.model.currentText().strip()))
         problem = self._keyring_problem or ""
         problem = f"{problem[:1].upper()}{problem[1:]}"
         variable = self._key_variable()

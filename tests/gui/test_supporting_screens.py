@@ -138,6 +138,10 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_ke
     assert dialog.key_note.objectName() != "warning" and "sk-from-the-environment" not in dialog.key_note.text()
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     assert dialog.key_note.objectName() == "warning"
+    dialog.model.setCurrentText("vertex_ai/gemini-2.5-flash")  # Google Cloud's own sign-in: no key, no line
+    assert dialog.key_note.isHidden()
+    dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
+    assert not dialog.key_note.isHidden()
 
     dialog.api_key.setText("sk-ant-secret-123")
     dialog._accept()
