@@ -153,8 +153,19 @@ def load_litellm() -> Any:
             litellm.telemetry = False
             litellm.disable_hf_tokenizer_download = True  # count with bundled tokenizers only
             litellm.suppress_debug_info = True
+            _quiet_on_the_console()
             _litellm = litellm
     return _litellm
+
+
+def _quiet_on_the_console() -> None:
+    """litellm prints its records of a failed call, traceback and all, with a handler of its own:
+    a Vertex AI call without a sign-in put forty lines above Tripane's one that says what to do.
+    Without it they reach Tripane's handlers, which keep them in the log file (core/logs.py)."""
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
 
 
 def is_loopback(api_base: str | None) -> bool:

@@ -36,6 +36,17 @@ MASK = "«key masked»"
 TOLD = {"told": True}
 
 
+# The libraries that make model calls: their records of a failed call (litellm's with a traceback:
+# a Vertex AI call without a sign-in printed forty lines) are what Tripane reports in its own words.
+MODEL_CALL_LOGGERS = ("LiteLLM", "google.auth", "botocore")
+
+
+def for_the_console(record: logging.LogRecord) -> bool:
+    """Not what the person is told another way: a warning marked TOLD, and the model call
+    libraries' own records. The log file keeps both."""
+    return not getattr(record, "told", False) and not record.name.startswith(MODEL_CALL_LOGGERS)
+
+
 def mask_secrets(text: str) -> str:
     return _KEY_SHAPES.sub(lambda match: (match.group("label") or "") + MASK, text)
 
@@ -63,7 +74,7 @@ def start_logging(data_dir: Path | None, name: str = LOG_NAME) -> Path | None:
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
     console.setFormatter(MaskingFormatter("%(levelname)s %(name)s: %(message)s"))
-    console.addFilter(lambda record: not getattr(record, "told", False))
+    console.addFilter(for_the_console)
     handlers: list[logging.Handler] = [console]
     path = None
     if data_dir is not None:

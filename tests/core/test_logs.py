@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from core.llm import load_litellm
 from core.logs import MASK, TOLD, log_path, mask_secrets, start_logging, stop_logging
 
 
@@ -85,3 +86,20 @@ def test_a_warning_the_person_is_told_otherwise_is_kept_in_the_file_not_repeated
     err = capsys.readouterr().err
     assert "exceeds the budget" in err and "retry 1" not in err  # the run's own line says it
     assert "retry 1 in 1.0 s" in path.read_text(encoding="utf-8")
+
+
+def test_litellms_record_of_a_failed_call_is_kept_in_the_file_not_printed_on_the_console(tmp_path, capsys):
+    load_litellm()  # as Tripane loads it (litellm brings a console handler of its own)
+    path = start_logging(tmp_path / "data")
+    try:
+        try:
+            raise RuntimeError("Your default credentials were not found.")
+        except RuntimeError:
+            logging.getLogger("LiteLLM").exception("Failed to load vertex credentials")
+        logging.getLogger("google.auth._default").warning("Authentication failed using Compute Engine")
+    finally:
+        stop_logging()
+    err = capsys.readouterr().err
+    assert "vertex credentials" not in err and "Compute Engine" not in err  # the run's own line says what to do
+    kept = path.read_text(encoding="utf-8")
+    assert "Failed to load vertex credentials" in kept and "Traceback" in kept
