@@ -16,6 +16,7 @@ Do = str | Callable[["MainWindow"], object]  # a method of the window by name, o
 
 COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str], ...] = (
     ("&File", "&New session…", "Ctrl+N", "new_session", "new"),
+    ("&File", "New session &like this one…", "Ctrl+Shift+N", "new_session_like", "new_like"),
     ("&File", "&Settings…", "Ctrl+,", "open_settings", "settings"),
     ("&File", "&Quit", "Ctrl+Q", "close", "quit"),
     ("&Session", "&Send message", "Ctrl+Return", "send_message", "send"),
@@ -46,7 +47,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Help", "&About Tripane", None, "show_about", "about"),
 )
 EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
-SESSION_MENU = ("rename", "export", "session_folder", "working_folder", None, "delete")  # right-click
+SESSION_MENU = ("new_like", None, "rename", "export", "session_folder", "working_folder", None, "delete")  # right-click
 
 
 def build_menus(window: MainWindow) -> dict[str, QAction]:

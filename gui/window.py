@@ -481,6 +481,16 @@ class MainWindow(QMainWindow):
         open_once(dialog)
         return dialog
 
+    def new_session_like(self) -> NewSessionDialog | None:
+        """The New session dialog filled in as the open session runs now (its task, folder, model
+        and effort, approvals): to run a task again from the start, or a close variant of it."""
+        if self.session is None or self.session.state.config is None:
+            return None
+        dialog = self.new_session()
+        if dialog is not None:
+            dialog.fill_in_like(self.session.state)
+        return dialog
+
     # A folder dragged from the file manager onto the window starts a session in it.
 
     def dragEnterEvent(self, event) -> None:
@@ -706,8 +716,8 @@ class MainWindow(QMainWindow):
         for name, button in (("send", self.send_button), ("pause", self.pause_button),
                              ("resume", self.resume_button), ("stop", self.stop_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
-        for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact",
-                     "inspector", "export", "rename", "delete", "session_folder", "working_folder"):
+        for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
+                     "rename", "delete", "session_folder", "working_folder", "new_like"):
             self.actions_by_name[name].setEnabled(has)
         self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
 

@@ -162,15 +162,17 @@ class ConnectionFields(QObject):
             self._lookup.start()  # the field says so too
             self._say_where_the_key_goes()
             self.model.currentTextChanged.connect(self._say_where_the_key_goes)  # its provider's variable
+            self.api_base.textChanged.connect(self._say_where_the_key_goes)  # none for a server here
 
     def _say_where_the_key_goes(self) -> None:
         """With no keyring, the key must come from the environment: a warning until the model's
         provider variable is there, and then plainly that it is (a red line about a key that is
         in fact set sends the person looking for a problem they do not have)."""
         # Its row is hidden where there is nothing to say but where keys go (New session), and for
-        # a cloud signed in to as the cloud is (Bedrock, Vertex AI): it takes no key to keep anywhere.
+        # a model that takes no key to keep anywhere: a cloud signed in to as the cloud is (Bedrock,
+        # Vertex AI), a server on this computer.
         if self._form is not None:
-            self._form.setRowVisible(self.key_note, not cloud_of(self.model.currentText().strip()))
+            self._form.setRowVisible(self.key_note, self._takes_a_key())
         problem = self._keyring_problem or ""
         problem = f"{problem[:1].upper()}{problem[1:]}"
         variable = self._key_variable()
@@ -183,6 +185,10 @@ class ConnectionFields(QObject):
             self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
                                   f"variable ({variable}, …) before starting Tripane instead.")
         restyle(self.key_note)  # in the warning's colour, or back to the plain one
+
+    def _takes_a_key(self) -> bool:
+        model, api_base = self.chosen()
+        return not (cloud_of(model) or is_ollama(model) or is_loopback(api_base))
 
     def _key_variable(self) -> str:
         return key_variable(self.model.currentText().strip() or "openai/")

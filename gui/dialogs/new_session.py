@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
 from core.session import SessionConfig
@@ -107,6 +108,19 @@ class NewSessionDialog(QDialog):
         on_ctrl_enter(self, self._accept)
         fit_to_screen(self, 620, 320)
         grow_with_content(self)
+
+    def fill_in_like(self, state: SessionState) -> None:
+        """The fields as the session `state` runs now: its task and folder, the model it has now
+        (after any change) at its server, its reasoning effort and approvals."""
+        config = state.config
+        assert config is not None
+        self.task.setPlainText(config.task)
+        self.workdir.setText(config.workdir)
+        self.model.setCurrentText(state.model)
+        self.api_base.setText(state.api_base or "")  # after the model, whose server the field follows
+        self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(state.reasoning_effort)))
+        self.approval.setCurrentIndex(max(0, self.approval.findData(config.approval)))
+        self.task.setFocus()
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""

@@ -142,6 +142,10 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_ke
     assert dialog.key_note.isHidden()
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     assert not dialog.key_note.isHidden()
+    dialog.api_base.setText("http://127.0.0.1:8000/v1")  # a server on this computer takes none either
+    assert dialog.key_note.isHidden()
+    dialog.api_base.clear()
+    assert not dialog.key_note.isHidden()
 
     dialog.api_key.setText("sk-ant-secret-123")
     dialog._accept()
@@ -392,7 +396,8 @@ def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_
 
     assert window.session is not None and window.session.id == first.id
     texts = [action.text().replace("&", "") for action in menu.actions() if not action.isSeparator()]
-    assert texts == ["Rename…", "Export as zip…", "Open session folder", "Open working folder", "Delete…"]
+    assert texts == ["New session like this one…", "Rename…", "Export as zip…", "Open session folder",
+                     "Open working folder", "Delete…"]
     opened = []
     monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     next(a for a in menu.actions() if a.text().replace("&", "") == "Open session folder").trigger()
@@ -591,6 +596,36 @@ def test_a_new_session_shows_where_its_model_goes_and_takes_the_key_it_lacks(qtb
     dialog.task.setPlainText("Tidy the README")
     dialog._accept()
     assert dialog.config.api_base == "http://127.0.0.1:8000/v1" and dialog.config.model == "openai/my-finetune"
+
+
+def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, make_window, workdir, tmp_path):
+    """To run a task again from the start (or a variant of it): the task, folder, approvals, and
+    the model the session has now — after a change of model, that one, at its server — with its
+    effort. Anything can be changed before Start."""
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    window.prefs.model = "openai/gpt-4o-mini"
+    first = window.start_session(SessionConfig(task="Refactor the parser\nkeep the API", model="scripted",
+                                               workdir=workdir, approval="none"))
+    qtbot.waitUntil(lambda: first.state.ended and not first.running, timeout=WAIT)
+    asyncio.ensure_future(first.change_model("openai/my-finetune", "http://127.0.0.1:8000/v1", reasoning_effort="high"))
+    qtbot.waitUntil(lambda: first.state.model == "openai/my-finetune", timeout=WAIT)
+    assert window.actions_by_name["new_like"].isEnabled()
+
+    dialog = window.new_session_like()
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    assert dialog.task.toPlainText() == "Refactor the parser\nkeep the API"
+    assert dialog.workdir.text() == str(workdir)
+    assert (dialog.model.currentText(), dialog.api_base.text()) == ("openai/my-finetune", "http://127.0.0.1:8000/v1")
+    assert dialog.reasoning_effort.currentData() == "high" and dialog.approval.currentData() == "none"
+    other = tmp_path / "variant"
+    other.mkdir()
+    dialog.workdir.setText(str(other))
+    dialog._accept()
+    config = dialog.config
+    assert (config.task, config.workdir, config.model, config.api_base) == (
+        "Refactor the parser\nkeep the API", other, "openai/my-finetune", "http://127.0.0.1:8000/v1")
+    assert (config.reasoning_effort, config.approval) == ("high", "none")
+    dialog.reject()
 
 
 def test_a_new_session_without_a_keyring_says_where_the_key_goes_instead(qtbot, make_window, monkeypatch):
