@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
                                             "(default: --model)")
     run.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
-                     help="how hard a reasoning model thinks (Claude: a thinking budget; default: the model's own)")
+                     help="how hard a reasoning model thinks (Claude up to 4.5: a thinking budget; default: the model's own)")
     # Their defaults, and the turn thresholds', are the window's Settings (else 100, ask, no caps).
     run.add_argument("--max-turns", type=int,
                      help="end the session after this many turns (default: 100; the person is asked at turn 30)")

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 def effort_shown(state: SessionState) -> str:
     """The reasoning effort beside the model: as asked, and whether the last request to this model
-    could send it (a model without reasoning takes none; Claude none while answering calls made
-    without thinking)."""
+    could send it (a model without reasoning takes none, nor one its server cannot make think)."""
     if not state.reasoning_effort:
         return ""
     sent = state.last_metrics.get("effort_sent") if state.last_reply_model == state.model else None
