@@ -306,8 +306,7 @@ def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
         kwargs["tool_choice"] = "auto"
     if not asked:
         kwargs["thinking"] = {"type": "adaptive", "display": "summarized"}
-    elif provider_of(model) in ("anthropic", "azure_ai") and not _model_flag(model, "supports_adaptive_thinking") \
-            and "claude-3" not in model:
+    elif interleaves_when_asked(model):
         kwargs["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
 
 
@@ -699,11 +698,16 @@ def count_tokens(model: str, text: str) -> int:
 
 def mapped_window(model: str) -> int | None:
     """The model's input window from litellm's bundled model map; None for a model it does not know."""
+    info = _mapped(model)
+    return int(info.get("max_input_tokens") or info.get("max_tokens") or 0) or None
+
+
+def _mapped(model: str) -> dict[str, Any]:
+    """What litellm's bundled model map says of the model; nothing for one it does not know."""
     try:
-        info = load_litellm().get_model_info(model)
-        return int(info.get("max_input_tokens") or info.get("max_tokens") or 0) or None
+        return dict(load_litellm().get_model_info(model))
     except Exception:  # unknown to the map (local or custom models)
-        return None
+        return {}
 
 
 def supports_tool_choice(model: str) -> bool:
@@ -719,14 +723,15 @@ def takes_reasoning_effort(model: str) -> bool:
 def thinks_unasked(model: str) -> bool:
     """Whether the model thinks when not asked to (litellm's map: Claude Sonnet 5 and later, some
     of which always do)."""
-    return _model_flag(model, "thinking_on_by_default") or _model_flag(model, "thinking_always_on")
+    info = _mapped(model)
+    return bool(info.get("thinking_on_by_default") or info.get("thinking_always_on"))
 
 
-def _model_flag(model: str, flag: str) -> bool:
-    try:
-        return bool(load_litellm().get_model_info(model).get(flag))
-    except Exception:  # unknown to the map (local or custom models)
-        return False
+def interleaves_when_asked(model: str) -> bool:
+    """Claude 4 up to 4.5 at Anthropic's API (or Azure's): it thinks between calls only when asked
+    to (the beta). Claude 3.7 cannot; the adaptive models (Sonnet 4.6 and later) do unasked."""
+    return (provider_of(model) in ("anthropic", "azure_ai") and "claude-3" not in model
+            and not _mapped(model).get("supports_adaptive_thinking"))
 
 
 def _supported_params(model: str) -> list[str]:
