@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.logs import log_path, log_paths
-from core.secrets import key_variable, keyring_backend
+from core.logs import log_path, log_paths, starts_an_error_to_report
+from core.secrets import cloud_of, key_variable, keyring_backend
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
@@ -156,8 +156,9 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
 
     try:
         connection = await check_connection(LiteLLMClient(api_key=get_api_key, retries=0), model, api_base)
-    except ModelError as exc:
-        return Check("Provider", "fail", str(exc), "check the model name, the API key and the API base")
+    except ModelError as exc:  # a cloud's missing sign-in is said with how to sign in
+        signing_in = exc.kind == "no_key" and cloud_of(model)
+        return Check("Provider", "fail", str(exc), "" if signing_in else "check the model name, the API key and the API base")
     return Check("Provider", "ok", f"{model} answered: {connection.said[:60]} {connection.details()}")
 
 
@@ -167,7 +168,8 @@ def check_log(data_dir: Path) -> Check:
     paths = [path for path in log_paths(data_dir) if path.exists()]
     if not paths:
         return Check("Log", "ok", f"{log_path(data_dir)} does not exist yet (the window writes it)")
-    errors = sorted((line, path) for path in paths for line in _tail_lines(path, LOG_TAIL_BYTES) if " ERROR " in line)
+    errors = sorted((line, path) for path in paths for line in _tail_lines(path, LOG_TAIL_BYTES)
+                    if starts_an_error_to_report(line))
     sizes = "; ".join(f"{path} ({path.stat().st_size / 1024:,.0f} KB)" for path in paths)
     if not errors:
         return Check("Log", "ok", f"{sizes}; no errors lately")

@@ -47,6 +47,14 @@ def for_the_console(record: logging.LogRecord) -> bool:
     return not getattr(record, "told", False) and not record.name.startswith(MODEL_CALL_LOGGERS)
 
 
+def starts_an_error_to_report(line: str) -> bool:
+    """Whether a log file's line starts an ERROR record worth a bug report: not a model call
+    library's record of a failed call (a refused key, no cloud sign-in), which the person was told
+    of in Tripane's words and mends on their side."""
+    _, error, logger = line.partition(" ERROR ")
+    return bool(error) and not logger.startswith(MODEL_CALL_LOGGERS)
+
+
 def mask_secrets(text: str) -> str:
     return _KEY_SHAPES.sub(lambda match: (match.group("label") or "") + MASK, text)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,16 @@ def litellm_loaded():
     from core.llm import load_litellm
 
     load_litellm()
+
+
+@pytest.fixture
+def signed_out(monkeypatch, tmp_path):
+    """A computer never signed in to a cloud: no AWS or Google Cloud credentials in the
+    environment or in the home folder."""
+    for variable in [v for v in os.environ if v.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_", "VERTEX"))]:
+        if variable != "AWS_EC2_METADATA_DISABLED":
+            monkeypatch.delenv(variable)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))

@@ -49,8 +49,15 @@ def test_the_provider_check_reports_an_answer_and_a_refused_key(tmp_path):
         bad = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
     assert good.level == "ok" and "ready" in good.detail
     assert good.detail.endswith("(context window 128,000 tokens)")  # litellm's bundled model map
-    assert bad.level == "fail" and "refused the API key" in bad.detail
+    assert bad.level == "fail" and "refused the API key" in bad.detail and "check the model name" in bad.fix
     assert asyncio.run(check_provider(None, None)).level == "warn"
+
+
+def test_the_provider_check_of_a_cloud_never_signed_in_to_says_how_to_sign_in(signed_out):
+    with ScriptedServer(lambda request: Turn(text="ready")) as server:  # an endpoint of one's own, here
+        check = asyncio.run(check_provider("vertex_ai/gemini-2.5-flash", server.url))
+    assert check.level == "fail" and "gcloud auth application-default login" in check.detail
+    assert not check.fix  # not "check the API key": it takes none
 
 
 def test_the_provider_check_says_the_window_a_local_ollama_gives_and_claudes_cache_marks(tmp_path):
@@ -107,6 +114,8 @@ def test_the_log_check_names_the_latest_error_of_a_real_log(tmp_path):
                 raise OSError(f"disk full number {n}")
             except OSError:
                 logging.getLogger("gui.unexpected").exception("unexpected error %s", n)
+        # litellm's record of a failed call (no cloud sign-in): the person was told, it is no bug
+        logging.getLogger("LiteLLM").error("Failed to load vertex credentials: Your default credentials were not found")
     finally:
         stop_logging()
     check = check_log(data)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 from collections.abc import Callable
 from dataclasses import replace as dataclass_replace
@@ -507,19 +506,6 @@ async def test_unreachable_server_is_a_connection_error_that_names_the_address(m
     assert said.endswith("): is it running, and is the API base right?")
     assert "litellm" not in said and "Exception" not in said and "ssl:<" not in said  # not its classes, nor repr
     assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
-
-
-@pytest.fixture
-def signed_out(monkeypatch, tmp_path):
-    """A computer never signed in to a cloud: no AWS or Google Cloud credentials in the
-    environment or in the home folder."""
-    for variable in [v for v in os.environ if v.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_", "VERTEX"))]:
-        if variable != "AWS_EC2_METADATA_DISABLED":
-            monkeypatch.delenv(variable)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
 
 
 @pytest.mark.parametrize("model, how", [
