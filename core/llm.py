@@ -298,7 +298,8 @@ def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
     request), nor while a tool is forced on it (the flush turn then only asks for the call). A
     model that thinks unasked (Sonnet 5 and later) is asked to show its thinking, which it omits
     by default. Claude 4 asked for a budget thinks again after a call's result only when asked to
-    interleave (a beta); later models interleave on their own."""
+    interleave (a beta); later models interleave on their own. A budget leaves the answer the
+    model's whole output."""
     model = kwargs["model"]
     if answers_calls_without_thinking(kwargs["messages"]):
         kwargs["messages"] = calls_written_out(kwargs["messages"])
@@ -306,8 +307,15 @@ def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
         kwargs["tool_choice"] = "auto"
     if not asked:
         kwargs["thinking"] = {"type": "adaptive", "display": "summarized"}
-    elif interleaves_when_asked(model):
+        return
+    if interleaves_when_asked(model):
         kwargs["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
+    most = _mapped(model).get("max_output_tokens")
+    if most and "max_tokens" not in kwargs and not _mapped(model).get("supports_adaptive_thinking"):
+        # Given a budget and no max_tokens, litellm makes it the budget + 4,096: an answer with its
+        # calls (a file written in one call) would be cut off at 4,096 tokens, where without an
+        # effort the model's whole output is asked for.
+        kwargs["max_tokens"] = int(most)
 
 
 async def _import_off_loop() -> Any:

@@ -904,6 +904,9 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert not events_of(session, ErrorRecorded)
     assert [r["thinking"]["budget_tokens"] for r in server.requests] == [4096] * 3
     assert all(INTERLEAVED_THINKING in betas for betas in server.betas)  # thinks after each result too
+    # its whole output, as without an effort: not the budget + 4,096 (litellm's), which cut off a
+    # file written in one call at 4,096 tokens
+    assert [r["max_tokens"] for r in server.requests] == [64_000] * 3
     replies = events_of(session, AssistantMessage)
     assert [m.metrics["effort_sent"] for m in replies] == ["high"] * 3
     # (a redacted block, encrypted by Claude's safety systems, has no text to show)
