@@ -26,7 +26,12 @@ def known_chat_models() -> tuple[str, ...]:
     """Every tool-calling chat model of PROVIDERS in litellm's map, as a model string, grouped by
     provider in PROVIDERS' order; models past their deprecation date left out. Imports litellm
     (seconds, the first time): call it from a worker thread."""
-    return models_on(datetime.date.today().isoformat())
+    return models_on(today())
+
+
+def today() -> str:
+    """The day whose models are offered (ISO date)."""
+    return datetime.date.today().isoformat()
 
 
 @functools.cache

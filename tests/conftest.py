@@ -33,3 +33,12 @@ def memory_keyring():
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def models_of_2026_11_25(monkeypatch):
+    """The models offered as on the day these tests were written: litellm's map dates models'
+    deprecation (gpt-4o-mini's is 2027-01-14), and a test that names one must not fail on that day."""
+    import core.model_names
+
+    monkeypatch.setattr(core.model_names, "today", lambda: "2026-11-25")

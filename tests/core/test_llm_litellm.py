@@ -659,7 +659,7 @@ async def test_remote_providers_are_refused_under_tests():
         await client().complete(ModelRequest("openai/gpt-4o", [{"role": "user", "content": "hi"}]))
 
 
-async def test_a_model_name_without_a_provider_says_how_to_write_it():
+async def test_a_model_name_without_a_provider_says_how_to_write_it(models_of_2026_11_25):
     with pytest.raises(ModelError) as failed:
         await client().complete(ModelRequest("gpt-nonexistent-9", [{"role": "user", "content": "hi"}],
                                              api_base="http://127.0.0.1:9/v1"))
@@ -672,7 +672,7 @@ async def test_a_model_name_without_a_provider_says_how_to_write_it():
                                         "provider/model. Did you mean openai/gpt-4o-mini or ")
 
 
-def test_a_model_the_provider_does_not_know_is_answered_with_the_names_it_may_have_meant():
+def test_a_model_the_provider_does_not_know_is_answered_with_the_names_it_may_have_meant(models_of_2026_11_25):
     litellm = load_litellm()
     gone = litellm.NotFoundError("The model `gpt-4o-mni` does not exist", model="gpt-4o-mni", llm_provider="openai")
     said = str(classify(litellm, gone, model="openai/gpt-4o-mni"))
@@ -906,7 +906,8 @@ async def test_claude_asked_to_think_is_sent_its_signed_thinking_back_and_shown_
     assert all(INTERLEAVED_THINKING in betas for betas in server.betas)  # thinks after each result too
     # its whole output, as without an effort: not the budget + 4,096 (litellm's), which cut off a
     # file written in one call at 4,096 tokens
-    assert [r["max_tokens"] for r in server.requests] == [64_000] * 3
+    whole = load_litellm().get_model_info("anthropic/claude-sonnet-4-5")["max_output_tokens"]
+    assert whole > 4096 + 4096 and [r["max_tokens"] for r in server.requests] == [whole] * 3
     replies = events_of(session, AssistantMessage)
     assert [m.metrics["effort_sent"] for m in replies] == ["high"] * 3
     # (a redacted block, encrypted by Claude's safety systems, has no text to show)

@@ -39,7 +39,7 @@ def test_a_model_past_its_deprecation_date_is_not_offered():
     assert f"{provider}/{key}" not in models_on((day + datetime.timedelta(days=1)).isoformat())
 
 
-def test_a_mistyped_or_unprefixed_model_is_matched_to_the_names_it_may_mean():
+def test_a_mistyped_or_unprefixed_model_is_matched_to_the_names_it_may_mean(models_of_2026_11_25):
     assert close_model_names("gpt-4o-mni")[0] == "openai/gpt-4o-mini"  # without its provider, and mistyped
     assert close_model_names("openai/gpt-4o-mni")[0] == "openai/gpt-4o-mini"
     assert close_model_names("gpt-4o-mini")[0] == "openai/gpt-4o-mini"  # right, but without its provider
