@@ -158,7 +158,8 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
         connection = await check_connection(LiteLLMClient(api_key=get_api_key, retries=0), model, api_base)
     except ModelError as exc:  # a cloud's missing sign-in is said with how to sign in
         signing_in = exc.kind == "no_key" and cloud_of(model)
-        return Check("Provider", "fail", str(exc), "" if signing_in else "check the model name, the API key and the API base")
+        fix = "" if signing_in else "check the model name, the API key and the API base"
+        return Check("Provider", "fail", str(exc), fix)
     return Check("Provider", "ok", f"{model} answered: {connection.said[:60]} {connection.details()}")
 
 

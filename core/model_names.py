@@ -53,6 +53,21 @@ def models_on(today: str) -> tuple[str, ...]:
     return tuple(name for provider in PROVIDERS for name in dict.fromkeys(found[provider]))
 
 
+def deprecated_on(model: str) -> str:
+    """The day (ISO date) from which the model's provider deprecates it, by litellm's map; "" when
+    the map names none (or does not know the model). A deprecated model is retired some time after:
+    its requests then fail."""
+    cost = load_litellm().model_cost
+    whole = model.strip()
+    provider, _, bare = whole.partition("/")
+    for key in (whole, bare):
+        info = cost.get(key)
+        # a bare key is another provider's model of that name, unless the map files it under this one
+        if isinstance(info, dict) and (key == whole or str(info.get("litellm_provider", "")).startswith(provider)):
+            return str(info.get("deprecation_date") or "")
+    return ""
+
+
 def close_model_names(model: str, count: int = 3) -> list[str]:
     """The known model strings a mistyped or unprefixed one may have meant: those it names without
     their provider first ("claude-sonnet-4-5": anthropic/claude-sonnet-4-5), then the most alike

@@ -4,6 +4,7 @@ and a one-message connection test."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from core.llm import (
     mapped_window,
     needs_cache_markers,
 )
+from core.model_names import deprecated_on
 from core.secrets import get_api_key
 
 log = logging.getLogger(__name__)
@@ -176,13 +178,21 @@ class Connection:
     window: int
     cache_marked: bool
     window_assumed: bool = False  # neither the server nor the model map states it
+    deprecated_on: str = ""  # the day its provider deprecates the model (litellm's map), if any
 
     def details(self) -> str:
         caching = "; prompt caching marked for Claude" if self.cache_marked else ""
         if self.window_assumed:
-            return (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
+            said = (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
                     f"tokens are assumed until a refusal says otherwise; set Context window if you know it{caching})")
-        return f"(context window {self.window:,} tokens{caching})"
+        else:
+            said = f"(context window {self.window:,} tokens{caching})"
+        if self.deprecated_on:
+            past = self.deprecated_on <= datetime.date.today().isoformat()
+            then = "its requests may fail any day" if past else "choose a newer one for long work"
+            said += (f". Its provider {'deprecated' if past else 'deprecates'} this model on {self.deprecated_on} "
+                     f"(litellm's model map) and retires it some time after: {then}")
+        return said
 
 
 async def check_connection(client: ModelClient, model: str, api_base: str | None = None) -> Connection:
@@ -190,4 +200,5 @@ async def check_connection(client: ModelClient, model: str, api_base: str | None
     said = await test_connection(client, model, api_base)
     stated = await asyncio.to_thread(stated_window, model.strip(), api_base or None)
     return Connection(said, stated or DEFAULT_CONTEXT_WINDOW, needs_cache_markers(model.strip()),
-                      window_assumed=stated is None)
+                      window_assumed=stated is None,
+                      deprecated_on="" if api_base else await asyncio.to_thread(deprecated_on, model))

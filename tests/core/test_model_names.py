@@ -5,7 +5,13 @@ from __future__ import annotations
 import datetime
 
 from core.llm import load_litellm
-from core.model_names import PROVIDERS, close_model_names, known_chat_models, models_on
+from core.model_names import (
+    PROVIDERS,
+    close_model_names,
+    deprecated_on,
+    known_chat_models,
+    models_on,
+)
 from core.secrets import provider_of
 
 
@@ -44,3 +50,18 @@ def test_a_mistyped_or_unprefixed_model_is_matched_to_the_names_it_may_mean(mode
     assert close_model_names("openai/gpt-4o-mni")[0] == "openai/gpt-4o-mini"
     assert close_model_names("gpt-4o-mini")[0] == "openai/gpt-4o-mini"  # right, but without its provider
     assert close_model_names("openai/my-own-model") == [] and close_model_names("  ") == []
+
+
+def test_a_models_deprecation_day_is_read_from_the_map_and_said_by_the_connection_test():
+    from core.providers import Connection
+
+    cost_map = load_litellm().model_cost
+    assert deprecated_on("anthropic/claude-sonnet-4-5") == cost_map["claude-sonnet-4-5"]["deprecation_date"]
+    assert deprecated_on("gemini/gemini-2.5-flash") == cost_map["gemini/gemini-2.5-flash"]["deprecation_date"]
+    assert deprecated_on("openai/my-own-model") == "" and deprecated_on("anthropic/claude-sonnet-5") == ""
+    soon = Connection("ready", 200_000, True, deprecated_on="2999-01-01").details()
+    assert soon.startswith("(context window 200,000 tokens; prompt caching marked for Claude)")
+    assert "deprecates this model on 2999-01-01" in soon and "choose a newer one" in soon
+    gone = Connection("ready", 200_000, False, deprecated_on="2000-01-01").details()
+    assert "deprecated this model on 2000-01-01" in gone and "may fail any day" in gone
+    assert "deprecat" not in Connection("ready", 200_000, False).details()
