@@ -308,14 +308,16 @@ def _as_claude_thinks(kwargs: dict[str, Any], asked: bool) -> None:
     if not asked:
         kwargs["thinking"] = {"type": "adaptive", "display": "summarized"}
         return
+    mapped = _mapped(model)
+    if mapped.get("supports_adaptive_thinking"):  # asked for an effort, not a budget: nothing more
+        return
     if interleaves_when_asked(model):
         kwargs["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
-    most = _mapped(model).get("max_output_tokens")
-    if most and "max_tokens" not in kwargs and not _mapped(model).get("supports_adaptive_thinking"):
+    if mapped.get("max_output_tokens") and "max_tokens" not in kwargs:
         # Given a budget and no max_tokens, litellm makes it the budget + 4,096: an answer with its
         # calls (a file written in one call) would be cut off at 4,096 tokens, where without an
         # effort the model's whole output is asked for.
-        kwargs["max_tokens"] = int(most)
+        kwargs["max_tokens"] = int(mapped["max_output_tokens"])
 
 
 async def _import_off_loop() -> Any:
@@ -736,10 +738,10 @@ def thinks_unasked(model: str) -> bool:
 
 
 def interleaves_when_asked(model: str) -> bool:
-    """Claude 4 up to 4.5 at Anthropic's API (or Azure's): it thinks between calls only when asked
-    to (the beta). Claude 3.7 cannot; the adaptive models (Sonnet 4.6 and later) do unasked."""
-    return (provider_of(model) in ("anthropic", "azure_ai") and "claude-3" not in model
-            and not _mapped(model).get("supports_adaptive_thinking"))
+    """Whether a Claude model asked for a thinking budget (up to 4.5; the adaptive models, Sonnet
+    4.6 and later, interleave unasked) thinks between calls when asked to, by the beta header:
+    Claude 4 at Anthropic's API or Azure's. Claude 3.7 cannot."""
+    return provider_of(model) in ("anthropic", "azure_ai") and "claude-3" not in model
 
 
 def _supported_params(model: str) -> list[str]:
