@@ -161,7 +161,10 @@ def load_litellm() -> Any:
 def _quiet_on_the_console() -> None:
     """litellm prints its records of a failed call, traceback and all, with a handler of its own:
     a Vertex AI call without a sign-in put forty lines above Tripane's one that says what to do.
-    Without it they reach Tripane's handlers, which keep them in the log file (core/logs.py)."""
+    Without it they reach Tripane's handlers, which keep them in the log file (core/logs.py). A
+    person who set LITELLM_LOG to see more (DEBUG: each request as sent) sees it as litellm prints it."""
+    if os.environ.get("LITELLM_LOG", "ERROR").upper() != "ERROR":
+        return
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logger = logging.getLogger(name)
         for handler in list(logger.handlers):

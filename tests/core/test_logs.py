@@ -103,3 +103,20 @@ def test_litellms_record_of_a_failed_call_is_kept_in_the_file_not_printed_on_the
     assert "vertex credentials" not in err and "Compute Engine" not in err  # the run's own line says what to do
     kept = path.read_text(encoding="utf-8")
     assert "Failed to load vertex credentials" in kept and "Traceback" in kept
+
+
+def test_litellms_own_printing_stays_for_a_person_who_asked_litellm_for_more(monkeypatch):
+    from core.llm import _quiet_on_the_console
+
+    logger = logging.getLogger("LiteLLM")
+    handler = logging.StreamHandler()
+    logger.addHandler(handler)
+    try:
+        monkeypatch.setenv("LITELLM_LOG", "DEBUG")  # debugging a provider: each request as litellm sends it
+        _quiet_on_the_console()
+        assert handler in logger.handlers
+        monkeypatch.setenv("LITELLM_LOG", "ERROR")  # as Tripane sets it
+        _quiet_on_the_console()
+        assert handler not in logger.handlers
+    finally:
+        logger.removeHandler(handler)
