@@ -43,6 +43,15 @@ KEYRING_NOTE = "Keys are stored in the system keyring, never in a file."
 KEY_LOOKUP_DELAY_MS = 400
 
 
+def why_no_key(model: str, api_base: str | None) -> str:
+    """Why the model's requests take no key ("" when they take one): its server is on this
+    computer, or it signs in as its cloud does (Bedrock, Vertex AI)."""
+    if is_ollama(model) or is_loopback(api_base):
+        return "none needed by a server on this computer"
+    cloud = cloud_of(model)
+    return f"none needed: {cloud}'s own sign-in on this computer is used" if cloud else ""
+
+
 def key_placeholder(model: str, api_base: str, source: str, can_store: bool = True) -> str:
     """What the empty API key field says: which key the model's requests take now (see key_source),
     and, with no keyring to store one in, not to paste one."""
@@ -51,11 +60,9 @@ def key_placeholder(model: str, api_base: str, source: str, can_store: bool = Tr
         return f"a key is stored for {name}: leave empty to keep it"
     if source == "environment":
         return f"leave empty to use {key_variable(model)} from the environment"
-    if is_ollama(model) or is_loopback(api_base):
-        return "none needed by a server on this computer"
-    cloud = cloud_of(model)
-    if cloud:
-        return f"none needed: {cloud}'s own sign-in on this computer is used"
+    needless = why_no_key(model, api_base)
+    if needless:
+        return needless
     if not can_store:
         return f"none for {name} (see below)"
     return f"none stored for {name} yet: paste its key here"
@@ -172,7 +179,7 @@ class ConnectionFields(QObject):
         # a model that takes no key to keep anywhere: a cloud signed in to as the cloud is (Bedrock,
         # Vertex AI), a server on this computer.
         if self._form is not None:
-            self._form.setRowVisible(self.key_note, self._takes_a_key())
+            self._form.setRowVisible(self.key_note, not why_no_key(*self.chosen()))
         problem = self._keyring_problem or ""
         problem = f"{problem[:1].upper()}{problem[1:]}"
         variable = self._key_variable()
@@ -185,10 +192,6 @@ class ConnectionFields(QObject):
             self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
                                   f"variable ({variable}, …) before starting Tripane instead.")
         restyle(self.key_note)  # in the warning's colour, or back to the plain one
-
-    def _takes_a_key(self) -> bool:
-        model, api_base = self.chosen()
-        return not (cloud_of(model) or is_ollama(model) or is_loopback(api_base))
 
     def _key_variable(self) -> str:
         return key_variable(self.model.currentText().strip() or "openai/")
