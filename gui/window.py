@@ -69,8 +69,10 @@ from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
 from gui.theme import apply_theme
 from gui.widgets.chat import ChatView
+from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
+from gui.widgets.find_bar import FindBar
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
@@ -140,6 +142,8 @@ class MainWindow(QMainWindow):
 
         self.sessions = SessionList()
         self.chat = ChatView()
+        self.chat_find = FindBar("the conversation", finder := ConversationFinder(self.chat))
+        finder.report = self.chat_find.show_found
         self.composer = Composer()
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message to the agent")
@@ -256,6 +260,7 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(center)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.chat, 1)
+        column.addWidget(self.chat_find)
         column.addWidget(self.composer)
         column.addLayout(buttons)
         self.right = QSplitter(Qt.Orientation.Vertical)
@@ -341,15 +346,23 @@ class MainWindow(QMainWindow):
             log.warning("could not follow other Tripanes' changes: %s", exc)
 
     def find(self) -> None:
-        """Find in the pane that has the focus, or else among the sessions."""
+        """Find in the pane that has the focus, or in the conversation (from it or the message
+        box), or else among the sessions."""
         focus = QApplication.focusWidget()
         pane = next((p for p in self.panes.values() if focus is not None and p.isAncestorOf(focus)), None)
+        in_conversation = focus is not None and any(
+            w is focus or w.isAncestorOf(focus) for w in (self.chat, self.chat_find, self.composer))
         if pane is not None:
             pane.find_bar.open()
+        elif in_conversation and self.session is not None:
+            self.chat_find.open()
         else:
-            self.show_sessions_list(True)
-            self.sessions.search.setFocus()
-            self.sessions.search.selectAll()
+            self.find_session()
+
+    def find_session(self) -> None:
+        self.show_sessions_list(True)
+        self.sessions.search.setFocus()
+        self.sessions.search.selectAll()
 
     def toggle_sessions_list(self) -> None:
         self.show_sessions_list(self.sessions.isHidden())

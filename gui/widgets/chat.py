@@ -29,6 +29,7 @@ from core.events import (
     SessionEnded,
     SessionPaused,
     SessionResumed,
+    SessionStarted,
     ToolResult,
     UserMessage,
     WindowLearned,
@@ -293,6 +294,27 @@ class ChatView(QScrollArea):
         self._wanted_from = max(0, self._shown_from - (len(self._records) - self._shown_from))
         self._build_older()
 
+    def records(self) -> list[Record]:
+        return self._records
+
+    def unshown_count(self) -> int:
+        """How many of the first records are neither shown nor on their way."""
+        return self._wanted_from
+
+    def shows(self, index: int) -> bool:
+        """Whether the record at `index` is put in (its items may have been dropped since, as the
+        conversation grew past MAX_ITEMS)."""
+        return index >= self._shown_from
+
+    def show_from(self, index: int) -> bool:
+        """Put in the records from `index` on, above those shown (a search found its text there);
+        False when the view already holds all the items it keeps, or they are on their way."""
+        if index >= self._wanted_from or len(self.items()) >= MAX_ITEMS:
+            return False
+        self._wanted_from = index
+        self._build_older()
+        return True
+
     def building(self) -> bool:
         """Older records are still being put in."""
         return self._build_more.isActive()
@@ -379,6 +401,8 @@ class ChatView(QScrollArea):
         records from the log (`index`: the record's place in it)."""
         event = record.event
         match event:
+            case SessionStarted():  # what the person asked, at the top, as any message of theirs
+                self._add(MessageItem("user", event.task), into)
             case UserMessage():
                 self._add(MessageItem("user", event.text), into)
             case AssistantMessage():

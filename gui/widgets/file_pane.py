@@ -27,7 +27,7 @@ from gui.qt import (
     Signal,
 )
 from gui.tasks import TaskKeeper
-from gui.widgets.find_bar import FindBar
+from gui.widgets.find_bar import FindBar, TextViewFinder
 from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
@@ -113,7 +113,7 @@ class FilePane(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.viewer)
         self.stack.addWidget(self.editor)
-        self.find_bar = FindBar(title, self.stack.currentWidget)
+        self.find_bar = FindBar(title, TextViewFinder(self.stack.currentWidget))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)

@@ -1,9 +1,11 @@
-"""Find in a pane's text (Ctrl+F while the pane has the focus): Enter finds the next match,
-Shift+Enter the one before, both wrapping around; Esc closes the bar."""
+"""Find as you type (Ctrl+F): Enter finds the next match, Shift+Enter the one before, both
+wrapping around; Esc closes the bar. What is searched is the bar's `Finder`: a pane's text
+(`TextViewFinder`), or the conversation (gui/widgets/chat_find.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from gui.keys import keeps_escape
 from gui.qt import (
@@ -14,38 +16,32 @@ from gui.qt import (
     QTextBrowser,
     QTextCursor,
     QTextDocument,
+    QWidget,
 )
 from gui.theme import set_style_property
 
 View = QTextBrowser | QPlainTextEdit
 
 
-class FindBar(QLineEdit):
-    def __init__(self, what: str, view: Callable[[], View]):
-        super().__init__()
-        self.setObjectName("find_bar")
-        self._view = view
-        self.setPlaceholderText(f"Find in {what} — Enter: next, Shift+Enter: previous, Esc: close")
-        self.setAccessibleName(f"Find in {what}")
-        self.setClearButtonEnabled(True)
-        self.setVisible(False)
-        # While typing, the match grows where it is rather than jumping to the next one.
-        self.textChanged.connect(lambda: self.find(from_match_start=True))
+class Finder(Protocol):
+    def find(self, text: str, backward: bool, from_match_start: bool) -> bool | None:
+        """Select the next (or previous) match of `text` and bring it into view; False: none, and
+        the view stays where the person was reading; None: not known yet (the finder tells the
+        bar's show_found later). `from_match_start`: the text grew as it was typed, so the match
+        may begin where the last one began."""
 
-    def open(self) -> None:
-        self.setVisible(True)
-        self.setFocus()
-        self.selectAll()
+    def view(self) -> QWidget:
+        """What gets the focus back when the bar closes."""
 
-    def close_bar(self) -> None:
-        self.setVisible(False)
-        self._view().setFocus()
 
-    def find(self, backward: bool = False, from_match_start: bool = False) -> bool:
-        view, text = self._view(), self.text()
-        if not text:
-            self._show_found(None)
-            return False
+class TextViewFinder:
+    """Find in a text view (a pane's rendered file, or its editor)."""
+
+    def __init__(self, view: Callable[[], View]):
+        self.view = view
+
+    def find(self, text: str, backward: bool, from_match_start: bool) -> bool:
+        view = self.view()
         if from_match_start:
             cursor = view.textCursor()
             cursor.setPosition(cursor.selectionStart())
@@ -61,11 +57,41 @@ class FindBar(QLineEdit):
             if not found:  # nowhere: the view stays where the person was reading
                 view.setTextCursor(where)
                 view.verticalScrollBar().setValue(scrolled)
-        self._show_found(found)
         return found
 
-    def _show_found(self, found: bool | None) -> None:
+
+class FindBar(QLineEdit):
+    def __init__(self, what: str, finder: Finder):
+        super().__init__()
+        self.setObjectName("find_bar")
+        self.finder = finder
+        self.setPlaceholderText(f"Find in {what} — Enter: next, Shift+Enter: previous, Esc: close")
+        self.setAccessibleName(f"Find in {what}")
+        self.setClearButtonEnabled(True)
+        self.setVisible(False)
+        # While typing, the match grows where it is rather than jumping to the next one.
+        self.textChanged.connect(lambda: self.find(from_match_start=True))
+
+    def open(self) -> None:
+        self.setVisible(True)
+        self.setFocus()
+        self.selectAll()
+
+    def close_bar(self) -> None:
+        self.setVisible(False)
+        self.finder.view().setFocus()
+
+    def find(self, backward: bool = False, from_match_start: bool = False) -> bool | None:
+        text = self.text()
+        found = self.finder.find(text, backward, from_match_start) if text else None
+        self.show_found(found)
+        return found
+
+    def show_found(self, found: bool | None, why: str = "") -> None:
+        """Found, not found (red, with `why` as the tooltip when there is more to say), or
+        (None) nothing to find or not known yet."""
         set_style_property(self, "found", "" if found is None else ("yes" if found else "no"))
+        self.setToolTip(why)
 
     def event(self, event: QEvent) -> bool:
         return keeps_escape(event) or super().event(event)  # Esc closes the bar (keyPressEvent)

@@ -36,7 +36,7 @@ class SessionList(QWidget):
         self.setObjectName("session_list")
         self.search = QLineEdit()
         self.search.setAccessibleName("Search sessions")
-        self.search.setPlaceholderText("Search sessions (Ctrl+F)")
+        self.search.setPlaceholderText("Search sessions (Ctrl+K)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.search_changed)
         self.list = QListWidget()

@@ -21,6 +21,7 @@ from gui.qt import (
     QDialog,
     QDialogButtonBox,
     QEvent,
+    QLabel,
     QMessageBox,
     QSettings,
     Qt,
@@ -256,7 +257,8 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
 
 
 def chat_says(window) -> str:
-    return " ".join(item.text() for item in window.chat.items() if hasattr(item, "text"))
+    """The notices' text (messages are MessageItems, whose .text is the Markdown they show)."""
+    return " ".join(item.text() for item in window.chat.items() if isinstance(item, QLabel))
 
 
 def test_with_no_session_open_the_window_says_what_to_do_and_offers_nothing_to_edit(qtbot, make_window, workdir,

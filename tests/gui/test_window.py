@@ -144,7 +144,7 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 
 
-def test_ctrl_f_finds_in_the_focused_pane_and_esc_there_only_closes_the_bar(qtbot, make_window, workdir):
+def test_ctrl_f_finds_in_the_focused_pane_or_the_conversation_and_esc_there_only_closes_the_bar(qtbot, make_window, workdir):
     model, window, session = start_paused(qtbot, make_window, workdir)
     plan = window.panes[PLAN]
     qtbot.waitUntil(lambda: "Steps" in plan.viewer.toPlainText(), timeout=WAIT)
@@ -172,7 +172,13 @@ def test_ctrl_f_finds_in_the_focused_pane_and_esc_there_only_closes_the_bar(qtbo
     assert not bar.isVisible() and session.running and session.state.status == "paused"  # not stopped
     window.composer.setFocus()
     qtbot.keyClick(window.composer, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    assert window.sessions.search.hasFocus()  # outside the panes, Ctrl+F searches the sessions
+    assert window.chat_find.isVisible() and window.chat_find.hasFocus()  # from the message box: the conversation
+    qtbot.keyClicks(window.chat_find, "write HELLO")  # the task, in any case
+    assert window.chat_find.property("found") == "yes"
+    qtbot.keyClick(window.chat_find, Qt.Key.Key_Escape)
+    assert not window.chat_find.isVisible() and window.chat.hasFocus() and session.running
+    qtbot.keyClick(window.chat, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.sessions.search.hasFocus()  # Ctrl+K: find a session
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 

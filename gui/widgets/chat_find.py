@@ -1,0 +1,212 @@
+"""Find in the conversation (Ctrl+F with the focus in it or in the message box): an error message,
+a command, a file name, wherever the agent or the person wrote it.
+
+Matches are searched in what each item shows: a message's text, a tool card's arguments and result
+(as much of it as the card shows), a notice; a folded card or thinking is unfolded to show its
+match. A session opens on its last records only: a search that finds nothing further up, where
+older records hold the text, has them put in first and goes on there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from core.events import AssistantMessage, Record, ToolResult
+from gui.qt import QLabel, QPoint, QTextDocument, QTimer, QWidget, qt_alive
+from gui.widgets.chat import ChatView
+from gui.widgets.chat_items import MessageItem
+from gui.widgets.tool_card import ToolCard
+
+TOO_FAR_BACK = ("Found only in events older than the conversation can show: Ctrl+F in the Progress pane finds "
+               "it there, and `tripane show` lists every event.")
+LOADING_POLL_MS = 20  # while older records go in (a chunk per turn of the event loop)
+
+
+@dataclass
+class Spot:
+    """A label that may hold a match, with the text it shows (or will show once unfolded)."""
+
+    label: QLabel
+    text: str
+    unfold: Callable[[], None] | None = None  # shows the label, when it is folded away
+
+
+def shown_text(label: QLabel) -> str:
+    """A rich-text label's text as the positions of QLabel.setSelection count it; worked out once
+    per text, since a search goes over every label at each key typed."""
+    html = label.text()
+    cached = getattr(label, "_shown_text", None)
+    if cached is None or cached[0] != html:
+        document = QTextDocument()
+        document.setHtml(html)
+        cached = (html, document.toPlainText())
+        label._shown_text = cached  # type: ignore[attr-defined]
+    return cached[1]
+
+
+def spots(chat: ChatView) -> Iterator[Spot]:
+    for item in chat.items():
+        if isinstance(item, MessageItem):
+            header, body = item.reasoning_header, item.reasoning_body
+            if header is not None and body is not None and item.reasoning:
+                # The thinking is rendered only when unfolded: folded, its own text is searched.
+                yield Spot(body, shown_text(body) if body.isVisible() else item.reasoning,
+                           None if header.isChecked() else (lambda h=header: h.setChecked(True)))
+            for label in (*item.settled, item.body):
+                yield Spot(label, shown_text(label))
+        elif isinstance(item, ToolCard):
+            yield Spot(item.details, shown_text(item.details),
+                       None if item.header.isChecked() else (lambda h=item.header: h.setChecked(True)))
+        elif isinstance(item, QLabel):  # a notice
+            yield Spot(item, shown_text(item))
+
+
+def event_text(event: object) -> str:
+    """An event's text fields, lower-cased (roughly what its items would show; a search is in
+    any case)."""
+    def values(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif dataclasses.is_dataclass(value):
+            for field in dataclasses.fields(value):
+                yield from values(getattr(value, field.name))
+        elif isinstance(value, (list, tuple)):
+            for element in value:
+                yield from values(element)
+    return "\n".join(values(event)).lower()
+
+
+def shown_by(records: list[Record], index: int) -> int:
+    """The record whose item shows the record at `index`: a tool's result is in the card built
+    for the message that made the call."""
+    event = records[index].event
+    if isinstance(event, ToolResult):
+        for earlier in range(index - 1, -1, -1):
+            message = records[earlier].event
+            if isinstance(message, AssistantMessage) and any(call.id == event.call_id for call in message.tool_calls):
+                return earlier
+    return index
+
+
+class ConversationFinder:
+    """The conversation's side of its find bar (gui/widgets/find_bar.FindBar)."""
+
+    def __init__(self, chat: ChatView):
+        self.chat = chat
+        # The bar's show_found: what a search that had older records put in found, once they are.
+        self.report: Callable[[bool | None, str], None] = lambda found, why="": None
+        self._at: tuple[QLabel, int] | None = None  # the label and position of the match selected
+        self._pending = 0  # a search waiting for older records to go in: its number (a newer one cancels it)
+        self._texts: dict[int, str] = {}  # the records' event_text, by number, for one session
+        self._texts_of = ""  # that session
+
+    def view(self) -> QWidget:
+        return self.chat
+
+    def find(self, text: str, backward: bool, from_match_start: bool, load_earlier: bool = True) -> bool | None:
+        self._pending += 1
+        pattern = re.compile(re.escape(text), re.IGNORECASE)
+        places = list(spots(self.chat))
+        found = [(number, match.start()) for number, spot in enumerate(places) for match in pattern.finditer(spot.text)]
+        here = self._here(places)
+        if here is None:  # the first search: from the top of what is in view
+            top = self.chat.verticalScrollBar().value()
+            index = next((i for i, (number, _) in enumerate(found) if self._top_of(places[number].label) >= top), 0)
+        elif backward:
+            index = next((i for i in reversed(range(len(found))) if found[i] < here), None)
+        else:
+            index = next((i for i, place in enumerate(found) if place > here or (from_match_start and place == here)), None)
+        if index is None or not found:
+            if load_earlier and (backward or not found) and self._put_in_earlier(text, backward, from_match_start):
+                return None  # told once they are in (self.report)
+            if not found:
+                return False
+            index = len(found) - 1 if backward else 0  # around the start (or the end)
+        number, start = found[index]
+        ordinal = sum(1 for other, _ in found[:index] if other == number)  # of the matches in its label
+        self._select(places[number], start, len(text), ordinal, pattern)
+        return True
+
+    def _here(self, places: list[Spot]) -> tuple[int, int] | None:
+        """The selected match's place in the conversation: its label's number among `places`, and
+        its position in the label."""
+        if self._at is not None and qt_alive(self._at[0]):
+            label, start = self._at
+            number = next((i for i, spot in enumerate(places) if spot.label is label), None)
+            if number is not None:
+                return number, start
+        self._at = None
+        return None
+
+    def _top_of(self, label: QLabel) -> int:
+        return label.mapTo(self.chat.widget(), QPoint(0, 0)).y()
+
+    # --- showing a match ------------------------------------------------------------------------
+
+    def _select(self, spot: Spot, start: int, length: int, ordinal: int, pattern: re.Pattern[str]) -> None:
+        if self._at is not None and qt_alive(self._at[0]) and self._at[0] is not spot.label:
+            self._at[0].setSelection(0, 0)
+        if spot.unfold is not None:
+            spot.unfold()
+            # Now rendered: the match is found again, as the same occurrence, in what it shows.
+            occurrences = list(pattern.finditer(shown_text(spot.label)))
+            if occurrences:
+                start = occurrences[min(ordinal, len(occurrences) - 1)].start()
+        spot.label.setSelection(start, length)
+        self._at = (spot.label, start)
+        # Unfolding moves what is below: the view is scrolled once the layout has settled.
+        QTimer.singleShot(0, lambda label=spot.label, start=start: self._scroll_to(label, start))
+
+    def _scroll_to(self, label: QLabel, start: int) -> None:
+        if not qt_alive(label):
+            return
+        document = QTextDocument()
+        document.setDefaultFont(label.font())
+        document.setHtml(label.text())
+        document.setTextWidth(max(1, label.contentsRect().width()))
+        block = document.findBlock(start)
+        line = block.layout().lineForTextPosition(start - block.position()) if block.isValid() else None
+        y = document.documentLayout().blockBoundingRect(block).top() if block.isValid() else 0
+        if line is not None and line.isValid():
+            y += line.y()
+        where = label.mapTo(self.chat.widget(), QPoint(0, int(y)))
+        self.chat.ensureVisible(0, where.y(), 0, self.chat.viewport().height() // 3)
+
+    # --- older records --------------------------------------------------------------------------
+
+    def _put_in_earlier(self, text: str, backward: bool, from_match_start: bool) -> bool:
+        """Have the nearest older record that holds `text` put in, and search again once it is.
+        True: what that search finds is told through self.report."""
+        needle, records = text.lower(), self.chat.records()
+        index = next((i for i in reversed(range(self.chat.unshown_count())) if needle in self._text_of(records[i])), None)
+        if index is None:
+            return False
+        index = shown_by(records, index)
+        pending = self._pending
+        if not self.chat.show_from(index):  # the view holds as many items as it keeps
+            QTimer.singleShot(0, lambda: pending == self._pending and self.report(False, TOO_FAR_BACK))
+            return True
+
+        def when_in() -> None:
+            if pending != self._pending:  # the person typed on, or searched again
+                return
+            if self.chat.building():
+                QTimer.singleShot(LOADING_POLL_MS, when_in)
+                return
+            if not self.chat.shows(index):  # the view holds as many items as it keeps
+                self.report(False, TOO_FAR_BACK)
+            else:
+                self.report(self.find(text, backward, from_match_start, load_earlier=False))
+        QTimer.singleShot(0, when_in)
+        return True
+
+    def _text_of(self, record: Record) -> str:
+        if record.session_id != self._texts_of:
+            self._texts, self._texts_of = {}, record.session_id
+        text = self._texts.get(record.seq)
+        if text is None:
+            text = self._texts[record.seq] = event_text(record.event)
+        return text
