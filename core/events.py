@@ -220,6 +220,10 @@ class Compaction(Event):
     flush_done: bool
     tokens_before: int = 0
     tokens_after: int = 0
+    # What writing the summary cost, and which model wrote it ("": none could, the summary is a
+    # list of the calls): the session's spending counts it, as its budget does.
+    usage: Usage = field(default_factory=Usage)
+    summary_model: str = ""
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,15 @@ def window_note(event: WindowLearned) -> str:
 def compaction_sizes(event: Compaction) -> str:
     """How much the context held before and after, for people. Compactions recorded by earlier
     builds hold no size after (0): only the size before is told."""
-    if event.tokens_after:
-        return f"{event.tokens_before:,} → {event.tokens_after:,} tokens"
-    return f"from {event.tokens_before:,} tokens"
+    sizes = (f"{event.tokens_before:,} → {event.tokens_after:,} tokens" if event.tokens_after
+             else f"from {event.tokens_before:,} tokens")
+    return sizes + summary_cost(event)
+
+
+def summary_cost(event: Compaction) -> str:
+    """What writing the summary took, when a model wrote it and its provider said."""
+    used = event.usage
+    if not event.summary_model or not (used.prompt_tokens or used.completion_tokens):
+        return ""
+    cost = f", ${used.cost_usd:.4f}" if used.cost_usd else ""
+    return f"; summary by {event.summary_model}: {used.prompt_tokens + used.completion_tokens:,} tokens{cost}"

@@ -55,6 +55,7 @@ from core.events import (
     SessionResumed,
     ToolCall,
     ToolResult,
+    Usage,
     UserMessage,
     WindowLearned,
 )
@@ -557,11 +558,11 @@ class AgentLoop:
 
     # --- compaction ------------------------------------------------------------------------------
 
-    async def _summarise(self, transcript: str) -> tuple[str, list[str]]:
+    async def _summarise(self, transcript: str) -> tuple[ModelReply | None, str, list[str]]:
         """The summary of a compacted range, by the summary model; by the session's own if that one
         fails (a summary model with no key, gone, or too small for the range), rather than every
-        compaction of the session falling back to a bare list of calls. The summary ("" if neither
-        wrote one), and why each that failed did."""
+        compaction of the session falling back to a bare list of calls. The reply that holds the
+        summary (None if neither wrote one), the model that wrote it, and why each that failed did."""
         state = self.state
         chosen = state.config.summary_model or state.model
         # The session's API base is a server of the session model's provider: a summary model of
@@ -579,9 +580,9 @@ class AgentLoop:
                 log.warning("session %s: the summary model %s failed: %s", state.session_id, model, exc)
                 continue
             if reply.text.strip():
-                return reply.text.strip(), failures
+                return reply, model, failures
             failures.append(f"{model}: empty reply")
-        return "", failures
+        return None, "", failures
 
     async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,
@@ -614,10 +615,11 @@ class AgentLoop:
         first_seq, last_seq = span
         text = compaction.transcript(history, first_seq, last_seq)
         self.journal.notify(StatusChanged(self.state.session_id, "compacting"))
-        summary, failures = await self._summarise(text)
-        summary = summary or compaction.fallback_summary(history, first_seq, last_seq, "; ".join(failures))
+        reply, writer, failures = await self._summarise(text)
+        summary = reply.text.strip() if reply else compaction.fallback_summary(history, first_seq, last_seq,
+                                                                               "; ".join(failures))
         event = Compaction(summary=summary, first_seq=first_seq, last_seq=last_seq, flush_done=flush_done,
-                           tokens_before=tokens_before)
+                           tokens_before=tokens_before, usage=reply.usage if reply else Usage(), summary_model=writer)
         tokens_after = await self._tokens_after(event)
         event = dataclass_replace(event, tokens_after=tokens_after)
         self._record(event)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from core.agent.rules import describe_failure
 from core.events import (
     AssistantMessage,
+    Compaction,
     Danger,
     ErrorRecorded,
     Event,
@@ -132,6 +133,8 @@ class SessionState:
                     self.actions_since_finding = 0
             case PinsChanged():
                 self.pins[event.file] = event.lines
+            case Compaction():  # the summary's request is the session's spending too
+                self.usage = self.usage + event.usage
             case WindowLearned():
                 self.learned_window = event.window
             case ModelChanged():

@@ -16,6 +16,7 @@ from core.events import (
     HumanQuestion,
     Record,
     ToolResult,
+    Usage,
     UserMessage,
 )
 from core.llm import ModelError, ModelReply
@@ -130,7 +131,8 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
         return next(reads, reply("", call("task_done", summary="ok")))
 
     model = ScriptedModel([read_until_the_flush] * 7,
-                          side_replies=[ModelReply("Goal: read log.txt. Done: read 400 lines. Pending: report.")])
+                          side_replies=[ModelReply("Goal: read log.txt. Done: read 400 lines. Pending: report.",
+                                                   usage=Usage(5_000, 120, 0, 0.0021))])
     session = make_session(store, data_dir, workdir, model, context_window=8_000, reserve_output=1000,
                            keep_turns=2)
     assert await session.run() == "done"
@@ -141,13 +143,19 @@ async def test_compaction_flushes_first_keeps_the_last_turns_and_is_reversible(s
     assert flush_at < compaction_at
     event = events_of(session, Compaction)[0]
     assert event.flush_done and 0 < event.tokens_after < event.tokens_before
+    # The summary's request is the session's spending too (its status bar, its budget).
+    assert event.usage == Usage(5_000, 120, 0, 0.0021) and event.summary_model == "scripted"
+    replies = sum((e.usage for e in events_of(session, AssistantMessage)), Usage())
+    assert session.state.usage == replies + event.usage
     # The event carries the size of the request that followed it (the chat shows "before → after").
     next_turn = next(r.event for r in session.records[compaction_at:] if isinstance(r.event, AssistantMessage))
     assert event.tokens_after == next_turn.metrics["prompt_tokens_est"]
     shown = render(next(r for r in session.records if r.event is event))
-    assert shown.endswith(f"({event.tokens_before:,} → {event.tokens_after:,} tokens)")
-    # A compaction recorded before the size after was measured says only the size before.
-    assert compaction_sizes(replace(event, tokens_after=0)) == f"from {event.tokens_before:,} tokens"
+    assert shown.endswith(f"({event.tokens_before:,} → {event.tokens_after:,} tokens; "
+                          "summary by scripted: 5,120 tokens, $0.0021)")
+    # A compaction recorded before the size after was measured (and the summary's cost) says only
+    # the size before.
+    assert compaction_sizes(replace(event, tokens_after=0, usage=Usage())) == f"from {event.tokens_before:,} tokens"
     # The flush turn could only write findings; its file_read was refused, not run.
     refused = [e for e in events_of(session, ToolResult) if e.call_id == "sneaky"][0]
     assert not refused.ok and "not allowed in this step" in refused.content
@@ -204,7 +212,8 @@ async def test_a_failing_summary_model_hands_the_summary_to_the_sessions_own(sto
                            api_base="http://127.0.0.1:8080/v1", summary_model="anthropic/claude-3-5-haiku-latest",
                            reserve_output=1000, keep_turns=2)
     assert await session.run() == "done"
-    summary = events_of(session, Compaction)[0].summary
+    summary, writer = events_of(session, Compaction)[0].summary, events_of(session, Compaction)[0].summary_model
+    assert writer == ("openai/local-llama" if session_model_writes else "")
     asked = [(r.model, r.api_base) for r in model.requests if not r.tools][:2]
     assert asked == [("anthropic/claude-3-5-haiku-latest", None), ("openai/local-llama", "http://127.0.0.1:8080/v1")]
     if session_model_writes:
