@@ -42,7 +42,7 @@ from core.paths import missing_work_folder, session_dir
 from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
-from core.store import DiskFull, Store
+from core.store import DiskFull, Store, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
@@ -176,8 +176,7 @@ class Session:
         except BaseException:  # a session without its start event could never be opened: none at all
             store.delete_session(session.id)
             raise
-        title = config.task.strip().splitlines()[0][:80]
-        for change in session.memory.create(title=title, task=config.task):
+        for change in session.memory.create(title=session_title(config.task), task=config.task):
             session.journal.record(change)
         session._progress(progress.session_started(session.id, config.task, config.model))
         return session
@@ -220,6 +219,12 @@ class Session:
         # the session, a difference on disk is that process's own write, not yet recorded.
         if not self.run_elsewhere():
             with self._writing():
+                # Stopped between its start and its files' first versions (killed, a power cut):
+                # they are written now, as the start would have.
+                missing = tuple(name for name in FILES if name not in state.files)
+                for change in self.memory.create(title=session_title(state.config.task), task=state.config.task,
+                                                 names=missing) if missing else ():
+                    self.journal.record(change)
                 for change in self.memory.check_external():
                     self.journal.record(change)
         if state.status == "paused":

@@ -169,6 +169,11 @@ class SessionRow:
     model: str
 
 
+def session_title(task: str) -> str:
+    """A session's title (in the list, and atop its three files): its task's first line."""
+    return task.strip().splitlines()[0][:80] if task.strip() else "Untitled"
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -238,7 +243,7 @@ class Store:
         with self._guard():
             self.db["sessions"].insert(
                 {"id": session_id, "created": stamp, "updated": stamp, "task": task,
-                 "title": task.strip().splitlines()[0][:80] if task.strip() else "Untitled",
+                 "title": session_title(task),
                  "status": "new", "model": model}
             )
 
@@ -305,16 +310,19 @@ class Store:
         return _decoded(session_id, rows)
 
     def read_records(self, session_id: str) -> list[Record]:
-        """The session's records, read through a connection of their own so that a worker thread can
-        load a long log while this store's connection goes on serving the window: under WAL a reader
-        runs beside the writer and sees every committed event."""
+        """The session's records, read apart (see `read`): a worker thread loads a long log."""
+        return list(_decoded(session_id, self.read(_EVENTS_QUERY, [session_id, 0])))
+
+    def read(self, query: str, parameters: list[Any]) -> list[tuple]:
+        """The rows of a query, read through a connection of its own so that a worker thread can
+        read while this store's connection goes on serving the window: under WAL a reader runs
+        beside the writer and sees every committed event."""
         with self._guard():
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)
             try:
-                rows = conn.execute(_EVENTS_QUERY, [session_id, 0]).fetchall()
+                return conn.execute(query, parameters).fetchall()
             finally:
                 conn.close()
-        return list(_decoded(session_id, rows))
 
     def _guard(self) -> _Guard:
         return _Guard(self.path)

@@ -84,12 +84,12 @@ class WorkingMemory:
 
     # --- lifecycle -------------------------------------------------------------------------------
 
-    def create(self, *, title: str, task: str) -> list[FileChanged]:
-        """Write the three files from the templates (version 1 each)."""
+    def create(self, *, title: str, task: str, names: tuple[str, ...] = FILES) -> list[FileChanged]:
+        """Write the three files (or `names` of them) from the templates (version 1 each)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         values = {"title": title, "task": task.strip()}
         changes = []
-        for name in FILES:
+        for name in names:
             text = Template(resource_text("templates", name)).safe_substitute(values)
             changes.append(self._commit(name, text, author="core"))
         return changes

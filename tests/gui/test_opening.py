@@ -7,12 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from core.events import AssistantMessage, ToolCall, ToolResult
+from core.events import (
+    AssistantMessage,
+    FileChanged,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+)
+from core.memory.working import FILES, PLAN, PROGRESS
 from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
 from gui.qt import QMessageBox
+from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
 
 WAIT = 15_000
@@ -110,3 +118,22 @@ def test_a_session_that_cannot_be_replayed_says_why_and_keeps_the_one_shown(qtbo
     assert f"{session_id} cannot be opened" in told and why in told
     assert shown_now(window) == here.id and window.sessions.current_id() == here.id
     assert window.workspace.already_open(session_id) is None
+
+
+def test_a_session_stopped_before_its_files_were_written_opens_with_them_written(qtbot, make_window, workdir):
+    """Killed between its start event and its three files' first versions: nothing to replay them
+    from, so opening it writes them, as its start would have."""
+    window = make_window(ScriptedModel([]))
+    store = window.workspace.store
+    store.create_session("20260101-000000-cut0", task="Tidy the README\nand its links", model="scripted")
+    store.append("20260101-000000-cut0", SessionStarted(task="Tidy the README\nand its links", model="scripted",
+                                                         workdir=str(workdir)))
+    window.refresh_sessions()
+    window.show_session("20260101-000000-cut0")
+    qtbot.waitUntil(lambda: shown_now(window) == "20260101-000000-cut0", timeout=WAIT)
+    plan = window.panes[PLAN]
+    qtbot.waitUntil(lambda: "Task Plan: Tidy the README" in plan.viewer.toPlainText(), timeout=WAIT)
+    written = [r.event.file for r in store.records("20260101-000000-cut0") if isinstance(r.event, FileChanged)]
+    assert sorted(written) == sorted(FILES) and window.session.read_file(PROGRESS)[1] == 1
+    first = window.chat.items()[0]  # the task, atop the conversation
+    assert isinstance(first, MessageItem) and first.role == "user" and first.text.startswith("Tidy the README")
