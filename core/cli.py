@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -105,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "indexes, needs RAM (1.5 KB a chunk)")
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
     commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
+    spending = commands.add_parser("spending", help="what the models cost: by day, by model, by session",
+                                   parents=[common])
+    spending.add_argument("--days", type=int, default=30,
+                          help="the last N days, today included (default 30; 0: the whole log)")
+    spending.add_argument("--json", action="store_true")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     show.add_argument("--json", action="store_true")
@@ -191,6 +197,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _list_sessions(store, data_dir)
         if args.command == "show":
             return _show(store, data_dir, args)
+        if args.command == "spending":
+            return _spending(store, args)
         if args.command == "export":
             from core.export import export_session
 
@@ -245,6 +253,17 @@ def _list_sessions(store, data_dir: Path) -> int:
               "--model MODEL)")
     for row in rows:
         print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}")
+    return EXIT_DONE
+
+
+def _spending(store, args) -> int:
+    from core.spending import as_json, report, since_days, spending
+
+    if args.days < 0:
+        print("--days takes 0 (the whole log) or a number of days", file=sys.stderr)
+        return EXIT_USAGE
+    spent = spending(store, since_days(args.days))
+    print(json.dumps(as_json(spent), ensure_ascii=False) if args.json else report(spent))
     return EXIT_DONE
 
 

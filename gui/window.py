@@ -24,6 +24,7 @@ from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
+from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
@@ -37,6 +38,7 @@ from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
+from gui.dialogs.spending import SpendingDialog
 from gui.glyphs import check_markers
 from gui.icon import app_icon
 from gui.markdown import warm_up as warm_markdown
@@ -139,6 +141,7 @@ class MainWindow(QMainWindow):
         self.warm_up: asyncio.Task | None = None
         self.memory_loading: asyncio.Task | None = None
         self.memory_search: MemorySearchDialog | None = None
+        self.spending: SpendingDialog | None = None
 
         self.sessions = SessionList()
         self.chat = ChatView()
@@ -208,6 +211,21 @@ class MainWindow(QMainWindow):
         bring_to_front(self.memory_search)
         self.memory_search.query.setFocus()
         return self.memory_search
+
+    def open_spending(self) -> SpendingDialog:
+        if self.spending is None:
+            self.spending = SpendingDialog(self)
+            self.spending.period_changed.connect(lambda _days: self._read_spending())
+            self.spending.session_chosen.connect(self.show_session)
+        self._read_spending()
+        bring_to_front(self.spending)
+        return self.spending
+
+    def _read_spending(self) -> None:
+        dialog = self.spending
+        assert dialog is not None
+        self.keeper.in_thread(spending, self.workspace.store, since_days(dialog.days()), name="spending",
+                              on_success=dialog.show_spending, on_failure=dialog.show_failure, owner=dialog)
 
     def open_memory_folder(self) -> None:
         folder = self.workspace.data_dir / "memory"

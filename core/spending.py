@@ -1,0 +1,160 @@
+"""What the models cost, over all sessions: by day, by model, by session (`tripane spending`, and
+View → Spending in the window).
+
+Read from the event log: each reply's usage (its AssistantMessage) and each compaction summary's
+(its Compaction), as the provider reported them and litellm priced them. A model litellm has no
+price for (a local server) counts its tokens at $0.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from core.store import Store
+
+KINDS = ("assistant_message", "compaction")
+# The model each kind's usage belongs to: the reply's, and the summary's writer.
+_MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model"}
+
+
+@dataclass
+class Spent:
+    """Requests, tokens and cost of one group (a day, a model, a session, or all of them)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, prompt: int, completion: int, cached: int, cost: float) -> None:
+        self.requests += 1
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.cached_tokens += cached
+        self.cost_usd += cost
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model request as the log holds it."""
+
+    day: datetime.date  # local
+    session_id: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float
+
+
+@dataclass
+class Spending:
+    since: datetime.date | None  # None: everything in the log
+    total: Spent = field(default_factory=Spent)
+    by_day: dict[datetime.date, Spent] = field(default_factory=dict)
+    by_model: dict[str, Spent] = field(default_factory=dict)
+    by_session: dict[str, Spent] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # the sessions', for people
+
+    def add(self, request: Request) -> None:
+        figures = (request.prompt_tokens, request.completion_tokens, request.cached_tokens, request.cost_usd)
+        self.total.add(*figures)
+        for groups, key in ((self.by_day, request.day), (self.by_model, request.model),
+                            (self.by_session, request.session_id)):
+            groups.setdefault(key, Spent()).add(*figures)  # type: ignore[attr-defined]
+
+
+def requests(store: Store, since: datetime.date | None = None) -> Iterable[Request]:
+    """Every request with a usage from `since` (a local day) on."""
+    # Stamps are UTC: a local day starts up to 14 hours either side; the exact cut is made below.
+    after = "" if since is None else (datetime.datetime.combine(since, datetime.time()) -
+                                      datetime.timedelta(days=1)).isoformat()
+    for kind in KINDS:
+        rows = store.read(
+            "SELECT session_id, ts, json_extract(data, ?), json_extract(data, '$.usage.prompt_tokens'), "
+            "json_extract(data, '$.usage.completion_tokens'), json_extract(data, '$.usage.cached_tokens'), "
+            "json_extract(data, '$.usage.cost_usd') FROM events WHERE kind = ? AND ts >= ?",
+            [_MODEL_OF[kind], kind, after])
+        for session_id, ts, model, prompt, completion, cached, cost in rows:
+            if not (prompt or completion):  # a summary nobody wrote; a reply recorded without usage
+                continue
+            day = local_day(ts)
+            if since is None or day >= since:
+                yield Request(day, session_id, model or "(unknown model)", int(prompt or 0), int(completion or 0),
+                              int(cached or 0), float(cost or 0.0))
+
+
+def local_day(stamp: str) -> datetime.date:
+    return datetime.datetime.fromisoformat(stamp).astimezone().date()
+
+
+def spending(store: Store, since: datetime.date | None = None) -> Spending:
+    result = Spending(since)
+    for request in requests(store, since):
+        result.add(request)
+    result.titles = {row.id: row.title for row in store.sessions() if row.id in result.by_session}
+    return result
+
+
+def since_days(days: int | None, today: Callable[[], datetime.date] = datetime.date.today) -> datetime.date | None:
+    """The first day of the last `days` days, today included; None (all) for no number."""
+    return None if not days else today() - datetime.timedelta(days=days - 1)
+
+
+def money(cost: float) -> str:
+    """A cost as people read it: cents for what is over a dollar, more digits for small sums."""
+    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+DEAREST_SESSIONS = 10  # in the text report; --json has them all
+
+
+def figures(spent: Spent) -> str:
+    return f"{money(spent.cost_usd):>10}  {spent.tokens:>13,} tokens  {spent.requests:>6,} requests"
+
+
+def report(spent: Spending, today: datetime.date | None = None) -> str:
+    """The text `tripane spending` prints."""
+    today = today or datetime.date.today()
+    period = "in the whole log" if spent.since is None else (
+        f"today ({today})" if spent.since == today else f"from {spent.since} to {today}")
+    if not spent.total.requests:
+        return f"No model requests {period}."
+    total = spent.total
+    cached = (f"; {total.cached_tokens / total.prompt_tokens:.0%} of the prompt tokens were read from the provider's "
+              "cache" if total.prompt_tokens and total.cached_tokens else "")
+    lines = [f"Spent {period}: {money(total.cost_usd)}, {total.tokens:,} tokens in {total.requests:,} requests{cached}.",
+             "", "By day"]
+    lines += [f"  {day}  {figures(s)}" for day, s in sorted(spent.by_day.items(), reverse=True)]
+    lines += ["", "By model"]
+    width = max(map(len, spent.by_model))
+    lines += [f"  {model:<{width}}  {figures(s)}" for model, s in dearest(spent.by_model)]
+    shown = dearest(spent.by_session)[:DEAREST_SESSIONS]
+    lines += ["", "By session" + (f" (the {len(shown)} dearest of {len(spent.by_session)})"
+                                  if len(spent.by_session) > len(shown) else "")]
+    lines += [f"  {session_id}  {figures(s)}  {spent.titles.get(session_id, '')}" for session_id, s in shown]
+    if any(s.tokens and not s.cost_usd for s in spent.by_model.values()):
+        lines += ["", "$0 is a model litellm has no price for (a local server), or one its provider gives free."]
+    return "\n".join(lines)
+
+
+def dearest(groups: dict[str, Spent]) -> list[tuple[str, Spent]]:
+    return sorted(groups.items(), key=lambda item: (-item[1].cost_usd, -item[1].tokens, item[0]))
+
+
+def as_json(spent: Spending) -> dict:
+    def row(spent_in: Spent, **key: str) -> dict:
+        return {**key, "requests": spent_in.requests, "prompt_tokens": spent_in.prompt_tokens,
+                "completion_tokens": spent_in.completion_tokens, "cached_tokens": spent_in.cached_tokens,
+                "cost_usd": round(spent_in.cost_usd, 6)}
+    return {"since": spent.since.isoformat() if spent.since else None, "total": row(spent.total),
+            "by_day": [row(s, day=day.isoformat()) for day, s in sorted(spent.by_day.items(), reverse=True)],
+            "by_model": [row(s, model=model) for model, s in dearest(spent.by_model)],
+            "by_session": [row(s, session=sid, title=spent.titles.get(sid, "")) for sid, s in dearest(spent.by_session)]}
