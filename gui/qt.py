@@ -25,6 +25,7 @@ from PySide6.QtGui import (
     QDesktopServices,
     QFont,
     QIcon,
+    QKeyEvent,
     QKeySequence,
     QPainter,
     QPalette,

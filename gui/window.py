@@ -14,7 +14,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.events import FileChanged, HumanAnswer, HumanQuestion, Record, SessionEnded
+from core.events import (
+    FileChanged,
+    HumanAnswer,
+    HumanQuestion,
+    Record,
+    SessionEnded,
+    UserMessage,
+)
 from core.export import write_export
 from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient, prepare_tokenizer
@@ -57,6 +64,7 @@ from gui.qt import (
     QSplitter,
     QSystemTrayIcon,
     Qt,
+    QTextCursor,
     QTimer,
     QUrl,
     QVBoxLayout,
@@ -142,6 +150,8 @@ class MainWindow(QMainWindow):
         self.memory_loading: asyncio.Task | None = None
         self.memory_search: MemorySearchDialog | None = None
         self.spending: SpendingDialog | None = None
+        self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
+        self._draft_owner: str | None = None  # the session the message box's text is for
 
         self.sessions = SessionList()
         self.chat = ChatView()
@@ -153,6 +163,7 @@ class MainWindow(QMainWindow):
         self.composer.setPlaceholderText(COMPOSER_HINT)
         self.composer.setFixedHeight(72)
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
+        self.composer.sent = self._messages_sent
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
@@ -467,6 +478,7 @@ class MainWindow(QMainWindow):
         check_markers()  # before the panes and the chat render its files' markers
         self._watch(session)
         self.session = session
+        self._take_draft(session.id)
         self._activity, self._activity_detail = "idle", ""
         self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records, folder=session.dir)
@@ -484,6 +496,22 @@ class MainWindow(QMainWindow):
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
+
+    def _messages_sent(self) -> list[str]:
+        """The person's messages to the shown session, oldest first (Up in the message box)."""
+        records = self.session.records if self.session is not None else []
+        return [record.event.text for record in records if isinstance(record.event, UserMessage)]
+
+    def _take_draft(self, session_id: str) -> None:
+        """The message box holds the shown session's draft: a message half written to one session
+        waits for it, and is not sent to the next one shown."""
+        if self._draft_owner == session_id:
+            return
+        if self._draft_owner is not None and self.composer.toPlainText().strip():
+            self._drafts[self._draft_owner] = self.composer.toPlainText()
+        self.composer.setPlainText(self._drafts.pop(session_id, ""))
+        self.composer.moveCursor(QTextCursor.MoveOperation.End)
+        self._draft_owner = session_id
 
     def _watch(self, session: Session) -> None:
         if session.id in self.bridges:
@@ -670,6 +698,10 @@ class MainWindow(QMainWindow):
             bridge.detach()
         for qid in [qid for qid, dialog in self.dialogs.items() if dialog.session_id == session_id]:
             self._take_question_away(qid)
+        self._drafts.pop(session_id, None)
+        if self._draft_owner == session_id:
+            self.composer.clear()
+            self._draft_owner = None
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None

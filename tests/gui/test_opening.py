@@ -137,3 +137,30 @@ def test_a_session_stopped_before_its_files_were_written_opens_with_them_written
     assert sorted(written) == sorted(FILES) and window.session.read_file(PROGRESS)[1] == 1
     first = window.chat.items()[0]  # the task, atop the conversation
     assert isinstance(first, MessageItem) and first.role == "user" and first.text.startswith("Tidy the README")
+
+
+def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot, make_window, workdir, tmp_path,
+                                                                           monkeypatch):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    qtbot.keyClicks(window.composer, "Also check the notes' dates")
+
+    window.show_session(earlier)
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert window.composer.toPlainText() == ""  # not this session's to send
+    qtbot.keyClicks(window.composer, "Port the tests too")
+    window.show_session(here.id)
+    qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
+    assert window.composer.toPlainText() == "Also check the notes' dates"
+    assert window.composer.textCursor().atEnd()  # typing goes on where it stopped
+    window.show_session(earlier)
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert window.composer.toPlainText() == "Port the tests too"
+
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()  # its draft goes with it
+    qtbot.waitUntil(lambda: earlier not in window.sessions.ids(), timeout=WAIT)
+    assert window.composer.toPlainText() == ""
+    window.show_session(here.id)
+    qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
+    assert window.composer.toPlainText() == "Also check the notes' dates"

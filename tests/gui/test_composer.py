@@ -1,0 +1,53 @@
+"""The message box: Up brings back the messages sent to the session, as a shell its commands."""
+
+from __future__ import annotations
+
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.qt import Qt
+from gui.widgets.composer import Composer
+
+WAIT = 10_000
+
+
+def test_up_and_down_walk_the_messages_sent_and_leave_the_persons_own_text_alone(qtbot):
+    box = Composer()
+    qtbot.addWidget(box)
+    box.sent = lambda: ["Check the dates first", "Use PostgreSQL\nnot SQLite"]
+    box.show()
+    box.setFocus()
+
+    def key(name: Qt.Key) -> str:
+        qtbot.keyClick(box, name)
+        return box.toPlainText()
+
+    assert key(Qt.Key.Key_Up) == "Use PostgreSQL\nnot SQLite" and box.textCursor().atEnd()
+    assert key(Qt.Key.Key_Up) == "Use PostgreSQL\nnot SQLite" and box.textCursor().blockNumber() == 0  # up a line
+    assert key(Qt.Key.Key_Up) == "Check the dates first"
+    assert key(Qt.Key.Key_Up) == "Check the dates first"  # nothing older
+    assert key(Qt.Key.Key_Down) == "Use PostgreSQL\nnot SQLite"
+    assert key(Qt.Key.Key_Down) == ""  # past the newest: the empty box again
+    assert key(Qt.Key.Key_Down) == ""
+
+    qtbot.keyClick(box, Qt.Key.Key_Up)
+    qtbot.keyClicks(box, ", version 16")  # mended: the person's own text now
+    assert key(Qt.Key.Key_Up) == "Use PostgreSQL\nnot SQLite, version 16"
+    assert box.textCursor().blockNumber() == 0  # the cursor moved; nothing was replaced
+    box.clear()
+    qtbot.keyClicks(box, "half a thought")
+    assert key(Qt.Key.Key_Up) == "half a thought"
+
+
+def test_the_window_recalls_the_messages_sent_to_the_session_shown(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Tidy the notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    window.composer.setFocus()
+    qtbot.keyClick(window.composer, Qt.Key.Key_Up)
+    assert window.composer.toPlainText() == ""  # the task is not a message sent
+    qtbot.keyClicks(window.composer, "Sort them by date too")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.composer.toPlainText() == "" and session.state.ended
+                    and "Sort them by date too" in window._messages_sent(), timeout=WAIT)
+    qtbot.keyClick(window.composer, Qt.Key.Key_Up)
+    assert window.composer.toPlainText() == "Sort them by date too"
