@@ -45,12 +45,15 @@ from core.render import (
 from gui.markdown import displayable
 from gui.qt import (
     QEvent,
+    QKeyEvent,
     QLayout,
     QPushButton,
+    QResizeEvent,
     QScrollArea,
     QSizePolicy,
     Qt,
     QTimer,
+    QToolButton,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -197,6 +200,16 @@ class ChatView(QScrollArea):
         # through an ended session must not pull the view back down to the end.
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self._follow = True
+        # Over the view's lower right corner while the person reads further up: back to the end.
+        self.latest = QToolButton(self)
+        self.latest.setObjectName("to_latest")
+        self.latest.setText("Latest")
+        self.latest.setArrowType(Qt.ArrowType.DownArrow)
+        self.latest.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.latest.setToolTip("Back to the end of the conversation, following it as it grows (Ctrl+End)")
+        self.latest.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.latest.setVisible(False)
+        self.latest.clicked.connect(self.to_latest)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -571,9 +584,42 @@ class ChatView(QScrollArea):
         if self._keep_from_bottom is not None and value != self.verticalScrollBar().maximum() - self._keep_from_bottom:
             self._keep_from_bottom = None  # the person scrolled while older items went in: their place wins
         self._follow = self._at_bottom()
+        self._show_latest()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._keep_from_bottom is not None:
             self.verticalScrollBar().setValue(maximum - self._keep_from_bottom)
         elif self._follow:
             self.verticalScrollBar().setValue(maximum)
+        self._show_latest()
+
+    def to_latest(self) -> None:
+        """To the end of the conversation, and following it from there."""
+        self._keep_from_bottom = None
+        self._follow = True
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _show_latest(self) -> None:
+        away = not self._at_bottom()
+        if away:
+            self._place_latest()
+        self.latest.setVisible(away)
+
+    def _place_latest(self) -> None:
+        view, size = self.viewport().geometry(), self.latest.sizeHint()
+        self.latest.setGeometry(view.right() - size.width() - 12, view.bottom() - size.height() - 10,
+                                size.width(), size.height())
+        self.latest.raise_()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._place_latest()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        """Ctrl+Home / Ctrl+End: the start of what is shown, or the end (and follow it)."""
+        if event.modifiers() == Qt.KeyboardModifier.ControlModifier and event.key() == Qt.Key.Key_End:
+            self.to_latest()
+        elif event.modifiers() == Qt.KeyboardModifier.ControlModifier and event.key() == Qt.Key.Key_Home:
+            self.verticalScrollBar().setValue(0)
+        else:
+            super().keyPressEvent(event)

@@ -88,13 +88,7 @@ def themed():
 
 @pytest.mark.parametrize("turns", [12, 2_000])
 def test_the_conversation_ends_at_its_last_item_where_the_view_follows(qtbot, themed, turns):
-    chat = ChatView()
-    qtbot.addWidget(chat)
-    chat.resize(600, 500)
-    chat.show()
-    chat.show_records(long_session(turns))
-    qtbot.waitUntil(lambda: not chat.building())
-    settle(qtbot, chat)
+    chat = shown_chat(qtbot, long_session(turns), width=600)
     last = chat.items()[-1]
     blank_below = chat.widget().height() - (top(chat, last) + last.height())
     assert blank_below <= 12  # the container's margin, not the wrapped text's guessed heights
@@ -104,14 +98,7 @@ def test_the_conversation_ends_at_its_last_item_where_the_view_follows(qtbot, th
 
 
 def test_items_keep_their_room_when_a_card_opens_or_the_width_changes(qtbot, themed):
-    chat = ChatView()
-    qtbot.addWidget(chat)
-    chat.resize(700, 500)
-    chat.show()
-    records = long_session(30)
-    chat.show_records(records)
-    qtbot.waitUntil(lambda: not chat.building())
-    settle(qtbot, chat)
+    chat = shown_chat(qtbot, long_session(30))
 
     def overlapping() -> list[tuple[int, int]]:
         items = chat.items()
@@ -138,13 +125,7 @@ def test_items_keep_their_room_when_a_card_opens_or_the_width_changes(qtbot, the
 
 
 def test_a_card_unfolded_above_the_end_leaves_the_view_where_the_person_put_it(qtbot, themed):
-    chat = ChatView()
-    qtbot.addWidget(chat)
-    chat.resize(700, 500)
-    chat.show()
-    chat.show_records(long_session(30))
-    qtbot.waitUntil(lambda: not chat.building())
-    settle(qtbot, chat)
+    chat = shown_chat(qtbot, long_session(30))
     bar = chat.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0)  # it opened on its end, following
 
@@ -168,6 +149,18 @@ def test_a_short_session_has_no_earlier_button(qtbot):
     assert not chat.earlier.isVisibleTo(chat)  # not even while the older half is on its way
     qtbot.waitUntil(lambda: not chat.building())
     assert not chat.earlier.isVisibleTo(chat) and step_numbers(chat) == list(range(1, 11))
+
+
+def shown_chat(qtbot, records: list[Record], width: int = 700) -> ChatView:
+    """A conversation on screen with `records` shown, its layout settled."""
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.resize(width, 500)
+    chat.show()
+    chat.show_records(records)
+    qtbot.waitUntil(lambda: not chat.building())
+    settle(qtbot, chat)
+    return chat
 
 
 def top(chat: ChatView, item) -> int:
@@ -218,3 +211,29 @@ def test_a_narrower_view_wraps_what_is_shown_at_once_and_the_rest_soon(qtbot):
     # them end wrapped to the new width, nothing cut, and the view still follows the end.
     qtbot.waitUntil(lambda: all(wrapped(label) for label in labels()), timeout=10_000)
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=10_000)
+
+
+def test_latest_takes_a_person_reading_further_up_back_to_the_end_and_follows_it(qtbot, themed):
+    from gui.qt import Qt
+
+    chat = shown_chat(qtbot, long_session(40), width=600)
+    bar = chat.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert not chat.latest.isVisible()  # at the end: nothing to go back to
+
+    chat.setFocus()
+    qtbot.keyClick(chat, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)  # up to the start to read
+    assert bar.value() == 0 and chat.latest.isVisible()
+    corner = chat.latest.geometry()
+    assert chat.viewport().geometry().contains(corner)  # over the view, in its lower right corner
+    assert corner.bottom() > chat.viewport().geometry().center().y() and corner.right() > chat.width() // 2
+    chat.add_record(Record("s", 999, "", AssistantMessage("Step 41: one more.", turn=41)))
+    assert bar.value() == 0  # what the person reads stays in view as the conversation grows
+
+    qtbot.mouseClick(chat.latest, qtbot_left())
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() and not chat.latest.isVisible())
+    chat.add_record(Record("s", 1000, "", AssistantMessage("Step 42: and another.", turn=42)))
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())  # followed again
+    qtbot.keyClick(chat, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(chat, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert bar.value() == bar.maximum() and not chat.latest.isVisible()
