@@ -164,6 +164,8 @@ class MainWindow(QMainWindow):
         self.composer.setFixedHeight(72)
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
+        self.composer.workdir = lambda: (Path(self.session.state.config.workdir)
+                                         if self.session is not None and self.session.state.config else None)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from gui.keys import keeps_escape
-from gui.qt import QEvent, QKeyEvent, QPlainTextEdit, Qt, QTextCursor
+from gui.qt import QEvent, QKeyEvent, QMimeData, QPlainTextEdit, Qt, QTextCursor
 
 
 class Composer(QPlainTextEdit):
@@ -14,11 +15,15 @@ class Composer(QPlainTextEdit):
     abort the run they are writing to. With the box empty, Esc stops the run as anywhere else.
 
     Up in the empty box brings back the messages sent to the session, newest first, as a shell
-    does its commands (to send one again, or mend it); Down goes the other way, to the empty box."""
+    does its commands (to send one again, or mend it); Down goes the other way, to the empty box.
+
+    Files dropped (or pasted from a file manager) are written as their paths, relative to the work
+    folder where they are in it: as the agent's tools take them."""
 
     def __init__(self) -> None:
         super().__init__()
         self.sent: Callable[[], list[str]] = list  # the shown session's messages, oldest first
+        self.workdir: Callable[[], Path | None] = lambda: None  # the shown session's
         self._recalled: tuple[int, str] | None = None  # how far back the box shows, and what
 
     def event(self, event: QEvent) -> bool:
@@ -52,3 +57,24 @@ class Composer(QPlainTextEdit):
         self.moveCursor(QTextCursor.MoveOperation.End)
         self._recalled = (back, shown) if back else None
         return True
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
+        return source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt's name)
+        paths = [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
+        if not paths:
+            super().insertFromMimeData(source)
+            return
+        self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
+
+
+def as_mentioned(path: Path, workdir: Path | None) -> str:
+    """A path as a message names it: relative to the work folder when it is in it (the agent reads
+    nothing outside it, and would be told so), else as it is."""
+    if workdir is not None:
+        try:
+            return path.resolve().relative_to(workdir.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
-from gui.qt import Qt
+from gui.qt import QMimeData, Qt, QUrl
 from gui.widgets.composer import Composer
 
 WAIT = 10_000
@@ -51,3 +51,23 @@ def test_the_window_recalls_the_messages_sent_to_the_session_shown(qtbot, make_w
                     and "Sort them by date too" in window._messages_sent(), timeout=WAIT)
     qtbot.keyClick(window.composer, Qt.Key.Key_Up)
     assert window.composer.toPlainText() == "Sort them by date too"
+
+
+def test_files_dropped_or_pasted_are_written_as_paths_the_agents_tools_take(qtbot, tmp_path):
+    work = tmp_path / "project"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "app.py").write_text("print(1)\n", encoding="utf-8")
+    box = Composer()
+    qtbot.addWidget(box)
+    box.workdir = lambda: work
+    qtbot.keyClicks(box, "Look at ")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(work / "src" / "app.py")), QUrl.fromLocalFile(str(tmp_path / "notes.txt"))])
+    assert box.canInsertFromMimeData(files)
+    box.insertFromMimeData(files)  # what a drop and a paste both come to
+    assert box.toPlainText() == f"Look at `src/app.py` `{tmp_path / 'notes.txt'}`"  # outside the work folder: whole
+
+    text = QMimeData()
+    text.setText(" and its tests")
+    box.insertFromMimeData(text)  # text is text
+    assert box.toPlainText().endswith(f"{tmp_path / 'notes.txt'}` and its tests")
