@@ -72,7 +72,8 @@ class Spending:
 
 
 def requests(store: Store, since: datetime.date | None = None) -> Iterable[Request]:
-    """Every request with a usage from `since` (a local day) on."""
+    """Every request with a usage from `since` (a local day) on. An event the file no longer holds
+    whole (a damaged database) is passed over: the rest is still counted."""
     # Stamps are UTC: a local day starts up to 14 hours either side; the exact cut is made below.
     after = "" if since is None else (datetime.datetime.combine(since, datetime.time()) -
                                       datetime.timedelta(days=1)).isoformat()
@@ -80,7 +81,7 @@ def requests(store: Store, since: datetime.date | None = None) -> Iterable[Reque
         rows = store.read(
             "SELECT session_id, ts, json_extract(data, ?), json_extract(data, '$.usage.prompt_tokens'), "
             "json_extract(data, '$.usage.completion_tokens'), json_extract(data, '$.usage.cached_tokens'), "
-            "json_extract(data, '$.usage.cost_usd') FROM events WHERE kind = ? AND ts >= ?",
+            "json_extract(data, '$.usage.cost_usd') FROM events WHERE kind = ? AND ts >= ? AND json_valid(data)",
             [_MODEL_OF[kind], kind, after])
         for session_id, ts, model, prompt, completion, cached, cost in rows:
             if not (prompt or completion):  # a summary nobody wrote; a reply recorded without usage

@@ -82,6 +82,14 @@ def test_a_period_counts_the_days_it_covers_only(tmp_path):
     assert spending(store, since_days(0)).total.requests == 5  # 0: the whole log
 
 
+def test_a_damaged_event_is_passed_over_and_the_rest_counted(tmp_path):
+    store = two_sessions(tmp_path / "tripane.db")
+    store.db.execute("UPDATE events SET data = '{not json' WHERE session_id = 's2' AND kind = 'assistant_message' "
+                     "AND data LIKE '%anthropic%'")
+    spent = spending(store)
+    assert spent.total.requests == 4 and "anthropic/claude-sonnet-4-5" not in spent.by_model
+
+
 def test_tripane_spending_prints_the_report_or_json(tmp_path):
     two_sessions(tmp_path / "tripane.db").close()
     code, out, err = finish(tripane("spending", data_dir=tmp_path))
