@@ -8,6 +8,7 @@ failing. A file that is not a Tripane database is refused and never written to.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import shutil
@@ -313,6 +314,23 @@ class Store:
         """The session's records, read apart (see `read`): a worker thread loads a long log."""
         return list(_decoded(session_id, self.read(_EVENTS_QUERY, [session_id, 0])))
 
+    def sessions_mentioning(self, text: str) -> set[str]:
+        """The sessions whose conversation holds `text` (ASCII letters in any case: SQLite's LIKE):
+        a message, a thought, a call's arguments, a tool's output, a question, an error, a summary.
+        Not the events' field names, which every session has. Read apart, for a worker thread."""
+        def like(value: str) -> str:
+            return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        # The raw text first, as the events store it (quotes escaped; twice in a call's arguments,
+        # JSON within JSON): it passes over nearly every row before any of them is parsed.
+        once = json.dumps(text, ensure_ascii=False)[1:-1]
+        twice = json.dumps(once, ensure_ascii=False)[1:-1]
+        # A call's arguments are JSON text themselves: the text is looked for in them as written there too.
+        tests = [(value, text) for value in _CONVERSATION_VALUES] + [(_CALL_ARGUMENTS, once)]
+        where = " OR ".join(f"{value} LIKE ? ESCAPE '\\'" for value, _ in tests)
+        query = ("SELECT DISTINCT session_id FROM events WHERE (data LIKE ? ESCAPE '\\' OR data LIKE ? ESCAPE '\\') "
+                 f"AND json_valid(data) AND ({where})")
+        return {row[0] for row in self.read(query, [like(once), like(twice), *(like(value) for _, value in tests)])}
+
     def read(self, query: str, parameters: list[Any]) -> list[tuple]:
         """The rows of a query, read through a connection of its own so that a worker thread can
         read while this store's connection goes on serving the window: under WAL a reader runs
@@ -328,6 +346,11 @@ class Store:
         return _Guard(self.path)
 
 
+# What a conversation says, in its events (core/events.py): what sessions_mentioning searches.
+_CALL_ARGUMENTS = "(SELECT group_concat(json_extract(value, '$.arguments'), ' ') FROM json_each(data, '$.tool_calls'))"
+_CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in
+                             ("text", "reasoning", "content", "task", "question", "message", "summary")) + (
+    _CALL_ARGUMENTS,)
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
 
 

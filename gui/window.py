@@ -73,6 +73,7 @@ from gui.qt import (
     qt_alive,
 )
 from gui.screen_fit import center_on_screen, fit_to_screen
+from gui.session_search import MentionSearch
 from gui.settings import AppSettings, Preferences
 from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
@@ -151,6 +152,7 @@ class MainWindow(QMainWindow):
         self.memory_search: MemorySearchDialog | None = None
         self.spending: SpendingDialog | None = None
         self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
+        self.mentions = MentionSearch(self.keeper, self.workspace.store)
         self._draft_owner: str | None = None  # the session the message box's text is for
 
         self.sessions = SessionList()
@@ -323,7 +325,8 @@ class MainWindow(QMainWindow):
         self.sessions.new_requested.connect(self.new_session)
         self.sessions.rename_requested.connect(lambda _id: self.rename_session())
         self.sessions.delete_requested.connect(lambda _id: self.delete_session())
-        self.sessions.search_changed.connect(lambda _text: self.refresh_sessions())
+        self.sessions.search_changed.connect(lambda text: (self.refresh_sessions(), self.mentions.search(text)))
+        self.mentions.changed.connect(self.refresh_sessions)
         self.send_button.clicked.connect(self.send_message)
         self.pause_button.clicked.connect(self.pause)
         self.resume_button.clicked.connect(self.resume)
@@ -409,7 +412,9 @@ class MainWindow(QMainWindow):
 
     def refresh_sessions(self) -> None:
         current = self._opening or (self.session.id if self.session else None)
-        self.sessions.show_rows(self.workspace.sessions(self.sessions.search.text()), current)
+        search = self.sessions.search.text()
+        mentioning = self.mentions.mentioning(search)
+        self.sessions.show_rows(self.workspace.sessions(search, mentioning), current, mentioning)
 
     def after_first_frame(self) -> None:
         """Markdown's parser is made ready on a worker thread while the session shown at the last
@@ -484,6 +489,9 @@ class MainWindow(QMainWindow):
         self._activity, self._activity_detail = "idle", ""
         self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records, folder=session.dir)
+        search = self.sessions.search.text()
+        if session.id in self.mentions.mentioning(search):  # found by what it says: shown where it says it
+            self.chat_find.show_text(search.strip())
         for call_id, started in session.running_tools().items():  # their cards count from then
             self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,12 +72,14 @@ class Workspace:
             self.memory_problem = f"the index could not be brought up to date: {exc}"
         return memory
 
-    def sessions(self, search: str = "") -> list[SessionRow]:
+    def sessions(self, search: str = "", mentioning: Collection[str] = ()) -> list[SessionRow]:
+        """The sessions whose task, title, id or model holds `search`, and those `mentioning` it in
+        their conversation (gui/session_search.py)."""
         needle = search.strip().lower()
         rows = live_status(self.data_dir, self.store.sessions())
         if needle:
             rows = [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
-                    or needle in r.model.lower()]
+                    or needle in r.model.lower() or r.id in mentioning]
         return rows
 
     def sessions_signature(self) -> tuple:

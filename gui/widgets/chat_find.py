@@ -108,6 +108,9 @@ class ConversationFinder:
 
     def find(self, text: str, backward: bool, from_match_start: bool, load_earlier: bool = True) -> bool | None:
         self._pending += 1
+        if self.chat.building():  # a session just shown: its records go in a chunk at a time
+            self._once_built(lambda: self.report(self.find(text, backward, from_match_start, load_earlier)))
+            return None
         pattern = re.compile(re.escape(text), re.IGNORECASE)
         places = list(spots(self.chat))
         found = [(number, match.start()) for number, spot in enumerate(places) for match in pattern.finditer(spot.text)]
@@ -191,17 +194,25 @@ class ConversationFinder:
             return True
 
         def when_in() -> None:
-            if pending != self._pending:  # the person typed on, or searched again
-                return
-            if self.chat.building():
-                QTimer.singleShot(LOADING_POLL_MS, when_in)
-                return
             if not self.chat.shows(index):  # the view holds as many items as it keeps
                 self.report(False, TOO_FAR_BACK)
             else:
                 self.report(self.find(text, backward, from_match_start, load_earlier=False))
-        QTimer.singleShot(0, when_in)
+        self._once_built(when_in)
         return True
+
+    def _once_built(self, then: Callable[[], None]) -> None:
+        """`then`, once the records on their way are in, unless the person searched again meanwhile."""
+        pending = self._pending
+
+        def when_built() -> None:
+            if pending != self._pending:  # the person typed on, or searched again
+                return
+            if self.chat.building():
+                QTimer.singleShot(LOADING_POLL_MS, when_built)
+            else:
+                then()
+        QTimer.singleShot(0, when_built)
 
     def _text_of(self, record: Record) -> str:
         if record.session_id != self._texts_of:

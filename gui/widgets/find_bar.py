@@ -77,6 +77,14 @@ class FindBar(QLineEdit):
         self.setFocus()
         self.selectAll()
 
+    def show_text(self, text: str) -> None:
+        """Open with `text` found, leaving the focus where it is (the person goes through a list)."""
+        self.setVisible(True)
+        if self.text() == text:
+            self.find(from_match_start=True)
+        else:
+            self.setText(text)
+
     def close_bar(self) -> None:
         self.setVisible(False)
         self.finder.view().setFocus()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from core.store import SessionRow
 from gui.qt import (
     QHBoxLayout,
@@ -61,13 +63,16 @@ class SessionList(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
 
-    def show_rows(self, rows: list[SessionRow], current: str | None) -> None:
+    def show_rows(self, rows: list[SessionRow], current: str | None, mentioning: Collection[str] = ()) -> None:
+        """`mentioning`: the sessions whose conversation holds the text searched for."""
         self.list.blockSignals(True)
         self.list.clear()
         for row in rows:
-            item = QListWidgetItem(row_text(row))
+            inside = row.id in mentioning
+            item = QListWidgetItem(row_text(row) + ("\n    said in its conversation" if inside else ""))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
-            item.setToolTip(f"{row.task[:500]}\n\nModel: {row.model}")
+            item.setToolTip(f"{row.task[:500]}\n\nModel: {row.model}"
+                            + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))
             self.list.addItem(item)
             if row.id == current:
                 self.list.setCurrentItem(item)

@@ -5,7 +5,13 @@ import sqlite3
 import pytest
 
 import core.store
-from core.events import UserMessage
+from core.events import (
+    AssistantMessage,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from core.store import CHECKPOINT_BYTES, DamagedDatabase, Store, StoreError, set_aside
 
 
@@ -163,3 +169,24 @@ def test_a_store_closes_while_a_checkpoint_runs(data_dir):
         store.append("s1", UserMessage("y" * 4_000))
     store.close()  # waits for the worker's current pass, then closes
     assert events_in_database_file(path) == CHECKPOINT_BYTES // 4_000 + 1  # the last close copies the rest
+
+
+def test_sessions_mentioning_searches_what_conversations_say_not_the_events_fields(store):
+    for sid in ("a", "b", "c", "d"):
+        store.create_session(sid, task="t", model="m")
+    store.append("a", SessionStarted(task="Fix the parser", model="openai/gpt-4o-mini", workdir="/w"))
+    store.append("b", AssistantMessage("ok", (ToolCall("c1", "shell_run", '{"command": "pytest -k \\"slow_tests\\""}'),),
+                                       model="m", reasoning="The fixture is stale."))
+    store.append("b", ToolResult("c1", "shell_run", False, "E   ImportError: cannot import name 'zed'\n100% done"))
+    store.append("c", UserMessage("Use PostgreSQL, not SQLite — 数据库"))
+    store.append("d", UserMessage("nothing to see"))
+    store.db.execute("UPDATE events SET data = '{not json' WHERE session_id = 'd'")  # a damaged row is passed over
+    found = {text: store.sessions_mentioning(text) for text in (
+        "PARSER", "importerror", "slow_tests", "100%", "fixture is", "name 'zed'", "数据库", "\"slow_tests\"",
+        "content", "model", "tool_calls", "gpt-4o", "nothing", "ab%cd", "1_0")}
+    assert found == {"PARSER": {"a"}, "importerror": {"b"}, "slow_tests": {"b"}, "100%": {"b"}, "fixture is": {"b"},
+                     "name 'zed'": {"b"}, "数据库": {"c"}, "\"slow_tests\"": {"b"},
+                     # field names every event has, and values that are not what was said, find nothing
+                     "content": set(), "model": set(), "tool_calls": set(), "gpt-4o": set(),
+                     "nothing": set(),  # only in the damaged row
+                     "ab%cd": set(), "1_0": set()}  # LIKE's wildcards are taken as they are

@@ -164,3 +164,36 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
     window.show_session(here.id)
     qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
     assert window.composer.toPlainText() == "Also check the notes' dates"
+
+
+def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbot, make_window, workdir, tmp_path):
+    quiet = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=2)
+    failing = recorded_earlier(tmp_path / "data", workdir, "Tidy the imports", turns=400)
+    store = Store(tmp_path / "data" / DB_NAME)
+    store.append(failing, AssistantMessage("Running the tests.", (ToolCall("t1", "shell_run", '{"command": "pytest"}'),)))
+    store.append(failing, ToolResult("t1", "shell_run", False, "E   ImportError: cannot import name 'zed' from 'lib'"))
+    for turn in range(401, 600):  # the error is far back: among the records a session opens without
+        store.append(failing, AssistantMessage(f"Step {turn}.", (ToolCall(f"c{turn}", "file_list", "{}"),), turn=turn))
+        store.append(failing, ToolResult(f"c{turn}", "file_list", True, "a.py\nb.py\n"))
+    store.close()
+    window = make_window(ScriptedModel([]))
+    window.refresh_sessions()
+    assert set(window.sessions.ids()) == {quiet, failing}
+
+    qtbot.keyClicks(window.sessions.search, "Cannot Import")
+    assert window.sessions.ids() == []  # no title says it: at once, nothing
+    qtbot.waitUntil(lambda: window.sessions.ids() == [failing], timeout=WAIT)  # its conversation does
+    row = window.sessions.list.item(0)
+    assert row.text().endswith("\n    said in its conversation") and "holds the text searched for" in row.toolTip()
+
+    window.sessions.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: shown_now(window) == failing, timeout=WAIT)
+    bar = window.chat_find
+    qtbot.waitUntil(lambda: bar.property("found") == "yes", timeout=WAIT)
+    assert bar.isVisible() and bar.text() == "Cannot Import" and not bar.hasFocus()  # the focus stays in the list
+    card = window.chat.cards["t1"]
+    assert card.details.hasSelectedText() and card.details.selectedText() == "cannot import"
+
+    window.sessions.search.setText("")  # every session again, none marked
+    qtbot.waitUntil(lambda: set(window.sessions.ids()) == {quiet, failing}, timeout=WAIT)
+    assert not any(window.sessions.list.item(i).text().endswith("said in its conversation") for i in range(2))

@@ -1,0 +1,53 @@
+"""Which sessions' conversations hold the text searched for in the sessions list: asked of the
+log on a worker thread a moment after the person stops typing (a search reads every event), so the
+list shows at once the sessions whose title matches, and soon those that only mention it."""
+
+from __future__ import annotations
+
+import logging
+
+from core.store import Store
+from gui.qt import QObject, QTimer, Signal
+from gui.tasks import TaskKeeper
+
+log = logging.getLogger(__name__)
+
+MIN_CHARS = 3  # fewer match nearly every session, and say little
+TYPING_PAUSE_MS = 250
+
+
+class MentionSearch(QObject):
+    changed = Signal()  # the sessions found for the text now searched (or none are, any more)
+
+    def __init__(self, keeper: TaskKeeper, store: Store):
+        super().__init__()
+        self.keeper, self.store = keeper, store
+        self._wanted = ""  # the text searched for now
+        self._found: tuple[str, frozenset[str]] = ("", frozenset())  # a text, and the sessions mentioning it
+        self._timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
+        self._timer.timeout.connect(self._ask)
+
+    def search(self, text: str) -> None:
+        self._wanted = text.strip()
+        self._timer.start()
+
+    def mentioning(self, text: str) -> frozenset[str]:
+        """The sessions whose conversation holds `text`, as far as they are known yet."""
+        needle, ids = self._found
+        return ids if needle and needle == text.strip() else frozenset()
+
+    def _ask(self) -> None:
+        needle = self._wanted
+        if len(needle) < MIN_CHARS:
+            if self._found[0]:
+                self._found = ("", frozenset())
+                self.changed.emit()
+            return
+        self.keeper.in_thread(self.store.sessions_mentioning, needle, name="search conversations", owner=self,
+                              on_success=lambda ids: self._answered(needle, ids),
+                              on_failure=lambda error: log.warning("searching the conversations failed: %s", error))
+
+    def _answered(self, needle: str, ids: set[str]) -> None:
+        if needle == self._wanted:  # not a text typed over since
+            self._found = (needle, frozenset(ids))
+            self.changed.emit()
