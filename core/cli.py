@@ -105,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto: sqlite-vec where it loads, else the exact scan; exact: in memory, faster on large "
                              "indexes, needs RAM (1.5 KB a chunk)")
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
-    commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
+    sessions = commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
+    sessions.add_argument("search", nargs="?", default="",
+                          help="only those whose task, title or model holds this text, or whose conversation says it")
     spending = commands.add_parser("spending", help="what the models cost: by day, by model, by session",
                                    parents=[common])
     spending.add_argument("--days", type=int, default=30,
@@ -194,7 +196,7 @@ async def _dispatch(args: argparse.Namespace) -> int:
     store = Store(data_dir / DB_NAME)
     try:
         if args.command in ("sessions", "list"):
-            return _list_sessions(store, data_dir)
+            return _list_sessions(store, data_dir, args.search)
         if args.command == "show":
             return _show(store, data_dir, args)
         if args.command == "spending":
@@ -244,15 +246,18 @@ def _chosen_session(store, prefix: str | None):
     return newest[0]
 
 
-def _list_sessions(store, data_dir: Path) -> int:
+def _list_sessions(store, data_dir: Path, search: str = "") -> int:
     from core.run_lock import live_status
+    from core.store import rows_matching
 
     rows = live_status(data_dir, store.sessions())
     if not rows:
         print("No sessions yet. Start one with: tripane run \"TASK\" (the model chosen in the window's Settings, or "
               "--model MODEL)")
-    for row in rows:
-        print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}")
+    mentioning = store.sessions_mentioning(search.strip()) if search.strip() else set()
+    for row in rows_matching(rows, search, mentioning):
+        said = "  (said in its conversation)" if row.id in mentioning else ""
+        print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}{said}")
     return EXIT_DONE
 
 

@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,6 +168,16 @@ class SessionRow:
     title: str
     status: str
     model: str
+
+
+def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[str] = ()) -> list[SessionRow]:
+    """The sessions whose task, title, id or model holds `search`, and those `mentioning` it in
+    their conversation (Store.sessions_mentioning); all of them for no search."""
+    needle = search.strip().lower()
+    if not needle:
+        return rows
+    return [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
+            or needle in r.model.lower() or r.id in mentioning]
 
 
 def session_title(task: str) -> str:
@@ -348,8 +358,9 @@ class Store:
 
 # What a conversation says, in its events (core/events.py): what sessions_mentioning searches.
 _CALL_ARGUMENTS = "(SELECT group_concat(json_extract(value, '$.arguments'), ' ') FROM json_each(data, '$.tool_calls'))"
+# (Not the task: the sessions list has it, and matches it as it matches the title.)
 _CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in
-                             ("text", "reasoning", "content", "task", "question", "message", "summary")) + (
+                             ("text", "reasoning", "content", "question", "message", "summary")) + (
     _CALL_ARGUMENTS,)
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
 

@@ -14,7 +14,7 @@ from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
 from core.run_lock import live_status, run_by_nobody, run_lock
 from core.session import Session, SessionConfig, take_run_lock
-from core.store import SessionRow, Store
+from core.store import SessionRow, Store, rows_matching
 
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
@@ -75,12 +75,7 @@ class Workspace:
     def sessions(self, search: str = "", mentioning: Collection[str] = ()) -> list[SessionRow]:
         """The sessions whose task, title, id or model holds `search`, and those `mentioning` it in
         their conversation (gui/session_search.py)."""
-        needle = search.strip().lower()
-        rows = live_status(self.data_dir, self.store.sessions())
-        if needle:
-            rows = [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
-                    or needle in r.model.lower() or r.id in mentioning]
-        return rows
+        return rows_matching(live_status(self.data_dir, self.store.sessions()), search, mentioning)
 
     def sessions_signature(self) -> tuple:
         """Changes when a session is created, deleted, renamed or changes state, by any process, and

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from core.events import encode
+from core.events import UserMessage, encode
 from core.paths import RUN_LOCK
 from core.store import Store
 from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
@@ -424,3 +424,20 @@ def test_a_question_at_the_terminal_left_unanswered_ends_the_command_cleanly(tmp
         code, out, err = finish(tripane("resume", session_id, "--answer", "approve", data_dir=tmp_path))
     assert code == 0, err
     assert (work / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # run once, when approved
+
+
+def test_sessions_lists_those_whose_title_or_conversation_holds_a_text(tmp_path):
+    from tests.core.test_spending import two_sessions
+
+    store = two_sessions(tmp_path / "tripane.db")
+    store.append("s2", UserMessage("Keep the 1.2.0 entry on top"))
+    store.close()
+    code, out, _ = finish(tripane("sessions", data_dir=tmp_path))
+    assert code == 0 and len(out.splitlines()) == 2
+    code, out, _ = finish(tripane("sessions", "changelog", data_dir=tmp_path))
+    assert code == 0 and out.splitlines() == [line for line in out.splitlines() if line.startswith("s2 ")]
+    assert "Sort the changelog" in out and "said in" not in out  # by its title
+    code, out, _ = finish(tripane("list", "1.2.0 ENTRY", data_dir=tmp_path))
+    assert code == 0 and len(out.splitlines()) == 1 and out.startswith("s2 ") and "(said in its conversation)" in out
+    code, out, _ = finish(tripane("sessions", "nowhere at all", data_dir=tmp_path))
+    assert code == 0 and out == ""
