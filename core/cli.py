@@ -115,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     spending.add_argument("--json", action="store_true")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
-    show.add_argument("--json", action="store_true")
+    shown_as = show.add_mutually_exclusive_group()
+    shown_as.add_argument("--json", action="store_true", help="every event as one JSON object per line")
+    shown_as.add_argument("--markdown", action="store_true",
+                          help="the conversation as a Markdown transcript, to paste into an issue or a pull request")
     return parser
 
 
@@ -279,6 +282,11 @@ def _show(store, data_dir: Path, args) -> int:
     from core.render import render
 
     row = _chosen_session(store, args.session)
+    if args.markdown:
+        from core.transcript import transcript
+
+        print(transcript(store.records(row.id), row.title), end="")
+        return EXIT_DONE
     for record in store.iter_records(row.id):
         if args.json:
             print(record_json(record))

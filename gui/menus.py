@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Session", "Change &model…", "Ctrl+Shift+L", "change_model", "change_model"),
     ("&Session", "Context &inspector", "Ctrl+I", "open_inspector", "inspector"),
     ("&Session", "E&xport as zip…", "Ctrl+Shift+S", "export_session", "export"),
+    ("&Session", "Cop&y as Markdown", None, "copy_as_markdown", "copy_markdown"),
     ("&Session", "Open session fo&lder", "Ctrl+Shift+O", "open_session_folder", "session_folder"),
     ("&Session", "Open &working folder", "Ctrl+Shift+D", "open_working_folder", "working_folder"),
     ("&Session", "Re&name…", "F2", "rename_session", "rename"),
@@ -49,7 +50,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Help", "&About Tripane", None, "show_about", "about"),
 )
 EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
-SESSION_MENU = ("new_like", None, "rename", "export", "session_folder", "working_folder", None, "delete")  # right-click
+SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_folder", "working_folder", None, "delete")  # right-click
 
 
 def build_menus(window: MainWindow) -> dict[str, QAction]:

@@ -33,6 +33,7 @@ from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full
+from core.transcript import transcript
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
@@ -633,8 +634,17 @@ class MainWindow(QMainWindow):
     def export_to(self, session: Session, target: Path) -> None:
         self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while
         self.keeper.in_thread(write_export, list(session.records), session.dir, session.id, target,
-                              on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
+                              self.workspace.store.session(session.id).title, on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))
+
+    def copy_as_markdown(self) -> None:
+        """The conversation as a Markdown transcript, on the clipboard: to paste into an issue, a
+        pull request or a chat."""
+        session = self.session
+        if session is None:
+            return
+        QApplication.clipboard().setText(transcript(list(session.records), self.workspace.store.session(session.id).title))
+        self.statusBar().showMessage("The conversation is on the clipboard as Markdown.", 8000)
 
     def change_model(self) -> ChangeModelDialog | None:
         """The shown session goes on with another model (its own is gone, refused, too weak or too dear)."""

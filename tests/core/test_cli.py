@@ -441,3 +441,15 @@ def test_sessions_lists_those_whose_title_or_conversation_holds_a_text(tmp_path)
     assert code == 0 and len(out.splitlines()) == 1 and out.startswith("s2 ") and "(said in its conversation)" in out
     code, out, _ = finish(tripane("sessions", "nowhere at all", data_dir=tmp_path))
     assert code == 0 and out == ""
+
+
+def test_show_markdown_prints_the_conversation_as_a_transcript(tmp_path):
+    from tests.core.test_spending import two_sessions
+
+    two_sessions(tmp_path / "tripane.db").close()
+    code, out, err = finish(tripane("show", "s1", "--markdown", data_dir=tmp_path))
+    assert code == 0, err
+    assert out.startswith("# Fix the date tests\n\n*Session `s1`, model `openai/gpt-4o-mini`")
+    assert "## You\n\ngo on\n\n## Agent" in out and "**file_list** (no result)" in out and "Files:" not in out
+    code, _, err = finish(tripane("show", "s1", "--markdown", "--json", data_dir=tmp_path))
+    assert code == 2 and "not allowed with argument" in err

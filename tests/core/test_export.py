@@ -29,4 +29,8 @@ async def test_export_zips_the_files_and_every_event(store, data_dir, workdir, t
         assert [e["seq"] for e in events] == [r.seq for r in session.records]
         assert events[0]["kind"] == "session_started" and events[-1]["kind"] == "session_ended"
         assert "5,000 lines." in archive.read(prefix + "findings.md").decode("utf-8")
+        told = archive.read(prefix + "transcript.md").decode("utf-8")  # for people: the conversation
+        assert told.startswith(f"# {store.session(session.id).title}\n") and "**shell_run** ✓" in told
+        offloaded = next(e["data"]["offload_path"] for e in events if e["kind"] == "tool_result")
+        assert f"*The whole output: `{offloaded}` in the session's folder.*" in told
     assert not (tmp_path / "out.zip.partial").exists()

@@ -19,7 +19,7 @@ from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
-from gui.qt import QMessageBox
+from gui.qt import QApplication, QMessageBox
 from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
 
@@ -197,3 +197,12 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     window.sessions.search.setText("")  # every session again, none marked
     qtbot.waitUntil(lambda: set(window.sessions.ids()) == {quiet, failing}, timeout=WAIT)
     assert not any(window.sessions.list.item(i).text().endswith("said in its conversation") for i in range(2))
+
+
+def test_copy_as_markdown_puts_the_conversation_on_the_clipboard(qtbot, make_window, workdir):
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    QApplication.clipboard().clear()
+    window.actions_by_name["copy_markdown"].trigger()
+    copied = QApplication.clipboard().text()
+    assert copied.startswith("# Tidy the notes\n\n*Session `" + here.id) and "## You\n\nTidy the notes" in copied
+    assert copied.rstrip().endswith("**■ Ended, done**: ok") and "clipboard" in window.statusBar().currentMessage()

@@ -1,0 +1,105 @@
+"""A session as a Markdown transcript: to paste into an issue, a pull request or a chat, where
+people read what the agent was asked, what it said and did, what failed and what you answered
+(`tripane show --markdown`, Session → Copy as Markdown, `transcript.md` in an export).
+
+Outputs are cut to their start (the export's event log and offload/ hold them whole); the
+thinking is folded in a <details> block, which GitHub and most Markdown viewers show closed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.agent.options import option_label, reason_label
+from core.agent.rules import failure_notice
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    ErrorRecorded,
+    HumanAnswer,
+    HumanQuestion,
+    ModelChanged,
+    Record,
+    SessionEnded,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from core.render import compaction_sizes, model_change_note
+
+OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
+ARGUMENT_CHARS = 1500
+
+
+def fenced(text: str, language: str = "") -> str:
+    """A code block that the text cannot close: its fence is longer than any run of backticks in it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit].rstrip()}\n… {len(text) - limit:,} more characters"
+
+
+def quoted(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+
+
+def transcript(records: list[Record], title: str) -> str:
+    """The Markdown of a session's records, in order."""
+    parts = [f"# {title}"]
+    results = {r.event.call_id: r.event for r in records if isinstance(r.event, ToolResult)}
+    questions = {r.event.qid: r.event for r in records if isinstance(r.event, HumanQuestion)}
+    for record in records:
+        event = record.event
+        match event:
+            case SessionStarted():
+                effort = f", reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
+                parts.append(f"*Session `{record.session_id}`, model `{event.model}`{effort}, work folder "
+                             f"`{event.workdir}`, started {record.ts[:16].replace('T', ' ')} UTC.*")
+                parts.append(f"## You\n\n{event.task.strip()}")
+            case UserMessage():
+                parts.append(f"## You\n\n{event.text.strip()}")
+            case AssistantMessage():
+                parts.append(_reply(event, results))
+            case ErrorRecorded():
+                parts.append(quoted(f"⚠ Error, attempt {event.attempt}: {failure_notice(event.tool, event.message)}"))
+            case HumanQuestion():
+                parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
+            case HumanAnswer():
+                label = option_label(event.choice, questions.get(event.qid))
+                detail = f" — {event.text.strip()}" if event.text.strip() else ""
+                parts.append(quoted(f"↳ You answered **{label}**{detail}"))
+            case Compaction():
+                parts.append(quoted(f"⇊ Context compacted ({compaction_sizes(event)})"))
+            case ModelChanged():
+                parts.append(quoted(f"⇄ {model_change_note(event)}"))
+            case SessionEnded():
+                summary = f": {event.summary.strip()}" if event.summary.strip() else ""
+                parts.append(f"**■ Ended, {event.status}**{summary}")
+    return "\n\n".join(parts) + "\n"
+
+
+def _reply(event: AssistantMessage, results: dict[str, ToolResult]) -> str:
+    lines = [f"## Agent (turn {event.turn})" if event.turn else "## Agent"]
+    if event.reasoning.strip():
+        words = len(event.reasoning.split())
+        lines.append(f"<details><summary>Thought ({words:,} words)</summary>\n\n{event.reasoning.strip()}\n\n</details>")
+    if event.text.strip():
+        lines.append(event.text.strip())
+    lines += [_call(call, results.get(call.id)) for call in event.tool_calls]
+    return "\n\n".join(lines)
+
+
+def _call(call: ToolCall, result: ToolResult | None) -> str:
+    outcome = "(no result)" if result is None else ("✓" if result.ok else "✗ failed")
+    text = f"**{call.name}** {outcome}\n\n" + fenced(cut(call.arguments, ARGUMENT_CHARS), "json")
+    if result is not None and result.content.strip():
+        text += "\n\n" + fenced(cut(result.content, OUTPUT_CHARS))
+    if result is not None and result.offload_path:  # too long for the context: the whole of it
+        text += f"\n\n*The whole output: `{result.offload_path}` in the session's folder.*"
+    return text
