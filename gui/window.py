@@ -394,6 +394,15 @@ class MainWindow(QMainWindow):
         else:
             self.find_session()
 
+    def show_session_beside(self, step: int) -> None:
+        """The session above (-1) or below (1) the one shown in the list, as tabs go: to look in on
+        several runs from the keyboard."""
+        ids = self.sessions.ids()
+        current = self.sessions.current_id()
+        index = ids.index(current) + step if current in ids else 0
+        if 0 <= index < len(ids):
+            self.sessions.list.setCurrentRow(index)
+
     def find_session(self) -> None:
         self.show_sessions_list(True)
         self.sessions.search.setFocus()

@@ -19,7 +19,7 @@ from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
-from gui.qt import QApplication, QMessageBox
+from gui.qt import QApplication, QMessageBox, Qt
 from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
 
@@ -206,3 +206,16 @@ def test_copy_as_markdown_puts_the_conversation_on_the_clipboard(qtbot, make_win
     copied = QApplication.clipboard().text()
     assert copied.startswith("# Tidy the notes\n\n*Session `" + here.id) and "## You\n\nTidy the notes" in copied
     assert copied.rstrip().endswith("**■ Ended, done**: ok") and "clipboard" in window.statusBar().currentMessage()
+
+
+def test_ctrl_page_keys_go_through_the_sessions_as_listed(qtbot, make_window, workdir, tmp_path):
+    older = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=2)
+    window, newest = showing_a_finished_run(qtbot, make_window, workdir)
+    assert window.sessions.ids() == [newest.id, older]
+    window.chat.setFocus()
+    qtbot.keyClick(window.chat, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: shown_now(window) == older, timeout=WAIT)
+    qtbot.keyClick(window.chat, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)  # the last: stays
+    qtbot.keyClick(window.chat, Qt.Key.Key_PageUp, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: shown_now(window) == newest.id, timeout=WAIT)
+    assert window.sessions.current_id() == newest.id
