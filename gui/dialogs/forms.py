@@ -13,6 +13,7 @@ from gui.qt import (
     QComboBox,
     QCompleter,
     QDialog,
+    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
     QKeySequence,
@@ -103,6 +104,19 @@ EFFORT_TIP = ("How hard a reasoning model thinks before each step: OpenAI's o-se
               "think as much as the effort says, and Sonnet 5 and later, unasked), Gemini 2.5 and later, DeepSeek. "
               "More thinking is slower and costs more tokens. A model litellm knows has no reasoning (gpt-4o, "
               "Claude 3.5) is not sent it.")
+
+
+def budget_usd_spin(dollars: float) -> QDoubleSpinBox:
+    """The cost after which the person is asked whether the session goes on (0: no cap)."""
+    spin = QDoubleSpinBox()
+    spin.setRange(0, 100000)
+    spin.setDecimals(2)
+    spin.setPrefix("$")
+    spin.setSpecialValueText("no cap")
+    spin.setValue(dollars)
+    spin.setToolTip("When the session has cost this much, it stops and asks whether to go on (the summaries of "
+                    "its compactions count)")
+    return spin
 
 
 def effort_combo(current: str) -> QComboBox:

@@ -13,6 +13,7 @@ from core.session import SessionConfig
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
+    budget_usd_spin,
     effort_combo,
     error_label,
     folder_row,
@@ -89,6 +90,8 @@ class NewSessionDialog(QDialog):
         form.addRow("Reasoning effort:", self.reasoning_effort)
         self.approval = approval_combo(prefs.approval)
         form.addRow("Approvals:", self.approval)
+        self.budget_usd = budget_usd_spin(prefs.budget_usd)  # this session's: Settings holds the usual one
+        form.addRow("Budget cap, cost:", self.budget_usd)
         self.instructions = QCheckBox()
         self.instructions.setChecked(True)
         self.instructions.setToolTip("Instructions a project keeps for coding agents. They become part of the "
@@ -120,6 +123,7 @@ class NewSessionDialog(QDialog):
         self.api_base.setText(state.api_base or "")  # after the model, whose server the field follows
         self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(state.reasoning_effort)))
         self.approval.setCurrentIndex(max(0, self.approval.findData(config.approval)))
+        self.budget_usd.setValue(config.budget_usd)
         self.task.setFocus()
 
     def _show_instructions(self) -> None:
@@ -150,7 +154,7 @@ class NewSessionDialog(QDialog):
                 reasoning_effort=self.reasoning_effort.currentData(),
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
-                budget_tokens=prefs.budget_tokens, budget_usd=prefs.budget_usd,
+                budget_tokens=prefs.budget_tokens, budget_usd=self.budget_usd.value(),
                 project_instructions=self.instructions.isChecked(),
             )
         except ValueError as exc:

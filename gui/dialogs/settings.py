@@ -10,6 +10,7 @@ from core.providers import OLLAMA_BASE, detect_ollama
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
+    budget_usd_spin,
     context_window_spin,
     effort_combo,
     error_label,
@@ -20,7 +21,6 @@ from gui.qt import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QLabel,
     QLineEdit,
@@ -110,12 +110,7 @@ class SettingsDialog(QDialog):
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
         self.budget_tokens.setSpecialValueText("no cap")
         form.addRow("Budget cap, tokens:", self.budget_tokens)
-        self.budget_usd = QDoubleSpinBox()
-        self.budget_usd.setRange(0, 100000)
-        self.budget_usd.setDecimals(2)
-        self.budget_usd.setPrefix("$")
-        self.budget_usd.setSpecialValueText("no cap")
-        self.budget_usd.setValue(prefs.budget_usd)
+        self.budget_usd = budget_usd_spin(prefs.budget_usd)
         form.addRow("Budget cap, cost:", self.budget_usd)
         # The commands allowed in work folders, of the data folder the sessions are in now.
         self.allowed = AllowedCommands(approvals) if approvals is not None else None

@@ -606,8 +606,9 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     effort. Anything can be changed before Start."""
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     window.prefs.model = "openai/gpt-4o-mini"
+    window.prefs.budget_usd = 5.0
     first = window.start_session(SessionConfig(task="Refactor the parser\nkeep the API", model="scripted",
-                                               workdir=workdir, approval="none"))
+                                               workdir=workdir, approval="none", budget_usd=2.5))
     qtbot.waitUntil(lambda: first.state.ended and not first.running, timeout=WAIT)
     asyncio.ensure_future(first.change_model("openai/my-finetune", "http://127.0.0.1:8000/v1", reasoning_effort="high"))
     qtbot.waitUntil(lambda: first.state.model == "openai/my-finetune", timeout=WAIT)
@@ -619,6 +620,8 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     assert dialog.workdir.text() == str(workdir)
     assert (dialog.model.currentText(), dialog.api_base.text()) == ("openai/my-finetune", "http://127.0.0.1:8000/v1")
     assert dialog.reasoning_effort.currentData() == "high" and dialog.approval.currentData() == "none"
+    assert dialog.budget_usd.value() == 2.5  # its own cap, not the one Settings holds
+    dialog.budget_usd.setValue(1.25)
     other = tmp_path / "variant"
     other.mkdir()
     dialog.workdir.setText(str(other))
@@ -626,8 +629,9 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     config = dialog.config
     assert (config.task, config.workdir, config.model, config.api_base) == (
         "Refactor the parser\nkeep the API", other, "openai/my-finetune", "http://127.0.0.1:8000/v1")
-    assert (config.reasoning_effort, config.approval) == ("high", "none")
+    assert (config.reasoning_effort, config.approval, config.budget_usd) == ("high", "none", 1.25)
     dialog.reject()
+    assert window.new_session().budget_usd.value() == 5.0  # a new one starts with the cap Settings holds
 
 
 def test_a_new_session_without_a_keyring_says_where_the_key_goes_instead(qtbot, make_window, monkeypatch):
