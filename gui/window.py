@@ -809,7 +809,7 @@ class MainWindow(QMainWindow):
                              ("resume", self.resume_button), ("stop", self.stop_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
-                     "rename", "delete", "session_folder", "working_folder", "new_like"):
+                     "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown"):
             self.actions_by_name[name].setEnabled(has)
         self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
 

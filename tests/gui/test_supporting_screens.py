@@ -268,11 +268,13 @@ def test_with_no_session_open_the_window_says_what_to_do_and_offers_nothing_to_e
     plan = window.panes[PLAN]
     assert not plan.edit_button.isEnabled() and not plan.pin_button.isEnabled()
     assert not any(button.isEnabled() for button in window.sessions.row_buttons)
+    assert not window.actions_by_name["copy_markdown"].isEnabled() and not window.actions_by_name["export"].isEnabled()
 
     session = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     assert "No session is open" not in chat_says(window)
     assert plan.edit_button.isEnabled() and plan.pin_button.isEnabled()
+    assert window.actions_by_name["copy_markdown"].isEnabled()
     assert all(button.isEnabled() for button in window.sessions.row_buttons)
 
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
