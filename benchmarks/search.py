@@ -100,7 +100,7 @@ def measure_find(turns: int = 300) -> list[dict]:
         app.processEvents()
     finder = ConversationFinder(chat)
     rows = []
-    for what, text in (("first keystroke (the labels' text read once)", "zz"), ("next keystroke", "zzq"),
+    for what, text in (("first keystroke (each label's HTML read once)", "zz"), ("next keystroke", "zzq"),
                        ("a match in a folded card (unfolds it)", "keeps the index"), ("Enter: the next match", None)):
         start = time.perf_counter()
         finder.find(text or "keeps the index", False, text is not None)

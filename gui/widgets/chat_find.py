@@ -13,6 +13,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from html import unescape
 
 from core.events import AssistantMessage, Record, ToolResult
 from gui.qt import QLabel, QPoint, QTextDocument, QTimer, QWidget, qt_alive
@@ -27,16 +28,28 @@ LOADING_POLL_MS = 20  # while older records go in (a chunk per turn of the event
 
 @dataclass
 class Spot:
-    """A label that may hold a match, with the text it shows (or will show once unfolded)."""
+    """A label that may hold a match, and how to show it when it is folded away."""
 
     label: QLabel
-    text: str
-    unfold: Callable[[], None] | None = None  # shows the label, when it is folded away
+    unfold: Callable[[], None] | None = None
+    folded_text: str | None = None  # the thinking, rendered only once unfolded: its own text meanwhile
+
+    def text(self) -> str:
+        """What the label shows (or will), as QLabel.setSelection counts positions."""
+        return self.folded_text if self.folded_text is not None else shown_text(self.label)
+
+    def may_hold(self, needle: str) -> bool:
+        """False when the label surely does not show `needle` (lower case, spaces single): read
+        from its HTML, far quicker than laying it out as a document, which only the labels that
+        may hold a match need."""
+        if self.folded_text is not None:
+            return needle in " ".join(self.folded_text.lower().split())
+        return needle in rough_text(self.label)
 
 
 def shown_text(label: QLabel) -> str:
     """A rich-text label's text as the positions of QLabel.setSelection count it; worked out once
-    per text, since a search goes over every label at each key typed."""
+    per text."""
     html = label.text()
     cached = getattr(label, "_shown_text", None)
     if cached is None or cached[0] != html:
@@ -47,21 +60,34 @@ def shown_text(label: QLabel) -> str:
     return cached[1]
 
 
+TAG = re.compile(r"<[^>]*>")
+
+
+def rough_text(label: QLabel) -> str:
+    """A label's text near enough to rule a needle out: its HTML without tags, entities read, lower
+    case, every run of white space one space (as `needle` is). Text the label shows is in it, with
+    at most some spaces fewer (where blocks meet), so it misses no match."""
+    html = label.text()
+    cached = getattr(label, "_rough_text", None)
+    if cached is None or cached[0] != html:
+        cached = (html, " ".join(unescape(TAG.sub("", html)).lower().split()))
+        label._rough_text = cached  # type: ignore[attr-defined]
+    return cached[1]
+
+
 def spots(chat: ChatView) -> Iterator[Spot]:
     for item in chat.items():
         if isinstance(item, MessageItem):
             header, body = item.reasoning_header, item.reasoning_body
             if header is not None and body is not None and item.reasoning:
-                # The thinking is rendered only when unfolded: folded, its own text is searched.
-                yield Spot(body, shown_text(body) if body.isVisible() else item.reasoning,
-                           None if header.isChecked() else (lambda h=header: h.setChecked(True)))
+                yield Spot(body, None if header.isChecked() else (lambda h=header: h.setChecked(True)),
+                           None if body.isVisible() else item.reasoning)
             for label in (*item.settled, item.body):
-                yield Spot(label, shown_text(label))
+                yield Spot(label)
         elif isinstance(item, ToolCard):
-            yield Spot(item.details, shown_text(item.details),
-                       None if item.header.isChecked() else (lambda h=item.header: h.setChecked(True)))
+            yield Spot(item.details, None if item.header.isChecked() else (lambda h=item.header: h.setChecked(True)))
         elif isinstance(item, QLabel):  # a notice
-            yield Spot(item, shown_text(item))
+            yield Spot(item)
 
 
 def event_text(event: object) -> str:
@@ -112,25 +138,43 @@ class ConversationFinder:
             self._once_built(lambda: self.report(self.find(text, backward, from_match_start, load_earlier)))
             return None
         pattern = re.compile(re.escape(text), re.IGNORECASE)
+        needle = " ".join(text.lower().split())
         places = list(spots(self.chat))
-        found = [(number, match.start()) for number, spot in enumerate(places) for match in pattern.finditer(spot.text)]
+        known: dict[int, list[int]] = {}
+
+        def starts(number: int) -> list[int]:
+            """Where the text is in the label `number` (laid out only if it may be there at all)."""
+            if number not in known:
+                spot = places[number]
+                known[number] = [m.start() for m in pattern.finditer(spot.text())] if spot.may_hold(needle) else []
+            return known[number]
+
         here = self._here(places)
-        if here is None:  # the first search: from the top of what is in view
+        if here is None:  # the first search: from the top of what is in view, down
             top = self.chat.verticalScrollBar().value()
-            index = next((i for i, (number, _) in enumerate(found) if self._top_of(places[number].label) >= top), 0)
-        elif backward:
-            index = next((i for i in reversed(range(len(found))) if found[i] < here), None)
+            here = (next((n for n, spot in enumerate(places) if self._top_of(spot.label) >= top), 0), -1)
+            backward, from_match_start = False, True
+        number, at = here
+        count = len(places)
+        if backward:
+            same = [start for start in starts(number) if start < at] if number < count else []
+            choice = (number, same[-1]) if same else next(
+                ((n, found[-1]) for n in range(min(number, count) - 1, -1, -1) if (found := starts(n))), None)
         else:
-            index = next((i for i, place in enumerate(found) if place > here or (from_match_start and place == here)), None)
-        if index is None or not found:
-            if load_earlier and (backward or not found) and self._put_in_earlier(text, backward, from_match_start):
+            same = [start for start in starts(number) if start > at or (from_match_start and start == at)] \
+                if number < count else []
+            choice = (number, same[0]) if same else next(
+                ((n, found[0]) for n in range(number + 1, count) if (found := starts(n))), None)
+        if choice is None:
+            around = range(count - 1, -1, -1) if backward else range(count)  # from the end (or the start)
+            wrapped = next(((n, found[-1] if backward else found[0]) for n in around if (found := starts(n))), None)
+            if load_earlier and (backward or wrapped is None) and self._put_in_earlier(text, backward, from_match_start):
                 return None  # told once they are in (self.report)
-            if not found:
+            if wrapped is None:
                 return False
-            index = len(found) - 1 if backward else 0  # around the start (or the end)
-        number, start = found[index]
-        ordinal = sum(1 for other, _ in found[:index] if other == number)  # of the matches in its label
-        self._select(places[number], start, len(text), ordinal, pattern)
+            choice = wrapped  # around the end (or the start)
+        number, start = choice
+        self._select(places[number], start, len(text), starts(number).index(start), pattern)
         return True
 
     def _here(self, places: list[Spot]) -> tuple[int, int] | None:

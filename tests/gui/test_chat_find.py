@@ -116,3 +116,14 @@ def test_a_text_further_back_than_the_view_keeps_is_said_to_be_in_the_progress_p
     assert "Progress pane" in bar.toolTip() and selected(chat) == []
     bar.setText("Step 399")
     assert bar.property("found") == "yes" and bar.toolTip() == ""
+
+
+def test_text_is_found_across_the_markup_it_is_shown_with(qtbot):
+    records = [Record("s", 1, "", AssistantMessage("Keep `a < b &amp; c` and take the **next** step."))]
+    chat, bar = chat_with(qtbot, records)
+    for text in ("a < b &amp; c", "TAKE THE NEXT STEP"):  # in code, escaped in the HTML; across bold; any case
+        bar.setText(text)
+        assert bar.property("found") == "yes"
+        assert [found.lower() for found, _ in selected(chat)] == [text.lower()]
+    bar.setText("take the  next")  # two spaces: the message shows one
+    assert bar.property("found") == "no"
