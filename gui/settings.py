@@ -45,7 +45,7 @@ class Preferences:
     budget_tokens: int = 0
     budget_usd: float = 0.0
     data_dir: str = ""
-    theme: str = "light"  # light | dark
+    theme: str = "system"  # system (the desktop's light or dark mode) | light | dark
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)
     workdir: str = ""  # the folder last used for a new session
     recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line

@@ -1,11 +1,12 @@
-"""Light and dark themes: the Fusion style (the same on every platform), a palette, accents in QSS."""
+"""Light and dark themes: the Fusion style (the same on every platform), a palette, accents in QSS.
+"system" follows the desktop's light or dark mode, and its changes while Tripane runs."""
 
 from __future__ import annotations
 
 from core.paths import resource_text
-from gui.qt import QApplication, QColor, QPalette, QWidget
+from gui.qt import QApplication, QColor, QPalette, Qt, QWidget
 
-THEMES = ("light", "dark")
+THEMES = ("system", "light", "dark")
 _FUSION_SET = "tripaneFusionSet"
 
 _DARK = {
@@ -42,8 +43,20 @@ def _use_fusion(app: QApplication) -> None:
     app.setProperty(_FUSION_SET, True)
 
 
+def desktop_is_dark() -> bool:
+    """Whether the desktop is in dark mode (Qt asks the platform; where it cannot tell: light)."""
+    return QApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+
+
+def shown_theme(theme: str) -> str:
+    """The theme to show for the one chosen: "system" is the desktop's."""
+    if theme == "system":
+        return "dark" if desktop_is_dark() else "light"
+    return theme if theme in THEMES else "light"
+
+
 def apply_theme(app: QApplication, theme: str) -> None:
-    theme = theme if theme in THEMES else "light"
+    theme = shown_theme(theme)
     _use_fusion(app)
     palette = app.style().standardPalette()
     if theme == "dark":

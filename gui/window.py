@@ -79,7 +79,7 @@ from gui.settings import AppSettings, Preferences
 from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
-from gui.theme import apply_theme
+from gui.theme import apply_theme, shown_theme
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
@@ -322,6 +322,7 @@ class MainWindow(QMainWindow):
         return session_context_menu(self, position)
 
     def _connect(self) -> None:
+        QApplication.styleHints().colorSchemeChanged.connect(self.desktop_scheme_changed)
         self.sessions.session_selected.connect(self.show_session)
         self.sessions.new_requested.connect(self.new_session)
         self.sessions.rename_requested.connect(lambda _id: self.rename_session())
@@ -1077,9 +1078,15 @@ class MainWindow(QMainWindow):
         self.actions_by_name["actual_text"].setText("&Actual text size" + (f" (now {scale:.0%})" if scale != 1.0 else ""))
 
     def toggle_theme(self) -> None:
-        self.prefs.theme = "light" if self.prefs.theme == "dark" else "dark"
+        """The other of light and dark than the one shown (a theme that followed the desktop stops)."""
+        self.prefs.theme = "light" if shown_theme(self.prefs.theme) == "dark" else "dark"
         self.settings.save(self.prefs)
         apply_theme(QApplication.instance(), self.prefs.theme)
+
+    def desktop_scheme_changed(self) -> None:
+        """The desktop went light or dark: so does a window that follows it."""
+        if self.prefs.theme == "system" and not self._shut_down:  # a closed window no longer decides
+            apply_theme(QApplication.instance(), self.prefs.theme)
 
     def open_inspector(self) -> ContextInspector | None:
         session = self.session

@@ -124,6 +124,7 @@ class SettingsDialog(QDialog):
         self.data_dir.setPlaceholderText(str(prefs.data_path()))
         form.addRow("Data folder:", folder_row(self.data_dir, "Data folder"))
         self.theme = QComboBox()
+        self.theme.addItem("As the desktop (light or dark)", "system")
         self.theme.addItem("Light", "light")
         self.theme.addItem("Dark", "dark")
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))

@@ -477,6 +477,22 @@ def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, sett
     assert QApplication.style() is style
 
 
+def test_the_system_theme_follows_the_desktop_as_it_goes_dark_and_light(qtbot, make_window, settings, monkeypatch):
+    assert Preferences().theme == "system"  # what a first start shows
+    window = make_window()
+    light = QApplication.palette().window().color().lightness()
+    monkeypatch.setattr("gui.theme.desktop_is_dark", lambda: True)  # the desktop went dark
+    QApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+    assert QApplication.palette().window().color().lightness() < light
+    window.toggle_theme()  # Ctrl+Shift+T: the other one than shown, chosen from now on
+    assert settings.load().theme == "light" and QApplication.palette().window().color().lightness() == light
+    QApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+    assert QApplication.palette().window().color().lightness() == light  # chosen: no longer the desktop's
+    dialog = window.open_settings()
+    assert [dialog.theme.itemData(i) for i in range(dialog.theme.count())] == ["system", "light", "dark"]
+    dialog.reject()
+
+
 
 
 def test_test_connection_to_a_server_that_is_not_there_says_so_at_once(qtbot, make_window):
