@@ -210,6 +210,7 @@ class ChatView(QScrollArea):
         self.latest.setCursor(Qt.CursorShape.PointingHandCursor)
         self.latest.setVisible(False)
         self.latest.clicked.connect(self.to_latest)
+        self._unseen = 0  # items added below while the person read further up
 
     # --- building -------------------------------------------------------------------------------
 
@@ -230,6 +231,7 @@ class ChatView(QScrollArea):
         self._live = None
         self._live_text = ""
         self._live_reasoning = ""
+        self._unseen = 0
 
     def show_placeholder(self, html: str) -> None:
         """What the conversation area says while no session is shown."""
@@ -265,6 +267,9 @@ class ChatView(QScrollArea):
             return
         self._keep_from_bottom = None
         self._follow = self._at_bottom()
+        if not self._follow:  # the person reads further up: Latest counts what came meanwhile
+            self._unseen += 1
+            self._show_latest()
         pages = self._pages()
         last = pages[-1] if pages and pages[-1].count() < PAGE_ITEMS else self._new_page(len(pages))
         last.addWidget(widget)
@@ -601,6 +606,9 @@ class ChatView(QScrollArea):
 
     def _show_latest(self) -> None:
         away = not self._at_bottom()
+        if not away:
+            self._unseen = 0
+        self.latest.setText(f"Latest ({self._unseen} new)" if self._unseen else "Latest")
         if away:
             self._place_latest()
         self.latest.setVisible(away)

@@ -229,9 +229,13 @@ def test_latest_takes_a_person_reading_further_up_back_to_the_end_and_follows_it
     assert corner.bottom() > chat.viewport().geometry().center().y() and corner.right() > chat.width() // 2
     chat.add_record(Record("s", 999, "", AssistantMessage("Step 41: one more.", turn=41)))
     assert bar.value() == 0  # what the person reads stays in view as the conversation grows
+    assert chat.latest.text() == "Latest (1 new)"
 
     qtbot.mouseClick(chat.latest, qtbot_left())
     qtbot.waitUntil(lambda: bar.value() == bar.maximum() and not chat.latest.isVisible())
+    qtbot.keyClick(chat, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert chat.latest.text() == "Latest"  # what came was seen
+    qtbot.keyClick(chat, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
     chat.add_record(Record("s", 1000, "", AssistantMessage("Step 42: and another.", turn=42)))
     qtbot.waitUntil(lambda: bar.value() == bar.maximum())  # followed again
     qtbot.keyClick(chat, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
