@@ -277,6 +277,11 @@ class SessionEnded(Event):
     summary: str = ""
 
 
+# The events' fields that hold what a conversation says (messages, thinking, outputs, questions,
+# errors, summaries), beside the task and each call's arguments: what its searches look in.
+SAID_FIELDS = ("text", "reasoning", "content", "question", "message", "summary")
+
+
 @dataclass(frozen=True)
 class Record:
     """An event as stored: its place in the session's log and when it was written."""

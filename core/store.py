@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.events import Event, EventDecodeError, Record, decode, encode
+from core.events import SAID_FIELDS, Event, EventDecodeError, Record, decode, encode
 from core.imports import without
 
 # sqlite-utils imports NumPy, when installed, to give NumPy numbers column types. Nothing goes
@@ -359,8 +359,7 @@ class Store:
 # What a conversation says, in its events (core/events.py): what sessions_mentioning searches.
 _CALL_ARGUMENTS = "(SELECT group_concat(json_extract(value, '$.arguments'), ' ') FROM json_each(data, '$.tool_calls'))"
 # (Not the task: the sessions list has it, and matches it as it matches the title.)
-_CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in
-                             ("text", "reasoning", "content", "question", "message", "summary")) + (
+_CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in SAID_FIELDS) + (
     _CALL_ARGUMENTS,)
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html import unescape
 
-from core.events import AssistantMessage, Record, ToolResult
+from core.events import SAID_FIELDS, AssistantMessage, Record, ToolResult
 from gui.qt import QLabel, QPoint, QTextDocument, QTimer, QWidget, qt_alive
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_items import MessageItem
@@ -90,18 +90,21 @@ def spots(chat: ChatView) -> Iterator[Spot]:
             yield Spot(item)
 
 
+# The events' fields the conversation shows: what they say, the task atop it, each call's arguments.
+SHOWN_FIELDS = ("task", *SAID_FIELDS, "arguments")
+
+
 def event_text(event: object) -> str:
-    """An event's text fields, lower-cased (roughly what its items would show; a search is in
-    any case)."""
+    """What an event's items show, roughly, lower-cased (a search is in any case): not its ids,
+    model names or other fields a search for them would find in every record."""
     def values(value: object) -> Iterator[str]:
-        if isinstance(value, str):
-            yield value
-        elif dataclasses.is_dataclass(value):
-            for field in dataclasses.fields(value):
-                yield from values(getattr(value, field.name))
-        elif isinstance(value, (list, tuple)):
-            for element in value:
-                yield from values(element)
+        for field in dataclasses.fields(value):
+            inner = getattr(value, field.name)
+            if field.name in SHOWN_FIELDS and isinstance(inner, str):
+                yield inner
+            elif field.name == "tool_calls":
+                for call in inner:
+                    yield from values(call)
     return "\n".join(values(event)).lower()
 
 

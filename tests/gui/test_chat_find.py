@@ -109,6 +109,13 @@ def test_a_text_only_in_records_not_shown_yet_has_them_put_in_and_is_found(qtbot
     assert bar.property("found") == "no"
 
 
+def test_what_no_item_shows_puts_no_older_records_in(qtbot):
+    chat, bar = chat_with(qtbot, session_records(200))
+    before = chat.unshown_count()
+    bar.setText("c12")  # a call's id, in the log only
+    assert bar.property("found") == "no" and chat.unshown_count() == before and not chat.building()
+
+
 def test_a_text_further_back_than_the_view_keeps_is_said_to_be_in_the_progress_pane(qtbot):
     chat, bar = chat_with(qtbot, session_records(400, failing=3))  # 801 records; the view keeps 600 items
     bar.setText("cannot import name")
