@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(status := SessionStatusBar())
         self.status = status
         self.status.question_clicked.connect(self.show_open_question)
+        self.status.cost_clicked.connect(self.open_spending)
         self.status.show_state(None)
         self._show_no_session()
         self._restore_layout()

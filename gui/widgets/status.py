@@ -41,8 +41,9 @@ def turn_level(turn: int, warn_turn: int, danger_limit: int) -> str:
     return "normal"
 
 
-class StateLabel(ElidedLabel):
-    """The run's state; while a question waits, a click on it shows the question."""
+class ClickableLabel(ElidedLabel):
+    """A label a click acts on: the run's state (while a question waits, it shows the question),
+    the session's cost (the spending over all sessions)."""
     clicked = Signal()
 
     def mouseReleaseEvent(self, event) -> None:
@@ -53,6 +54,7 @@ class StateLabel(ElidedLabel):
 
 class SessionStatusBar(QStatusBar):
     question_clicked = Signal()
+    cost_clicked = Signal()
 
     def __init__(self):
         super().__init__()
@@ -70,8 +72,10 @@ class SessionStatusBar(QStatusBar):
         self.reuse.setToolTip("Cache reuse: how much of the last request repeated the one before it, which a "
                               "provider's prompt cache can serve cheaply. Cached: the share of all prompt tokens "
                               "the provider says it served from its cache (shown once it reports any).")
-        self.cost = QLabel("")
-        self.state = StateLabel("")
+        self.cost = ClickableLabel("")
+        self.cost.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.cost.clicked.connect(self.cost_clicked)
+        self.state = ClickableLabel("")
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
@@ -126,12 +130,14 @@ class SessionStatusBar(QStatusBar):
         self.reuse.setText(f"Cache reuse: {reuse:.0%}{cached}" if reuse is not None else "Cache reuse: –")
         if usage.cost_usd or not usage.prompt_tokens:
             self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
-            self.cost.setToolTip("What this session's requests cost so far, at litellm's prices.")
+            self.cost.setToolTip("What this session's requests cost so far, at litellm's prices (its compactions' "
+                                 "summaries too). Click: the spending over all sessions.")
         else:  # "$0.0000" would say free where the price is not known
             self.cost.setText("Cost: unknown")
             self.cost.setToolTip(f"litellm has no price for {state.model}: a model on this computer costs nothing; "
                                  "for a hosted one, see the provider's bill. A budget in dollars cannot stop this "
-                                 "session; one in tokens can (Settings → Supervision).")
+                                 "session; one in tokens can (Settings → Supervision). Click: the spending over all "
+                                 "sessions.")
         if state.ended:
             self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
         elif state.status in ("paused", "waiting"):

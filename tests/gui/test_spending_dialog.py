@@ -12,8 +12,10 @@ def test_spending_shows_each_way_of_counting_and_opens_a_session(qtbot, make_win
     window = make_window()
     add_two_sessions(window.workspace.store)
     window.refresh_sessions()
-    dialog = window.open_spending()
-    assert dialog.isVisible()
+    assert window.spending is None
+    qtbot.mouseClick(window.status.cost, Qt.MouseButton.LeftButton)  # the status bar's cost opens it too
+    dialog = window.spending
+    assert dialog is not None and dialog.isVisible() and window.open_spending() is dialog
     qtbot.waitUntil(lambda: "$0.0392" in dialog.summary.text(), timeout=WAIT)
     assert "22,200 tokens in 5 requests, over 2 sessions" in dialog.summary.text()
     models = dialog.tables["model"]
