@@ -504,6 +504,8 @@ class MainWindow(QMainWindow):
         search = self.sessions.search.text()
         if session.id in self.mentions.mentioning(search):  # found by what it says: shown where it says it
             self.chat_find.show_text(search.strip())
+        else:  # what was found was in the conversation shown before
+            self.chat_find.setVisible(False)
         for call_id, started in session.running_tools().items():  # their cards count from then
             self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():

@@ -197,6 +197,9 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     window.sessions.search.setText("")  # every session again, none marked
     qtbot.waitUntil(lambda: set(window.sessions.ids()) == {quiet, failing}, timeout=WAIT)
     assert not any(window.sessions.list.item(i).text().endswith("said in its conversation") for i in range(2))
+    window.show_session(quiet)  # what was found was in the other conversation
+    qtbot.waitUntil(lambda: shown_now(window) == quiet, timeout=WAIT)
+    assert not bar.isVisible()
 
 
 def test_copy_as_markdown_puts_the_conversation_on_the_clipboard(qtbot, make_window, workdir):
