@@ -13,13 +13,20 @@ from core.logs import log_path
 from gui.qt import QAction, QKeySequence, qVersion
 
 # Keys bound to a widget rather than to a menu action.
-WIDGET_SHORTCUTS = (("Delete the selected session (in the session list)", "Delete"),)
+WIDGET_SHORTCUTS = (("Delete the selected session (in the session list)", ("Delete",)),
+                    ("The start / the end of the conversation (in it)", ("Ctrl+Home", "Ctrl+End")),
+                    ("The messages you sent (in the empty message box)", ("Up", "Down")))
+
+
+def native(keys: QKeySequence | str) -> str:
+    """Keys as this platform writes them (⌘ on macOS for Ctrl)."""
+    return QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
 
 
 def shortcuts_html(actions: Iterable[QAction]) -> str:
-    rows = [(action.text().replace("&", ""), action.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+    rows = [(action.text().replace("&", ""), native(action.shortcut()))
             for action in actions if not action.shortcut().isEmpty()]
-    rows += WIDGET_SHORTCUTS
+    rows += [(what, " / ".join(map(native, keys))) for what, keys in WIDGET_SHORTCUTS]
     cells = "".join(f"<tr><td>{html.escape(what)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
                     for what, keys in rows)
     return f"<table>{cells}</table>"
