@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
     export.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     export.add_argument("--out", type=Path, help="the zip to write (default: ./tripane-ID.zip)")
+    imported = commands.add_parser("import", help="a session exported elsewhere (tripane export), into this data folder",
+                                   parents=[common])
+    imported.add_argument("file", type=Path, help="the export's zip file")
     memory = commands.add_parser("memory", help="long-term memory: search it, check it, choose its embedding model",
                                  parents=[common])
     memory_commands = memory.add_subparsers(dest="memory_command", required=True)
@@ -204,6 +207,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _show(store, data_dir, args)
         if args.command == "spending":
             return _spending(store, args)
+        if args.command == "import":
+            return _import(store, data_dir, args.file)
         if args.command == "export":
             from core.export import export_session
 
@@ -261,6 +266,21 @@ def _list_sessions(store, data_dir: Path, search: str = "") -> int:
     for row in rows_matching(rows, search, mentioning):
         said = "  (said in its conversation)" if row.id in mentioning else ""
         print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}{said}")
+    return EXIT_DONE
+
+
+def _import(store, data_dir: Path, source: Path) -> int:
+    from core.export import ImportRefused, import_session
+
+    try:
+        session_id = import_session(store, data_dir, source.expanduser())
+    except ImportRefused as refused:
+        print(refused, file=sys.stderr)
+        return EXIT_USAGE
+    from core.run_lock import live_status
+
+    [row] = live_status(data_dir, [store.session(session_id)])  # one recorded as running runs nowhere here
+    print(f"Imported {session_id}: {row.title} ({row.status}). Read it in the window, or with: tripane show {session_id}")
     return EXIT_DONE
 
 

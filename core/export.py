@@ -9,12 +9,15 @@ transcript is what `tripane show --markdown` prints (core/transcript.py).
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from core.events import Record, to_data
+from core.agent.state import SessionState
+from core.events import Event, EventDecodeError, Record, SessionStarted, decode, to_data
 from core.paths import RUN_LOCK, session_dir
-from core.store import Store
+from core.store import Store, StoreError
 from core.transcript import transcript
 
 
@@ -42,3 +45,99 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")
     partial.replace(target)
     return target
+
+
+# --- import ----------------------------------------------------------------------------------------
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MAX_UNPACKED_BYTES = 8 * 1024**3  # what an export may unpack to: more is not an export of ours
+NOT_FILES = ("events.jsonl", "transcript.md")  # in an export, beside the session's own files
+
+
+class ImportRefused(ValueError):
+    """The file is not a Tripane export, or its session is in this data folder already."""
+
+
+def import_session(store: Store, data_dir: Path, source: Path) -> str:
+    """Put a session exported elsewhere (`tripane export`) into this data folder, to read it, or go
+    on with it: its events as they were recorded, stamps and all, and its files. All of it or,
+    on any failure, nothing. Returns its id."""
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ImportRefused(f"{source} cannot be read as a zip file ({exc}).") from exc
+    with archive:
+        logs = [name for name in archive.namelist() if name.count("/") == 1 and name.endswith("/events.jsonl")]
+        session_id = logs[0].split("/")[0] if len(logs) == 1 else ""
+        if not SESSION_ID.fullmatch(session_id):
+            raise ImportRefused(f"{source} is not a Tripane export: it holds no session's events.jsonl "
+                                "(`tripane export` and Session → Export make one).")
+        if sum(info.file_size for info in archive.infolist()) > MAX_UNPACKED_BYTES:
+            raise ImportRefused(f"{source} would unpack to more than {MAX_UNPACKED_BYTES // 1024**3} GB: not an export.")
+        records = _recorded(archive.read(logs[0]).decode("utf-8", errors="replace"), session_id)
+        try:
+            store.session(session_id)
+        except StoreError:
+            pass
+        else:
+            raise ImportRefused(f"Session {session_id} is in this data folder already.")
+        state = SessionState(session_id)
+        for seq, (ts, event) in enumerate(records, 1):
+            state.apply(Record(session_id, seq, ts, event))
+        assert state.config is not None  # _recorded made sure it starts so
+        folder = session_dir(data_dir, session_id)
+        store.create_session(session_id, task=state.config.task, model=state.model)
+        try:
+            store.update_session(session_id, status=state.status)
+            store.add_recorded(session_id, records)
+            _unpack(archive, session_id, folder)
+        except BaseException:
+            store.delete_session(session_id)
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return session_id
+
+
+def import_with_own_store(database: Path, data_dir: Path, source: Path) -> str:
+    """import_session through a connection of its own, for a worker thread."""
+    store = Store(database)
+    try:
+        return import_session(store, data_dir, source)
+    finally:
+        store.close()
+
+
+def _recorded(text: str, session_id: str) -> list[tuple[str, Event]]:
+    """The events of an export's events.jsonl, each with its stamp; ImportRefused naming the line
+    that is not one."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            if entry["session"] != session_id:
+                raise ValueError(f"it is of session {entry['session']!r}")
+            records.append((str(entry["ts"]), decode(entry["kind"], json.dumps(entry["data"]))))
+        except (ValueError, KeyError, TypeError, EventDecodeError) as exc:
+            raise ImportRefused(f"Line {number} of {session_id}/events.jsonl is not an event of this session "
+                                f"({exc}): the export is damaged, or not Tripane's.") from exc
+    if not records or not isinstance(records[0][1], SessionStarted):
+        raise ImportRefused(f"{session_id}/events.jsonl does not start with the session's start: not a whole export.")
+    return records
+
+
+def _unpack(archive: zipfile.ZipFile, session_id: str, folder: Path) -> None:
+    """The session's files (its three files, offload/, compaction/), and nothing outside its folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for info in archive.infolist():
+        path = PurePosixPath(info.filename)
+        if info.is_dir() or path.parts[:1] != (session_id,) or len(path.parts) < 2:
+            continue
+        inside = PurePosixPath(*path.parts[1:])
+        if str(inside) in NOT_FILES or ".." in inside.parts or inside.is_absolute():
+            continue
+        target = folder.joinpath(*inside.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(info) as packed, open(target, "wb") as unpacked:
+            shutil.copyfileobj(packed, unpacked)

@@ -312,6 +312,14 @@ class Store:
         self._checkpoints.wrote(len(data))
         return Record(session_id, seq, ts, event)
 
+    def add_recorded(self, session_id: str, records: list[tuple[str, Event]]) -> None:
+        """Put in a session's events as another data folder recorded them, stamps and all (an
+        imported export), in one transaction: all of them or, on any failure, none."""
+        with self._guard(), self.db.atomic():
+            self.db.conn.executemany(
+                "INSERT INTO events (session_id, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
+                [(session_id, seq, ts, event.kind, encode(event)) for seq, (ts, event) in enumerate(records, 1)])
+
     def records(self, session_id: str, after_seq: int = 0) -> list[Record]:
         return list(self.iter_records(session_id, after_seq))
 

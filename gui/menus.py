@@ -17,6 +17,7 @@ Do = str | Callable[["MainWindow"], object]  # a method of the window by name, o
 COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str], ...] = (
     ("&File", "&New session…", "Ctrl+N", "new_session", "new"),
     ("&File", "New session &like this one…", "Ctrl+Shift+N", "new_session_like", "new_like"),
+    ("&File", "&Import a session…", None, "import_session", "import"),
     ("&File", "&Settings…", "Ctrl+,", "open_settings", "settings"),
     ("&File", "&Quit", "Ctrl+Q", "close", "quit"),
     ("&Session", "&Send message", "Ctrl+Return", "send_message", "send"),

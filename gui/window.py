@@ -22,7 +22,7 @@ from core.events import (
     SessionEnded,
     UserMessage,
 )
-from core.export import write_export
+from core.export import import_with_own_store, write_export
 from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient, prepare_tokenizer
 from core.logs import log_path
@@ -643,6 +643,27 @@ class MainWindow(QMainWindow):
         dialog.setDefaultSuffix("zip")
         dialog.fileSelected.connect(lambda path: self.export_to(session, Path(path)))
         open_once(dialog)
+
+    def import_session(self) -> QFileDialog:
+        """A session someone exported (Session → Export, `tripane export`), to read here or go on with."""
+        dialog = QFileDialog(self, "Import a session", str(Path.home()), "Tripane exports (*.zip)")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(lambda path: self.import_from(Path(path)))
+        open_once(dialog)
+        return dialog
+
+    def import_from(self, source: Path) -> None:
+        self.statusBar().showMessage(f"Importing {source.name}…")
+        data_dir = self.workspace.data_dir
+
+        def imported(session_id: str) -> None:
+            self.statusBar().clearMessage()
+            self.refresh_sessions()
+            self.show_session(session_id)
+        # A store of its own: this one's connection serves the window meanwhile.
+        self.keeper.in_thread(import_with_own_store, self.workspace.store.path, data_dir, source,
+                              on_success=imported, on_failure=lambda error: (self.statusBar().clearMessage(),
+                                                                             self.tell(str(error))))
 
     def export_to(self, session: Session, target: Path) -> None:
         self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while

@@ -453,3 +453,21 @@ def test_show_markdown_prints_the_conversation_as_a_transcript(tmp_path):
     assert "## You\n\ngo on\n\n## Agent" in out and "**file_list** (no result)" in out and "Files:" not in out
     code, _, err = finish(tripane("show", "s1", "--markdown", "--json", data_dir=tmp_path))
     assert code == 2 and "not allowed with argument" in err
+
+
+def test_import_takes_in_an_export_and_refuses_what_is_not_one(tmp_path):
+    from tests.core.test_spending import two_sessions
+
+    two_sessions(tmp_path / "here" / "tripane.db").close()
+    code, out, err = finish(tripane("export", "s1", "--out", str(tmp_path / "s1.zip"), data_dir=tmp_path / "here"))
+    assert code == 0, err
+    code, out, err = finish(tripane("import", str(tmp_path / "s1.zip"), data_dir=tmp_path / "there"))
+    assert code == 0, err
+    assert out.startswith("Imported s1: Fix the date tests (interrupted)") and "tripane show s1" in out
+    code, out, _ = finish(tripane("spending", "--days", "0", data_dir=tmp_path / "there"))
+    assert "Fix the date tests" in out and "$0.0017" in out  # its requests came with it
+    code, _, err = finish(tripane("import", str(tmp_path / "s1.zip"), data_dir=tmp_path / "there"))
+    assert code == 2 and "in this data folder already" in err and "Traceback" not in err
+    (tmp_path / "notes.zip").write_text("no", encoding="utf-8")
+    code, _, err = finish(tripane("import", str(tmp_path / "notes.zip"), data_dir=tmp_path / "there"))
+    assert code == 2 and "cannot be read as a zip file" in err and "Traceback" not in err

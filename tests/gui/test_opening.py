@@ -19,7 +19,7 @@ from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
-from gui.qt import QApplication, QMessageBox, Qt
+from gui.qt import QApplication, QFileDialog, QMessageBox, Qt
 from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
 
@@ -222,3 +222,29 @@ def test_ctrl_page_keys_go_through_the_sessions_as_listed(qtbot, make_window, wo
     qtbot.keyClick(window.chat, Qt.Key.Key_PageUp, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: shown_now(window) == newest.id, timeout=WAIT)
     assert window.sessions.current_id() == newest.id
+
+
+def test_a_session_exported_elsewhere_is_imported_and_shown(qtbot, make_window, workdir, tmp_path, monkeypatch):
+    from core.export import export_session
+
+    elsewhere = tmp_path / "elsewhere"
+    shared = recorded_earlier(elsewhere, workdir, "Port the parser", turns=3)
+    store = Store(elsewhere / DB_NAME)
+    target = export_session(store, elsewhere, shared, tmp_path / "shared.zip")
+    store.close()
+    window = make_window(ScriptedModel([]))
+    told = []
+    monkeypatch.setattr(window, "tell", told.append)
+
+    window.actions_by_name["import"].trigger()  # File → Import a session…
+    [dialog] = window.findChildren(QFileDialog)
+    assert dialog.isVisible() and dialog.fileMode() == QFileDialog.FileMode.ExistingFile
+    dialog.fileSelected.emit(str(target))  # the person chose the file
+    qtbot.waitUntil(lambda: shown_now(window) == shared, timeout=WAIT)
+    assert window.sessions.ids() == [shared] and "Step 3." in " ".join(
+        item.text for item in window.chat.items() if isinstance(item, MessageItem))
+    dialog.reject()
+
+    window.import_from(target)  # again: it is here already
+    qtbot.waitUntil(lambda: bool(told), timeout=WAIT)
+    assert "in this data folder already" in told[0] and window.sessions.ids() == [shared]
