@@ -63,6 +63,13 @@ class Spending:
     by_session: dict[str, Spent] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # the sessions', for people
 
+    def days_newest_first(self) -> list[tuple[datetime.date, Spent]]:
+        return sorted(self.by_day.items(), reverse=True)
+
+    def unpriced(self) -> list[str]:
+        """The models whose tokens cost $0: litellm has no price for them."""
+        return sorted(model for model, spent in self.by_model.items() if spent.tokens and not spent.cost_usd)
+
     def add(self, request: Request) -> None:
         figures = (request.prompt_tokens, request.completion_tokens, request.cached_tokens, request.cost_usd)
         self.total.add(*figures)
@@ -133,7 +140,7 @@ def report(spent: Spending, today: datetime.date | None = None) -> str:
               "cache" if total.prompt_tokens and total.cached_tokens else "")
     lines = [f"Spent {period}: {money(total.cost_usd)}, {total.tokens:,} tokens in {total.requests:,} requests{cached}.",
              "", "By day"]
-    lines += [f"  {day}  {figures(s)}" for day, s in sorted(spent.by_day.items(), reverse=True)]
+    lines += [f"  {day}  {figures(s)}" for day, s in spent.days_newest_first()]
     lines += ["", "By model"]
     width = max(map(len, spent.by_model))
     lines += [f"  {model:<{width}}  {figures(s)}" for model, s in dearest(spent.by_model)]
@@ -141,7 +148,7 @@ def report(spent: Spending, today: datetime.date | None = None) -> str:
     lines += ["", "By session" + (f" (the {len(shown)} dearest of {len(spent.by_session)})"
                                   if len(spent.by_session) > len(shown) else "")]
     lines += [f"  {session_id}  {figures(s)}  {spent.titles.get(session_id, '')}" for session_id, s in shown]
-    if any(s.tokens and not s.cost_usd for s in spent.by_model.values()):
+    if spent.unpriced():
         lines += ["", "$0 is a model litellm has no price for (a local server), or one its provider gives free."]
     return "\n".join(lines)
 
@@ -156,6 +163,6 @@ def as_json(spent: Spending) -> dict:
                 "completion_tokens": spent_in.completion_tokens, "cached_tokens": spent_in.cached_tokens,
                 "cost_usd": round(spent_in.cost_usd, 6)}
     return {"since": spent.since.isoformat() if spent.since else None, "total": row(spent.total),
-            "by_day": [row(s, day=day.isoformat()) for day, s in sorted(spent.by_day.items(), reverse=True)],
+            "by_day": [row(s, day=day.isoformat()) for day, s in spent.days_newest_first()],
             "by_model": [row(s, model=model) for model, s in dearest(spent.by_model)],
             "by_session": [row(s, session=sid, title=spent.titles.get(sid, "")) for sid, s in dearest(spent.by_session)]}

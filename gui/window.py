@@ -152,8 +152,8 @@ class MainWindow(QMainWindow):
         self.memory_loading: asyncio.Task | None = None
         self.memory_search: MemorySearchDialog | None = None
         self.spending: SpendingDialog | None = None
-        self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
+        self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
         self._draft_owner: str | None = None  # the session the message box's text is for
 
         self.sessions = SessionList()
@@ -167,8 +167,7 @@ class MainWindow(QMainWindow):
         self.composer.setFixedHeight(72)
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
-        self.composer.workdir = lambda: (Path(self.session.state.config.workdir)
-                                         if self.session is not None and self.session.state.config else None)
+        self.composer.workdir = self._shown_workdir
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
@@ -259,9 +258,8 @@ class MainWindow(QMainWindow):
             self.open_folder(self.session.dir, "The session's files")
 
     def open_working_folder(self) -> None:
-        config = self.session.state.config if self.session is not None else None
-        if config is not None:
-            self.open_folder(Path(config.workdir), "The agent's working folder")
+        if (workdir := self._shown_workdir()) is not None:
+            self.open_folder(workdir, "The agent's working folder")
 
     def open_log_folder(self) -> None:
         folder = log_path(self.workspace.data_dir).parent
@@ -489,7 +487,7 @@ class MainWindow(QMainWindow):
 
     def _title_of(self, session_id: str) -> str:
         try:
-            return f"“{self.workspace.store.session(session_id).title}”"
+            return f"“{self.workspace.title(session_id)}”"
         except StoreError:
             return session_id
 
@@ -510,7 +508,7 @@ class MainWindow(QMainWindow):
             self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name))
-        self.setWindowTitle(f"{self.workspace.store.session(session.id).title} — Tripane")
+        self.setWindowTitle(f"{self.workspace.title(session.id)} — Tripane")
         self.refresh_sessions()
         self._update_controls()
         # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
@@ -520,6 +518,10 @@ class MainWindow(QMainWindow):
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
+
+    def _shown_workdir(self) -> Path | None:
+        config = self.session.state.config if self.session is not None else None
+        return Path(config.workdir) if config is not None else None
 
     def _messages_sent(self) -> list[str]:
         """The person's messages to the shown session, oldest first (Up in the message box)."""
@@ -668,7 +670,8 @@ class MainWindow(QMainWindow):
     def export_to(self, session: Session, target: Path) -> None:
         self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while
         self.keeper.in_thread(write_export, list(session.records), session.dir, session.id, target,
-                              self.workspace.store.session(session.id).title, on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
+                              self.workspace.title(session.id),
+                              on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))
 
     def copy_as_markdown(self) -> None:
@@ -677,7 +680,7 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None:
             return
-        QApplication.clipboard().setText(transcript(list(session.records), self.workspace.store.session(session.id).title))
+        QApplication.clipboard().setText(transcript(list(session.records), self.workspace.title(session.id)))
         self.statusBar().showMessage("The conversation is on the clipboard as Markdown.", 8000)
 
     def change_model(self) -> ChangeModelDialog | None:
@@ -717,7 +720,7 @@ class MainWindow(QMainWindow):
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Rename session")
         dialog.setLabelText("Name:")
-        dialog.setTextValue(self.workspace.store.session(session_id).title)
+        dialog.setTextValue(self.workspace.title(session_id))
         dialog.textValueSelected.connect(lambda title: self._rename(session_id, title))
         open_once(dialog)
 
@@ -728,7 +731,7 @@ class MainWindow(QMainWindow):
             self.tell(str(exc))
         self.refresh_sessions()
         if self.session is not None and self.session.id == session_id:
-            self.setWindowTitle(f"{self.workspace.store.session(session_id).title} — Tripane")
+            self.setWindowTitle(f"{self.workspace.title(session_id)} — Tripane")
 
     def delete_session(self) -> None:
         session_id = self.sessions.current_id()
@@ -849,7 +852,7 @@ class MainWindow(QMainWindow):
             shown.raise_()
             shown.activateWindow()
             return
-        title = self.workspace.store.session(session.id).title
+        title = self.workspace.title(session.id)
         workdir = session.state.config.workdir if session.state.config else ""
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir))
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
@@ -910,7 +913,7 @@ class MainWindow(QMainWindow):
 
     def _alert_run_ended(self, session: Session, ended: SessionEnded) -> None:
         """A long run finished while the person looked elsewhere: they want to know, and how."""
-        title = self.workspace.store.session(session.id).title
+        title = self.workspace.title(session.id)
         summary = f": {ended.summary.strip()}" if ended.summary.strip() else ""
         self.alert(f"{title}{summary}", RUN_ENDED_TITLES.get(ended.status, f"Run ended: {ended.status}"))
 

@@ -114,6 +114,10 @@ class Workspace:
     def opened(self) -> list[Session]:
         return list(self._open.values())
 
+    def title(self, session_id: str) -> str:
+        """The session's title, as the list shows it (its task's first line, or as renamed)."""
+        return self.store.session(session_id).title
+
     def rename(self, session_id: str, title: str) -> None:
         title = " ".join(title.split())
         if not title:

@@ -92,10 +92,10 @@ class SpendingDialog(QDialog):
             self.summary.setText(f"<b>{money(total.cost_usd)}</b> in {period}: {total.tokens:,} tokens in "
                                  f"{total.requests:,} requests, over {len(spent.by_session):,} "
                                  f"session{'s' * (len(spent.by_session) != 1)}.")
-        self._fill("day", [(day.isoformat(), s, None) for day, s in sorted(spent.by_day.items(), reverse=True)])
+        self._fill("day", [(day.isoformat(), s, None) for day, s in spent.days_newest_first()])
         self._fill("model", [(model, s, None) for model, s in dearest(spent.by_model)])
         self._fill("session", [(spent.titles.get(sid, sid), s, sid) for sid, s in dearest(spent.by_session)])
-        unpriced = sorted(model for model, s in spent.by_model.items() if s.tokens and not s.cost_usd)
+        unpriced = spent.unpriced()
         self.note.setText(f"$0: litellm has no price for {', '.join(unpriced)} (a local server, or one its provider "
                           "gives free)." if unpriced else "")
         self.note.setVisible(bool(unpriced))
