@@ -59,7 +59,14 @@ from gui.qt import (
     Signal,
     qt_alive,
 )
-from gui.widgets.chat_items import MessageItem, escape_html, fit_width, rich_label
+from gui.widgets.chat_items import (
+    MessageItem,
+    escape_html,
+    fit_width,
+    now_stamp,
+    rich_label,
+    stamp,
+)
 from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
 
@@ -420,15 +427,15 @@ class ChatView(QScrollArea):
         event = record.event
         match event:
             case SessionStarted():  # what the person asked, at the top, as any message of theirs
-                self._add(MessageItem("user", event.task), into)
+                self._add(MessageItem("user", event.task, when=stamp(record.ts)), into)
             case UserMessage():
-                self._add(MessageItem("user", event.text), into)
+                self._add(MessageItem("user", event.text, when=stamp(record.ts)), into)
             case AssistantMessage():
                 hidden = thinking_hidden(event.reasoning, event.thinking_blocks)
                 if into is None:
                     self._finish_live(event.text, event.reasoning, hidden)
                 elif event.text or event.reasoning or hidden:
-                    self._add(MessageItem("assistant", event.text, event.reasoning, hidden), into)
+                    self._add(MessageItem("assistant", event.text, event.reasoning, hidden, stamp(record.ts)), into)
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder)
                     card.stop_requested.connect(self.tool_stop_requested)
@@ -503,7 +510,7 @@ class ChatView(QScrollArea):
 
     def _live_item(self) -> MessageItem:
         if self._live is None:
-            self._live = MessageItem("assistant", "")
+            self._live = MessageItem("assistant", "", when=now_stamp())
             self._live_text = self._live_reasoning = ""
             self._add(self._live)
         return self._live
@@ -532,7 +539,7 @@ class ChatView(QScrollArea):
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()
         elif final_text or reasoning or hidden:
-            self._add(MessageItem("assistant", final_text, reasoning, hidden))
+            self._add(MessageItem("assistant", final_text, reasoning, hidden, now_stamp()))
         self._live = None
         self._live_text = ""
         self._live_reasoning = ""

@@ -3,6 +3,7 @@ the tool cards (labels that wrap, escaped text, the right-click copy menu)."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 
 from gui.markdown import closing_fence, finished_blocks_end, to_html
@@ -59,15 +60,34 @@ def fit_width(widget: QWidget) -> None:
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
 
 
+def stamp(ts: str, today: datetime.date | None = None) -> str:
+    """When a record was written, as a message's header says it: the time, and the day too when
+    it was not today (local time)."""
+    if not ts:
+        return ""
+    try:
+        moment = datetime.datetime.fromisoformat(ts).astimezone()
+    except ValueError:
+        return ""
+    return f"{moment:%H:%M}" if moment.date() == (today or datetime.date.today()) else f"{moment:%Y-%m-%d %H:%M}"
+
+
+def now_stamp() -> str:
+    return stamp(datetime.datetime.now(datetime.timezone.utc).isoformat())
+
+
 class MessageItem(QFrame):
-    def __init__(self, role: str, text: str, reasoning: str = "", hidden_thinking: bool = False):
+    def __init__(self, role: str, text: str, reasoning: str = "", hidden_thinking: bool = False, when: str = ""):
+        """`when`: the time its header says (stamp)."""
         super().__init__()
         self.setObjectName(f"message_{role}")
         self.role = role
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         who = {"user": "You", "assistant": "Agent"}.get(role, role)
-        layout.addWidget(rich_label(f"<b>{who}</b>", "who"))
+        self.when = when
+        time = f'&nbsp;&nbsp;<span style="font-weight: normal; color: #8a9099">{escape_html(when)}</span>' if when else ""
+        layout.addWidget(rich_label(f"<b>{who}</b>{time}", "who"))
         self.body = self._body_label(to_html(text))
         layout.addWidget(self.body)
         self.text = text

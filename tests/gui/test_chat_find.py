@@ -134,3 +134,4 @@ def test_text_is_found_across_the_markup_it_is_shown_with(qtbot):
         assert [found.lower() for found, _ in selected(chat)] == [text.lower()]
     bar.setText("take the  next")  # two spaces: the message shows one
     assert bar.property("found") == "no"
+
