@@ -135,7 +135,8 @@ def _unpack(archive: zipfile.ZipFile, session_id: str, folder: Path) -> None:
         if info.is_dir() or path.parts[:1] != (session_id,) or len(path.parts) < 2:
             continue
         inside = PurePosixPath(*path.parts[1:])
-        if str(inside) in NOT_FILES or ".." in inside.parts or inside.is_absolute():
+        # ".." climbs out; so would a backslash or a drive on Windows, where they separate and root paths.
+        if str(inside) in NOT_FILES or any(part == ".." or "\\" in part or ":" in part for part in inside.parts):
             continue
         target = folder.joinpath(*inside.parts)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -101,5 +101,10 @@ async def test_what_is_not_a_whole_export_is_refused_and_nothing_is_left(store, 
     sneaky = rewritten("sneaky.zip", lambda name, data: data)
     with zipfile.ZipFile(sneaky, "a") as out:
         out.writestr(f"{session.id}/../../escaped.txt", "out")
+        out.writestr(f"{session.id}/..\\..\\windows.txt", "out")  # on Windows a backslash climbs too
+        out.writestr(f"{session.id}/C:/drive.txt", "out")
     assert import_session(there, elsewhere, sneaky) == session.id
     assert not (elsewhere / "escaped.txt").exists() and not (tmp_path / "escaped.txt").exists()
+    unpacked = {path.name for path in (elsewhere / "sessions" / session.id).rglob("*")}
+    assert not {name for name in unpacked if "windows" in name or "drive" in name or name == "C:"}
+    assert {"task_plan.md", "findings.md", "progress.md"} <= unpacked
