@@ -49,7 +49,7 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
 
 # --- import ----------------------------------------------------------------------------------------
 
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a folder name on every system
 MAX_UNPACKED_BYTES = 8 * 1024**3  # what an export may unpack to: more is not an export of ours
 NOT_FILES = ("events.jsonl", "transcript.md")  # in an export, beside the session's own files
 
