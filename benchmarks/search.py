@@ -69,7 +69,7 @@ def measure_log(folder: Path, sessions: int, turns: int) -> list[dict]:
     size = os.path.getsize(folder / "tripane.db")
     rows = []
     for what, text in (("rare text", "cannot import name"), ("text in every session", "Step 17:"),
-                       ("nowhere", "no such words anywhere")):
+                       ("nowhere", "no such words anywhere"), ("a word beyond ASCII, in any case", "Журнал")):
         seconds, found = timed(lambda t=text: store.sessions_mentioning(t))
         rows.append({"measure": f"sessions search: {what}", "events": events, "db_mb": round(size / 1e6, 1),
                      "seconds": round(seconds, 3), "found": len(found)})

@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -333,29 +333,39 @@ class Store:
         return list(_decoded(session_id, self.read(_EVENTS_QUERY, [session_id, 0])))
 
     def sessions_mentioning(self, text: str) -> set[str]:
-        """The sessions whose conversation holds `text` (ASCII letters in any case: SQLite's LIKE):
-        a message, a thought, a call's arguments, a tool's output, a question, an error, a summary.
-        Not the events' field names, which every session has. Read apart, for a worker thread."""
-        def like(value: str) -> str:
-            return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        """The sessions whose conversation holds `text`, in any case: a message, a thought, a call's
+        arguments, a tool's output, a question, an error, a summary. Not the events' field names,
+        which every session has. Read apart, for a worker thread."""
+        ascii_only = text.isascii()
+
+        def holds(value: str, needle: str) -> tuple[str, str]:
+            """SQL true where `value` holds `needle` in any case, and its parameter."""
+            if ascii_only:  # SQLite's own LIKE: any case for ASCII letters, and fast
+                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                return f"{value} LIKE ? ESCAPE '\\'", f"%{escaped}%"
+            return f"instr(casefold({value}), ?) > 0", needle.casefold()  # Ж and ж, É and é
         # The raw text first, as the events store it (quotes escaped; twice in a call's arguments,
         # JSON within JSON): it passes over nearly every row before any of them is parsed.
         once = json.dumps(text, ensure_ascii=False)[1:-1]
         twice = json.dumps(once, ensure_ascii=False)[1:-1]
+        first = [holds("data", once), holds("data", twice)]
         # A call's arguments are JSON text themselves: the text is looked for in them as written there too.
-        tests = [(value, text) for value in _CONVERSATION_VALUES] + [(_CALL_ARGUMENTS, once)]
-        where = " OR ".join(f"{value} LIKE ? ESCAPE '\\'" for value, _ in tests)
-        query = ("SELECT DISTINCT session_id FROM events WHERE (data LIKE ? ESCAPE '\\' OR data LIKE ? ESCAPE '\\') "
-                 f"AND json_valid(data) AND ({where})")
-        return {row[0] for row in self.read(query, [like(once), like(twice), *(like(value) for _, value in tests)])}
+        then = [holds(value, text) for value in _CONVERSATION_VALUES] + [holds(_CALL_ARGUMENTS, once)]
+        query = (f"SELECT DISTINCT session_id FROM events WHERE ({' OR '.join(sql for sql, _ in first)}) "
+                 f"AND json_valid(data) AND ({' OR '.join(sql for sql, _ in then)})")
+        rows = self.read(query, [parameter for _, parameter in first + then], functions={"casefold": _casefold})
+        return {row[0] for row in rows}
 
-    def read(self, query: str, parameters: list[Any]) -> list[tuple]:
+    def read(self, query: str, parameters: list[Any], functions: dict[str, Callable[[Any], Any]] | None = None,
+             ) -> list[tuple]:
         """The rows of a query, read through a connection of its own so that a worker thread can
         read while this store's connection goes on serving the window: under WAL a reader runs
-        beside the writer and sees every committed event."""
+        beside the writer and sees every committed event. `functions`: of one argument, by name."""
         with self._guard():
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)
             try:
+                for name, function in (functions or {}).items():
+                    conn.create_function(name, 1, function, deterministic=True)
                 return conn.execute(query, parameters).fetchall()
             finally:
                 conn.close()
@@ -370,6 +380,10 @@ _CALL_ARGUMENTS = "(SELECT group_concat(json_extract(value, '$.arguments'), ' ')
 _CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in SAID_FIELDS) + (
     _CALL_ARGUMENTS,)
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
+
+
+def _casefold(value: Any) -> Any:
+    return value.casefold() if isinstance(value, str) else value
 
 
 def _decoded(session_id: str, rows: list[tuple[int, str, str, str]]) -> Iterator[Record]:

@@ -178,16 +178,17 @@ def test_sessions_mentioning_searches_what_conversations_say_not_the_events_fiel
     store.append("b", AssistantMessage("ok", (ToolCall("c1", "shell_run", '{"command": "pytest -k \\"slow_tests\\""}'),),
                                        model="m", reasoning="The fixture is stale."))
     store.append("b", ToolResult("c1", "shell_run", False, "E   ImportError: cannot import name 'zed'\n100% done"))
-    store.append("c", UserMessage("Use PostgreSQL, not SQLite — 数据库"))
+    store.append("c", UserMessage("Use PostgreSQL, not SQLite — 数据库; журнал of the été"))
     store.append("d", UserMessage("nothing to see"))
     store.db.execute("UPDATE events SET data = '{not json' WHERE session_id = 'd'")  # a damaged row is passed over
     found = {text: store.sessions_mentioning(text) for text in (
         "PARSER", "importerror", "slow_tests", "100%", "fixture is", "name 'zed'", "数据库", "\"slow_tests\"",
-        "content", "model", "tool_calls", "gpt-4o", "nothing", "ab%cd", "1_0")}
+        "content", "model", "tool_calls", "gpt-4o", "nothing", "ab%cd", "1_0", "ЖУРНАЛ", "ÉTÉ", "étÉ")}
     assert found == {"importerror": {"b"}, "slow_tests": {"b"}, "100%": {"b"}, "fixture is": {"b"},
                      "PARSER": set(),  # the task: the sessions list matches it with the title
                      "name 'zed'": {"b"}, "数据库": {"c"}, "\"slow_tests\"": {"b"},
                      # field names every event has, and values that are not what was said, find nothing
                      "content": set(), "model": set(), "tool_calls": set(), "gpt-4o": set(),
                      "nothing": set(),  # only in the damaged row
-                     "ab%cd": set(), "1_0": set()}  # LIKE's wildcards are taken as they are
+                     "ab%cd": set(), "1_0": set(),  # LIKE's wildcards are taken as they are
+                     "ЖУРНАЛ": {"c"}, "ÉTÉ": {"c"}, "étÉ": {"c"}}  # any case beyond ASCII too
