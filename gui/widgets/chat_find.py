@@ -47,17 +47,26 @@ class Spot:
         return needle in rough_text(self.label)
 
 
-def shown_text(label: QLabel) -> str:
-    """A rich-text label's text as the positions of QLabel.setSelection count it; worked out once
-    per text."""
+def per_text(label: QLabel, name: str, make: Callable[[str], str]) -> str:
+    """`make` of the label's HTML, kept on the label under `name` until its text changes: a search
+    goes over every label at each key typed."""
     html = label.text()
-    cached = getattr(label, "_shown_text", None)
+    cached = getattr(label, name, None)
     if cached is None or cached[0] != html:
-        document = QTextDocument()
-        document.setHtml(html)
-        cached = (html, document.toPlainText())
-        label._shown_text = cached  # type: ignore[attr-defined]
+        cached = (html, make(html))
+        setattr(label, name, cached)
     return cached[1]
+
+
+def plain_text(html: str) -> str:
+    document = QTextDocument()
+    document.setHtml(html)
+    return document.toPlainText()
+
+
+def shown_text(label: QLabel) -> str:
+    """A rich-text label's text as the positions of QLabel.setSelection count it."""
+    return per_text(label, "_shown_text", plain_text)
 
 
 TAG = re.compile(r"<[^>]*>")
@@ -67,12 +76,7 @@ def rough_text(label: QLabel) -> str:
     """A label's text near enough to rule a needle out: its HTML without tags, entities read, lower
     case, every run of white space one space (as `needle` is). Text the label shows is in it, with
     at most some spaces fewer (where blocks meet), so it misses no match."""
-    html = label.text()
-    cached = getattr(label, "_rough_text", None)
-    if cached is None or cached[0] != html:
-        cached = (html, " ".join(unescape(TAG.sub("", html)).lower().split()))
-        label._rough_text = cached  # type: ignore[attr-defined]
-    return cached[1]
+    return per_text(label, "_rough_text", lambda html: " ".join(unescape(TAG.sub("", html)).lower().split()))
 
 
 def spots(chat: ChatView) -> Iterator[Spot]:
