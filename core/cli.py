@@ -20,6 +20,7 @@ from core import __version__
 from core.text import shown_text
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
+HISTORY_FILES = {"plan": "task_plan.md", "findings": "findings.md", "progress": "progress.md"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     spending.add_argument("--days", type=int, default=30,
                           help="the last N days, today included (default 30; 0: the whole log)")
     spending.add_argument("--json", action="store_true")
+    history = commands.add_parser("history", help="the versions of a session's plan, findings or progress: who "
+                                  "wrote each, when, what it changed; or the whole text of one", parents=[common])
+    history.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
+    history.add_argument("--file", choices=tuple(HISTORY_FILES), default="plan",
+                         help="plan (task_plan.md, the default), findings (findings.md) or progress (progress.md)")
+    history.add_argument("--version", type=int, help="print the whole text this version left")
+    history.add_argument("--diff", action="store_true", help="with --version: print what it changed instead")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     shown_as = show.add_mutually_exclusive_group()
@@ -205,6 +213,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _list_sessions(store, data_dir, args.search)
         if args.command == "show":
             return _show(store, data_dir, args)
+        if args.command == "history":
+            return _history(store, args)
         if args.command == "spending":
             return _spending(store, args)
         if args.command == "import":
@@ -318,6 +328,44 @@ def _show(store, data_dir: Path, args) -> int:
         folder = session_dir(data_dir, row.id)
         print(f"\nFiles: {folder / 'task_plan.md'}\n       {folder / 'findings.md'}\n       {folder / 'progress.md'}")
     return EXIT_DONE
+
+
+def _history(store, args) -> int:
+    from core.memory.history import Unrebuildable, file_versions, text_at
+
+    row = _chosen_session(store, args.session)
+    name = HISTORY_FILES[args.file]
+    versions = file_versions(store, row.id, name)
+    if args.version is None:
+        if args.diff:
+            raise ValueError("--diff goes with --version N: the version whose changes to print")
+        print(f"{name} of {row.id} ({row.title}): {len(versions)} version{'s' if len(versions) != 1 else ''}")
+        for version in versions:
+            counted = "created" if version.version == 1 else f"+{version.added} -{version.removed}"
+            print(f"  v{version.version:<5} {_local_time(version.ts)}  {version.author:<9} {counted}")
+        print(f"The whole text of one: tripane history {row.id} --file {args.file} --version N")
+        return EXIT_DONE
+    chosen = next((version for version in versions if version.version == args.version), None)
+    if chosen is None:
+        raise ValueError(f"{name} of {row.id} has no version {args.version} (it has v1 to v{versions[-1].version})")
+    if args.diff:
+        print(chosen.diff, end="")
+        return EXIT_DONE
+    try:
+        print(text_at(versions, args.version), end="")
+    except Unrebuildable as exc:
+        print(f"tripane: {exc}. What it changed: --diff", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_DONE
+
+
+def _local_time(ts: str) -> str:
+    import datetime
+
+    try:
+        return datetime.datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return ts
 
 
 async def _run(store, data_dir: Path, args) -> int:

@@ -47,6 +47,7 @@ from gui.dialogs.question import QuestionDialog
 from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.dialogs.spending import SpendingDialog
+from gui.file_histories import FileHistories
 from gui.glyphs import check_markers
 from gui.icon import app_icon
 from gui.markdown import warm_up as warm_markdown
@@ -152,6 +153,7 @@ class MainWindow(QMainWindow):
         self.memory_loading: asyncio.Task | None = None
         self.memory_search: MemorySearchDialog | None = None
         self.spending: SpendingDialog | None = None
+        self.histories = FileHistories(self)
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
         self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
         self._draft_owner: str | None = None  # the session the message box's text is for
@@ -336,6 +338,7 @@ class MainWindow(QMainWindow):
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
+            pane.history_requested.connect(self.histories.show)
 
     # --- layout memory --------------------------------------------------------------------------
 
@@ -756,6 +759,7 @@ class MainWindow(QMainWindow):
         for qid in [qid for qid, dialog in self.dialogs.items() if dialog.session_id == session_id]:
             self._take_question_away(qid)
         self._drafts.pop(session_id, None)
+        self.histories.forget(session_id)
         if self._draft_owner == session_id:
             self.composer.clear()
             self._draft_owner = None
@@ -794,6 +798,8 @@ class MainWindow(QMainWindow):
             self._alert_run_ended(session, event)
         if event.kind in LIST_CHANGING_EVENTS:
             self.refresh_sessions()
+        if isinstance(event, FileChanged):
+            self.histories.file_changed(session.id, event.file)
         if session is not self.session:
             return
         self.chat.add_record(record)
@@ -837,7 +843,8 @@ class MainWindow(QMainWindow):
                              ("resume", self.resume_button), ("stop", self.stop_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
-                     "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown"):
+                     "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
+                     "file_history"):
             self.actions_by_name[name].setEnabled(has)
         self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
 

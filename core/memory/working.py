@@ -232,17 +232,26 @@ class _FixedHash:
 
 
 def unified_diff(name: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
-    )
+    lines = difflib.unified_diff(_lines(old), _lines(new), f"a/{name}", f"b/{name}")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines with their newlines, split at "\n" only (not at the other characters
+    str.splitlines takes for line ends, such as a lone carriage return or U+2028): the diff then
+    gives back the exact text (core/memory/history.py)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def _append_diff(name: str, old_lines: int, appended: str) -> str:
     # Built directly: difflib over a megabyte-long progress.md on every append would cost far more.
     start = old_lines + 1
-    added = appended.splitlines()
-    body = "".join(f"+{line}\n" for line in added)
+    added = _lines(appended)
+    body = "".join(f"+{line}" if line.endswith("\n") else f"+{line}\n" for line in added)
     return f"--- a/{name}\n+++ b/{name}\n@@ -{start - 1},0 +{start},{len(added)} @@\n{body}"
 
 

@@ -52,6 +52,7 @@ class PaneEditor(QPlainTextEdit):
 class FilePane(QWidget):
     save_requested = Signal(str, str, int)  # file name, text, base version
     pin_requested = Signal(str)  # file name
+    history_requested = Signal(str)  # file name
 
     def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False,
                  log: bool = False):
@@ -74,9 +75,12 @@ class FilePane(QWidget):
         # place is taken again at each change of range until the person scrolls.
         self._aim: Callable[[QScrollBar], int] | None = None
 
+        self.title_text = title
         self.title = QLabel(f"<b>{title}</b>")
-        self.version_label = QLabel("")
+        self.version_label = QLabel("")  # the version, a link to the file's history
         self.version_label.setObjectName("muted")
+        self.version_label.setToolTip("The file's history: every version, who wrote it, what it changed (Ctrl+Shift+H)")
+        self.version_label.linkActivated.connect(lambda _link: self.history_requested.emit(self.name))
         self.edit_button = SnugButton("Edit")
         self.edit_button.setCheckable(True)
         self.edit_button.setToolTip("Edit this file (Ctrl+E)")
@@ -176,7 +180,7 @@ class FilePane(QWidget):
         self._dirty = False
         text, version = self._loader()
         self.version = version
-        self.version_label.setText(f"v{version}")
+        self.version_label.setText(f'<a href="history">v{version}</a>')
         if self.editing and version != self.base_version:
             self.notice.setText(f"The agent changed this file (now v{version}) while you edit. "
                                 "Saving will show both versions so you can choose.")

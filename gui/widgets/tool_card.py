@@ -294,7 +294,12 @@ def edit_diff_html(old: str, new: str) -> str:
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=2))[2:]  # no ---/+++
     if not lines:
         return f"{PRE}(the text is replaced by the same text)</pre>"
-    shown = lines[:MAX_DIFF_LINES]  # an edit of thousands of lines: its start
+    return diff_html(lines)
+
+
+def diff_html(lines: list[str], limit: int = MAX_DIFF_LINES) -> str:
+    """A unified diff's lines (no file names), coloured; of thousands of lines, the first `limit`."""
+    shown = lines[:limit]
     if len(shown) < len(lines):
         shown.append(f"… {len(lines) - len(shown):,} more lines")
     body = "\n".join(

@@ -471,3 +471,32 @@ def test_import_takes_in_an_export_and_refuses_what_is_not_one(tmp_path):
     (tmp_path / "notes.zip").write_text("no", encoding="utf-8")
     code, _, err = finish(tripane("import", str(tmp_path / "notes.zip"), data_dir=tmp_path / "there"))
     assert code == 2 and "cannot be read as a zip file" in err and "Traceback" not in err
+
+
+def test_history_lists_a_files_versions_and_prints_one_whole_or_what_it_changed(tmp_path):
+    from core.memory.working import PLAN
+    from core.scripted import ScriptedModel
+    from tests.core.helpers import make_session
+
+    store = Store(tmp_path / "tripane.db")
+    (tmp_path / "work").mkdir()
+    session = make_session(store, tmp_path, tmp_path / "work", ScriptedModel([]), task="Sort the changelog")
+    first, _ = session.read_file(PLAN)
+    session.edit_file(PLAN, first + "- [ ] the person's step\n", base_version=1)
+    session.edit_file(PLAN, "a plan rewritten whole\n", base_version=2)
+    store.close()
+    code, out, err = finish(tripane("history", session.id[:9], data_dir=tmp_path))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"task_plan.md of {session.id} (Sort the changelog): 3 versions"
+    assert [line.split()[0] for line in lines[1:4]] == ["v1", "v2", "v3"]
+    assert lines[1].endswith("core      created") and lines[2].endswith("user      +1 -0")
+    code, out, err = finish(tripane("history", "--version", "2", data_dir=tmp_path))  # the newest session
+    assert code == 0, err
+    assert out == first + "- [ ] the person's step\n"
+    code, out, err = finish(tripane("history", "--version", "3", "--diff", data_dir=tmp_path))
+    assert code == 0 and "+a plan rewritten whole\n" in out and "-- [ ] the person's step\n" in out
+    code, out, err = finish(tripane("history", "--file", "progress", data_dir=tmp_path))
+    assert code == 0 and out.startswith("progress.md of") and "v1" in out
+    code, _, err = finish(tripane("history", "--version", "7", data_dir=tmp_path))
+    assert code == 2 and "has no version 7 (it has v1 to v3)" in err and "Traceback" not in err

@@ -1,0 +1,202 @@
+"""The history of a session's file (click its version in the pane's header, or Ctrl+Shift+H): every
+version of the plan, findings or progress, who wrote it and when, what it changed, and the whole text
+it left, rebuilt from the log (core/memory/history.py). An earlier plan or findings can be taken
+back: its text goes into the pane's editor, where Save sends it to the agent as the person's edit.
+
+The log is read, and a version rebuilt, on a worker thread: progress.md may have thousands."""
+
+from __future__ import annotations
+
+from core.memory.history import FileVersion, Unrebuildable, file_versions, text_at
+from core.store import Store
+from gui.qt import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    Qt,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from gui.screen_fit import fit_to_screen
+from gui.tasks import TaskKeeper
+from gui.widgets.chat_items import stamp
+from gui.widgets.tool_card import diff_html
+
+AUTHORS = {"core": "Tripane", "agent": "Agent", "user": "You", "external": "Outside Tripane"}
+MAX_SHOWN_DIFF_LINES = 3000  # a rewrite of a long log: its start (the whole text is on the other tab)
+
+
+def version_row(version: FileVersion) -> str:
+    """A version as the list shows it: v12 · Agent · 14:03 · +3 −1."""
+    who = AUTHORS.get(version.author, version.author)
+    counted = "created" if version.version == 1 else f"+{version.added} −{version.removed}"
+    return f"v{version.version}  ·  {who}  ·  {stamp(version.ts)}  ·  {counted}"
+
+
+class FileHistoryDialog(QDialog):
+    restore_requested = Signal(str, str, int, str)  # session id, file name, version, its text
+
+    def __init__(self, keeper: TaskKeeper, store: Store, session_id: str, session_title: str, name: str,
+                 title: str, restorable: bool, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.keeper, self.store = keeper, store
+        self.session_id, self.name = session_id, name
+        self.versions: list[FileVersion] = []
+        self._texts: dict[int, str] = {}  # versions rebuilt so far
+        self._reading = self._stale = False
+        self.setWindowTitle(f"History of {title} — {session_title}")
+        self.setObjectName("file_history")
+        self.summary = QLabel("Reading the log…")
+        self.summary.setObjectName("history_summary")
+        self.summary.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setAccessibleName(f"Versions of {name}")
+        self.list.setSpacing(2)
+        self.list.currentItemChanged.connect(lambda _now, _before: self._show_chosen())
+        self.changes = QTextBrowser()
+        self.changes.setAccessibleName("What the version changed")
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setAccessibleName("The text the version left")
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.changes, "Changes")
+        self.tabs.addTab(self.text, "Whole text")
+        splitter = QSplitter()
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([300, 600])
+        self.note = QLabel("")
+        self.note.setObjectName("history_note")
+        self.note.setWordWrap(True)
+        self.restore = QPushButton("Restore this version")
+        self.restore.setToolTip("Put this version's text in the editor: Save (Ctrl+S) sends it to the agent as your edit")
+        self.restore.setVisible(restorable)
+        self.restore.setEnabled(False)
+        self.restore.clicked.connect(self._restore)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.note, 1)
+        bottom.addWidget(self.restore)
+        bottom.addWidget(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(bottom)
+        fit_to_screen(self, 960, 600)
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the file's versions from the log again (the file changed, or the dialog opened).
+        One read at a time: changes that come in during one (a run appending to progress.md) are
+        read once it is done."""
+        self._stale = True
+        if not self._reading:
+            self._read()
+
+    def _read(self) -> None:
+        self._stale, self._reading = False, True
+        self.keeper.in_thread(file_versions, self.store, self.session_id, self.name, name="file history",
+                              owner=self, on_success=self._read_done, on_failure=self._failed)
+
+    def _read_done(self, versions: list[FileVersion]) -> None:
+        self._reading = False
+        self.show_versions(versions)
+        if self._stale:
+            self._read()
+
+    def show_versions(self, versions: list[FileVersion]) -> None:
+        chosen = self.chosen_version()
+        newest_was_chosen = chosen is None or bool(self.versions) and chosen == self.versions[-1].version
+        self.versions = versions
+        self._texts = {}
+        by_user = sum(1 for version in versions if version.author == "user")
+        self.summary.setText(
+            f"{self.name}: {len(versions):,} version{'s' if len(versions) != 1 else ''}"
+            + (f", {by_user:,} of them your edits" if by_user else "")
+            + ". Choose one to see what it changed, and the whole text it left.")
+        self.list.blockSignals(True)
+        self.list.clear()
+        for version in reversed(versions):  # newest first
+            item = QListWidgetItem(version_row(version))
+            item.setData(Qt.ItemDataRole.UserRole, version.version)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        # The newest stays chosen as versions come in, unless the person is reading an older one.
+        wanted = versions[-1].version if versions and newest_was_chosen else chosen
+        self.choose(wanted)
+
+    def choose(self, version: int | None) -> None:
+        for row in range(self.list.count()):
+            if self.list.item(row).data(Qt.ItemDataRole.UserRole) == version:
+                self.list.setCurrentRow(row)
+                return
+        if self.list.count():
+            self.list.setCurrentRow(0)
+
+    def chosen_version(self) -> int | None:
+        item = self.list.currentItem()
+        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+
+    def _failed(self, error: BaseException) -> None:
+        self._reading = False
+        self.summary.setText(f"The history could not be read: {error}")
+
+    # --- showing a version ----------------------------------------------------------------------
+
+    def _show_chosen(self) -> None:
+        number = self.chosen_version()
+        version = next((v for v in self.versions if v.version == number), None)
+        self.restore.setEnabled(False)
+        if version is None:
+            self.changes.clear()
+            self.text.clear()
+            return
+        self.changes.setHtml(diff_html(version.changes, MAX_SHOWN_DIFF_LINES) if version.changes
+                             else "<p>(no change to the text)</p>")
+        self.tabs.setTabText(1, f"Whole text at v{number}")
+        if number in self._texts:
+            self._show_text(number, self._texts[number])
+            return
+        self.text.setPlainText("")
+        self.note.setText(f"Rebuilding v{number} from the log…")
+        versions = self.versions
+        self.keeper.in_thread(text_at, versions, number, name="rebuild a file version", owner=self,
+                              on_success=lambda text: self._rebuilt(versions, number, text),
+                              on_failure=lambda error: self._not_rebuilt(versions, number, error))
+
+    def _rebuilt(self, versions: list[FileVersion], number: int, text: str) -> None:
+        if versions is not self.versions:  # read again meanwhile
+            return
+        self._texts[number] = text
+        if self.chosen_version() == number:
+            self._show_text(number, text)
+
+    def _show_text(self, number: int, text: str) -> None:
+        self.text.setPlainText(text)
+        newest = bool(self.versions) and number == self.versions[-1].version
+        self.note.setText("This is the file as it is now." if newest else "")
+        self.restore.setEnabled(not newest)
+
+    def _not_rebuilt(self, versions: list[FileVersion], number: int, error: BaseException) -> None:
+        if versions is not self.versions or self.chosen_version() != number:
+            return
+        why = str(error) if isinstance(error, Unrebuildable) else f"reading it failed: {error}"
+        self.text.setPlainText("")
+        self.note.setText(f"The whole text of v{number} is not shown: {why}. What it changed is.")
+
+    def _restore(self) -> None:
+        number = self.chosen_version()
+        if number in self._texts:
+            self.restore_requested.emit(self.session_id, self.name, number, self._texts[number])
