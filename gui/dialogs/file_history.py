@@ -42,6 +42,12 @@ def version_row(version: FileVersion) -> str:
     return f"v{version.version}  ·  {who}  ·  {stamp(version.ts)}  ·  {counted}"
 
 
+def listed(store: Store, session_id: str, name: str) -> tuple[list[FileVersion], list[str]]:
+    """A file's versions and the list's row for each: both made on the worker thread."""
+    versions = file_versions(store, session_id, name)
+    return versions, [version_row(version) for version in versions]
+
+
 class FileHistoryDialog(QDialog):
     restore_requested = Signal(str, str, int, str)  # session id, file name, version, its text
 
@@ -61,6 +67,7 @@ class FileHistoryDialog(QDialog):
         self.list = QListWidget()
         self.list.setAccessibleName(f"Versions of {name}")
         self.list.setSpacing(2)
+        self.list.setUniformItemSizes(True)
         self.list.currentItemChanged.connect(lambda _now, _before: self._show_chosen())
         self.changes = QTextBrowser()
         self.changes.setAccessibleName("What the version changed")
@@ -107,35 +114,44 @@ class FileHistoryDialog(QDialog):
 
     def _read(self) -> None:
         self._stale, self._reading = False, True
-        self.keeper.in_thread(file_versions, self.store, self.session_id, self.name, name="file history",
+        self.keeper.in_thread(listed, self.store, self.session_id, self.name, name="file history",
                               owner=self, on_success=self._read_done, on_failure=self._failed)
 
-    def _read_done(self, versions: list[FileVersion]) -> None:
+    def _read_done(self, listed: tuple[list[FileVersion], list[str]]) -> None:
         self._reading = False
-        self.show_versions(versions)
+        self.show_versions(listed)
         if self._stale:
             self._read()
 
-    def show_versions(self, versions: list[FileVersion]) -> None:
+    def show_versions(self, listed: tuple[list[FileVersion], list[str]]) -> None:
+        """The versions (oldest first) and their rows (listed): as a run goes on, only the new
+        versions are added to the list (progress.md may have thousands)."""
+        versions, rows = listed
         chosen = self.chosen_version()
         newest_was_chosen = chosen is None or bool(self.versions) and chosen == self.versions[-1].version
+        known = len(self.versions)
+        grows = 0 < known <= len(versions) and versions[known - 1] == self.versions[-1]
         self.versions = versions
-        self._texts = {}
+        if not grows:
+            self._texts = {}
         by_user = sum(1 for version in versions if version.author == "user")
         self.summary.setText(
             f"{self.name}: {len(versions):,} version{'s' if len(versions) != 1 else ''}"
             + (f", {by_user:,} of them your edits" if by_user else "")
             + ". Choose one to see what it changed, and the whole text it left.")
         self.list.blockSignals(True)
-        self.list.clear()
-        for version in reversed(versions):  # newest first
-            item = QListWidgetItem(version_row(version))
+        if not grows:
+            self.list.clear()
+            known = 0
+        for version, row in zip(versions[known:], rows[known:]):  # newest first, on top
+            item = QListWidgetItem(row)
             item.setData(Qt.ItemDataRole.UserRole, version.version)
-            self.list.addItem(item)
+            self.list.insertItem(0, item)
         self.list.blockSignals(False)
         # The newest stays chosen as versions come in, unless the person is reading an older one.
         wanted = versions[-1].version if versions and newest_was_chosen else chosen
-        self.choose(wanted)
+        if wanted != chosen or not grows:
+            self.choose(wanted)
 
     def choose(self, version: int | None) -> None:
         for row in range(self.list.count()):
