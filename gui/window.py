@@ -47,6 +47,7 @@ from gui.dialogs.question import QuestionDialog
 from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.dialogs.spending import SpendingDialog
+from gui.drafts import Drafts
 from gui.file_histories import FileHistories
 from gui.glyphs import check_markers
 from gui.icon import app_icon
@@ -66,7 +67,6 @@ from gui.qt import (
     QSplitter,
     QSystemTrayIcon,
     Qt,
-    QTextCursor,
     QTimer,
     QUrl,
     QVBoxLayout,
@@ -155,8 +155,6 @@ class MainWindow(QMainWindow):
         self.spending: SpendingDialog | None = None
         self.histories = FileHistories(self)
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
-        self._drafts: dict[str, str] = {}  # messages half written to sessions not shown, by session
-        self._draft_owner: str | None = None  # the session the message box's text is for
 
         self.sessions = SessionList()
         self.chat = ChatView()
@@ -170,6 +168,8 @@ class MainWindow(QMainWindow):
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir
+        known = {row.id for row in self.workspace.store.sessions()}
+        self.drafts = Drafts(self.composer, self.settings.q, known.__contains__)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
@@ -498,7 +498,7 @@ class MainWindow(QMainWindow):
         check_markers()  # before the panes and the chat render its files' markers
         self._watch(session)
         self.session = session
-        self._take_draft(session.id)
+        self.drafts.take(session.id)
         self._activity, self._activity_detail = "idle", ""
         self.statusBar().clearMessage()  # e.g. the other session's retry
         self.chat.show_records(session.records, folder=session.dir)
@@ -530,17 +530,6 @@ class MainWindow(QMainWindow):
         """The person's messages to the shown session, oldest first (Up in the message box)."""
         records = self.session.records if self.session is not None else []
         return [record.event.text for record in records if isinstance(record.event, UserMessage)]
-
-    def _take_draft(self, session_id: str) -> None:
-        """The message box holds the shown session's draft: a message half written to one session
-        waits for it, and is not sent to the next one shown."""
-        if self._draft_owner == session_id:
-            return
-        if self._draft_owner is not None and self.composer.toPlainText().strip():
-            self._drafts[self._draft_owner] = self.composer.toPlainText()
-        self.composer.setPlainText(self._drafts.pop(session_id, ""))
-        self.composer.moveCursor(QTextCursor.MoveOperation.End)
-        self._draft_owner = session_id
 
     def _watch(self, session: Session) -> None:
         if session.id in self.bridges:
@@ -758,11 +747,8 @@ class MainWindow(QMainWindow):
             bridge.detach()
         for qid in [qid for qid, dialog in self.dialogs.items() if dialog.session_id == session_id]:
             self._take_question_away(qid)
-        self._drafts.pop(session_id, None)
+        self.drafts.forget(session_id)
         self.histories.forget(session_id)
-        if self._draft_owner == session_id:
-            self.composer.clear()
-            self._draft_owner = None
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None
@@ -1172,6 +1158,7 @@ class MainWindow(QMainWindow):
             return
         self._shut_down = True
         self.save_layout()
+        self.drafts.save()
         # Gone from the screen at once: closing the sessions and the store may wait seconds for
         # work no one can interrupt (the memory index loading on a worker thread, a few seconds
         # after a start), and a window that stays after Quit looks hung. The process ends when

@@ -19,7 +19,8 @@ from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
-from gui.qt import QApplication, QFileDialog, QMessageBox, Qt
+from gui.qt import QApplication, QFileDialog, QMessageBox, QSettings, Qt
+from gui.settings import AppSettings
 from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
 
@@ -164,6 +165,32 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
     window.show_session(here.id)
     qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
     assert window.composer.toPlainText() == "Also check the notes' dates"
+
+
+def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workdir, tmp_path, settings):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    qtbot.keyClicks(window.composer, "Also check the notes' dates")
+    window.show_session(earlier)
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    qtbot.keyClicks(window.composer, "Port the tests")
+    # Kept a moment after typing stops, with no close: a crash now would lose neither.
+    stored = QSettings(settings.q.fileName(), QSettings.Format.IniFormat)
+    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"drafts/{earlier}"))[1] == "Port the tests", timeout=WAIT)
+    assert stored.value(f"drafts/{here.id}") == "Also check the notes' dates"
+    qtbot.keyClicks(window.composer, " too")
+    window.close_now()  # and closing keeps the last keystrokes at once
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+
+    reopened = make_window(settings_=AppSettings(QSettings(settings.q.fileName(), QSettings.Format.IniFormat)))
+    qtbot.waitUntil(lambda: shown_now(reopened) == earlier, timeout=WAIT)  # the session shown last
+    assert reopened.composer.toPlainText() == "Port the tests too"
+    reopened.show_session(here.id)
+    qtbot.waitUntil(lambda: shown_now(reopened) == here.id, timeout=WAIT)
+    assert reopened.composer.toPlainText() == "Also check the notes' dates"
+    reopened.composer.clear()  # sent, or dropped: no draft is kept any more
+    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"drafts/{here.id}"))[1] is None, timeout=WAIT)
+    assert stored.value(f"drafts/{earlier}") == "Port the tests too"
 
 
 def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbot, make_window, workdir, tmp_path):
