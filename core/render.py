@@ -24,6 +24,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
 )
+from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
 from core.text import one_line
 
@@ -91,9 +92,7 @@ def render(record: Record) -> str | None:
 
 def describe_edit(event: FileChanged) -> str:
     """A person's edit of a working file (the agent reads it as a diff at its next step)."""
-    lines = event.diff.splitlines()
-    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
-    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    added, removed = line_counts(event.diff)
     who = "You edited" if event.author == "user" else "A program outside Tripane changed"
     return (f"{who} {event.file} (version {event.version}: +{added} −{removed} lines); "
             "the agent reads the change at its next step")

@@ -18,9 +18,9 @@ class FileHistories:
         self.window = window
         self.open: dict[tuple[str, str], FileHistoryDialog] = {}  # by session id and file name
 
-    def show(self, name: str | None = None) -> FileHistoryDialog | None:
+    def show(self, name: str | None = None, version: int | None = None) -> FileHistoryDialog | None:
         """The history of `name` (by default, of the pane that has the focus, or the plan) of the
-        session shown."""
+        session shown, at `version` (by default the newest)."""
         window = self.window
         session = window.session
         if session is None:
@@ -39,6 +39,8 @@ class FileHistories:
             dialog.restore_requested.connect(self.restore)
             dialog.destroyed.connect(lambda _=None, key=(session.id, name): self.open.pop(key, None))
             self.open[(session.id, name)] = dialog
+        if version is not None:
+            dialog.want(version)
         dialog.reload()
         dialog.show()
         dialog.raise_()

@@ -335,6 +335,7 @@ class MainWindow(QMainWindow):
         self.resume_button.clicked.connect(self.resume)
         self.stop_button.clicked.connect(self.stop)
         self.chat.tool_stop_requested.connect(self.stop_command)
+        self.chat.history_requested.connect(self.histories.show)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)

@@ -41,11 +41,11 @@ class FileVersion:
 
     @property
     def added(self) -> int:
-        return sum(1 for line in _body(self.diff) if line.startswith("+"))
+        return line_counts(self.diff)[0]
 
     @property
     def removed(self) -> int:
-        return sum(1 for line in _body(self.diff) if line.startswith("-"))
+        return line_counts(self.diff)[1]
 
 
 _VERSIONS_QUERY = ("SELECT ts, data FROM events WHERE session_id = ? AND kind = 'file_changed' "
@@ -149,6 +149,12 @@ def _append(lines: list[str], diff: str, open_end: bool) -> None:
     if open_end and added and added[0] == "\n":
         added = added[1:]  # the newline that ended the last line, not a line of its own
     lines.extend(added)
+
+
+def line_counts(diff: str) -> tuple[int, int]:
+    """The lines a unified diff adds and removes (a line such as "---", a Markdown rule, counts)."""
+    body = _body(diff)
+    return sum(1 for line in body if line.startswith("+")), sum(1 for line in body if line.startswith("-"))
 
 
 def _body(diff: str) -> list[str]:

@@ -59,6 +59,7 @@ class FileHistoryDialog(QDialog):
         self.versions: list[FileVersion] = []
         self._texts: dict[int, str] = {}  # versions rebuilt so far
         self._reading = self._stale = False
+        self._wanted: int | None = None  # the version to choose once the versions are read
         self.setWindowTitle(f"History of {title} — {session_title}")
         self.setObjectName("file_history")
         self.summary = QLabel("Reading the log…")
@@ -150,12 +151,24 @@ class FileHistoryDialog(QDialog):
         self.list.blockSignals(False)
         # The newest stays chosen as versions come in, unless the person is reading an older one.
         wanted = versions[-1].version if versions and newest_was_chosen else chosen
+        if self._wanted is not None:
+            wanted, self._wanted = self._wanted, None
         if wanted != chosen or not grows:
             self.choose(wanted)
 
+    def want(self, version: int) -> None:
+        """Choose `version`: now if it is listed, else once the versions are read."""
+        if any(item_version == version for item_version in self._listed_versions()):
+            self.choose(version)
+        else:
+            self._wanted = version
+
+    def _listed_versions(self) -> list[int]:
+        return [self.list.item(row).data(Qt.ItemDataRole.UserRole) for row in range(self.list.count())]
+
     def choose(self, version: int | None) -> None:
-        for row in range(self.list.count()):
-            if self.list.item(row).data(Qt.ItemDataRole.UserRole) == version:
+        for row, listed_version in enumerate(self._listed_versions()):
+            if listed_version == version:
                 self.list.setCurrentRow(row)
                 return
         if self.list.count():

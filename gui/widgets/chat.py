@@ -70,6 +70,7 @@ from gui.widgets.chat_items import (
 from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
 
+HISTORY_LINK = "tripane-history:"
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
 # earlier ones come on request, twice as many each time, up to MAX_ITEMS.
@@ -153,6 +154,7 @@ class _Page(QWidget):
 
 class ChatView(QScrollArea):
     tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
+    history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -291,6 +293,11 @@ class ChatView(QScrollArea):
             old.deleteLater()
             if first.count() == 0:
                 self._layout.takeAt(0).widget().deleteLater()
+
+    def _history_link(self, href: str) -> None:
+        name, _, version = href.removeprefix(HISTORY_LINK).rpartition(":")
+        if version.isdigit():
+            self.history_requested.emit(name, int(version))
 
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
         self._add(rich_label(displayable(text), kind), into)
@@ -462,7 +469,13 @@ class ChatView(QScrollArea):
                 label = option_label(event.choice, self._approval_questions.get(event.qid))
                 self._notice(f"↳ You answered <b>{escape_html(label)}</b>{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
-                self._notice(f"✎ {escape_html(describe_edit(event))}", into=into)
+                said = escape_html(describe_edit(event))
+                version = f"version {event.version}"  # a link to the file's history, at this version
+                label = rich_label(displayable("✎ " + said.replace(
+                    version, f'<a href="{HISTORY_LINK}{event.file}:{event.version}">{version}</a>', 1)), "notice")
+                label.setOpenExternalLinks(False)
+                label.linkActivated.connect(self._history_link)
+                self._add(label, into)
             case Danger():
                 self._notice(f"⚠ {escape_html(describe_danger(event))}", "error", into)
             case MemoryRecalled() if event.text:

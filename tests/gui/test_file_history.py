@@ -3,12 +3,13 @@ it, what it changed and the whole text it left; an earlier plan taken back throu
 
 from __future__ import annotations
 
+import re
 from string import Template
 
 from core.memory.working import PLAN, PROGRESS
 from core.paths import resource_text
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QApplication, QMessageBox, Qt
+from gui.qt import QApplication, QLabel, QMessageBox, Qt
 from tests.gui.test_window import WAIT, start
 
 TASK = "Port the parser"
@@ -77,6 +78,18 @@ def test_the_plans_history_shows_each_version_and_an_old_one_goes_back_to_the_ag
     assert rows(dialog)[0].startswith("v4  ·  You")
     assert "1 of them your edits" in dialog.summary.text()
     dialog.close()
+    qtbot.waitUntil(lambda: not window.histories.open, timeout=WAIT)
+
+    # The conversation's notice of the edit links to the history at that version.
+    notice = next(label for label in window.chat.findChildren(QLabel) if "You edited task_plan.md" in label.text())
+    link = re.search(r'href="([^"]+)">version 4</a>', notice.text())
+    assert link and not notice.openExternalLinks()
+    notice.linkActivated.emit(link.group(1))
+    dialog = window.histories.open[(session.id, PLAN)]
+    qtbot.waitUntil(lambda: dialog.chosen_version() == 4 and dialog.text.toPlainText() == SECOND, timeout=WAIT)
+    dialog.list.setCurrentRow(3)  # v1; the link to v4 again chooses v4 in the open dialog
+    notice.linkActivated.emit(link.group(1))
+    assert dialog.chosen_version() == 4 and window.histories.open[(session.id, PLAN)] is dialog
 
 
 def test_restoring_over_an_unsaved_edit_asks_first(qtbot, make_window, workdir):
