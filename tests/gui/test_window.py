@@ -139,7 +139,8 @@ def test_a_plan_edit_in_the_pane_reaches_the_next_request_as_a_diff(qtbot, make_
     assert diff_messages and "+- Person: use PostgreSQL, not SQLite" in diff_messages[0]
     assert "use PostgreSQL" in request.messages[-1]["content"]  # and the tail recites the new plan
     # The conversation says so too, where the person follows what the agent was told.
-    assert "✎ You edited task_plan.md (version 2: +2 −0 lines); the agent reads the change" in chat_says(window)
+    assert ('✎ You edited task_plan.md (<a href="tripane-history:task_plan.md:2">version 2</a>: +2 −0 lines); '
+            "the agent reads the change") in chat_says(window)  # (the version: a link to the file's history)
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 
