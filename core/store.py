@@ -171,13 +171,14 @@ class SessionRow:
 
 
 def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[str] = ()) -> list[SessionRow]:
-    """The sessions whose task, title, id or model holds `search`, and those `mentioning` it in
-    their conversation (Store.sessions_mentioning); all of them for no search."""
+    """The sessions whose task, title, id or model holds `search`, those whose state it names
+    ("waiting", "running", "ended", "failed", …), and those `mentioning` it in their conversation
+    (Store.sessions_mentioning); all of them for no search."""
     needle = search.strip().lower()
     if not needle:
         return rows
     return [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
-            or needle in r.model.lower() or r.id in mentioning]
+            or needle in r.model.lower() or needle in r.status.split(":") or r.id in mentioning]
 
 
 def session_title(task: str) -> str:

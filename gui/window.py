@@ -32,7 +32,7 @@ from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig
 from core.spending import since_days, spending
-from core.store import DiskFull, StoreError, as_disk_full
+from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.transcript import transcript
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
                  prefs: Preferences | None = None):
         super().__init__()
         self.setObjectName("main_window")
+        self._waiting = 0  # sessions waiting for the person (the title says how many)
         self.setWindowTitle("Tripane")
         self.setWindowIcon(app_icon())
         self.workspace = workspace
@@ -422,13 +423,28 @@ class MainWindow(QMainWindow):
 
     def _show_no_session(self) -> None:
         self.chat.show_placeholder(NO_SESSION)
-        self.setWindowTitle("Tripane")
+        self._update_title()
 
     def refresh_sessions(self) -> None:
         current = self._opening or (self.session.id if self.session else None)
         search = self.sessions.search.text()
         mentioning = self.mentions.mentioning(search)
-        self.sessions.show_rows(self.workspace.sessions(search, mentioning), current, mentioning)
+        rows = self.workspace.sessions()
+        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning)
+        self._waiting = sum(1 for row in rows if row.status == "waiting")
+        self._update_title()
+
+    def _update_title(self) -> None:
+        """The session shown, and how many wait for the person: the taskbar says it while Tripane
+        is behind other windows."""
+        shown = "Tripane"
+        if self.session is not None:
+            try:
+                shown = f"{self.workspace.title(self.session.id)} — Tripane"
+            except StoreError:  # deleted meanwhile by another Tripane
+                pass
+        waiting = f"({self._waiting} waiting for you) " if self._waiting else ""
+        self.setWindowTitle(waiting + shown)
 
     def after_first_frame(self) -> None:
         """Markdown's parser is made ready on a worker thread while the session shown at the last
@@ -512,8 +528,7 @@ class MainWindow(QMainWindow):
             self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name))
-        self.setWindowTitle(f"{self.workspace.title(session.id)} — Tripane")
-        self.refresh_sessions()
+        self.refresh_sessions()  # and the title
         self._update_controls()
         # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
         # session it was showing, its question asked again.
@@ -722,9 +737,7 @@ class MainWindow(QMainWindow):
             self.workspace.rename(session_id, title)
         except ValueError as exc:
             self.tell(str(exc))
-        self.refresh_sessions()
-        if self.session is not None and self.session.id == session_id:
-            self.setWindowTitle(f"{self.workspace.title(session_id)} — Tripane")
+        self.refresh_sessions()  # and the title
 
     def delete_session(self) -> None:
         session_id = self.sessions.current_id()

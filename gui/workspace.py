@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ from core.llm import ModelClient
 from core.paths import DB_NAME, session_dir
 from core.run_lock import live_status, run_by_nobody, run_lock
 from core.session import Session, SessionConfig, take_run_lock
-from core.store import SessionRow, Store, rows_matching
+from core.store import SessionRow, Store
 
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
@@ -72,10 +72,10 @@ class Workspace:
             self.memory_problem = f"the index could not be brought up to date: {exc}"
         return memory
 
-    def sessions(self, search: str = "", mentioning: Collection[str] = ()) -> list[SessionRow]:
-        """The sessions whose task, title, id or model holds `search`, and those `mentioning` it in
-        their conversation (gui/session_search.py)."""
-        return rows_matching(live_status(self.data_dir, self.store.sessions()), search, mentioning)
+    def sessions(self) -> list[SessionRow]:
+        """Every session, newest first, with its state as it is now (a run nobody runs any more is
+        interrupted)."""
+        return live_status(self.data_dir, self.store.sessions())
 
     def sessions_signature(self) -> tuple:
         """Changes when a session is created, deleted, renamed or changes state, by any process, and

@@ -7,8 +7,8 @@ import sys
 
 from core.llm import ModelError
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QMessageBox
-from tests.gui.test_window import start
+from gui.qt import QMessageBox, Qt
+from tests.gui.test_window import start, wait_for_dialog
 
 WAIT = 20_000
 
@@ -109,3 +109,19 @@ def test_quitting_with_nothing_at_work_asks_nothing(qtbot, make_window, workdir)
     window.close()
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
     assert quit_box(window) is None
+
+
+def test_the_title_says_how_many_sessions_wait_and_the_list_finds_them(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("human_ask", question="Which file?", options=["a", "b"])),
+                                        reply("", call("task_done", summary="picked"))]))
+    session = start(window, workdir, task="Pick a file")
+    dialog = wait_for_dialog(qtbot, window, "ask_user")
+    qtbot.waitUntil(lambda: window.windowTitle() == "(1 waiting for you) Pick a file — Tripane", timeout=WAIT)
+    window.sessions.search.setText("waiting")  # a state is searched for by its name
+    assert window.sessions.ids() == [session.id]
+    window.sessions.search.setText("ended")
+    assert window.sessions.ids() == []
+    qtbot.mouseClick(dialog.buttons["a"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.waitUntil(lambda: window.windowTitle() == "Pick a file — Tripane", timeout=WAIT)
+    assert window.sessions.ids() == [session.id]  # ended: done
