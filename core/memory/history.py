@@ -14,6 +14,7 @@ empty added line), which is then not a line of its own.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -121,6 +122,28 @@ def text_at(versions: list[FileVersion], version: int) -> str:
         raise Unrebuildable(f"version {version} cannot be rebuilt from the log: the diffs do not give the text "
                             "its hash names")
     return text
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A version's text, and what changed in the file since (the diff of it against the newest
+    version's text; None when the newest cannot be rebuilt, `why_not` says why)."""
+    text: str
+    since: list[str] | None
+    why_not: str = ""
+
+
+def rebuilt(versions: list[FileVersion], version: int) -> Rebuilt:
+    """The text `version` left and the changes since then. Raises Unrebuildable for the former."""
+    text = text_at(versions, version)
+    if version == versions[-1].version:
+        return Rebuilt(text, [])
+    try:
+        newest = text_at(versions, versions[-1].version)
+    except Unrebuildable as exc:
+        return Rebuilt(text, None, str(exc))
+    lines = difflib.unified_diff(text.split("\n"), newest.split("\n"), lineterm="", n=2)
+    return Rebuilt(text, list(lines)[2:])  # (not the file names)
 
 
 def _matches(lines: list[str], sha256: str) -> bool | None:

@@ -7,7 +7,13 @@ The log is read, and a version rebuilt, on a worker thread: progress.md may have
 
 from __future__ import annotations
 
-from core.memory.history import FileVersion, Unrebuildable, file_versions, text_at
+from core.memory.history import (
+    FileVersion,
+    Rebuilt,
+    Unrebuildable,
+    file_versions,
+    rebuilt,
+)
 from core.store import Store
 from gui.qt import (
     QDialog,
@@ -28,7 +34,7 @@ from gui.qt import (
 )
 from gui.screen_fit import fit_to_screen
 from gui.tasks import TaskKeeper
-from gui.widgets.chat_items import stamp
+from gui.widgets.chat_items import escape_html, stamp
 from gui.widgets.tool_card import diff_html
 
 AUTHORS = {"core": "Tripane", "agent": "Agent", "user": "You", "external": "Outside Tripane"}
@@ -57,7 +63,7 @@ class FileHistoryDialog(QDialog):
         self.keeper, self.store = keeper, store
         self.session_id, self.name = session_id, name
         self.versions: list[FileVersion] = []
-        self._texts: dict[int, str] = {}  # versions rebuilt so far
+        self._texts: dict[int, Rebuilt] = {}  # versions rebuilt so far
         self._reading = self._stale = False
         self._wanted: int | None = None  # the version to choose once the versions are read
         self.setWindowTitle(f"History of {title} — {session_title}")
@@ -75,9 +81,12 @@ class FileHistoryDialog(QDialog):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setAccessibleName("The text the version left")
+        self.since = QTextBrowser()
+        self.since.setAccessibleName("What changed in the file since the version")
         self.tabs = QTabWidget()
         self.tabs.addTab(self.changes, "Changes")
         self.tabs.addTab(self.text, "Whole text")
+        self.tabs.addTab(self.since, "Since")
         splitter = QSplitter()
         splitter.addWidget(self.list)
         splitter.addWidget(self.tabs)
@@ -139,7 +148,7 @@ class FileHistoryDialog(QDialog):
         self.summary.setText(
             f"{self.name}: {len(versions):,} version{'s' if len(versions) != 1 else ''}"
             + (f", {by_user:,} of them your edits" if by_user else "")
-            + ". Choose one to see what it changed, and the whole text it left.")
+            + ". Choose one to see what it changed, the whole text it left, and what changed since.")
         self.list.blockSignals(True)
         if not grows:
             self.list.clear()
@@ -189,32 +198,41 @@ class FileHistoryDialog(QDialog):
         version = next((v for v in self.versions if v.version == number), None)
         self.restore.setEnabled(False)
         if version is None:
-            self.changes.clear()
-            self.text.clear()
+            for view in (self.changes, self.text, self.since):
+                view.clear()
             return
         self.changes.setHtml(diff_html(version.changes, MAX_SHOWN_DIFF_LINES) if version.changes
                              else "<p>(no change to the text)</p>")
         self.tabs.setTabText(1, f"Whole text at v{number}")
+        self.tabs.setTabText(2, f"Since v{number}")
         if number in self._texts:
             self._show_text(number, self._texts[number])
             return
         self.text.setPlainText("")
+        self.since.clear()
         self.note.setText(f"Rebuilding v{number} from the log…")
         versions = self.versions
-        self.keeper.in_thread(text_at, versions, number, name="rebuild a file version", owner=self,
-                              on_success=lambda text: self._rebuilt(versions, number, text),
+        self.keeper.in_thread(rebuilt, versions, number, name="rebuild a file version", owner=self,
+                              on_success=lambda result: self._rebuilt(versions, number, result),
                               on_failure=lambda error: self._not_rebuilt(versions, number, error))
 
-    def _rebuilt(self, versions: list[FileVersion], number: int, text: str) -> None:
+    def _rebuilt(self, versions: list[FileVersion], number: int, result: Rebuilt) -> None:
         if versions is not self.versions:  # read again meanwhile
             return
-        self._texts[number] = text
+        self._texts[number] = result
         if self.chosen_version() == number:
-            self._show_text(number, text)
+            self._show_text(number, result)
 
-    def _show_text(self, number: int, text: str) -> None:
-        self.text.setPlainText(text)
+    def _show_text(self, number: int, result: Rebuilt) -> None:
+        self.text.setPlainText(result.text)
         newest = bool(self.versions) and number == self.versions[-1].version
+        if newest:
+            self.since.setHtml("<p>This is the newest version: nothing changed since.</p>")
+        elif result.since is None:
+            self.since.setHtml(f"<p>What changed since is not shown: {escape_html(result.why_not)}.</p>")
+        else:
+            self.since.setHtml(diff_html(result.since, MAX_SHOWN_DIFF_LINES) if result.since
+                               else "<p>The file is the same again now.</p>")
         self.note.setText("This is the file as it is now." if newest else "")
         self.restore.setEnabled(not newest)
 
@@ -223,9 +241,10 @@ class FileHistoryDialog(QDialog):
             return
         why = str(error) if isinstance(error, Unrebuildable) else f"reading it failed: {error}"
         self.text.setPlainText("")
+        self.since.clear()
         self.note.setText(f"The whole text of v{number} is not shown: {why}. What it changed is.")
 
     def _restore(self) -> None:
         number = self.chosen_version()
         if number in self._texts:
-            self.restore_requested.emit(self.session_id, self.name, number, self._texts[number])
+            self.restore_requested.emit(self.session_id, self.name, number, self._texts[number].text)

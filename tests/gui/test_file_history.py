@@ -53,10 +53,13 @@ def test_the_plans_history_shows_each_version_and_an_old_one_goes_back_to_the_ag
     qtbot.waitUntil(lambda: dialog.text.toPlainText() == THIRD, timeout=WAIT)
     assert not dialog.restore.isEnabled() and "as it is now" in dialog.note.text()
 
+    assert "newest version: nothing changed since" in dialog.since.toPlainText()
     dialog.list.setCurrentRow(1)  # v2
     qtbot.waitUntil(lambda: dialog.text.toPlainText() == SECOND, timeout=WAIT)
-    assert dialog.tabs.tabText(1) == "Whole text at v2"
+    assert dialog.tabs.tabText(1) == "Whole text at v2" and dialog.tabs.tabText(2) == "Since v2"
     assert "+2. [ ] Port the grammar" in dialog.changes.toPlainText()
+    since = dialog.since.toPlainText()  # from v2 to the file as it is now
+    assert "-1. [ ] Port the lexer" in since and "+1. [x] Port the lexer" in since and "Port the grammar" in since
     assert dialog.restore.isEnabled()
     qtbot.mouseClick(dialog.restore, Qt.MouseButton.LeftButton)
     # v2 waits in the editor, based on the current version, until the person saves it.

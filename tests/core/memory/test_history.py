@@ -7,7 +7,13 @@ import random
 
 import pytest
 
-from core.memory.history import Unrebuildable, as_version, file_versions, text_at
+from core.memory.history import (
+    Unrebuildable,
+    as_version,
+    file_versions,
+    rebuilt,
+    text_at,
+)
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.scripted import ScriptedModel
 from tests.core.helpers import make_session
@@ -132,6 +138,20 @@ def test_a_diff_that_does_not_give_the_hashed_text_is_said_so_not_shown(files):
         text_at(versions, 3)
     with pytest.raises(Unrebuildable, match="no version 9"):
         text_at(versions, 9)
+
+
+def test_what_changed_since_a_version_is_its_diff_against_the_newest(files):
+    files.write(PLAN, "# Plan\n- [ ] one\n- [ ] two\n")
+    files.write(PLAN, "# Plan\n- [x] one\n- [ ] two\n")
+    files.write(PLAN, "# Plan\n- [x] one\n- [x] two\n")
+    versions = files.versions[PLAN]
+    then = rebuilt(versions, 2)
+    assert then.text == "# Plan\n- [ ] one\n- [ ] two\n"
+    assert [line for line in then.since if line[:1] in "+-"] == ["-- [ ] one", "-- [ ] two", "+- [x] one", "+- [x] two"]
+    assert rebuilt(versions, 4).since == []
+    damaged = versions[-1].__class__(**{**versions[-1].__dict__, "sha256": "0" * 64})
+    cannot = rebuilt([*versions[:-1], damaged], 2)  # the newest cannot be rebuilt: said, the text still given
+    assert cannot.text == then.text and cannot.since is None and "version 4 cannot be rebuilt" in cannot.why_not
 
 
 def test_versions_say_who_changed_the_file_when_and_how_much(files):
