@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -21,6 +22,7 @@ from core.text import shown_text
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
 HISTORY_FILES = {"plan": "task_plan.md", "findings": "findings.md", "progress": "progress.md"}
+FOLLOW_INTERVAL_S = 0.5  # how often `tripane show --follow` looks for new events
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     shown_as.add_argument("--json", action="store_true", help="every event as one JSON object per line")
     shown_as.add_argument("--markdown", action="store_true",
                           help="the conversation as a Markdown transcript, to paste into an issue or a pull request")
+    show.add_argument("--follow", "-f", action="store_true",
+                      help="go on printing its events as they come (a run in another terminal or the window) until "
+                           "the run ends; Ctrl+C stops following")
     return parser
 
 
@@ -307,21 +312,43 @@ def _spending(store, args) -> int:
 
 def _show(store, data_dir: Path, args) -> int:
     from core.changes import changes_line
+    from core.events import SessionEnded
     from core.export import record_json
     from core.paths import session_dir
     from core.render import render
 
     row = _chosen_session(store, args.session)
     if args.markdown:
+        if args.follow:
+            raise ValueError("--follow prints events as they come; a Markdown transcript is of a whole session")
         from core.transcript import transcript
 
         print(transcript(store.records(row.id), row.title), end="")
         return EXIT_DONE
-    for record in store.iter_records(row.id):
-        if args.json:
-            print(record_json(record))
-        elif (line := render(record)) is not None:
-            print(line)
+
+    def printed(records) -> tuple[int, bool]:
+        """Print the records; the last one's number, and whether one ended the run."""
+        last, ended = 0, False
+        for record in records:
+            if args.json:
+                print(record_json(record))
+            elif (line := render(record)) is not None:
+                print(line)
+            last, ended = record.seq, isinstance(record.event, SessionEnded)
+        return last, ended
+
+    last, ended = printed(store.iter_records(row.id))
+    if args.follow and not ended:
+        sys.stdout.flush()  # what came before, at once: the reader may be another program
+        print(f"Following {row.id} as it runs (Ctrl+C to stop)…", file=sys.stderr)
+        try:
+            while not ended:
+                time.sleep(FOLLOW_INTERVAL_S)
+                new_last, ended = printed(store.iter_records(row.id, after_seq=last))
+                last = new_last or last
+                sys.stdout.flush()
+        except KeyboardInterrupt:
+            return EXIT_DONE
     if not args.json:
         if changed := changes_line(store.iter_records(row.id)):
             print(changed)

@@ -500,3 +500,39 @@ def test_history_lists_a_files_versions_and_prints_one_whole_or_what_it_changed(
     assert code == 0 and out.startswith("progress.md of") and "v1" in out
     code, _, err = finish(tripane("history", "--version", "7", data_dir=tmp_path))
     assert code == 2 and "has no version 7 (it has v1 to v3)" in err and "Traceback" not in err
+
+
+def test_show_follow_prints_events_as_they_come_until_the_run_ends(tmp_path):
+    import queue
+    import threading
+
+    from core.events import AssistantMessage, SessionEnded, ToolCall, ToolResult
+
+    store = Store(tmp_path / "tripane.db")
+    store.create_session("s1", task="Tidy the notes", model="scripted")
+    store.append("s1", UserMessage("start with the oldest"))
+    proc = tripane("show", "s1", "--follow", data_dir=tmp_path)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def next_line() -> str:
+        return lines.get(timeout=30).rstrip("\n")
+
+    try:
+        assert next_line() == "you: start with the oldest"  # what was there, at once
+        store.append("s1", AssistantMessage("Listing.", (ToolCall("c1", "file_list", "{}"),), turn=1))
+        assert next_line() == "[turn 1] agent: Listing. → file_list({})"  # then what comes
+        store.append("s1", ToolResult("c1", "file_list", True, "notes.md"))
+        assert next_line() == "  ✓ file_list: notes.md"
+        assert proc.poll() is None  # still following
+        store.append("s1", SessionEnded(status="done", summary="tidied"))
+        assert next_line() == "■ ended: done — tidied"
+        code = proc.wait(timeout=30)
+        assert code == 0 and "Following s1 as it runs" in proc.stderr.read()
+    finally:
+        proc.kill()
+        store.close()
+    code, out, err = finish(tripane("show", "s1", "--follow", data_dir=tmp_path))  # ended: printed, not followed
+    assert code == 0 and out.startswith("you: start with the oldest") and "Following" not in err
+    code, _, err = finish(tripane("show", "s1", "--follow", "--markdown", data_dir=tmp_path))
+    assert code == 2 and "a Markdown transcript is of a whole session" in err
