@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --model: how much it reads at once (default: the model's own)")
     resume.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
                         help="how hard the model thinks from here (default: as before; 'default': the model's own)")
+    resume.add_argument("--workdir", type=Path, metavar="FOLDER",
+                        help="the work folder's new place, when it was moved or renamed (or the session was "
+                             "imported from another computer): the agent works there from now on")
     resume.add_argument("--json", action="store_true")
     resume.add_argument("--no-memory", action="store_true", help="run without long-term memory")
 
@@ -285,7 +288,9 @@ def _list_sessions(store, data_dir: Path, search: str = "") -> int:
 
 
 def _import(store, data_dir: Path, source: Path) -> int:
+    from core.agent.state import SessionState
     from core.export import ImportRefused, import_session
+    from core.paths import missing_work_folder
 
     try:
         session_id = import_session(store, data_dir, source.expanduser())
@@ -296,6 +301,12 @@ def _import(store, data_dir: Path, source: Path) -> int:
 
     [row] = live_status(data_dir, [store.session(session_id)])  # one recorded as running runs nowhere here
     print(f"Imported {session_id}: {row.title} ({row.status}). Read it in the window, or with: tripane show {session_id}")
+    state = SessionState(session_id)
+    for record in store.iter_records(session_id):
+        state.apply(record)
+    if missing_work_folder(state.workdir):
+        print(f"Its work folder, {state.workdir}, is not on this computer: to go on with it, give it one with "
+              f"tripane resume {session_id} --workdir FOLDER (or Session → Move work folder… in the window).")
     return EXIT_DONE
 
 
@@ -482,6 +493,10 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             from core.render import model_change_note
 
             print(f"  ⇄ {model_change_note(changed)}", flush=True)
+        if args.workdir is not None and (moved := session.move_workdir(args.workdir)) and not args.json:
+            from core.render import workdir_note
+
+            print(f"  ↦ {workdir_note(moved)}", flush=True)
         if args.answer is not None:
             question = session.state.open_question
             if question is None:

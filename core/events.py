@@ -252,6 +252,17 @@ class ModelChanged(Event):
 
 
 @dataclass(frozen=True)
+class WorkdirMoved(Event):
+    """The person gave the session its work folder's new place (the folder was moved or renamed,
+    or the session was imported from another computer). Tools work there from the next call on;
+    the fixed prompt stays as it was, byte for byte, and the agent is told in the history."""
+
+    kind: ClassVar[str] = "workdir_moved"
+    workdir: str
+    previous: str
+
+
+@dataclass(frozen=True)
 class MemoryRecalled(Event):
     """Long-term memory brought into the context at task start: appended, never in the prefix."""
 

@@ -16,8 +16,8 @@ def missing_work_folder(workdir: str | Path) -> str | None:
     if Path(workdir).is_dir():
         return None
     return (f"The work folder {workdir} is not there any more (moved, renamed, or on a drive that is not "
-            "connected). Put it back and continue, or start a new session in another folder; this session's "
-            "history and files are kept.")
+            "connected). Put it back and continue, or give the session the folder's new place (Session → Move "
+            "work folder…, or tripane resume ID --workdir FOLDER); this session's history and files are kept.")
 
 
 def default_data_dir() -> Path:

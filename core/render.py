@@ -23,6 +23,7 @@ from core.events import (
     ToolResult,
     UserMessage,
     WindowLearned,
+    WorkdirMoved,
 )
 from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
@@ -81,6 +82,8 @@ def render(record: Record) -> str | None:
             return f"  ⇲ {window_note(event)}"
         case ModelChanged():
             return f"  ⇄ {model_change_note(event)}"
+        case WorkdirMoved():
+            return f"  ↦ {workdir_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -96,6 +99,10 @@ def describe_edit(event: FileChanged) -> str:
     who = "You edited" if event.author == "user" else "A program outside Tripane changed"
     return (f"{who} {event.file} (version {event.version}: +{added} −{removed} lines); "
             "the agent reads the change at its next step")
+
+
+def workdir_note(event: WorkdirMoved) -> str:
+    return f"work folder moved from {event.previous} to {event.workdir}: the agent works there from now on"
 
 
 def describe_danger(event: Danger) -> str:

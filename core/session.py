@@ -32,6 +32,7 @@ from core.events import (
     Record,
     SessionStarted,
     UserMessage,
+    WorkdirMoved,
 )
 from core.folder_approvals import FolderApprovals
 from core.journal import Journal, Subscriber
@@ -124,6 +125,17 @@ def take_run_lock(lock: FileLock, session_id: str, wait_s: float = LOCK_WAIT_S) 
             "`tripane resume` in a terminal). Wait for it to stop, or stop it there.") from None
 
 
+def usable_workdir(folder: str | Path) -> Path:
+    """The folder as a session's work folder (absolute), or ValueError saying why it cannot be."""
+    workdir = Path(folder).expanduser().resolve()
+    if not workdir.is_dir():
+        raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
+    if shown_text(str(workdir)) != str(workdir):  # the log, progress.md and every request are UTF-8
+        raise ValueError(f"the workdir's path {shown_text(str(workdir))} is not UTF-8 text (a name from an older "
+                         "system): rename that folder, or choose one whose path is")
+    return workdir
+
+
 def new_session_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
@@ -153,12 +165,7 @@ class Session:
     @classmethod
     def create(cls, store: Store, data_dir: Path, config: SessionConfig, model: ModelClient,
                **kwargs) -> Session:
-        workdir = Path(config.workdir).expanduser().resolve()
-        if not workdir.is_dir():
-            raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
-        if shown_text(str(workdir)) != str(workdir):  # the log, progress.md and every request are UTF-8
-            raise ValueError(f"the workdir's path {shown_text(str(workdir))} is not UTF-8 text (a name from an older "
-                             "system): rename that folder, or choose one whose path is")
+        workdir = usable_workdir(config.workdir)
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, new_session_id(), model, **kwargs)
         store.create_session(session.id, task=config.task, model=config.model)
@@ -242,8 +249,7 @@ class Session:
     # --- one writer at a time --------------------------------------------------------------------
 
     def _check_work_folder(self) -> None:
-        config = self.state.config
-        problem = missing_work_folder(config.workdir) if config is not None else None
+        problem = missing_work_folder(self.state.workdir) if self.state.config is not None else None
         if problem:
             raise WorkFolderMissing(problem)
 
@@ -418,7 +424,7 @@ class Session:
             self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
             self._progress(progress.answer(choice, text, question))
         if question.reason == "approval" and choice == "always_call":  # later sessions here too
-            self.approvals.allow(self.state.config.workdir, approval_key(
+            self.approvals.allow(self.state.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
 
@@ -444,6 +450,22 @@ class Session:
         with self._writing():
             self.journal.record(event)
             self._progress(progress.model_changed(model_change_details(event)))
+        return event
+
+    def move_workdir(self, folder: str | Path) -> WorkdirMoved | None:
+        """The work folder's new place (it was moved or renamed, or the session came from another
+        computer): tools work there from the next call on, and the agent is told. Not while the
+        run works (a command may be running in the old place). None when it is there already."""
+        if self.running and self.state.status not in ("paused", "waiting"):  # (a pause waits for the step's end)
+            raise CannotRun("The work folder can be moved while the run is paused, waiting for you or stopped, "
+                            "not while it works: pause it first (Ctrl+P).")
+        workdir = str(usable_workdir(folder))
+        if workdir == self.state.workdir:
+            return None
+        event = WorkdirMoved(workdir=workdir, previous=self.state.workdir)
+        with self._writing():
+            self.journal.record(event)
+            self._progress(progress.workdir_moved(event.previous, event.workdir))
         return event
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:

@@ -25,8 +25,9 @@ from core.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    WorkdirMoved,
 )
-from core.render import compaction_sizes, model_change_note
+from core.render import compaction_sizes, model_change_note, workdir_note
 
 OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
 ARGUMENT_CHARS = 1500
@@ -78,6 +79,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"⇊ Context compacted ({compaction_sizes(event)})"))
             case ModelChanged():
                 parts.append(quoted(f"⇄ {model_change_note(event)}"))
+            case WorkdirMoved():
+                parts.append(quoted(f"↦ {workdir_note(event)[:1].upper()}{workdir_note(event)[1:]}"))
             case SessionEnded():
                 summary = f": {event.summary.strip()}" if event.summary.strip() else ""
                 parts.append(f"**■ Ended, {event.status}**{summary}")

@@ -30,7 +30,7 @@ from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.run_lock import INTERRUPTED
-from core.session import CannotRun, Session, SessionConfig
+from core.session import CannotRun, Session, SessionConfig, WorkFolderMissing
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.transcript import transcript
@@ -263,6 +263,43 @@ class MainWindow(QMainWindow):
     def open_working_folder(self) -> None:
         if (workdir := self._shown_workdir()) is not None:
             self.open_folder(workdir, "The agent's working folder")
+
+    def move_work_folder(self) -> QFileDialog | None:
+        """Give the session its work folder's new place (moved, renamed, or the session imported
+        from another computer): the agent works there from its next step on."""
+        session = self.session
+        if session is None:
+            return None
+        now = Path(session.state.workdir)
+        dialog = QFileDialog(self, "The work folder's new place", str(now if now.is_dir() else now.parent
+                                                                       if now.parent.is_dir() else Path.home()))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly)
+        dialog.fileSelected.connect(lambda folder, s=session: self._move_work_folder(s, folder))
+        open_once(dialog)
+        return dialog
+
+    def _move_work_folder(self, session: Session, folder: str) -> None:
+        try:
+            moved = session.move_workdir(folder)
+        except (CannotRun, ValueError) as refused:
+            self.tell(str(refused)[:1].upper() + str(refused)[1:])
+            return
+        except (StoreError, OSError) as exc:
+            self.tell(f"The work folder could not be moved: {as_disk_full(exc, session.dir) or exc}",
+                      QMessageBox.Icon.Warning)
+            return
+        if moved is not None:
+            self.statusBar().showMessage(f"The agent works in {moved.workdir} from now on: Resume (Ctrl+R) or a "
+                                         "message goes on there.", 10_000)
+
+    def tell_refusal(self, refused: BaseException) -> QMessageBox:
+        """Why a run cannot start; for a work folder that is gone, with the way to its new place."""
+        box = self.tell(str(refused))
+        if isinstance(refused, WorkFolderMissing):
+            choose = box.addButton("Choose its new place…", QMessageBox.ButtonRole.ActionRole)
+            choose.clicked.connect(self.move_work_folder)
+        return box
 
     def open_log_folder(self) -> None:
         folder = log_path(self.workspace.data_dir).parent
@@ -539,8 +576,8 @@ class MainWindow(QMainWindow):
             self.show_question(session, question)
 
     def _shown_workdir(self) -> Path | None:
-        config = self.session.state.config if self.session is not None else None
-        return Path(config.workdir) if config is not None else None
+        state = self.session.state if self.session is not None else None
+        return Path(state.workdir) if state is not None and state.config is not None else None
 
     def _messages_sent(self) -> list[str]:
         """The person's messages to the shown session, oldest first (Up in the message box)."""
@@ -615,7 +652,7 @@ class MainWindow(QMainWindow):
         try:
             session.start()
         except CannotRun as refused:
-            self.tell(str(refused))
+            self.tell_refusal(refused)
             return
         self._watch_run(session)
         self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did
@@ -847,6 +884,7 @@ class MainWindow(QMainWindow):
                      "file_history"):
             self.actions_by_name[name].setEnabled(has)
         self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
+        self.actions_by_name["move_workdir"].setEnabled(has and not elsewhere)
 
     # --- the person in the loop -----------------------------------------------------------------
 
@@ -860,7 +898,7 @@ class MainWindow(QMainWindow):
             shown.activateWindow()
             return
         title = self.workspace.title(session.id)
-        workdir = session.state.config.workdir if session.state.config else ""
+        workdir = session.state.workdir if session.state.config else ""
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir))
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
         self.dialogs[question.qid] = dialog
@@ -936,7 +974,7 @@ class MainWindow(QMainWindow):
             self._watch_run(session)
             self._update_controls()
         self.keeper.run(session.send(text), on_success=sent,
-                        on_failure=lambda error: self.tell(str(error)))
+                        on_failure=self.tell_refusal)
 
     def pause(self) -> None:
         if self.session is not None:
@@ -950,7 +988,7 @@ class MainWindow(QMainWindow):
         try:
             session.resume()
         except CannotRun as refused:
-            self.tell(str(refused))
+            self.tell_refusal(refused)
             return
         self._watch_run(session)
         self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did

@@ -702,7 +702,7 @@ class AgentLoop:
         # in this process (after a full disk) must not take it as one no run has acted on.
         if (approved_by := asked or self.state.question_for_call(call.id)) is not None:
             self.control.unacted_answers.discard(approved_by.qid)
-        gone = missing_work_folder(self.state.config.workdir) if call.name.split("_", 1)[0] in WORKDIR_GROUPS else None
+        gone = missing_work_folder(self.state.workdir) if call.name.split("_", 1)[0] in WORKDIR_GROUPS else None
         if gone:  # a write would make the folder anew (on the wrong drive, say); a command would fail
             self._result(call, False, f"Not run: {gone}")
             self._end("error", gone)
@@ -721,7 +721,7 @@ class AgentLoop:
         if config.approval == "all" or self.state.allowed_without_asking(call.name, call.arguments):
             return None
         if (self.folder_approvals is not None
-                and approval_key(call.name, call.arguments) in self.folder_approvals.allowed(config.workdir)):
+                and approval_key(call.name, call.arguments) in self.folder_approvals.allowed(self.state.workdir)):
             self._progress(progress.allowed_in_folder(call.name))
             return None
         if config.approval == "none":
@@ -754,7 +754,7 @@ class AgentLoop:
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
         ctx = ToolContext(
-            workdir=Path(self.state.config.workdir), session_dir=self.session_dir,
+            workdir=Path(self.state.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,

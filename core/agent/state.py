@@ -32,6 +32,7 @@ from core.events import (
     Usage,
     UserMessage,
     WindowLearned,
+    WorkdirMoved,
 )
 from core.memory.working import FINDINGS
 from core.secrets import provider_of
@@ -60,6 +61,7 @@ class SessionState:
     api_base: str | None = None
     context_window: int | None = None
     reasoning_effort: str = ""  # the session's start, or the person's latest change of model
+    moved_to: str = ""  # the work folder's new place, when the person gave one (WorkdirMoved)
     usage: Usage = field(default_factory=Usage)
     strikes: dict[str, int] = field(default_factory=dict)
     # Each counted failure's latest occurrence as a reader understands it (the signature itself is
@@ -99,6 +101,12 @@ class SessionState:
         if isinstance(record.event, HumanAnswer):
             self.answers[record.event.qid] = (record.event, record.seq)
 
+    @property
+    def workdir(self) -> str:
+        """Where the agent works: the session's work folder, or its new place once moved."""
+        assert self.config is not None
+        return self.moved_to or self.config.workdir
+
     def question_for_call(self, call_id: str) -> HumanQuestion | None:
         for question in reversed(self.questions.values()):
             if question.context.get("call_id") == call_id:
@@ -137,6 +145,8 @@ class SessionState:
                 self.usage = self.usage + event.usage
             case WindowLearned():
                 self.learned_window = event.window
+            case WorkdirMoved():
+                self.moved_to = event.workdir
             case ModelChanged():
                 self.model, self.api_base, self.context_window = event.model, event.api_base, event.context_window
                 if event.reasoning_effort is not None:

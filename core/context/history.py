@@ -26,6 +26,7 @@ from core.events import (
     SessionStarted,
     ToolResult,
     UserMessage,
+    WorkdirMoved,
 )
 from core.reasoning import THINKING_MODEL, passes_reasoning_back
 
@@ -184,6 +185,10 @@ class History:
                         f"[The person answered the {question.reason.replace('_', ' ')} question "
                         f"\"{question.question.splitlines()[0]}\": {event.choice}]{detail}"
                     )
+            case WorkdirMoved():
+                self._note(f"[The person moved the work folder: it is now {event.workdir} (it was {event.previous}; "
+                           "the instructions above still name the old place). Paths relative to the work folder "
+                           "are unchanged; your tools work in the new place from now on.]")
             case ErrorRecorded() if not event.tool:
                 self._note(f"[Tripane error, attempt {event.attempt}: {event.signature}] {event.message}")
 

@@ -107,6 +107,10 @@ def model_changed(details: str) -> str:
     return f"\n## [{_stamp()}] Model changed by the person\n- {details[:1].upper()}{details[1:]}, from the next request on.\n"
 
 
+def workdir_moved(previous: str, workdir: str) -> str:
+    return f"\n## [{_stamp()}] Work folder moved by the person\n- From {previous} to {workdir}; the agent works there from now on.\n"
+
+
 def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
     if failure:
         return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300, ends=False)}\n- The task goes on without it.\n"

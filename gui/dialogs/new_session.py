@@ -118,7 +118,7 @@ class NewSessionDialog(QDialog):
         config = state.config
         assert config is not None
         self.task.setPlainText(config.task)
-        self.workdir.setText(config.workdir)
+        self.workdir.setText(state.workdir)  # where it was moved, if it was
         self.model.setCurrentText(state.model)
         self.api_base.setText(state.api_base or "")  # after the model, whose server the field follows
         self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(state.reasoning_effort)))

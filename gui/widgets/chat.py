@@ -33,6 +33,7 @@ from core.events import (
     ToolResult,
     UserMessage,
     WindowLearned,
+    WorkdirMoved,
 )
 from core.reasoning import thinking_hidden
 from core.render import (
@@ -41,6 +42,7 @@ from core.render import (
     describe_edit,
     flush_note,
     model_change_note,
+    workdir_note,
 )
 from gui.markdown import displayable
 from gui.qt import (
@@ -495,6 +497,9 @@ class ChatView(QScrollArea):
             case ModelChanged():
                 note = model_change_note(event)
                 self._notice(f"⇄ {escape_html(note[:1].upper() + note[1:])}, from the next request on", into=into)
+            case WorkdirMoved():
+                note = workdir_note(event)
+                self._notice(f"↦ {escape_html(note[:1].upper() + note[1:])}", into=into)
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

@@ -464,6 +464,7 @@ def test_import_takes_in_an_export_and_refuses_what_is_not_one(tmp_path):
     code, out, err = finish(tripane("import", str(tmp_path / "s1.zip"), data_dir=tmp_path / "there"))
     assert code == 0, err
     assert out.startswith("Imported s1: Fix the date tests (interrupted)") and "tripane show s1" in out
+    assert "is not on this computer" in out and "tripane resume s1 --workdir FOLDER" in out  # (a folder of its own)
     code, out, _ = finish(tripane("spending", "--days", "0", data_dir=tmp_path / "there"))
     assert "Fix the date tests" in out and "$0.0017" in out  # its requests came with it
     code, _, err = finish(tripane("import", str(tmp_path / "s1.zip"), data_dir=tmp_path / "there"))
@@ -536,3 +537,27 @@ def test_show_follow_prints_events_as_they_come_until_the_run_ends(tmp_path):
     assert code == 0 and out.startswith("you: start with the oldest") and "Following" not in err
     code, _, err = finish(tripane("show", "s1", "--follow", "--markdown", data_dir=tmp_path))
     assert code == 2 and "a Markdown transcript is of a whole session" in err
+
+
+def test_resume_gives_a_moved_work_folder_its_new_place(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    steps = positional([Turn(tool_calls=(tool("task_done", summary="first"),)),
+                        Turn(tool_calls=(tool("file_write", path="notes.md", content="written\n"),)),
+                        Turn(tool_calls=(tool("task_done", summary="written in the new place"),))])
+    with ScriptedServer(steps) as server:
+        code, out, err = finish(tripane("run", "Write the notes", "--model", "openai/served-model", "--api-base",
+                                        server.url, "--workdir", str(work), "--no-memory", data_dir=tmp_path))
+        assert code == 0, err
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        moved = work.rename(tmp_path / "renamed")
+        code, out, err = finish(tripane("resume", session_id, "--message", "Write notes.md", "--no-memory",
+                                        data_dir=tmp_path))
+        assert code == 2 and "is not there any more" in err and "--workdir FOLDER" in err
+        code, _, err = finish(tripane("resume", session_id, "--workdir", str(tmp_path / "nowhere"), data_dir=tmp_path))
+        assert code == 2 and "does not exist or is not a folder" in err and "Traceback" not in err
+        code, out, err = finish(tripane("resume", session_id, "--workdir", str(moved), "--message", "Write notes.md",
+                                        "--no-memory", data_dir=tmp_path))
+        assert code == 0, err
+    assert f"work folder moved from {work.resolve()} to {moved.resolve()}" in out
+    assert (moved / "notes.md").read_text(encoding="utf-8") == "written\n" and not work.exists()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.events import SessionEnded, ToolResult, UserMessage
+from core.memory.working import PROGRESS
 from core.scripted import ScriptedModel, call, reply
-from core.session import WorkFolderMissing
+from core.session import CannotRun, Session, WorkFolderMissing
 from tests.core.helpers import events_of, make_session
 
 
@@ -77,3 +78,46 @@ async def test_a_session_whose_start_cannot_be_written_is_not_left_in_the_list(s
         make_session(store, data_dir, workdir, ScriptedModel([]))
     monkeypatch.undo()
     assert store.sessions() == []
+
+
+async def test_a_moved_work_folder_is_given_its_new_place_and_the_agent_works_there(store, data_dir, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("old notes\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("task_done", summary="first")),
+                           reply("", call("file_write", path="notes.md", content="new notes\n")),
+                           reply("", call("task_done", summary="written there"))])
+    session = make_session(store, data_dir, project, model)
+    assert await session.run() == "done"
+    fixed_prompt = model.requests[-1].messages[0]
+    moved = project.rename(tmp_path / "renamed")
+
+    with pytest.raises(ValueError, match="does not exist or is not a folder"):
+        session.move_workdir(tmp_path / "nowhere")
+    event = session.move_workdir(moved)
+    assert (event.previous, event.workdir) == (str(project.resolve()), str(moved.resolve()))
+    assert session.move_workdir(moved) is None  # there already: nothing recorded
+    assert "Work folder moved by the person" in session.read_file(PROGRESS)[0]
+
+    await session.send("Rewrite the notes")
+    assert await session.wait() == "done"
+    assert (moved / "notes.md").read_text(encoding="utf-8") == "new notes\n"  # in the new place
+    assert not project.exists()  # the old one is not made anew
+    request = model.requests[-2]
+    assert request.messages[0] == fixed_prompt  # the fixed prompt, byte for byte as before
+    told = [m["content"] for m in request.messages if "moved the work folder" in str(m.get("content"))]
+    assert told and str(moved.resolve()) in told[0]
+
+    reopened = Session.open(store, data_dir, session.id, ScriptedModel([]))  # replayed: the new place stays
+    assert reopened.state.workdir == str(moved.resolve())
+
+
+async def test_the_work_folder_is_not_moved_while_the_run_works(store, data_dir, workdir, tmp_path):
+    session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("task_done", summary="done"))]))
+    other = tmp_path / "other"
+    other.mkdir()
+    session.start()
+    with pytest.raises(CannotRun, match="pause it first"):
+        session.move_workdir(other)
+    assert await session.wait() == "done"
+    assert session.move_workdir(other).workdir == str(other.resolve())

@@ -17,6 +17,7 @@ from gui.dialogs.question import QuestionDialog
 from gui.qt import (
     QApplication,
     QDialog,
+    QFileDialog,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
@@ -798,3 +799,38 @@ def test_thinking_the_provider_encrypted_is_folded_as_hidden_not_left_out(qtbot,
     window.chat.show_records(session.records)  # drawn again from the log, as when the session is opened later
     redrawn = next(w for w in window.chat.items() if isinstance(w, MessageItem) and w.role == "assistant")
     assert redrawn is not item and redrawn.reasoning_header.text() == "Thought (hidden by the provider)"
+
+
+def test_a_moved_work_folder_is_given_its_new_place_from_the_refusal(qtbot, make_window, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    model = ScriptedModel([reply("", call("task_done", summary="first")),
+                           reply("", call("file_write", path="notes.md", content="written\n")),
+                           reply("", call("task_done", summary="written there"))])
+    window = make_window(model)
+    session = start(window, project, task="Write the notes")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    moved = project.rename(tmp_path / "renamed")
+    window.composer.setPlainText("Write notes.md")
+    window.send_message()
+    box = None
+
+    def refusal():
+        nonlocal box
+        box = next((w for w in QApplication.topLevelWidgets()
+                    if isinstance(w, QMessageBox) and w.isVisible() and "not there any more" in w.text()), None)
+        return box is not None
+    qtbot.waitUntil(refusal, timeout=WAIT)
+    choose = next(b for b in box.buttons() if b.text() == "Choose its new place…")
+    choose.click()
+    dialog = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QFileDialog) and w.isVisible())
+    dialog.fileSelected.emit(str(moved))  # the folder chosen in it
+    assert session.state.workdir == str(moved.resolve())
+    qtbot.waitUntil(lambda: "Work folder moved from" in chat_says(window), timeout=WAIT)
+    assert window._shown_workdir() == moved.resolve()
+    assert "works in" in window.statusBar().currentMessage()
+
+    window.composer.setPlainText("Write notes.md")  # (the refused message was kept in the log)
+    window.send_message()
+    qtbot.waitUntil(lambda: session.state.ended and (moved / "notes.md").exists(), timeout=WAIT)
+    assert not project.exists()
