@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from core.session import EDITABLE_FILES
 from gui.dialogs.file_history import FileHistoryDialog
-from gui.qt import QApplication, QMessageBox, Qt
+from gui.qt import QMessageBox, Qt
 
 if TYPE_CHECKING:
     from gui.window import MainWindow
@@ -26,9 +26,8 @@ class FileHistories:
         if session is None:
             return None
         if name is None:
-            focus = QApplication.focusWidget()
-            name = next((pane.name for pane in window.panes.values() if focus is not None and pane.isAncestorOf(focus)),
-                        next(iter(window.panes)))
+            pane = window.focused_pane()
+            name = pane.name if pane is not None else next(iter(window.panes))
         dialog = self.open.get((session.id, name))
         if dialog is None:
             pane = window.panes[name]

@@ -426,7 +426,7 @@ class MainWindow(QMainWindow):
         """Find in the pane that has the focus, or in the conversation (from it or the message
         box), or else among the sessions."""
         focus = QApplication.focusWidget()
-        pane = next((p for p in self.panes.values() if focus is not None and p.isAncestorOf(focus)), None)
+        pane = self.focused_pane()
         in_conversation = focus is not None and any(
             w is focus or w.isAncestorOf(focus) for w in (self.chat, self.chat_find, self.composer))
         if pane is not None:
@@ -435,6 +435,11 @@ class MainWindow(QMainWindow):
             self.chat_find.open()
         else:
             self.find_session()
+
+    def focused_pane(self) -> FilePane | None:
+        """The plan, findings or progress pane that has the keyboard focus, if one has."""
+        focus = QApplication.focusWidget()
+        return next((pane for pane in self.panes.values() if focus is not None and pane.isAncestorOf(focus)), None)
 
     def show_session_beside(self, step: int) -> None:
         """The session above (-1) or below (1) the one shown in the list, as tabs go: to look in on

@@ -18,7 +18,6 @@ import difflib
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Iterable
 
 from core.events import EventDecodeError, FileChanged, decode
 from core.store import Store
@@ -69,12 +68,6 @@ def as_version(ts: str, change: FileChanged) -> FileVersion:
     return FileVersion(version=change.version, author=change.author, ts=ts, diff=change.diff, sha256=change.sha256)
 
 
-def versions_of(records: Iterable, name: str) -> list[FileVersion]:
-    """The versions of `name` among records already read (a session's Record list)."""
-    return [as_version(record.ts, record.event) for record in records
-            if isinstance(record.event, FileChanged) and record.event.file == name]
-
-
 class Unrebuildable(Exception):
     """A version whose text the log cannot give back exactly."""
 
@@ -94,8 +87,6 @@ def text_at(versions: list[FileVersion], version: int) -> str:
         if known and _appends_at(step.diff, len(lines) - open_end):
             _append(lines, step.diff, open_end)
             open_end = False  # an append always ends with a newline
-            if step is wanted:
-                open_end = _matches(lines, step.sha256) is None
             continue
         # A rewrite: its result is checked against its hash, so that one that does not apply to
         # what went before (a file changed while Tripane was away is diffed against nothing) is
