@@ -20,7 +20,10 @@ class Drafts(QObject):
         super().__init__(box)
         self.box, self.settings = box, settings
         self.owner: str | None = None  # the session the box's text is for
+        # Only this data folder's sessions: another window, over another data folder, keeps its own
+        # drafts in the same settings.
         self.waiting = {session_id: text for session_id, text in self._stored().items() if exists(session_id)}
+        self._saved = set(self.waiting)  # the sessions whose drafts the settings hold for this window
         self._timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
         self._timer.timeout.connect(self.save)
         box.textChanged.connect(self._timer.start)
@@ -51,12 +54,15 @@ class Drafts(QObject):
 
     def save(self) -> None:
         self._timer.stop()
-        self.settings.remove(GROUP)
+        drafts = self.all()
         self.settings.beginGroup(GROUP)
-        for session_id, text in self.all().items():
+        for session_id in self._saved - drafts.keys():  # sent, emptied, or its session deleted
+            self.settings.remove(session_id)
+        for session_id, text in drafts.items():
             self.settings.setValue(session_id, text)
         self.settings.endGroup()
         self.settings.sync()
+        self._saved = set(drafts)
 
     def _stored(self) -> dict[str, str]:
         self.settings.beginGroup(GROUP)

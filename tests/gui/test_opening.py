@@ -169,6 +169,8 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
 
 def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workdir, tmp_path, settings):
     earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    # A draft another window keeps, for a session of another data folder: left as it is.
+    settings.q.setValue("drafts/20260101-000000-else", "to the other folder's session")
     window, here = showing_a_finished_run(qtbot, make_window, workdir)
     qtbot.keyClicks(window.composer, "Also check the notes' dates")
     window.show_session(earlier)
@@ -191,6 +193,7 @@ def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workd
     reopened.composer.clear()  # sent, or dropped: no draft is kept any more
     qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"drafts/{here.id}"))[1] is None, timeout=WAIT)
     assert stored.value(f"drafts/{earlier}") == "Port the tests too"
+    assert stored.value("drafts/20260101-000000-else") == "to the other folder's session"
 
 
 def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbot, make_window, workdir, tmp_path):
