@@ -135,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     shown_as.add_argument("--json", action="store_true", help="every event as one JSON object per line")
     shown_as.add_argument("--markdown", action="store_true",
                           help="the conversation as a Markdown transcript, to paste into an issue or a pull request")
+    shown_as.add_argument("--summary", action="store_true",
+                          help="the session at a glance: time, turns, tool calls and failures, questions, cost, changes")
     show.add_argument("--follow", "-f", action="store_true",
                       help="go on printing its events as they come (a run in another terminal or the window) until "
                            "the run ends; Ctrl+C stops following")
@@ -329,12 +331,19 @@ def _show(store, data_dir: Path, args) -> int:
     from core.render import render
 
     row = _chosen_session(store, args.session)
+    if (args.markdown or args.summary) and args.follow:
+        raise ValueError("--follow prints events as they come; a transcript or a summary is of a whole session")
     if args.markdown:
-        if args.follow:
-            raise ValueError("--follow prints events as they come; a Markdown transcript is of a whole session")
         from core.transcript import transcript
 
         print(transcript(store.records(row.id), row.title), end="")
+        return EXIT_DONE
+    if args.summary:
+        from core.summary import summarize, summary_rows
+
+        print(f"{row.title} ({row.id})")
+        for what, value in summary_rows(summarize(store.iter_records(row.id))):
+            print(f"  {what + ':':<28}{value}")
         return EXIT_DONE
 
     def printed(records) -> tuple[int, bool]:

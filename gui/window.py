@@ -33,6 +33,7 @@ from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig, WorkFolderMissing
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full, rows_matching
+from core.summary import summarize, summary_rows
 from core.transcript import transcript
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
@@ -47,6 +48,7 @@ from gui.dialogs.question import QuestionDialog
 from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.dialogs.spending import SpendingDialog
+from gui.dialogs.summary import SummaryDialog
 from gui.drafts import Drafts
 from gui.file_histories import FileHistories
 from gui.glyphs import check_markers
@@ -724,6 +726,23 @@ class MainWindow(QMainWindow):
                               on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))
 
+    def show_summary(self) -> None:
+        """The session at a glance: time, turns, tool calls and failures, questions, cost, changes
+        (counted on a worker thread: a long session has thousands of events)."""
+        session = self.session
+        if session is None:
+            return
+        records, title = list(session.records), self.workspace.title(session.id)
+        self.keeper.in_thread(lambda: summary_rows(summarize(records)), name="session summary",
+                              on_success=lambda rows: self._show_summary(title, rows),
+                              on_failure=lambda error: self.tell(f"The summary could not be made: {error}"))
+
+    def _show_summary(self, title: str, rows: list[tuple[str, str]]) -> SummaryDialog:
+        dialog = SummaryDialog(title, rows, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        bring_to_front(dialog)
+        return dialog
+
     def copy_as_markdown(self) -> None:
         """The conversation as a Markdown transcript, on the clipboard: to paste into an issue, a
         pull request or a chat."""
@@ -886,7 +905,7 @@ class MainWindow(QMainWindow):
             self.actions_by_name[name].setEnabled(button.isEnabled())
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
-                     "file_history"):
+                     "file_history", "summary"):
             self.actions_by_name[name].setEnabled(has)
         self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
         self.actions_by_name["move_workdir"].setEnabled(has and not elsewhere)

@@ -536,7 +536,10 @@ def test_show_follow_prints_events_as_they_come_until_the_run_ends(tmp_path):
     code, out, err = finish(tripane("show", "s1", "--follow", data_dir=tmp_path))  # ended: printed, not followed
     assert code == 0 and out.startswith("you: start with the oldest") and "Following" not in err
     code, _, err = finish(tripane("show", "s1", "--follow", "--markdown", data_dir=tmp_path))
-    assert code == 2 and "a Markdown transcript is of a whole session" in err
+    assert code == 2 and "a transcript or a summary is of a whole session" in err
+    code, out, err = finish(tripane("show", "s1", "--summary", data_dir=tmp_path))
+    assert code == 0 and out.startswith("Tidy the notes (s1)\n  State:") and "ended: done — tidied" in out
+    assert "  Tool calls:                 1: file_list 1\n" in out
 
 
 def test_resume_gives_a_moved_work_folder_its_new_place(tmp_path):

@@ -135,3 +135,4 @@ def test_the_progress_history_grows_as_the_run_appends_and_offers_no_restore(qtb
     # Deleting the session closes its histories.
     window._delete(session.id)
     assert not window.histories.open
+

@@ -1,0 +1,132 @@
+"""A session at a glance, from its records: how long it ran, what the agent did (turns, tool calls and
+how many failed), what it asked the person, what it cost and what it changed. The window's Session →
+Summary and `tripane show ID --summary` say it; after a night's run, the first thing a person reads.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from core.agent.options import reason_label
+from core.changes import ChangeTally
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    ErrorRecorded,
+    FileChanged,
+    HumanAnswer,
+    HumanQuestion,
+    ModelChanged,
+    Record,
+    SessionEnded,
+    SessionStarted,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from core.spending import money
+
+
+@dataclass
+class SessionSummary:
+    first_ts: str = ""
+    last_ts: str = ""
+    status: str = "new"
+    ended_summary: str = ""
+    models: list[str] = field(default_factory=list)  # in the order used
+    turns: int = 0
+    requests: int = 0
+    messages: int = 0  # the person's, after the task
+    edits: int = 0  # the person's, of the plan and findings
+    calls: Counter = field(default_factory=Counter)  # by tool
+    failed: Counter = field(default_factory=Counter)  # by tool
+    errors: int = 0  # recorded failures (the agent's and the provider's)
+    questions: Counter = field(default_factory=Counter)  # by reason
+    answered: int = 0
+    compactions: int = 0
+    usage: Usage = field(default_factory=Usage)
+    changes: ChangeTally = field(default_factory=ChangeTally)
+
+
+def summarize(records: Iterable[Record]) -> SessionSummary:
+    summary = SessionSummary()
+    for record in records:
+        summary.first_ts = summary.first_ts or record.ts
+        summary.last_ts = record.ts
+        summary.changes.add(record)
+        event = record.event
+        match event:
+            case SessionStarted():
+                summary.models.append(event.model)
+                summary.status = "running"
+            case ModelChanged() if event.model not in summary.models:
+                summary.models.append(event.model)
+            case UserMessage():
+                summary.messages += 1
+                summary.status = "running"
+            case FileChanged() if event.author == "user":
+                summary.edits += 1
+            case AssistantMessage():
+                summary.requests += 1
+                summary.turns = max(summary.turns, event.turn)
+                summary.usage = summary.usage + event.usage
+                summary.calls.update(call.name for call in event.tool_calls)
+            case ToolResult() if not event.ok:
+                summary.failed[event.name] += 1
+            case ErrorRecorded():
+                summary.errors += 1
+            case HumanQuestion():
+                summary.questions[event.reason] += 1
+            case HumanAnswer():
+                summary.answered += 1
+            case Compaction():
+                summary.compactions += 1
+                summary.usage = summary.usage + event.usage
+            case SessionEnded():
+                summary.status, summary.ended_summary = f"ended: {event.status}", event.summary
+    return summary
+
+
+def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
+    """(what, how much) rows, as the window's table and the command line print them."""
+    rows = [("State", summary.status + (f" — {summary.ended_summary}" if summary.ended_summary else "")),
+            ("Time", _span(summary.first_ts, summary.last_ts)),
+            ("Model" if len(summary.models) < 2 else "Models", ", then ".join(summary.models) or "—"),
+            ("Turns", f"{summary.turns:,} ({summary.requests:,} requests)"),
+            ("Your messages and edits", f"{_n(summary.messages, 'message')}, {_n(summary.edits, 'edit')} of the plan "
+                                        "or findings")]
+    calls = sum(summary.calls.values())
+    failed = sum(summary.failed.values())
+    by_tool = ", ".join(f"{name} {count:,}" + (f" ({summary.failed[name]:,} failed)" if summary.failed[name] else "")
+                        for name, count in summary.calls.most_common())
+    rows.append(("Tool calls", f"{calls:,}" + (f", {failed:,} failed" if failed else "") + (f": {by_tool}" if by_tool else "")))
+    rows.append(("Errors recorded", f"{summary.errors:,}"))
+    asked = sum(summary.questions.values())
+    reasons = ", ".join(f"{reason_label(reason)} {count:,}" for reason, count in summary.questions.most_common())
+    rows.append(("Questions to you", f"{asked:,}" + (f" ({reasons}); {summary.answered:,} answered" if asked else "")))
+    rows.append(("Compactions", f"{summary.compactions:,}"))
+    usage = summary.usage
+    cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
+    rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))
+    rows.append(("Cost", money(usage.cost_usd)))
+    rows.append(("Changed in the work folder", summary.changes.summary() or "nothing, by the file tools"))
+    return rows
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def _span(first: str, last: str) -> str:
+    try:
+        start, end = datetime.datetime.fromisoformat(first), datetime.datetime.fromisoformat(last)
+    except ValueError:
+        return "—"
+    seconds = int((end - start).total_seconds())
+    minutes = seconds // 60
+    took = (f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min" if minutes
+            else f"{seconds} s")
+    return f"{start.astimezone():%Y-%m-%d %H:%M} to {end.astimezone():%Y-%m-%d %H:%M} ({took}, pauses included)"

@@ -1,0 +1,44 @@
+"""A session at a glance (core/summary.py): what a person reads first after a long run."""
+
+from __future__ import annotations
+
+from core.scripted import ScriptedModel, call, reply
+from core.summary import summarize, summary_rows
+from tests.core.helpers import make_session, wait_for_question
+
+
+async def test_a_runs_summary_counts_its_turns_calls_failures_questions_and_changes(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("", call("file_list", call_id="l1"), prompt_tokens=1_000, cached_tokens=0),
+        reply("", call("file_read", call_id="r1", path="missing.txt"), prompt_tokens=1_200, cached_tokens=900),
+        reply("", call("file_write", call_id="w1", path="notes.md", content="x\n"), prompt_tokens=1_400,
+              cached_tokens=1_100),
+        reply("", call("human_ask", call_id="a1", question="Keep the old notes?", options=["yes", "no"]),
+              prompt_tokens=1_500, cached_tokens=1_300),
+        reply("Done.", call("task_done", call_id="d1", summary="notes written"), prompt_tokens=1_600,
+              cached_tokens=1_400),
+    ])
+    session = make_session(store, data_dir, workdir, model, task="Write the notes")
+    session.start()
+    question = await wait_for_question(session)
+    await session.answer(question.qid, "no")
+    assert await session.wait() == "done"
+
+    summary = summarize(session.records)
+    assert (summary.turns, summary.requests, summary.messages, summary.edits) == (5, 5, 0, 0)
+    assert summary.calls["file_read"] == 1 and summary.failed["file_read"] == 1 and sum(summary.failed.values()) == 1
+    assert summary.questions == {"ask_user": 1} and summary.answered == 1
+    rows = dict(summary_rows(summary))
+    assert rows["State"] == "ended: done — notes written"
+    assert rows["Model"] == "scripted"
+    assert rows["Turns"] == "5 (5 requests)"
+    assert rows["Tool calls"].startswith("5, 1 failed: ") and "file_read 1 (1 failed)" in rows["Tool calls"]
+    assert rows["Questions to you"].startswith("1 (") and rows["Questions to you"].endswith("; 1 answered")
+    assert rows["Tokens"].startswith("6,700 in (70% cached, as the provider reported); ")
+    assert rows["Changed in the work folder"] == "notes.md (created)"
+    assert " to " in rows["Time"] and "pauses included" in rows["Time"]
+
+
+def test_a_session_with_no_events_says_so_without_failing():
+    rows = dict(summary_rows(summarize([])))
+    assert rows["State"] == "new" and rows["Time"] == "—" and rows["Model"] == "—" and rows["Cost"] == "$0.0000"
