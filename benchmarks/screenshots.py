@@ -1,8 +1,8 @@
 """Screenshots of the real window, for the README and for looking at what users see.
 
 Runs a scripted session until its 3-Strike question, then captures, in the light and the dark theme:
-the main window during the run, the 3-Strike dialog, the context inspector, the first-run settings
-dialog and a failed connection test. Run it under a display (Xvfb on Linux):
+the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
+first-run settings dialog and a failed connection test. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
 
@@ -151,6 +151,13 @@ async def capture(out: Path, folder: Path) -> list[Path]:
         save(inspector, f"context-requests-{theme}")
         inspector.tabs.setCurrentIndex(0)
         inspector.hide()
+        history = window.histories.show("task_plan.md")
+        history.resize(960, 560)
+        while history.list.count() < 2 or "Rebuilding" in history.note.text():
+            await asyncio.sleep(0.1)
+        await settle()
+        save(history, f"plan-history-{theme}")
+        history.hide()
         while window.workspace.long_memory is None:
             await asyncio.sleep(0.1)
         search = window.open_memory_search()
