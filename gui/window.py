@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
         self.shutdown_done: asyncio.Future | None = None
         self._tray: QSystemTrayIcon | None = None
+        self._alerted_session = ""  # the session the tray's last message is about
         self._unexpected_told = float("-inf")
         self._watched_runs: set[asyncio.Task] = set()
         self.warm_up: asyncio.Task | None = None
@@ -681,7 +682,7 @@ class MainWindow(QMainWindow):
             self.chat.run_stopped()
         error = run.exception() if run is not None and not run.cancelled() else None
         if isinstance(error, DiskFull):  # the run stopped where it was, as a crash would: say why
-            self.alert(error.what, "Run stopped: the disk is full")
+            self.alert(error.what, "Run stopped: the disk is full", session.id)
             self.tell(f"{self._title_of(session.id)} stopped. {error.what}\n\nFree some space, then press "
                       "Resume (Ctrl+R) to go on from there.", QMessageBox.Icon.Warning)
         elif error is not None:
@@ -928,7 +929,7 @@ class MainWindow(QMainWindow):
         self.dialogs[question.qid] = dialog
         dialog.show()
         dialog.raise_()
-        self.alert(f"{title}: {question.question}")
+        self.alert(f"{title}: {question.question}", session_id=session.id)
         self.question_shown.emit(dialog)
 
     def show_open_question(self) -> None:
@@ -967,8 +968,9 @@ class MainWindow(QMainWindow):
             dialog.raise_()
         (modal if modal in own else self).activateWindow()
 
-    def alert(self, message: str, title: str = "Tripane needs you") -> None:
-        """The taskbar entry flashes and the tray says why, unless the person is looking already."""
+    def alert(self, message: str, title: str = "Tripane needs you", session_id: str = "") -> None:
+        """The taskbar entry flashes and the tray says why, unless the person is looking already. A
+        click on the tray's message shows the session it is about (`session_id`)."""
         if self.isActiveWindow():
             return
         QApplication.alert(self)
@@ -977,14 +979,21 @@ class MainWindow(QMainWindow):
             if self._tray is None:
                 self._tray = QSystemTrayIcon(app_icon(), self)
                 self._tray.activated.connect(lambda _reason: self.bring_to_front())
+                self._tray.messageClicked.connect(self._show_alerted_session)
                 self._tray.show()
+            self._alerted_session = session_id
             self._tray.showMessage(title, message[:200], QSystemTrayIcon.MessageIcon.Information, 8000)
+
+    def _show_alerted_session(self) -> None:
+        self.bring_to_front()
+        if self._alerted_session and self._alerted_session in self.sessions.ids():
+            self.show_session(self._alerted_session)
 
     def _alert_run_ended(self, session: Session, ended: SessionEnded) -> None:
         """A long run finished while the person looked elsewhere: they want to know, and how."""
         title = self.workspace.title(session.id)
         summary = f": {ended.summary.strip()}" if ended.summary.strip() else ""
-        self.alert(f"{title}{summary}", RUN_ENDED_TITLES.get(ended.status, f"Run ended: {ended.status}"))
+        self.alert(f"{title}{summary}", RUN_ENDED_TITLES.get(ended.status, f"Run ended: {ended.status}"), session.id)
 
     # --- steering -------------------------------------------------------------------------------
 

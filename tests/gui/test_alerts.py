@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from core.llm import ModelError
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QMessageBox, Qt
@@ -125,3 +127,20 @@ def test_the_title_says_how_many_sessions_wait_and_the_list_finds_them(qtbot, ma
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     qtbot.waitUntil(lambda: window.windowTitle() == "Pick a file — Tripane", timeout=WAIT)
     assert window.sessions.ids() == [session.id]  # ended: done
+
+
+@pytest.mark.qt_log_ignore("systemTrayWindowChanged")  # a tray icon on the offscreen platform, which has no tray
+def test_a_click_on_the_trays_message_shows_the_session_it_is_about(qtbot, make_window, workdir, tmp_path, monkeypatch):
+    from gui.qt import QSystemTrayIcon
+    from tests.gui.test_opening import recorded_earlier, shown_now
+
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=2)
+    window = make_window(ScriptedModel([reply("", call("human_ask", question="Which file?", options=["a", "b"]))]))
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    monkeypatch.setattr(window, "isActiveWindow", lambda: False)
+    session = start(window, workdir, task="Pick a file")
+    qtbot.waitUntil(lambda: window._tray is not None and window._alerted_session == session.id, timeout=WAIT)
+    window.show_session(earlier)  # the person looks at another session meanwhile
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    window._tray.messageClicked.emit()
+    qtbot.waitUntil(lambda: shown_now(window) == session.id, timeout=WAIT)
