@@ -129,4 +129,6 @@ def _span(first: str, last: str) -> str:
     minutes = seconds // 60
     took = (f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min" if minutes
             else f"{seconds} s")
-    return f"{start.astimezone():%Y-%m-%d %H:%M} to {end.astimezone():%Y-%m-%d %H:%M} ({took}, pauses included)"
+    start, end = start.astimezone(), end.astimezone()
+    until = f"{end:%H:%M}" if end.date() == start.date() else f"{end:%Y-%m-%d %H:%M}"
+    return f"{start:%Y-%m-%d %H:%M} to {until} {end:%Z} ({took}, pauses included)".replace("  ", " ")

@@ -28,6 +28,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.render import compaction_sizes, model_change_note, workdir_note
+from core.summary import summarize, summary_rows
 
 OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
 ARGUMENT_CHARS = 1500
@@ -50,6 +51,13 @@ def quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
+def at_a_glance(records: list[Record]) -> str:
+    """The session's summary (core/summary.py) as a table, folded: the reader opens it if they want it."""
+    escaped = "\\|"  # a | inside a cell would end it
+    rows = "\n".join(f"| {what} | {value.replace('|', escaped)} |" for what, value in summary_rows(summarize(records)))
+    return f"<details><summary>At a glance</summary>\n\n| | |\n| --- | --- |\n{rows}\n\n</details>"
+
+
 def transcript(records: list[Record], title: str) -> str:
     """The Markdown of a session's records, in order."""
     parts = [f"# {title}"]
@@ -62,6 +70,7 @@ def transcript(records: list[Record], title: str) -> str:
                 effort = f", reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
                 parts.append(f"*Session `{record.session_id}`, model `{event.model}`{effort}, work folder "
                              f"`{event.workdir}`, started {record.ts[:16].replace('T', ' ')} UTC.*")
+                parts.append(at_a_glance(records))
                 parts.append(f"## You\n\n{event.task.strip()}")
             case UserMessage():
                 parts.append(f"## You\n\n{event.text.strip()}")

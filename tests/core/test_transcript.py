@@ -43,7 +43,11 @@ def test_a_transcript_reads_as_the_conversation_went():
     text = transcript(records(), "Fix the date tests")
     assert text.startswith("# Fix the date tests\n\n*Session `20261126-000000-abcd`, model `openai/gpt-4o-mini`, "
                            "reasoning effort low, work folder `/w`, started 2026-11-26 01:02 UTC.*\n\n"
-                           "## You\n\nFix the date tests\n\nKeep the assertions.\n\n## Agent (turn 1)\n\n")
+                           "<details><summary>At a glance</summary>\n\n| | |\n| --- | --- |\n| State | ended: done — "
+                           "date tests pass |\n")
+    assert "| Tool calls | 2, 1 failed: shell_run 1 (1 failed), file_write 1 |\n" in text  # (core/summary.py)
+    assert ("|\n\n</details>\n\n## You\n\nFix the date tests\n\nKeep the assertions.\n\n"
+            "## Agent (turn 1)\n\n") in text
     assert ("<details><summary>Thought (9 words)</summary>\n\nThe failing test is about offsets. Run it first.\n\n"
             "</details>\n\nI'll run the tests.\n\n**shell_run** ✗ failed") in text
     output = records()[2].event.content
