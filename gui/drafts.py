@@ -15,13 +15,13 @@ TYPING_PAUSE_MS = 1000
 
 class Drafts(QObject):
     def __init__(self, box: QPlainTextEdit, settings: QSettings, exists: Callable[[str], bool]):
-        """`box`: the message box; `exists`: whether a session is still in the log (the drafts of
-        sessions deleted elsewhere, by another Tripane or the command line, are dropped)."""
+        """`box`: the message box; `exists`: whether a session is in this window's log (the drafts
+        of others, another data folder's or of sessions deleted by the command line, are left be)."""
         super().__init__(box)
         self.box, self.settings = box, settings
         self.owner: str | None = None  # the session the box's text is for
-        # Only this data folder's sessions: another window, over another data folder, keeps its own
-        # drafts in the same settings.
+        # Only this data folder's sessions: a window over another data folder keeps its drafts in
+        # the same settings.
         self.waiting = {session_id: text for session_id, text in self._stored().items() if exists(session_id)}
         self._saved = set(self.waiting)  # the sessions whose drafts the settings hold for this window
         self._timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
