@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.chat_find = FindBar("the conversation", finder := ConversationFinder(self.chat))
         finder.report = self.chat_find.show_found
+        finder.too_far_back = self._find_in_progress
         self.composer = Composer()
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message to the agent")
@@ -438,6 +439,15 @@ class MainWindow(QMainWindow):
             self.chat_find.open()
         else:
             self.find_session()
+
+    def _find_in_progress(self, text: str) -> None:
+        """The conversation's find met the text only in events older than the view keeps: the
+        Progress pane, which logs every step, is searched for it (the focus stays in the bar)."""
+        pane = self.panes[PROGRESS]
+        pane.find_bar.show_text(text)
+        where = "the Progress pane shows where" if pane.find_bar.property("found") == "yes" else (
+            "the Progress pane does not have it either; `tripane show` lists every event")
+        self.statusBar().showMessage(f"“{text}” is only in events older than the conversation shows: {where}.", 10_000)
 
     def focused_pane(self) -> FilePane | None:
         """The plan, findings or progress pane that has the keyboard focus, if one has."""

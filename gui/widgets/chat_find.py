@@ -21,8 +21,8 @@ from gui.widgets.chat import ChatView
 from gui.widgets.chat_items import MessageItem
 from gui.widgets.tool_card import ToolCard
 
-TOO_FAR_BACK = ("Found only in events older than the conversation can show: Ctrl+F in the Progress pane finds "
-               "it there, and `tripane show` lists every event.")
+TOO_FAR_BACK = ("Found only in events older than the conversation can show: the Progress pane's find looks "
+               "for it there, and `tripane show` lists every event.")
 LOADING_POLL_MS = 20  # while older records go in (a chunk per turn of the event loop)
 
 
@@ -131,6 +131,9 @@ class ConversationFinder:
         self.chat = chat
         # The bar's show_found: what a search that had older records put in found, once they are.
         self.report: Callable[[bool | None, str], None] = lambda found, why="": None
+        # Told the text found only in records older than the view keeps (the window looks for it in
+        # the Progress pane, which has every step).
+        self.too_far_back: Callable[[str], None] = lambda text: None
         self._at: tuple[QLabel, int] | None = None  # the label and position of the match selected
         self._pending = 0  # a search waiting for older records to go in: its number (a newer one cancels it)
         self._texts: dict[int, str] = {}  # the records' event_text, by number, for one session
@@ -241,16 +244,20 @@ class ConversationFinder:
         index = shown_by(records, index)
         pending = self._pending
         if not self.chat.show_from(index):  # the view holds as many items as it keeps
-            QTimer.singleShot(0, lambda: pending == self._pending and self.report(False, TOO_FAR_BACK))
+            QTimer.singleShot(0, lambda: pending == self._pending and self._beyond(text))
             return True
 
         def when_in() -> None:
             if not self.chat.shows(index):  # the view holds as many items as it keeps
-                self.report(False, TOO_FAR_BACK)
+                self._beyond(text)
             else:
                 self.report(self.find(text, backward, from_match_start, load_earlier=False))
         self._once_built(when_in)
         return True
+
+    def _beyond(self, text: str) -> None:
+        self.report(False, TOO_FAR_BACK)
+        self.too_far_back(text)
 
     def _once_built(self, then: Callable[[], None]) -> None:
         """`then`, once the records on their way are in, unless the person searched again meanwhile."""

@@ -14,7 +14,7 @@ from core.events import (
     ToolCall,
     ToolResult,
 )
-from core.memory.working import FILES, PLAN, PROGRESS
+from core.memory.working import FILES, PLAN, PROGRESS, WorkingMemory
 from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
@@ -278,3 +278,36 @@ def test_a_session_exported_elsewhere_is_imported_and_shown(qtbot, make_window, 
     window.import_from(target)  # again: it is here already
     qtbot.waitUntil(lambda: bool(told), timeout=WAIT)
     assert "in this data folder already" in told[0] and window.sessions.ids() == [shared]
+
+
+def test_a_find_older_than_the_conversation_keeps_goes_on_in_the_progress_pane(qtbot, make_window, workdir, tmp_path):
+    failing = recorded_earlier(tmp_path / "data", workdir, "Tidy the imports", turns=2)
+    store = Store(tmp_path / "data" / DB_NAME)
+    store.append(failing, AssistantMessage("Running the tests.", (ToolCall("t1", "shell_run", '{"command": "pytest"}'),)))
+    store.append(failing, ToolResult("t1", "shell_run", False, "E   ImportError: cannot import name 'zed' from 'lib'"))
+    # progress.md logs the step, as a run does.
+    memory = WorkingMemory(tmp_path / "data" / "sessions" / failing)
+    last = [r.event for r in store.records(failing) if isinstance(r.event, FileChanged) and r.event.file == PROGRESS][-1]
+    memory.restore(PROGRESS, version=last.version, sha256=last.sha256, size=last.size)
+    store.append(failing, memory.append(PROGRESS, "### shell_run ✗\nE   ImportError: cannot import name 'zed'",
+                                        author="core"))
+    for turn in range(3, 700):  # more than the 600 items the conversation keeps
+        store.append(failing, AssistantMessage(f"Step {turn}.", (ToolCall(f"c{turn}", "file_list", "{}"),), turn=turn))
+        store.append(failing, ToolResult(f"c{turn}", "file_list", True, "a.py\nb.py\n"))
+    store.close()
+    window = make_window(ScriptedModel([]))
+    window.refresh_sessions()
+    window.show_session(failing)
+    qtbot.waitUntil(lambda: shown_now(window) == failing, timeout=WAIT)
+    progress = window.panes[PROGRESS]
+    qtbot.waitUntil(lambda: "cannot import name" in progress.viewer.toPlainText(), timeout=WAIT)
+
+    window.chat_find.open()
+    window.chat_find.setText("cannot import name")
+    qtbot.waitUntil(lambda: window.chat_find.property("found") == "no", timeout=WAIT)  # not in the conversation
+    qtbot.waitUntil(lambda: progress.find_bar.isVisible() and progress.find_bar.property("found") == "yes",
+                    timeout=WAIT)
+    assert progress.find_bar.text() == "cannot import name"
+    assert progress.viewer.textCursor().selectedText() == "cannot import name"
+    assert "the Progress pane shows where" in window.statusBar().currentMessage()
+    assert window.chat_find.hasFocus()  # the person goes on typing where they were
