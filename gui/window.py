@@ -531,6 +531,7 @@ class MainWindow(QMainWindow):
             self._present(session)
             return
         self._opening = session_id
+        self._update_controls()  # the session's commands wait for the one chosen
         opening = f"Opening {self._title_of(session_id)} …"
         self.statusBar().showMessage(opening)
         if self.session is None:  # rather than "No session is open"
@@ -556,6 +557,7 @@ class MainWindow(QMainWindow):
         """No session is waited for any more: its load, if any, finishes unseen."""
         if self._opening is not None:
             self._opening = None
+            self._update_controls()
             self.statusBar().clearMessage()
             if self.session is None:
                 self._show_no_session()
@@ -914,12 +916,15 @@ class MainWindow(QMainWindow):
         for name, button in (("send", self.send_button), ("pause", self.pause_button),
                              ("resume", self.resume_button), ("stop", self.stop_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
+        # While another session is being opened (chosen in the list, or right-clicked there), the
+        # session's commands wait for it: they would act on the one still on screen.
+        settled = has and self._opening is None
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
                      "file_history", "summary"):
-            self.actions_by_name[name].setEnabled(has)
-        self.actions_by_name["change_model"].setEnabled(has and not elsewhere)
-        self.actions_by_name["move_workdir"].setEnabled(has and not elsewhere)
+            self.actions_by_name[name].setEnabled(settled)
+        self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
+        self.actions_by_name["move_workdir"].setEnabled(settled and not elsewhere)
 
     # --- the person in the loop -----------------------------------------------------------------
 

@@ -58,7 +58,10 @@ def test_a_session_not_open_yet_is_shown_once_its_log_is_replayed(qtbot, make_wi
     window.show_session(earlier)
     assert shown_now(window) == here.id  # until the replay is done, the session on screen stays
     assert window.statusBar().currentMessage() == "Opening “Port the parser” …"
+    # The session's commands (the list's right-click menu has them) wait for the one chosen.
+    assert not any(window.actions_by_name[name].isEnabled() for name in ("export", "copy_markdown", "summary"))
     qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert all(window.actions_by_name[name].isEnabled() for name in ("export", "copy_markdown", "summary"))
     assert window.session.state.turn == 1_500 and window.sessions.current_id() == earlier
     assert "Port the parser" in window.windowTitle() and window.statusBar().currentMessage() == ""
 
