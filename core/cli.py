@@ -389,7 +389,7 @@ def _history(store, args) -> int:
         print(f"{name} of {row.id} ({row.title}): {len(versions)} version{'s' if len(versions) != 1 else ''}")
         for version in versions:
             counted = "created" if version.version == 1 else f"+{version.added} -{version.removed}"
-            print(f"  v{version.version:<5} {_local_time(version.ts)}  {version.author:<9} {counted}")
+            print(f"  v{version.version:<5} {_local_time(version.ts)}  {version.who:<16} {counted}")
         print(f"The whole text of one: tripane history {row.id} --file {args.file} --version N")
         return EXIT_DONE
     chosen = next((version for version in versions if version.version == args.version), None)

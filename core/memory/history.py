@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from core.events import EventDecodeError, FileChanged, decode
 from core.store import Store
 
+# Who wrote a version, as the person reads it (the history dialog, `tripane history`).
+AUTHORS = {"core": "Tripane", "agent": "Agent", "user": "You", "external": "Outside Tripane"}
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -32,6 +34,10 @@ class FileVersion:
     ts: str  # when it was written (ISO 8601, UTC)
     diff: str
     sha256: str
+
+    @property
+    def who(self) -> str:
+        return AUTHORS.get(self.author, self.author)
 
     @property
     def changes(self) -> list[str]:

@@ -37,15 +37,13 @@ from gui.tasks import TaskKeeper
 from gui.widgets.chat_items import escape_html, stamp
 from gui.widgets.tool_card import diff_html
 
-AUTHORS = {"core": "Tripane", "agent": "Agent", "user": "You", "external": "Outside Tripane"}
 MAX_SHOWN_DIFF_LINES = 3000  # a rewrite of a long log: its start (the whole text is on the other tab)
 
 
 def version_row(version: FileVersion) -> str:
     """A version as the list shows it: v12 · Agent · 14:03 · +3 −1."""
-    who = AUTHORS.get(version.author, version.author)
     counted = "created" if version.version == 1 else f"+{version.added} −{version.removed}"
-    return f"v{version.version}  ·  {who}  ·  {stamp(version.ts)}  ·  {counted}"
+    return f"v{version.version}  ·  {version.who}  ·  {stamp(version.ts)}  ·  {counted}"
 
 
 def listed(store: Store, session_id: str, name: str) -> tuple[list[FileVersion], list[str]]:

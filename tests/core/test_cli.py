@@ -491,7 +491,7 @@ def test_history_lists_a_files_versions_and_prints_one_whole_or_what_it_changed(
     lines = out.splitlines()
     assert lines[0] == f"task_plan.md of {session.id} (Sort the changelog): 3 versions"
     assert [line.split()[0] for line in lines[1:4]] == ["v1", "v2", "v3"]
-    assert lines[1].endswith("core      created") and lines[2].endswith("user      +1 -0")
+    assert lines[1].endswith("Tripane          created") and lines[2].endswith("You              +1 -0")
     code, out, err = finish(tripane("history", "--version", "2", data_dir=tmp_path))  # the newest session
     assert code == 0, err
     assert out == first + "- [ ] the person's step\n"
