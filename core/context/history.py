@@ -96,6 +96,9 @@ class History:
     # Results that point to an earlier identical output, by their seq: (digest, record, as seen).
     _pointers: dict[int, tuple[str, Record, OutputSeen]] = field(default_factory=dict)
     _turn: int = 0
+    # The latest move of the work folder, as the agent was told it, and its event: restated after a
+    # compaction that summarised it away (the fixed prompt still names the first place).
+    _moved: tuple[str, int] = ("", 0)
     # How many of these messages the last request held (from its metrics; None before any request,
     # after a compaction, or in a log written before it was kept): a reopened session's next
     # request is compared with that one, as it would have been without the restart.
@@ -186,9 +189,11 @@ class History:
                         f"\"{question.question.splitlines()[0]}\": {event.choice}]{detail}"
                     )
             case WorkdirMoved():
-                self._note(f"[The person moved the work folder: it is now {event.workdir} (it was {event.previous}; "
-                           "the instructions above still name the old place). Paths relative to the work folder "
-                           "are unchanged; your tools work in the new place from now on.]")
+                told = (f"[The person moved the work folder: it is now {event.workdir} (it was {event.previous}; "
+                        "the instructions above still name the old place). Paths relative to the work folder "
+                        "are unchanged; your tools work in the new place from now on.]")
+                self._moved = (told, record.seq)
+                self._note(told)
             case ErrorRecorded() if not event.tool:
                 self._note(f"[Tripane error, attempt {event.attempt}: {event.signature}] {event.message}")
 
@@ -212,6 +217,9 @@ class History:
             f"(`tripane show {session_id}`), and findings.md and progress.md hold the details.]\n\n"
             f"{event.summary.strip()}"
         )}
+        moved, moved_seq = self._moved
+        if moved and moved_seq <= event.last_seq:  # the move was summarised: where the folder is stays said
+            summary["content"] += f"\n\n{moved}"
         old = list(zip(self.messages, self.seqs, self.tokens))
         self.messages, self.seqs, self.tokens, self.total_tokens, self._counted = [], [], [], 0, 0
         self.generation += 1

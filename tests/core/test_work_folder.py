@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.events import SessionEnded, ToolResult, UserMessage
+from core.events import Compaction, SessionEnded, ToolResult, UserMessage
+from core.llm import ModelReply
 from core.memory.working import PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun, Session, WorkFolderMissing
@@ -121,3 +122,30 @@ async def test_the_work_folder_is_not_moved_while_the_run_works(store, data_dir,
         session.move_workdir(other)
     assert await session.wait() == "done"
     assert session.move_workdir(other).workdir == str(other.resolve())
+
+
+async def test_after_a_compaction_the_agent_is_still_told_where_the_folder_is(store, data_dir, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def compact_now(_request):
+        session.request_compaction()
+        return reply("", call("file_list", call_id="l2"))
+    model = ScriptedModel([reply("", call("task_done", summary="first")),
+                           reply("", call("file_list", call_id="l1")), compact_now,
+                           reply("", call("findings_add", title="Before compaction", body="the notes are listed")),
+                           reply("", call("file_list", call_id="l3")), reply("", call("file_list", call_id="l4")),
+                           reply("", call("task_done", summary="listed"))],
+                          side_replies=[ModelReply("Goal: list the notes. Done: listed them twice.")])
+    session = make_session(store, data_dir, project, model, keep_turns=1)
+    assert await session.run() == "done"
+    moved = project.rename(tmp_path / "renamed")
+    session.move_workdir(moved)
+    await session.send("List the notes again")
+    assert await session.wait() == "done"
+
+    assert events_of(session, Compaction)
+    after = " ".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert after.count("moved the work folder: it is now " + str(moved.resolve())) == 1  # said once, not lost
+    reopened = Session.open(store, data_dir, session.id, ScriptedModel([]))  # and the same when replayed
+    assert reopened.journal.history.messages == session.journal.history.messages
