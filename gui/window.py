@@ -485,7 +485,7 @@ class MainWindow(QMainWindow):
         search = self.sessions.search.text()
         mentioning = self.mentions.mentioning(search)
         rows = self.workspace.sessions()
-        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning)
+        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning, self.drafts.waiting)
         self._waiting = sum(1 for row in rows if row.status == "waiting")
         self._update_title()
 

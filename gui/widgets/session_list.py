@@ -20,10 +20,11 @@ from gui.widgets.snug_button import SnugButton
 MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
 
 
-def row_text(row: SessionRow) -> str:
+def row_text(row: SessionRow, drafted: bool = False) -> str:
+    """`drafted`: a message half written to it waits in the message box for it."""
     status = row.status.removeprefix("ended:")
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
-    return f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}"
+    return f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}" + (" · ✎ draft" if drafted else "")
 
 
 class SessionList(QWidget):
@@ -63,13 +64,15 @@ class SessionList(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
 
-    def show_rows(self, rows: list[SessionRow], current: str | None, mentioning: Collection[str] = ()) -> None:
-        """`mentioning`: the sessions whose conversation holds the text searched for."""
+    def show_rows(self, rows: list[SessionRow], current: str | None, mentioning: Collection[str] = (),
+                  drafted: Collection[str] = ()) -> None:
+        """`mentioning`: the sessions whose conversation holds the text searched for; `drafted`:
+        those a message half written to waits for."""
         self.list.blockSignals(True)
         self.list.clear()
         for row in rows:
             inside = row.id in mentioning
-            item = QListWidgetItem(row_text(row) + ("\n    said in its conversation" if inside else ""))
+            item = QListWidgetItem(row_text(row, row.id in drafted) + ("\n    said in its conversation" if inside else ""))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
             item.setToolTip(f"{row.task[:500]}\n\nModel: {row.model}"
                             + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))

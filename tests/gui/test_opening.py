@@ -152,6 +152,9 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
     window.show_session(earlier)
     qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
     assert window.composer.toPlainText() == ""  # not this session's to send
+    rows = {window.sessions.list.item(i).data(Qt.ItemDataRole.UserRole): window.sessions.list.item(i).text()
+            for i in range(window.sessions.list.count())}
+    assert rows[here.id].endswith(" · ✎ draft") and "draft" not in rows[earlier]  # the list says which waits
     qtbot.keyClicks(window.composer, "Port the tests too")
     window.show_session(here.id)
     qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
