@@ -487,19 +487,14 @@ class MainWindow(QMainWindow):
         rows = self.workspace.sessions()
         self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning, self.drafts.waiting)
         self._waiting = sum(1 for row in rows if row.status == "waiting")
-        self._update_title()
+        shown = self.session.id if self.session is not None else None
+        self._update_title(next((row.title for row in rows if row.id == shown), ""))
 
-    def _update_title(self) -> None:
-        """The session shown, and how many wait for the person: the taskbar says it while Tripane
-        is behind other windows."""
-        shown = "Tripane"
-        if self.session is not None:
-            try:
-                shown = f"{self.workspace.title(self.session.id)} — Tripane"
-            except StoreError:  # deleted meanwhile by another Tripane
-                pass
+    def _update_title(self, shown_title: str = "") -> None:
+        """The session shown (its title as the list has it), and how many wait for the person: the
+        taskbar says it while Tripane is behind other windows."""
         waiting = f"({self._waiting} waiting for you) " if self._waiting else ""
-        self.setWindowTitle(waiting + shown)
+        self.setWindowTitle(waiting + (f"{shown_title} — Tripane" if shown_title else "Tripane"))
 
     def after_first_frame(self) -> None:
         """Markdown's parser is made ready on a worker thread while the session shown at the last
