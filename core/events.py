@@ -272,6 +272,21 @@ class MemoryRecalled(Event):
 
 
 @dataclass(frozen=True)
+class ReflectionWritten(Event):
+    """A reflection on the work since the last one, kept in the data folder's memory/reflections/
+    (core/memory/reflection.py). For the person and long-term memory: not in the agent's context."""
+
+    kind: ClassVar[str] = "reflection"
+    path: str  # relative to the data folder's memory/ folder
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    achieved: str = ""  # yes | partly | no | "" (not said, or the reply could not be read)
+    strategies: int = 0  # suggested
+    lessons: tuple[str, ...] = ()  # ids of the MEMORY.md lessons its strategies became
+    error: str = ""  # why the reply could not be read as a report; the reply is kept at `path` all the same
+
+
+@dataclass(frozen=True)
 class SessionPaused(Event):
     kind: ClassVar[str] = "session_paused"
 

@@ -16,6 +16,7 @@ from core.events import (
     ModelChanged,
     PinsChanged,
     Record,
+    ReflectionWritten,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -84,6 +85,8 @@ def render(record: Record) -> str | None:
             return f"  ⇄ {model_change_note(event)}"
         case WorkdirMoved():
             return f"  ↦ {workdir_note(event)}"
+        case ReflectionWritten():
+            return f"  ✦ {reflection_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -103,6 +106,21 @@ def describe_edit(event: FileChanged) -> str:
 
 def workdir_note(event: WorkdirMoved) -> str:
     return f"work folder moved from {event.previous} to {event.workdir}: the agent works there from now on"
+
+
+ACHIEVED_WORDS = {"yes": "the task was achieved", "partly": "the task was partly achieved",
+                  "no": "the task was not achieved"}
+
+
+def reflection_note(event: ReflectionWritten) -> str:
+    """A reflection in a line: its verdict, what it suggested and became, and where it is kept."""
+    where = f"memory/{event.path}"
+    if event.error:
+        return f"reflection by {event.model}: {event.error.rstrip('.')}; its reply is kept as it came in {where}"
+    lessons = f"; became lesson{'s' if len(event.lessons) > 1 else ''} {', '.join(event.lessons)} in MEMORY.md" if event.lessons else ""
+    verdict = ACHIEVED_WORDS.get(event.achieved, "no verdict")
+    count = f"{event.strategies} strateg{'y' if event.strategies == 1 else 'ies'} suggested"
+    return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where})"
 
 
 def describe_danger(event: Danger) -> str:

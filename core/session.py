@@ -25,11 +25,13 @@ from core.agent.state import SessionState, approval_key
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
+    AssistantMessage,
     FileChanged,
     HumanAnswer,
     ModelChanged,
     PinsChanged,
     Record,
+    ReflectionWritten,
     SessionStarted,
     UserMessage,
     WorkdirMoved,
@@ -43,6 +45,7 @@ from core.paths import missing_work_folder, session_dir
 from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
+from core.side_writers import first_reply, side_writers
 from core.store import DiskFull, Store, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
@@ -51,6 +54,8 @@ from core.tools.registry import ToolRegistry
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
     from core.memory.index import Hit
     from core.memory.longterm import LongTermMemory
+    from core.memory.reflection import Report
+    from core.memory.strategies import Promotion
 
 log = logging.getLogger(__name__)
 
@@ -467,6 +472,58 @@ class Session:
             self.journal.record(event)
             self._progress(progress.workdir_moved(event.previous, event.workdir))
         return event
+
+    def work_to_reflect_on(self) -> list[Record]:
+        """The records since the last reflection (all of them if none), when the agent worked in them."""
+        records = self.records
+        last = next((i for i in range(len(records) - 1, -1, -1) if isinstance(records[i].event, ReflectionWritten)), -1)
+        since = records[last + 1:]
+        if not any(isinstance(r.event, AssistantMessage) for r in since):
+            return []
+        start = [r for r in records[:last + 1] if isinstance(r.event, SessionStarted)]
+        return start + since  # the task is read from the start, whichever part is reflected on
+
+    async def reflect(self) -> tuple[ReflectionWritten, Report | None, list[Promotion]]:
+        """Reflection on the work since the last one, by the summary model (the session's own if that
+        one fails): the report kept in long-term memory, its strategies counted toward lessons, a
+        `reflection` event recorded. Raises CannotRun when there is nothing to reflect on or no
+        model could, in words for the person; a reply that is not a report is kept all the same."""
+        # Long-term memory's modules bring NumPy: imported when used, as the memory itself is.
+        from core.memory import strategies
+        from core.memory.reflection import (
+            ReflectionUnreadable,
+            parse,
+            reflection_request,
+            trace,
+        )
+
+        if self.long_memory is None:
+            raise CannotRun("Reflections are kept in long-term memory, which is not on for this session.")
+        if self.running and self.state.status not in ("paused", "waiting"):
+            raise CannotRun("The agent is working: reflect on the task once it ends, pauses or waits for you.")
+        records = self.work_to_reflect_on()
+        if not records:
+            raise CannotRun("There is nothing to reflect on: the agent has not worked since the last reflection.")
+        memory = self.long_memory
+        lessons = await asyncio.to_thread(strategies.active_lessons, memory)
+        text = trace(records)
+        reply, writer, failures = await first_reply(
+            self.model, side_writers(self.state), lambda model, api_base: reflection_request(model, api_base, text, lessons))
+        if reply is None:
+            raise CannotRun("No model could reflect on the task: " + "; ".join(failures))
+        try:
+            report, error = parse(reply.text), ""
+        except ReflectionUnreadable as exc:
+            report, error = None, str(exc)
+        path = await asyncio.to_thread(strategies.save, memory, self.id, writer, reply.text, report)
+        promoted = await asyncio.to_thread(strategies.promote_due, memory) if report else []
+        event = ReflectionWritten(
+            path=path.relative_to(memory.files.root).as_posix(), model=writer, usage=reply.usage,
+            achieved=report.achieved if report else "", strategies=len(report.strategies) if report else 0,
+            lessons=tuple(p.lesson.id for p in promoted if p.lesson), error=error)
+        with self._writing():
+            self.journal.record(event)
+        return event, report, promoted
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
         choice = ("always" if always else "approve") if approved else "deny"

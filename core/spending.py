@@ -1,9 +1,9 @@
 """What the models cost, over all sessions: by day, by model, by session (`tripane spending`, and
 View → Spending in the window).
 
-Read from the event log: each reply's usage (its AssistantMessage) and each compaction summary's
-(its Compaction), as the provider reported them and litellm priced them. A model litellm has no
-price for (a local server) counts its tokens at $0.
+Read from the event log: each reply's usage (its AssistantMessage), each compaction summary's
+(its Compaction) and each reflection's (its ReflectionWritten), as the provider reported them and
+litellm priced them. A model litellm has no price for (a local server) counts its tokens at $0.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from core.store import Store
 
-KINDS = ("assistant_message", "compaction")
-# The model each kind's usage belongs to: the reply's, and the summary's writer.
-_MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model"}
+KINDS = ("assistant_message", "compaction", "reflection")
+# The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's.
+_MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model"}
 
 
 @dataclass

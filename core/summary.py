@@ -21,6 +21,7 @@ from core.events import (
     HumanQuestion,
     ModelChanged,
     Record,
+    ReflectionWritten,
     SessionEnded,
     SessionStarted,
     ToolResult,
@@ -47,6 +48,7 @@ class SessionSummary:
     questions: Counter = field(default_factory=Counter)  # by reason
     answered: int = 0
     compactions: int = 0
+    reflections: int = 0
     usage: Usage = field(default_factory=Usage)
     changes: ChangeTally = field(default_factory=ChangeTally)
 
@@ -85,6 +87,9 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
             case Compaction():
                 summary.compactions += 1
                 summary.usage = summary.usage + event.usage
+            case ReflectionWritten():
+                summary.reflections += 1
+                summary.usage = summary.usage + event.usage
             case SessionEnded():
                 summary.status, summary.ended_summary = f"ended: {event.status}", event.summary
     return summary
@@ -108,6 +113,8 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     reasons = ", ".join(f"{reason_label(reason)} {count:,}" for reason, count in summary.questions.most_common())
     rows.append(("Questions to you", f"{asked:,}" + (f" ({reasons}); {summary.answered:,} answered" if asked else "")))
     rows.append(("Compactions", f"{summary.compactions:,}"))
+    if summary.reflections:
+        rows.append(("Reflections", f"{summary.reflections:,}"))
     usage = summary.usage
     cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
     rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))

@@ -44,3 +44,8 @@ def _escape_surrogate(match: re.Match[str]) -> str:
 def os_path(shown: str) -> str:
     """The file name `shown_text` showed as `shown`: `\\xNN` (NN 80–FF) back to the byte."""
     return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), shown)
+
+
+def capitalized(text: str) -> str:
+    """The text with its first letter a capital, the rest as it is (a note that opens a sentence)."""
+    return text[:1].upper() + text[1:]

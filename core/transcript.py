@@ -20,6 +20,7 @@ from core.events import (
     HumanQuestion,
     ModelChanged,
     Record,
+    ReflectionWritten,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -27,8 +28,14 @@ from core.events import (
     UserMessage,
     WorkdirMoved,
 )
-from core.render import compaction_sizes, model_change_note, workdir_note
+from core.render import (
+    compaction_sizes,
+    model_change_note,
+    reflection_note,
+    workdir_note,
+)
 from core.summary import summarize, summary_rows
+from core.text import capitalized
 
 OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
 ARGUMENT_CHARS = 1500
@@ -89,7 +96,9 @@ def transcript(records: list[Record], title: str) -> str:
             case ModelChanged():
                 parts.append(quoted(f"⇄ {model_change_note(event)}"))
             case WorkdirMoved():
-                parts.append(quoted(f"↦ {workdir_note(event)[:1].upper()}{workdir_note(event)[1:]}"))
+                parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
+            case ReflectionWritten():
+                parts.append(quoted(f"✦ {capitalized(reflection_note(event))}"))
             case SessionEnded():
                 summary = f": {event.summary.strip()}" if event.summary.strip() else ""
                 parts.append(f"**■ Ended, {event.status}**{summary}")

@@ -34,6 +34,7 @@ from core.session import CannotRun, Session, SessionConfig, WorkFolderMissing
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
+from core.text import capitalized
 from core.transcript import transcript
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
@@ -287,7 +288,7 @@ class MainWindow(QMainWindow):
         try:
             moved = session.move_workdir(folder)
         except (CannotRun, ValueError) as refused:
-            self.tell(str(refused)[:1].upper() + str(refused)[1:])
+            self.tell(capitalized(str(refused)))
             return
         except (StoreError, OSError) as exc:
             self.tell(f"The work folder could not be moved: {as_disk_full(exc, session.dir) or exc}",

@@ -78,6 +78,7 @@ from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
+from core.side_writers import first_reply, side_writers
 from core.store import as_disk_full
 from core.text import shown_text
 from core.tools.context import ToolContext
@@ -563,26 +564,10 @@ class AgentLoop:
         fails (a summary model with no key, gone, or too small for the range), rather than every
         compaction of the session falling back to a bare list of calls. The reply that holds the
         summary (None if neither wrote one), the model that wrote it, and why each that failed did."""
-        state = self.state
-        chosen = state.config.summary_model or state.model
-        # The session's API base is a server of the session model's provider: a summary model of
-        # another provider (a hosted one beside a local model, say) is reached at its own address.
-        writers = [(chosen, state.api_base if provider_of(chosen) == provider_of(state.model) else None)]
-        if chosen != state.model:
-            writers.append((state.model, state.api_base))
-        failures: list[str] = []
-        for model, api_base in writers:
-            try:
-                reply = await self.control.interruptible(self.model.complete(
-                    compaction.summary_request(model, api_base, transcript, self._window)))
-            except ModelError as exc:
-                failures.append(f"{model}: {str(exc).rstrip('.')}")
-                log.warning("session %s: the summary model %s failed: %s", state.session_id, model, exc)
-                continue
-            if reply.text.strip():
-                return reply, model, failures
-            failures.append(f"{model}: empty reply")
-        return None, "", failures
+        return await first_reply(
+            self.model, side_writers(self.state),
+            lambda model, api_base: compaction.summary_request(model, api_base, transcript, self._window),
+            wrap=self.control.interruptible)
 
     async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,

@@ -24,6 +24,7 @@ from core.events import (
     ModelChanged,
     PinsChanged,
     Record,
+    ReflectionWritten,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -141,7 +142,7 @@ class SessionState:
                     self.actions_since_finding = 0
             case PinsChanged():
                 self.pins[event.file] = event.lines
-            case Compaction():  # the summary's request is the session's spending too
+            case Compaction() | ReflectionWritten():  # their requests are the session's spending too
                 self.usage = self.usage + event.usage
             case WindowLearned():
                 self.learned_window = event.window

@@ -158,15 +158,15 @@ class LongTermMemory:
     def remember(self, text: str, *, kind: str, source: str, supersedes: str | None = None) -> tuple[Entry, list[Entry]]:
         """Add a fact; returns it and the entries it may contradict (flagged in MEMORY.md)."""
         candidates = [e for e in self.files.entries() if e.superseded_by is None and e.id != supersedes]
-        contradicts = [e for e in candidates if self._contradicts(text, e)]
+        contradicts = [e for e in candidates if self.contradicts(text, e)]
         entry = self.files.remember(text, kind=kind, source=source, supersedes=supersedes, contradicts=contradicts)
         return entry, contradicts
 
-    def _contradicts(self, text: str, other: Entry) -> bool:
+    def contradicts(self, text: str, other: Entry) -> bool:
         """Same subject, different claim: alike in words, unlike in numbers or negation."""
         if text.casefold() == other.text.casefold():
             return False
-        if _overlap(text, other.text) < 0.5:
+        if word_overlap(text, other.text) < 0.5:
             return False
         numbers_differ = set(_NUMBER.findall(text)) != set(_NUMBER.findall(other.text))
         negation_differs = bool(_NEGATION.search(text)) != bool(_NEGATION.search(other.text))
@@ -197,7 +197,7 @@ class LongTermMemory:
         return sorted(matches, key=lambda m: -m.similarity)
 
     def _skills_by_words(self, task: str, skills: list[Skill]) -> list[SkillMatch]:
-        matches = [SkillMatch(s, round(max(_overlap(task, t) for t in s.triggers), 3)) for s in skills]
+        matches = [SkillMatch(s, round(max(word_overlap(task, t) for t in s.triggers), 3)) for s in skills]
         return sorted((m for m in matches if m.similarity >= OFFER_SKILL), key=lambda m: -m.similarity)
 
     def recall_for_task(self, task: str) -> tuple[str | None, list[SkillMatch]]:
@@ -233,7 +233,7 @@ class LongTermMemory:
         report.superseded = [e for e in entries if e.superseded_by is not None]
         for i, first in enumerate(active):
             for second in active[i + 1:]:
-                score = _overlap(first.text, second.text)
+                score = word_overlap(first.text, second.text)
                 if score >= 0.8:
                     report.duplicates.append((first, second, round(score, 2)))
         text = self.files.memory_path.read_text(encoding="utf-8") if self.files.memory_path.exists() else ""
@@ -279,7 +279,7 @@ class LongTermMemory:
         path.write_text(summary, encoding="utf-8")
 
 
-def _overlap(first: str, second: str) -> float:
+def word_overlap(first: str, second: str) -> float:
     """Share of words in common (Jaccard), ignoring the entry metadata and case."""
     a, b = set(re.findall(r"\w+", first.casefold())), set(re.findall(r"\w+", second.casefold()))
     return len(a & b) / len(a | b) if a and b else 0.0

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from core.agent.options import option_label, reason_label
 from core.events import HumanQuestion
+from core.text import capitalized
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -104,7 +105,7 @@ def window_learned(window: int, assumed: int) -> str:
 
 def model_changed(details: str) -> str:
     """`details`: what changed, as core/render.py says it ("from A to B …")."""
-    return f"\n## [{_stamp()}] Model changed by the person\n- {details[:1].upper()}{details[1:]}, from the next request on.\n"
+    return f"\n## [{_stamp()}] Model changed by the person\n- {capitalized(details)}, from the next request on.\n"
 
 
 def workdir_moved(previous: str, workdir: str) -> str:

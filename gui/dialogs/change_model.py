@@ -7,6 +7,7 @@ from collections.abc import Callable
 from core.agent.state import SessionState
 from core.llm import ModelClient
 from core.session import check_window
+from core.text import capitalized
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import context_window_spin, effort_combo, error_label
 from gui.qt import (
@@ -75,6 +76,6 @@ class ChangeModelDialog(QDialog):
         try:
             check_window(window)
         except ValueError as exc:
-            self.error.setText(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+            self.error.setText(f"{capitalized(str(exc))}.")
             return
         self.connection.store_key_then(self.accept)

@@ -22,6 +22,7 @@ from core.secrets import (
     keyring_backend,
     set_api_key,
 )
+from core.text import capitalized
 from gui.dialogs.forms import model_combo, suggest_model_names
 from gui.qt import (
     QFormLayout,
@@ -181,7 +182,7 @@ class ConnectionFields(QObject):
         if self._form is not None:
             self._form.setRowVisible(self.key_note, not why_no_key(*self.chosen()))
         problem = self._keyring_problem or ""
-        problem = f"{problem[:1].upper()}{problem[1:]}"
+        problem = capitalized(problem)
         variable = self._key_variable()
         if os.environ.get(variable):
             self.key_note.setObjectName("")

@@ -44,6 +44,7 @@ from core.render import (
     model_change_note,
     workdir_note,
 )
+from core.text import capitalized
 from gui.markdown import displayable
 from gui.qt import (
     QEvent,
@@ -495,11 +496,9 @@ class ChatView(QScrollArea):
                     "from now on; for new sessions with this model, set Context window in Settings "
                     "(Ctrl+,).", "error", into)
             case ModelChanged():
-                note = model_change_note(event)
-                self._notice(f"⇄ {escape_html(note[:1].upper() + note[1:])}, from the next request on", into=into)
+                self._notice(f"⇄ {escape_html(capitalized(model_change_note(event)))}, from the next request on", into=into)
             case WorkdirMoved():
-                note = workdir_note(event)
-                self._notice(f"↦ {escape_html(note[:1].upper() + note[1:])}", into=into)
+                self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

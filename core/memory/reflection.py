@@ -1,0 +1,279 @@
+"""Reflection on a task (seed 002, section 3): one request to the summary model reads what the agent
+did and judges it in five dimensions (outcome, efficiency, errors, strategies, gaps), answering in
+YAML. The report is kept in the data folder's memory/reflections/; its strategies count toward the
+lessons of MEMORY.md (strategies.py), where every later task's memory search finds them.
+
+The trace the model reads is built from the session's events: each turn's calls and what failed,
+every word of the person's (messages, answers, edits, a stop), and how the task ended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import yaml
+
+from core.agent.options import reason_label
+from core.events import (
+    AssistantMessage,
+    Compaction,
+    ErrorRecorded,
+    FileChanged,
+    HumanAnswer,
+    HumanQuestion,
+    ModelChanged,
+    Record,
+    SessionEnded,
+    SessionPaused,
+    SessionStarted,
+    ToolResult,
+    UserMessage,
+)
+from core.llm import ModelRequest
+from core.paths import resource_text
+from core.summary import summarize, summary_rows
+from core.text import one_line
+
+DIMENSIONS = ("outcome", "efficiency", "errors", "strategies", "gaps")
+ACHIEVED = ("yes", "partly", "no")
+CONFIDENCES = ("HIGH", "MEDIUM", "LOW")
+ERROR_KINDS = {"A": "missing information", "B": "wrong strategy", "C": "tool misuse", "D": "beyond the model"}
+# About 6,000 tokens of trace: enough for a long run's shape, cheap for a summary model.
+TRACE_CHARS = 24_000
+REPLY_TOKENS = 2_000
+
+
+class ReflectionUnreadable(ValueError):
+    """The model's reply is not the YAML report asked for."""
+
+
+@dataclass(frozen=True)
+class Strategy:
+    text: str
+    when: str = ""
+    effect: str = ""
+    confidence: str = "LOW"
+
+    @property
+    def counts(self) -> bool:
+        """Seed 002's first rule: a LOW-confidence suggestion stays in its report and goes no further."""
+        return self.confidence in ("HIGH", "MEDIUM")
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    what: str
+    kind: str = ""  # A-D (ERROR_KINDS), "" when the model named none
+    root_cause: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    achieved: str  # yes | partly | no | "" (not said)
+    assessment: str
+    efficient: tuple[str, ...] = ()
+    wasteful: tuple[str, ...] = ()
+    errors: tuple[Diagnosis, ...] = ()
+    strategies: tuple[Strategy, ...] = ()
+    gaps: tuple[str, ...] = ()
+
+    def to_yaml(self) -> str:
+        """The report as the file keeps it: the shape asked of the model, whatever it actually sent."""
+        data = {
+            "outcome": {"achieved": self.achieved, "assessment": self.assessment},
+            "efficiency": {"efficient": list(self.efficient), "wasteful": list(self.wasteful)},
+            "errors": [{"what": e.what, "kind": e.kind, "root_cause": e.root_cause} for e in self.errors],
+            "strategies": [{"strategy": s.text, "when": s.when, "effect": s.effect, "confidence": s.confidence}
+                           for s in self.strategies],
+            "gaps": list(self.gaps),
+        }
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+# --- the request ---------------------------------------------------------------------------------
+
+def reflection_request(model: str, api_base: str | None, trace_text: str, lessons: Sequence[str]) -> ModelRequest:
+    known = "\n".join(f"- {lesson}" for lesson in lessons) or "(none yet)"
+    return ModelRequest(model=model, api_base=api_base, max_tokens=REPLY_TOKENS, messages=[
+        {"role": "system", "content": resource_text("prompts", "reflect.md")},
+        {"role": "user", "content": f"{trace_text}\n\n## Lessons the agent already follows\n{known}"},
+    ])
+
+
+def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
+    """What the model reflects on: the task, how it ended, the person's reaction, and each step."""
+    start = next((r.event for r in records if isinstance(r.event, SessionStarted)), None)
+    task = start.task if start else "(unknown)"
+    steps = list(_steps(records))
+    rows = "\n".join(f"- {what}: {value}" for what, value in summary_rows(summarize(records)))
+    return (f"## Task\n{task.strip()}\n\n## How it went\n{rows}\n\n## How the person reacted\n{_reaction(records)}\n\n"
+            f"## Trace (oldest first)\n{_fit(steps, limit)}")
+
+
+def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
+    for record in records:
+        event = record.event
+        match event:
+            case UserMessage():
+                yield f"The person wrote: {one_line(event.text, 400)}"
+            case AssistantMessage():
+                said = f": {one_line(event.text, 300)}" if event.text.strip() else ""
+                yield f"Turn {event.turn}{said}"
+                for call in event.tool_calls:
+                    yield f"  call {call.name}({one_line(call.arguments, 160)})"
+            case ToolResult() if event.ok:
+                yield f"  → {event.name} ok, {event.size or len(event.content):,} chars"
+            case ToolResult():
+                yield f"  → {event.name} FAILED: {one_line(event.content, 300)}"
+            case ErrorRecorded() if not event.counts:
+                yield f"  ! the provider failed: {one_line(event.message, 200)}"
+            case ErrorRecorded() if event.attempt > 1:
+                yield f"  ! the same failure, attempt {event.attempt}"
+            case HumanQuestion():
+                yield f"Asked the person ({reason_label(event.reason)}): {one_line(event.question, 300)}"
+            case HumanAnswer():
+                text = f": {one_line(event.text, 300)}" if event.text.strip() else ""
+                yield f"The person answered {event.choice}{text}"
+            case FileChanged() if event.author == "user":
+                yield f"The person edited {event.file}: {one_line(event.diff, 400)}"
+            case Compaction():
+                yield f"(The context was compacted: events {event.first_seq}–{event.last_seq} summarised.)"
+            case ModelChanged():
+                yield f"(The person changed the model to {event.model}.)"
+            case SessionPaused():
+                yield "(The person paused the run.)"
+            case SessionEnded():
+                yield f"Ended {event.status}: {one_line(event.summary, 600)}"
+
+
+def _reaction(records: Sequence[Record]) -> str:
+    messages = sum(isinstance(r.event, UserMessage) for r in records)
+    edits = sum(isinstance(r.event, FileChanged) and r.event.author == "user" for r in records)
+    answers = [r.event for r in records if isinstance(r.event, HumanAnswer)]
+    refused = sum(a.choice in ("deny", "stop") for a in answers)
+    ended = [r.event for r in records if isinstance(r.event, SessionEnded)]
+    stopped = any(e.status == "aborted" for e in ended)
+    if not (messages or edits or answers or stopped):
+        return "No reaction: the person did not intervene."
+    return (f"{messages} message(s) after the task, {edits} edit(s) of the plan or findings, {len(answers)} "
+            f"answer(s) to questions ({refused} refusing or stopping)" + ("; the person stopped the run." if stopped else "."))
+
+
+def _fit(lines: list[str], limit: int) -> str:
+    """The lines, or their beginning and end with how many were left out between (the end matters more)."""
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text or "(nothing was done)"
+    head, tail, size = [], [], 0
+    for line in lines:  # the first 40% of the room
+        if size + len(line) + 1 > limit * 0.4:
+            break
+        head.append(line)
+        size += len(line) + 1
+    for line in reversed(lines[len(head):]):
+        if size + len(line) + 1 > limit - 60:
+            break
+        tail.append(line)
+        size += len(line) + 1
+    left_out = len(lines) - len(head) - len(tail)
+    return "\n".join([*head, f"… ({left_out:,} lines left out) …", *reversed(tail)])
+
+
+# --- the reply -----------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```(?:ya?ml)?[ \t]*\n(.*?)```", re.S | re.I)
+
+
+def parse(reply: str) -> Report:
+    """The report in the model's reply (fenced or not). Loose where it can be (a missing part is
+    empty, `achieved: yes` read as YAML's true), strict where it matters: a confidence it does not
+    know is LOW, so it counts toward nothing. Raises ReflectionUnreadable."""
+    fenced = _FENCE.search(reply)
+    text = fenced.group(1) if fenced else reply
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 1})" if where is not None else ""
+        raise ReflectionUnreadable(f"The reflection is not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from exc
+    if not isinstance(data, dict) or not any(key in data for key in DIMENSIONS):
+        raise ReflectionUnreadable("The reflection does not have the report's parts "
+                                   f"({', '.join(DIMENSIONS)}): {one_line(reply, 200) or '(an empty reply)'}")
+    outcome = _mapping(data.get("outcome"), "assessment")
+    efficiency = _mapping(data.get("efficiency"), "wasteful")
+    return Report(
+        achieved=_achieved(outcome.get("achieved")),
+        assessment=_text(outcome.get("assessment")),
+        efficient=_texts(efficiency.get("efficient")),
+        wasteful=_texts(efficiency.get("wasteful")),
+        errors=tuple(Diagnosis(what, _kind(item.get("kind")), _text(item.get("root_cause")))
+                     for item in map(lambda i: _mapping(i, "what"), _list(data.get("errors")))
+                     if (what := _text(item.get("what")))),
+        strategies=tuple(Strategy(text, _text(item.get("when")), _text(item.get("effect")),
+                                  _confidence(item.get("confidence")))
+                         for item in map(lambda i: _mapping(i, "strategy"), _list(data.get("strategies")))
+                         if (text := _text(item.get("strategy")))),
+        gaps=_texts(data.get("gaps")),
+    )
+
+
+def _mapping(value, key_for_text: str) -> dict:
+    """A part that should be a mapping; a bare text is taken as its main field."""
+    if isinstance(value, dict):
+        return value
+    return {key_for_text: value} if isinstance(value, str) else {}
+
+
+def _list(value) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _text(value) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return one_line(str(value), 600)
+
+
+def _texts(value) -> tuple[str, ...]:
+    return tuple(text for text in map(_text, _list(value)) if text)
+
+
+def _achieved(value) -> str:
+    if isinstance(value, bool):  # YAML 1.1 reads an unquoted yes/no as a boolean
+        return "yes" if value else "no"
+    text = _text(value).lower()
+    return text if text in ACHIEVED else ""
+
+
+def _kind(value) -> str:
+    text = _text(value).upper()[:1]
+    return text if text in ERROR_KINDS else ""
+
+
+def _confidence(value) -> str:
+    text = _text(value).upper()
+    return text if text in CONFIDENCES else "LOW"
+
+
+def describe(report: Report) -> str:
+    """The report as Markdown, for the window and the command line."""
+    verdict = {"yes": "Achieved", "partly": "Partly achieved", "no": "Not achieved"}.get(report.achieved, "Outcome")
+    parts = [f"**{verdict}.** {report.assessment}".rstrip()]
+    if report.efficient or report.wasteful:
+        parts.append("### Efficiency\n" + "\n".join([*(f"- ✓ {t}" for t in report.efficient),
+                                                     *(f"- ✗ {t}" for t in report.wasteful)]))
+    if report.errors:
+        parts.append("### Errors\n" + "\n".join(
+            f"- {e.what}" + (f" — *{ERROR_KINDS[e.kind]}*" if e.kind else "") + (f": {e.root_cause}" if e.root_cause else "")
+            for e in report.errors))
+    if report.strategies:
+        parts.append("### Strategies\n" + "\n".join(
+            f"- **{s.text}** ({s.confidence.lower()} confidence)" + (f" When: {s.when}." if s.when else "")
+            + (f" Effect: {s.effect}." if s.effect else "") for s in report.strategies))
+    if report.gaps:
+        parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))
+    return "\n\n".join(parts)

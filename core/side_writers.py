@@ -1,0 +1,46 @@
+"""Who writes a session's side texts (a compaction's summary, a reflection): the session's summary
+model, a cheaper one the person chose, and the session's own model when that one fails (no key, gone,
+too small for the text), rather than the text being lost to one refusal."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from core.agent.state import SessionState
+from core.llm import ModelClient, ModelError, ModelReply, ModelRequest
+from core.secrets import provider_of
+
+log = logging.getLogger(__name__)
+
+
+def side_writers(state: SessionState) -> list[tuple[str, str | None]]:
+    """(model, API base) to try, in order."""
+    chosen = state.config.summary_model or state.model
+    # The session's API base is a server of the session model's provider: a summary model of
+    # another provider (a hosted one beside a local model, say) is reached at its own address.
+    writers = [(chosen, state.api_base if provider_of(chosen) == provider_of(state.model) else None)]
+    if chosen != state.model:
+        writers.append((state.model, state.api_base))
+    return writers
+
+
+async def first_reply(client: ModelClient, writers: list[tuple[str, str | None]],
+                      request_for: Callable[[str, str | None], ModelRequest],
+                      wrap: Callable[[Awaitable[ModelReply]], Awaitable[ModelReply]] | None = None,
+                      ) -> tuple[ModelReply | None, str, list[str]]:
+    """The first reply with text, the model that wrote it ("" if none), and why each that failed did.
+    `wrap`: around each request (the loop makes it stoppable)."""
+    failures: list[str] = []
+    for model, api_base in writers:
+        pending = client.complete(request_for(model, api_base))
+        try:
+            reply = await (wrap(pending) if wrap else pending)
+        except ModelError as exc:
+            failures.append(f"{model}: {str(exc).rstrip('.')}")
+            log.warning("the side model %s failed: %s", model, exc)
+            continue
+        if reply.text.strip():
+            return reply, model, failures
+        failures.append(f"{model}: empty reply")
+    return None, "", failures

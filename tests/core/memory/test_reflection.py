@@ -1,0 +1,290 @@
+"""Reflection on a task: the report read from the model's YAML, the trace it reads, real sessions that
+reflect through the scripted model, reports kept in memory/reflections/, strategies that become
+lessons only after three sessions' reflections suggest them."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from core.events import ReflectionWritten, Usage
+from core.llm import ModelError, ModelReply
+from core.memory import strategies
+from core.memory.longterm import LongTermMemory
+from core.memory.reflection import ReflectionUnreadable, Report, Strategy, parse, trace
+from core.scripted import ScriptedModel, call, reply
+from core.session import CannotRun
+from core.spending import spending
+from tests.core.helpers import events_of, make_session, wait_for_question
+
+STRATEGY = "Run the failing test alone before changing code"
+
+
+def report_yaml(strategy: str = STRATEGY, confidence: str = "MEDIUM", achieved: str = "yes") -> str:
+    return f"""Here is my analysis.
+
+```yaml
+outcome:
+  achieved: {achieved}
+  assessment: The tests pass again.
+efficiency:
+  efficient: [read the error first]
+  wasteful:
+    - listed the folder twice
+errors:
+  - what: file_read of a missing file
+    kind: "C - tool misuse"
+    root_cause: guessed the path
+strategies:
+  - strategy: {strategy}
+    when: a test fails
+    effect: fewer wasted edits
+    confidence: {confidence.lower()}
+gaps: []
+```
+"""
+
+
+def reflection_reply(text: str) -> ModelReply:
+    return ModelReply(text, usage=Usage(1200, 300, 0, 0.002))
+
+
+# --- reading the model's reply -------------------------------------------------------------------
+
+def test_a_fenced_report_is_read_loosely_where_it_can_be():
+    report = parse(report_yaml())
+    assert report.achieved == "yes"  # YAML 1.1 reads the unquoted yes as true
+    assert report.assessment == "The tests pass again."
+    assert report.efficient == ("read the error first",) and report.wasteful == ("listed the folder twice",)
+    assert report.errors[0].kind == "C" and report.errors[0].root_cause == "guessed the path"
+    assert report.strategies == (Strategy(STRATEGY, "a test fails", "fewer wasted edits", "MEDIUM"),)
+    assert report.gaps == ()
+
+
+def test_a_confidence_the_report_does_not_know_counts_toward_nothing():
+    report = parse(report_yaml(confidence="certain"))
+    assert report.strategies[0].confidence == "LOW" and not report.strategies[0].counts
+
+
+def test_missing_parts_are_empty_and_bare_texts_are_taken_as_their_main_field():
+    report = parse("outcome: it mostly worked\nstrategies:\n  - Keep notes in findings.md\n")
+    assert report.achieved == "" and report.assessment == "it mostly worked"
+    assert report.strategies == (Strategy("Keep notes in findings.md"),) and report.errors == ()
+
+
+@pytest.mark.parametrize("reply_text, said", [
+    ("outcome: [unclosed\n", "not valid YAML (line"),
+    ("I think the run went well overall.", "does not have the report's parts"),
+    ("", "an empty reply"),
+])
+def test_a_reply_that_is_not_the_report_is_a_clear_error(reply_text, said):
+    with pytest.raises(ReflectionUnreadable, match=r"(?s).*" + said.replace("(", r"\(")):
+        parse(reply_text)
+
+
+def test_the_report_written_back_reads_as_itself():
+    report = parse(report_yaml())
+    assert parse(report.to_yaml()) == report
+
+
+# --- what the model reads ------------------------------------------------------------------------
+
+async def test_the_trace_has_the_task_failures_the_person_and_the_end(store, data_dir, workdir):
+    model = ScriptedModel([
+        reply("Reading the config", call("file_read", path="missing.toml")),
+        reply("", call("human_ask", question="Which config file?")),
+        reply("", call("task_done", summary="Used settings.toml")),
+    ])
+    session = make_session(store, data_dir, workdir, model, task="Fix the settings loader")
+    session.start()
+    question = await wait_for_question(session)
+    await session.answer(question.qid, "answer", "settings.toml, at the root")
+    assert await session.wait() == "done"
+    text = trace(session.records)
+    assert text.startswith("## Task\nFix the settings loader")
+    assert "call file_read" in text and "→ file_read FAILED:" in text
+    assert "The person answered answer: settings.toml, at the root" in text
+    assert "Ended done: Used settings.toml" in text
+    assert "1 answer(s) to questions" in text
+
+
+def test_a_long_trace_keeps_its_beginning_and_its_end():
+    from core.memory.reflection import _fit
+
+    lines = [f"line {i} " + "x" * 90 for i in range(2000)]
+    text = _fit(lines, 10_000)
+    assert len(text) <= 10_000
+    assert text.startswith("line 0 ") and text.endswith(lines[-1])
+    assert "lines left out" in text
+
+
+# --- reflecting in real sessions -----------------------------------------------------------------
+
+async def finished_session(store, data_dir, workdir, memory, *side, task="Fix the failing test", **config):
+    model = ScriptedModel([
+        reply("", call("file_read", path="nope.py")),
+        reply("", call("task_done", summary="fixed")),
+    ], side_replies=list(side))
+    session = make_session(store, data_dir, workdir, model, task=task, long_memory=memory, **config)
+    assert await session.run() == "done"
+    return session, model
+
+
+async def test_a_reflection_is_kept_recorded_and_paid_for(store, data_dir, workdir, long_memory):
+    session, model = await finished_session(store, data_dir, workdir, long_memory,
+                                            reflection_reply(report_yaml()), summary_model="cheap-model")
+    event, report, promoted = await session.reflect()
+
+    request = model.requests[-1]
+    assert request.model == "cheap-model" and not request.tools  # the summary model, no tools
+    assert "→ file_read FAILED" in request.messages[1]["content"]
+    assert event.achieved == "yes" and event.strategies == 1 and not event.error and promoted == []
+    assert events_of(session, ReflectionWritten) == [event]
+    kept = long_memory.files.root / event.path
+    assert kept.parent.name == "reflections" and kept.name == f"{session.id}-1.yaml"
+    data = yaml.safe_load(kept.read_text(encoding="utf-8"))
+    assert data["session"] == session.id and data["model"] == "cheap-model"
+    assert parse(kept.read_text(encoding="utf-8")) == report
+    # Its request is the session's spending, in the session and in the log's total.
+    assert session.state.usage.cost_usd == pytest.approx(0.002)
+    assert spending(store).by_model["cheap-model"].prompt_tokens == 1200
+
+
+async def test_a_reflection_is_not_part_of_the_agents_context(store, data_dir, workdir, long_memory):
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+    before = (await session.inspect_context()).messages
+    await session.reflect()
+    assert (await session.inspect_context()).messages == before
+
+
+async def test_nothing_new_to_reflect_on_is_said_and_records_nothing(store, data_dir, workdir, long_memory):
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+    await session.reflect()
+    with pytest.raises(CannotRun, match="nothing to reflect on"):
+        await session.reflect()
+    assert len(events_of(session, ReflectionWritten)) == 1
+
+
+async def test_without_long_term_memory_there_is_no_reflection(store, data_dir, workdir):
+    session, _ = await finished_session(store, data_dir, workdir, None)
+    with pytest.raises(CannotRun, match="long-term memory"):
+        await session.reflect()
+
+
+async def test_a_reply_that_is_not_a_report_is_kept_as_it_came(store, data_dir, workdir, long_memory):
+    session, _ = await finished_session(store, data_dir, workdir, long_memory,
+                                        reflection_reply("The run was fine, I suppose."))
+    event, report, promoted = await session.reflect()
+    assert report is None and promoted == []
+    assert "does not have the report's parts" in event.error
+    kept = long_memory.files.root / event.path
+    assert kept.suffixes == [".unreadable", ".txt"]
+    assert kept.read_text(encoding="utf-8").endswith("The run was fine, I suppose.")
+
+
+async def test_when_the_summary_model_fails_the_sessions_own_reflects(store, data_dir, workdir, long_memory):
+    session, model = await finished_session(
+        store, data_dir, workdir, long_memory, ModelError("no_key", "No API key for cheap-model"),
+        reflection_reply(report_yaml()), summary_model="cheap-model")
+    event, _, _ = await session.reflect()
+    assert event.model == "scripted" and [r.model for r in model.requests[-2:]] == ["cheap-model", "scripted"]
+
+
+async def test_when_no_model_can_reflect_the_person_is_told_why(store, data_dir, workdir, long_memory):
+    session, _ = await finished_session(store, data_dir, workdir, long_memory,
+                                        ModelError("connection", "The provider is unreachable"))
+    with pytest.raises(CannotRun, match="No model could reflect on the task: scripted: The provider is unreachable"):
+        await session.reflect()
+    assert events_of(session, ReflectionWritten) == []
+    assert not strategies.reflections_dir(long_memory).exists() or not any(strategies.reflections_dir(long_memory).iterdir())
+
+
+# --- strategies becoming lessons -----------------------------------------------------------------
+
+async def test_a_strategy_becomes_a_lesson_once_three_sessions_suggest_it(store, data_dir, workdir, long_memory):
+    ids = []
+    for number in range(3):
+        session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+                                            task=f"Fix failing test {number}")
+        event, _, promoted = await session.reflect()
+        ids.append(session.id)
+        assert bool(promoted) == (number == 2), f"reflection {number + 1}"
+    lesson = promoted[0].lesson
+    assert event.lessons == (lesson.id,)
+    memory_text = long_memory.files.memory_path.read_text(encoding="utf-8")
+    assert f"{STRATEGY} (when: a test fails)" in memory_text
+    assert "reflections on " + " + ".join(ids) in memory_text
+    assert lesson.section == "Lessons"
+    # Found by the memory search of later tasks, and told to the next reflection as known.
+    assert any("failing test alone" in hit.text for hit in await long_memory.asearch("run the failing test alone"))
+    assert STRATEGY in strategies.active_lessons(long_memory)[0]
+    # A fourth suggestion of it makes no second lesson.
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+    _, _, promoted = await session.reflect()
+    assert promoted == [] and long_memory.files.memory_path.read_text(encoding="utf-8").count(STRATEGY) == 1
+
+
+async def test_reflections_on_one_session_count_once(store, data_dir, workdir, long_memory):
+    session, model = await finished_session(store, data_dir, workdir, long_memory, *[reflection_reply(report_yaml())] * 3)
+    for _ in range(3):
+        _, _, promoted = await session.reflect()
+        assert promoted == []
+        await session.send("once more")
+        await session.wait()
+    candidate, = strategies.candidates(long_memory)
+    assert len(candidate.suggestions) == 3 and candidate.sessions == [session.id] and not candidate.due
+
+
+def test_low_confidence_suggestions_and_unlike_strategies_do_not_add_up(data_dir):
+    memory = LongTermMemory(data_dir, None)  # keywords only: sameness by shared words
+    try:
+        for number, (text, confidence) in enumerate([(STRATEGY, "LOW"), (STRATEGY, "LOW"), (STRATEGY, "LOW"),
+                                                      ("Cache the pip downloads in CI", "HIGH"),
+                                                      ("Ask the person before deleting files", "HIGH")]):
+            strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=(Strategy(text, confidence=confidence),)))
+        found = strategies.candidates(memory)
+        assert sorted(c.strategy.text for c in found) == ["Ask the person before deleting files",
+                                                          "Cache the pip downloads in CI"]
+        assert strategies.promote_due(memory) == []
+    finally:
+        memory.close()
+
+
+def test_the_same_strategy_in_other_words_is_one_candidate_by_shared_words(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        for number, text in enumerate(["Run the failing test alone before changing any code",
+                                       "Before changing code, run the failing test alone",
+                                       "run the failing test alone first, before changing code"]):
+            strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=(Strategy(text, confidence="MEDIUM"),)))
+        promotion, = strategies.promote_due(memory)
+        assert promotion.lesson is not None and promotion.candidate.sessions == ["s0", "s1", "s2"]
+    finally:
+        memory.close()
+
+
+def test_a_lesson_that_may_contradict_memory_is_flagged_for_the_person(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        memory.remember("Run the whole test suite with 4 workers", kind="lesson", source="s-old")
+        for number in range(3):
+            strategies.save(memory, f"s{number}", "m", "",
+                            Report("yes", "", strategies=(Strategy("Run the whole test suite with 2 workers", confidence="HIGH"),)))
+        promotion, = strategies.promote_due(memory)
+        assert [e.text for e in promotion.contradicts] == ["Run the whole test suite with 4 workers"]
+        assert "Contradictions to confirm" in memory.files.memory_path.read_text(encoding="utf-8")
+    finally:
+        memory.close()
+
+
+def test_a_reflection_file_damaged_by_hand_is_read_as_unreadable_not_fatal(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        folder = strategies.reflections_dir(memory)
+        folder.mkdir(parents=True)
+        (folder / "s9-1.yaml").write_text("outcome: [broken\n", encoding="utf-8")
+        kept, = strategies.kept(memory)
+        assert kept.report is None and kept.session_id == "s9"
+        assert strategies.candidates(memory) == []
+    finally:
+        memory.close()
