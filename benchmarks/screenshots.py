@@ -2,7 +2,8 @@
 
 Runs a scripted session until its 3-Strike question, then captures, in the light and the dark theme:
 the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
-first-run settings dialog and a failed connection test. Run it under a display (Xvfb on Linux):
+memory search, then a reflection on the stopped run, the first-run settings dialog and a failed
+connection test. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
 
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from core.scripted import ScriptedModel, call, reply  # noqa: E402
 from core.session import SessionConfig  # noqa: E402
 from gui.app import make_app, open_window  # noqa: E402
+from gui.dialogs.reflection import ReflectionDialog  # noqa: E402
 from gui.dialogs.settings import SettingsDialog  # noqa: E402
 from gui.qt import QApplication, QSettings  # noqa: E402
 from gui.settings import AppSettings, Preferences  # noqa: E402
@@ -71,7 +73,34 @@ def script() -> ScriptedModel:
     ], side_replies=[reply('{"goal": "make tests/test_dates.py pass", "tried": "reading dates/tz_table.py three times", '
                            '"wrong": "the file does not exist; offsets may live elsewhere", '
                            '"differently": "search for the table with file_list first", '
-                           '"ask_human": "is the timezone table generated at build time?"}')])
+                           '"ask_human": "is the timezone table generated at build time?"}'),
+                                   reply(REFLECTION)])
+
+
+LIST_FIRST = "List the folder before reading a file whose path was guessed"
+REFLECTION = f"""```yaml
+outcome:
+  achieved: "no"
+  assessment: The failures were reproduced and their cause found (parse_date cuts the offset), but the
+    run was stopped at the 3-Strike question before any fix.
+efficiency:
+  efficient: [Read the parser and the failing test before anything else, Recorded the cause in findings.md]
+  wasteful: [Read dates/tz_table.py three times though the first read said it does not exist]
+errors:
+  - what: "file_read failed: No such file: 'dates/tz_table.py' (3 times)"
+    kind: A
+    root_cause: The table's path was guessed from the parser's name instead of looked up
+strategies:
+  - strategy: {LIST_FIRST}
+    when: a file named in code or guessed from a name is not found
+    effect: no repeated failed reads
+    confidence: HIGH
+  - strategy: Fix the cause found before looking for more context
+    when: the cause of a failing test is already in findings.md
+    effect: shorter runs
+    confidence: MEDIUM
+gaps: [No tool to find where a symbol is defined]
+```"""
 
 
 def make_project(folder: Path) -> None:
@@ -98,6 +127,12 @@ def seed_memory(data: Path) -> None:
                     source="20261118-101500-4f2a")
     memory.remember("The person wants small commits with a test for each fix", kind="preference",
                     source="20261119-093000-77b1")
+    from core.memory.reflection import Report, Strategy
+    from core.memory.strategies import save
+
+    for session_id in ("20261118-101500-4f2a", "20261120-141000-0c9e"):
+        save(memory, session_id, "openai/gpt-4o-mini", "", Report("yes", "", strategies=(
+            Strategy(LIST_FIRST, "a guessed path is not found", confidence="MEDIUM"),)))
     memory.files.append_episode(Episode(
         title="Import of CSV exports", asked="find why the importer drops the UTC offset of timestamps",
         done="parse_timestamp cut the string at 19 characters, losing the offset; kept the offset and added a test",
@@ -172,6 +207,13 @@ async def capture(out: Path, folder: Path) -> list[Path]:
     dialog.choose("stop")
     while session.running:
         await asyncio.sleep(0.1)
+    window.reflections.reflect()
+    while not (reflections := [d for d in window.findChildren(ReflectionDialog) if d.isVisible()]):
+        await asyncio.sleep(0.1)
+    reflections[0].resize(820, 620)
+    await settle()
+    save(reflections[0], "reflection-light")
+    reflections[0].close()
 
     first = open_window(AppSettings(QSettings(str(folder / "fresh.ini"), QSettings.Format.IniFormat)),
                         folder / "fresh-data", lambda: model)

@@ -25,6 +25,10 @@ HISTORY_FILES = {"plan": "task_plan.md", "findings": "findings.md", "progress": 
 FOLLOW_INTERVAL_S = 0.5  # how often `tripane show --follow` looks for new events
 
 
+REFLECT_HELP = ("when the task ends, reflect on it (one request to the summary model; the report goes to "
+                "long-term memory); the default when Settings says to reflect on each task")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
@@ -61,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
     run.add_argument("--no-project-instructions", action="store_true",
                      help="do not follow the workdir's AGENTS.md / CLAUDE.md (followed by default)")
+    run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
@@ -79,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "imported from another computer): the agent works there from now on")
     resume.add_argument("--json", action="store_true")
     resume.add_argument("--no-memory", action="store_true", help="run without long-term memory")
+    resume.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
+    reflect = commands.add_parser("reflect", help="what a session's work teaches: the summary model judges it (outcome, "
+                                  "efficiency, errors, strategies, gaps); strategies three sessions share become "
+                                  "lessons in long-term memory", parents=[common])
+    reflect.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
+    reflect.add_argument("--json", action="store_true", help="print the reflection event as one JSON object")
 
     window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
@@ -106,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        parents=[common])
     check.add_argument("--apply", action="store_true", help="summarise daily logs older than 30 days (originals kept)")
     memory_commands.add_parser("status", help="what is indexed and how vectors are searched", parents=[common])
+    memory_commands.add_parser("strategies", help="the strategies reflections suggested, how many sessions' "
+                               "reflections did, and which became lessons", parents=[common])
     config = memory_commands.add_parser("config", help="choose the embedding model and vector search for this data folder",
                                         parents=[common])
     config.add_argument("--embedding-model",
@@ -427,7 +440,7 @@ async def _run(store, data_dir: Path, args) -> int:
 
 async def _run_with_memory(store, data_dir: Path, args) -> int:
     long_memory = None
-    if not args.no_memory:
+    if not getattr(args, "no_memory", False):
         from core.memory.longterm import LongTermMemory
         from core.secrets import get_api_key
 
@@ -482,6 +495,10 @@ def _run_settings(args) -> dict:
 async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     from core.session import Session, SessionConfig
 
+    if args.command == "reflect":
+        session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
+                               long_memory=long_memory)
+        return await _reflect(session, args.json)
     if args.command == "run":
         config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
                                project_instructions=not args.no_project_instructions)
@@ -517,7 +534,50 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             print(f"Session {session.id} has ended ({session.state.status.removeprefix('ended:')}). "
                   "Give it a new instruction with --message.")
             return EXIT_DONE
-    return await _drive(session, args.json)
+    status = await _drive(session, args.json)
+    if (args.reflect or _reflects_after_tasks()) and session.state.ended and status != EXIT_WAITING:
+        reflected = await _reflect(session, args.json)
+        return status if reflected == EXIT_DONE else reflected
+    return status
+
+
+def _reflects_after_tasks() -> bool:
+    """Whether Settings says to reflect on each task as it ends (the command line does as the window)."""
+    from core.user_settings import read_settings
+
+    return bool(read_settings().get("reflect_after_tasks"))
+
+
+async def _reflect(session, as_json: bool) -> int:
+    """Reflect on the session's work since its last reflection, and say what came of it."""
+    from core.export import record_json
+    from core.memory.reflection import describe
+    from core.render import reflection_note
+    from core.session import CannotRun
+
+    if not as_json:
+        print(f"Reflecting on session {session.id}…", file=sys.stderr, flush=True)
+    try:
+        event, report, promotions = await session.reflect()
+    except CannotRun as exc:
+        print(f"tripane: reflect: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if as_json:
+        print(record_json(session.records[-1]), flush=True)
+        return EXIT_DONE
+    print(f"✦ {reflection_note(event)}")
+    if report is not None:
+        print(f"\n{describe(report)}\n")
+    for promotion in promotions:
+        sessions = len(promotion.candidate.sessions)
+        if promotion.lesson is None:
+            print(f"Not made a lesson (suggested in {sessions} sessions' reflections): {promotion.why}")
+            continue
+        print(f"New lesson {promotion.lesson.id} in MEMORY.md, suggested in {sessions} sessions' reflections: "
+              f"“{promotion.lesson.text}”")
+        for other in promotion.contradicts:
+            print(f"  It may contradict {other.id} “{other.text}”: confirm in MEMORY.md (tripane memory doctor).")
+    return EXIT_DONE
 
 
 class LiveEcho:

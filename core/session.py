@@ -499,7 +499,7 @@ class Session:
 
         if self.long_memory is None:
             raise CannotRun("Reflections are kept in long-term memory, which is not on for this session.")
-        if self.running and self.state.status not in ("paused", "waiting"):
+        if self.running and self.state.status not in ("paused", "waiting") and not self.state.ended:
             raise CannotRun("The agent is working: reflect on the task once it ends, pauses or waits for you.")
         records = self.work_to_reflect_on()
         if not records:

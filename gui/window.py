@@ -77,6 +77,7 @@ from gui.qt import (
     Signal,
     qt_alive,
 )
+from gui.reflections import Reflections
 from gui.screen_fit import center_on_screen, fit_to_screen
 from gui.session_search import MentionSearch
 from gui.settings import AppSettings, Preferences
@@ -159,6 +160,7 @@ class MainWindow(QMainWindow):
         self.memory_search: MemorySearchDialog | None = None
         self.spending: SpendingDialog | None = None
         self.histories = FileHistories(self)
+        self.reflections = Reflections(self)
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
 
         self.sessions = SessionList()
@@ -379,6 +381,7 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.stop)
         self.chat.tool_stop_requested.connect(self.stop_command)
         self.chat.history_requested.connect(self.histories.show)
+        self.chat.reflection_requested.connect(self.reflections.show)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
@@ -866,6 +869,7 @@ class MainWindow(QMainWindow):
             self._take_question_away(event.qid)
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
+            self.reflections.run_ended(session, event)
         if event.kind in LIST_CHANGING_EVENTS:
             self.refresh_sessions()
         if isinstance(event, FileChanged):
@@ -921,6 +925,9 @@ class MainWindow(QMainWindow):
             self.actions_by_name[name].setEnabled(settled)
         self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
         self.actions_by_name["move_workdir"].setEnabled(settled and not elsewhere)
+        working = running and state.status not in ("paused", "waiting") and not state.ended
+        self.actions_by_name["reflect"].setEnabled(settled and not elsewhere and not working
+                                                   and session.id not in self.reflections.working)
 
     # --- the person in the loop -----------------------------------------------------------------
 

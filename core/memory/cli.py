@@ -53,7 +53,27 @@ async def _memory_command(memory: LongTermMemory, args) -> int:
         print(f"This refresh: {report.files_indexed} files indexed, {report.files_removed} removed, "
               f"{report.sentences_embedded} sentences embedded.")
         return 0
+    if args.memory_command == "strategies":
+        return _strategies(memory)
     return _doctor(memory, args.apply)
+
+
+def _strategies(memory: LongTermMemory) -> int:
+    from core.memory.strategies import PROMOTE_AT, candidates, kept
+
+    reflections = kept(memory)
+    found = candidates(memory, reflections)
+    print(f"{len(reflections)} reflection(s) in {memory.files.root / 'reflections'}.")
+    if not found:
+        print("No strategy suggested with high or medium confidence yet.")
+        return 0
+    for candidate in sorted(found, key=lambda c: (c.lesson is None, -len(c.sessions))):
+        strategy = candidate.strategy
+        where = (f"lesson {candidate.lesson.id}" if candidate.lesson
+                 else f"{len(candidate.sessions)} of {PROMOTE_AT} sessions")
+        when = f" (when: {strategy.when})" if strategy.when else ""
+        print(f"{where:>18}  {strategy.text}{when}")
+    return 0
 
 
 

@@ -42,6 +42,7 @@ CONFIDENCES = ("HIGH", "MEDIUM", "LOW")
 ERROR_KINDS = {"A": "missing information", "B": "wrong strategy", "C": "tool misuse", "D": "beyond the model"}
 # About 6,000 tokens of trace: enough for a long run's shape, cheap for a summary model.
 TRACE_CHARS = 24_000
+TASK_CHARS = 4_000  # a task pasted with a long log: its beginning says what was asked
 REPLY_TOKENS = 2_000
 
 
@@ -108,8 +109,10 @@ def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
     task = start.task if start else "(unknown)"
     steps = list(_steps(records))
     rows = "\n".join(f"- {what}: {value}" for what, value in summary_rows(summarize(records)))
-    return (f"## Task\n{task.strip()}\n\n## How it went\n{rows}\n\n## How the person reacted\n{_reaction(records)}\n\n"
-            f"## Trace (oldest first)\n{_fit(steps, limit)}")
+    task = task.strip() if len(task.strip()) <= TASK_CHARS else task.strip()[:TASK_CHARS] + "…"
+    head = (f"## Task\n{task}\n\n## How it went\n{rows}\n\n## How the person reacted\n"
+            f"{_reaction(records)}\n\n## Trace (oldest first)\n")
+    return head + _fit(steps, max(limit - len(head), limit // 2))
 
 
 def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
@@ -186,18 +189,29 @@ def _fit(lines: list[str], limit: int) -> str:
 _FENCE = re.compile(r"```(?:ya?ml)?[ \t]*\n(.*?)```", re.S | re.I)
 
 
-def parse(reply: str) -> Report:
-    """The report in the model's reply (fenced or not). Loose where it can be (a missing part is
-    empty, `achieved: yes` read as YAML's true), strict where it matters: a confidence it does not
-    know is LOW, so it counts toward nothing. Raises ReflectionUnreadable."""
+# libyaml's loader where PyYAML was built with it (its wheels are): reading every kept reflection
+# to count strategies takes a fifth of the pure-Python loader's time.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load(reply: str):
+    """The YAML in the model's reply (fenced or not), or in a kept report. Raises ReflectionUnreadable."""
     fenced = _FENCE.search(reply)
-    text = fenced.group(1) if fenced else reply
     try:
-        data = yaml.safe_load(text)
+        return yaml.load(fenced.group(1) if fenced else reply, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         raise ReflectionUnreadable(f"The reflection is not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from exc
+
+
+def parse(reply: str, data=None) -> Report:
+    """The report in the model's reply (fenced or not), or in `data` already loaded from it. Loose
+    where it can be (a missing part is empty, `achieved: yes` read as YAML's true), strict where it
+    matters: a confidence it does not know is LOW, so it counts toward nothing. Raises
+    ReflectionUnreadable."""
+    if data is None:
+        data = load(reply)
     if not isinstance(data, dict) or not any(key in data for key in DIMENSIONS):
         raise ReflectionUnreadable("The reflection does not have the report's parts "
                                    f"({', '.join(DIMENSIONS)}): {one_line(reply, 200) or '(an empty reply)'}")
@@ -259,8 +273,9 @@ def _confidence(value) -> str:
     return text if text in CONFIDENCES else "LOW"
 
 
-def describe(report: Report) -> str:
-    """The report as Markdown, for the window and the command line."""
+def describe(report: Report, standing: Sequence[str] = ()) -> str:
+    """The report as Markdown, for the window and the command line; `standing`: where each strategy
+    stands toward becoming a lesson, in the report's order."""
     verdict = {"yes": "Achieved", "partly": "Partly achieved", "no": "Not achieved"}.get(report.achieved, "Outcome")
     parts = [f"**{verdict}.** {report.assessment}".rstrip()]
     if report.efficient or report.wasteful:
@@ -271,9 +286,11 @@ def describe(report: Report) -> str:
             f"- {e.what}" + (f" — *{ERROR_KINDS[e.kind]}*" if e.kind else "") + (f": {e.root_cause}" if e.root_cause else "")
             for e in report.errors))
     if report.strategies:
+        stands = [*standing, *[""] * len(report.strategies)]
         parts.append("### Strategies\n" + "\n".join(
             f"- **{s.text}** ({s.confidence.lower()} confidence)" + (f" When: {s.when}." if s.when else "")
-            + (f" Effect: {s.effect}." if s.effect else "") for s in report.strategies))
+            + (f" Effect: {s.effect}." if s.effect else "") + (f" — *{stand}*" if stand else "")
+            for s, stand in zip(report.strategies, stands)))
     if report.gaps:
         parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))
     return "\n\n".join(parts)

@@ -22,13 +22,19 @@ from core.memory.embedding import similarity
 from core.memory.guard import MemoryRefused
 from core.memory.layers import SECTIONS, Entry
 from core.memory.longterm import LongTermMemory, word_overlap
-from core.memory.reflection import ReflectionUnreadable, Report, Strategy, parse
+from core.memory.reflection import ReflectionUnreadable, Report, Strategy, load, parse
 from core.memory.working import atomic_write
 
 REFLECTIONS = "reflections"
 PROMOTE_AT = 3  # reflections on different sessions
-SAME_BY_WORDS = 0.5  # word overlap (Jaccard) at which two strategies are one
-SAME_BY_MEANING = 0.8  # calibrated vector similarity at which they are
+# Word overlap (Jaccard) at which two strategies are one: a strategy said again in another order
+# shares 0.8 and more of its words; one about another thing in the same words ("list the folder that
+# holds the CI cache first", "… the docs site first") 0.6.
+SAME_BY_WORDS = 0.7
+# Calibrated vector similarity at which they are: paraphrases of one strategy score 0.97 and more
+# with the offline model, while different strategies about the same work ("run the failing test
+# alone", "list the folder before reading files") reach 0.83 to 0.94.
+SAME_BY_MEANING = 0.95
 
 
 @dataclass(frozen=True)
@@ -102,8 +108,8 @@ def kept(memory: LongTermMemory) -> list[Kept]:
     for path in sorted(folder.glob("*.yaml"), key=lambda p: (p.stat().st_mtime, p.name)):
         text = path.read_text(encoding="utf-8", errors="replace")
         try:
-            report = parse(text)
-            meta = yaml.safe_load(text)
+            meta = load(text)
+            report = parse(text, meta)
         except ReflectionUnreadable:
             report, meta = None, {}
         session = str(meta.get("session") or re.sub(r"-\d+$", "", path.stem))
@@ -116,8 +122,11 @@ def candidates(memory: LongTermMemory, reflections: list[Kept] | None = None) ->
     reflections = kept(memory) if reflections is None else reflections
     suggestions = [(s, k) for k in reflections if k.report for s in k.report.strategies if s.counts]
     lessons = [e for e in memory.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
-    texts = [s.text for s, _ in suggestions] + [e.text for e in lessons]
+    # Each suggestion is compared as itself and as the lesson it would make (with its "when"): a
+    # lesson made of it reads like the second, one written by hand or by the agent like the first.
+    texts = [s.text for s, _ in suggestions] + [lesson_text(s) for s, _ in suggestions] + [e.text for e in lessons]
     same = _sameness(memory, texts)
+    known = len(suggestions) * 2  # where the lessons start in texts
     groups: list[tuple[int, Candidate]] = []  # (the index of its first suggestion, it)
     for i, (strategy, where) in enumerate(suggestions):
         group = next((c for first, c in groups if same(first, i)), None)
@@ -126,9 +135,14 @@ def candidates(memory: LongTermMemory, reflections: list[Kept] | None = None) ->
             groups.append((i, group))
         group.suggestions.append((strategy, where))
     for first, candidate in groups:  # a lesson it would contradict is not it: that is for the person to settle
-        candidate.lesson = next((e for j, e in enumerate(lessons, len(suggestions))
-                                 if same(first, j) and not memory.contradicts(candidate.strategy.text, e)), None)
+        forms = ((first, candidate.strategy.text), (first + len(suggestions), lesson_text(candidate.strategy)))
+        candidate.lesson = next((e for j, e in enumerate(lessons, known)
+                                 if any(same(i, j) and not memory.contradicts(text, e) for i, text in forms)), None)
     return [c for _, c in groups]
+
+
+def lesson_text(strategy: Strategy) -> str:
+    return strategy.text + (f" (when: {strategy.when})" if strategy.when else "")
 
 
 def _sameness(memory: LongTermMemory, texts: list[str]):
@@ -145,8 +159,7 @@ def promote_due(memory: LongTermMemory) -> list[Promotion]:
     for candidate in candidates(memory):
         if not candidate.due:
             continue
-        strategy = candidate.strategy
-        text = strategy.text + (f" (when: {strategy.when})" if strategy.when else "")
+        text = lesson_text(candidate.strategy)
         source = "reflections on " + " + ".join(candidate.sessions)  # no commas: MEMORY.md's entry syntax
         try:
             entry, contradicts = memory.remember(text, kind="lesson", source=source)
@@ -163,3 +176,42 @@ def promote_due(memory: LongTermMemory) -> list[Promotion]:
 def active_lessons(memory: LongTermMemory) -> list[str]:
     """What the reflecting model is told the agent already follows (so it does not suggest it again)."""
     return [e.text for e in memory.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
+
+
+def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tuple[Promotion, ...] = ()) -> str:
+    """A kept reflection as Markdown, for the person: the report, and where each of its strategies
+    stands now (a lesson, how many sessions' reflections suggested it, or not counted). Raises
+    OSError when the file is gone."""
+    from core.memory.reflection import describe
+
+    path = memory.files.root / rel_path
+    text = path.read_text(encoding="utf-8", errors="replace")
+    heading, _, body = text.partition("\n")
+    heading = heading.removeprefix("# ").strip()
+    if path.suffix != ".yaml":
+        return f"*{heading}.*\n\nThe reply could not be read as a report; here it is as it came:\n\n```\n{body}\n```"
+    try:
+        report = parse(text)
+    except ReflectionUnreadable as exc:  # changed by hand since
+        return f"*{heading}.*\n\n{exc}\n\n```\n{body}\n```"
+    found = candidates(memory)
+    standing = []
+    for strategy in report.strategies:
+        candidate = next((c for c in found for s, k in c.suggestions if k.path == path and s == strategy), None)
+        if not strategy.counts:
+            standing.append("low confidence: kept in this report, not counted toward a lesson")
+        elif candidate is None:
+            standing.append("not counted (its file changed?)")
+        elif candidate.lesson is not None:
+            standing.append(f"lesson {candidate.lesson.id} in MEMORY.md")
+        else:
+            standing.append(f"suggested in {len(candidate.sessions)} of the {PROMOTE_AT} sessions' reflections it "
+                            "takes to become a lesson")
+    notes = []
+    for promotion in promotions:
+        if promotion.lesson is None:
+            notes.append(f"- “{promotion.candidate.strategy.text}” could not become a lesson: {promotion.why}")
+        notes.extend(f"- Lesson {promotion.lesson.id} may contradict {other.id} “{other.text}”: confirm one of them "
+                     "in MEMORY.md" for other in promotion.contradicts)
+    to_confirm = ("\n\n### To confirm\n" + "\n".join(notes)) if notes else ""
+    return f"*{heading}.*\n\n{describe(report, standing)}{to_confirm}"

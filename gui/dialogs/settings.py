@@ -18,6 +18,7 @@ from gui.dialogs.forms import (
     suggest_model_names,
 )
 from gui.qt import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -89,8 +90,9 @@ class SettingsDialog(QDialog):
         form.addRow("Reasoning effort:", self.reasoning_effort)
         self.summary_model = QLineEdit(prefs.summary_model)
         self.summary_model.setPlaceholderText("the same model — or a cheaper one, e.g. openai/gpt-4o-mini")
-        self.summary_model.setToolTip("Writes the summary when a long context is compacted. Its API key is the "
-                                      "one stored for its provider (or the provider's environment variable).")
+        self.summary_model.setToolTip("Writes the summary when a long context is compacted, and the reflections on "
+                                      "tasks. Its API key is the one stored for its provider (or the provider's "
+                                      "environment variable).")
         form.addRow("Summary model:", self.summary_model)
         suggest_model_names(keeper, self, self.summary_model)
         self.pages.addTab(model_box, "&Model")
@@ -112,6 +114,13 @@ class SettingsDialog(QDialog):
         form.addRow("Budget cap, tokens:", self.budget_tokens)
         self.budget_usd = budget_usd_spin(prefs.budget_usd)
         form.addRow("Budget cap, cost:", self.budget_usd)
+        self.reflect = QCheckBox("Reflect on each task as it ends")
+        self.reflect.setChecked(bool(prefs.reflect_after_tasks))
+        self.reflect.setToolTip("One request to the summary model judges the work (outcome, efficiency, errors, "
+                                "strategies, gaps); a strategy three sessions' reflections suggest becomes a lesson "
+                                "in long-term memory. Not after a run you stopped. Session → Reflect on the task… "
+                                "does it for one task.")
+        form.addRow("After a task:", self.reflect)
         # The commands allowed in work folders, of the data folder the sessions are in now.
         self.allowed = AllowedCommands(approvals) if approvals is not None else None
         if self.allowed is not None:
@@ -186,6 +195,7 @@ class SettingsDialog(QDialog):
         prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
+        prefs.reflect_after_tasks = int(self.reflect.isChecked())
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()
         if self.allowed is not None:

@@ -13,20 +13,30 @@ def rows_html(rows: list[tuple[str, str]]) -> str:
     return f"<table>{cells}</table>"
 
 
-class SummaryDialog(QDialog):
-    def __init__(self, title: str, rows: list[tuple[str, str]], parent: QWidget | None = None):
+class SessionTextDialog(QDialog):
+    """A session's title over a text to read about it, and a Close button (more buttons may join it)."""
+
+    def __init__(self, what: str, title: str, html: str, accessible_name: str, size: tuple[int, int],
+                 parent: QWidget | None = None):
         super().__init__(parent)
-        self.setWindowTitle(f"Summary — {title}")
-        self.setObjectName("session_summary")
+        self.setWindowTitle(f"{what} — {title}")
         heading = QLabel(f"<b>{escape_html(title)}</b>")
         heading.setWordWrap(True)
-        self.table = QTextBrowser()
-        self.table.setAccessibleName("The session at a glance")
-        self.table.setHtml(rows_html(rows))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
+        self.text = QTextBrowser()
+        self.text.setAccessibleName(accessible_name)
+        self.text.setOpenExternalLinks(False)
+        self.text.setHtml(html)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(buttons)
-        fit_to_screen(self, 640, 420)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.buttons)
+        fit_to_screen(self, *size)
+
+
+class SummaryDialog(SessionTextDialog):
+    def __init__(self, title: str, rows: list[tuple[str, str]], parent: QWidget | None = None):
+        super().__init__("Summary", title, rows_html(rows), "The session at a glance", (640, 420), parent)
+        self.setObjectName("session_summary")
+        self.table = self.text

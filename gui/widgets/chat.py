@@ -26,6 +26,7 @@ from core.events import (
     MemoryRecalled,
     ModelChanged,
     Record,
+    ReflectionWritten,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -42,6 +43,7 @@ from core.render import (
     describe_edit,
     flush_note,
     model_change_note,
+    reflection_note,
     workdir_note,
 )
 from core.text import capitalized
@@ -74,6 +76,7 @@ from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
 
 HISTORY_LINK = "tripane-history:"
+REFLECTION_LINK = "tripane-reflection:"
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
 # earlier ones come on request, twice as many each time, up to MAX_ITEMS.
@@ -158,6 +161,7 @@ class _Page(QWidget):
 class ChatView(QScrollArea):
     tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
     history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
+    reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -301,6 +305,9 @@ class ChatView(QScrollArea):
         name, _, version = href.removeprefix(HISTORY_LINK).rpartition(":")
         if version.isdigit():
             self.history_requested.emit(name, int(version))
+
+    def _reflection_link(self, href: str) -> None:
+        self.reflection_requested.emit(href.removeprefix(REFLECTION_LINK))
 
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
         self._add(rich_label(displayable(text), kind), into)
@@ -499,6 +506,14 @@ class ChatView(QScrollArea):
                 self._notice(f"⇄ {escape_html(capitalized(model_change_note(event)))}, from the next request on", into=into)
             case WorkdirMoved():
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
+            case ReflectionWritten():
+                said = escape_html(capitalized(reflection_note(event)))
+                label = rich_label(displayable("✦ " + said.replace(
+                    "Reflection", f'<a href="{REFLECTION_LINK}{escape_html(event.path)}">Reflection</a>', 1)),
+                    "error" if event.error else "notice")
+                label.setOpenExternalLinks(False)
+                label.linkActivated.connect(self._reflection_link)
+                self._add(label, into)
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

@@ -564,3 +564,32 @@ def test_resume_gives_a_moved_work_folder_its_new_place(tmp_path):
         assert code == 0, err
     assert f"work folder moved from {work.resolve()} to {moved.resolve()}" in out
     assert (moved / "notes.md").read_text(encoding="utf-8") == "written\n" and not work.exists()
+
+
+def test_run_reflect_reflects_as_the_task_ends_and_reflect_lists_what_came_of_it(tmp_path):
+    from tests.core.memory.test_reflection import STRATEGY, report_yaml
+
+    work = tmp_path / "work"
+    work.mkdir()
+    agent = positional([Turn(tool_calls=(tool("file_read", path="missing.md"),)),
+                        Turn(tool_calls=(tool("task_done", summary="Read what there was"),))])
+
+    def script(request):  # the reflection's request has no tools: it is not the agent's turn
+        return agent(request) if request.get("tools") else Turn(text=report_yaml())
+
+    with ScriptedServer(script) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url, "--workdir", str(work))
+        code, out, err = finish(tripane("run", "Read the notes", *args, "--reflect", data_dir=tmp_path))
+        assert code == 0, err
+        assert "✦ reflection by openai/scripted: the task was achieved; 1 strategy suggested" in out
+        assert f"**{STRATEGY}** (medium confidence)" in out and "### Errors" in out
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        assert (tmp_path / "memory" / "reflections" / f"{session_id}-1.yaml").is_file()
+        # Nothing new since: said, and nothing recorded.
+        code, _, err = finish(tripane("reflect", data_dir=tmp_path))
+        assert code == 1 and "nothing to reflect on" in err and "Traceback" not in err
+    code, out, err = finish(tripane("memory", "strategies", data_dir=tmp_path))
+    assert code == 0, err
+    assert "1 reflection(s)" in out and f"1 of 3 sessions  {STRATEGY} (when: a test fails)" in out
+    code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
+    assert code == 0 and "✦ reflection by openai/scripted" in out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from core.events import ReflectionWritten, Usage
+from core.events import Record, ReflectionWritten, Usage, UserMessage
 from core.llm import ModelError, ModelReply
 from core.memory import strategies
 from core.memory.longterm import LongTermMemory
@@ -20,7 +20,8 @@ from tests.core.helpers import events_of, make_session, wait_for_question
 STRATEGY = "Run the failing test alone before changing code"
 
 
-def report_yaml(strategy: str = STRATEGY, confidence: str = "MEDIUM", achieved: str = "yes") -> str:
+def report_yaml(strategy: str = STRATEGY, confidence: str = "MEDIUM", achieved: str = "yes",
+                when: str = "a test fails") -> str:
     return f"""Here is my analysis.
 
 ```yaml
@@ -37,7 +38,7 @@ errors:
     root_cause: guessed the path
 strategies:
   - strategy: {strategy}
-    when: a test fails
+    when: {when}
     effect: fewer wasted edits
     confidence: {confidence.lower()}
 gaps: []
@@ -106,6 +107,16 @@ async def test_the_trace_has_the_task_failures_the_person_and_the_end(store, dat
     assert "The person answered answer: settings.toml, at the root" in text
     assert "Ended done: Used settings.toml" in text
     assert "1 answer(s) to questions" in text
+
+
+def test_a_whole_trace_keeps_to_its_cap_however_long_the_task(tmp_path):
+    from core.events import SessionStarted
+
+    records = [Record("s", 1, "2026-11-26T07:00:00+00:00", SessionStarted(task="Fix it\n" + "log line\n" * 5000,
+                                                                          model="m", workdir="/w"))]
+    records += [Record("s", n, "2026-11-26T07:00:00+00:00", UserMessage(f"note {n} " + "x" * 300)) for n in range(2, 400)]
+    text = trace(records, limit=10_000)
+    assert len(text) <= 10_000 and text.startswith("## Task\nFix it\nlog line\n") and "lines left out" in text
 
 
 def test_a_long_trace_keeps_its_beginning_and_its_end():
@@ -201,10 +212,12 @@ async def test_when_no_model_can_reflect_the_person_is_told_why(store, data_dir,
 
 # --- strategies becoming lessons -----------------------------------------------------------------
 
-async def test_a_strategy_becomes_a_lesson_once_three_sessions_suggest_it(store, data_dir, workdir, long_memory):
+@pytest.mark.parametrize("when", ["a test fails", "a test fails and its error names a file the agent has not read",
+                                  "a test fails and the error is not clear"])  # a "not" only in the when
+async def test_a_strategy_becomes_a_lesson_once_three_sessions_suggest_it(store, data_dir, workdir, long_memory, when):
     ids = []
     for number in range(3):
-        session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+        session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml(when=when)),
                                             task=f"Fix failing test {number}")
         event, _, promoted = await session.reflect()
         ids.append(session.id)
@@ -212,15 +225,16 @@ async def test_a_strategy_becomes_a_lesson_once_three_sessions_suggest_it(store,
     lesson = promoted[0].lesson
     assert event.lessons == (lesson.id,)
     memory_text = long_memory.files.memory_path.read_text(encoding="utf-8")
-    assert f"{STRATEGY} (when: a test fails)" in memory_text
+    assert f"{STRATEGY} (when: {when})" in memory_text
     assert "reflections on " + " + ".join(ids) in memory_text
     assert lesson.section == "Lessons"
     # Found by the memory search of later tasks, and told to the next reflection as known.
     assert any("failing test alone" in hit.text for hit in await long_memory.asearch("run the failing test alone"))
     assert STRATEGY in strategies.active_lessons(long_memory)[0]
-    # A fourth suggestion of it makes no second lesson.
-    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
-    _, _, promoted = await session.reflect()
+    # A fourth suggestion of it makes no second lesson, and its report says which lesson it is.
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml(when=when)))
+    event, _, promoted = await session.reflect()
+    assert f"*lesson {lesson.id} in MEMORY.md*" in strategies.page(long_memory, event.path)
     assert promoted == [] and long_memory.files.memory_path.read_text(encoding="utf-8").count(STRATEGY) == 1
 
 
@@ -272,6 +286,9 @@ def test_a_lesson_that_may_contradict_memory_is_flagged_for_the_person(data_dir)
                             Report("yes", "", strategies=(Strategy("Run the whole test suite with 2 workers", confidence="HIGH"),)))
         promotion, = strategies.promote_due(memory)
         assert [e.text for e in promotion.contradicts] == ["Run the whole test suite with 4 workers"]
+        page = strategies.page(memory, strategies.kept(memory)[-1].path.relative_to(memory.files.root).as_posix(),
+                               [promotion])
+        assert "### To confirm\n- Lesson m2 may contradict m1 “Run the whole test suite with 4 workers”" in page
         assert "Contradictions to confirm" in memory.files.memory_path.read_text(encoding="utf-8")
     finally:
         memory.close()
@@ -288,3 +305,38 @@ def test_a_reflection_file_damaged_by_hand_is_read_as_unreadable_not_fatal(data_
         assert strategies.candidates(memory) == []
     finally:
         memory.close()
+
+
+async def test_a_reflections_page_says_where_each_strategy_stands(store, data_dir, workdir, long_memory):
+    low = report_yaml(strategy="Guess less", confidence="LOW")
+    for number in range(3):
+        session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+                                            task=f"Fix failing test {number}")
+        event, _, promoted = await session.reflect()
+        text = strategies.page(long_memory, event.path, promoted)
+        if number == 0:
+            assert f"**{STRATEGY}** (medium confidence) When: a test fails. Effect: fewer wasted edits. — *suggested in 1 of the 3 sessions' reflections" in text
+            first = event.path
+    assert text.startswith(f"*Reflection on session {session.id},") and "**Achieved.** The tests pass again." in text
+    assert f"wasted edits. — *lesson {promoted[0].lesson.id} in MEMORY.md*" in text
+    # The first one's page, read later, says the same now.
+    assert f"lesson {promoted[0].lesson.id} in MEMORY.md" in strategies.page(long_memory, first)
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(low))
+    event, _, _ = await session.reflect()
+    assert "Effect: fewer wasted edits. — *low confidence: kept in this report, not counted" in strategies.page(
+        long_memory, event.path)
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply("no idea"))
+    event, _, _ = await session.reflect()
+    page = strategies.page(long_memory, event.path)
+    assert "could not be read as a report; here it is as it came" in page and "no idea" in page
+
+
+def test_paraphrases_are_one_strategy_and_neighbours_are_not_by_meaning(long_memory):
+    neighbours = ["List the work folder before reading files by guessed paths",
+                  "Check which folder the tests live in before reading them", "Prefer pytest -x for a quick first signal"]
+    paraphrases = [STRATEGY, "Before changing code, run the failing test by itself", "Run the failing test alone first"]
+    for number, (text, other) in enumerate(zip(paraphrases, neighbours)):
+        strategies.save(long_memory, f"s{number}", "m", "", Report("yes", "", strategies=(
+            Strategy(text, confidence="HIGH"), Strategy(other, confidence="HIGH"))))
+    found = {c.strategy.text: c.sessions for c in strategies.candidates(long_memory)}
+    assert found == {STRATEGY: ["s0", "s1", "s2"], **{text: [f"s{i}"] for i, text in enumerate(neighbours)}}

@@ -1,0 +1,101 @@
+"""Reflections in the window: Session → Reflect on the task… (and, when Settings says so, each task
+as it ends), the report shown in a dialog, a reflection's notice in the conversation opening it again."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from core.events import SessionEnded
+from core.session import CannotRun, Session
+from gui.dialogs.reflection import ReflectionDialog
+from gui.qt import Qt
+
+if TYPE_CHECKING:
+    from core.memory.strategies import Promotion
+    from gui.window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class Reflections:
+    def __init__(self, window: MainWindow):
+        self.window = window
+        self.working: set[str] = set()  # sessions being reflected on (one reflection at a time each)
+
+    def reflect(self, session: Session | None = None, shown: bool = True) -> bool:
+        """Reflect on the work of `session` (the one shown) since its last reflection, in the
+        background; `shown`: open the report when it is written (the person asked for it). False
+        if it did not start (said why, when the person asked)."""
+        window = self.window
+        session = session or window.session
+        if session is None or session.id in self.working:
+            return False
+        if session.long_memory is None:
+            if shown:
+                window.tell(f"Reflections are kept in long-term memory, which is not ready: "
+                            f"{window.workspace.memory_problem or 'it is still loading; try again in a moment'}.")
+            return False
+        self.working.add(session.id)
+        title = window.workspace.title(session.id)
+        window.statusBar().showMessage(f"Reflecting on “{title}” (one request to the summary model)…")
+        window._update_controls()
+        window.keeper.run(session.reflect(), name=f"reflection {session.id}",
+                          on_success=lambda result: self._done(session, title, shown, *result),
+                          on_failure=lambda error: self._failed(session, title, shown, error))
+        return True
+
+    def _done(self, session: Session, title: str, shown: bool, event, _report, promotions: list[Promotion]) -> None:
+        self.working.discard(session.id)
+        window = self.window
+        window._update_controls()
+        lessons = f"; new lesson{'s' if len(event.lessons) > 1 else ''} {', '.join(event.lessons)}" if event.lessons else ""
+        window.statusBar().showMessage(f"Reflected on “{title}”{lessons}", 8000)
+        window._show_memory_status()  # a new lesson is in the index now
+        if shown or event.lessons:  # a new lesson is news, even from a reflection nobody asked to see
+            self.show(event.path, promotions, session)
+
+    def _failed(self, session: Session, title: str, shown: bool, error: BaseException) -> None:
+        self.working.discard(session.id)
+        window = self.window
+        window._update_controls()
+        window.statusBar().clearMessage()
+        if isinstance(error, CannotRun):
+            if shown:
+                window.tell(str(error))
+            else:  # after a task: said where the person looks, not in a box over their work
+                window.statusBar().showMessage(f"No reflection on “{title}”: {error}", 15000)
+            return
+        log.error("reflection on session %s failed", session.id, exc_info=error)
+        window.tell(f"The reflection on “{title}” failed: {error}")
+
+    def show(self, path: str, promotions: list[Promotion] | tuple[Promotion, ...] = (),
+             session: Session | None = None) -> None:
+        """A kept reflection (by its path in memory/), read on a worker thread."""
+        from core.memory.strategies import page
+
+        window = self.window
+        memory = window.workspace.long_memory
+        if memory is None:
+            window.tell("Long-term memory, where reflections are kept, is not ready yet.")
+            return
+        session = session or window.session
+        title = window.workspace.title(session.id) if session is not None else "a session"
+        window.keeper.in_thread(page, memory, path, promotions, name="reflection page",
+                                on_success=lambda text: self._open(title, text),
+                                on_failure=lambda error: window.tell(f"The reflection could not be read: {error}"))
+
+    def _open(self, title: str, markdown: str) -> ReflectionDialog:
+        dialog = ReflectionDialog(title, markdown, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.memory_folder_requested.connect(self.window.open_memory_folder)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
+    def run_ended(self, session: Session, ended: SessionEnded) -> None:
+        """A task this window ran ended: reflected on when Settings says so (not after a stop: the
+        person ended it, and reflects by hand if it is worth it)."""
+        if self.window.prefs.reflect_after_tasks and ended.status != "aborted" and session.task is not None:
+            self.reflect(session, shown=False)

@@ -1,0 +1,95 @@
+"""Reflections in the real window: Session → Reflect on the task…, the report's dialog, the notice in
+the conversation that opens it again, and reflecting on each task as it ends when Settings says so."""
+
+from __future__ import annotations
+
+from core.events import ReflectionWritten
+from core.llm import ModelReply
+from core.scripted import ScriptedModel, call, reply
+from gui.dialogs.reflection import ReflectionDialog
+from gui.qt import QMessageBox
+from gui.widgets.chat import REFLECTION_LINK
+from gui.widgets.wrapped_label import WrappedLabel
+from tests.core.helpers import events_of
+from tests.core.memory.test_reflection import STRATEGY, report_yaml
+from tests.gui.test_window import start, wait_for_dialog
+
+WAIT = 20_000
+
+
+def failing_then_done(*side: ModelReply) -> ScriptedModel:
+    return ScriptedModel([reply("", call("file_read", path="missing.md")),
+                          reply("", call("task_done", summary="read what there was"))], side_replies=list(side))
+
+
+def shown_reflections(window) -> list[ReflectionDialog]:
+    return [d for d in window.findChildren(ReflectionDialog) if d.isVisible()]
+
+
+def ready(qtbot, window, session) -> None:
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    qtbot.waitUntil(lambda: session.long_memory is not None, timeout=WAIT)  # the window loads it after its first frame
+    window._update_controls()
+
+
+def test_reflecting_on_a_task_shows_the_report_and_its_notice_opens_it_again(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    session = start(window, workdir, task="Read the notes")
+    ready(qtbot, window, session)
+    action = window.actions_by_name["reflect"]
+    assert action.isEnabled() and action.text() == "Reflect on the t&ask…"
+
+    action.trigger()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert dialog.windowTitle() == "Reflection — Read the notes"
+    assert "**Achieved.** The tests pass again." in dialog.markdown
+    assert "wasted edits. — *suggested in 1 of the 3 sessions' reflections" in dialog.markdown
+    assert "Achieved." in dialog.text.toPlainText() and STRATEGY in dialog.text.toPlainText()
+    event, = events_of(session, ReflectionWritten)
+    assert window.statusBar().currentMessage() == "Reflected on “Read the notes”"
+    dialog.close()
+
+    # The conversation says it, and its link opens the report again.
+    notices = [label for label in window.chat.findChildren(WrappedLabel) if REFLECTION_LINK in label.text()]
+    assert len(notices) == 1 and "by scripted: the task was achieved; 1 strategy suggested" in notices[0].text()
+    notices[0].linkActivated.emit(f"{REFLECTION_LINK}{event.path}")
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    assert shown_reflections(window)[0].markdown == dialog.markdown
+
+
+def test_with_nothing_new_to_reflect_on_the_person_is_told(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    session = start(window, workdir)
+    ready(qtbot, window, session)
+    window.reflections.reflect()
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)) and not window.reflections.working, timeout=WAIT)
+    window.reflections.reflect()
+    qtbot.waitUntil(lambda: any("nothing to reflect on" in box.text() for box in window.findChildren(QMessageBox)
+                                if box.isVisible()), timeout=WAIT)
+    assert len(events_of(session, ReflectionWritten)) == 1
+
+
+def test_each_task_is_reflected_on_as_it_ends_when_settings_say_so(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    window.prefs.reflect_after_tasks = 1
+    session = start(window, workdir, task="Read the notes")
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)), timeout=WAIT)
+    qtbot.waitUntil(lambda: not window.reflections.working, timeout=WAIT)
+    # Nobody asked to see it, and it made no lesson: it waits in the conversation, not in a dialog.
+    assert shown_reflections(window) == []
+    assert window.statusBar().currentMessage() == "Reflected on “Read the notes”"
+
+
+def test_a_run_the_person_stopped_is_not_reflected_on_by_itself(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("human_ask", question="Which notes?"))],
+                                       side_replies=[ModelReply(report_yaml())]))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    window.prefs.reflect_after_tasks = 1
+    session = start(window, workdir)
+    wait_for_dialog(qtbot, window, "ask_user")
+    window.stop()
+    qtbot.waitUntil(lambda: session.state.status == "ended:aborted" and not session.running, timeout=WAIT)
+    qtbot.wait(300)
+    assert events_of(session, ReflectionWritten) == [] and not window.reflections.working
