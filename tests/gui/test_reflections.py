@@ -93,3 +93,16 @@ def test_a_run_the_person_stopped_is_not_reflected_on_by_itself(qtbot, make_wind
     qtbot.waitUntil(lambda: session.state.status == "ended:aborted" and not session.running, timeout=WAIT)
     qtbot.wait(300)
     assert events_of(session, ReflectionWritten) == [] and not window.reflections.working
+
+
+def test_reflecting_on_each_task_is_a_setting_the_command_line_shares(qtbot, make_window, tmp_path):
+    from core.user_settings import read_settings
+
+    window = make_window()
+    dialog = window.open_settings()
+    assert not dialog.reflect.isChecked()
+    dialog.reflect.setChecked(True)
+    dialog._accept()
+    qtbot.waitUntil(lambda: window.prefs.reflect_after_tasks == 1, timeout=WAIT)
+    assert read_settings(window.settings.shared_file)["reflect_after_tasks"] == 1
+    assert window.settings.load().reflect_after_tasks == 1
