@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.events import SessionEnded
 from core.session import CannotRun, Session
-from gui.dialogs.reflection import ReflectionDialog
+from gui.dialogs.reflection import LESSON_LINK, ReflectionDialog
 from gui.qt import Qt
 
 if TYPE_CHECKING:
@@ -81,18 +81,41 @@ class Reflections:
             return
         session = session or window.session
         title = window.workspace.title(session.id) if session is not None else "a session"
-        window.keeper.in_thread(page, memory, path, promotions, name="reflection page",
-                                on_success=lambda text: self._open(title, text),
+        window.keeper.in_thread(page, memory, path, promotions, LESSON_LINK, name="reflection page",
+                                on_success=lambda text: self._open(title, text, path),
                                 on_failure=lambda error: window.tell(f"The reflection could not be read: {error}"))
 
-    def _open(self, title: str, markdown: str) -> ReflectionDialog:
+    def _open(self, title: str, markdown: str, path: str) -> ReflectionDialog:
         dialog = ReflectionDialog(title, markdown, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.memory_folder_requested.connect(self.window.open_memory_folder)
+        dialog.lesson_requested.connect(lambda index: self.make_lesson(dialog, path, index))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
         return dialog
+
+    def make_lesson(self, dialog: ReflectionDialog, path: str, index: int) -> None:
+        """The person makes a lesson of one of the reflection's strategies now; the page says so."""
+        from core.memory.strategies import make_lesson, page
+
+        window = self.window
+        memory = window.workspace.long_memory
+        if memory is None:
+            return
+
+        def made_then_page():
+            promotion = make_lesson(memory, path, index)
+            return promotion, page(memory, path, [promotion], LESSON_LINK)
+
+        def done(result) -> None:
+            promotion, markdown = result
+            dialog.set_markdown(markdown)
+            window.statusBar().showMessage(f"Lesson {promotion.lesson.id} is in MEMORY.md", 8000)
+            window._show_memory_status()
+
+        window.keeper.in_thread(made_then_page, name="lesson", on_success=done, owner=dialog,
+                                on_failure=lambda error: window.tell(f"The lesson could not be made: {error}"))
 
     def run_ended(self, session: Session, ended: SessionEnded) -> None:
         """A task this window ran ended: reflected on when Settings says so (not after a stop: the

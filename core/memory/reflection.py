@@ -275,7 +275,7 @@ def _confidence(value) -> str:
 
 def describe(report: Report, standing: Sequence[str] = ()) -> str:
     """The report as Markdown, for the window and the command line; `standing`: where each strategy
-    stands toward becoming a lesson, in the report's order."""
+    stands toward becoming a lesson, in the report's order (Markdown)."""
     verdict = {"yes": "Achieved", "partly": "Partly achieved", "no": "Not achieved"}.get(report.achieved, "Outcome")
     parts = [f"**{verdict}.** {report.assessment}".rstrip()]
     if report.efficient or report.wasteful:
@@ -289,7 +289,7 @@ def describe(report: Report, standing: Sequence[str] = ()) -> str:
         stands = [*standing, *[""] * len(report.strategies)]
         parts.append("### Strategies\n" + "\n".join(
             f"- **{s.text}** ({s.confidence.lower()} confidence)" + (f" When: {s.when}." if s.when else "")
-            + (f" Effect: {s.effect}." if s.effect else "") + (f" — *{stand}*" if stand else "")
+            + (f" Effect: {s.effect}." if s.effect else "") + (f" — {stand}" if stand else "")
             for s, stand in zip(report.strategies, stands)))
     if report.gaps:
         parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))

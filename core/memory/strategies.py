@@ -178,10 +178,35 @@ def active_lessons(memory: LongTermMemory) -> list[str]:
     return [e.text for e in memory.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
 
 
-def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tuple[Promotion, ...] = ()) -> str:
+def make_lesson(memory: LongTermMemory, rel_path: str, index: int) -> Promotion:
+    """The person makes a lesson of a kept reflection's strategy now, without waiting for three
+    sessions' reflections (or of one the reflection was not sure of). Its lesson if it is one
+    already. Raises ValueError when the reflection or the strategy is not there any more, and
+    MemoryRefused as MEMORY.md's writer does."""
+    path = memory.files.root / rel_path
+    reflections = kept(memory)
+    this = next((k for k in reflections if k.path == path and k.report is not None), None)
+    if this is None or not 0 <= index < len(this.report.strategies):
+        raise ValueError(f"the reflection {rel_path} has no strategy {index + 1} (was its file changed?)")
+    strategy = this.report.strategies[index]
+    candidate = next((c for c in candidates(memory, reflections)
+                      if any(k.path == path and s == strategy for s, k in c.suggestions)), None)
+    if candidate is not None and candidate.lesson is not None:
+        return Promotion(candidate, candidate.lesson)
+    candidate = candidate or Candidate([(strategy, this)])
+    entry, contradicts = memory.remember(lesson_text(strategy), kind="lesson",
+                                         source=f"you from reflections on {' + '.join(candidate.sessions)}")
+    candidate.lesson = entry
+    memory.refresh()
+    return Promotion(candidate, entry, tuple(contradicts))
+
+
+def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tuple[Promotion, ...] = (),
+         lesson_link: str = "") -> str:
     """A kept reflection as Markdown, for the person: the report, and where each of its strategies
-    stands now (a lesson, how many sessions' reflections suggested it, or not counted). Raises
-    OSError when the file is gone."""
+    stands now (a lesson, how many sessions' reflections suggested it, or not counted). With
+    `lesson_link`, each strategy that is not a lesson links to making it one (the link, then its
+    index). Raises OSError when the file is gone."""
     from core.memory.reflection import describe
 
     path = memory.files.root / rel_path
@@ -196,17 +221,19 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
         return f"*{heading}.*\n\n{exc}\n\n```\n{body}\n```"
     found = candidates(memory)
     standing = []
-    for strategy in report.strategies:
+    for index, strategy in enumerate(report.strategies):
         candidate = next((c for c in found for s, k in c.suggestions if k.path == path and s == strategy), None)
         if not strategy.counts:
-            standing.append("low confidence: kept in this report, not counted toward a lesson")
+            said = "low confidence: kept in this report, not counted toward a lesson"
         elif candidate is None:
-            standing.append("not counted (its file changed?)")
+            said = "not counted (its file changed?)"
         elif candidate.lesson is not None:
-            standing.append(f"lesson {candidate.lesson.id} in MEMORY.md")
+            said = f"lesson {candidate.lesson.id} in MEMORY.md"
         else:
-            standing.append(f"suggested in {len(candidate.sessions)} of the {PROMOTE_AT} sessions' reflections it "
-                            "takes to become a lesson")
+            said = (f"suggested in {len(candidate.sessions)} of the {PROMOTE_AT} sessions' reflections it takes to "
+                    "become a lesson")
+        link = f" [Make it a lesson now]({lesson_link}{index})" if lesson_link and not (candidate and candidate.lesson) else ""
+        standing.append(f"*{said}*{link}")
     notes = []
     for promotion in promotions:
         if promotion.lesson is None:

@@ -7,7 +7,7 @@ from core.events import ReflectionWritten
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
 from gui.dialogs.reflection import ReflectionDialog
-from gui.qt import QMessageBox
+from gui.qt import QMessageBox, QUrl
 from gui.widgets.chat import REFLECTION_LINK
 from gui.widgets.wrapped_label import WrappedLabel
 from tests.core.helpers import events_of
@@ -106,3 +106,19 @@ def test_reflecting_on_each_task_is_a_setting_the_command_line_shares(qtbot, mak
     qtbot.waitUntil(lambda: window.prefs.reflect_after_tasks == 1, timeout=WAIT)
     assert read_settings(window.settings.shared_file)["reflect_after_tasks"] == 1
     assert window.settings.load().reflect_after_tasks == 1
+
+
+def test_a_strategy_is_made_a_lesson_from_the_reflections_page(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    session = start(window, workdir, task="Read the notes")
+    ready(qtbot, window, session)
+    window.reflections.reflect()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert "[Make it a lesson now](tripane-lesson:0)" in dialog.markdown
+    assert 'href="tripane-lesson:0"' in dialog.text.toHtml()
+    dialog.text.anchorClicked.emit(QUrl("tripane-lesson:0"))
+    qtbot.waitUntil(lambda: "*lesson m1 in MEMORY.md*" in dialog.markdown, timeout=WAIT)
+    assert "tripane-lesson:0" not in dialog.markdown
+    assert window.statusBar().currentMessage() == "Lesson m1 is in MEMORY.md"
+    assert STRATEGY in window.workspace.long_memory.files.memory_path.read_text(encoding="utf-8")

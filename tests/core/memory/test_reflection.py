@@ -340,3 +340,32 @@ def test_paraphrases_are_one_strategy_and_neighbours_are_not_by_meaning(long_mem
             Strategy(text, confidence="HIGH"), Strategy(other, confidence="HIGH"))))
     found = {c.strategy.text: c.sessions for c in strategies.candidates(long_memory)}
     assert found == {STRATEGY: ["s0", "s1", "s2"], **{text: [f"s{i}"] for i, text in enumerate(neighbours)}}
+
+
+async def test_the_person_makes_a_lesson_of_a_strategy_now(store, data_dir, workdir, long_memory):
+    low = report_yaml(strategy="Guess less, list more", confidence="LOW")
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+    event, _, _ = await session.reflect()
+    page = strategies.page(long_memory, event.path, lesson_link="make:")
+    assert "reflections it takes to become a lesson* [Make it a lesson now](make:0)" in page
+
+    promotion = strategies.make_lesson(long_memory, event.path, 0)
+    memory_text = long_memory.files.memory_path.read_text(encoding="utf-8")
+    assert f"{STRATEGY} (when: a test fails) — source: you from reflections on {session.id}," in memory_text
+    page = strategies.page(long_memory, event.path, lesson_link="make:")
+    assert f"*lesson {promotion.lesson.id} in MEMORY.md*" in page and "make:0" not in page
+    # Made twice, it is one lesson; later suggestions of it count toward that one.
+    assert strategies.make_lesson(long_memory, event.path, 0).lesson == promotion.lesson
+    for number in range(2):
+        other, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+        _, _, promoted = await other.reflect()
+        assert promoted == []
+    assert long_memory.files.memory_path.read_text(encoding="utf-8").count(STRATEGY) == 1
+
+    # One the reflection was not sure of can be made a lesson too.
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(low))
+    event, _, _ = await session.reflect()
+    assert "[Make it a lesson now](make:0)" in strategies.page(long_memory, event.path, lesson_link="make:")
+    assert strategies.make_lesson(long_memory, event.path, 0).lesson.text.startswith("Guess less, list more")
+    with pytest.raises(ValueError, match="has no strategy 2"):
+        strategies.make_lesson(long_memory, event.path, 1)
