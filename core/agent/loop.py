@@ -359,7 +359,8 @@ class AgentLoop:
                 status=status))
             if state.ended:
                 for slug in state.injected_skills:
-                    self.long_memory.files.record_skill_use(slug, succeeded=status == "done")
+                    if changed := self.long_memory.files.record_skill_use(slug, succeeded=status == "done"):
+                        log.info("skill %s is now %s", slug, changed)
         except Exception as exc:  # the episode is a convenience; the event log already has everything
             log.warning("could not write the episode to the daily log: %s", exc)
         self._episode_mark = state.last_seq

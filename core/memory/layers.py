@@ -63,6 +63,19 @@ class Episode:
     status: str
 
 
+# A skill's life (seed 002, section 4.1): a new one, or a new version, is on trial for its first
+# TRIAL_USES uses; it becomes active if PASS_RATE of them succeeded, deprecated if not. An active skill
+# that fails FAILURES_TO_DEPRECATE times in a row is deprecated. A deprecated skill is neither offered
+# nor followed; the person sets it back by writing "active" under its Status.
+TRIAL_USES = 3
+PASS_RATE = 0.6
+FAILURES_TO_DEPRECATE = 5
+STATUSES = ("probation", "active", "deprecated")
+RECENT_KEPT = 10  # results shown latest first in the success record
+_TRIAL = re.compile(r"trial: (\d+) of \d+ uses?, (\d+) succeeded")
+_RECENT = re.compile(r"latest first: ([✓✗ ]+)")
+
+
 @dataclass
 class Skill:
     name: str
@@ -73,12 +86,52 @@ class Skill:
     uses: int = 0
     successes: int = 0
     versions: list[str] = field(default_factory=list)
+    status: str = "probation"
+    why: str = ""  # what the status line says after the status
+    trial_uses: int = 0  # uses since the trial began (probation only)
+    trial_successes: int = 0
+    recent: str = ""  # the latest results, latest first: "✗✓✓"
+
+    @property
+    def usable(self) -> bool:
+        return self.status != "deprecated"
+
+    def record(self, succeeded: bool) -> str:
+        """Count one use; the new status's reason when the use changed it, else ""."""
+        self.uses += 1
+        self.successes += int(succeeded)
+        self.recent = ("✓" if succeeded else "✗") + self.recent[: RECENT_KEPT - 1]
+        if self.status == "probation":
+            self.trial_uses += 1
+            self.trial_successes += int(succeeded)
+            if self.trial_uses < TRIAL_USES:
+                self.why = self._trial_words()
+                return ""
+            passed = self.trial_successes / self.trial_uses >= PASS_RATE
+            self.status = "active" if passed else "deprecated"
+            self.why = (f"{'passed' if passed else 'failed'} its trial: {self.trial_successes} of "
+                        f"{self.trial_uses} uses succeeded")
+            return self.why
+        if self.status == "active" and self.recent.startswith("✗" * FAILURES_TO_DEPRECATE):
+            self.status, self.why = "deprecated", f"{FAILURES_TO_DEPRECATE} failed uses in a row"
+            return self.why
+        return ""
+
+    def on_trial(self) -> None:
+        """A new version: on trial again, its record so far kept."""
+        self.status, self.trial_uses, self.trial_successes = "probation", 0, 0
+        self.why = self._trial_words()
+
+    def _trial_words(self) -> str:
+        return f"trial: {self.trial_uses} of {TRIAL_USES} uses, {self.trial_successes} succeeded"
 
     def to_markdown(self) -> str:
+        recent = f"; latest first: {' '.join(self.recent)}" if self.recent else ""
         lines = [f"# Skill: {self.name}", "", "## Triggers", *(f"- {t}" for t in self.triggers), "",
                  "## Steps", *(f"{i}. {s}" for i, s in enumerate(self.steps, 1)), "",
                  "## Tools", ", ".join(self.tools) or "(none)", "",
-                 "## Success record", f"{self.successes} of {self.uses} uses succeeded", "",
+                 "## Status", self.status + (f" — {self.why}" if self.why else ""), "",
+                 "## Success record", f"{self.successes} of {self.uses} uses succeeded{recent}", "",
                  "## Versions", *(f"- {v}" for v in self.versions), ""]
         return "\n".join(lines)
 
@@ -106,10 +159,24 @@ def parse_skill(text: str, slug: str) -> Skill:
 
     record = " ".join(sections.get("success record", []))
     numbers = re.match(r"(\d+) of (\d+)", record)
+    recent = _RECENT.search(record)
     tools = [t.strip() for t in ",".join(items("tools")).split(",") if t.strip() and t.strip() != "(none)"]
-    return Skill(name=name_match.group(1).strip() if name_match else slug, slug=slug, triggers=items("triggers"),
-                 steps=items("steps"), tools=tools, successes=int(numbers.group(1)) if numbers else 0,
-                 uses=int(numbers.group(2)) if numbers else 0, versions=items("versions"))
+    skill = Skill(name=name_match.group(1).strip() if name_match else slug, slug=slug, triggers=items("triggers"),
+                  steps=items("steps"), tools=tools, successes=int(numbers.group(1)) if numbers else 0,
+                  uses=int(numbers.group(2)) if numbers else 0, versions=items("versions"),
+                  recent=recent.group(1).replace(" ", "")[:RECENT_KEPT] if recent else "")
+    status_line = " ".join(sections.get("status", []))
+    said = status_line.split(maxsplit=1)[0].strip(".,;:—-").lower() if status_line.strip() else ""
+    if said in STATUSES:
+        skill.status, skill.why = said, status_line.split("—", 1)[1].strip() if "—" in status_line else ""
+        trial = _TRIAL.search(status_line)
+        if said == "probation" and trial:
+            skill.trial_uses, skill.trial_successes = int(trial.group(1)), int(trial.group(2))
+    else:  # written before skills had a status, or by hand without one: it earned its place, or is on trial
+        skill.status = "active" if skill.uses >= TRIAL_USES and skill.successes / skill.uses >= PASS_RATE else "probation"
+        skill.trial_uses, skill.trial_successes = (0, 0) if skill.status == "active" else (skill.uses, skill.successes)
+        skill.why = skill._trial_words() if skill.status == "probation" else ""
+    return skill
 
 
 class MemoryFiles:
@@ -249,19 +316,22 @@ class MemoryFiles:
             versions.append(f"v{len(versions) + 1} {day} (session {source}): {one_line(change, 200) or 'first version'}")
             skill = Skill(name=one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
                           tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
-                          successes=old.successes if old else 0, versions=versions)
+                          successes=old.successes if old else 0, versions=versions, recent=old.recent if old else "")
+            skill.on_trial()  # a new skill, or a changed one, proves itself again
             atomic_write(path, skill.to_markdown())
             return skill
 
-    def record_skill_use(self, slug: str, succeeded: bool) -> None:
+    def record_skill_use(self, slug: str, succeeded: bool) -> str:
+        """Count a task that followed the skill; its new status and why when this use changed it
+        ("active — passed its trial: …"), else ""."""
         path = self.skill_path(slug)
         with self._lock():
             if not path.exists():
-                return
+                return ""
             skill = parse_skill(path.read_text(encoding="utf-8"), slug)
-            skill.uses += 1
-            skill.successes += int(succeeded)
+            changed = skill.record(succeeded)
             atomic_write(path, skill.to_markdown())
+            return f"{skill.status} — {changed}" if changed else ""
 
 
 def _insert_in_section(lines: list[str], title: str, line: str) -> list[str]:

@@ -18,7 +18,7 @@ from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
-from core.memory.layers import Entry, Episode, MemoryFiles, Skill
+from core.memory.layers import TRIAL_USES, Entry, Episode, MemoryFiles, Skill
 from core.tools.context import confine
 from core.tools.registry import ToolError
 
@@ -182,8 +182,9 @@ class LongTermMemory:
     # --- skills for a task -----------------------------------------------------------------------
 
     def skills_for(self, task: str) -> list[SkillMatch]:
-        """Skills whose trigger conditions match the task, best first (offered from 0.6, injected from 0.8)."""
-        skills = [s for s in self.files.skills() if s.triggers]
+        """Skills whose trigger conditions match the task, best first (offered from 0.6, injected from
+        0.8); a deprecated skill is neither."""
+        skills = [s for s in self.files.skills() if s.triggers and s.usable]
         if not skills or self.index.embedder is None:
             return self._skills_by_words(task, skills)
         embedder = self.index.embedder
@@ -212,8 +213,9 @@ class LongTermMemory:
             skill = match.skill
             if match.injected:
                 steps = "\n".join(f"{i}. {s}" for i, s in enumerate(skill.steps, 1))
+                trial = f"; on trial, use {skill.trial_uses + 1} of {TRIAL_USES}" if skill.status == "probation" else ""
                 parts.append(f"\n## Skill to follow: {skill.name} (match {match.similarity:.2f}; "
-                             f"{skill.successes} of {skill.uses} uses succeeded)\n{steps}\n"
+                             f"{skill.successes} of {skill.uses} uses succeeded{trial})\n{steps}\n"
                              f"Tools: {', '.join(skill.tools) or 'any'}")
             else:
                 parts.append(f"\n## Skill for reference: {skill.name} (match {match.similarity:.2f}) — "

@@ -8,7 +8,7 @@ import pytest
 
 from core.memory.chunking import chunk_markdown, estimate_tokens
 from core.memory.guard import MemoryRefused, check
-from core.memory.layers import Episode, parse_skill
+from core.memory.layers import Episode, Skill, parse_skill
 
 
 @pytest.mark.parametrize("text, what", [
@@ -182,3 +182,63 @@ def test_concurrent_writers_in_two_processes_lose_no_entry(long_memory):
         assert worker.exitcode == 0
     entries = long_memory.files.entries()
     assert len(entries) == 2 * WRITES and len({e.id for e in entries}) == 2 * WRITES
+
+
+def save_fix_skill(memory, change: str = ""):
+    return memory.save_skill("Fix failing tests", ["the task asks to fix failing unit tests", "pytest reports failures"],
+                             ["Run the failing test alone", "Fix the cause", "Run the whole suite"], ["shell_run"],
+                             source="s1", change=change)
+
+
+def reread(memory) -> Skill:
+    return parse_skill(memory.files.skill_path("fix-failing-tests").read_text(encoding="utf-8"), "fix-failing-tests")
+
+
+def test_a_new_skill_is_on_trial_and_becomes_active_when_most_of_its_trial_succeeds(long_memory):
+    assert save_fix_skill(long_memory).status == "probation"
+    text = long_memory.files.skill_path("fix-failing-tests").read_text(encoding="utf-8")
+    assert "## Status\nprobation — trial: 0 of 3 uses, 0 succeeded" in text
+    message, _ = long_memory.recall_for_task("Our pytest run shows 3 failures, repair them")
+    assert "on trial, use 1 of 3" in message
+    assert long_memory.files.record_skill_use("fix-failing-tests", True) == ""
+    assert long_memory.files.record_skill_use("fix-failing-tests", False) == ""
+    assert reread(long_memory).why == "trial: 2 of 3 uses, 1 succeeded"
+    assert long_memory.files.record_skill_use("fix-failing-tests", True) == (
+        "active — passed its trial: 2 of 3 uses succeeded")
+    skill = reread(long_memory)
+    assert (skill.status, skill.uses, skill.successes, skill.recent) == ("active", 3, 2, "✓✗✓")
+    assert "2 of 3 uses succeeded; latest first: ✓ ✗ ✓" in long_memory.files.skill_path(skill.slug).read_text(encoding="utf-8")
+
+
+def test_a_skill_that_fails_its_trial_or_keeps_failing_is_neither_offered_nor_followed(long_memory):
+    save_fix_skill(long_memory)
+    task = "Our pytest run shows 3 failures, repair them"
+    for _ in range(2):
+        long_memory.files.record_skill_use("fix-failing-tests", False)
+    assert long_memory.files.record_skill_use("fix-failing-tests", True) == (
+        "deprecated — failed its trial: 1 of 3 uses succeeded")
+    assert long_memory.skills_for(task) == []
+    assert "Fix failing tests" not in (long_memory.recall_for_task(task)[0] or "")
+
+    # The person sets it back by hand; five failures in a row deprecate it again.
+    path = long_memory.files.skill_path("fix-failing-tests")
+    path.write_text(path.read_text(encoding="utf-8").replace("deprecated — failed its trial: 1 of 3 uses succeeded",
+                                                             "active"), encoding="utf-8")
+    assert long_memory.skills_for(task)[0].skill.status == "active"
+    said = [long_memory.files.record_skill_use("fix-failing-tests", False) for _ in range(5)]
+    assert said[:4] == [""] * 4 and said[4] == "deprecated — 5 failed uses in a row"
+    assert long_memory.skills_for(task) == []
+
+    # A new version is on trial again, its record kept.
+    skill = save_fix_skill(long_memory, change="read the first error before fixing")
+    assert (skill.status, skill.uses) == ("probation", 8) and long_memory.skills_for(task)[0].injected
+
+
+def test_a_skill_written_before_skills_had_a_status_gets_the_one_its_record_earns(long_memory):
+    folder = long_memory.files.skills_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    old = "# Skill: Deploy\n\n## Triggers\n- deploy the site\n\n## Steps\n1. Build\n2. Push\n\n## Success record\n"
+    (folder / "deploy.md").write_text(old + "3 of 4 uses succeeded\n", encoding="utf-8")
+    (folder / "fresh.md").write_text(old.replace("Deploy", "Fresh") + "1 of 1 uses succeeded\n", encoding="utf-8")
+    found = {s.slug: (s.status, s.trial_uses) for s in long_memory.files.skills()}
+    assert found == {"deploy": ("active", 0), "fresh": ("probation", 1)}
