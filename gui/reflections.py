@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.events import SessionEnded
 from core.session import CannotRun, Session
-from gui.dialogs.reflection import LESSON_LINK, ReflectionDialog
+from gui.dialogs.reflection import ReflectionDialog, lesson_link
 from gui.qt import Qt
 
 if TYPE_CHECKING:
@@ -75,29 +75,41 @@ class Reflections:
         from core.memory.strategies import page
 
         window = self.window
-        memory = window.workspace.long_memory
-        if memory is None:
-            window.tell("Long-term memory, where reflections are kept, is not ready yet.")
-            return
         session = session or window.session
         title = window.workspace.title(session.id) if session is not None else "a session"
-        window.keeper.in_thread(page, memory, path, promotions, LESSON_LINK, name="reflection page",
-                                on_success=lambda text: self._open(title, text, path),
-                                on_failure=lambda error: window.tell(f"The reflection could not be read: {error}"))
+        self._read(lambda memory, made=(): page(memory, path, [*promotions, *made], lesson_link), title, "Reflection")
 
-    def _open(self, title: str, markdown: str, path: str) -> ReflectionDialog:
-        dialog = ReflectionDialog(title, markdown, self.window)
+    def show_strategies(self) -> None:
+        """Every strategy the reflections suggested: the lessons they became, the others on their way."""
+        from core.memory.strategies import overview
+
+        self._read(lambda memory, made=(): overview(memory, lesson_link), "Strategies the reflections suggested",
+                   "Lessons from reflections")
+
+    def _read(self, markdown_of, title: str, what: str) -> None:
+        window = self.window
+        memory = window.workspace.long_memory
+        if memory is None:
+            window.tell("Long-term memory, where reflections are kept, is not ready yet: "
+                        f"{window.workspace.memory_problem or 'it is still loading; try again in a moment'}.")
+            return
+        window.keeper.in_thread(markdown_of, memory, name="reflection page",
+                                on_success=lambda text: self._open(title, text, what, markdown_of),
+                                on_failure=lambda error: window.tell(f"The reflections could not be read: {error}"))
+
+    def _open(self, title: str, markdown: str, what: str, markdown_of) -> ReflectionDialog:
+        dialog = ReflectionDialog(title, markdown, self.window, what)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.memory_folder_requested.connect(self.window.open_memory_folder)
-        dialog.lesson_requested.connect(lambda index: self.make_lesson(dialog, path, index))
+        dialog.lesson_requested.connect(lambda path, index: self.make_lesson(dialog, path, index, markdown_of))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
         return dialog
 
-    def make_lesson(self, dialog: ReflectionDialog, path: str, index: int) -> None:
-        """The person makes a lesson of one of the reflection's strategies now; the page says so."""
-        from core.memory.strategies import make_lesson, page
+    def make_lesson(self, dialog: ReflectionDialog, path: str, index: int, markdown_of) -> None:
+        """The person makes a lesson of a strategy now; the page says so."""
+        from core.memory.strategies import make_lesson
 
         window = self.window
         memory = window.workspace.long_memory
@@ -106,7 +118,7 @@ class Reflections:
 
         def made_then_page():
             promotion = make_lesson(memory, path, index)
-            return promotion, page(memory, path, [promotion], LESSON_LINK)
+            return promotion, markdown_of(memory, (promotion,))
 
         def done(result) -> None:
             promotion, markdown = result

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,12 +202,15 @@ def make_lesson(memory: LongTermMemory, rel_path: str, index: int) -> Promotion:
     return Promotion(candidate, entry, tuple(contradicts))
 
 
+LinkFor = Callable[[str, int], str]  # (a reflection's path in memory/, a strategy's index) -> a link
+
+
 def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tuple[Promotion, ...] = (),
-         lesson_link: str = "") -> str:
+         lesson_link: LinkFor | None = None) -> str:
     """A kept reflection as Markdown, for the person: the report, and where each of its strategies
     stands now (a lesson, how many sessions' reflections suggested it, or not counted). With
-    `lesson_link`, each strategy that is not a lesson links to making it one (the link, then its
-    index). Raises OSError when the file is gone."""
+    `lesson_link`, each strategy that is not a lesson links to making it one. Raises OSError when
+    the file is gone."""
     from core.memory.reflection import describe
 
     path = memory.files.root / rel_path
@@ -232,7 +236,8 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
         else:
             said = (f"suggested in {len(candidate.sessions)} of the {PROMOTE_AT} sessions' reflections it takes to "
                     "become a lesson")
-        link = f" [Make it a lesson now]({lesson_link}{index})" if lesson_link and not (candidate and candidate.lesson) else ""
+        link = (f" [Make it a lesson now]({lesson_link(rel_path, index)})"
+                if lesson_link and not (candidate and candidate.lesson) else "")
         standing.append(f"*{said}*{link}")
     notes = []
     for promotion in promotions:
@@ -242,3 +247,39 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
                      "in MEMORY.md" for other in promotion.contradicts)
     to_confirm = ("\n\n### To confirm\n" + "\n".join(notes)) if notes else ""
     return f"*{heading}.*\n\n{describe(report, standing)}{to_confirm}"
+
+
+def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None) -> str:
+    """Every strategy the kept reflections suggested with some confidence, as Markdown: the lessons
+    they became, then the others, most suggested first, each linking to making it a lesson now."""
+    reflections = kept(memory)
+    found = candidates(memory, reflections)
+    unread = sum(k.report is None for k in reflections)
+    parts = [f"*{len(reflections)} reflection(s) kept in memory/{REFLECTIONS}/"
+             + (f", {unread} of them not readable as a report" if unread else "")
+             + f". A strategy becomes a lesson once the reflections on {PROMOTE_AT} different sessions suggest it.*"]
+    if not found:
+        parts.append("No strategy has been suggested with high or medium confidence yet. Reflect on a task "
+                     "(Session → Reflect on the task…), or have each task reflected on as it ends (Settings → "
+                     "Supervision).")
+        return "\n\n".join(parts)
+
+    def line(candidate: Candidate) -> str:
+        strategy = candidate.strategy
+        when = f" When: {strategy.when}." if strategy.when else ""
+        sessions = len(candidate.sessions)
+        if candidate.lesson is not None:
+            return f"- **{strategy.text}**{when} — *lesson {candidate.lesson.id}; suggested in {sessions} session(s)*"
+        first, where = candidate.suggestions[0]
+        index = where.report.strategies.index(first) if where.report else 0
+        rel = where.path.relative_to(memory.files.root).as_posix()
+        link = f" [Make it a lesson now]({lesson_link(rel, index)})" if lesson_link else ""
+        return f"- **{strategy.text}**{when} — *{sessions} of {PROMOTE_AT} sessions*{link}"
+
+    lessons = [c for c in found if c.lesson is not None]
+    waiting = sorted((c for c in found if c.lesson is None), key=lambda c: -len(c.sessions))
+    if lessons:
+        parts.append("### Lessons\n" + "\n".join(map(line, lessons)))
+    if waiting:
+        parts.append("### On their way\n" + "\n".join(map(line, waiting)))
+    return "\n\n".join(parts)

@@ -1,6 +1,7 @@
 """A reflection on a session's work (core/memory/reflection.py), as the person reads it: the verdict,
 efficiency, errors, strategies with where each stands toward becoming a lesson (and a link to make
-it one now), and gaps."""
+it one now), and gaps. The same dialog lists every strategy the reflections suggested (View →
+Lessons from reflections)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,26 @@ from gui.dialogs.summary import SessionTextDialog
 from gui.markdown import to_html
 from gui.qt import QDialogButtonBox, QPushButton, QUrl, QWidget, Signal
 
-LESSON_LINK = "tripane-lesson:"  # then the strategy's index in the report
+LESSON_LINK = "tripane-lesson:"  # then the reflection's path in memory/, ":", the strategy's index
+
+
+def lesson_link(rel_path: str, index: int) -> str:
+    """Where a strategy's "Make it a lesson now" points."""
+    return f"{LESSON_LINK}{rel_path}:{index}"
+
+
+def read_lesson_link(href: str) -> tuple[str, int] | None:
+    """(the reflection, the strategy's index) a lesson_link points to; None for another link."""
+    path, _, index = href.removeprefix(LESSON_LINK).rpartition(":")
+    return (path, int(index)) if href.startswith(LESSON_LINK) and path and index.isdigit() else None
 
 
 class ReflectionDialog(SessionTextDialog):
     memory_folder_requested = Signal()
-    lesson_requested = Signal(int)  # the person makes a lesson of this strategy now
+    lesson_requested = Signal(str, int)  # the person makes a lesson of this strategy (reflection, index) now
 
-    def __init__(self, title: str, markdown: str, parent: QWidget | None = None):
-        super().__init__("Reflection", title, to_html(markdown), "The reflection", (720, 560), parent)
+    def __init__(self, title: str, markdown: str, parent: QWidget | None = None, what: str = "Reflection"):
+        super().__init__(what, title, to_html(markdown), f"{what}: {title}", (720, 560), parent)
         self.setObjectName("reflection")
         self.markdown = markdown
         self.text.setOpenLinks(False)  # its links are commands, not pages to go to
@@ -35,6 +47,5 @@ class ReflectionDialog(SessionTextDialog):
         bar.setValue(at)
 
     def _link(self, url: QUrl) -> None:
-        index = url.toString().removeprefix(LESSON_LINK)
-        if url.toString().startswith(LESSON_LINK) and index.isdigit():
-            self.lesson_requested.emit(int(index))
+        if (target := read_lesson_link(url.toString())) is not None:
+            self.lesson_requested.emit(*target)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from core.events import ReflectionWritten
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
-from gui.dialogs.reflection import ReflectionDialog
+from gui.dialogs.reflection import ReflectionDialog, lesson_link, read_lesson_link
 from gui.qt import QMessageBox, QUrl
 from gui.widgets.chat import REFLECTION_LINK
 from gui.widgets.wrapped_label import WrappedLabel
@@ -115,10 +115,29 @@ def test_a_strategy_is_made_a_lesson_from_the_reflections_page(qtbot, make_windo
     window.reflections.reflect()
     qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
     dialog, = shown_reflections(window)
-    assert "[Make it a lesson now](tripane-lesson:0)" in dialog.markdown
-    assert 'href="tripane-lesson:0"' in dialog.text.toHtml()
-    dialog.text.anchorClicked.emit(QUrl("tripane-lesson:0"))
+    event, = events_of(session, ReflectionWritten)
+    link = lesson_link(event.path, 0)
+    assert read_lesson_link(link) == (event.path, 0) and read_lesson_link("https://example.com") is None
+    assert f"[Make it a lesson now]({link})" in dialog.markdown and f'href="{link}"' in dialog.text.toHtml()
+    dialog.text.anchorClicked.emit(QUrl(link))
     qtbot.waitUntil(lambda: "*lesson m1 in MEMORY.md*" in dialog.markdown, timeout=WAIT)
-    assert "tripane-lesson:0" not in dialog.markdown
+    assert link not in dialog.markdown
     assert window.statusBar().currentMessage() == "Lesson m1 is in MEMORY.md"
     assert STRATEGY in window.workspace.long_memory.files.memory_path.read_text(encoding="utf-8")
+
+
+def test_the_lessons_from_reflections_list_makes_a_lesson_too(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    session = start(window, workdir, task="Read the notes")
+    ready(qtbot, window, session)
+    window.reflections.reflect(shown=False)
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)) and not window.reflections.working, timeout=WAIT)
+    window.actions_by_name["strategies"].trigger()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert dialog.windowTitle() == "Lessons from reflections — Strategies the reflections suggested"
+    assert f"**{STRATEGY}** When: a test fails. — *1 of 3 sessions*" in dialog.markdown
+    event, = events_of(session, ReflectionWritten)
+    dialog.text.anchorClicked.emit(QUrl(f"tripane-lesson:{event.path}:0"))
+    qtbot.waitUntil(lambda: "### Lessons" in dialog.markdown, timeout=WAIT)
+    assert f"**{STRATEGY}** When: a test fails. — *lesson m1; suggested in 1 session(s)*" in dialog.markdown

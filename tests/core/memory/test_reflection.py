@@ -342,18 +342,22 @@ def test_paraphrases_are_one_strategy_and_neighbours_are_not_by_meaning(long_mem
     assert found == {STRATEGY: ["s0", "s1", "s2"], **{text: [f"s{i}"] for i, text in enumerate(neighbours)}}
 
 
+def make(rel_path: str, index: int) -> str:
+    return f"make:{rel_path}:{index}"
+
+
 async def test_the_person_makes_a_lesson_of_a_strategy_now(store, data_dir, workdir, long_memory):
     low = report_yaml(strategy="Guess less, list more", confidence="LOW")
     session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
     event, _, _ = await session.reflect()
-    page = strategies.page(long_memory, event.path, lesson_link="make:")
-    assert "reflections it takes to become a lesson* [Make it a lesson now](make:0)" in page
+    page = strategies.page(long_memory, event.path, lesson_link=make)
+    assert f"reflections it takes to become a lesson* [Make it a lesson now](make:{event.path}:0)" in page
 
     promotion = strategies.make_lesson(long_memory, event.path, 0)
     memory_text = long_memory.files.memory_path.read_text(encoding="utf-8")
     assert f"{STRATEGY} (when: a test fails) — source: you from reflections on {session.id}," in memory_text
-    page = strategies.page(long_memory, event.path, lesson_link="make:")
-    assert f"*lesson {promotion.lesson.id} in MEMORY.md*" in page and "make:0" not in page
+    page = strategies.page(long_memory, event.path, lesson_link=make)
+    assert f"*lesson {promotion.lesson.id} in MEMORY.md*" in page and "make:" not in page
     # Made twice, it is one lesson; later suggestions of it count toward that one.
     assert strategies.make_lesson(long_memory, event.path, 0).lesson == promotion.lesson
     for number in range(2):
@@ -365,7 +369,27 @@ async def test_the_person_makes_a_lesson_of_a_strategy_now(store, data_dir, work
     # One the reflection was not sure of can be made a lesson too.
     session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(low))
     event, _, _ = await session.reflect()
-    assert "[Make it a lesson now](make:0)" in strategies.page(long_memory, event.path, lesson_link="make:")
+    assert f"[Make it a lesson now](make:{event.path}:0)" in strategies.page(long_memory, event.path, lesson_link=make)
     assert strategies.make_lesson(long_memory, event.path, 0).lesson.text.startswith("Guess less, list more")
     with pytest.raises(ValueError, match="has no strategy 2"):
         strategies.make_lesson(long_memory, event.path, 1)
+
+
+def test_the_overview_lists_lessons_then_the_strategies_on_their_way(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        assert "No strategy has been suggested" in strategies.overview(memory, make)
+        for number in range(3):
+            strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=(
+                Strategy(STRATEGY, "a test fails", confidence="HIGH"),
+                *((Strategy("Cache the pip downloads in CI", confidence="MEDIUM"),) if number else ()))))
+        strategies.save(memory, "s9", "m", "", Report("yes", "", strategies=(Strategy("Guess", confidence="LOW"),)))
+        strategies.promote_due(memory)
+        text = strategies.overview(memory, make)
+        assert text.startswith("*4 reflection(s) kept in memory/reflections/.")
+        lessons, waiting = text.split("### Lessons\n")[1].split("### On their way\n")
+        assert f"**{STRATEGY}** When: a test fails. — *lesson m1; suggested in 3 session(s)*" in lessons
+        assert "**Cache the pip downloads in CI** — *2 of 3 sessions* [Make it a lesson now](make:reflections/s1-1.yaml:1)" in waiting
+        assert "Guess" not in text
+    finally:
+        memory.close()
