@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def unreadable(error: BaseException, folder) -> str:
+    if isinstance(error, FileNotFoundError):  # an imported session's, or a file deleted by hand
+        return (f"This reflection is not in this data folder's long-term memory ({folder}): the session may "
+                "come from another computer, or its file was deleted. Its notice says what it found.")
+    return f"The reflections could not be read: {error}"
+
+
 class Reflections:
     def __init__(self, window: MainWindow):
         self.window = window
@@ -95,7 +102,7 @@ class Reflections:
             return
         window.keeper.in_thread(markdown_of, memory, name="reflection page",
                                 on_success=lambda text: self._open(title, text, what, markdown_of),
-                                on_failure=lambda error: window.tell(f"The reflections could not be read: {error}"))
+                                on_failure=lambda error: window.tell(unreadable(error, memory.files.root)))
 
     def _open(self, title: str, markdown: str, what: str, markdown_of) -> ReflectionDialog:
         dialog = ReflectionDialog(title, markdown, self.window, what)

@@ -141,3 +141,12 @@ def test_the_lessons_from_reflections_list_makes_a_lesson_too(qtbot, make_window
     dialog.text.anchorClicked.emit(QUrl(f"tripane-lesson:{event.path}:0"))
     qtbot.waitUntil(lambda: "### Lessons" in dialog.markdown, timeout=WAIT)
     assert f"**{STRATEGY}** When: a test fails. — *lesson m1; suggested in 1 session(s)*" in dialog.markdown
+
+
+def test_a_reflection_whose_file_is_not_here_is_said_so(qtbot, make_window, workdir):
+    window = make_window(failing_then_done(ModelReply(report_yaml())))
+    session = start(window, workdir)
+    ready(qtbot, window, session)
+    window.reflections.show("reflections/20261101-000000-dead-1.yaml")
+    qtbot.waitUntil(lambda: any("not in this data folder's long-term memory" in box.text()
+                                for box in window.findChildren(QMessageBox) if box.isVisible()), timeout=WAIT)
