@@ -38,10 +38,11 @@ from core.events import (
 )
 from core.folder_approvals import FolderApprovals
 from core.journal import Journal, Subscriber
-from core.llm import ModelClient
+from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, session_dir
+from core.providers import model_window
 from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
@@ -507,8 +508,11 @@ class Session:
         memory = self.long_memory
         lessons = await asyncio.to_thread(strategies.active_lessons, memory)
         text = trace(records)
+        writers = side_writers(self.state)
+        windows = {model: await self._ollama_window(model, api_base) for model, api_base in writers}
         reply, writer, failures = await first_reply(
-            self.model, side_writers(self.state), lambda model, api_base: reflection_request(model, api_base, text, lessons))
+            self.model, writers,
+            lambda model, api_base: reflection_request(model, api_base, text, lessons, windows[model]))
         if reply is None:
             raise CannotRun("No model could reflect on the task: " + "; ".join(failures))
         try:
@@ -524,6 +528,16 @@ class Session:
         with self._writing():
             self.journal.record(event)
         return event, report, promoted
+
+    async def _ollama_window(self, model: str, api_base: str | None) -> int | None:
+        """The window an Ollama model is run with for a side request (Ollama cuts a longer prompt to
+        its small default without a word); None for the others, which know their own."""
+        if not is_ollama(model):
+            return None
+        state = self.state
+        if model == state.model and (state.learned_window or state.context_window):
+            return state.learned_window or state.context_window
+        return await asyncio.to_thread(model_window, model, api_base)
 
     async def approve(self, qid: str, approved: bool, reason: str = "", always: bool = False) -> None:
         choice = ("always" if always else "approve") if approved else "deny"

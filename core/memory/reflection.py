@@ -43,7 +43,7 @@ ERROR_KINDS = {"A": "missing information", "B": "wrong strategy", "C": "tool mis
 # About 6,000 tokens of trace: enough for a long run's shape, cheap for a summary model.
 TRACE_CHARS = 24_000
 TASK_CHARS = 4_000  # a task pasted with a long log: its beginning says what was asked
-REPLY_TOKENS = 2_000
+LESSONS_SHOWN = 40  # the newest lessons, told so they are not suggested again
 
 
 class ReflectionUnreadable(ValueError):
@@ -95,9 +95,11 @@ class Report:
 
 # --- the request ---------------------------------------------------------------------------------
 
-def reflection_request(model: str, api_base: str | None, trace_text: str, lessons: Sequence[str]) -> ModelRequest:
-    known = "\n".join(f"- {lesson}" for lesson in lessons) or "(none yet)"
-    return ModelRequest(model=model, api_base=api_base, max_tokens=REPLY_TOKENS, messages=[
+def reflection_request(model: str, api_base: str | None, trace_text: str, lessons: Sequence[str],
+                       window: int | None = None) -> ModelRequest:
+    """No output cap: a reasoning model spends some of it thinking, and a report cut off is lost."""
+    known = "\n".join(f"- {lesson}" for lesson in lessons[-LESSONS_SHOWN:]) or "(none yet)"
+    return ModelRequest(model=model, api_base=api_base, window=window, messages=[
         {"role": "system", "content": resource_text("prompts", "reflect.md")},
         {"role": "user", "content": f"{trace_text}\n\n## Lessons the agent already follows\n{known}"},
     ])

@@ -393,3 +393,15 @@ def test_the_overview_lists_lessons_then_the_strategies_on_their_way(data_dir):
         assert "Guess" not in text
     finally:
         memory.close()
+
+
+async def test_an_ollama_model_reflects_with_the_sessions_window_not_its_small_default(store, data_dir, workdir,
+                                                                                       long_memory):
+    session, model = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+                                            model="ollama/qwen3", context_window=32_768)
+    await session.reflect()
+    assert model.requests[-1].window == 32_768 and model.requests[-1].max_tokens is None
+    session, model = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+                                            model="openai/gpt-4o-mini", context_window=32_768)
+    await session.reflect()
+    assert model.requests[-1].window is None  # the others know their own
