@@ -18,13 +18,17 @@ from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
-from core.memory.layers import TRIAL_USES, Entry, Episode, MemoryFiles, Skill
+from core.memory.layers import SECTIONS, TRIAL_USES, Entry, Episode, MemoryFiles, Skill
 from core.tools.context import confine
 from core.tools.registry import ToolError
 
 log = logging.getLogger(__name__)
 
 INJECT_SKILL, OFFER_SKILL = 0.8, 0.6
+# A lesson is recalled for a task from this calibrated similarity of the task to it (a task and the
+# lesson about its kind of work score 0.57-0.71 with the offline model; unrelated pairs up to 0.51),
+# the best LESSONS_RECALLED of them. Without vectors none is: words alone match too loosely here.
+RECALL_LESSON, LESSONS_RECALLED = 0.55, 3
 KEEP_DAILY_DAYS = 30
 ARCHIVE = "archive"
 _DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
@@ -201,12 +205,29 @@ class LongTermMemory:
         matches = [SkillMatch(s, round(max(word_overlap(task, t) for t in s.triggers), 3)) for s in skills]
         return sorted((m for m in matches if m.similarity >= OFFER_SKILL), key=lambda m: -m.similarity)
 
+    def lessons(self) -> list[Entry]:
+        """MEMORY.md's lessons in force (the reflections', the agent's, the person's), oldest first."""
+        return [e for e in self.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
+
+    def lessons_for(self, task: str) -> list[Entry]:
+        """The lessons in force that bear on the task, most alike first."""
+        embedder = self.index.embedder
+        lessons = self.lessons()
+        if embedder is None or not lessons:
+            return []
+        scores = self.index.text_vectors([e.text for e in lessons]) @ embedder.query(task)
+        ranked = sorted(((similarity(embedder, float(score)), e) for score, e in zip(scores, lessons)),
+                        key=lambda pair: -pair[0])
+        return [e for score, e in ranked[:LESSONS_RECALLED] if score >= RECALL_LESSON]
+
     def recall_for_task(self, task: str) -> tuple[str | None, list[SkillMatch]]:
         """The message that brings long-term memory into a new task's context, or None if there is
-        nothing to bring: matching skills (injected or offered) and where recent daily logs are."""
+        nothing to bring: matching skills (injected or offered), lessons that bear on it and where
+        recent daily logs are."""
         matches = self.skills_for(task)
+        lessons = self.lessons_for(task)
         logs = self.recent_logs()
-        if not matches and not logs:
+        if not matches and not lessons and not logs:
             return None, []
         parts = ["[Long-term memory for this task. Search more with memory_search; read files with memory_get.]"]
         for match in matches:
@@ -220,6 +241,8 @@ class LongTermMemory:
             else:
                 parts.append(f"\n## Skill for reference: {skill.name} (match {match.similarity:.2f}) — "
                              f"memory_get(path=\"skills/{skill.slug}.md\") if it fits.")
+        if lessons:
+            parts.append("\n## Lessons that may apply (MEMORY.md)\n" + "\n".join(f"- [{e.id}] {e.text}" for e in lessons))
         if logs:
             parts.append("\n## Recent daily logs\n" + "\n".join(f"- {p}" for p in logs))
         return "\n".join(parts), matches

@@ -21,7 +21,7 @@ import yaml
 
 from core.memory.embedding import similarity
 from core.memory.guard import MemoryRefused
-from core.memory.layers import SECTIONS, Entry
+from core.memory.layers import Entry
 from core.memory.longterm import LongTermMemory, word_overlap
 from core.memory.reflection import ReflectionUnreadable, Report, Strategy, load, parse
 from core.memory.working import atomic_write
@@ -122,7 +122,7 @@ def candidates(memory: LongTermMemory, reflections: list[Kept] | None = None) ->
     """The strategies suggested with HIGH or MEDIUM confidence, each once with every suggestion of it."""
     reflections = kept(memory) if reflections is None else reflections
     suggestions = [(s, k) for k in reflections if k.report for s in k.report.strategies if s.counts]
-    lessons = [e for e in memory.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
+    lessons = memory.lessons()
     # Each suggestion is compared as itself and as the lesson it would make (with its "when"): a
     # lesson made of it reads like the second, one written by hand or by the agent like the first.
     texts = [s.text for s, _ in suggestions] + [lesson_text(s) for s, _ in suggestions] + [e.text for e in lessons]
@@ -176,7 +176,7 @@ def promote_due(memory: LongTermMemory) -> list[Promotion]:
 
 def active_lessons(memory: LongTermMemory) -> list[str]:
     """What the reflecting model is told the agent already follows (so it does not suggest it again)."""
-    return [e.text for e in memory.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
+    return [e.text for e in memory.lessons()]
 
 
 def make_lesson(memory: LongTermMemory, rel_path: str, index: int) -> Promotion:

@@ -159,3 +159,25 @@ async def test_a_task_that_ends_before_long_term_memory_loads_still_gets_its_epi
     assert "List what is in the folder" in text and "- Done: listed the files" in text and "ended done" in text
     session.attach_memory(long_memory)  # again (another window's load): written once
     assert daily.read_text(encoding="utf-8").count("- Done: listed the files") == 1
+
+
+async def test_a_lesson_that_bears_on_a_new_task_is_recalled_at_its_start_and_others_are_not(
+        store, data_dir, workdir, long_memory):
+    long_memory.remember("Cache the pip downloads in CI (when: the CI takes long)", kind="lesson", source="s1")
+    long_memory.remember("Write the release notes from merged pull requests (when: preparing a release)",
+                         kind="lesson", source="s2")
+    long_memory.remember("Staging listens on port 6543", kind="fact", source="s3")  # a fact, not a lesson
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, task="Why does CI take forty minutes?",
+                           long_memory=long_memory)
+    assert await session.run() == "done"
+    text = events_of(session, MemoryRecalled)[0].text
+    assert "## Lessons that may apply (MEMORY.md)\n- [m1] Cache the pip downloads in CI" in text
+    assert "release notes" not in text and "6543" not in text
+    assert "Lessons that may apply" not in model.requests[0].messages[0]["content"]  # appended, never the prefix
+
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    later = make_session(store, data_dir, workdir, model, task="Translate the README into French",
+                         long_memory=long_memory)
+    assert await later.run() == "done"
+    assert "Lessons that may apply" not in (events_of(later, MemoryRecalled)[0].text or "")
