@@ -303,7 +303,7 @@ class AgentLoop:
     # --- long-term memory ------------------------------------------------------------------------
 
     async def _recall(self) -> None:
-        """At task start: matching skills and recent daily logs, as a message appended to the history
+        """At task start: matching skills, lessons and recent daily logs, as a message appended to the history
         (the prefix never changes). A memory failure is reported and the task goes on without it."""
         assert self.long_memory is not None
         task = self.state.config.task
