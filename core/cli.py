@@ -605,12 +605,10 @@ class LiveEcho:
 
 
 async def _drive(session, as_json: bool) -> int:
-    from core.changes import changes_line
     from core.events import HumanQuestion, Record
     from core.export import record_json
     from core.journal import StatusChanged, ToolOutput
     from core.render import render
-    from core.store import DiskFull
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
@@ -635,7 +633,19 @@ async def _drive(session, as_json: bool) -> int:
         if isinstance(notice.event, HumanQuestion):
             waiting.put_nowait(notice.event)
 
-    session.subscribe(show)
+    unsubscribe = session.subscribe(show)
+    try:
+        return await _drive_run(session, as_json, waiting, interactive)
+    finally:  # what is recorded after the run (a reflection) is printed by whoever records it
+        unsubscribe()
+
+
+async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive: bool) -> int:
+    from core.changes import changes_line
+    from core.events import HumanQuestion
+    from core.render import render
+    from core.store import DiskFull
+
     if session.state.open_question is not None and not as_json:
         print(render(next(r for r in reversed(session.records) if isinstance(r.event, HumanQuestion))))
         waiting.put_nowait(session.state.open_question)

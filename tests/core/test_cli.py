@@ -581,7 +581,7 @@ def test_run_reflect_reflects_as_the_task_ends_and_reflect_lists_what_came_of_it
         args = ("--model", "openai/scripted", "--api-base", server.url, "--workdir", str(work))
         code, out, err = finish(tripane("run", "Read the notes", *args, "--reflect", data_dir=tmp_path))
         assert code == 0, err
-        assert "✦ reflection by openai/scripted: the task was achieved; 1 strategy suggested" in out
+        assert out.count("✦ reflection by openai/scripted: the task was achieved; 1 strategy suggested") == 1
         assert f"**{STRATEGY}** (medium confidence)" in out and "### Errors" in out
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
         assert (tmp_path / "memory" / "reflections" / f"{session_id}-1.yaml").is_file()
