@@ -87,11 +87,11 @@ class Reflections:
         self._read(lambda memory, made=(): page(memory, path, [*promotions, *made], lesson_link), title, "Reflection")
 
     def show_strategies(self) -> None:
-        """Every strategy the reflections suggested: the lessons they became, the others on their way."""
+        """What the agent learned: the lessons in force, the strategies on their way, the skills."""
         from core.memory.strategies import overview
 
-        self._read(lambda memory, made=(): overview(memory, lesson_link), "Strategies the reflections suggested",
-                   "Lessons from reflections")
+        self._read(lambda memory, made=(): overview(memory, lesson_link), "Lessons, strategies and skills",
+                   "What the agent learned")
 
     def _read(self, markdown_of, title: str, what: str) -> None:
         window = self.window

@@ -36,6 +36,7 @@ SAME_BY_WORDS = 0.7
 # with the offline model, while different strategies about the same work ("run the failing test
 # alone", "list the folder before reading files") reach 0.83 to 0.94.
 SAME_BY_MEANING = 0.95
+MADE_BY_YOU = "you from"  # a lesson's source when the person made it of a strategy (no comma: MEMORY.md's syntax)
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def make_lesson(memory: LongTermMemory, rel_path: str, index: int) -> Promotion:
         return Promotion(candidate, candidate.lesson)
     candidate = candidate or Candidate([(strategy, this)])
     entry, contradicts = memory.remember(lesson_text(strategy), kind="lesson",
-                                         source=f"you from reflections on {' + '.join(candidate.sessions)}")
+                                         source=f"{MADE_BY_YOU} reflections on {' + '.join(candidate.sessions)}")
     candidate.lesson = entry
     memory.refresh()
     return Promotion(candidate, entry, tuple(contradicts))
@@ -250,36 +251,52 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
 
 
 def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None) -> str:
-    """Every strategy the kept reflections suggested with some confidence, as Markdown: the lessons
-    they became, then the others, most suggested first, each linking to making it a lesson now."""
+    """What the agent has learned, as Markdown: the lessons in force (from reflections, the agent or
+    the person), the strategies on their way to becoming one (most suggested first, each linking to
+    making it a lesson now), and the skills with their status and record."""
     reflections = kept(memory)
     found = candidates(memory, reflections)
     unread = sum(k.report is None for k in reflections)
     parts = [f"*{len(reflections)} reflection(s) kept in memory/{REFLECTIONS}/"
              + (f", {unread} of them not readable as a report" if unread else "")
-             + f". A strategy becomes a lesson once the reflections on {PROMOTE_AT} different sessions suggest it.*"]
-    if not found:
-        parts.append("No strategy has been suggested with high or medium confidence yet. Reflect on a task "
-                     "(Session → Reflect on the task…), or have each task reflected on as it ends (Settings → "
-                     "Supervision).")
-        return "\n\n".join(parts)
+             + f". A strategy becomes a lesson once the reflections on {PROMOTE_AT} different sessions suggest it;"
+             " the lessons that bear on a task are quoted to the agent at its start.*"]
+    suggested = {c.lesson.id: len(c.sessions) for c in found if c.lesson is not None}
+    lessons = memory.lessons()
+    if lessons:
+        parts.append("### Lessons (MEMORY.md)\n" + "\n".join(
+            f"- **{e.text}** — *{e.id}, {_origin(e, suggested.get(e.id))}, {e.day}*" for e in lessons))
 
     def line(candidate: Candidate) -> str:
         strategy = candidate.strategy
         when = f" When: {strategy.when}." if strategy.when else ""
-        sessions = len(candidate.sessions)
-        if candidate.lesson is not None:
-            return f"- **{strategy.text}**{when} — *lesson {candidate.lesson.id}; suggested in {sessions} session(s)*"
         first, where = candidate.suggestions[0]
         index = where.report.strategies.index(first) if where.report else 0
         rel = where.path.relative_to(memory.files.root).as_posix()
         link = f" [Make it a lesson now]({lesson_link(rel, index)})" if lesson_link else ""
-        return f"- **{strategy.text}**{when} — *{sessions} of {PROMOTE_AT} sessions*{link}"
+        return f"- **{strategy.text}**{when} — *{len(candidate.sessions)} of {PROMOTE_AT} sessions*{link}"
 
-    lessons = [c for c in found if c.lesson is not None]
     waiting = sorted((c for c in found if c.lesson is None), key=lambda c: -len(c.sessions))
-    if lessons:
-        parts.append("### Lessons\n" + "\n".join(map(line, lessons)))
     if waiting:
-        parts.append("### On their way\n" + "\n".join(map(line, waiting)))
+        parts.append("### Strategies on their way\n" + "\n".join(map(line, waiting)))
+    elif not lessons:
+        parts.append("No lesson yet, and no strategy suggested with high or medium confidence. Reflect on a task "
+                     "(Session → Reflect on the task…), or have each task reflected on as it ends (Settings → "
+                     "Supervision).")
+    skills = memory.files.skills()
+    if skills:
+        parts.append("### Skills\n" + "\n".join(
+            f"- **{skill.name}** — *{skill.status}" + (f" ({skill.why})" if skill.why else "")
+            + f"; {skill.successes} of {skill.uses} uses succeeded"
+            + (f", latest first {' '.join(skill.recent)}" if skill.recent else "") + f"* · skills/{skill.slug}.md"
+            for skill in skills))
     return "\n\n".join(parts)
+
+
+def _origin(lesson: Entry, sessions: int | None) -> str:
+    """Where a lesson came from, in words: the reflections that suggested it, the person, a session."""
+    if lesson.source.startswith(MADE_BY_YOU):
+        return f"made a lesson by you from the {lesson.source.removeprefix(MADE_BY_YOU).strip()}"
+    if sessions:
+        return f"suggested in {sessions} sessions' reflections"
+    return f"from {lesson.source}"

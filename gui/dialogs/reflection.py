@@ -1,7 +1,7 @@
 """A reflection on a session's work (core/memory/reflection.py), as the person reads it: the verdict,
 efficiency, errors, strategies with where each stands toward becoming a lesson (and a link to make
-it one now), and gaps. The same dialog lists every strategy the reflections suggested (View →
-Lessons from reflections)."""
+it one now), and gaps. The same dialog says what the agent learned (View → What the agent learned):
+the lessons, the strategies on their way, the skills."""
 
 from __future__ import annotations
 

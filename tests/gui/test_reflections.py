@@ -126,7 +126,7 @@ def test_a_strategy_is_made_a_lesson_from_the_reflections_page(qtbot, make_windo
     assert STRATEGY in window.workspace.long_memory.files.memory_path.read_text(encoding="utf-8")
 
 
-def test_the_lessons_from_reflections_list_makes_a_lesson_too(qtbot, make_window, workdir):
+def test_what_the_agent_learned_makes_a_lesson_too(qtbot, make_window, workdir):
     window = make_window(failing_then_done(ModelReply(report_yaml())))
     session = start(window, workdir, task="Read the notes")
     ready(qtbot, window, session)
@@ -135,12 +135,12 @@ def test_the_lessons_from_reflections_list_makes_a_lesson_too(qtbot, make_window
     window.actions_by_name["strategies"].trigger()
     qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
     dialog, = shown_reflections(window)
-    assert dialog.windowTitle() == "Lessons from reflections — Strategies the reflections suggested"
+    assert dialog.windowTitle() == "What the agent learned — Lessons, strategies and skills"
     assert f"**{STRATEGY}** When: a test fails. — *1 of 3 sessions*" in dialog.markdown
     event, = events_of(session, ReflectionWritten)
     dialog.text.anchorClicked.emit(QUrl(f"tripane-lesson:{event.path}:0"))
     qtbot.waitUntil(lambda: "### Lessons" in dialog.markdown, timeout=WAIT)
-    assert f"**{STRATEGY}** When: a test fails. — *lesson m1; suggested in 1 session(s)*" in dialog.markdown
+    assert f"**{STRATEGY} (when: a test fails)** — *m1, made a lesson by you from the reflections on {session.id}, " in dialog.markdown
 
 
 def test_a_reflection_whose_file_is_not_here_is_said_so(qtbot, make_window, workdir):

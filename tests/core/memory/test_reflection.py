@@ -375,33 +375,29 @@ async def test_the_person_makes_a_lesson_of_a_strategy_now(store, data_dir, work
         strategies.make_lesson(long_memory, event.path, 1)
 
 
-def test_the_overview_lists_lessons_then_the_strategies_on_their_way(data_dir):
+def test_the_overview_lists_lessons_strategies_on_their_way_and_skills(data_dir):
     memory = LongTermMemory(data_dir, None)
     try:
-        assert "No strategy has been suggested" in strategies.overview(memory, make)
+        assert "No lesson yet, and no strategy suggested" in strategies.overview(memory, make)
+        memory.remember("Keep commits small", kind="lesson", source="s0")
         for number in range(3):
             strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=(
                 Strategy(STRATEGY, "a test fails", confidence="HIGH"),
                 *((Strategy("Cache the pip downloads in CI", confidence="MEDIUM"),) if number else ()))))
         strategies.save(memory, "s9", "m", "", Report("yes", "", strategies=(Strategy("Guess", confidence="LOW"),)))
         strategies.promote_due(memory)
+        memory.save_skill("Fix failing tests", ["pytest reports failures"], ["Run the failing test alone"], [],
+                          source="s1")
+        memory.files.record_skill_use("fix-failing-tests", False)
         text = strategies.overview(memory, make)
         assert text.startswith("*4 reflection(s) kept in memory/reflections/.")
-        lessons, waiting = text.split("### Lessons\n")[1].split("### On their way\n")
-        assert f"**{STRATEGY}** When: a test fails. — *lesson m1; suggested in 3 session(s)*" in lessons
+        lessons, rest = text.split("### Lessons (MEMORY.md)\n")[1].split("### Strategies on their way\n")
+        waiting, skills = rest.split("### Skills\n")
+        assert "- **Keep commits small** — *m1, from s0, " in lessons
+        assert f"- **{STRATEGY} (when: a test fails)** — *m2, suggested in 3 sessions' reflections, " in lessons
         assert "**Cache the pip downloads in CI** — *2 of 3 sessions* [Make it a lesson now](make:reflections/s1-1.yaml:1)" in waiting
+        assert ("- **Fix failing tests** — *probation (trial: 1 of 3 uses, 0 succeeded); 0 of 1 uses succeeded, "
+                "latest first ✗* · skills/fix-failing-tests.md") in skills
         assert "Guess" not in text
     finally:
         memory.close()
-
-
-async def test_an_ollama_model_reflects_with_the_sessions_window_not_its_small_default(store, data_dir, workdir,
-                                                                                       long_memory):
-    session, model = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
-                                            model="ollama/qwen3", context_window=32_768)
-    await session.reflect()
-    assert model.requests[-1].window == 32_768 and model.requests[-1].max_tokens is None
-    session, model = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
-                                            model="openai/gpt-4o-mini", context_window=32_768)
-    await session.reflect()
-    assert model.requests[-1].window is None  # the others know their own
