@@ -43,6 +43,7 @@ ERROR_KINDS = {"A": "missing information", "B": "wrong strategy", "C": "tool mis
 # About 6,000 tokens of trace: enough for a long run's shape, cheap for a summary model.
 TRACE_CHARS = 24_000
 TASK_CHARS = 4_000  # a task pasted with a long log: its beginning says what was asked
+ITEMS_KEPT = 10  # of each list in a report (strategies: at most 3 are asked for)
 LESSONS_SHOWN = 40  # the newest lessons, told so they are not suggested again
 
 
@@ -243,9 +244,11 @@ def _mapping(value, key_for_text: str) -> dict:
 
 
 def _list(value) -> list:
+    """A part that should be a list, at most ITEMS_KEPT long: the prompt asks for a few, and a reply
+    that runs on (a model looping) must not become a report nobody can read."""
     if value is None:
         return []
-    return value if isinstance(value, list) else [value]
+    return value[:ITEMS_KEPT] if isinstance(value, list) else [value]
 
 
 def _text(value) -> str:

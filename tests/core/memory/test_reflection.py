@@ -83,6 +83,19 @@ def test_a_reply_that_is_not_the_report_is_a_clear_error(reply_text, said):
         parse(reply_text)
 
 
+def test_a_reply_that_runs_on_or_holds_odd_values_gives_a_report_of_what_makes_sense():
+    runaway = "strategies:\n" + "".join(f"  - strategy: Tip {n}\n    confidence: HIGH\n" for n in range(500))
+    assert len(parse(runaway).strategies) == 10
+    odd = parse("outcome: {achieved: 42, assessment: [1, 2]}\nerrors: [{what: {nested: x}}, 7]\n"
+                "strategies: [{strategy: 3.5, confidence: null}]\ngaps: [null, {a: b}, true]\n")
+    assert (odd.achieved, odd.assessment, odd.errors) == ("", "", ())
+    assert odd.strategies == (Strategy("3.5", confidence="LOW"),) and odd.gaps == ("True",)
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + n)}: &{chr(98 + n)} [*{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}]\n"
+        for n in range(8)) + "gaps: *i\n"
+    assert parse(laughs).gaps == ()  # aliases nested deep: no text, and no blow-up
+
+
 def test_the_report_written_back_reads_as_itself():
     report = parse(report_yaml())
     assert parse(report.to_yaml()) == report
