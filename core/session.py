@@ -493,6 +493,7 @@ class Session:
         from core.memory import strategies
         from core.memory.reflection import (
             ReflectionUnreadable,
+            digest,
             parse,
             reflection_request,
             trace,
@@ -520,9 +521,13 @@ class Session:
         except ReflectionUnreadable as exc:
             report, error = None, str(exc)
         path = await asyncio.to_thread(strategies.save, memory, self.id, writer, reply.text, report)
+        rel_path = path.relative_to(memory.files.root).as_posix()
+        if report is not None:
+            await asyncio.to_thread(memory.files.append_reflection, self.state.config.task.strip().splitlines()[0],
+                                    digest(report), self.id, path.name)
         promoted = await asyncio.to_thread(strategies.promote_due, memory) if report else []
         event = ReflectionWritten(
-            path=path.relative_to(memory.files.root).as_posix(), model=writer, usage=reply.usage,
+            path=rel_path, model=writer, usage=reply.usage,
             achieved=report.achieved if report else "", strategies=len(report.strategies) if report else 0,
             lessons=tuple(p.lesson.id for p in promoted if p.lesson), error=error)
         with self._writing():

@@ -221,10 +221,24 @@ class MemoryFiles:
                  f"- {done}: {one_line(episode.done, 600)}\n{failed}"
                  f"- {episode.tool_calls} tool calls, {episode.errors} errors, "
                  f"{episode.minutes:.0f} min; ended {episode.status}; session {episode.session_id}\n")
+        return self._append_daily(entry, when)
+
+    def append_reflection(self, title: str, lines: list[str], session_id: str, kept_at: str,
+                          when: datetime | None = None) -> Path:
+        """A reflection's digest in today's daily log, where memory search finds it (the report's
+        YAML file is not indexed): what went wrong and why, what it suggests. `kept_at`: the report's
+        file name (a path would read as a random token to the guard)."""
+        when = when or datetime.now()
+        body = "".join(f"- {one_line(line, 600)}\n" for line in lines)
+        entry = (f"\n## {when:%H:%M} – Reflection on: {one_line(title, 100)}\n{body}"
+                 f"- session {session_id}; the report is {kept_at} in the reflections folder\n")
+        return self._append_daily(entry, when)
+
+    def _append_daily(self, entry: str, when: datetime) -> Path:
         try:
             check(entry)
         except MemoryRefused:
-            entry = _redact_lines(entry)  # an episode is still written, without the offending lines
+            entry = _redact_lines(entry)  # the entry is still written, without the offending lines
         self.ensure()
         path = self.daily_path(when.date())
         with self._lock(), path.open("a", encoding="utf-8") as fh:

@@ -299,3 +299,21 @@ def describe(report: Report, standing: Sequence[str] = ()) -> str:
     if report.gaps:
         parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))
     return "\n\n".join(parts)
+
+
+def digest(report: Report) -> list[str]:
+    """The report in a few lines for the daily log: the verdict, the waste, the causes, the
+    strategies, the gaps (empty parts left out)."""
+    verdict = {"yes": "achieved", "partly": "partly achieved", "no": "not achieved"}.get(report.achieved, "not said")
+    lines = [f"Outcome: {verdict}" + (f" — {report.assessment}" if report.assessment else "")]
+    if report.wasteful:
+        lines.append("Wasted: " + "; ".join(report.wasteful))
+    if report.errors:
+        lines.append("Causes: " + "; ".join(
+            e.what + (f" ({ERROR_KINDS[e.kind]})" if e.kind else "") + (f": {e.root_cause}" if e.root_cause else "")
+            for e in report.errors))
+    if report.strategies:
+        lines.append("Strategies: " + "; ".join(f"{s.text} ({s.confidence.lower()})" for s in report.strategies))
+    if report.gaps:
+        lines.append("Gaps: " + "; ".join(report.gaps))
+    return lines

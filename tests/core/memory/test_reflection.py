@@ -414,3 +414,21 @@ def test_the_overview_lists_lessons_strategies_on_their_way_and_skills(data_dir)
         assert "Guess" not in text
     finally:
         memory.close()
+
+
+async def test_a_reflections_digest_goes_to_the_daily_log_where_memory_search_finds_it(store, data_dir, workdir,
+                                                                                     long_memory):
+    from datetime import date
+
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()),
+                                        task="Fix the flaky upload test\nIt fails one run in five")
+    event, _, _ = await session.reflect()
+    daily = long_memory.files.daily_path(date.today()).read_text(encoding="utf-8")
+    entry = daily.split("– Reflection on: Fix the flaky upload test\n", 1)[1]
+    assert entry.startswith("- Outcome: achieved — The tests pass again.\n- Wasted: listed the folder twice\n"
+                            "- Causes: file_read of a missing file (tool misuse): guessed the path\n"
+                            f"- Strategies: {STRATEGY} (medium)\n")
+    assert f"- session {session.id}; the report is {event.path.split('/')[-1]} in the reflections folder\n" in entry
+    assert "left out" not in entry
+    hits = await long_memory.asearch("why did file_read of a missing file fail: guessed the path")
+    assert any(hit.path.startswith("daily/") and "guessed the path" in hit.text for hit in hits)
