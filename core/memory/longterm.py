@@ -43,10 +43,17 @@ class MemoryStatus:
     chunks: int
     notice: str | None  # the fallback in use, in words; None when everything runs as designed
     backend: str = ""  # sqlite-vec | exact | none, for views that act on it
+    lessons: int = 0  # in force in MEMORY.md
+    skills: int = 0  # not deprecated
+
+    def learned(self) -> str:
+        """What the agent learned, in a few words: "3 lessons, 1 skill"."""
+        return f"{self.lessons:,} lesson{'' if self.lessons == 1 else 's'}, {self.skills:,} skill{'' if self.skills == 1 else 's'}"
 
     def describe(self) -> str:
         plural = "" if self.chunks == 1 else "s"
-        text = f"{self.chunks:,} chunk{plural} indexed; {self.embedder}; vector search: {self.vectors}"
+        text = (f"{self.learned()} in use; {self.chunks:,} chunk{plural} indexed; {self.embedder}; "
+                f"vector search: {self.vectors}")
         return f"{text}. Note: {self.notice}" if self.notice else text
 
 
@@ -99,7 +106,8 @@ class LongTermMemory:
             notice = self.embedder_note
         backend = self.index.backend
         reason = f" ({self.index.backend_reason})" if self.index.backend_reason else ""
-        return MemoryStatus(backend + reason, self.embedder_note, self.index.count(), notice, backend)
+        return MemoryStatus(backend + reason, self.embedder_note, self.index.count(), notice, backend,
+                            len(self.lessons()), sum(skill.usable for skill in self.files.skills()))
 
     # --- index -----------------------------------------------------------------------------------
 

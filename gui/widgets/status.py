@@ -95,10 +95,9 @@ class SessionStatusBar(QStatusBar):
         else:
             kind = " · exact vector scan" if status.notice and status.backend == "exact" else (
                 " · keywords only" if status.backend == "none" else "")
-            plural = "" if status.chunks == 1 else "s"
-            self.memory.setText(f"Memory: {status.chunks:,} chunk{plural}{kind}")
+            self.memory.setText(f"Memory: {status.learned()}{kind}")
             tip = status.describe() + (f". Note: {problem}" if problem else "")
-            self.memory.setToolTip(tip + "\nSearch it with Ctrl+Shift+M.")
+            self.memory.setToolTip(tip + "\nSearch it with Ctrl+Shift+M; View → What the agent learned lists it.")
             level = "warn" if (status.notice or problem) else ""
         set_style_property(self.memory, "level", level)
 

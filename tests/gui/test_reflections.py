@@ -123,6 +123,7 @@ def test_a_strategy_is_made_a_lesson_from_the_reflections_page(qtbot, make_windo
     qtbot.waitUntil(lambda: "*lesson m1 in MEMORY.md*" in dialog.markdown, timeout=WAIT)
     assert link not in dialog.markdown
     assert window.statusBar().currentMessage() == "Lesson m1 is in MEMORY.md"
+    assert window.status.memory.text() == "Memory: 1 lesson, 0 skills"
     assert STRATEGY in window.workspace.long_memory.files.memory_path.read_text(encoding="utf-8")
 
 
