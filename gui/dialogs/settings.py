@@ -118,7 +118,8 @@ class SettingsDialog(QDialog):
         self.reflect.setChecked(bool(prefs.reflect_after_tasks))
         self.reflect.setToolTip("One request to the summary model judges the work (outcome, efficiency, errors, "
                                 "strategies, gaps); a strategy three sessions' reflections suggest becomes a lesson "
-                                "in long-term memory. Not after a run you stopped. Session → Reflect on the task… "
+                                "in long-term memory. Not after a run you stopped with Stop (after one you stopped at "
+                                "3-Strike, it is). Session → Reflect on the task… "
                                 "does it for one task.")
         form.addRow("After a task:", self.reflect)
         # The commands allowed in work folders, of the data folder the sessions are in now.

@@ -151,3 +151,18 @@ def test_a_reflection_whose_file_is_not_here_is_said_so(qtbot, make_window, work
     window.reflections.show("reflections/20261101-000000-dead-1.yaml")
     qtbot.waitUntil(lambda: any("not in this data folder's long-term memory" in box.text()
                                 for box in window.findChildren(QMessageBox) if box.isVisible()), timeout=WAIT)
+
+
+def test_a_run_stopped_at_three_strike_is_reflected_on_by_itself(qtbot, make_window, workdir):
+    import json
+
+    missing = reply("", call("file_read", path="missing.txt"))
+    reboot = ModelReply(json.dumps({"goal": "read it", "tried": "the same read", "wrong": "no file",
+                                    "differently": "list first", "ask_human": "where is it?"}))
+    window = make_window(ScriptedModel([missing, missing, missing], side_replies=[reboot, ModelReply(report_yaml())]))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    window.prefs.reflect_after_tasks = 1
+    session = start(window, workdir)
+    wait_for_dialog(qtbot, window, "three_strike").choose("stop")
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)), timeout=WAIT)
+    assert session.state.status == "ended:aborted"
