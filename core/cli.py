@@ -535,17 +535,19 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
                   "Give it a new instruction with --message.")
             return EXIT_DONE
     status = await _drive(session, args.json)
-    if (args.reflect or _reflects_after_tasks()) and session.state.ended and status != EXIT_WAITING:
+    if session.state.ended and status != EXIT_WAITING and (args.reflect or _reflects_after_tasks(session)):
         reflected = await _reflect(session, args.json)
         return status if reflected == EXIT_DONE else reflected
     return status
 
 
-def _reflects_after_tasks() -> bool:
-    """Whether Settings says to reflect on each task as it ends (the command line does as the window)."""
+def _reflects_after_tasks(session) -> bool:
+    """Whether Settings says to reflect on each task as it ends, and this one is reflected on so
+    (not after Ctrl+C): the command line does as the window."""
+    from core.memory.reflection import reflected_on_by_itself
     from core.user_settings import read_settings
 
-    return bool(read_settings().get("reflect_after_tasks"))
+    return bool(read_settings().get("reflect_after_tasks")) and reflected_on_by_itself(session.records)
 
 
 async def _reflect(session, as_json: bool) -> int:

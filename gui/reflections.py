@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from core.events import HumanAnswer, SessionEnded
 from core.session import CannotRun, Session
 from gui.dialogs.reflection import ReflectionDialog, lesson_link
 from gui.qt import Qt
@@ -16,12 +15,6 @@ if TYPE_CHECKING:
     from gui.window import MainWindow
 
 log = logging.getLogger(__name__)
-
-
-def stopped_at_a_question(session: Session) -> bool:
-    """Whether the run ended because the person answered "stop" to one of its questions."""
-    answer = next((r.event for r in reversed(session.records) if isinstance(r.event, HumanAnswer)), None)
-    return answer is not None and answer.choice == "stop"
 
 
 def unreadable(error: BaseException, folder) -> str:
@@ -142,12 +135,9 @@ class Reflections:
         window.keeper.in_thread(made_then_page, name="lesson", on_success=done, owner=dialog,
                                 on_failure=lambda error: window.tell(f"The lesson could not be made: {error}"))
 
-    def run_ended(self, session: Session, ended: SessionEnded) -> None:
-        """A task this window ran ended: reflected on when Settings says so. Not after the person
-        stopped it (Stop, Esc: they reflect by hand if it is worth it), but after they answered
-        "stop" to 3-Strike, the turn threshold or the budget: a run that failed is the one to learn from."""
-        if not self.window.prefs.reflect_after_tasks or session.task is None:
-            return
-        if ended.status == "aborted" and not stopped_at_a_question(session):
-            return
-        self.reflect(session, shown=False)
+    def run_ended(self, session: Session) -> None:
+        """A task this window ran ended: reflected on when Settings says so (reflected_on_by_itself)."""
+        from core.memory.reflection import reflected_on_by_itself
+
+        if self.window.prefs.reflect_after_tasks and session.task is not None and reflected_on_by_itself(session.records):
+            self.reflect(session, shown=False)

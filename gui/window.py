@@ -869,7 +869,7 @@ class MainWindow(QMainWindow):
             self._take_question_away(event.qid)
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
-            self.reflections.run_ended(session, event)
+            self.reflections.run_ended(session)
         if event.kind in LIST_CHANGING_EVENTS:
             self.refresh_sessions()
         if isinstance(event, FileChanged):

@@ -106,6 +106,18 @@ def reflection_request(model: str, api_base: str | None, trace_text: str, lesson
     ])
 
 
+def reflected_on_by_itself(records: Sequence[Record]) -> bool:
+    """Whether a run that ended is reflected on when Settings says to reflect on each task: not
+    after the person stopped it (Stop, Esc, Ctrl+C: they reflect by hand if it is worth it), but
+    after they answered "stop" to 3-Strike, the turn threshold or the budget (a failed run is the
+    one to learn from)."""
+    ended = next((r.event for r in reversed(records) if isinstance(r.event, SessionEnded)), None)
+    if ended is None or ended.status != "aborted":
+        return ended is not None
+    answer = next((r.event for r in reversed(records) if isinstance(r.event, HumanAnswer)), None)
+    return answer is not None and answer.choice == "stop"
+
+
 def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
     """What the model reflects on: the task, how it ended, the person's reaction, and each step."""
     start = next((r.event for r in records if isinstance(r.event, SessionStarted)), None)

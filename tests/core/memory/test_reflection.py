@@ -432,3 +432,17 @@ async def test_a_reflections_digest_goes_to_the_daily_log_where_memory_search_fi
     assert "left out" not in entry
     hits = await long_memory.asearch("why did file_read of a missing file fail: guessed the path")
     assert any(hit.path.startswith("daily/") and "guessed the path" in hit.text for hit in hits)
+
+
+def test_which_ended_runs_are_reflected_on_by_themselves():
+    from core.events import HumanAnswer, SessionEnded
+    from core.memory.reflection import reflected_on_by_itself
+
+    def records(*events):
+        return [Record("s", n, "2026-11-26T07:00:00+00:00", e) for n, e in enumerate(events, 1)]
+
+    assert reflected_on_by_itself(records(SessionEnded("done"))) and reflected_on_by_itself(records(SessionEnded("error")))
+    assert not reflected_on_by_itself(records(UserMessage("hi")))  # not ended
+    assert not reflected_on_by_itself(records(SessionEnded("aborted", "Stopped by the person.")))
+    assert not reflected_on_by_itself(records(HumanAnswer("q1", "approve"), SessionEnded("aborted")))
+    assert reflected_on_by_itself(records(HumanAnswer("q2", "stop"), SessionEnded("aborted", "The person chose to stop.")))
