@@ -15,7 +15,15 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from core.agent.state import SessionState
-from core.events import Event, EventDecodeError, Record, SessionStarted, decode, to_data
+from core.events import (
+    Event,
+    EventDecodeError,
+    Record,
+    ReflectionWritten,
+    SessionStarted,
+    decode,
+    to_data,
+)
 from core.paths import RUN_LOCK, session_dir
 from core.store import Store, StoreError
 from core.transcript import transcript
@@ -28,12 +36,15 @@ def record_json(record: Record) -> str:
 
 def export_session(store: Store, data_dir: Path, session_id: str, target: Path) -> Path:
     row = store.find_session(session_id)
-    return write_export(store.records(row.id), session_dir(data_dir, row.id), row.id, target, row.title)
+    return write_export(store.records(row.id), session_dir(data_dir, row.id), row.id, target, row.title,
+                        data_dir / MEMORY)
 
 
-def write_export(records: list[Record], folder: Path, session_id: str, target: Path, title: str = "") -> Path:
+def write_export(records: list[Record], folder: Path, session_id: str, target: Path, title: str = "",
+                 memory: Path | None = None) -> Path:
     """Write the zip (replacing `target` only once it is complete) and return its path. File work
-    only, so the window runs it in a worker thread with the records it already holds."""
+    only, so the window runs it in a worker thread with the records it already holds. `memory`:
+    the data folder's long-term memory, whose reports of the reflections on this session go too."""
     target = Path(target)
     partial = target.with_name(target.name + ".partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -43,8 +54,17 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
             for path in sorted(folder.rglob("*")):
                 if path.is_file() and not path.name.endswith(".tmp") and path.name != RUN_LOCK:
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")
+        for report in _reflection_reports(records, memory):
+            archive.write(report, f"{session_id}/{MEMORY}/{REFLECTIONS}/{report.name}")
     partial.replace(target)
     return target
+
+
+def _reflection_reports(records: list[Record], memory: Path | None) -> list[Path]:
+    if memory is None:
+        return []
+    paths = (memory / r.event.path for r in records if isinstance(r.event, ReflectionWritten))
+    return [path for path in paths if path.parent.name == REFLECTIONS and path.is_file()]
 
 
 # --- import ----------------------------------------------------------------------------------------
@@ -52,6 +72,9 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a folder name on every system
 MAX_UNPACKED_BYTES = 8 * 1024**3  # what an export may unpack to: more is not an export of ours
 NOT_FILES = ("events.jsonl", "transcript.md")  # in an export, beside the session's own files
+# The data folder's long-term memory, and the folder of its reflections' reports (core/memory/: not
+# imported here, as it brings NumPy to a command that needs none).
+MEMORY, REFLECTIONS = "memory", "reflections"
 
 
 class ImportRefused(ValueError):
@@ -87,13 +110,16 @@ def import_session(store: Store, data_dir: Path, source: Path) -> str:
         assert state.config is not None  # _recorded made sure it starts so
         folder = session_dir(data_dir, session_id)
         store.create_session(session_id, task=state.config.task, model=state.model)
+        reports: list[Path] = []
         try:
             store.update_session(session_id, status=state.status)
             store.add_recorded(session_id, records)
-            _unpack(archive, session_id, folder)
+            _unpack(archive, session_id, folder, data_dir / MEMORY, reports)
         except BaseException:
             store.delete_session(session_id)
             shutil.rmtree(folder, ignore_errors=True)
+            for report in reports:
+                report.unlink(missing_ok=True)
             raise
     return session_id
 
@@ -127,18 +153,34 @@ def _recorded(text: str, session_id: str) -> list[tuple[str, Event]]:
     return records
 
 
-def _unpack(archive: zipfile.ZipFile, session_id: str, folder: Path) -> None:
-    """The session's files (its three files, offload/, compaction/), and nothing outside its folder."""
+def _unpack(archive: zipfile.ZipFile, session_id: str, folder: Path, memory: Path, written: list[Path]) -> None:
+    """The session's files (its three files, offload/, compaction/), and nothing outside its folder;
+    the reports of the reflections on it into long-term memory's reflections/, beside those of this
+    data folder's sessions (never over one)."""
     folder.mkdir(parents=True, exist_ok=True)
+    report_name = re.compile(re.escape(session_id) + r"-\d+(?:\.unreadable\.txt|\.yaml)")
     for info in archive.infolist():
         path = PurePosixPath(info.filename)
         if info.is_dir() or path.parts[:1] != (session_id,) or len(path.parts) < 2:
             continue
         inside = PurePosixPath(*path.parts[1:])
+        if inside.parts[:2] == (MEMORY, REFLECTIONS):
+            report = memory / REFLECTIONS / inside.name
+            if len(inside.parts) == 3 and report_name.fullmatch(inside.name) and _unpack_file(
+                    archive, info, report, replace=False):
+                written.append(report)  # (taken back if the import fails)
+            continue
         # ".." climbs out; so would a backslash or a drive on Windows, where they separate and root paths.
         if str(inside) in NOT_FILES or any(part == ".." or "\\" in part or ":" in part for part in inside.parts):
             continue
-        target = folder.joinpath(*inside.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(info) as packed, open(target, "wb") as unpacked:
-            shutil.copyfileobj(packed, unpacked)
+        _unpack_file(archive, info, folder.joinpath(*inside.parts))
+
+
+def _unpack_file(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, replace: bool = True) -> bool:
+    """One file of the archive at `target`; False when it is there already and not to be replaced."""
+    if not replace and target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with archive.open(info) as packed, open(target, "wb") as unpacked:
+        shutil.copyfileobj(packed, unpacked)
+    return True

@@ -734,7 +734,7 @@ class MainWindow(QMainWindow):
     def export_to(self, session: Session, target: Path) -> None:
         self.statusBar().showMessage(f"Exporting to {target}…")  # a session with large outputs takes a while
         self.keeper.in_thread(write_export, list(session.records), session.dir, session.id, target,
-                              self.workspace.title(session.id),
+                              self.workspace.title(session.id), self.workspace.data_dir / "memory",
                               on_success=lambda path: self.statusBar().showMessage(f"Exported to {path}", 8000),
                               on_failure=lambda error: self.tell(f"The export failed: {error}"))
 

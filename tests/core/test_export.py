@@ -108,3 +108,67 @@ async def test_what_is_not_a_whole_export_is_refused_and_nothing_is_left(store, 
     unpacked = {path.name for path in (elsewhere / "sessions" / session.id).rglob("*")}
     assert not {name for name in unpacked if "windows" in name or "drive" in name or name == "C:"}
     assert {"task_plan.md", "findings.md", "progress.md"} <= unpacked
+
+
+async def reflected(store, data_dir, workdir):
+    """A session that ended and was reflected on: it, and its reflection event."""
+    from core.llm import ModelReply
+    from core.memory.longterm import LongTermMemory
+    from tests.core.memory.test_reflection import report_yaml
+
+    memory = LongTermMemory(data_dir, None)
+    try:
+        model = ScriptedModel([reply("", call("task_done", summary="noted"))], side_replies=[ModelReply(report_yaml())])
+        session = make_session(store, data_dir, workdir, model, long_memory=memory)
+        assert await session.run() == "done"
+        event, _, _ = await session.reflect()
+    finally:
+        memory.close()
+    return session, event
+
+
+async def test_the_reports_of_a_sessions_reflections_go_with_it_and_only_them(store, data_dir, workdir, tmp_path):
+    from core.events import ReflectionWritten
+    from core.memory.longterm import LongTermMemory
+    from core.memory.strategies import kept, page
+    from tests.core.memory.test_reflection import STRATEGY
+
+    session, event = await reflected(store, data_dir, workdir)
+    (data_dir / "memory" / "reflections" / "20261101-000000-beef-1.yaml").write_text("outcome: other's\n")
+    target = export_session(store, data_dir, session.id, tmp_path / "shared.zip")
+    with zipfile.ZipFile(target) as archive:
+        reports = [name for name in archive.namelist() if "/memory/" in name]
+    assert reports == [f"{session.id}/memory/{event.path}"]
+
+    elsewhere = tmp_path / "elsewhere"
+    there = Store(elsewhere / "tripane.db")
+    assert import_session(there, elsewhere, target) == session.id
+    memory_there = LongTermMemory(elsewhere, None)
+    try:
+        assert [k.session_id for k in kept(memory_there)] == [session.id]  # counted there as one of its sessions'
+        assert f"**{STRATEGY}**" in page(memory_there, event.path)  # its notice opens it there
+        assert not (elsewhere / "sessions" / session.id / "memory").exists()  # not among the session's files
+    finally:
+        memory_there.close()
+
+    # Imported again into a folder that has its report already: the one there is kept, as it is.
+    (elsewhere / "memory" / event.path).write_text("outcome: edited by hand there\n", encoding="utf-8")
+    there.delete_session(session.id)
+    assert import_session(there, elsewhere, target) == session.id
+    assert (elsewhere / "memory" / event.path).read_text(encoding="utf-8") == "outcome: edited by hand there\n"
+    assert isinstance(there.records(session.id)[-1].event, ReflectionWritten)
+
+
+async def test_a_failed_import_takes_back_the_reflection_reports_it_brought(store, data_dir, workdir, tmp_path):
+    session, event = await reflected(store, data_dir, workdir)
+    target = export_session(store, data_dir, session.id, tmp_path / "shared.zip")
+    broken = tmp_path / "broken.zip"
+    with zipfile.ZipFile(target) as source, zipfile.ZipFile(broken, "w") as out:
+        for info in sorted(source.infolist(), key=lambda i: "/memory/" not in i.filename):  # the report first
+            out.writestr(info.filename, source.read(info.filename))
+        out.writestr(f"{session.id}/findings.md/oops", "a file where a folder cannot be")
+    elsewhere = tmp_path / "elsewhere"
+    there = Store(elsewhere / "tripane.db")
+    with pytest.raises(OSError):
+        import_session(there, elsewhere, broken)
+    assert there.sessions() == [] and not (elsewhere / "memory" / event.path).exists()
