@@ -18,7 +18,15 @@ from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
-from core.memory.layers import SECTIONS, TRIAL_USES, Entry, Episode, MemoryFiles, Skill
+from core.memory.layers import (
+    CONTRADICTIONS,
+    SECTIONS,
+    TRIAL_USES,
+    Entry,
+    Episode,
+    MemoryFiles,
+    Skill,
+)
 from core.tools.context import confine
 from core.tools.registry import ToolError
 
@@ -217,6 +225,15 @@ class LongTermMemory:
         """MEMORY.md's lessons in force (the reflections', the agent's, the person's), oldest first."""
         return [e for e in self.files.entries() if e.section == SECTIONS["lesson"] and e.superseded_by is None]
 
+    def contradictions(self) -> list[str]:
+        """The entries MEMORY.md lists as possibly contradicting each other, for the person to settle."""
+        text = self.files.memory_path.read_text(encoding="utf-8") if self.files.memory_path.exists() else ""
+        section = text.split(f"## {CONTRADICTIONS}", 1)
+        if len(section) != 2:
+            return []
+        lines = section[1].split("\n## ", 1)[0].splitlines()  # up to the next section, if one follows
+        return [line[2:] for line in lines if line.startswith("- ")]
+
     def lessons_for(self, task: str) -> list[Entry]:
         """The lessons in force that bear on the task, most alike first."""
         embedder = self.index.embedder
@@ -269,10 +286,7 @@ class LongTermMemory:
                 score = word_overlap(first.text, second.text)
                 if score >= 0.8:
                     report.duplicates.append((first, second, round(score, 2)))
-        text = self.files.memory_path.read_text(encoding="utf-8") if self.files.memory_path.exists() else ""
-        section = text.split("## Contradictions to confirm", 1)
-        if len(section) == 2:
-            report.contradictions = [line[2:] for line in section[1].splitlines() if line.startswith("- ")]
+        report.contradictions = self.contradictions()
         report.old_logs = [source.path for source in self._logs_to_summarise(today)]
         if apply:
             report.summarised = self.summarise_old_logs(today=today)

@@ -283,6 +283,10 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None) -> str:
         parts.append("No lesson yet, and no strategy suggested with high or medium confidence. Reflect on a task "
                      "(Session → Reflect on the task…), or have each task reflected on as it ends (Settings → "
                      "Supervision).")
+    if contradictions := memory.contradictions():
+        parts.append("### To confirm (MEMORY.md)\nEntries that may contradict each other: keep the true one and "
+                     "delete or supersede the other in MEMORY.md (Open memory folder).\n\n"
+                     + "\n".join(f"- {line}" for line in contradictions))
     skills = memory.files.skills()
     if skills:
         parts.append("### Skills\n" + "\n".join(

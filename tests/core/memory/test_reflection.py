@@ -302,6 +302,10 @@ def test_a_lesson_that_may_contradict_memory_is_flagged_for_the_person(data_dir)
         page = strategies.page(memory, strategies.kept(memory)[-1].path.relative_to(memory.files.root).as_posix(),
                                [promotion])
         assert "### To confirm\n- Lesson m2 may contradict m1 “Run the whole test suite with 4 workers”" in page
+        overview = strategies.overview(memory)
+        assert "### To confirm (MEMORY.md)" in overview
+        assert "- m2 may contradict m1: “Run the whole test suite with 2 workers” vs “Run the whole test suite with 4 workers”" in overview
+        assert memory.doctor().contradictions == memory.contradictions() != []
         assert "Contradictions to confirm" in memory.files.memory_path.read_text(encoding="utf-8")
     finally:
         memory.close()
