@@ -269,6 +269,7 @@ class MemoryRecalled(Event):
     kind: ClassVar[str] = "memory_recalled"
     text: str  # the message the agent sees ("" when there was nothing to bring)
     skills: tuple[str, ...] = ()  # slugs of the skills injected (their success record is updated at the end)
+    lessons: tuple[str, ...] = ()  # ids of the MEMORY.md lessons quoted
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,7 @@ def render(record: Record) -> str | None:
             detail = f" — {_short(event.text)}" if event.text.strip() else ""
             return f"  answer to {event.qid}: {event.choice}{detail}"
         case MemoryRecalled() if event.text:
-            skills = f" (skills injected: {', '.join(event.skills)})" if event.skills else ""
-            return f"  🧠 long-term memory recalled{skills}"
+            return f"  🧠 long-term memory recalled{recall_note(event, ' (', ')')}"
         case Compaction():
             return (f"  ⇊ compaction of events {event.first_seq}-{event.last_seq} ({compaction_sizes(event)})"
                     f"{flush_note(event)}")
@@ -121,6 +120,13 @@ def reflection_note(event: ReflectionWritten) -> str:
     verdict = ACHIEVED_WORDS.get(event.achieved, "no verdict")
     count = f"{event.strategies} strateg{'y' if event.strategies == 1 else 'ies'} suggested"
     return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where})"
+
+
+def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:
+    """What a recall at task start brought beyond recent logs: "skills injected: x; lessons quoted: m3"."""
+    said = "; ".join(part for part in (f"skills injected: {', '.join(event.skills)}" if event.skills else "",
+                                       f"lessons quoted: {', '.join(event.lessons)}" if event.lessons else "") if part)
+    return f"{before}{said}{after}" if said else ""
 
 
 def describe_danger(event: Danger) -> str:

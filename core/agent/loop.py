@@ -309,17 +309,18 @@ class AgentLoop:
         task = self.state.config.task
         try:
             await self.long_memory.arefresh()
-            text, matches = await asyncio.to_thread(self.long_memory.recall_for_task, task)
+            text, matches, lessons = await asyncio.to_thread(self.long_memory.recall_for_task, task)
         except Exception as exc:  # embedding provider down, unreadable files: not a reason to stop
             log.warning("long-term memory recall failed: %s", exc)
             self._record(MemoryRecalled(text=""))
             self._progress(progress.memory_recalled([], [], f"{type(exc).__name__}: {exc}"))
             return
         injected = tuple(m.skill.slug for m in matches if m.injected)
-        self._record(MemoryRecalled(text=text or "", skills=injected))
+        self._record(MemoryRecalled(text=text or "", skills=injected, lessons=tuple(e.id for e in lessons)))
         if text:
             self._progress(progress.memory_recalled([m.skill.name for m in matches if m.injected],
-                                                    [m.skill.name for m in matches if not m.injected], ""))
+                                                    [m.skill.name for m in matches if not m.injected], "",
+                                                    [e.id for e in lessons]))
 
     def attach_memory(self, memory: LongTermMemory) -> None:
         """Long-term memory that landed after the run began: a task that ended (or stopped for the

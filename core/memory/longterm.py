@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
@@ -73,6 +74,15 @@ class SkillMatch:
     @property
     def injected(self) -> bool:
         return self.similarity >= INJECT_SKILL
+
+
+class Recall(NamedTuple):
+    """What long-term memory brings to a task's start: the message (None: nothing), the skills
+    matched, the lessons quoted."""
+
+    text: str | None
+    matches: list[SkillMatch]
+    lessons: list[Entry]
 
 
 @dataclass
@@ -245,7 +255,7 @@ class LongTermMemory:
                         key=lambda pair: -pair[0])
         return [e for score, e in ranked[:LESSONS_RECALLED] if score >= RECALL_LESSON]
 
-    def recall_for_task(self, task: str) -> tuple[str | None, list[SkillMatch]]:
+    def recall_for_task(self, task: str) -> Recall:
         """The message that brings long-term memory into a new task's context, or None if there is
         nothing to bring: matching skills (injected or offered), lessons that bear on it and where
         recent daily logs are."""
@@ -253,7 +263,7 @@ class LongTermMemory:
         lessons = self.lessons_for(task)
         logs = self.recent_logs()
         if not matches and not lessons and not logs:
-            return None, []
+            return Recall(None, [], [])
         parts = ["[Long-term memory for this task. Search more with memory_search; read files with memory_get.]"]
         for match in matches:
             skill = match.skill
@@ -270,7 +280,7 @@ class LongTermMemory:
             parts.append("\n## Lessons that may apply (MEMORY.md)\n" + "\n".join(f"- [{e.id}] {e.text}" for e in lessons))
         if logs:
             parts.append("\n## Recent daily logs\n" + "\n".join(f"- {p}" for p in logs))
-        return "\n".join(parts), matches
+        return Recall("\n".join(parts), matches, lessons)
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -112,8 +112,9 @@ def workdir_moved(previous: str, workdir: str) -> str:
     return f"\n## [{_stamp()}] Work folder moved by the person\n- From {previous} to {workdir}; the agent works there from now on.\n"
 
 
-def memory_recalled(injected: list[str], offered: list[str], failure: str) -> str:
+def memory_recalled(injected: list[str], offered: list[str], failure: str, lessons: list[str] = ()) -> str:
     if failure:
         return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300, ends=False)}\n- The task goes on without it.\n"
     lines = [f"- Skill injected: {name}" for name in injected] + [f"- Skill offered: {name}" for name in offered]
+    lines += [f"- Lessons quoted: {', '.join(lessons)}"] if lessons else []
     return f"\n## [{_stamp()}] 🧠 Long-term memory recalled\n" + ("\n".join(lines) or "- Recent daily logs listed") + "\n"

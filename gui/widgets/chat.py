@@ -43,6 +43,7 @@ from core.render import (
     describe_edit,
     flush_note,
     model_change_note,
+    recall_note,
     reflection_note,
     workdir_note,
 )
@@ -489,9 +490,8 @@ class ChatView(QScrollArea):
             case Danger():
                 self._notice(f"⚠ {escape_html(describe_danger(event))}", "error", into)
             case MemoryRecalled() if event.text:
-                skills = f": skill {', '.join(escape_html(s) for s in event.skills)} injected" if event.skills else ""
-                self._notice(f"🧠 Long-term memory recalled for this task{skills} (appended to the context)",
-                             into=into)
+                self._notice(f"🧠 Long-term memory recalled for this task{escape_html(recall_note(event, ': '))} "
+                             "(appended to the context)", into=into)
             case Compaction():
                 self._notice(f"⇊ Context compacted ({compaction_sizes(event)}){escape_html(flush_note(event))}; "
                              "the summary is in compaction/summaries.jsonl",

@@ -166,3 +166,19 @@ def test_a_run_stopped_at_three_strike_is_reflected_on_by_itself(qtbot, make_win
     wait_for_dialog(qtbot, window, "three_strike").choose("stop")
     qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)), timeout=WAIT)
     assert session.state.status == "ended:aborted"
+
+
+def test_a_lesson_quoted_at_a_tasks_start_is_said_in_the_conversation(qtbot, make_window, workdir, tmp_path):
+    from core.memory.embedding import LocalEmbedder
+    from core.memory.longterm import LongTermMemory
+
+    memory = LongTermMemory(tmp_path / "data", LocalEmbedder())
+    memory.remember("Cache the pip downloads in CI (when: the CI takes long)", kind="lesson", source="s1")
+    memory.close()
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    session = start(window, workdir, task="Why does CI take forty minutes?")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    notices = [label.text() for label in window.chat.findChildren(WrappedLabel) if "Long-term memory" in label.text()]
+    assert len(notices) == 1  # (its brain is drawn as a stand-in where the fonts have none)
+    assert notices[0].endswith(" Long-term memory recalled for this task: lessons quoted: m1 (appended to the context)")

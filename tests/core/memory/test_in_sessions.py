@@ -7,6 +7,7 @@ from datetime import date
 from core.events import MemoryRecalled, ToolResult
 from core.memory.layers import Episode
 from core.memory.longterm import LongTermMemory
+from core.render import recall_note
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.store import Store
@@ -175,6 +176,9 @@ async def test_a_lesson_that_bears_on_a_new_task_is_recalled_at_its_start_and_ot
     assert "## Lessons that may apply (MEMORY.md)\n- [m1] Cache the pip downloads in CI" in text
     assert "release notes" not in text and "6543" not in text
     assert "Lessons that may apply" not in model.requests[0].messages[0]["content"]  # appended, never the prefix
+    assert events_of(session, MemoryRecalled)[0].lessons == ("m1",)
+    assert "- Lessons quoted: m1" in session.read_file("progress.md")[0]
+    assert recall_note(events_of(session, MemoryRecalled)[0]) == "lessons quoted: m1"
 
     model = ScriptedModel([reply("", call("task_done", summary="ok"))])
     later = make_session(store, data_dir, workdir, model, task="Translate the README into French",

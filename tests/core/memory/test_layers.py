@@ -198,7 +198,7 @@ def test_a_new_skill_is_on_trial_and_becomes_active_when_most_of_its_trial_succe
     assert save_fix_skill(long_memory).status == "probation"
     text = long_memory.files.skill_path("fix-failing-tests").read_text(encoding="utf-8")
     assert "## Status\nprobation — trial: 0 of 3 uses, 0 succeeded" in text
-    message, _ = long_memory.recall_for_task("Our pytest run shows 3 failures, repair them")
+    message = long_memory.recall_for_task("Our pytest run shows 3 failures, repair them").text
     assert "on trial, use 1 of 3" in message
     assert long_memory.files.record_skill_use("fix-failing-tests", True) == ""
     assert long_memory.files.record_skill_use("fix-failing-tests", False) == ""
@@ -218,7 +218,7 @@ def test_a_skill_that_fails_its_trial_or_keeps_failing_is_neither_offered_nor_fo
     assert long_memory.files.record_skill_use("fix-failing-tests", True) == (
         "deprecated — failed its trial: 1 of 3 uses succeeded")
     assert long_memory.skills_for(task) == []
-    assert "Fix failing tests" not in (long_memory.recall_for_task(task)[0] or "")
+    assert "Fix failing tests" not in (long_memory.recall_for_task(task).text or "")
 
     # The person sets it back by hand; five failures in a row deprecate it again.
     path = long_memory.files.skill_path("fix-failing-tests")
