@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     memory_commands.add_parser("status", help="what is indexed and how vectors are searched", parents=[common])
     memory_commands.add_parser("strategies", help="the strategies reflections suggested, how many sessions' "
                                "reflections did, and which became lessons", parents=[common])
+    memory_commands.add_parser("learned", help="what the agent learned: the lessons in force and where each came "
+                               "from, the strategies on their way, entries to confirm, the skills", parents=[common])
     config = memory_commands.add_parser("config", help="choose the embedding model and vector search for this data folder",
                                         parents=[common])
     config.add_argument("--embedding-model",

@@ -55,6 +55,11 @@ async def _memory_command(memory: LongTermMemory, args) -> int:
         return 0
     if args.memory_command == "strategies":
         return _strategies(memory)
+    if args.memory_command == "learned":
+        from core.memory.strategies import overview
+
+        print(overview(memory))
+        return 0
     return _doctor(memory, args.apply)
 
 
