@@ -22,6 +22,7 @@ from core.events import (
     SessionResumed,
     SessionStarted,
     ToolResult,
+    Usage,
     UserMessage,
     WindowLearned,
     WorkdirMoved,
@@ -119,7 +120,8 @@ def reflection_note(event: ReflectionWritten) -> str:
     lessons = f"; became lesson{'s' if len(event.lessons) > 1 else ''} {', '.join(event.lessons)} in MEMORY.md" if event.lessons else ""
     verdict = ACHIEVED_WORDS.get(event.achieved, "no verdict")
     count = f"{event.strategies} strateg{'y' if event.strategies == 1 else 'ies'} suggested"
-    return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where})"
+    spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
+    return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where}{spent})"
 
 
 def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:
@@ -185,8 +187,14 @@ def compaction_sizes(event: Compaction) -> str:
 
 def summary_cost(event: Compaction) -> str:
     """What writing the summary took, when a model wrote it and its provider said."""
-    used = event.usage
-    if not event.summary_model or not (used.prompt_tokens or used.completion_tokens):
+    if not event.summary_model or not (spent := request_cost(event.usage)):
+        return ""
+    return f"; summary by {event.summary_model}: {spent}"
+
+
+def request_cost(used: Usage) -> str:
+    """A side request's tokens and cost ("1,500 tokens, $0.0020"); "" when its provider said nothing."""
+    if not (used.prompt_tokens or used.completion_tokens):
         return ""
     cost = f", ${used.cost_usd:.4f}" if used.cost_usd else ""
-    return f"; summary by {event.summary_model}: {used.prompt_tokens + used.completion_tokens:,} tokens{cost}"
+    return f"{used.prompt_tokens + used.completion_tokens:,} tokens{cost}"

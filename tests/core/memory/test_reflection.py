@@ -12,6 +12,7 @@ from core.llm import ModelError, ModelReply
 from core.memory import strategies
 from core.memory.longterm import LongTermMemory
 from core.memory.reflection import ReflectionUnreadable, Report, Strategy, parse, trace
+from core.render import reflection_note
 from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun
 from core.spending import spending
@@ -172,6 +173,8 @@ async def test_a_reflection_is_kept_recorded_and_paid_for(store, data_dir, workd
     # Its request is the session's spending, in the session and in the log's total.
     assert session.state.usage.cost_usd == pytest.approx(0.002)
     assert spending(store).by_model["cheap-model"].prompt_tokens == 1200
+    assert reflection_note(event) == (f"reflection by cheap-model: the task was achieved; 1 strategy suggested "
+                                      f"(memory/{event.path}; 1,500 tokens, $0.0020)")
 
 
 async def test_a_reflection_is_not_part_of_the_agents_context(store, data_dir, workdir, long_memory):
