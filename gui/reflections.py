@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from core.session import CannotRun, Session
-from gui.dialogs.reflection import ReflectionDialog, lesson_link
+from gui.dialogs.reflection import ReflectionDialog, lesson_link, skill_link
 from gui.qt import Qt
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class Reflections:
         """What the agent learned: the lessons in force, the strategies on their way, the skills."""
         from core.memory.strategies import overview
 
-        self._read(lambda memory, made=(): overview(memory, lesson_link), "Lessons, strategies and skills",
+        self._read(lambda memory, made=(): overview(memory, lesson_link, skill_link), "Lessons, strategies and skills",
                    "What the agent learned")
 
     def _read(self, markdown_of, title: str, what: str) -> None:
@@ -108,6 +108,7 @@ class Reflections:
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.memory_folder_requested.connect(self.window.open_memory_folder)
         dialog.lesson_requested.connect(lambda path, index: self.make_lesson(dialog, path, index, markdown_of))
+        dialog.skill_status_requested.connect(lambda slug, status: self.set_skill(dialog, slug, status, markdown_of))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
@@ -134,6 +135,27 @@ class Reflections:
 
         window.keeper.in_thread(made_then_page, name="lesson", on_success=done, owner=dialog,
                                 on_failure=lambda error: window.tell(f"The lesson could not be made: {error}"))
+
+    def set_skill(self, dialog: ReflectionDialog, slug: str, status: str, markdown_of) -> None:
+        """The person retires a skill, or takes one back; the page says so."""
+        window = self.window
+        memory = window.workspace.long_memory
+        if memory is None:
+            return
+
+        def set_then_page():
+            skill = memory.files.set_skill_status(slug, status)
+            return skill, markdown_of(memory)
+
+        def done(result) -> None:
+            skill, markdown = result
+            dialog.set_markdown(markdown)
+            said = "is retired: neither offered nor followed" if status == "deprecated" else "is in use again"
+            window.statusBar().showMessage(f"The skill “{skill.name}” {said}", 8000)
+            window._show_memory_status()
+
+        window.keeper.in_thread(set_then_page, name="skill status", on_success=done, owner=dialog,
+                                on_failure=lambda error: window.tell(f"The skill could not be changed: {error}"))
 
     def run_ended(self, session: Session) -> None:
         """A task this window ran ended: reflected on when Settings says so (reflected_on_by_itself)."""

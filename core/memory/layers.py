@@ -335,6 +335,22 @@ class MemoryFiles:
             atomic_write(path, skill.to_markdown())
             return skill
 
+    def set_skill_status(self, slug: str, status: str) -> Skill:
+        """The person's word on a skill: "active" (taken back, or trusted without a trial) or
+        "deprecated" (retired: neither offered nor followed). Raises ValueError for another status
+        or a skill that is not there."""
+        if status not in ("active", "deprecated"):
+            raise ValueError(f"a skill is set active or deprecated, not {status!r}")
+        path = self.skill_path(slug)
+        with self._lock():
+            if not path.exists():
+                raise ValueError(f"there is no skill {slug!r} (skills/{slug}.md)")
+            skill = parse_skill(path.read_text(encoding="utf-8"), slug)
+            skill.status, skill.why = status, "set by you"
+            skill.trial_uses = skill.trial_successes = 0
+            atomic_write(path, skill.to_markdown())
+            return skill
+
     def record_skill_use(self, slug: str, succeeded: bool) -> str:
         """Count a task that followed the skill; its new status and why when this use changed it
         ("active — passed its trial: …"), else ""."""

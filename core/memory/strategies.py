@@ -250,7 +250,10 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
     return f"*{heading}.*\n\n{describe(report, standing)}{to_confirm}"
 
 
-def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None) -> str:
+SkillLinkFor = Callable[[str, str], str]  # (a skill's slug, the status to set) -> a link
+
+
+def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_link: SkillLinkFor | None = None) -> str:
     """What the agent has learned, as Markdown: the lessons in force (from reflections, the agent or
     the person), the strategies on their way to becoming one (most suggested first, each linking to
     making it a lesson now), and the skills with their status and record."""
@@ -288,12 +291,16 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None) -> str:
                      "delete or supersede the other in MEMORY.md (Open memory folder).\n\n"
                      + "\n".join(f"- {line}" for line in contradictions))
     skills = memory.files.skills()
+
+    def skill_line(skill) -> str:
+        change = ("active", "Take it back") if skill.status == "deprecated" else ("deprecated", "Retire it")
+        link = f" [{change[1]}]({skill_link(skill.slug, change[0])})" if skill_link else ""
+        return (f"- **{skill.name}** — *{skill.status}" + (f" ({skill.why})" if skill.why else "")
+                + f"; {skill.successes} of {skill.uses} uses succeeded"
+                + (f", latest first {' '.join(skill.recent)}" if skill.recent else "") + f"* · skills/{skill.slug}.md{link}")
+
     if skills:
-        parts.append("### Skills\n" + "\n".join(
-            f"- **{skill.name}** — *{skill.status}" + (f" ({skill.why})" if skill.why else "")
-            + f"; {skill.successes} of {skill.uses} uses succeeded"
-            + (f", latest first {' '.join(skill.recent)}" if skill.recent else "") + f"* · skills/{skill.slug}.md"
-            for skill in skills))
+        parts.append("### Skills\n" + "\n".join(map(skill_line, skills)))
     return "\n\n".join(parts)
 
 

@@ -10,11 +10,17 @@ from gui.markdown import to_html
 from gui.qt import QDialogButtonBox, QPushButton, QUrl, QWidget, Signal
 
 LESSON_LINK = "tripane-lesson:"  # then the reflection's path in memory/, ":", the strategy's index
+SKILL_LINK = "tripane-skill:"  # then the skill's slug, ":", the status to set
 
 
 def lesson_link(rel_path: str, index: int) -> str:
     """Where a strategy's "Make it a lesson now" points."""
     return f"{LESSON_LINK}{rel_path}:{index}"
+
+
+def skill_link(slug: str, status: str) -> str:
+    """Where a skill's "Retire it" / "Take it back" points."""
+    return f"{SKILL_LINK}{slug}:{status}"
 
 
 def read_lesson_link(href: str) -> tuple[str, int] | None:
@@ -26,6 +32,7 @@ def read_lesson_link(href: str) -> tuple[str, int] | None:
 class ReflectionDialog(SessionTextDialog):
     memory_folder_requested = Signal()
     lesson_requested = Signal(str, int)  # the person makes a lesson of this strategy (reflection, index) now
+    skill_status_requested = Signal(str, str)  # the person retires a skill or takes it back (slug, status)
 
     def __init__(self, title: str, markdown: str, parent: QWidget | None = None, what: str = "Reflection"):
         super().__init__(what, title, to_html(markdown), f"{what}: {title}", (720, 560), parent)
@@ -47,5 +54,9 @@ class ReflectionDialog(SessionTextDialog):
         bar.setValue(at)
 
     def _link(self, url: QUrl) -> None:
-        if (target := read_lesson_link(url.toString())) is not None:
+        href = url.toString()
+        if (target := read_lesson_link(href)) is not None:
             self.lesson_requested.emit(*target)
+        elif href.startswith(SKILL_LINK):
+            slug, _, status = href.removeprefix(SKILL_LINK).rpartition(":")
+            self.skill_status_requested.emit(slug, status)

@@ -6,7 +6,12 @@ from __future__ import annotations
 from core.events import ReflectionWritten
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
-from gui.dialogs.reflection import ReflectionDialog, lesson_link, read_lesson_link
+from gui.dialogs.reflection import (
+    ReflectionDialog,
+    lesson_link,
+    read_lesson_link,
+    skill_link,
+)
 from gui.qt import QMessageBox, QUrl
 from gui.widgets.chat import REFLECTION_LINK
 from gui.widgets.wrapped_label import WrappedLabel
@@ -182,3 +187,21 @@ def test_a_lesson_quoted_at_a_tasks_start_is_said_in_the_conversation(qtbot, mak
     notices = [label.text() for label in window.chat.findChildren(WrappedLabel) if "Long-term memory" in label.text()]
     assert len(notices) == 1  # (its brain is drawn as a stand-in where the fonts have none)
     assert notices[0].endswith(" Long-term memory recalled for this task: lessons quoted: m1 (appended to the context)")
+
+
+def test_a_skill_is_retired_and_taken_back_from_what_the_agent_learned(qtbot, make_window):
+    window = make_window()
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    window.workspace.long_memory.save_skill("Fix failing tests", ["pytest reports failures"], ["Run it alone"], [],
+                                            source="s1")
+    window.actions_by_name["strategies"].trigger()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert f"[Retire it]({skill_link('fix-failing-tests', 'deprecated')})" in dialog.markdown
+    dialog.text.anchorClicked.emit(QUrl(skill_link("fix-failing-tests", "deprecated")))
+    qtbot.waitUntil(lambda: "*deprecated (set by you)" in dialog.markdown, timeout=WAIT)
+    assert f"[Take it back]({skill_link('fix-failing-tests', 'active')})" in dialog.markdown
+    assert window.statusBar().currentMessage() == "The skill “Fix failing tests” is retired: neither offered nor followed"
+    assert window.status.memory.text() == "Memory: 0 lessons, 0 skills"
+    dialog.text.anchorClicked.emit(QUrl(skill_link("fix-failing-tests", "active")))
+    qtbot.waitUntil(lambda: "*active (set by you)" in dialog.markdown, timeout=WAIT)

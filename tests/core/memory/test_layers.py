@@ -242,3 +242,17 @@ def test_a_skill_written_before_skills_had_a_status_gets_the_one_its_record_earn
     (folder / "fresh.md").write_text(old.replace("Deploy", "Fresh") + "1 of 1 uses succeeded\n", encoding="utf-8")
     found = {s.slug: (s.status, s.trial_uses) for s in long_memory.files.skills()}
     assert found == {"deploy": ("active", 0), "fresh": ("probation", 1)}
+
+
+def test_the_person_retires_a_skill_or_takes_it_back(long_memory):
+    save_fix_skill(long_memory)
+    task = "Our pytest run shows 3 failures, repair them"
+    skill = long_memory.files.set_skill_status("fix-failing-tests", "deprecated")
+    assert (skill.status, skill.why) == ("deprecated", "set by you") and long_memory.skills_for(task) == []
+    assert reread(long_memory).status == "deprecated"
+    long_memory.files.set_skill_status("fix-failing-tests", "active")
+    assert long_memory.skills_for(task)[0].skill.status == "active"  # trusted without a trial
+    with pytest.raises(ValueError, match="active or deprecated"):
+        long_memory.files.set_skill_status("fix-failing-tests", "probation")
+    with pytest.raises(ValueError, match="there is no skill 'deploy'"):
+        long_memory.files.set_skill_status("deploy", "active")
