@@ -118,44 +118,37 @@ class Reflections:
         """The person makes a lesson of a strategy now; the page says so."""
         from core.memory.strategies import make_lesson
 
-        window = self.window
-        memory = window.workspace.long_memory
-        if memory is None:
-            return
-
-        def made_then_page():
-            promotion = make_lesson(memory, path, index)
-            return promotion, markdown_of(memory, (promotion,))
-
-        def done(result) -> None:
-            promotion, markdown = result
-            dialog.set_markdown(markdown)
-            window.statusBar().showMessage(f"Lesson {promotion.lesson.id} is in MEMORY.md", 8000)
-            window._show_memory_status()
-
-        window.keeper.in_thread(made_then_page, name="lesson", on_success=done, owner=dialog,
-                                on_failure=lambda error: window.tell(f"The lesson could not be made: {error}"))
+        self._change(dialog, lambda memory: make_lesson(memory, path, index),
+                     lambda memory, promotion: markdown_of(memory, (promotion,)),
+                     lambda promotion: f"Lesson {promotion.lesson.id} is in MEMORY.md", "The lesson could not be made")
 
     def set_skill(self, dialog: ReflectionDialog, slug: str, status: str, markdown_of) -> None:
         """The person retires a skill, or takes one back; the page says so."""
+        said = "is retired: neither offered nor followed" if status == "deprecated" else "is in use again"
+        self._change(dialog, lambda memory: memory.files.set_skill_status(slug, status),
+                     lambda memory, _skill: markdown_of(memory), lambda skill: f"The skill “{skill.name}” {said}",
+                     "The skill could not be changed")
+
+    def _change(self, dialog: ReflectionDialog, change, page_of, told, failed: str) -> None:
+        """`change` long-term memory on a worker thread, then show the dialog's page again as it is
+        now and say what was done (`told`), or why it could not be."""
         window = self.window
         memory = window.workspace.long_memory
         if memory is None:
             return
 
-        def set_then_page():
-            skill = memory.files.set_skill_status(slug, status)
-            return skill, markdown_of(memory)
+        def changed_then_page():
+            result = change(memory)
+            return result, page_of(memory, result)
 
-        def done(result) -> None:
-            skill, markdown = result
+        def done(pair) -> None:
+            result, markdown = pair
             dialog.set_markdown(markdown)
-            said = "is retired: neither offered nor followed" if status == "deprecated" else "is in use again"
-            window.statusBar().showMessage(f"The skill “{skill.name}” {said}", 8000)
+            window.statusBar().showMessage(told(result), 8000)
             window._show_memory_status()
 
-        window.keeper.in_thread(set_then_page, name="skill status", on_success=done, owner=dialog,
-                                on_failure=lambda error: window.tell(f"The skill could not be changed: {error}"))
+        window.keeper.in_thread(changed_then_page, name="memory change", on_success=done, owner=dialog,
+                                on_failure=lambda error: window.tell(f"{failed}: {error}"))
 
     def run_ended(self, session: Session) -> None:
         """A task this window ran ended: reflected on when Settings says so (reflected_on_by_itself)."""
