@@ -9,6 +9,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.pins import PinDialog
+from gui.dialogs.reflection import ReflectionDialog
 from gui.qt import QDialog, QLabel, Qt, QWidget
 
 WAIT = 15_000
@@ -66,7 +67,8 @@ def test_the_window_and_its_dialogs_name_every_control(qtbot, make_window, workd
     inspector.close()
 
     for dialog in (PinDialog("# Plan\n- keep this line\n", (), window),
-                   ConflictDialog(PLAN, "mine\n", "the agent's\n", 3, window)):
+                   ConflictDialog(PLAN, "mine\n", "the agent's\n", 3, window),
+                   ReflectionDialog("Say hi", "**Achieved.** [Make it a lesson now](tripane-lesson:x:0)", window)):
         dialog.show()
         assert unnamed(dialog) == [], type(dialog).__name__
         dialog.reject()
