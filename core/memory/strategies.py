@@ -88,7 +88,10 @@ def save(memory: LongTermMemory, session_id: str, model: str, reply: str, report
     when = when or datetime.datetime.now()
     folder = reflections_dir(memory)
     folder.mkdir(parents=True, exist_ok=True)
-    number = 1 + sum(1 for _ in folder.glob(f"{session_id}-*"))
+    # After the highest number there, not the count: a report deleted by hand leaves a gap, and
+    # counting would write the next one over the last.
+    taken = (re.match(re.escape(session_id) + r"-(\d+)\.", path.name) for path in folder.glob(f"{session_id}-*"))
+    number = 1 + max((int(match.group(1)) for match in taken if match), default=0)
     header = f"# Reflection on session {session_id}, {when:%Y-%m-%d %H:%M}, by {model}\n"
     if report is None:
         path = folder / f"{session_id}-{number}.unreadable.txt"

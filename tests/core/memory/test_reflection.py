@@ -314,6 +314,18 @@ def test_a_lesson_that_may_contradict_memory_is_flagged_for_the_person(data_dir)
         memory.close()
 
 
+def test_a_report_deleted_by_hand_leaves_a_gap_the_next_one_does_not_fill_over_another(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        first, second = (strategies.save(memory, "s1", "m", "", Report("yes", str(n))) for n in (1, 2))
+        first.unlink()
+        third = strategies.save(memory, "s1", "m", "no report", None)
+        assert third.name == "s1-3.unreadable.txt" and parse(second.read_text(encoding="utf-8")).assessment == "2"
+        assert strategies.save(memory, "s1", "m", "", Report("yes", "4")).name == "s1-4.yaml"
+    finally:
+        memory.close()
+
+
 def test_a_reflection_file_damaged_by_hand_is_read_as_unreadable_not_fatal(data_dir):
     memory = LongTermMemory(data_dir, None)
     try:
