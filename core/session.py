@@ -503,6 +503,10 @@ class Session:
             raise CannotRun("Reflections are kept in long-term memory, which is not on for this session.")
         if self.running and self.state.status not in ("paused", "waiting") and not self.state.ended:
             raise CannotRun("The agent is working: reflect on the task once it ends, pauses or waits for you.")
+        if self.run_elsewhere():  # asked before the model is: its reflection could not be recorded
+            raise SessionBusy(f"Session {self.id} is being run by another Tripane (a terminal's `tripane run`, or "
+                              "another window): reflect on it there, or once that run ends.")
+        self.follow()  # what the other process recorded before it let go
         records = self.work_to_reflect_on()
         if not records:
             raise CannotRun("There is nothing to reflect on: the agent has not worked since the last reflection.")

@@ -465,3 +465,26 @@ def test_which_ended_runs_are_reflected_on_by_themselves():
     assert not reflected_on_by_itself(records(SessionEnded("aborted", "Stopped by the person.")))
     assert not reflected_on_by_itself(records(HumanAnswer("q1", "approve"), SessionEnded("aborted")))
     assert reflected_on_by_itself(records(HumanAnswer("q2", "stop"), SessionEnded("aborted", "The person chose to stop.")))
+
+
+async def test_a_session_another_process_runs_is_not_reflected_on_here(store, data_dir, workdir, long_memory):
+    import subprocess
+    import sys
+
+    from core.paths import RUN_LOCK
+    from core.session import SessionBusy
+    from tests.core.test_one_writer import HOLD
+
+    session, model = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(report_yaml()))
+    asked = len(model.requests)
+    other = subprocess.Popen([sys.executable, "-c", HOLD, str(session.dir / RUN_LOCK)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(SessionBusy, match="reflect on it there, or once that run ends"):
+            await session.reflect()
+    finally:
+        other.kill()
+        other.wait()
+    assert len(model.requests) == asked and not strategies.reflections_dir(long_memory).exists()
+    await session.reflect()  # once it let go
+    assert len(events_of(session, ReflectionWritten)) == 1
