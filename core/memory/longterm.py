@@ -38,6 +38,7 @@ INJECT_SKILL, OFFER_SKILL = 0.8, 0.6
 # lesson about its kind of work score 0.57-0.71 with the offline model; unrelated pairs up to 0.51),
 # the best LESSONS_RECALLED of them. Without vectors none is: words alone match too loosely here.
 RECALL_LESSON, LESSONS_RECALLED = 0.55, 3
+PREFERENCES_TOLD = 8  # the person's preferences the reflections are most sure of, told at every task start
 KEEP_DAILY_DAYS = 30
 ARCHIVE = "archive"
 _DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
@@ -193,14 +194,7 @@ class LongTermMemory:
         return entry, contradicts
 
     def contradicts(self, text: str, other: Entry) -> bool:
-        """Same subject, different claim: alike in words, unlike in numbers or negation."""
-        if text.casefold() == other.text.casefold():
-            return False
-        if word_overlap(text, other.text) < 0.5:
-            return False
-        numbers_differ = set(_NUMBER.findall(text)) != set(_NUMBER.findall(other.text))
-        negation_differs = bool(_NEGATION.search(text)) != bool(_NEGATION.search(other.text))
-        return numbers_differ or negation_differs
+        return claims_contradict(text, other.text)
 
     def save_skill(self, name: str, triggers: list[str], steps: list[str], tools: list[str], *, source: str,
                    change: str = "") -> Skill:
@@ -259,10 +253,13 @@ class LongTermMemory:
         """The message that brings long-term memory into a new task's context, or None if there is
         nothing to bring: matching skills (injected or offered), lessons that bear on it and where
         recent daily logs are."""
+        from core.memory.strategies import beliefs  # (it builds on this module)
+
         matches = self.skills_for(task)
         lessons = self.lessons_for(task)
+        wants = [b for b in beliefs(self) if b.believed][:PREFERENCES_TOLD]
         logs = self.recent_logs()
-        if not matches and not lessons and not logs:
+        if not matches and not lessons and not wants and not logs:
             return Recall(None, [], [])
         parts = ["[Long-term memory for this task. Search more with memory_search; read files with memory_get.]"]
         for match in matches:
@@ -278,6 +275,9 @@ class LongTermMemory:
                              f"memory_get(path=\"skills/{skill.slug}.md\") if it fits.")
         if lessons:
             parts.append("\n## Lessons that may apply (MEMORY.md)\n" + "\n".join(f"- [{e.id}] {e.text}" for e in lessons))
+        if wants:
+            parts.append("\n## What the person wants (learned from reflections on earlier tasks)\n"
+                         + "\n".join(f"- {b.text} (confidence {b.confidence:.2f})" for b in wants))
         if logs:
             parts.append("\n## Recent daily logs\n" + "\n".join(f"- {p}" for p in logs))
         return Recall("\n".join(parts), matches, lessons)
@@ -334,6 +334,15 @@ class LongTermMemory:
         path.replace(archive)
         summary = "\n".join(kept) + f"\n\n(Summary; the full log is daily/{ARCHIVE}/{path.name}.)\n"
         path.write_text(summary, encoding="utf-8")
+
+
+def claims_contradict(first: str, second: str) -> bool:
+    """Same subject, different claim: alike in words, unlike in numbers or negation."""
+    if first.casefold() == second.casefold() or word_overlap(first, second) < 0.5:
+        return False
+    numbers_differ = set(_NUMBER.findall(first)) != set(_NUMBER.findall(second))
+    negation_differs = bool(_NEGATION.search(first)) != bool(_NEGATION.search(second))
+    return numbers_differ or negation_differs
 
 
 def word_overlap(first: str, second: str) -> float:

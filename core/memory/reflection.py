@@ -72,6 +72,15 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class Preference:
+    """What the person showed they want (seed 002, section 4.3: the user model's signals)."""
+
+    text: str
+    evidence: str = ""  # what they said or did
+    strength: str = "LOW"  # HIGH: said outright; MEDIUM: chose or edited so; LOW: a hint
+
+
+@dataclass(frozen=True)
 class Report:
     achieved: str  # yes | partly | no | "" (not said)
     assessment: str
@@ -80,6 +89,7 @@ class Report:
     errors: tuple[Diagnosis, ...] = ()
     strategies: tuple[Strategy, ...] = ()
     gaps: tuple[str, ...] = ()
+    preferences: tuple[Preference, ...] = ()
 
     def to_yaml(self) -> str:
         """The report as the file keeps it: the shape asked of the model, whatever it actually sent."""
@@ -90,6 +100,8 @@ class Report:
             "strategies": [{"strategy": s.text, "when": s.when, "effect": s.effect, "confidence": s.confidence}
                            for s in self.strategies],
             "gaps": list(self.gaps),
+            "preferences": [{"preference": p.text, "evidence": p.evidence, "strength": p.strength}
+                            for p in self.preferences],
         }
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
@@ -245,6 +257,9 @@ def parse(reply: str, data=None) -> Report:
                          for item in map(lambda i: _mapping(i, "strategy"), _list(data.get("strategies")))
                          if (text := _text(item.get("strategy")))),
         gaps=_texts(data.get("gaps")),
+        preferences=tuple(Preference(text, _text(item.get("evidence")), _confidence(item.get("strength")))
+                          for item in map(lambda i: _mapping(i, "preference"), _list(data.get("preferences")))
+                          if (text := _text(item.get("preference")))),
     )
 
 
@@ -310,6 +325,10 @@ def describe(report: Report, standing: Sequence[str] = ()) -> str:
             for s, stand in zip(report.strategies, stands)))
     if report.gaps:
         parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))
+    if report.preferences:
+        parts.append("### What you showed you want\n" + "\n".join(
+            f"- {p.text} ({p.strength.lower()} signal)" + (f": {p.evidence}" if p.evidence else "")
+            for p in report.preferences))
     return "\n\n".join(parts)
 
 
@@ -328,4 +347,6 @@ def digest(report: Report) -> list[str]:
         lines.append("Strategies: " + "; ".join(f"{s.text} ({s.confidence.lower()})" for s in report.strategies))
     if report.gaps:
         lines.append("Gaps: " + "; ".join(report.gaps))
+    if report.preferences:
+        lines.append("The person showed they want: " + "; ".join(p.text for p in report.preferences))
     return lines

@@ -22,8 +22,15 @@ import yaml
 from core.memory.embedding import similarity
 from core.memory.guard import MemoryRefused
 from core.memory.layers import Entry
-from core.memory.longterm import LongTermMemory, word_overlap
-from core.memory.reflection import ReflectionUnreadable, Report, Strategy, load, parse
+from core.memory.longterm import LongTermMemory, claims_contradict, word_overlap
+from core.memory.reflection import (
+    Preference,
+    ReflectionUnreadable,
+    Report,
+    Strategy,
+    load,
+    parse,
+)
 from core.memory.working import atomic_write
 
 REFLECTIONS = "reflections"
@@ -146,16 +153,71 @@ def candidates(memory: LongTermMemory, reflections: list[Kept] | None = None) ->
     return [c for _, c in groups]
 
 
+# The person's preferences (seed 002, section 4.3): each reflection's signal moves a belief's
+# confidence toward its strength, (confidence × evidence + strength) / (evidence + 1); one that says
+# the opposite counts as a contradiction instead. A belief is told to the agent above BELIEVED, from
+# two signals or one said outright; with contradictions past TO_CONFIRM of its evidence it is the
+# person's to confirm, and told to nobody.
+STRENGTHS = {"HIGH": 0.9, "MEDIUM": 0.7, "LOW": 0.4}
+BELIEVED, CONFIRMED, TO_CONFIRM = 0.6, 0.9, 0.3
+
+
+@dataclass
+class Belief:
+    signals: list[tuple[Preference, Kept]] = field(default_factory=list)  # oldest first
+    confidence: float = 0.0
+    evidence: int = 0
+    contradictions: int = 0
+
+    @property
+    def text(self) -> str:
+        return self.signals[0][0].text
+
+    @property
+    def to_confirm(self) -> bool:
+        return self.evidence > 0 and self.contradictions / self.evidence > TO_CONFIRM
+
+    @property
+    def believed(self) -> bool:
+        said_outright = any(p.strength == "HIGH" for p, _ in self.signals)
+        return (self.confidence > BELIEVED and (self.evidence >= 2 or said_outright)) and not self.to_confirm
+
+
+def beliefs(memory: LongTermMemory, reflections: list[Kept] | None = None) -> list[Belief]:
+    """What the reflections say the person wants, each preference once with its confidence, most
+    confident first."""
+    reflections = kept(memory) if reflections is None else reflections
+    signals = [(p, k) for k in reflections if k.report for p in k.report.preferences]
+    # Looser than for strategies: a preference said again is short and worded freely ("keep commits
+    # small", "make small commits": 0.90), and its opposite must meet it to count against it.
+    same = _sameness(memory, [p.text for p, _ in signals], by_words=0.5, by_meaning=0.9)
+    groups: list[tuple[int, Belief]] = []
+    for i, (preference, where) in enumerate(signals):
+        belief = next((b for first, b in groups if same(first, i)), None)
+        if belief is None:
+            belief = Belief()
+            groups.append((i, belief))
+        belief.signals.append((preference, where))
+        if len(belief.signals) > 1 and claims_contradict(preference.text, belief.text):
+            belief.contradictions += 1
+            continue
+        strength = STRENGTHS.get(preference.strength, STRENGTHS["LOW"])
+        belief.confidence = (belief.confidence * belief.evidence + strength) / (belief.evidence + 1)
+        belief.evidence += 1
+    return sorted((b for _, b in groups), key=lambda b: -b.confidence)
+
+
 def lesson_text(strategy: Strategy) -> str:
     return strategy.text + (f" (when: {strategy.when})" if strategy.when else "")
 
 
-def _sameness(memory: LongTermMemory, texts: list[str]):
+def _sameness(memory: LongTermMemory, texts: list[str], by_words: float = SAME_BY_WORDS,
+              by_meaning: float = SAME_BY_MEANING):
     embedder = memory.index.embedder
     if embedder is None or not texts:
-        return lambda i, j: word_overlap(texts[i], texts[j]) >= SAME_BY_WORDS
+        return lambda i, j: word_overlap(texts[i], texts[j]) >= by_words
     vectors = memory.index.text_vectors(texts)
-    return lambda i, j: similarity(embedder, float(vectors[i] @ vectors[j])) >= SAME_BY_MEANING
+    return lambda i, j: similarity(embedder, float(vectors[i] @ vectors[j])) >= by_meaning
 
 
 def promote_due(memory: LongTermMemory) -> list[Promotion]:
@@ -289,6 +351,14 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_l
         parts.append("No lesson yet, and no strategy suggested with high or medium confidence. Reflect on a task "
                      "(Session → Reflect on the task…), or have each task reflected on as it ends (Settings → "
                      "Supervision).")
+    if preferences := beliefs(memory, reflections):
+        def belief_line(belief: Belief) -> str:
+            said = ("to confirm: it was contradicted" if belief.to_confirm else "confirmed" if belief.confidence > CONFIRMED
+                    else "told to the agent" if belief.believed else "not yet told to the agent")
+            return (f"- **{belief.text}** — *confidence {belief.confidence:.2f} from {belief.evidence} signal(s)"
+                    + (f", {belief.contradictions} contradicting" if belief.contradictions else "") + f"; {said}*")
+
+        parts.append("### What you showed you want (from reflections)\n" + "\n".join(map(belief_line, preferences)))
     if contradictions := memory.contradictions():
         parts.append("### To confirm (MEMORY.md)\nEntries that may contradict each other: keep the true one and "
                      "delete or supersede the other in MEMORY.md (Open memory folder).\n\n"

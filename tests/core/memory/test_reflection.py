@@ -11,7 +11,15 @@ from core.events import Record, ReflectionWritten, Usage, UserMessage
 from core.llm import ModelError, ModelReply
 from core.memory import strategies
 from core.memory.longterm import LongTermMemory
-from core.memory.reflection import ReflectionUnreadable, Report, Strategy, parse, trace
+from core.memory.reflection import (
+    Preference,
+    ReflectionUnreadable,
+    Report,
+    Strategy,
+    describe,
+    parse,
+    trace,
+)
 from core.render import reflection_note
 from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun
@@ -488,3 +496,43 @@ async def test_a_session_another_process_runs_is_not_reflected_on_here(store, da
     assert len(model.requests) == asked and not strategies.reflections_dir(long_memory).exists()
     await session.reflect()  # once it let go
     assert len(events_of(session, ReflectionWritten)) == 1
+
+
+def with_preferences(*said: tuple[str, str]) -> Report:
+    return Report("yes", "", preferences=tuple(Preference(text, "they said so", strength) for text, strength in said))
+
+
+def test_the_person_s_preferences_are_read_from_a_reflection():
+    report = parse("outcome: fine\npreferences:\n  - preference: Keep commits small\n    evidence: 'said: one change a commit'"
+                   "\n    strength: high\n  - Answer in French\n")
+    assert report.preferences == (Preference("Keep commits small", "said: one change a commit", "HIGH"),
+                                  Preference("Answer in French"))
+    assert parse(report.to_yaml()) == report
+    assert "### What you showed you want\n- Keep commits small (high signal): said: one change a commit" in describe(report)
+
+
+def test_beliefs_grow_with_signals_and_a_contradicted_one_is_the_persons_to_confirm(data_dir):
+    memory = LongTermMemory(data_dir, None)
+    try:
+        for session, said in [("s1", [("Keep commits small", "MEDIUM"), ("Answer in French", "HIGH"),
+                                      ("Prefer tabs", "LOW")]),
+                              ("s2", [("Keep commits small", "MEDIUM"), ("Use pytest -q", "MEDIUM")]),
+                              ("s3", [("Do not keep commits small", "MEDIUM"), ("Prefer tabs", "LOW")])]:
+            strategies.save(memory, session, "m", "", with_preferences(*said))
+        found = {b.text: b for b in strategies.beliefs(memory)}
+        french, commits, pytest_q, tabs = (found[t] for t in ("Answer in French", "Keep commits small", "Use pytest -q",
+                                                               "Prefer tabs"))
+        assert (round(french.confidence, 2), french.evidence, french.believed) == (0.9, 1, True)  # said outright
+        assert (round(commits.confidence, 2), commits.evidence, commits.contradictions) == (0.7, 2, 1)
+        assert commits.to_confirm and not commits.believed  # 1 of 2 against: past 0.3
+        assert (pytest_q.evidence, pytest_q.believed) == (1, False)  # one choice is not yet a preference
+        assert (round(tabs.confidence, 2), tabs.evidence, tabs.believed) == (0.4, 2, False)  # hints stay hints
+        text = strategies.overview(memory)
+        assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); confirmed*" not in text  # 0.9 is not past it
+        assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); told to the agent*" in text
+        assert "- **Keep commits small** — *confidence 0.70 from 2 signal(s), 1 contradicting; to confirm" in text
+        recalled = memory.recall_for_task("Translate the changelog").text
+        assert "## What the person wants (learned from reflections on earlier tasks)\n- Answer in French (confidence 0.90)" \
+            in recalled and "commits" not in recalled and "tabs" not in recalled
+    finally:
+        memory.close()
