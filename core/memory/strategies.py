@@ -139,13 +139,7 @@ def candidates(memory: LongTermMemory, reflections: list[Kept] | None = None) ->
     texts = [s.text for s, _ in suggestions] + [lesson_text(s) for s, _ in suggestions] + [e.text for e in lessons]
     same = _sameness(memory, texts)
     known = len(suggestions) * 2  # where the lessons start in texts
-    groups: list[tuple[int, Candidate]] = []  # (the index of its first suggestion, it)
-    for i, (strategy, where) in enumerate(suggestions):
-        group = next((c for first, c in groups if same(first, i)), None)
-        if group is None:
-            group = Candidate()
-            groups.append((i, group))
-        group.suggestions.append((strategy, where))
+    groups = [(members[0], Candidate([suggestions[i] for i in members])) for members in _grouped(len(suggestions), same)]
     for first, candidate in groups:  # a lesson it would contradict is not it: that is for the person to settle
         forms = ((first, candidate.strategy.text), (first + len(suggestions), lesson_text(candidate.strategy)))
         candidate.lesson = next((e for j, e in enumerate(lessons, known)
@@ -191,20 +185,31 @@ def beliefs(memory: LongTermMemory, reflections: list[Kept] | None = None) -> li
     # Looser than for strategies: a preference said again is short and worded freely ("keep commits
     # small", "make small commits": 0.90), and its opposite must meet it to count against it.
     same = _sameness(memory, [p.text for p, _ in signals], by_words=0.5, by_meaning=0.9)
-    groups: list[tuple[int, Belief]] = []
-    for i, (preference, where) in enumerate(signals):
-        belief = next((b for first, b in groups if same(first, i)), None)
-        if belief is None:
-            belief = Belief()
-            groups.append((i, belief))
-        belief.signals.append((preference, where))
-        if len(belief.signals) > 1 and claims_contradict(preference.text, belief.text):
-            belief.contradictions += 1
-            continue
-        strength = STRENGTHS.get(preference.strength, STRENGTHS["LOW"])
-        belief.confidence = (belief.confidence * belief.evidence + strength) / (belief.evidence + 1)
-        belief.evidence += 1
-    return sorted((b for _, b in groups), key=lambda b: -b.confidence)
+    found = []
+    for members in _grouped(len(signals), same):
+        belief = Belief([signals[i] for i in members])
+        for preference, _ in belief.signals:
+            if preference is not belief.signals[0][0] and claims_contradict(preference.text, belief.text):
+                belief.contradictions += 1
+                continue
+            strength = STRENGTHS.get(preference.strength, STRENGTHS["LOW"])
+            belief.confidence = (belief.confidence * belief.evidence + strength) / (belief.evidence + 1)
+            belief.evidence += 1
+        found.append(belief)
+    return sorted(found, key=lambda b: -b.confidence)
+
+
+def _grouped(count: int, same) -> list[list[int]]:
+    """The indexes 0…count-1 in groups, oldest first: each joins the first group whose first member
+    `same` says it is, else starts one."""
+    groups: list[list[int]] = []
+    for i in range(count):
+        group = next((members for members in groups if same(members[0], i)), None)
+        if group is None:
+            groups.append([i])
+        else:
+            group.append(i)
+    return groups
 
 
 def lesson_text(strategy: Strategy) -> str:
