@@ -100,6 +100,10 @@ strategies:
     effect: shorter runs
     confidence: MEDIUM
 gaps: [No tool to find where a symbol is defined]
+preferences:
+  - preference: Stop and ask when a file the code names is missing
+    evidence: the person chose stop at the 3-Strike question
+    strength: MEDIUM
 ```"""
 
 
