@@ -7,7 +7,9 @@ whether a long session or years of reflections would keep the person waiting.
 - reading every kept reflection and grouping their strategies (REFLECTIONS files, three strategies
   each, a third of them said again in other words), by meaning with the offline embedding model and
   by shared words: the first time (embedding every strategy) and again (the sentence cache warm);
-- the page a reflection is shown as, over the same files.
+- the page a reflection is shown as, over the same files;
+- the person's preferences made beliefs (two signals a reflection), and the memory recalled at a
+  task's start, which reads them all.
 
     python benchmarks/reflection.py [--turns 2000] [--reflections 300] [--json]
 """
@@ -33,10 +35,12 @@ from core.events import (  # noqa: E402
 )
 from core.memory import strategies  # noqa: E402
 from core.memory.longterm import LongTermMemory  # noqa: E402
-from core.memory.reflection import TRACE_CHARS, Report, Strategy, trace  # noqa: E402
+from core.memory.reflection import TRACE_CHARS, Preference, Report, Strategy, trace  # noqa: E402
 
 TOPICS = ["the failing test", "the config loader", "the release notes", "the database migration", "the CI cache",
           "the date parser", "the import of CSV files", "the API client", "the docs site", "the logging setup"]
+PREFERENCES = ["Keep each fix in its own small commit", "Answer in French", "Run the whole suite before saying done",
+               "Never push to main", "Use pytest -q", "Write findings in short bullet points", "Ask before deleting files"]
 ACTIONS = ["Run {t} alone before changing code", "Read {t} before editing it", "List the folder that holds {t} first",
            "Write a finding about {t} as soon as it is understood", "Ask the person before deleting anything in {t}"]
 
@@ -75,7 +79,9 @@ def seed(memory: LongTermMemory, count: int) -> None:
             if number % 3 == 0:
                 text = f"Always {text[0].lower()}{text[1:]}"  # the same strategy in other words
             said.append(Strategy(text, "the task touches it", confidence="MEDIUM"))
-        strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=tuple(said)))
+        wants = (Preference(PREFERENCES[number % len(PREFERENCES)], strength="MEDIUM"),
+                 Preference(PREFERENCES[(number * 7) % len(PREFERENCES)], strength="HIGH"))
+        strategies.save(memory, f"s{number}", "m", "", Report("yes", "", strategies=tuple(said), preferences=wants))
 
 
 def grouping(folder: Path, count: int, with_vectors: bool) -> dict[str, float | int]:
@@ -91,8 +97,11 @@ def grouping(folder: Path, count: int, with_vectors: bool) -> dict[str, float | 
         again, _ = seconds(lambda: strategies.candidates(memory))
         path = strategies.kept(memory)[-1].path.relative_to(memory.files.root).as_posix()
         page, _ = seconds(lambda: strategies.page(memory, path))
+        believed, held = seconds(lambda: strategies.beliefs(memory))
+        recall, _ = seconds(lambda: memory.recall_for_task("Make the failing date tests pass"))
         return {"candidates": len(found), "first_s": round(first, 3), "again_s": round(again, 3),
-                "page_s": round(page, 3)}
+                "page_s": round(page, 3), "beliefs": len(held), "beliefs_s": round(believed, 3),
+                "recall_s": round(recall, 3)}
     finally:
         memory.close()
 
@@ -119,7 +128,8 @@ def main() -> None:
     for way in ("by_words", "by_meaning"):
         found = figures[way]
         print(f"{args.reflections:,} reflections grouped {way.replace('_', ' ')}: {found['candidates']} strategies; "
-              f"first {found['first_s']} s, again {found['again_s']} s; a reflection's page {found['page_s']} s")
+              f"first {found['first_s']} s, again {found['again_s']} s; a reflection's page {found['page_s']} s; "
+              f"{found['beliefs']} beliefs {found['beliefs_s']} s; the recall at a task's start {found['recall_s']} s")
 
 
 if __name__ == "__main__":
