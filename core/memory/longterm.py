@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from core.memory.config import read_config
 from core.memory.embedding import Embedder, choose_embedder, similarity
-from core.memory.guard import MemoryRefused
+from core.memory.guard import MemoryRefused, check
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
 from core.memory.layers import (
     CONTRADICTIONS,
@@ -257,7 +257,7 @@ class LongTermMemory:
 
         matches = self.skills_for(task)
         lessons = self.lessons_for(task)
-        wants = [b for b in beliefs(self) if b.believed][:PREFERENCES_TOLD]
+        wants = [b for b in beliefs(self) if b.believed and _storable(b.text)][:PREFERENCES_TOLD]
         logs = self.recent_logs()
         if not matches and not lessons and not wants and not logs:
             return Recall(None, [], [])
@@ -334,6 +334,16 @@ class LongTermMemory:
         path.replace(archive)
         summary = "\n".join(kept) + f"\n\n(Summary; the full log is daily/{ARCHIVE}/{path.name}.)\n"
         path.write_text(summary, encoding="utf-8")
+
+
+def _storable(text: str) -> bool:
+    """Whether memory's guard lets the text in (no secret, no temporary value): what a reflection
+    wrote is the model's, and goes to the agent only on the terms the agent's own writes do."""
+    try:
+        check(text)
+    except MemoryRefused:
+        return False
+    return True
 
 
 def claims_contradict(first: str, second: str) -> bool:

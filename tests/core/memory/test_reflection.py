@@ -531,7 +531,9 @@ def test_beliefs_grow_with_signals_and_a_contradicted_one_is_the_persons_to_conf
         assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); confirmed*" not in text  # 0.9 is not past it
         assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); told to the agent*" in text
         assert "- **Keep commits small** — *confidence 0.70 from 2 signal(s), 1 contradicting; to confirm" in text
+        strategies.save(memory, "s4", "m", "", with_preferences(("Log in with token=ghp_abcdefghijklmnopqrstuvwx1234", "HIGH")))
         recalled = memory.recall_for_task("Translate the changelog").text
+        assert "ghp_" not in recalled  # the guard's terms hold for what a reflection wrote too
         assert "## What the person wants (learned from reflections on earlier tasks)\n- Answer in French (confidence 0.90)" \
             in recalled and "commits" not in recalled and "tabs" not in recalled
     finally:
