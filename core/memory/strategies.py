@@ -1,12 +1,14 @@
-"""Reflections kept, and their strategies becoming lessons (seed 002, section 3.3).
+"""Reflections kept, and what they add up to (seed 002, sections 3.3 and 4.3).
 
 Each reflection is a YAML file in the data folder's memory/reflections/, named after its session.
 A strategy suggested with HIGH or MEDIUM confidence is a candidate; once reflections on three
 different sessions have suggested it (one experience is not a rule), it becomes a lesson in
 MEMORY.md, with where it came from, and every later task's memory search finds it. A lesson that
-may contradict an entry there is flagged for the person to confirm, not decided silently.
+may contradict an entry there is flagged for the person to confirm, not decided silently. The
+preferences the reflections saw the person show become beliefs with a confidence. `overview`
+says all of it, with the skills, for the person.
 
-"Suggested it" is judged by meaning where long-term memory has vectors, by shared words elsewhere.
+"The same" is judged by meaning where long-term memory has vectors, by shared words elsewhere.
 """
 
 from __future__ import annotations
@@ -52,8 +54,6 @@ class Kept:
 
     path: Path
     session_id: str
-    day: str
-    model: str
     report: Report | None  # None: the reply could not be read as a report (it is kept as it came)
 
 
@@ -125,7 +125,7 @@ def kept(memory: LongTermMemory) -> list[Kept]:
         except ReflectionUnreadable:
             report, meta = None, {}
         session = str(meta.get("session") or re.sub(r"-\d+$", "", path.stem))
-        found.append(Kept(path, session, str(meta.get("day") or ""), str(meta.get("model") or ""), report))
+        found.append(Kept(path, session, report))
     return found
 
 
