@@ -28,6 +28,8 @@ class Reflections:
     def __init__(self, window: MainWindow):
         self.window = window
         self.working: set[str] = set()  # sessions being reflected on (one reflection at a time each)
+        # Tasks that ended while long-term memory was still loading: reflected on once it is there.
+        self.due: dict[str, Session] = {}
 
     def reflect(self, session: Session | None = None, shown: bool = True) -> bool:
         """Reflect on the work of `session` (the one shown) since its last reflection, in the
@@ -155,4 +157,14 @@ class Reflections:
         from core.memory.reflection import reflected_on_by_itself
 
         if self.window.prefs.reflect_after_tasks and session.task is not None and reflected_on_by_itself(session.records):
-            self.reflect(session, shown=False)
+            if session.long_memory is None:
+                self.due[session.id] = session
+            else:
+                self.reflect(session, shown=False)
+
+    def memory_ready(self) -> None:
+        """Long-term memory has loaded: the tasks that ended before it did are reflected on now."""
+        due, self.due = self.due, {}
+        for session in due.values():
+            if session.long_memory is not None:
+                self.reflect(session, shown=False)

@@ -213,7 +213,8 @@ class MainWindow(QMainWindow):
                                            on_failure=lambda error: log.info("warm-up failed: %s", error))
         if self.memory_loading is None:
             self.memory_loading = self.keeper.run(self.workspace.load_memory(), name="memory",
-                                                  on_success=lambda _m: self._show_memory_status(),
+                                                  on_success=lambda _m: (self._show_memory_status(),
+                                                                         self.reflections.memory_ready()),
                                                   on_failure=self._memory_failed)
 
     def _show_memory_status(self) -> None:

@@ -205,3 +205,24 @@ def test_a_skill_is_retired_and_taken_back_from_what_the_agent_learned(qtbot, ma
     assert window.status.memory.text() == "Memory: 0 lessons, 0 skills"
     dialog.text.anchorClicked.emit(QUrl(skill_link("fix-failing-tests", "active")))
     qtbot.waitUntil(lambda: "*active (set by you)" in dialog.markdown, timeout=WAIT)
+
+
+def test_a_task_that_ends_before_memory_has_loaded_is_reflected_on_once_it_has(qtbot, make_window, workdir,
+                                                                                monkeypatch):
+    import threading
+
+    from gui.workspace import Workspace
+
+    gate = threading.Event()
+    opened = Workspace._open_memory
+    monkeypatch.setattr(Workspace, "_open_memory", lambda self: (gate.wait(30), opened(self))[1])
+    try:
+        window = make_window(failing_then_done(ModelReply(report_yaml())))
+        window.prefs.reflect_after_tasks = 1
+        session = start(window, workdir)
+        qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+        assert session.long_memory is None and list(window.reflections.due) == [session.id]
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)), timeout=WAIT)
+    assert window.reflections.due == {}
