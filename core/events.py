@@ -288,6 +288,33 @@ class ReflectionWritten(Event):
 
 
 @dataclass(frozen=True)
+class Consulted:
+    """What one of a research helper's reads came to (its content is not kept: the report is)."""
+
+    ok: bool
+    size: int  # characters of the output
+    error: str = ""  # the start of the error, when it failed
+
+
+@dataclass(frozen=True)
+class ResearchStep(Event):
+    """One model call of a research helper the agent delegated a question to (delegate_research,
+    core/agent/research.py). For the person and the session's spending: the helper's reads never
+    enter the agent's context, only its report does, as the delegate call's result."""
+
+    kind: ClassVar[str] = "research_step"
+    call_id: str  # the agent's delegate_research call
+    step: int  # 1, 2, … within that call
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    consulted: tuple[Consulted, ...] = ()  # one per call, in order
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    final: bool = False  # this reply is the report
+    spent: Usage = field(default_factory=Usage)  # on the final step: what the whole research cost
+
+
+@dataclass(frozen=True)
 class SessionPaused(Event):
     kind: ClassVar[str] = "session_paused"
 

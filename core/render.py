@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.agent.research import described
 from core.agent.rules import failure_notice
 from core.context.compaction import summary_failure
 from core.events import (
@@ -17,6 +18,7 @@ from core.events import (
     PinsChanged,
     Record,
     ReflectionWritten,
+    ResearchStep,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -87,6 +89,8 @@ def render(record: Record) -> str | None:
             return f"  ↦ {workdir_note(event)}"
         case ReflectionWritten():
             return f"  ✦ {reflection_note(event)}"
+        case ResearchStep():
+            return f"    ⌕ {research_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
         case SessionResumed():
@@ -122,6 +126,26 @@ def reflection_note(event: ReflectionWritten) -> str:
     count = f"{event.strategies} strateg{'y' if event.strategies == 1 else 'ies'} suggested"
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where}{spent})"
+
+
+def research_done_note(event: ResearchStep) -> str:
+    """The end of a research in a line, for the conversation (the call's card shows the reads)."""
+    did = "wrote its report" if event.text.strip() else "ended without a report"
+    spent = f" ({spent})" if (spent := request_cost(event.spent)) else ""
+    return f"research helper {did} after {event.step} step{'s' * (event.step != 1)}{spent}"
+
+
+def research_note(event: ResearchStep) -> str:
+    """A research helper's step in a line: what it read (and what failed), or that it reported."""
+    if event.final:
+        did = "wrote its report" if event.text.strip() else "ended without a report"
+        if spent := request_cost(event.spent):
+            return f"research helper, step {event.step}: {did} (the research took {spent})"
+    else:
+        did = ", ".join(described(call) + ("" if seen.ok else " (failed)")
+                        for call, seen in zip(event.tool_calls, event.consulted, strict=False))
+    spent = f" ({spent})" if (spent := request_cost(event.usage)) else ""
+    return f"research helper, step {event.step}: {did}{spent}"
 
 
 def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:

@@ -2,7 +2,8 @@
 View → Spending in the window).
 
 Read from the event log: each reply's usage (its AssistantMessage), each compaction summary's
-(its Compaction) and each reflection's (its ReflectionWritten), as the provider reported them and
+(its Compaction), each reflection's (its ReflectionWritten) and each research helper's step (its
+ResearchStep), as the provider reported them and
 litellm priced them. A model litellm has no price for (a local server) counts its tokens at $0.
 """
 
@@ -14,9 +15,10 @@ from dataclasses import dataclass, field
 
 from core.store import Store
 
-KINDS = ("assistant_message", "compaction", "reflection")
-# The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's.
-_MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model"}
+KINDS = ("assistant_message", "compaction", "reflection", "research_step")
+# The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's, the helper's.
+_MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model",
+             "research_step": "$.model"}
 
 
 @dataclass

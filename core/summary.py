@@ -22,6 +22,7 @@ from core.events import (
     ModelChanged,
     Record,
     ReflectionWritten,
+    ResearchStep,
     SessionEnded,
     SessionStarted,
     ToolResult,
@@ -49,6 +50,8 @@ class SessionSummary:
     answered: int = 0
     compactions: int = 0
     reflections: int = 0
+    researched: set[str] = field(default_factory=set)  # the delegate calls a research helper worked on
+    research_steps: int = 0  # its requests
     usage: Usage = field(default_factory=Usage)
     changes: ChangeTally = field(default_factory=ChangeTally)
 
@@ -90,6 +93,10 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
             case ReflectionWritten():
                 summary.reflections += 1
                 summary.usage = summary.usage + event.usage
+            case ResearchStep():
+                summary.research_steps += 1
+                summary.researched.add(event.call_id)
+                summary.usage = summary.usage + event.usage
             case SessionEnded():
                 summary.status, summary.ended_summary = f"ended: {event.status}", event.summary
     return summary
@@ -115,6 +122,9 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     rows.append(("Compactions", f"{summary.compactions:,}"))
     if summary.reflections:
         rows.append(("Reflections", f"{summary.reflections:,}"))
+    if summary.researched:
+        rows.append(("Research delegated", f"{_n(len(summary.researched), 'question')}, "
+                                           f"{_n(summary.research_steps, 'helper request')}"))
     usage = summary.usage
     cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
     rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))

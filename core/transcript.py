@@ -21,6 +21,7 @@ from core.events import (
     ModelChanged,
     Record,
     ReflectionWritten,
+    ResearchStep,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -32,6 +33,7 @@ from core.render import (
     compaction_sizes,
     model_change_note,
     reflection_note,
+    research_note,
     workdir_note,
 )
 from core.summary import summarize, summary_rows
@@ -99,6 +101,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
             case ReflectionWritten():
                 parts.append(quoted(f"✦ {capitalized(reflection_note(event))}"))
+            case ResearchStep():
+                parts.append(quoted(f"⌕ {capitalized(research_note(event))}"))
             case SessionEnded():
                 summary = f": {event.summary.strip()}" if event.summary.strip() else ""
                 parts.append(f"**■ Ended, {event.status}**{summary}")

@@ -27,8 +27,10 @@ from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.options import reason_label
 from core.agent.replies import not_an_answer
+from core.agent.research import CONTEXT_TOKENS, READING_TOOLS, Research, described
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
+from core.agent.tool_calls import tool_outcome
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -82,7 +84,7 @@ from core.side_writers import first_reply, side_writers
 from core.store import as_disk_full
 from core.text import shown_text
 from core.tools.context import ToolContext
-from core.tools.registry import InvalidCall, ToolError, ToolRegistry
+from core.tools.registry import ToolRegistry
 from core.tools.shell import stop_background
 
 if TYPE_CHECKING:
@@ -95,9 +97,14 @@ THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_mod
 DANGER_OPTIONS = ("continue", "guidance", "stop")
 APPROVAL_OPTIONS = ("approve", "deny", "always_call", "always")
 BUDGET_OPTIONS = ("continue", "stop")
-WORKDIR_GROUPS = ("file", "shell")  # the tools that work in the work folder
+WORKDIR_GROUPS = ("file", "shell", "delegate")  # the tools that work in the work folder
 REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
 _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
+
+
+# The most of one read a research helper is given: the reading tools stop at about 4,000
+# characters, but a memory file read whole may be longer.
+HELPER_READ_CHARS = 16_000
 
 
 @dataclass(frozen=True)
@@ -680,6 +687,10 @@ class AgentLoop:
             if verdict is not None:
                 self._result(call, False, verdict)
                 return
+        if resuming and call.name == "delegate_research":  # it only read: nothing changed, the report is lost
+            self._result(call, False, "Tripane stopped while the research helper worked (a crash or a forced quit), "
+                                      "so its report was lost. Delegate the question again if you still need it.")
+            return
         if resuming and (asked is None or self._acted_on_before(asked.qid)):
             self._fail(call.name, "interrupted",
                        "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
@@ -694,7 +705,10 @@ class AgentLoop:
             self._result(call, False, f"Not run: {gone}")
             self._end("error", gone)
             return
-        await self._execute(call, arguments)
+        if call.name == "delegate_research":
+            await self._delegate(call, arguments)
+        else:
+            await self._execute(call, arguments)
 
     def _acted_on_before(self, qid: str) -> bool:
         """Whether an earlier run may have started the call this answer approved: it was given
@@ -739,36 +753,29 @@ class AgentLoop:
             await self.control.wait_answer(qid)
         return self.state.answers[qid][0]
 
-    async def _execute(self, call: ToolCall, arguments: dict) -> None:
-        ctx = ToolContext(
+    def _tool_context(self, call_id: str) -> ToolContext:
+        return ToolContext(
             workdir=Path(self.state.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
-            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call.id,
+            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
                                                                   self._hide_secrets(text))),
-            stop_requested=self.control.running_tool(call.id),
+            stop_requested=self.control.running_tool(call_id),
         )
+
+    async def _execute(self, call: ToolCall, arguments: dict) -> None:
+        ctx = self._tool_context(call.id)
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
-        error_type = ""
         try:
-            content = await self.control.interruptible(self.registry.call(call.name, arguments, ctx))
-        except InvalidCall as exc:
-            content, error_type = str(exc), "invalid_call"
-        except ToolError as exc:
-            content, error_type = str(exc), "error"
-        except OSError as exc:  # the system refused (permissions, a name too long, a full disk): not a bug
-            where = f" ({exc.filename})" if exc.filename else ""
-            content, error_type = f"The system refused: {exc.strerror or exc}{where}.", "os_error"
+            content, error_type = await tool_outcome(self.registry, call.name, arguments, ctx,
+                                                     self.control.interruptible)
         except (StopRequested, asyncio.CancelledError):
             for event in ctx.events:
                 self._record(event)
             raise
-        except Exception as exc:  # a bug in a tool must not end the session; the model sees it
-            log.exception("tool %s raised", call.name)
-            content, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
         finally:
             self.control.tool_ended(call.id)
         for event in ctx.events:
@@ -783,6 +790,64 @@ class AgentLoop:
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))
+
+    async def _delegate(self, call: ToolCall, arguments: dict) -> None:
+        """A question handed to a research helper (core/agent/research.py): its report is the result."""
+        question = str(arguments.get("question", "")).strip()
+        if not question:
+            self._fail(call.name, "invalid_call", "delegate_research needs a question: write what the helper "
+                                                  "should find out, with the names and paths it needs.", call)
+            return
+        engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
+        config, session_id = self.state.config, self.state.session_id
+        stop = self.control.running_tool(call.id)
+        self.journal.notify(StatusChanged(session_id, "running_tool", call.name))
+        self.journal.notify(ToolOutput(session_id, call.id))  # started
+        research = Research(
+            call_id=call.id, question=question, bring_back=str(arguments.get("bring_back") or ""),
+            model=self.state.model, api_base=self.state.api_base,
+            tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
+            ask=self._research_ask, read=lambda read: self._research_read(call.id, read),
+            record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
+            hide=self._storable,
+            cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
+            window=self._window, reasoning_effort=self.state.reasoning_effort,
+            context_tokens=min(CONTEXT_TOKENS, engine.budget),
+        )
+        try:
+            report = await research.run()
+        except ModelError as exc:
+            self._fail(call.name, f"model_{exc.kind}", f"The research helper's model call failed: {exc}", call)
+            return
+        finally:
+            self.control.tool_ended(call.id)
+        if not report.text:
+            self._fail(call.name, "no_report", "The research helper ended without a report. Ask it again with a "
+                                               "narrower question, or read the files yourself.", call)
+            return
+        content = self._storable(report.for_the_agent())
+        self._result(call, True, content, await self._prepare_large(call, True, content))
+
+    async def _research_ask(self, request: ModelRequest) -> ModelReply:
+        session_id = self.state.session_id
+        return await self.control.interruptible(self.model.complete(
+            request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
+
+    async def _research_read(self, call_id: str, read: ToolCall) -> tuple[bool, str]:
+        """One of a research helper's reads, shown live under the delegate call."""
+        self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{described(read)}\n"))
+        try:
+            arguments = read.parsed_arguments()
+        except ValueError as exc:
+            return False, f"The arguments of your {read.name!r} call are not valid JSON ({exc}). Send a JSON object."
+        ctx = self._tool_context(call_id)
+        content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, self.control.interruptible)
+        for event in ctx.events:
+            self._record(event)
+        content = await asyncio.to_thread(self._storable, content[:HELPER_READ_CHARS])
+        if len(content) == HELPER_READ_CHARS:
+            content += "\n[cut here: read a narrower range]"
+        return not error_type, content
 
     def _storable(self, content: str) -> str:
         """A tool's output as it may be kept and sent: UTF-8 whatever file names it has, and no

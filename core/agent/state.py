@@ -25,6 +25,7 @@ from core.events import (
     PinsChanged,
     Record,
     ReflectionWritten,
+    ResearchStep,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -142,7 +143,7 @@ class SessionState:
                     self.actions_since_finding = 0
             case PinsChanged():
                 self.pins[event.file] = event.lines
-            case Compaction() | ReflectionWritten():  # their requests are the session's spending too
+            case Compaction() | ReflectionWritten() | ResearchStep():  # their requests are the session's spending too
                 self.usage = self.usage + event.usage
             case WindowLearned():
                 self.learned_window = event.window

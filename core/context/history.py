@@ -24,6 +24,7 @@ from core.events import (
     MemoryRecalled,
     Record,
     SessionStarted,
+    ToolCall,
     ToolResult,
     UserMessage,
     WorkdirMoved,
@@ -62,6 +63,28 @@ def message_text(message: Message) -> str:
     for call in message.get("tool_calls") or ():
         parts.append(call["function"]["name"] + call["function"]["arguments"])
     return "\n".join(parts)
+
+
+def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_base: str | None,
+                  reasoning: str = "", thinking_blocks: tuple[dict[str, Any], ...] = ()) -> Message:
+    """A model's reply as the next request sends it back."""
+    message: Message = {"role": "assistant", "content": text or None}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.sendable_arguments()}}
+            for c in tool_calls
+        ]
+        if reasoning and passes_reasoning_back(model, api_base):
+            message["reasoning_content"] = reasoning
+    elif not text:
+        message["content"] = "(empty reply)"
+    # Claude's signed thinking goes with its reply; a request to another provider drops it
+    # (core/llm.py). Not counted: Claude does not count it, but in the reply whose calls the
+    # request answers.
+    if thinking_blocks:
+        message["thinking_blocks"] = [dict(block) for block in thinking_blocks]
+        message[THINKING_MODEL] = model
+    return message
 
 
 def _observation(record: Record, content: str) -> str:
@@ -139,24 +162,10 @@ class History:
                 self._turn = event.turn
                 held = event.metrics.get("history_sent")
                 self.last_request_held = held if isinstance(held, int) and 0 <= held <= len(self.messages) else None
-                message: Message = {"role": "assistant", "content": event.text or None}
                 if event.tool_calls:
-                    message["tool_calls"] = [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.sendable_arguments()}}
-                        for c in event.tool_calls
-                    ]
                     self._open_calls = {c.id for c in event.tool_calls}
-                    if event.reasoning and passes_reasoning_back(event.model, self._api_base):
-                        message["reasoning_content"] = event.reasoning
-                elif not event.text:
-                    message["content"] = "(empty reply)"
-                # Claude's signed thinking goes with its reply; a request to another provider
-                # drops it (core/llm.py). Not counted: Claude does not count it, but in the reply
-                # whose calls the request answers.
-                if event.thinking_blocks:
-                    message["thinking_blocks"] = [dict(block) for block in event.thinking_blocks]
-                    message[THINKING_MODEL] = event.model
-                self._append(message)
+                self._append(reply_message(event.text, event.tool_calls, event.model, self._api_base,
+                                           event.reasoning, event.thinking_blocks))
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from core.tools import files, memory, notebook, search, shell, web
+from core.tools import delegate, files, memory, notebook, search, shell, web
 from core.tools.registry import ToolRegistry
 
 # Tools the loop handles itself rather than running.
-CONTROL_TOOLS = frozenset({"human_ask", "task_done"})
+CONTROL_TOOLS = frozenset({"human_ask", "task_done", "delegate_research"})
 
 
 def builtin_registry() -> ToolRegistry:
@@ -26,4 +26,5 @@ def builtin_registry() -> ToolRegistry:
     registry.register(memory.memory_save_skill)
     registry.register(notebook.human_ask)
     registry.register(notebook.task_done)
+    registry.register(delegate.delegate_research)
     return registry

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
 
 OFFLOAD_SCHEME = "offload:"
-# Tools that end early when the person stops the call (not the run): a command that hangs.
-STOPPABLE_TOOLS = frozenset({"shell_run"})
+# Tools that end early when the person stops the call (not the run): a command that hangs; a
+# research that goes on too long (its helper reports what it found so far).
+STOPPABLE_TOOLS = frozenset({"shell_run", "delegate_research"})
 MAX_PATH_CHARS = 1024
 SESSION_SCHEME = "session:"  # the three working-memory files, to read (they change through their own tools)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-GROUPS = ("file", "shell", "web", "memory", "plan", "findings", "human", "task")
+GROUPS = ("file", "shell", "web", "memory", "plan", "findings", "human", "task", "delegate")
 
 
 class ToolError(Exception):

@@ -27,6 +27,7 @@ from core.events import (
     ModelChanged,
     Record,
     ReflectionWritten,
+    ResearchStep,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -45,6 +46,7 @@ from core.render import (
     model_change_note,
     recall_note,
     reflection_note,
+    research_done_note,
     workdir_note,
 )
 from core.text import capitalized
@@ -514,6 +516,8 @@ class ChatView(QScrollArea):
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(self._reflection_link)
                 self._add(label, into)
+            case ResearchStep() if event.final:  # its reads are in the delegate call's card
+                self._notice(f"⌕ {escape_html(capitalized(research_done_note(event)))}", into=into)
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

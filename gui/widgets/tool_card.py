@@ -42,6 +42,13 @@ SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary
 LIVE_LINES = 12
 LIVE_KEEP_CHARS = 8000  # of what it printed, kept to find those lines in
 LIVE_LINE_CHARS = 300
+# What stopping a call alone is called on its card: its button, the button's tip, its menu item.
+STOP_WORDS = {
+    "shell_run": ("Stop command", "Stop this command; the agent sees that you stopped it and goes on",
+                  "&Stop this command"),
+    "delegate_research": ("Stop research", "The helper reports what it has found so far; the agent goes on",
+                          "&Stop this research"),
+}
 
 
 class ToolCard(QFrame):
@@ -67,8 +74,9 @@ class ToolCard(QFrame):
         # While a command runs, a button stops it alone (one that hangs); Esc stops the whole run.
         self.stop_button = QToolButton()
         self.stop_button.setObjectName("tool_stop")
-        self.stop_button.setText("Stop command")
-        self.stop_button.setToolTip("Stop this command; the agent sees that you stopped it and goes on")
+        button, tip, _ = STOP_WORDS.get(call.name, STOP_WORDS["shell_run"])
+        self.stop_button.setText(button)
+        self.stop_button.setToolTip(tip)
         self.stop_button.setVisible(False)
         self.stop_button.clicked.connect(self.request_stop)
         row = QHBoxLayout()
@@ -214,7 +222,7 @@ class ToolCard(QFrame):
                                           ("Copy &result", self.copy_result if self.status != "running" else None)])
         if self.call.name in STOPPABLE_TOOLS and self.status == "running" and self._started is not None:
             menu.addSeparator()
-            stop = menu.addAction("&Stop this command")
+            stop = menu.addAction(STOP_WORDS[self.call.name][2])
             stop.setEnabled(self.stop_button.isEnabled())
             stop.triggered.connect(self.request_stop)
         return menu

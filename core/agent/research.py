@@ -1,0 +1,146 @@
+"""A research helper: a question the agent delegates, worked on in a short context of its own.
+
+Seed 004: the one who plans should keep the state of the work, not every page read to get there.
+A survey of a codebase that reads forty files would leave all forty in the agent's context, paid
+for on every later request, for an answer it needed once. The helper reads in its own context — a
+fixed prompt, the question, its reads — and only its report comes back, as the delegate_research
+call's result. Its model calls are recorded (ResearchStep) for the person and counted in the
+session's spending and budget; what it read is not kept, since the files are there to read again.
+
+The helper only reads (READING_TOOLS): nothing it does needs the person's approval or can change
+the work, so a run interrupted in the middle of one loses nothing but the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.context.history import (
+    MESSAGE_OVERHEAD_TOKENS,
+    Message,
+    message_text,
+    reply_message,
+)
+from core.events import Consulted, ResearchStep, ToolCall, Usage
+from core.llm import ModelReply, ModelRequest
+from core.paths import resource_text
+
+READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search")
+MAX_STEPS = 12  # model calls; the last one writes the report
+# The most the helper's context may hold before it must report: a short context is the point,
+# and twelve reads of at most 4,000 characters each come to about 14,000 tokens.
+CONTEXT_TOKENS = 24_000
+ERROR_KEPT_CHARS = 300  # of a failed read, in its event
+
+# Why the helper is told to report before it says it is done, and what it is told.
+CUT_SHORT = {
+    "steps": "This is your last step",
+    "context": "Your context is full",
+    "stopped": "The person asked you to stop researching",
+    "budget": "The session's budget is spent",
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    text: str  # "" when the helper gave none
+    steps: int
+    consulted: tuple[str, ...]  # each read, as `file_read path=core/x.py`
+    cut_short: str = ""  # a key of CUT_SHORT, or "" when the helper finished by itself
+
+    def for_the_agent(self) -> str:
+        """The delegate call's result: the report, and what it rests on."""
+        how = f"{self.steps} step{'s' * (self.steps != 1)}"
+        if self.cut_short:
+            how += f"; reported early: {CUT_SHORT[self.cut_short].lower()}"
+        read = "\n".join(f"- {line}" for line in self.consulted[:40]) or "- nothing"
+        more = f"\n- … and {len(self.consulted) - 40} more" if len(self.consulted) > 40 else ""
+        return f"Research report ({how}):\n\n{self.text}\n\nThe helper's calls:\n{read}{more}"
+
+
+@dataclass
+class Research:
+    """One delegated question. The loop supplies how to reach the model and how to read."""
+
+    call_id: str
+    question: str
+    bring_back: str
+    model: str
+    api_base: str | None
+    tools: list[dict[str, Any]]  # the reading tools' schemas, always the same (the helper's prefix is cached)
+    ask: Callable[[ModelRequest], Awaitable[ModelReply]]  # raises ModelError, StopRequested
+    read: Callable[[ToolCall], Awaitable[tuple[bool, str]]]  # (ok, output) of one call
+    record: Callable[[ResearchStep], object]
+    count_tokens: Callable[[str], int]
+    hide: Callable[[str], str] = lambda text: text  # secrets out of what is kept
+    cut_short: Callable[[], str] = lambda: ""  # "stopped" | "budget" | ""
+    window: int | None = None
+    reasoning_effort: str = ""
+    context_tokens: int = CONTEXT_TOKENS
+    consulted: list[str] = field(default_factory=list)
+
+    async def run(self) -> Report:
+        asked = f"# Question\n{self.question.strip()}"
+        if self.bring_back.strip():
+            asked += f"\n\n# Bring back\n{self.bring_back.strip()}"
+        messages: list[Message] = [{"role": "system", "content": resource_text("prompts", "research.md")},
+                                   {"role": "user", "content": asked}]
+        tokens, spent = 0, Usage()
+        for step in range(1, MAX_STEPS + 1):
+            why = self.cut_short() or ("steps" if step == MAX_STEPS else "") or (
+                "context" if tokens > self.context_tokens else "")
+            if why:
+                messages.append({"role": "user", "content": (
+                    f"[Tripane] {CUT_SHORT[why]}. Do not call tools: write your report now from what you "
+                    "have read, and say what is left unanswered.")})
+            reply = await self.ask(ModelRequest(
+                model=self.model, messages=list(messages), tools=self.tools,
+                tool_choice="none" if why else "auto", api_base=self.api_base,
+                cache_breakpoints=(0, len(messages) - 1), window=self.window,
+                reasoning_effort=self.reasoning_effort))
+            calls = () if why else reply.tool_calls
+            consulted = await self._read_all(reply, calls, messages)
+            text = self.hide(reply.text)
+            spent = spent + reply.usage
+            self.record(ResearchStep(call_id=self.call_id, step=step, text=text, tool_calls=calls,
+                                     consulted=consulted, usage=reply.usage, model=self.model, final=not calls,
+                                     spent=Usage() if calls else spent))
+            if not calls:
+                return Report(text.strip(), step, tuple(self.consulted), why)
+            tokens = await asyncio.to_thread(self._tokens, messages)
+        raise AssertionError("the last step is told to report")  # pragma: no cover
+
+    async def _read_all(self, reply: ModelReply, calls: tuple[ToolCall, ...],
+                        messages: list[Message]) -> tuple[Consulted, ...]:
+        if not calls:
+            return ()
+        messages.append(reply_message(reply.text, calls, self.model, self.api_base,
+                                      reply.reasoning, reply.thinking_blocks))
+        consulted = []
+        for call in calls:
+            if call.name in READING_TOOLS:
+                ok, output = await self.read(call)
+            else:
+                ok, output = False, (f"{call.name} is not available to you: you can only read, with "
+                                     f"{', '.join(READING_TOOLS)}. Report what needs doing instead.")
+            self.consulted.append(described(call) + ("" if ok else " (failed)"))
+            consulted.append(Consulted(ok, len(output), "" if ok else output[:ERROR_KEPT_CHARS]))
+            messages.append({"role": "tool", "tool_call_id": call.id,
+                             "content": output if ok else f"ERROR: {output}"})
+        return tuple(consulted)
+
+    def _tokens(self, messages: list[Message]) -> int:
+        return sum(self.count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
+def described(call: ToolCall) -> str:
+    """A read in one short line: `file_read path=core/x.py offset=120`."""
+    try:
+        shown = " ".join(f"{key}={value}" for key, value in call.parsed_arguments().items())
+    except ValueError:
+        shown = call.arguments
+    shown = " ".join(shown.split())
+    return f"{call.name} {shown if len(shown) <= 160 else shown[:159] + '…'}".rstrip()

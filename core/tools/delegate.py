@@ -1,0 +1,29 @@
+"""The tool that hands a question to a research helper with its own short context (seed 004).
+
+The loop carries it out itself (core/agent/research.py): the helper calls the model and reads,
+and only its report comes back as this call's result.
+"""
+
+from __future__ import annotations
+
+from core.tools.context import ToolContext
+from core.tools.registry import ToolError
+
+
+async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "") -> str:
+    """Hand a reading question to a research helper; only its report comes back to you.
+
+    The helper has its own short context and only reading tools (file_list, file_read,
+    file_search, memory_search, memory_get): it cannot change files, run commands, fetch the web
+    or ask the person. Use it when answering would take reading far more than the answer is worth
+    keeping: surveying an unfamiliar codebase, finding every place a name is used across many
+    files, digesting long logs or a saved large output. What it reads never enters your context,
+    so your history stays short; its report names its sources so you can check them. Do not use
+    it for one file you are about to edit (read that yourself), nor for work that changes things.
+    Write the question so it stands alone: the helper sees nothing of your history.
+
+    Args:
+        question: The self-contained question, with the names, paths and context the helper needs.
+        bring_back: What the report must contain (for example "each caller as path:line with one line of context").
+    """
+    raise ToolError("delegate_research is handled by the loop")  # the loop intercepts this tool

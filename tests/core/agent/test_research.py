@@ -1,0 +1,231 @@
+"""delegate_research: a helper with its own short context reads; only its report reaches the agent.
+
+The model is scripted at the core/llm.py boundary; the files, the store and the loop are real. A
+request with the five reading tools is the helper's; one with every tool is the agent's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.agent.research import MAX_STEPS, READING_TOOLS
+from core.events import (
+    ErrorRecorded,
+    HumanQuestion,
+    ResearchStep,
+    SessionEnded,
+    ToolResult,
+)
+from core.llm import ModelError, ModelRequest
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from tests.core.helpers import events_of, make_session, wait_for_question
+
+BILLING = "def price_total(lines):\n    return sum(round(x, 2) for x in lines)  # drift-7731\n"
+
+
+def helpers_turn(request: ModelRequest) -> bool:
+    return len(request.tools) == len(READING_TOOLS)
+
+
+def routed(agent_steps: list, helper_steps: list):
+    """A model that answers the agent's requests and the helper's each from their own script."""
+    agent, helper = list(agent_steps), list(helper_steps)
+
+    def step(request: ModelRequest):
+        queue = helper if helpers_turn(request) else agent
+        item = queue.pop(0) if len(queue) > 1 else queue[0]  # the last one repeats
+        return item(request) if callable(item) else item
+    return ScriptedModel([step] * 200)
+
+
+def delegate(question="Where are totals rounded?", call_id="d1", **more):
+    return reply("Asking a helper.", call("delegate_research", call_id=call_id, question=question, **more))
+
+
+def result_of(session: Session, call_id: str) -> ToolResult:
+    return next(r for r in events_of(session, ToolResult) if r.call_id == call_id)
+
+
+async def test_the_agent_gets_the_helpers_report_and_never_what_the_helper_read(store, data_dir, workdir):
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    model = routed(
+        [delegate(bring_back="the file and line"), reply("", call("task_done", summary="found it"))],
+        [reply("", call("file_search", call_id="h1", query="price_total"), prompt_tokens=900),
+         reply("", call("file_read", call_id="h2", path="billing.py"), prompt_tokens=1000),
+         reply("Totals are rounded per line in billing.py:2, before summing.", prompt_tokens=1100)])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    result = result_of(session, "d1")
+    assert result.ok and "Totals are rounded per line in billing.py:2" in result.content
+    assert "file_search query=price_total" in result.content and "file_read path=billing.py" in result.content
+    agent_requests = [r for r in model.requests if not helpers_turn(r)]
+    helper_requests = [r for r in model.requests if helpers_turn(r)]
+    assert len(helper_requests) == 3 and len(agent_requests) == 2
+    # The helper read the file; the agent's requests never held a byte of it.
+    assert any("drift-7731" in str(m.get("content")) for m in helper_requests[-1].messages)
+    assert not any("drift-7731" in str(m.get("content")) for r in agent_requests for m in r.messages)
+    # The helper starts from its own prompt and the question alone, with only reading tools.
+    first = helper_requests[0].messages
+    assert [m["role"] for m in first] == ["system", "user"] and "research helper" in first[0]["content"]
+    assert "Where are totals rounded?" in first[1]["content"] and "the file and line" in first[1]["content"]
+    assert sorted(t["function"]["name"] for t in helper_requests[0].tools) == sorted(READING_TOOLS)
+    # Its steps are in the log, and its tokens count in the session's spending.
+    steps = events_of(session, ResearchStep)
+    assert [(s.step, s.final, len(s.consulted)) for s in steps] == [(1, False, 1), (2, False, 1), (3, True, 0)]
+    assert all(s.call_id == "d1" and s.consulted[0].ok for s in steps[:2])
+    assert session.state.usage.prompt_tokens >= 3000
+
+
+async def test_the_helper_cannot_change_anything_and_its_mistakes_are_not_the_agents_strikes(store, data_dir, workdir):
+    model = routed(
+        [delegate(), reply("", call("task_done", summary="ok"))],
+        [reply("", call("file_write", call_id="w", path="notes.txt", content="x"),
+               call("shell_run", call_id="s", command="touch made.txt"),
+               call("file_read", call_id="m", raw=1)),
+         reply("I could not find where totals are rounded.")])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    assert not (workdir / "notes.txt").exists() and not (workdir / "made.txt").exists()
+    step = events_of(session, ResearchStep)[0]
+    assert [c.ok for c in step.consulted] == [False, False, False]
+    assert "not available to you" in step.consulted[0].error and "unknown argument" in step.consulted[2].error
+    told = [m["content"] for m in model.requests[2].messages if m["role"] == "tool"]
+    assert all(text.startswith("ERROR: ") for text in told)
+    assert not events_of(session, ErrorRecorded)  # the agent did nothing wrong
+    assert "file_write content=x path=notes.txt (failed)" in result_of(session, "d1").content
+
+
+async def test_a_helper_that_keeps_reading_reports_at_its_last_step(store, data_dir, workdir):
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))],
+                   [reply("", call("file_list"))])
+    model.side_replies.append(reply("Nothing conclusive after a long look."))
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    helper_requests = [r for r in model.requests if helpers_turn(r)]
+    assert len(helper_requests) == MAX_STEPS
+    last = helper_requests[-1]
+    assert last.tool_choice == "none" and "This is your last step" in last.messages[-1]["content"]
+    content = result_of(session, "d1").content
+    assert f"({MAX_STEPS} steps; reported early: this is your last step)" in content
+    assert "Nothing conclusive after a long look." in content
+
+
+async def test_a_helper_whose_context_fills_up_reports_before_the_window_is_reached(store, data_dir, workdir):
+    for index in range(6):
+        (workdir / f"log{index}.txt").write_text(f"line {index} of many words here\n" * 400, encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"r{i}", path=f"log{i}.txt")) for i in range(6)]
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))], reads)
+    model.side_replies.append(reply("The logs repeat one line."))
+    session = make_session(store, data_dir, workdir, model, context_window=8192)
+    assert await session.run() == "done"
+
+    helper_requests = [r for r in model.requests if helpers_turn(r)]
+    assert 2 < len(helper_requests) < MAX_STEPS
+    assert "Your context is full" in helper_requests[-1].messages[-1]["content"]
+    assert "reported early: your context is full" in result_of(session, "d1").content
+
+
+async def test_stopping_the_delegate_call_alone_makes_the_helper_report_what_it_has(store, data_dir, workdir):
+    box: list[Session] = []
+
+    def read_and_get_stopped(request):
+        box[0].stop_tool("d1")  # the person presses Stop on the research while it reads
+        return reply("", call("file_list"))
+
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))], [read_and_get_stopped])
+    model.side_replies.append(reply("Only the file list so far."))
+    session = make_session(store, data_dir, workdir, model)
+    box.append(session)
+    assert await session.run() == "done"  # the run went on
+
+    content = result_of(session, "d1").content
+    assert "reported early: the person asked you to stop researching" in content
+    assert "Only the file list so far." in content
+    assert len(events_of(session, ResearchStep)) == 2
+
+
+async def test_stopping_the_run_during_research_aborts_it_and_closes_the_call(store, data_dir, workdir):
+    started = asyncio.Event()
+
+    async def never(request):
+        started.set()
+        await asyncio.sleep(60)
+
+    class Waiting(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request):
+                await never(request)
+            return await super().complete(request, *args, **kwargs)
+
+    session = make_session(store, data_dir, workdir, Waiting([delegate()]))
+    session.start()
+    await asyncio.wait_for(started.wait(), 5)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    assert not result_of(session, "d1").ok and not session.state.pending_calls
+
+
+async def test_a_failed_helper_model_call_is_an_error_result_and_the_run_goes_on(store, data_dir, workdir):
+    model = routed([delegate(), reply("", call("task_done", summary="read it myself"))],
+                   [ModelError("rate_limit", "Too many requests")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    result = result_of(session, "d1")
+    assert not result.ok and "The research helper's model call failed" in result.content
+    assert "Too many requests" in result.content
+    assert events_of(session, ErrorRecorded)[0].tool == "delegate_research"
+
+
+async def test_a_run_killed_during_research_tells_the_agent_the_report_was_lost(store, data_dir, workdir):
+    reading = asyncio.Event()
+
+    class Killed(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request) and len([r for r in self.requests if helpers_turn(r)]) == 1:
+                reading.set()
+                await asyncio.sleep(60)
+            return await super().complete(request, *args, **kwargs)
+
+    model = Killed([delegate()])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    await asyncio.wait_for(reading.wait(), 5)
+    await session.close()  # as a killed process: nothing more is recorded
+    assert "d1" in session.state.pending_calls
+
+    again = ScriptedModel([reply("", call("task_done", summary="done without it"))])
+    reopened = Session.open(store, data_dir, session.id, again)
+    assert await reopened.run() == "done"
+    result = result_of(reopened, "d1")
+    assert not result.ok and "its report was lost" in result.content
+    assert not any(helpers_turn(r) for r in again.requests)  # not started again unasked
+    assert not events_of(reopened, ErrorRecorded)
+
+
+async def test_research_that_spends_the_budget_reports_and_the_person_is_asked(store, data_dir, workdir):
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))],
+                   [reply("", call("file_list"), prompt_tokens=5000)])
+    model.side_replies.append(reply("Stopped early for the budget."))
+    session = make_session(store, data_dir, workdir, model, budget_tokens=4000)
+    session.start()
+    question = await wait_for_question(session)
+    assert question.reason == "budget"
+    assert "reported early: the session's budget is spent" in result_of(session, "d1").content
+    assert len([r for r in model.requests if helpers_turn(r)]) == 2
+    await session.answer(question.qid, "stop")
+    await session.wait()
+    assert events_of(session, SessionEnded)[-1].status == "aborted"
+    assert len(events_of(session, HumanQuestion)) == 1
+
+
+async def test_a_question_left_empty_is_refused_without_asking_a_helper(store, data_dir, workdir):
+    model = routed([delegate(question="  "), reply("", call("task_done", summary="ok"))], [reply("never")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    assert "needs a question" in result_of(session, "d1").content
+    assert not any(helpers_turn(r) for r in model.requests)
