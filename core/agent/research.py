@@ -34,6 +34,9 @@ MAX_STEPS = 12  # model calls; the last one writes the report
 # and twelve reads of at most 4,000 characters each come to about 14,000 tokens.
 CONTEXT_TOKENS = 24_000
 ERROR_KEPT_CHARS = 300  # of a failed read, in its event
+# The helper's calls listed under its report, each in a line of at most 100 characters: with a
+# report of the advised 400 words, the result stays under the size that would be offloaded.
+CALLS_LISTED = 12
 
 # Why the helper is told to report before it says it is done, and what it is told.
 CUT_SHORT = {
@@ -56,8 +59,9 @@ class Report:
         how = f"{self.steps} step{'s' * (self.steps != 1)}"
         if self.cut_short:
             how += f"; reported early: {CUT_SHORT[self.cut_short].lower()}"
-        read = "\n".join(f"- {line}" for line in self.consulted[:40]) or "- nothing"
-        more = f"\n- … and {len(self.consulted) - 40} more" if len(self.consulted) > 40 else ""
+        listed = self.consulted[:CALLS_LISTED]
+        read = "\n".join(f"- {line}" for line in listed) or "- none"
+        more = f"\n- … and {len(self.consulted) - len(listed)} more" if len(self.consulted) > len(listed) else ""
         return f"Research report ({how}):\n\n{self.text}\n\nThe helper's calls:\n{read}{more}"
 
 
@@ -143,4 +147,4 @@ def described(call: ToolCall) -> str:
     except ValueError:
         shown = call.arguments
     shown = " ".join(shown.split())
-    return f"{call.name} {shown if len(shown) <= 160 else shown[:159] + '…'}".rstrip()
+    return f"{call.name} {shown if len(shown) <= 80 else shown[:79] + '…'}".rstrip()

@@ -229,3 +229,13 @@ async def test_a_question_left_empty_is_refused_without_asking_a_helper(store, d
     assert await session.run() == "done"
     assert "needs a question" in result_of(session, "d1").content
     assert not any(helpers_turn(r) for r in model.requests)
+
+
+def test_a_long_list_of_calls_is_cut_so_the_report_is_not_pushed_out_of_view():
+    from core.agent.research import CALLS_LISTED, Report
+
+    consulted = tuple(f"file_read path=src/module_{i:03d}.py offset=1 limit=60" for i in range(CALLS_LISTED + 3))
+    text = Report("Found it.", 5, consulted).for_the_agent()
+    assert text.startswith("Research report (5 steps):\n\nFound it.\n\nThe helper's calls:\n")
+    assert f"module_{CALLS_LISTED - 1:03d}" in text and f"module_{CALLS_LISTED:03d}" not in text
+    assert text.endswith("\n- … and 3 more")
