@@ -123,7 +123,8 @@ class ToolCard(QFrame):
         set_style_property(self, "status", self.status)
         body = arguments_html(self.call.name, self.call.arguments)
         if self.status == "running" and self._live:
-            body += f"<b>Output so far</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
+            title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
+            body += f"<b>{title}</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
         if outcome is not None and outcome.content:
             content = outcome.content

@@ -40,7 +40,8 @@ def test_the_person_stops_a_research_from_its_card_and_gets_what_was_found(qtbot
     window = make_window(model)
     session = start(window, workdir)
     qtbot.waitUntil(lambda: model.held, timeout=WAIT)  # its second request is on its way
-    assert "file_search query=def main" in window.chat.cards["d1"].details.text()  # the first read, shown live
+    shown = window.chat.cards["d1"].details.text()  # the first read, shown live
+    assert "The helper's reads so far" in shown and "file_search query=def main" in shown
     card = window.chat.cards["d1"]
     assert card.status == "running" and card.stop_button.text() == "Stop research"
     assert "&Stop this research" in [action.text() for action in card.context_menu().actions()]
