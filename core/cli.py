@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="risky tools (shell, network): ask the person (default), allow all, or refuse all")
     run.add_argument("--budget-tokens", type=int, help="ask the person once this many tokens are used (0: no cap)")
     run.add_argument("--budget-usd", type=float, help="ask the person once this much is spent (0: no cap)")
+    run.add_argument("--answer-wait", type=int, metavar="MIN",
+                     help="when the agent asks with a fallback and nobody answers for MIN minutes, it goes on with "
+                          "its fallback (0: wait for the person; unattended runs then exit with code 3)")
     run.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
     run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
     run.add_argument("--no-project-instructions", action="store_true",
@@ -491,7 +494,8 @@ def _run_settings(args) -> dict:
             "max_turns": given(args.max_turns, "max_turns"), "approval": given(args.approve, "approval"),
             "budget_tokens": given(args.budget_tokens, "budget_tokens"),
             "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
-            "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"]}
+            "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"],
+            "answer_wait_min": given(args.answer_wait, "answer_wait_min")}
 
 
 async def _run_session(store, data_dir: Path, args, long_memory) -> int:
@@ -609,13 +613,14 @@ class LiveEcho:
 
 
 async def _drive(session, as_json: bool) -> int:
-    from core.events import HumanQuestion, Record
+    from core.events import HumanAnswer, HumanQuestion, Record
     from core.export import record_json
     from core.journal import StatusChanged, ToolOutput
     from core.render import render
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
+    answered: dict[str, asyncio.Future[None]] = {}  # by qid: set when an answer is recorded, from anywhere
     # On a terminal, what a command prints shows as it comes (on stderr: stdout stays the events).
     echo = LiveEcho(sys.stderr) if sys.stderr.isatty() and not as_json else None
 
@@ -636,15 +641,19 @@ async def _drive(session, as_json: bool) -> int:
             print(line, flush=True)
         if isinstance(notice.event, HumanQuestion):
             waiting.put_nowait(notice.event)
+        if isinstance(notice.event, HumanAnswer) and not (done := answered.setdefault(
+                notice.event.qid, asyncio.get_running_loop().create_future())).done():
+            done.set_result(None)
 
     unsubscribe = session.subscribe(show)
     try:
-        return await _drive_run(session, as_json, waiting, interactive)
+        return await _drive_run(session, as_json, waiting, interactive, answered)
     finally:  # what is recorded after the run (a reflection) is printed by whoever records it
         unsubscribe()
 
 
-async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive: bool) -> int:
+async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive: bool,
+                     answered: dict[str, asyncio.Future[None]]) -> int:
     from core.changes import changes_line
     from core.events import HumanQuestion
     from core.render import render
@@ -667,13 +676,24 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
         question = asker.result()
         if question.qid in session.state.answers:
             continue
+        minutes = _waits_for_fallback(session, question)
         if not interactive:
-            return await _leave_waiting(session)
+            if not minutes:
+                return await _leave_waiting(session)
+            print(f"tripane: nobody can answer here; the agent goes on with its fallback in {minutes} min",
+                  file=sys.stderr, flush=True)
+            continue
+        if minutes:
+            print(f"  (no answer within {minutes} min: the agent goes on with its fallback — "
+                  f"{question.context['fallback']})", flush=True)
+        elsewhere = answered.setdefault(question.qid, loop.create_future())
         asker = asyncio.ensure_future(_ask_on_terminal(question))
-        await asyncio.wait([task, asker], return_when=asyncio.FIRST_COMPLETED)
-        if not asker.done():  # Ctrl+C at the prompt stopped the run
+        await asyncio.wait([task, asker, elsewhere], return_when=asyncio.FIRST_COMPLETED)
+        if not asker.done():  # Ctrl+C at the prompt stopped the run, or the wait ran out
             asker.cancel()
             print(flush=True)
+            if elsewhere.done() and not task.done():
+                continue
             break
         try:
             choice, text = asker.result()
@@ -692,6 +712,13 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
     return EXIT_DONE if status == "done" else EXIT_FAILED
 
 
+def _waits_for_fallback(session, question) -> int:
+    """The minutes after which the agent goes on without an answer to this question; 0: never."""
+    config = session.state.config
+    has_fallback = question.reason == "ask_user" and str(question.context.get("fallback", "")).strip()
+    return config.answer_wait_min if has_fallback and config is not None else 0
+
+
 async def _leave_waiting(session) -> int:
     await session.close()
     print(f"Waiting for a person: answer with `tripane resume {session.id} --answer CHOICE [--text TEXT]`",
@@ -699,22 +726,36 @@ async def _leave_waiting(session) -> int:
     return EXIT_WAITING
 
 
+class _Prompt:
+    """The line the terminal's reader thread gives next, and whether that thread is reading."""
+    line: asyncio.Future[str] | None = None
+    reading: asyncio.AbstractEventLoop | None = None  # the loop the reading thread answers to
+
+
 def _read_line(prompt: str) -> asyncio.Future[str]:
     """A line typed at the terminal, read on a daemon thread: a prompt left waiting when the run
     stops (Ctrl+C) must not hold up the exit, as a thread of the loop's executor would until Enter.
     The thread reads the descriptor itself: blocked in input(), it would hold sys.stdin's lock, and
-    Python aborts at exit on a lock a daemon thread holds. EOFError at Ctrl+D."""
+    Python aborts at exit on a lock a daemon thread holds. EOFError at Ctrl+D. One thread reads at
+    a time: a prompt given up on (its question answered by the wait running out) leaves its thread
+    reading, and the next prompt's line comes from it, not from a second thread racing it."""
     loop = asyncio.get_running_loop()
     line: asyncio.Future[str] = loop.create_future()
+    _Prompt.line = line
     print(prompt, end="", flush=True)
+    if _Prompt.reading is loop:
+        return line
+    _Prompt.reading = loop
 
     def settle(outcome: str | BaseException) -> None:
-        if line.done():
+        _Prompt.reading = None
+        waiting = _Prompt.line
+        if waiting is None or waiting.done():  # nobody asks any more: the line was typed for nothing
             return
         if isinstance(outcome, BaseException):
-            line.set_exception(outcome)
+            waiting.set_exception(outcome)
         else:
-            line.set_result(outcome)
+            waiting.set_result(outcome)
 
     def read() -> None:
         typed = b""

@@ -96,6 +96,9 @@ class SessionStarted(Event):
     strike_limit: int = 3
     budget_tokens: int = 0  # prompt + completion tokens after which the person is asked; 0: no cap
     budget_usd: float = 0.0  # the same for cost in US dollars; 0: no cap
+    # Minutes a question the agent asked with a fallback (human_ask) waits for the person before
+    # the agent goes on with that fallback; 0: it waits for them. Other questions always wait.
+    answer_wait_min: int = 0
     # The workdir's AGENTS.md (or CLAUDE.md) as it was at the start, followed for the session.
     instructions_file: str = ""
     instructions: str = ""

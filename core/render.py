@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.agent.options import NO_ANSWER
 from core.agent.research import described
 from core.agent.rules import failure_notice
 from core.context.compaction import summary_failure
@@ -73,6 +74,8 @@ def render(record: Record) -> str | None:
         case HumanQuestion():
             options = f" [{' / '.join(event.options)}]" if event.options else ""
             return f"? question {event.qid} ({event.reason}): {event.question}{options}"
+        case HumanAnswer() if event.choice == NO_ANSWER:
+            return f"  ⏱ {event.qid}: {event.text}; the agent goes on with its fallback"
         case HumanAnswer():
             detail = f" — {_short(event.text)}" if event.text.strip() else ""
             return f"  answer to {event.qid}: {event.choice}{detail}"

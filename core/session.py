@@ -86,6 +86,7 @@ class SessionConfig:
     strike_limit: int = 3
     budget_tokens: int = 0
     budget_usd: float = 0.0
+    answer_wait_min: int = 0  # see SessionStarted
     project_instructions: bool = True  # follow the workdir's AGENTS.md / CLAUDE.md if it has one
 
     def __post_init__(self) -> None:
@@ -99,6 +100,8 @@ class SessionConfig:
         check_effort(self.reasoning_effort)
         if self.budget_tokens < 0 or self.budget_usd < 0:
             raise ValueError("a budget cap cannot be negative")
+        if self.answer_wait_min < 0:
+            raise ValueError("the wait for an answer cannot be negative")
 
 
 def check_window(window: int | None) -> None:
@@ -182,7 +185,7 @@ class Session:
             summary_model=config.summary_model, reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
-            instructions_file=instructions_file, instructions=instructions,
+            answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
         )
         try:
             session.journal.record(start)

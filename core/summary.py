@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.agent.options import reason_label
+from core.agent.options import NO_ANSWER, reason_label
 from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
@@ -85,7 +85,7 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 summary.errors += 1
             case HumanQuestion():
                 summary.questions[event.reason] += 1
-            case HumanAnswer():
+            case HumanAnswer() if event.choice != NO_ANSWER:
                 summary.answered += 1
             case Compaction():
                 summary.compactions += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.agent.options import option_label, reason_label
+from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
 from core.agent.rules import failure_notice
 from core.events import (
     AssistantMessage,
@@ -89,6 +89,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"⚠ Error, attempt {event.attempt}: {failure_notice(event.tool, event.message)}"))
             case HumanQuestion():
                 parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
+            case HumanAnswer() if event.choice == NO_ANSWER:
+                parts.append(quoted(f"⏱ {no_answer_note(questions.get(event.qid), event.text)}"))
             case HumanAnswer():
                 label = option_label(event.choice, questions.get(event.qid))
                 detail = f" — {event.text.strip()}" if event.text.strip() else ""

@@ -27,6 +27,7 @@ SHARED: dict[str, str | int | float] = {
     "max_turns": 100, "warn_turn": 7, "danger_turn": 30, "strike_limit": 3,
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
+    "answer_wait_min": 0,  # minutes a question with a fallback waits for the person (SessionStarted)
 }
 
 

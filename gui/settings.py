@@ -45,6 +45,7 @@ class Preferences:
     budget_tokens: int = 0
     budget_usd: float = 0.0
     data_dir: str = ""
+    answer_wait_min: int = 0  # minutes before the agent goes on with its fallback; 0: it waits for the person
     reflect_after_tasks: int = 0  # 1: reflect on each task as it ends (an int: an INI file has no bools)
     theme: str = "system"  # system (the desktop's light or dark mode) | light | dark
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)

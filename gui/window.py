@@ -943,7 +943,9 @@ class MainWindow(QMainWindow):
             return
         title = self.workspace.title(session.id)
         workdir = session.state.workdir if session.state.config else ""
-        dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir))
+        config = session.state.config
+        dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir),
+                                answer_wait_min=config.answer_wait_min if config else 0)
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
         self.dialogs[question.qid] = dialog
         dialog.show()

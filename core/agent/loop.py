@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
 from core.agent.control import Control, StopRequested
-from core.agent.options import reason_label
+from core.agent.options import NO_ANSWER, reason_label
 from core.agent.replies import not_an_answer
 from core.agent.research import CONTEXT_TOKENS, READING_TOOLS, Research, described
 from core.agent.rules import describe_failure, error_signature
@@ -49,6 +49,7 @@ from core.events import (
     ErrorRecorded,
     Event,
     FlushRequested,
+    HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
     Record,
@@ -102,6 +103,7 @@ REBOOT_KEYS = ("goal", "tried", "wrong", "differently", "ask_human")
 _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
 
+MINUTE_S = 60.0  # a minute of waiting for an answer, in seconds (tests shorten it)
 # The most of one read a research helper is given: the reading tools stop at about 4,000
 # characters, but a memory file read whole may be longer.
 HELPER_READ_CHARS = 16_000
@@ -742,15 +744,31 @@ class AgentLoop:
     async def _human_ask(self, call: ToolCall, arguments: dict, asked: HumanQuestion | None) -> None:
         if asked is None:
             options = tuple(str(o) for o in arguments.get("options") or ())
+            fallback = str(arguments.get("fallback") or "").strip()
             asked = self._ask("ask_user", str(arguments.get("question", "")).strip() or "(no question)",
-                              options, {"call_id": call.id})
-        answer = await self._answer_for(asked.qid)
+                              options, {"call_id": call.id, **({"fallback": fallback} if fallback else {})})
+        fallback = str(asked.context.get("fallback", ""))
+        minutes = self.state.config.answer_wait_min if fallback else 0
+        answer = await self._answer_for(asked.qid, minutes)
+        if answer.choice == NO_ANSWER:
+            self._result(call, True, f"The person did not answer within {_minutes(minutes)}. Go on with your "
+                                     f"fallback: {fallback}\nTheir answer may still come later, as a message.")
+            return
         detail = f"\n{answer.text.strip()}" if answer.text.strip() else ""
         self._result(call, True, f"The person answered: {answer.choice}{detail}")
 
-    async def _answer_for(self, qid: str):
+    async def _answer_for(self, qid: str, minutes: int = 0):
+        """The person's answer; with `minutes`, Tripane's NO_ANSWER once they have gone by without
+        one. (A reopened session waits them out again: the person who reopened it is there.)"""
         if qid not in self.state.answers:
-            await self.control.wait_answer(qid)
+            try:
+                await asyncio.wait_for(self.control.wait_answer(qid), minutes * MINUTE_S if minutes else None)
+            except asyncio.TimeoutError:
+                if qid not in self.state.answers:
+                    question = self.state.questions.get(qid)
+                    said = f"No answer within {_minutes(minutes)}"
+                    self._record(HumanAnswer(qid=qid, choice=NO_ANSWER, text=said))
+                    self._progress(progress.answer(NO_ANSWER, said, question))
         return self.state.answers[qid][0]
 
     def _tool_context(self, call_id: str) -> ToolContext:
@@ -961,6 +979,10 @@ class AgentLoop:
             {"signature": signature, "errors": errors, "reboot": reboot,
              "step": current_step(self.memory.read(PLAN)[0])},
         )
+
+
+def _minutes(count: int) -> str:
+    return f"{count} minute{'s' * (count != 1)}"
 
 
 def parse_reboot(text: str) -> dict[str, str]:

@@ -13,6 +13,17 @@ OPTION_LABELS = {
 }
 
 
+# The answer Tripane records for the person when a question the agent asked with a fallback went
+# unanswered for as long as the session waits (SessionStarted.answer_wait_min).
+NO_ANSWER = "no_answer_in_time"
+
+
+def no_answer_note(question: HumanQuestion | None, text: str) -> str:
+    """A question that went unanswered, in a line: how long it waited and what the agent does."""
+    fallback = str((question.context if question else {}).get("fallback", "")).strip()
+    return f"{text.rstrip('.')}: the agent goes on with its fallback" + (f" — {fallback}" if fallback else "")
+
+
 def option_label(choice: str, question: HumanQuestion | None = None) -> str:
     """An option's label; the agent's own options (a human_ask's) are shown as they are. With the
     approval `question` it answers, an "always" says what it allows: the same words on the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.agent.options import option_label, reason_label
+from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
 from core.events import HumanQuestion
 from core.text import capitalized
 
@@ -77,6 +77,8 @@ def question(reason: str, text: str) -> str:
 
 
 def answer(choice: str, text: str, question: HumanQuestion | None = None) -> str:
+    if choice == NO_ANSWER:
+        return f"\n## [{_stamp()}] ⏱ {_clip(no_answer_note(question, text), 600, ends=False)}\n"
     detail = f" — {_clip(text, 600, ends=False)}" if text.strip() else ""
     return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice, question)}{detail}\n"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from core.agent.options import reason_label
+from core.agent.options import NO_ANSWER, reason_label
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -163,6 +163,8 @@ def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one bran
                 yield f"  ! the same failure, attempt {event.attempt}"
             case HumanQuestion():
                 yield f"Asked the person ({reason_label(event.reason)}): {one_line(event.question, 300)}"
+            case HumanAnswer() if event.choice == NO_ANSWER:
+                yield f"The person did not answer ({event.text}); the agent went on with its fallback"
             case HumanAnswer():
                 text = f": {one_line(event.text, 300)}" if event.text.strip() else ""
                 yield f"The person answered {event.choice}{text}"

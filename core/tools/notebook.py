@@ -66,18 +66,21 @@ async def findings_add(ctx: ToolContext, title: str, body: str) -> str:
     return f"Finding recorded in findings.md (version {change.version})."
 
 
-async def human_ask(ctx: ToolContext, question: str, options: list[str] | None = None) -> str:
+async def human_ask(ctx: ToolContext, question: str, options: list[str] | None = None, fallback: str = "") -> str:
     """Ask the person supervising you a question and wait for the answer.
 
     Use it when the goal is ambiguous, when a choice is theirs to make (scope, trade-offs, anything
     irreversible or costly), or when you are stuck after changing approach. The run pauses until
-    they answer; the answer arrives as the result of this call. Give the context they need in the
-    question, and offer concrete options when there are some. Do not use it for what you can find
-    out yourself.
+    they answer; the answer arrives as the result of this call. Ask one question at a time: say
+    why you need to know, give the context they need, and offer concrete options when there are
+    some (choosing is quicker than writing). Say what you will do if they cannot answer now
+    (`fallback`): if they let the agent go on without them, that is what you get back after a
+    while. Do not use it for what you can find out yourself.
 
     Args:
-        question: What you need to know or decide, with the context the person needs.
+        question: What you need to know or decide, why, and the context the person needs.
         options: Suggested answers; the person may also answer in free text.
+        fallback: What you will do if no answer comes, for example "keep the current date format"; empty when you cannot go on without an answer.
     """
     raise ToolError("human_ask is handled by the loop")  # the loop intercepts this tool
 

@@ -155,7 +155,7 @@ class NewSessionDialog(QDialog):
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
                 budget_tokens=prefs.budget_tokens, budget_usd=self.budget_usd.value(),
-                project_instructions=self.instructions.isChecked(),
+                answer_wait_min=prefs.answer_wait_min, project_instructions=self.instructions.isChecked(),
             )
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))

@@ -96,9 +96,10 @@ class QuestionDialog(QDialog):
     answered = Signal(str, str, str)  # qid, choice, text
 
     def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None,
-                 session_id: str = "", workdir: str = ""):
+                 session_id: str = "", workdir: str = "", answer_wait_min: int = 0):
         super().__init__(parent)
         self.question = question
+        self.answer_wait_min = answer_wait_min  # how long the agent waits before its fallback (0: for you)
         self.session_id = session_id
         self.workdir = workdir  # where an approved command runs
         self.setObjectName(f"question_{question.reason}")
@@ -178,6 +179,11 @@ class QuestionDialog(QDialog):
             where = f" &nbsp; <b>in</b> {_escape(self.workdir)}" if self.workdir else ""
             parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}{where}</p>")
             parts.append(f"<pre style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
+        elif reason == "ask_user" and (fallback := str(context.get("fallback", "")).strip()):
+            wait = (f" The agent goes on with it after {self.answer_wait_min} minute"
+                    f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."
+                    if self.answer_wait_min else "")
+            parts.append(f"<p><b>If you do not answer:</b> {_escape(fallback.rstrip('.'))}.{wait}</p>")
         elif reason == "budget":
             cost = float(context.get("cost_usd", 0))
             parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens"

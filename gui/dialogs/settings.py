@@ -114,6 +114,13 @@ class SettingsDialog(QDialog):
         form.addRow("Budget cap, tokens:", self.budget_tokens)
         self.budget_usd = budget_usd_spin(prefs.budget_usd)
         form.addRow("Budget cap, cost:", self.budget_usd)
+        self.answer_wait = self._spin(prefs.answer_wait_min, 0, 24 * 60)
+        self.answer_wait.setSpecialValueText("never: wait for me")
+        self.answer_wait.setSuffix(" min")
+        self.answer_wait.setToolTip("When the agent asks you something and says what it will do without an answer "
+                                    "(its fallback), it goes on with that fallback after this long. Approvals, "
+                                    "3-Strike, the turn threshold and the budget always wait for you. For new sessions.")
+        form.addRow("Go on without my answer after:", self.answer_wait)
         self.reflect = QCheckBox("Reflect on each task as it ends")
         self.reflect.setChecked(bool(prefs.reflect_after_tasks))
         self.reflect.setToolTip("One request to the summary model judges the work (outcome, efficiency, errors, "
@@ -197,6 +204,7 @@ class SettingsDialog(QDialog):
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
         prefs.reflect_after_tasks = int(self.reflect.isChecked())
+        prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()
         if self.allowed is not None:

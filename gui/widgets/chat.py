@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.agent.options import option_label, reason_label
+from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
 from core.agent.rules import failure_notice
 from core.changes import ChangeTally
 from core.context.compaction import summary_failure
@@ -193,7 +193,8 @@ class ChatView(QScrollArea):
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
-        self._approval_questions: dict[str, HumanQuestion] = {}  # all of them, by qid: what "always" allowed
+        # The questions, by qid: what an "always" allowed, the fallback an unanswered one went on with.
+        self._questions: dict[str, HumanQuestion] = {}
         self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
         self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
         self._build_more = QTimer(self, singleShot=True, interval=0)
@@ -240,7 +241,7 @@ class ChatView(QScrollArea):
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
-        self._approvals, self._approval_questions = {}, {}
+        self._approvals, self._questions = {}, {}
         self._running = {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
@@ -477,9 +478,12 @@ class ChatView(QScrollArea):
             case HumanQuestion():
                 self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
                              f"{escape_html(event.question)}", "question", into)
+            case HumanAnswer() if event.choice == NO_ANSWER:
+                self._notice(f"⏱ {escape_html(no_answer_note(self._questions.get(event.qid), event.text))}",
+                             "answer", into)
             case HumanAnswer():
                 detail = f" — {escape_html(event.text)}" if event.text else ""
-                label = option_label(event.choice, self._approval_questions.get(event.qid))
+                label = option_label(event.choice, self._questions.get(event.qid))
                 self._notice(f"↳ You answered <b>{escape_html(label)}</b>{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 said = escape_html(describe_edit(event))
@@ -582,9 +586,10 @@ class ChatView(QScrollArea):
 
     def _note_approval(self, event: Event) -> None:
         """Which calls wait for the person's approval: their cards say so until the answer."""
+        if isinstance(event, HumanQuestion):
+            self._questions[event.qid] = event
         if isinstance(event, HumanQuestion) and event.reason == "approval":
             self._approvals[event.qid] = call_id = str(event.context.get("call_id", ""))
-            self._approval_questions[event.qid] = event
             waiting = True
         elif isinstance(event, HumanAnswer) and event.qid in self._approvals:
             call_id, waiting = self._approvals.pop(event.qid), False

@@ -531,7 +531,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     from gui.settings import Preferences
 
     prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5,
-                        summary_model="openai/gpt-4.1-nano", reasoning_effort="high")
+                        summary_model="openai/gpt-4.1-nano", reasoning_effort="high", answer_wait_min=15)
     dialog = NewSessionDialog(prefs)
     qtbot.addWidget(dialog)
     dialog._accept()
@@ -546,6 +546,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     assert (config.task, config.model, config.danger_turn, config.budget_usd, config.context_window) == (
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
     assert config.summary_model == "openai/gpt-4.1-nano" and config.reasoning_effort == "high"
+    assert config.answer_wait_min == 15
     dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findData(""))  # this task: the model's own
     dialog._accept()
     assert dialog.config.reasoning_effort == "" and prefs.reasoning_effort == "high"
