@@ -718,14 +718,21 @@ class AgentLoop:
         answer = self.state.answers.get(qid)
         return answer is not None and answer[1] <= self._started_at_seq and qid not in self.control.unacted_answers
 
-    async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
-        """None when the call may run, else the reason it may not (which the model sees)."""
-        config = self.state.config
-        if config.approval == "all" or self.state.allowed_without_asking(call.name, call.arguments):
-            return None
+    def _runs_unasked(self, call: ToolCall) -> bool:
+        """Whether a risky call may run without asking the person: the session's policy, their
+        "always" in this session, or this very command allowed in the work folder (said in progress.md)."""
+        if self.state.config.approval == "all" or self.state.allowed_without_asking(call.name, call.arguments):
+            return True
         if (self.folder_approvals is not None
                 and approval_key(call.name, call.arguments) in self.folder_approvals.allowed(self.state.workdir)):
             self._progress(progress.allowed_in_folder(call.name))
+            return True
+        return False
+
+    async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
+        """None when the call may run, else the reason it may not (which the model sees)."""
+        config = self.state.config
+        if self._runs_unasked(call):
             return None
         if config.approval == "none":
             return f"Refused by this session's policy: {call.name} needs approval and approvals are off."
@@ -858,13 +865,23 @@ class AgentLoop:
             arguments = read.parsed_arguments()
         except ValueError as exc:
             return False, f"The arguments of your {read.name!r} call are not valid JSON ({exc}). Send a JSON object."
+        spec = self.registry.get(read.name)
+        if spec is not None and spec.risky and not self._runs_unasked(read):
+            # A question from the helper would stop the run for a call the agent never made.
+            return False, (f"{read.name} needs the person's approval in this session, and a research helper cannot "
+                           f"ask for it, so it was not run. Name what you would have fetched in your report (the "
+                           f"address), so that the agent can fetch it itself.")
         ctx = self._tool_context(call_id)
         content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, self.control.interruptible)
         for event in ctx.events:
             self._record(event)
-        content = await asyncio.to_thread(self._storable, content[:HELPER_READ_CHARS])
-        if len(content) == HELPER_READ_CHARS:
-            content += "\n[cut here: read a narrower range]"
+        content = await asyncio.to_thread(self._storable, content)
+        if len(content) > HELPER_READ_CHARS:  # kept whole, as the agent's large outputs are (a page may change)
+            name = f"research-{_safe_name(call_id)}-{_safe_name(read.id)}.txt"
+            await asyncio.to_thread(self._save_output, name, content)
+            content = (f"{content[:HELPER_READ_CHARS]}\n[cut here, at {HELPER_READ_CHARS:,} of {len(content):,} "
+                       f"characters. The whole output is saved: read on with file_read path=offload:{name} and an "
+                       f"offset, or read a narrower range.]")
         return not error_type, content
 
     def _storable(self, content: str) -> str:
@@ -909,12 +926,15 @@ class AgentLoop:
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
-        safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", call.id)[:64]
-        name = f"turn{self.state.turn:04d}-{safe_id}.txt"
+        name = f"turn{self.state.turn:04d}-{_safe_name(call.id)}.txt"
+        self._save_output(name, content)
+        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
+
+    def _save_output(self, name: str, content: str) -> None:
+        """A large output kept whole in the session's offload/ folder, where `offload:NAME` reads it."""
         folder = self.session_dir / "offload"
         folder.mkdir(parents=True, exist_ok=True)
         big_text.write(folder / name, content)
-        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
 
     def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None,
               prepared: Prepared | None = None) -> None:
@@ -979,6 +999,11 @@ class AgentLoop:
             {"signature": signature, "errors": errors, "reboot": reboot,
              "step": current_step(self.memory.read(PLAN)[0])},
         )
+
+
+def _safe_name(call_id: str) -> str:
+    """A call id as a part of a file name (providers' ids may hold any character)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", call_id)[:64]
 
 
 def _minutes(count: int) -> str:

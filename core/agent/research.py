@@ -7,8 +7,9 @@ fixed prompt, the question, its reads — and only its report comes back, as the
 call's result. Its model calls are recorded (ResearchStep) for the person and counted in the
 session's spending and budget; what it read is not kept, since the files are there to read again.
 
-The helper only reads (READING_TOOLS): nothing it does needs the person's approval or can change
-the work, so a run interrupted in the middle of one loses nothing but the report.
+The helper only reads (READING_TOOLS), files, memory and, where the session lets it run without
+asking, web pages: nothing it does waits for the person or changes the work, so a run interrupted
+in the middle of one loses nothing but the report.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from core.events import Consulted, ResearchStep, ToolCall, Usage
 from core.llm import ModelReply, ModelRequest
 from core.paths import resource_text
 
-READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search")
+# web_fetch runs only where the session lets it run without asking (a helper cannot ask the person).
+READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search", "web_fetch")
 MAX_STEPS = 12  # model calls; the last one writes the report
 # The most the helper's context may hold before it must report: a short context is the point,
 # and twelve reads of at most 4,000 characters each come to about 14,000 tokens.

@@ -14,13 +14,14 @@ async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "
     """Hand a reading question to a research helper; only its report comes back to you.
 
     The helper has its own short context and only reading tools (file_list, file_read,
-    file_search, memory_search, memory_get): it cannot change files, run commands, fetch the web
-    or ask the person. Use it when answering would take reading far more than the answer is worth
-    keeping: surveying an unfamiliar codebase, finding every place a name is used across many
-    files, digesting long logs or a saved large output. What it reads never enters your context,
-    so your history stays short; its report names its sources so you can check them. Do not use
-    it for one file you are about to edit (read that yourself), nor for work that changes things.
-    Write the question so it stands alone: the helper sees nothing of your history.
+    file_search, memory_search, memory_get, and web_fetch where this session runs it without
+    asking the person): it cannot change files, run commands or ask the person. Use it when
+    answering would take reading far more than the answer is worth keeping: surveying an
+    unfamiliar codebase, finding every place a name is used across many files, digesting long
+    logs or a saved large output, comparing several web pages. What it reads never enters your
+    context, so your history stays short; its report names its sources so you can check them. Do
+    not use it for one file you are about to edit (read that yourself), nor for work that changes
+    things. Write the question so it stands alone: the helper sees nothing of your history.
 
     Args:
         question: The self-contained question, with the names, paths and context the helper needs.

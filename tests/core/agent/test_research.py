@@ -7,6 +7,10 @@ request with the five reading tools is the helper's; one with every tool is the 
 from __future__ import annotations
 
 import asyncio
+import re
+from http.server import BaseHTTPRequestHandler
+
+import pytest
 
 from core.agent.research import MAX_STEPS, READING_TOOLS
 from core.events import (
@@ -20,6 +24,7 @@ from core.llm import ModelError, ModelRequest
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
+from tests.support.local_site import serving
 
 BILLING = "def price_total(lines):\n    return sum(round(x, 2) for x in lines)  # drift-7731\n"
 
@@ -239,3 +244,52 @@ def test_a_long_list_of_calls_is_cut_so_the_report_is_not_pushed_out_of_view():
     assert text.startswith("Research report (5 steps):\n\nFound it.\n\nThe helper's calls:\n")
     assert f"module_{CALLS_LISTED - 1:03d}" in text and f"module_{CALLS_LISTED:03d}" not in text
     assert text.endswith("\n- … and 3 more")
+
+
+class _LongPage(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_GET(self):
+        body = ("<html><body>" + "".join(f"<p>Paragraph {i}: the release notes say more.</p>" for i in range(900))
+                + "</body></html>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def site():
+    with serving(_LongPage) as address:
+        yield f"{address}/notes"
+
+
+async def test_the_helper_fetches_pages_only_where_no_one_need_be_asked(store, data_dir, workdir, site):
+    model = routed([delegate(question="What do the release notes say?"), reply("", call("task_done", summary="ok"))],
+                   [reply("", call("web_fetch", call_id="w1", url=site)), reply("The notes are long.")])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    assert await session.run() == "done"
+
+    assert not events_of(session, HumanQuestion)  # a helper's call never stops the run for the person
+    step = events_of(session, ResearchStep)[0]
+    assert not step.consulted[0].ok and "needs the person's approval" in step.consulted[0].error
+    assert "web_fetch url=" in result_of(session, "d1").content and "(failed)" in result_of(session, "d1").content
+
+
+async def test_a_long_page_the_helper_fetches_is_kept_whole_and_it_can_read_on(store, data_dir, workdir, site):
+    model = routed([delegate(question="What do the release notes say?"), reply("", call("task_done", summary="ok"))],
+                   [reply("", call("web_fetch", call_id="w1", url=site)), reply("Nine hundred paragraphs.")])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    helper_requests = [r for r in model.requests if helpers_turn(r)]
+    seen = helper_requests[1].messages[-1]["content"]
+    assert "Paragraph 1:" in seen and "Paragraph 899:" not in seen
+    saved = re.search(r"file_read path=(offload:research-d1-w1\.txt)", seen)
+    assert saved is not None
+    whole = (session.dir / "offload" / "research-d1-w1.txt").read_text(encoding="utf-8")
+    assert "Paragraph 899: the release notes say more." in whole and len(whole) > len(seen)
+    findings, _ = session.read_file("findings.md")
+    assert f"Source fetched: {site}" in findings  # where the helper read, for the person and the agent

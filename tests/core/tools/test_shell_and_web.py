@@ -3,9 +3,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -15,6 +14,7 @@ from core.tools.context import ToolContext
 from core.tools.registry import ToolError
 from core.tools.shell import decode_output, shell_run
 from core.tools.web import web_fetch
+from tests.support.local_site import serving
 
 
 @pytest.fixture
@@ -259,11 +259,8 @@ class _Pages(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Pages) as address:
+        yield address
 
 
 async def test_web_content_is_marked_untrusted_and_noted_in_findings(ctx, site):
