@@ -836,6 +836,7 @@ class AgentLoop:
             record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
             hide=self._storable,
             cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
+            between_steps=self._pause_point,
             window=self._window, reasoning_effort=self.state.reasoning_effort,
             context_tokens=min(CONTEXT_TOKENS, engine.budget),
         )

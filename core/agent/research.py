@@ -83,6 +83,7 @@ class Research:
     count_tokens: Callable[[str], int]
     hide: Callable[[str], str] = lambda text: text  # secrets out of what is kept
     cut_short: Callable[[], str] = lambda: ""  # "stopped" | "budget" | ""
+    between_steps: Callable[[], Awaitable[None]] | None = None  # where the person's Pause holds the helper
     window: int | None = None
     reasoning_effort: str = ""
     context_tokens: int = CONTEXT_TOKENS
@@ -96,6 +97,8 @@ class Research:
                                    {"role": "user", "content": asked}]
         tokens, spent = 0, Usage()
         for step in range(1, MAX_STEPS + 1):
+            if step > 1 and self.between_steps is not None:
+                await self.between_steps()
             why = self.cut_short() or ("steps" if step == MAX_STEPS else "") or (
                 "context" if tokens > self.context_tokens else "")
             if why:

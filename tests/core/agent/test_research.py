@@ -293,3 +293,24 @@ async def test_a_long_page_the_helper_fetches_is_kept_whole_and_it_can_read_on(s
     assert "Paragraph 899: the release notes say more." in whole and len(whole) > len(seen)
     findings, _ = session.read_file("findings.md")
     assert f"Source fetched: {site}" in findings  # where the helper read, for the person and the agent
+
+
+async def test_pause_holds_the_helper_between_its_steps(store, data_dir, workdir):
+    box: list[Session] = []
+
+    def read_then_pause(request):
+        box[0].pause()  # the person presses Pause while the helper reads
+        return reply("", call("file_list"))
+
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))],
+                   [read_then_pause, reply("Nothing much.")])
+    session = make_session(store, data_dir, workdir, model)
+    box.append(session)
+    session.start()
+    while session.state.status != "paused":
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    assert len([r for r in model.requests if helpers_turn(r)]) == 1  # held before its next request
+    session.resume()
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    assert result_of(session, "d1").ok and len(events_of(session, ResearchStep)) == 2
