@@ -31,8 +31,10 @@ def test_the_dialog_says_what_happens_without_an_answer_and_goes_when_the_wait_r
     assert "If you do not answer: keep the ISO date format. The agent goes on with it after 1 minute" in shown
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert session.state.status == "ended:done" and not window.dialogs  # the dialog was taken away
-    notices = [label.text() for label in window.chat.findChildren(WrappedLabel) if "⏱" in label.text()]
-    assert notices == ["⏱ No answer within 1 minute: the agent goes on with its fallback — keep the ISO date format."]
+    notices = [label.text() for label in window.chat.findChildren(WrappedLabel) if "No answer" in label.text()]
+    assert len(notices) == 1  # its mark may be drawn as a stand-in (gui/glyphs.py)
+    assert notices[0].endswith(" No answer within 1 minute: the agent goes on with its fallback — "
+                               "keep the ISO date format.")
 
 
 @pytest.mark.parametrize("wait", [0, 25])
