@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     reflect.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     reflect.add_argument("--json", action="store_true", help="print the reflection event as one JSON object")
 
+    ask = commands.add_parser("ask", help="ask a research helper about a session's work, aside from its agent (which "
+                              "never sees it): it reads the work folder, the agent's files and long-term memory",
+                              parents=[common])
+    ask.add_argument("question")
+    ask.add_argument("--session", help="session id or a unique prefix (default: the newest session)")
+    ask.add_argument("--no-memory", action="store_true", help="without long-term memory")
+    ask.add_argument("--json", action="store_true", help="print the helper's steps as JSON objects, one a line")
+
     window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
     doctor = commands.add_parser("doctor", help="check this machine: Python, Qt, keyring, data folder, database, provider",
@@ -505,6 +513,10 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
                                long_memory=long_memory)
         return await _reflect(session, args.json)
+    if args.command == "ask":
+        session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
+                               long_memory=long_memory)
+        return await _ask(session, args.question, args.json)
     if args.command == "run":
         config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
                                project_instructions=not args.no_project_instructions)
@@ -554,6 +566,35 @@ def _reflects_after_tasks(session) -> bool:
     from core.user_settings import read_settings
 
     return bool(read_settings().get("reflect_after_tasks")) and reflected_on_by_itself(session.records)
+
+
+async def _ask(session, question: str, as_json: bool) -> int:
+    """The person's question, answered by a research helper: its reads on stderr, its answer on stdout."""
+    from core.events import ResearchStep
+    from core.export import record_json
+    from core.llm import ModelError
+    from core.render import aside_note
+    from core.session import CannotRun
+
+    def read(line: str) -> None:
+        print(f"  ⌕ {line.rstrip()}", file=sys.stderr, flush=True)
+
+    try:
+        asked, report = await session.ask_helper(question, on_read=None if as_json else read)
+    except (CannotRun, ValueError) as exc:
+        print(f"tripane: ask: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except ModelError as exc:
+        print(f"tripane: ask: the helper's model call failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    steps = [r for r in session.records if isinstance(r.event, ResearchStep) and r.event.call_id == asked]
+    if as_json:
+        for record in steps:
+            print(record_json(record), flush=True)
+        return EXIT_DONE
+    print(report.text or "(The helper ended without an answer.)")
+    print(f"\n{aside_note(steps[-1].event, question)}", file=sys.stderr)
+    return EXIT_DONE
 
 
 async def _reflect(session, as_json: bool) -> int:

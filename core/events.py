@@ -315,6 +315,10 @@ class ResearchStep(Event):
     model: str = ""
     final: bool = False  # this reply is the report
     spent: Usage = field(default_factory=Usage)  # on the final step: what the whole research cost
+    # The person asked it, aside from the agent (Session.ask_helper): `call_id` is then no call of
+    # the agent's, and the first step holds the question.
+    for_person: bool = False
+    question: str = ""
 
 
 @dataclass(frozen=True)

@@ -135,20 +135,33 @@ def research_done_note(event: ResearchStep) -> str:
     """The end of a research in a line, for the conversation (the call's card shows the reads)."""
     did = "wrote its report" if event.text.strip() else "ended without a report"
     spent = f" ({spent})" if (spent := request_cost(event.spent)) else ""
-    return f"research helper {did} after {event.step} step{'s' * (event.step != 1)}{spent}"
+    return f"{_helper(event)} {did} after {event.step} step{'s' * (event.step != 1)}{spent}"
+
+
+def aside_note(event: ResearchStep, question: str) -> str:
+    """The end of a question the person asked a helper, for the conversation."""
+    did = "it answered" if event.text.strip() else "it ended without an answer"
+    spent = f", {spent}" if (spent := request_cost(event.spent)) else ""
+    asked = f" “{_short(question, 100)}”" if question else ""
+    return f"You asked a helper{asked}: {did} after {event.step} step{'s' * (event.step != 1)}{spent}"
+
+
+def _helper(event: ResearchStep) -> str:
+    return "the research helper you asked" if event.for_person else "research helper"
 
 
 def research_note(event: ResearchStep) -> str:
     """A research helper's step in a line: what it read (and what failed), or that it reported."""
+    asked = f" (you asked: {_short(event.question, 120)})" if event.question else ""
     if event.final:
         did = "wrote its report" if event.text.strip() else "ended without a report"
         if spent := request_cost(event.spent):
-            return f"research helper, step {event.step}: {did} (the research took {spent})"
+            return f"{_helper(event)}, step {event.step}{asked}: {did} (the research took {spent})"
     else:
         did = ", ".join(described(call) + ("" if seen.ok else " (failed)")
                         for call, seen in zip(event.tool_calls, event.consulted, strict=False))
     spent = f" ({spent})" if (spent := request_cost(event.usage)) else ""
-    return f"research helper, step {event.step}: {did}{spent}"
+    return f"{_helper(event)}, step {event.step}{asked}: {did}{spent}"
 
 
 def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:

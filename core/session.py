@@ -37,7 +37,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.folder_approvals import FolderApprovals
-from core.journal import Journal, Subscriber
+from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
@@ -53,6 +53,7 @@ from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
+    from core.agent.research import Report as HelperReport
     from core.memory.index import Hit
     from core.memory.longterm import LongTermMemory
     from core.memory.reflection import Report
@@ -112,6 +113,11 @@ def check_window(window: int | None) -> None:
 
 class CannotRun(ValueError):
     """The session cannot run now; the message says why and what to do."""
+
+
+def new_aside_id() -> str:
+    """The id of a question the person asks a helper: no call of the agent's has one like it."""
+    return f"asked-{secrets.token_hex(6)}"
 
 
 class SessionBusy(CannotRun):
@@ -486,6 +492,34 @@ class Session:
             return []
         start = [r for r in records[:last + 1] if isinstance(r.event, SessionStarted)]
         return start + since  # the task is read from the start, whichever part is reflected on
+
+    async def ask_helper(self, question: str, on_read: Callable[[str], None] | None = None,
+                         asked: str | None = None) -> tuple[str, HelperReport]:
+        """A question of the person's answered by a research helper that reads the work folder,
+        the agent's files and long-term memory (core/agent/research.py): (its id, the report).
+        Aside from the agent, which never sees it, and possible while it works; its requests
+        count in the session's spending. `on_read` is told each read as it starts. Cancel the
+        task to give up; Session.stop_tool(`asked`, the id, new_aside_id() by default) has the
+        helper report what it has."""
+        if not question.strip():
+            raise ValueError("the question is empty")
+        if self.run_elsewhere():  # asked before the model is: its steps could not be recorded
+            raise SessionBusy(f"Session {self.id} is being run by another Tripane (a terminal's `tripane run`, or "
+                              "another window): ask there, or once that run ends.")
+        self.follow()
+        loop = self._agent_loop()
+        asked = asked or new_aside_id()
+
+        def reads(notice) -> None:
+            if isinstance(notice, ToolOutput) and notice.call_id == asked and notice.text and on_read is not None:
+                on_read(notice.text)
+
+        unsubscribe = self.journal.subscribe(reads)
+        try:
+            with self._writing():
+                return asked, await loop.research_for_person(asked, question.strip())
+        finally:
+            unsubscribe()
 
     async def reflect(self) -> tuple[ReflectionWritten, Report | None, list[Promotion]]:
         """Reflection on the work since the last one, by the summary model (the session's own if that

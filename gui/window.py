@@ -36,6 +36,7 @@ from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
 from core.text import capitalized
 from core.transcript import transcript
+from gui.asides import Asides
 from gui.bridge import SessionBridge
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
@@ -161,6 +162,7 @@ class MainWindow(QMainWindow):
         self.spending: SpendingDialog | None = None
         self.histories = FileHistories(self)
         self.reflections = Reflections(self)
+        self.asides = Asides(self)
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
 
         self.sessions = SessionList()
@@ -383,6 +385,7 @@ class MainWindow(QMainWindow):
         self.chat.tool_stop_requested.connect(self.stop_command)
         self.chat.history_requested.connect(self.histories.show)
         self.chat.reflection_requested.connect(self.reflections.show)
+        self.chat.aside_requested.connect(self.asides.show_earlier)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
@@ -837,6 +840,7 @@ class MainWindow(QMainWindow):
             self._take_question_away(qid)
         self.drafts.forget(session_id)
         self.histories.forget(session_id)
+        self.asides.forget(session_id)
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None
@@ -925,6 +929,7 @@ class MainWindow(QMainWindow):
                      "file_history", "summary"):
             self.actions_by_name[name].setEnabled(settled)
         self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
+        self.actions_by_name["ask_helper"].setEnabled(settled and not elsewhere)
         self.actions_by_name["move_workdir"].setEnabled(settled and not elsewhere)
         working = running and state.status not in ("paused", "waiting") and not state.ended
         self.actions_by_name["reflect"].setEnabled(settled and not elsewhere and not working

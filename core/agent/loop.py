@@ -27,7 +27,13 @@ from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.options import NO_ANSWER, reason_label
 from core.agent.replies import not_an_answer
-from core.agent.research import CONTEXT_TOKENS, READING_TOOLS, Research, described
+from core.agent.research import (
+    CONTEXT_TOKENS,
+    READING_TOOLS,
+    Report,
+    Research,
+    described,
+)
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome
@@ -823,23 +829,9 @@ class AgentLoop:
             self._fail(call.name, "invalid_call", "delegate_research needs a question: write what the helper "
                                                   "should find out, with the names and paths it needs.", call)
             return
-        engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
-        config, session_id = self.state.config, self.state.session_id
-        stop = self.control.running_tool(call.id)
-        self.journal.notify(StatusChanged(session_id, "running_tool", call.name))
-        self.journal.notify(ToolOutput(session_id, call.id))  # started
-        research = Research(
-            call_id=call.id, question=question, bring_back=str(arguments.get("bring_back") or ""),
-            model=self.state.model, api_base=self.state.api_base,
-            tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
-            ask=self._research_ask, read=lambda read: self._research_read(call.id, read),
-            record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
-            hide=self._storable,
-            cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
-            between_steps=self._pause_point,
-            window=self._window, reasoning_effort=self.state.reasoning_effort,
-            context_tokens=min(CONTEXT_TOKENS, engine.budget),
-        )
+        self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
+        self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
+        research = await self._helper(call.id, question, str(arguments.get("bring_back") or ""))
         try:
             report = await research.run()
         except ModelError as exc:
@@ -854,12 +846,43 @@ class AgentLoop:
         content = self._storable(report.for_the_agent())
         self._result(call, True, content, await self._prepare_large(call, True, content))
 
-    async def _research_ask(self, request: ModelRequest) -> ModelReply:
+    async def research_for_person(self, call_id: str, question: str) -> Report:
+        """A question the person asks a research helper, aside from the agent (Session.ask_helper).
+        It may run while the agent works, so it is not cut short by the run's Stop (cancel its
+        task) and does not wait at the run's Pause; nothing of it enters the agent's context."""
+        research = await self._helper(call_id, question, "", for_person=True)
+        try:
+            return await research.run()
+        finally:
+            self.control.tool_ended(call_id)
+
+    async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False) -> Research:
+        engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
+        config = self.state.config
+        stop = self.control.running_tool(call_id)
+        # The run's Stop ends the agent's research with the run; the person's own question has its
+        # own task, and must not take the run's current call from its Stop.
+        interruptible = (lambda awaitable: awaitable) if for_person else self.control.interruptible
+        return Research(
+            call_id=call_id, question=question, bring_back=bring_back,
+            model=self.state.model, api_base=self.state.api_base,
+            tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
+            ask=lambda request: self._research_ask(request, interruptible),
+            read=lambda read: self._research_read(call_id, read, interruptible),
+            record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
+            hide=self._storable,
+            cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
+            between_steps=None if for_person else self._pause_point,
+            window=self._window, reasoning_effort=self.state.reasoning_effort,
+            context_tokens=min(CONTEXT_TOKENS, engine.budget), for_person=for_person,
+        )
+
+    async def _research_ask(self, request: ModelRequest, interruptible) -> ModelReply:
         session_id = self.state.session_id
-        return await self.control.interruptible(self.model.complete(
+        return await interruptible(self.model.complete(
             request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
 
-    async def _research_read(self, call_id: str, read: ToolCall) -> tuple[bool, str]:
+    async def _research_read(self, call_id: str, read: ToolCall, interruptible) -> tuple[bool, str]:
         """One of a research helper's reads, shown live under the delegate call."""
         self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{described(read)}\n"))
         try:
@@ -873,7 +896,7 @@ class AgentLoop:
                            f"ask for it, so it was not run. Name what you would have fetched in your report (the "
                            f"address), so that the agent can fetch it itself.")
         ctx = self._tool_context(call_id)
-        content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, self.control.interruptible)
+        content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, interruptible)
         for event in ctx.events:
             self._record(event)
         content = await asyncio.to_thread(self._storable, content)

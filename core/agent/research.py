@@ -87,6 +87,7 @@ class Research:
     window: int | None = None
     reasoning_effort: str = ""
     context_tokens: int = CONTEXT_TOKENS
+    for_person: bool = False  # the person asked (aside from the agent), not the agent
     consulted: list[str] = field(default_factory=list)
 
     async def run(self) -> Report:
@@ -116,7 +117,8 @@ class Research:
             spent = spent + reply.usage
             self.record(ResearchStep(call_id=self.call_id, step=step, text=text, tool_calls=calls,
                                      consulted=consulted, usage=reply.usage, model=self.model, final=not calls,
-                                     spent=Usage() if calls else spent))
+                                     spent=Usage() if calls else spent, for_person=self.for_person,
+                                     question=self.question if self.for_person and step == 1 else ""))
             if not calls:
                 return Report(text.strip(), step, tuple(self.consulted), why)
             tokens = await asyncio.to_thread(self._tokens, messages)

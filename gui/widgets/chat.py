@@ -39,6 +39,7 @@ from core.events import (
 )
 from core.reasoning import thinking_hidden
 from core.render import (
+    aside_note,
     compaction_sizes,
     describe_danger,
     describe_edit,
@@ -80,6 +81,7 @@ from gui.widgets.wrapped_label import WrappedLabel
 
 HISTORY_LINK = "tripane-history:"
 REFLECTION_LINK = "tripane-reflection:"
+ASIDE_LINK = "tripane-asked:"  # then the id of a question the person asked a helper
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
 # earlier ones come on request, twice as many each time, up to MAX_ITEMS.
@@ -165,6 +167,7 @@ class ChatView(QScrollArea):
     tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
     history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
     reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
+    aside_requested = Signal(str)  # a helper's answer to the person, by the question's id (its notice links it)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -195,6 +198,7 @@ class ChatView(QScrollArea):
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
         # The questions, by qid: what an "always" allowed, the fallback an unanswered one went on with.
         self._questions: dict[str, HumanQuestion] = {}
+        self._asked: dict[str, str] = {}  # what the person asked a helper, by the question's id
         self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
         self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
         self._build_more = QTimer(self, singleShot=True, interval=0)
@@ -241,7 +245,7 @@ class ChatView(QScrollArea):
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes = {}, {}
-        self._approvals, self._questions = {}, {}
+        self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
@@ -312,6 +316,19 @@ class ChatView(QScrollArea):
 
     def _reflection_link(self, href: str) -> None:
         self.reflection_requested.emit(href.removeprefix(REFLECTION_LINK))
+
+    def _aside_link(self, href: str) -> None:
+        self.aside_requested.emit(href.removeprefix(ASIDE_LINK))
+
+    def _aside_notice(self, event: ResearchStep, into: QVBoxLayout | None) -> None:
+        """A question the person asked a helper has its answer: a link opens it."""
+        said = escape_html(aside_note(event, self._asked.get(event.call_id, "")))
+        label = rich_label(displayable(f"⌕ {said} — "
+                                       f'<a href="{ASIDE_LINK}{escape_html(event.call_id)}">read the answer</a>'),
+                           "notice")
+        label.setOpenExternalLinks(False)
+        label.linkActivated.connect(self._aside_link)
+        self._add(label, into)
 
     def _notice(self, text: str, kind: str = "notice", into: QVBoxLayout | None = None) -> None:
         self._add(rich_label(displayable(text), kind), into)
@@ -520,8 +537,15 @@ class ChatView(QScrollArea):
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(self._reflection_link)
                 self._add(label, into)
+            case ResearchStep() if event.question:  # its first step: the person's question, aside
+                self._asked[event.call_id] = event.question
+                if event.final:
+                    self._aside_notice(event, into)
+            case ResearchStep() if event.final and event.for_person:
+                self._aside_notice(event, into)
             case ResearchStep() if event.final:  # its reads are in the delegate call's card
                 self._notice(f"⌕ {escape_html(capitalized(research_done_note(event)))}", into=into)
+
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
             case SessionResumed():

@@ -314,3 +314,82 @@ async def test_pause_holds_the_helper_between_its_steps(store, data_dir, workdir
     session.resume()
     assert await asyncio.wait_for(session.wait(), 5) == "done"
     assert result_of(session, "d1").ok and len(events_of(session, ResearchStep)) == 2
+
+
+async def test_the_person_asks_a_helper_aside_and_the_agent_never_sees_it(store, data_dir, workdir):
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    model = routed([reply("", call("human_ask", "ask", question="Go on?")),
+                    reply("", call("task_done", summary="ok"))],
+                   [reply("", call("file_read", call_id="h1", path="billing.py"), prompt_tokens=700),
+                    reply("It rounds each line (billing.py:2, marked drift-7731).", prompt_tokens=800)])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    question = await wait_for_question(session)  # the run waits for the person: it is still running
+    reads: list[str] = []
+    asked, report = await session.ask_helper("Where do totals get rounded?", on_read=reads.append)
+
+    assert asked.startswith("asked") and "billing.py:2" in report.text and report.steps == 2
+    assert reads == ["file_read path=billing.py\n"]
+    first, last = events_of(session, ResearchStep)
+    assert first.for_person and first.question == "Where do totals get rounded?" and last.final and not last.question
+    assert session.state.usage.prompt_tokens >= 1500  # its cost is the session's
+    await session.answer(question.qid, "yes")
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    agent_requests = [r for r in model.requests if not helpers_turn(r)]
+    for text in ("Where do totals get rounded?", "drift-7731"):
+        assert not any(text in str(m.get("content")) for r in agent_requests for m in r.messages)
+
+
+async def test_the_runs_stop_still_stops_the_run_while_the_person_asks_aside(store, data_dir, workdir):
+    agent_waits, helper_waits = asyncio.Event(), asyncio.Event()
+
+    class Slow(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            (helper_waits if helpers_turn(request) else agent_waits).set()
+            await asyncio.sleep(60)
+
+    session = make_session(store, data_dir, workdir, Slow([]))
+    session.start()
+    await asyncio.wait_for(agent_waits.wait(), 5)
+    aside = asyncio.ensure_future(session.ask_helper("What is in the folder?"))
+    await asyncio.wait_for(helper_waits.wait(), 5)
+    session.stop()  # the agent's model call is what Stop cuts, not the person's question
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    assert not aside.done()
+    aside.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await aside
+
+
+async def test_an_empty_question_to_a_helper_is_refused(store, data_dir, workdir):
+    session = make_session(store, data_dir, workdir, ScriptedModel([]))
+    with pytest.raises(ValueError, match="empty"):
+        await session.ask_helper("   ")
+
+
+def test_tripane_ask_answers_the_person_about_the_newest_session(tmp_path, monkeypatch, capsys):
+    from core import cli
+    from tests.support.openai_server import ScriptedServer, Turn, tool
+
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "billing.py").write_text(BILLING, encoding="utf-8")
+
+    def script(request):
+        if len(request.get("tools") or ()) != len(READING_TOOLS):
+            return Turn(tool_calls=(tool("task_done", summary="done"),))
+        if not any(m["role"] == "tool" for m in request["messages"]):
+            return Turn(tool_calls=(tool("file_read", path="billing.py"),))
+        return Turn(text="Totals are rounded in billing.py:2.")
+
+    with ScriptedServer(script) as server:
+        base = ["--data-dir", str(tmp_path)]
+        assert cli.main([*base, "run", "Check billing", "--model", "openai/scripted", "--api-base", server.url,
+                         "--workdir", str(work), "--no-memory"]) == cli.EXIT_DONE
+        capsys.readouterr()
+        assert cli.main([*base, "ask", "Where are totals rounded?", "--no-memory"]) == cli.EXIT_DONE
+    printed = capsys.readouterr()
+    assert printed.out == "Totals are rounded in billing.py:2.\n"
+    assert "⌕ file_read path=billing.py" in printed.err
+    assert "You asked a helper “Where are totals rounded?”: it answered after 2 steps" in printed.err
