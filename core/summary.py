@@ -51,7 +51,8 @@ class SessionSummary:
     compactions: int = 0
     reflections: int = 0
     researched: set[str] = field(default_factory=set)  # the delegate calls a research helper worked on
-    research_steps: int = 0  # its requests
+    asked_helpers: set[str] = field(default_factory=set)  # the person's own questions to a helper
+    research_steps: int = 0  # the helpers' requests
     usage: Usage = field(default_factory=Usage)
     changes: ChangeTally = field(default_factory=ChangeTally)
 
@@ -95,7 +96,7 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 summary.usage = summary.usage + event.usage
             case ResearchStep():
                 summary.research_steps += 1
-                summary.researched.add(event.call_id)
+                (summary.asked_helpers if event.for_person else summary.researched).add(event.call_id)
                 summary.usage = summary.usage + event.usage
             case SessionEnded():
                 summary.status, summary.ended_summary = f"ended: {event.status}", event.summary
@@ -122,9 +123,11 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     rows.append(("Compactions", f"{summary.compactions:,}"))
     if summary.reflections:
         rows.append(("Reflections", f"{summary.reflections:,}"))
-    if summary.researched:
-        rows.append(("Research delegated", f"{_n(len(summary.researched), 'question')}, "
-                                           f"{_n(summary.research_steps, 'helper request')}"))
+    if summary.researched or summary.asked_helpers:
+        said = ", ".join(part for part in (
+            f"{_n(len(summary.researched), 'question')} from the agent" if summary.researched else "",
+            f"{_n(len(summary.asked_helpers), 'question')} from you" if summary.asked_helpers else "") if part)
+        rows.append(("Research helpers", f"{said}; {_n(summary.research_steps, 'request')}"))
     usage = summary.usage
     cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
     rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))

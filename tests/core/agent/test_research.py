@@ -393,3 +393,15 @@ def test_tripane_ask_answers_the_person_about_the_newest_session(tmp_path, monke
     assert printed.out == "Totals are rounded in billing.py:2.\n"
     assert "⌕ file_read path=billing.py" in printed.err
     assert "You asked a helper “Where are totals rounded?”: it answered after 2 steps" in printed.err
+
+
+async def test_the_summary_tells_the_agents_research_from_the_persons_questions(store, data_dir, workdir):
+    from core.summary import summarize, summary_rows
+
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))],
+                   [reply("", call("file_list")), reply("Found it.")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    await session.ask_helper("What is in the folder?")
+    rows = dict(summary_rows(summarize(session.records)))
+    assert rows["Research helpers"] == "1 question from the agent, 1 question from you; 3 requests"
