@@ -2,8 +2,8 @@
 
 Runs a scripted session until its 3-Strike question, then captures, in the light and the dark theme:
 the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
-memory search, then a reflection on the stopped run, the first-run settings dialog and a failed
-connection test. Run it under a display (Xvfb on Linux):
+memory search, then a reflection on the stopped run, a question asked of a research helper, the
+first-run settings dialog and a failed connection test. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
 
@@ -70,12 +70,22 @@ def script() -> ScriptedModel:
         reply("", call("shell_run", command="python -m pytest -q tests/test_dates.py")),
         reply("The offsets come from a lookup table; let me read it.", missing.tool_calls[0]),
         missing, missing,
+        # The person's own question to a helper, after the run (Session → Ask a helper…)
+        reply("", call("file_read", path="session:task_plan.md"), call("file_read", path="dates/parser.py")),
+        reply(HELPER_ANSWER),
     ], side_replies=[reply('{"goal": "make tests/test_dates.py pass", "tried": "reading dates/tz_table.py three times", '
                            '"wrong": "the file does not exist; offsets may live elsewhere", '
                            '"differently": "search for the table with file_list first", '
                            '"ask_human": "is the timezone table generated at build time?"}'),
                                    reply(REFLECTION)])
 
+
+HELPER_ANSWER = (  # one line per paragraph, as models write them
+    "**Not yet.** `dates/parser.py` is as it was: `parse_date` still cuts the text at 19 characters (line 5), "
+    "which drops the UTC offset the tests expect.\n\n"
+    "The plan still matches the code: Phase 2, step 2 (*keep the offset in parse_date*) is open. It does not "
+    "mention `dates/tz_table.py`, which the agent tried to read three times: no such file exists, and nothing in "
+    "the project imports it.")
 
 LIST_FIRST = "List the folder before reading a file whose path was guessed"
 REFLECTION = f"""```yaml
@@ -218,6 +228,15 @@ async def capture(out: Path, folder: Path) -> list[Path]:
     await settle()
     save(reflections[0], "reflection-light")
     reflections[0].close()
+    helper = window.asides.open(session)
+    helper.question.setPlainText("Has the agent changed dates/parser.py yet, and does its plan still match the code?")
+    helper.ask()
+    while helper.working:
+        await asyncio.sleep(0.1)
+    helper.resize(720, 560)
+    await settle()
+    save(helper, "ask-helper-light")
+    helper.close()
 
     first = open_window(AppSettings(QSettings(str(folder / "fresh.ini"), QSettings.Format.IniFormat)),
                         folder / "fresh-data", lambda: model)

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.events import ResearchStep
-from core.render import research_done_note
+from core.render import aside_note
 from core.session import CannotRun, Session, new_aside_id
-from core.text import capitalized
 from gui.dialogs.ask_helper import AskHelperDialog
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ class Asides:
         dialog = self.open(session)
         if dialog is not None and not dialog.working:
             question = next((step.question for step in steps if step.question), "")
-            dialog.show_earlier(question, final.text or "*(no answer)*", capitalized(research_done_note(final)))
+            dialog.show_earlier(question, final.text or "*(no answer)*", aside_note(final, ""))
         return dialog
 
     def forget(self, session_id: str) -> None:
@@ -76,7 +75,7 @@ class Asides:
         self.asking.pop(session.id, None)
         final = next((r.event for r in reversed(session.records)
                       if isinstance(r.event, ResearchStep) and r.event.call_id == call_id and r.event.final), None)
-        said = capitalized(research_done_note(final)) if final is not None else ""
+        said = aside_note(final, "") if final is not None else ""
         dialog.show_answer(report.text or "*(The helper ended without an answer.)*", said)
 
     def _failed(self, session: Session, dialog: AskHelperDialog, error: BaseException) -> None:

@@ -37,7 +37,7 @@ def test_the_person_asks_a_helper_while_the_agent_waits_and_reads_the_answer_aga
     dialog.ask_button.click()
     qtbot.waitUntil(lambda: not dialog.working, timeout=WAIT)
     assert "billing.py holds them" in dialog.answer.toPlainText()
-    assert dialog.status.text() == "The research helper you asked wrote its report after 2 steps (1,312 tokens)"
+    assert dialog.status.text() == "You asked a helper: it answered after 2 steps, 1,312 tokens"
     first = events_of(session, ResearchStep)[0]
     assert first.for_person and first.question == QUESTION
 
