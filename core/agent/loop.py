@@ -25,15 +25,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
 from core.agent.control import Control, StopRequested
+from core.agent.delegation import Delegation, safe_name
 from core.agent.options import NO_ANSWER, reason_label
 from core.agent.replies import not_an_answer
-from core.agent.research import (
-    CONTEXT_TOKENS,
-    READING_TOOLS,
-    Report,
-    Research,
-    described,
-)
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome
@@ -110,10 +104,6 @@ _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
 
 MINUTE_S = 60.0  # a minute of waiting for an answer, in seconds (tests shorten it)
-# The most of one read a research helper is given: the reading tools stop at about 4,000
-# characters, but a memory file read whole may be longer.
-HELPER_READ_CHARS = 16_000
-
 
 @dataclass(frozen=True)
 class LoopSettings:
@@ -169,7 +159,7 @@ def session_key(model: str, api_base: str | None) -> dict[str, str]:
     return {f"{provider_of(model)} API key (keyring)": key} if key else {}
 
 
-class AgentLoop:
+class AgentLoop(Delegation):
     def __init__(
         self,
         *,
@@ -822,92 +812,6 @@ class AgentLoop:
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))
 
-    async def _delegate(self, call: ToolCall, arguments: dict) -> None:
-        """A question handed to a research helper (core/agent/research.py): its report is the result."""
-        question = str(arguments.get("question", "")).strip()
-        if not question:
-            self._fail(call.name, "invalid_call", "delegate_research needs a question: write what the helper "
-                                                  "should find out, with the names and paths it needs.", call)
-            return
-        self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
-        self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
-        research = await self._helper(call.id, question, str(arguments.get("bring_back") or ""))
-        try:
-            report = await research.run()
-        except ModelError as exc:
-            self._fail(call.name, f"model_{exc.kind}", f"The research helper's model call failed: {exc}", call)
-            return
-        finally:
-            self.control.tool_ended(call.id)
-        if not report.text:
-            self._fail(call.name, "no_report", "The research helper ended without a report. Ask it again with a "
-                                               "narrower question, or read the files yourself.", call)
-            return
-        content = self._storable(report.for_the_agent())
-        self._result(call, True, content, await self._prepare_large(call, True, content))
-
-    async def research_for_person(self, call_id: str, question: str) -> Report:
-        """A question the person asks a research helper, aside from the agent (Session.ask_helper).
-        It may run while the agent works, so it is not cut short by the run's Stop (cancel its
-        task) and does not wait at the run's Pause; nothing of it enters the agent's context."""
-        research = await self._helper(call_id, question, "", for_person=True)
-        try:
-            return await research.run()
-        finally:
-            self.control.tool_ended(call_id)
-
-    async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False) -> Research:
-        engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
-        config = self.state.config
-        stop = self.control.running_tool(call_id)
-        # The run's Stop ends the agent's research with the run; the person's own question has its
-        # own task, and must not take the run's current call from its Stop.
-        interruptible = (lambda awaitable: awaitable) if for_person else self.control.interruptible
-        return Research(
-            call_id=call_id, question=question, bring_back=bring_back,
-            model=self.state.model, api_base=self.state.api_base,
-            tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
-            ask=lambda request: self._research_ask(request, interruptible),
-            read=lambda read: self._research_read(call_id, read, interruptible),
-            record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
-            hide=self._storable,
-            cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
-            between_steps=None if for_person else self._pause_point,
-            window=self._window, reasoning_effort=self.state.reasoning_effort,
-            context_tokens=min(CONTEXT_TOKENS, engine.budget), for_person=for_person,
-        )
-
-    async def _research_ask(self, request: ModelRequest, interruptible) -> ModelReply:
-        session_id = self.state.session_id
-        return await interruptible(self.model.complete(
-            request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
-
-    async def _research_read(self, call_id: str, read: ToolCall, interruptible) -> tuple[bool, str]:
-        """One of a research helper's reads, shown live under the delegate call."""
-        self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{described(read)}\n"))
-        try:
-            arguments = read.parsed_arguments()
-        except ValueError as exc:
-            return False, f"The arguments of your {read.name!r} call are not valid JSON ({exc}). Send a JSON object."
-        spec = self.registry.get(read.name)
-        if spec is not None and spec.risky and not self._runs_unasked(read):
-            # A question from the helper would stop the run for a call the agent never made.
-            return False, (f"{read.name} needs the person's approval in this session, and a research helper cannot "
-                           f"ask for it, so it was not run. Name what you would have fetched in your report (the "
-                           f"address), so that the agent can fetch it itself.")
-        ctx = self._tool_context(call_id)
-        content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, interruptible)
-        for event in ctx.events:
-            self._record(event)
-        content = await asyncio.to_thread(self._storable, content)
-        if len(content) > HELPER_READ_CHARS:  # kept whole, as the agent's large outputs are (a page may change)
-            name = f"research-{_safe_name(call_id)}-{_safe_name(read.id)}.txt"
-            await asyncio.to_thread(self._save_output, name, content)
-            content = (f"{content[:HELPER_READ_CHARS]}\n[cut here, at {HELPER_READ_CHARS:,} of {len(content):,} "
-                       f"characters. The whole output is saved: read on with file_read path=offload:{name} and an "
-                       f"offset, or read a narrower range.]")
-        return not error_type, content
-
     def _storable(self, content: str) -> str:
         """A tool's output as it may be kept and sent: UTF-8 whatever file names it has, and no
         value of a secret environment variable (an `env` run while debugging)."""
@@ -950,7 +854,7 @@ class AgentLoop:
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
-        name = f"turn{self.state.turn:04d}-{_safe_name(call.id)}.txt"
+        name = f"turn{self.state.turn:04d}-{safe_name(call.id)}.txt"
         self._save_output(name, content)
         return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
 
@@ -1023,11 +927,6 @@ class AgentLoop:
             {"signature": signature, "errors": errors, "reboot": reboot,
              "step": current_step(self.memory.read(PLAN)[0])},
         )
-
-
-def _safe_name(call_id: str) -> str:
-    """A call id as a part of a file name (providers' ids may hold any character)."""
-    return re.sub(r"[^A-Za-z0-9_-]", "_", call_id)[:64]
 
 
 def _minutes(count: int) -> str:

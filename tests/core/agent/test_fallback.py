@@ -107,3 +107,13 @@ def test_an_unattended_run_goes_on_with_the_fallback_instead_of_exiting_to_wait(
     assert code == cli.EXIT_DONE, printed.err
     assert "nobody can answer here; the agent goes on with its fallback in 1 min" in printed.err
     assert "⏱ q" in printed.out and "No answer within 1 minute; the agent goes on with its fallback" in printed.out
+
+
+async def test_stop_while_a_question_waits_out_its_fallback_stops_the_run(store, data_dir, workdir, monkeypatch):
+    monkeypatch.setattr(agent_loop, "MINUTE_S", 30.0)
+    session = make_session(store, data_dir, workdir, asking(fallback=FALLBACK), answer_wait_min=1)
+    session.start()
+    await wait_for_question(session)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    assert not events_of(session, HumanAnswer)
