@@ -30,7 +30,7 @@ from core.agent.options import NO_ANSWER, reason_label
 from core.agent.replies import not_an_answer
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
-from core.agent.tool_calls import tool_outcome
+from core.agent.tool_calls import tool_outcome, with_own_ids
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -535,22 +535,11 @@ class AgentLoop(Delegation):
             self._end("done", reply.text.strip())
 
     def _with_own_ids(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """The calls, each with an id no other call of the session has. Some servers send no ids
-        (a placeholder is made for each reply) or count from 0 in each reply: a result then
-        answered two calls, and a provider that checks (Anthropic) refused the history."""
+        """The calls, each with an id no other call of the session has (see with_own_ids)."""
         if self._call_ids is None:
             self._call_ids = {c.id for r in self.journal.records if isinstance(r.event, AssistantMessage)
                               for c in r.event.tool_calls}
-        own = []
-        for index, call in enumerate(calls):
-            if call.id in self._call_ids:
-                call = dataclass_replace(call, id=next(
-                    candidate for n in itertools.count()
-                    if (candidate := f"call_{self.state.turn + 1}_{index}" + (f"_{n}" if n else ""))
-                    not in self._call_ids))
-            self._call_ids.add(call.id)
-            own.append(call)
-        return tuple(own)
+        return with_own_ids(calls, self._call_ids, f"call_{self.state.turn + 1}")
 
     def _learn_window(self, window: int | None) -> None:
         """The provider stated a smaller window than assumed (a local server started with a fixed

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.tool_calls import with_own_ids
 from core.context.history import (
     MESSAGE_OVERHEAD_TOKENS,
     Message,
@@ -89,6 +90,7 @@ class Research:
     context_tokens: int = CONTEXT_TOKENS
     for_person: bool = False  # the person asked (aside from the agent), not the agent
     consulted: list[str] = field(default_factory=list)
+    _call_ids: set[str] = field(default_factory=set)  # of its calls so far: each answered by its own result
 
     async def run(self) -> Report:
         asked = f"# Question\n{self.question.strip()}"
@@ -111,7 +113,7 @@ class Research:
                 tool_choice="none" if why else "auto", api_base=self.api_base,
                 cache_breakpoints=(0, len(messages) - 1), window=self.window,
                 reasoning_effort=self.reasoning_effort))
-            calls = () if why else reply.tool_calls
+            calls = () if why else with_own_ids(reply.tool_calls, self._call_ids, f"read_{step}")
             consulted = await self._read_all(reply, calls, messages)
             text = self.hide(reply.text)
             spent = spent + reply.usage

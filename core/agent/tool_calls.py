@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from core.agent.control import StopRequested
+from core.events import ToolCall
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError, ToolRegistry
 
 log = logging.getLogger(__name__)
+
+
+def with_own_ids(calls: tuple[ToolCall, ...], taken: set[str], prefix: str) -> tuple[ToolCall, ...]:
+    """The calls, each with an id none in `taken` has (`taken` then holds theirs too). Some
+    servers send no ids (a placeholder is made for each reply) or count from 0 in each reply: a
+    result then answered two calls, and a provider that checks (Anthropic) refused the history.
+    A new id is `prefix_INDEX`, with a number after it if that too is taken."""
+    own = []
+    for index, call in enumerate(calls):
+        if call.id in taken:
+            call = dataclass_replace(call, id=next(
+                candidate for n in itertools.count()
+                if (candidate := f"{prefix}_{index}" + (f"_{n}" if n else "")) not in taken))
+        taken.add(call.id)
+        own.append(call)
+    return tuple(own)
 
 
 async def tool_outcome(registry: ToolRegistry, name: str, arguments: dict[str, Any], ctx: ToolContext,

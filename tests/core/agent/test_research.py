@@ -405,3 +405,16 @@ async def test_the_summary_tells_the_agents_research_from_the_persons_questions(
     await session.ask_helper("What is in the folder?")
     rows = dict(summary_rows(summarize(session.records)))
     assert rows["Research helpers"] == "1 question from the agent, 1 question from you; 3 requests"
+
+
+async def test_a_helper_whose_server_repeats_call_ids_still_answers_each_call_once(store, data_dir, workdir):
+    (workdir / "a.txt").write_text("alpha\n", encoding="utf-8")
+    same_id = [reply("", call("file_read", call_id="0", path="a.txt")),
+               reply("", call("file_list", call_id="0")), reply("Read and listed.")]
+    model = routed([delegate(), reply("", call("task_done", summary="ok"))], same_id)
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    last = [r for r in model.requests if helpers_turn(r)][-1]
+    ids = [c["id"] for m in last.messages if m["role"] == "assistant" for c in m.get("tool_calls", ())]
+    answered = [m["tool_call_id"] for m in last.messages if m["role"] == "tool"]
+    assert len(set(ids)) == 2 and answered == ids  # each call its own id, each answered once
