@@ -174,6 +174,7 @@ class Session:
         self._task: asyncio.Task[str] | None = None
         self._loop: AgentLoop | None = None  # one per session: it holds the context engine's memory
         self._run_lock = run_lock(data_dir, session_id)
+        self._asking = 0  # the person's questions to a helper working now (they record steps too)
 
     # --- opening ---------------------------------------------------------------------------------
 
@@ -292,7 +293,7 @@ class Session:
         return lock_taken(self._run_lock)
 
     def _release(self) -> None:
-        if not self.running:
+        if not self.running and not self._asking:
             self._run_lock.release(force=True)
 
     @contextmanager
@@ -394,7 +395,8 @@ class Session:
             self._loop = None  # a step ahead of the log too: the next run builds its loop from the log
             raise
         finally:
-            self._run_lock.release(force=True)
+            if not self._asking:  # a helper the person asked still writes: it lets go when it ends
+                self._run_lock.release(force=True)
             log.info("session %s: run ends %s at turn %s, %s tokens", self.id, status, self.state.turn,
                      f"{self.state.tokens_used:,}")
 
@@ -517,7 +519,11 @@ class Session:
         unsubscribe = self.journal.subscribe(reads)
         try:
             with self._writing():
-                return asked, await loop.research_for_person(asked, question.strip())
+                self._asking += 1
+                try:
+                    return asked, await loop.research_for_person(asked, question.strip())
+                finally:
+                    self._asking -= 1
         finally:
             unsubscribe()
 

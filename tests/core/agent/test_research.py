@@ -418,3 +418,28 @@ async def test_a_helper_whose_server_repeats_call_ids_still_answers_each_call_on
     ids = [c["id"] for m in last.messages if m["role"] == "assistant" for c in m.get("tool_calls", ())]
     answered = [m["tool_call_id"] for m in last.messages if m["role"] == "tool"]
     assert len(set(ids)) == 2 and answered == ids  # each call its own id, each answered once
+
+
+async def test_a_helper_the_person_asked_keeps_the_session_theirs_after_the_run_ends(store, data_dir, workdir):
+    from core.run_lock import lock_taken, run_lock
+
+    gate, helping = asyncio.Event(), asyncio.Event()
+
+    class Held(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request):
+                helping.set()
+                await gate.wait()
+                return reply("Nothing there.")
+            await helping.wait()  # the agent ends its run while the helper works
+            return reply("", call("task_done", summary="ok"))
+
+    session = make_session(store, data_dir, workdir, Held([]))
+    session.start()
+    aside = asyncio.ensure_future(session.ask_helper("Anything in the folder?"))
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    other = run_lock(data_dir, session.id)  # another process's view of the session
+    assert lock_taken(other)  # the helper still writes its steps
+    gate.set()
+    await asyncio.wait_for(aside, 5)
+    assert not lock_taken(other)
