@@ -103,6 +103,9 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
             case ReflectionWritten():
                 parts.append(quoted(f"✦ {capitalized(reflection_note(event))}"))
+            case ResearchStep() if event.final and event.for_person and event.text.strip():
+                # the person's own question: its answer is nowhere else in the conversation
+                parts.append(quoted(f"⌕ {capitalized(research_note(event))}\n\n{event.text.strip()}"))
             case ResearchStep():
                 parts.append(quoted(f"⌕ {capitalized(research_note(event))}"))
             case SessionEnded():

@@ -443,3 +443,15 @@ async def test_a_helper_the_person_asked_keeps_the_session_theirs_after_the_run_
     gate.set()
     await asyncio.wait_for(aside, 5)
     assert not lock_taken(other)
+
+
+async def test_the_persons_question_and_its_answer_are_in_the_sessions_markdown(store, data_dir, workdir):
+    from core.transcript import transcript
+
+    model = routed([reply("", call("task_done", summary="ok"))], [reply("The folder is empty.\nNothing to read.")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    await session.ask_helper("What is in the folder?")
+    text = transcript(session.records, "t")
+    assert ("> ⌕ The research helper you asked, step 1 (you asked: What is in the folder?): wrote its report "
+            "(the research took 9 tokens)\n>\n> The folder is empty.\n> Nothing to read.") in text
