@@ -26,5 +26,6 @@ def builtin_registry() -> ToolRegistry:
     registry.register(memory.memory_save_skill)
     registry.register(notebook.human_ask)
     registry.register(notebook.task_done)
-    registry.register(delegate.delegate_research)
+    # Its report is read like a file: it counts toward the 2-Action Rule, so its facts get written down.
+    registry.register(delegate.delegate_research, gathers_information=True)
     return registry

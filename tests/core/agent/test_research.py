@@ -81,6 +81,7 @@ async def test_the_agent_gets_the_helpers_report_and_never_what_the_helper_read(
     assert [(s.step, s.final, len(s.consulted)) for s in steps] == [(1, False, 1), (2, False, 1), (3, True, 0)]
     assert all(s.call_id == "d1" and s.consulted[0].ok for s in steps[:2])
     assert session.state.usage.prompt_tokens >= 3000
+    assert session.state.actions_since_finding == 1  # a report is read like a file (2-Action Rule)
 
 
 async def test_the_helper_cannot_change_anything_and_its_mistakes_are_not_the_agents_strikes(store, data_dir, workdir):
