@@ -60,7 +60,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
 )
 EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
 SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_folder", "working_folder", None,
-                "summary", "reflect", None, "delete")  # right-click
+                "summary", "reflect", "ask_helper", None, "delete")  # right-click
 
 
 def build_menus(window: MainWindow) -> dict[str, QAction]:
