@@ -57,11 +57,18 @@ class Strategy:
     when: str = ""
     effect: str = ""
     confidence: str = "LOW"
+    urgent: bool = False  # the reflecting model says it prevents harm (lost or leaked data, secrets, security)
 
     @property
     def counts(self) -> bool:
         """Seed 002's first rule: a LOW-confidence suggestion stays in its report and goes no further."""
         return self.confidence in ("HIGH", "MEDIUM")
+
+    @property
+    def at_once(self) -> bool:
+        """Seed 002's fourth rule, the emergency channel: urgent and of HIGH confidence, it becomes a
+        lesson without waiting for three sessions' reflections."""
+        return self.urgent and self.confidence == "HIGH"
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,8 @@ class Report:
             "outcome": {"achieved": self.achieved, "assessment": self.assessment},
             "efficiency": {"efficient": list(self.efficient), "wasteful": list(self.wasteful)},
             "errors": [{"what": e.what, "kind": e.kind, "root_cause": e.root_cause} for e in self.errors],
-            "strategies": [{"strategy": s.text, "when": s.when, "effect": s.effect, "confidence": s.confidence}
-                           for s in self.strategies],
+            "strategies": [{"strategy": s.text, "when": s.when, "effect": s.effect, "confidence": s.confidence,
+                            **({"urgent": True} if s.urgent else {})} for s in self.strategies],
             "gaps": list(self.gaps),
             "preferences": [{"preference": p.text, "evidence": p.evidence, "strength": p.strength}
                             for p in self.preferences],
@@ -255,7 +262,8 @@ def parse(reply: str, data=None) -> Report:
                      for item in map(lambda i: _mapping(i, "what"), _list(data.get("errors")))
                      if (what := _text(item.get("what")))),
         strategies=tuple(Strategy(text, _text(item.get("when")), _text(item.get("effect")),
-                                  _confidence(item.get("confidence")))
+                                  _confidence(item.get("confidence")), item.get("urgent") is True
+                                  or _text(item.get("urgent")).lower() in ("true", "yes"))
                          for item in map(lambda i: _mapping(i, "strategy"), _list(data.get("strategies")))
                          if (text := _text(item.get("strategy")))),
         gaps=_texts(data.get("gaps")),
@@ -322,7 +330,8 @@ def describe(report: Report, standing: Sequence[str] = ()) -> str:
     if report.strategies:
         stands = [*standing, *[""] * len(report.strategies)]
         parts.append("### Strategies\n" + "\n".join(
-            f"- **{s.text}** ({s.confidence.lower()} confidence)" + (f" When: {s.when}." if s.when else "")
+            f"- **{s.text}** ({s.confidence.lower()} confidence{', urgent' if s.urgent else ''})"
+            + (f" When: {s.when}." if s.when else "")
             + (f" Effect: {s.effect}." if s.effect else "") + (f" — {stand}" if stand else "")
             for s, stand in zip(report.strategies, stands)))
     if report.gaps:

@@ -46,6 +46,7 @@ SAME_BY_WORDS = 0.7
 # alone", "list the folder before reading files") reach 0.83 to 0.94.
 SAME_BY_MEANING = 0.95
 MADE_BY_YOU = "you from"  # a lesson's source when the person made it of a strategy (no comma: MEMORY.md's syntax)
+URGENT = "urgent: "  # before the source of a lesson made at once, as urgent, by fewer reflections
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,13 @@ class Candidate:
         return list(dict.fromkeys(kept.session_id for _, kept in self.suggestions))
 
     @property
+    def urgent(self) -> bool:
+        """One of its reflections says it prevents harm, with HIGH confidence (the emergency channel)."""
+        return any(strategy.at_once for strategy, _ in self.suggestions)
+
+    @property
     def due(self) -> bool:
-        return self.lesson is None and len(self.sessions) >= PROMOTE_AT
+        return self.lesson is None and (len(self.sessions) >= PROMOTE_AT or self.urgent)
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,8 @@ def promote_due(memory: LongTermMemory) -> list[Promotion]:
             continue
         text = lesson_text(candidate.strategy)
         source = "reflections on " + " + ".join(candidate.sessions)  # no commas: MEMORY.md's entry syntax
+        if len(candidate.sessions) < PROMOTE_AT:  # the emergency channel made it one
+            source = URGENT + source
         try:
             entry, contradicts = memory.remember(text, kind="lesson", source=source)
         except MemoryRefused as exc:
@@ -304,6 +312,8 @@ def page(memory: LongTermMemory, rel_path: str, promotions: list[Promotion] | tu
             said = "not counted (its file changed?)"
         elif candidate.lesson is not None:
             said = f"lesson {candidate.lesson.id} in MEMORY.md"
+            if candidate.lesson.source.startswith(URGENT):
+                said += ", made at once as urgent"
         else:
             said = (f"suggested in {len(candidate.sessions)} of the {PROMOTE_AT} sessions' reflections it takes to "
                     "become a lesson")
@@ -386,6 +396,8 @@ def _origin(lesson: Entry, sessions: int | None) -> str:
     """Where a lesson came from, in words: the reflections that suggested it, the person, a session."""
     if lesson.source.startswith(MADE_BY_YOU):
         return f"made a lesson by you from the {lesson.source.removeprefix(MADE_BY_YOU).strip()}"
+    if lesson.source.startswith(URGENT):
+        return f"made a lesson at once, as urgent, from the {lesson.source.removeprefix(URGENT).strip()}"
     if sessions:
         return f"suggested in {sessions} sessions' reflections"
     return f"from {lesson.source}"

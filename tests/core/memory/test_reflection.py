@@ -538,3 +538,24 @@ def test_beliefs_grow_with_signals_and_a_contradicted_one_is_the_persons_to_conf
             in recalled and "commits" not in recalled and "tabs" not in recalled
     finally:
         memory.close()
+
+
+URGENT = "Never print the contents of .env files into the conversation"
+
+
+@pytest.mark.parametrize("confidence, urgent, at_once", [("HIGH", "true", True), ("MEDIUM", "true", False),
+                                                         ("HIGH", "false", False)])
+async def test_an_urgent_strategy_of_high_confidence_is_a_lesson_at_once(
+        store, data_dir, workdir, long_memory, confidence, urgent, at_once):
+    reply_text = report_yaml(strategy=URGENT, confidence=confidence).replace(
+        "    confidence:", f"    urgent: {urgent}\n    confidence:")
+    session, _ = await finished_session(store, data_dir, workdir, long_memory, reflection_reply(reply_text))
+    event, report, promoted = await session.reflect()
+    assert report.strategies[0].urgent == (urgent == "true")
+    assert bool(promoted) == at_once and bool(event.lessons) == at_once  # one session's reflection only
+    page = strategies.page(long_memory, event.path)
+    assert (f"({confidence.lower()} confidence, urgent)" in page) == (urgent == "true")
+    if at_once:
+        assert ", made at once as urgent*" in page
+        assert f"urgent: reflections on {session.id}" in long_memory.files.memory_path.read_text(encoding="utf-8")
+        assert "made a lesson at once, as urgent, from the reflections on" in strategies.overview(long_memory)
