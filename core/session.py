@@ -508,8 +508,7 @@ class Session:
         if self.run_elsewhere():  # asked before the model is: its steps could not be recorded
             raise SessionBusy(f"Session {self.id} is being run by another Tripane (a terminal's `tripane run`, or "
                               "another window): ask there, or once that run ends.")
-        self.follow()
-        loop = self._agent_loop()
+        loop = self._agent_loop()  # what another process recorded is taken in as the lock is (_writing)
         asked = asked or new_aside_id()
 
         def reads(notice) -> None:
