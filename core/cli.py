@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
                                "reflections did, and which became lessons", parents=[common])
     memory_commands.add_parser("learned", help="what the agent learned: the lessons in force and where each came "
                                "from, the strategies on their way, entries to confirm, the skills", parents=[common])
+    variant = memory_commands.add_parser("variant", help="test a skill's variant that waits for you, or set one aside "
+                                         "(also during its test); `memory learned` lists them", parents=[common])
+    variant.add_argument("skill", help="the skill's file name without .md (skills/<name>.md)")
+    variant.add_argument("action", choices=("test", "drop"))
     config = memory_commands.add_parser("config", help="choose the embedding model and vector search for this data folder",
                                         parents=[common])
     config.add_argument("--embedding-model",

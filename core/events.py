@@ -273,6 +273,7 @@ class MemoryRecalled(Event):
     text: str  # the message the agent sees ("" when there was nothing to bring)
     skills: tuple[str, ...] = ()  # slugs of the skills injected (their success record is updated at the end)
     lessons: tuple[str, ...] = ()  # ids of the MEMORY.md lessons quoted
+    variants: tuple[str, ...] = ()  # of `skills`, those given the steps of their variant on test
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,9 @@ class ReflectionWritten(Event):
     strategies: int = 0  # suggested
     lessons: tuple[str, ...] = ()  # ids of the MEMORY.md lessons its strategies became
     error: str = ""  # why the reply could not be read as a report; the reply is kept at `path` all the same
+    # A variant of a skill the task followed, proposed by one more request (core/memory/variants.py):
+    # what came of it, in words; "" when no skill followed had earned one.
+    variant: str = ""
 
 
 @dataclass(frozen=True)

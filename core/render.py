@@ -128,7 +128,8 @@ def reflection_note(event: ReflectionWritten) -> str:
     verdict = ACHIEVED_WORDS.get(event.achieved, "no verdict")
     count = f"{event.strategies} strateg{'y' if event.strategies == 1 else 'ies'} suggested"
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
-    return f"reflection by {event.model}: {verdict}; {count}{lessons} ({where}{spent})"
+    variant = f"; {event.variant}" if event.variant else ""
+    return f"reflection by {event.model}: {verdict}; {count}{lessons}{variant} ({where}{spent})"
 
 
 def research_done_note(event: ResearchStep) -> str:
@@ -166,7 +167,8 @@ def research_note(event: ResearchStep) -> str:
 
 def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:
     """What a recall at task start brought beyond recent logs: "skills injected: x; lessons quoted: m3"."""
-    said = "; ".join(part for part in (f"skills injected: {', '.join(event.skills)}" if event.skills else "",
+    skills = ", ".join(f"{slug} (its variant on test)" if slug in event.variants else slug for slug in event.skills)
+    said = "; ".join(part for part in (f"skills injected: {skills}" if event.skills else "",
                                        f"lessons quoted: {', '.join(event.lessons)}" if event.lessons else "") if part)
     return f"{before}{said}{after}" if said else ""
 

@@ -33,6 +33,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     SessionStarted,
+    Usage,
     UserMessage,
     WorkdirMoved,
 )
@@ -572,10 +573,17 @@ class Session:
             await asyncio.to_thread(memory.files.append_reflection, self.state.config.task.strip().splitlines()[0],
                                     digest(report), self.id, path.name)
         promoted = await asyncio.to_thread(strategies.promote_due, memory) if report else []
+        variant, variant_usage = "", Usage()
+        if report is not None and self.state.injected_skills:
+            from core.memory.variants import propose_for
+
+            variant, variant_usage = await propose_for(
+                memory.files, self.state.injected_skills, digest(report), sorted(self.registry.specs), self.model,
+                writers, windows, self.id)
         event = ReflectionWritten(
-            path=rel_path, model=writer, usage=reply.usage,
+            path=rel_path, model=writer, usage=reply.usage + variant_usage,
             achieved=report.achieved if report else "", strategies=len(report.strategies) if report else 0,
-            lessons=tuple(p.lesson.id for p in promoted if p.lesson), error=error)
+            lessons=tuple(p.lesson.id for p in promoted if p.lesson), error=error, variant=variant)
         with self._writing():
             self.journal.record(event)
         return event, report, promoted

@@ -125,7 +125,18 @@ class Reflections:
                      lambda promotion: f"Lesson {promotion.lesson.id} is in MEMORY.md", "The lesson could not be made")
 
     def set_skill(self, dialog: ReflectionDialog, slug: str, status: str, markdown_of) -> None:
-        """The person retires a skill, or takes one back; the page says so."""
+        """The person retires a skill, or takes one back, or tests its variant or sets it aside; the
+        page says so."""
+        from core.memory.variants import DROP_VARIANT, TEST_VARIANT, decide
+
+        if status in (TEST_VARIANT, DROP_VARIANT):
+            test = status == TEST_VARIANT
+            said = ("is tested: the tasks the skill fits alternate between the two" if test
+                    else "is set aside; the skill's file says it was tried")
+            self._change(dialog, lambda memory: decide(memory.files, slug, test),
+                         lambda memory, _variant: markdown_of(memory),
+                         lambda variant: f"The variant of “{variant.name}” {said}", "The variant could not be changed")
+            return
         said = "is retired: neither offered nor followed" if status == "deprecated" else "is in use again"
         self._change(dialog, lambda memory: memory.files.set_skill_status(slug, status),
                      lambda memory, _skill: markdown_of(memory), lambda skill: f"The skill “{skill.name}” {said}",

@@ -314,14 +314,15 @@ class AgentLoop(Delegation):
         task = self.state.config.task
         try:
             await self.long_memory.arefresh()
-            text, matches, lessons = await asyncio.to_thread(self.long_memory.recall_for_task, task)
+            text, matches, lessons, variants = await asyncio.to_thread(self.long_memory.recall_for_task, task)
         except Exception as exc:  # embedding provider down, unreadable files: not a reason to stop
             log.warning("long-term memory recall failed: %s", exc)
             self._record(MemoryRecalled(text=""))
             self._progress(progress.memory_recalled([], [], f"{type(exc).__name__}: {exc}"))
             return
         injected = tuple(m.skill.slug for m in matches if m.injected)
-        self._record(MemoryRecalled(text=text or "", skills=injected, lessons=tuple(e.id for e in lessons)))
+        self._record(MemoryRecalled(text=text or "", skills=injected, lessons=tuple(e.id for e in lessons),
+                                    variants=variants))
         if text:
             self._progress(progress.memory_recalled([m.skill.name for m in matches if m.injected],
                                                     [m.skill.name for m in matches if not m.injected], "",
@@ -364,9 +365,12 @@ class AgentLoop(Delegation):
                 errors=sum(not r.ok for r in results), minutes=minutes, session_id=state.session_id,
                 status=status))
             if state.ended:
+                from core.memory.variants import record_use
+
                 for slug in state.injected_skills:
-                    if changed := self.long_memory.files.record_skill_use(slug, succeeded=status == "done"):
-                        log.info("skill %s is now %s", slug, changed)
+                    if changed := record_use(self.long_memory.files, slug, status == "done", state.turn,
+                                             on_variant=slug in state.injected_variants):
+                        log.info("skill %s: %s", slug, changed)
         except Exception as exc:  # the episode is a convenience; the event log already has everything
             log.warning("could not write the episode to the daily log: %s", exc)
         self._episode_mark = state.last_seq

@@ -90,6 +90,7 @@ class SessionState:
     memory_recalled: bool = False
     learned_window: int = 0  # the model's window as the provider stated it (0: none stated)
     injected_skills: tuple[str, ...] = ()
+    injected_variants: tuple[str, ...] = ()  # of those, the ones followed in their variant on test
 
     @property
     def ended(self) -> bool:
@@ -156,7 +157,7 @@ class SessionState:
                 self.learned_window = 0  # stated by the server of the model before
             case MemoryRecalled():
                 self.memory_recalled = True
-                self.injected_skills = event.skills
+                self.injected_skills, self.injected_variants = event.skills, event.variants
             case ErrorRecorded():
                 self.strikes[event.signature] = event.attempt
                 self.strike_latest[event.signature] = describe_failure(event.tool, event.message)

@@ -55,6 +55,8 @@ async def _memory_command(memory: LongTermMemory, args) -> int:
         return 0
     if args.memory_command == "strategies":
         return _strategies(memory)
+    if args.memory_command == "variant":
+        return _variant(memory, args.skill, args.action == "test")
     if args.memory_command == "learned":
         from core.memory.strategies import overview
 
@@ -81,6 +83,20 @@ def _strategies(memory: LongTermMemory) -> int:
     return 0
 
 
+
+
+def _variant(memory: LongTermMemory, slug: str, test: bool) -> int:
+    from core.memory.variants import decide
+
+    try:
+        variant = decide(memory.files, slug.removesuffix(".md"), test)
+    except ValueError as exc:
+        print(f"tripane: memory variant: {exc}", file=sys.stderr)
+        return 1
+    print(f"The variant of “{variant.name}” ({variant.proposal.words()}) "
+          + ("is tested: the tasks the skill fits alternate between the two." if test
+             else "is set aside; the skill's file says it was tried."))
+    return 0
 
 
 async def _search(memory: LongTermMemory, args) -> int:

@@ -71,7 +71,10 @@ TRIAL_USES = 3
 PASS_RATE = 0.6
 FAILURES_TO_DEPRECATE = 5
 STATUSES = ("probation", "active", "deprecated")
-RECENT_KEPT = 10  # results shown latest first in the success record
+# The latest results, shown latest first in the success record; as many as seed 002's mutations
+# judge a skill by ("a success rate of 0.85 over its latest 20 uses", variants.py).
+RECENT_KEPT = 20
+VARIANTS = "variants"  # skills/variants/<slug>.md: a variant of the skill, tried against it (variants.py)
 _TRIAL = re.compile(r"trial: (\d+) of \d+ uses?, (\d+) succeeded")
 _RECENT = re.compile(r"latest first: ([✓✗ ]+)")
 
@@ -91,6 +94,7 @@ class Skill:
     trial_uses: int = 0  # uses since the trial began (probation only)
     trial_successes: int = 0
     recent: str = ""  # the latest results, latest first: "✗✓✓"
+    tried: list[str] = field(default_factory=list)  # variants tried against it and set aside, with why
 
     @property
     def usable(self) -> bool:
@@ -133,6 +137,8 @@ class Skill:
                  "## Status", self.status + (f" — {self.why}" if self.why else ""), "",
                  "## Success record", f"{self.successes} of {self.uses} uses succeeded{recent}", "",
                  "## Versions", *(f"- {v}" for v in self.versions), ""]
+        if self.tried:
+            lines += ["## Variants tried", *(f"- {t}" for t in self.tried), ""]
         return "\n".join(lines)
 
 
@@ -141,9 +147,8 @@ def slugify(name: str) -> str:
     return slug[:60] or "skill"
 
 
-def parse_skill(text: str, slug: str) -> Skill:
-    """A skill file as the person or the agent wrote it; unknown sections are ignored."""
-    name_match = re.search(r"^#\s+(?:Skill:\s*)?(.+)$", text, re.M)
+def sections_of(text: str) -> dict[str, list[str]]:
+    """A file's `## Heading` sections (headings lower-cased), each as its non-blank lines, stripped."""
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.splitlines():
@@ -153,9 +158,21 @@ def parse_skill(text: str, slug: str) -> Skill:
             sections[current] = []
         elif current and line.strip():
             sections[current].append(line.strip())
+    return sections
+
+
+def list_items(lines: list[str]) -> list[str]:
+    """A section's list items without their bullets or numbers."""
+    return [re.sub(r"^(?:[-*]|\d+[.)])\s+", "", item) for item in lines]
+
+
+def parse_skill(text: str, slug: str) -> Skill:
+    """A skill file as the person or the agent wrote it; unknown sections are ignored."""
+    name_match = re.search(r"^#\s+(?:Skill:\s*)?(.+)$", text, re.M)
+    sections = sections_of(text)
 
     def items(key: str) -> list[str]:
-        return [re.sub(r"^(?:[-*]|\d+[.)])\s+", "", item) for item in sections.get(key, [])]
+        return list_items(sections.get(key, []))
 
     record = " ".join(sections.get("success record", []))
     numbers = re.match(r"(\d+) of (\d+)", record)
@@ -164,7 +181,8 @@ def parse_skill(text: str, slug: str) -> Skill:
     skill = Skill(name=name_match.group(1).strip() if name_match else slug, slug=slug, triggers=items("triggers"),
                   steps=items("steps"), tools=tools, successes=int(numbers.group(1)) if numbers else 0,
                   uses=int(numbers.group(2)) if numbers else 0, versions=items("versions"),
-                  recent=recent.group(1).replace(" ", "")[:RECENT_KEPT] if recent else "")
+                  recent=recent.group(1).replace(" ", "")[:RECENT_KEPT] if recent else "",
+                  tried=items("variants tried"))
     status_line = " ".join(sections.get("status", []))
     said = status_line.split(maxsplit=1)[0].strip(".,;:—-").lower() if status_line.strip() else ""
     if said in STATUSES:
@@ -312,6 +330,9 @@ class MemoryFiles:
     def skill_path(self, slug: str) -> Path:
         return self.skills_dir / f"{slug}.md"
 
+    def variant_path(self, slug: str) -> Path:
+        return self.skills_dir / VARIANTS / f"{slug}.md"
+
     def save_skill(self, name: str, triggers: list[str], steps: list[str], tools: list[str], *,
                    source: str, change: str, today: date | None = None) -> Skill:
         """Create a skill, or write its next version with a line of history. Raises MemoryRefused."""
@@ -330,8 +351,13 @@ class MemoryFiles:
             versions.append(f"v{len(versions) + 1} {day} (session {source}): {one_line(change, 200) or 'first version'}")
             skill = Skill(name=one_line(name, 80), slug=slug, triggers=triggers, steps=steps,
                           tools=[t.strip() for t in tools if t.strip()], uses=old.uses if old else 0,
-                          successes=old.successes if old else 0, versions=versions, recent=old.recent if old else "")
+                          successes=old.successes if old else 0, versions=versions, recent=old.recent if old else "",
+                          tried=list(old.tried) if old else [])
             skill.on_trial()  # a new skill, or a changed one, proves itself again
+            variant = self.variant_path(slug)
+            if variant.exists():  # it was a variant of the steps that are gone: its test means nothing now
+                variant.unlink()
+                skill.tried.append(f"{day}: a variant's test ended when v{len(versions)} changed the skill")
             atomic_write(path, skill.to_markdown())
             return skill
 

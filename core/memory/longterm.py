@@ -23,6 +23,7 @@ from core.memory.layers import (
     CONTRADICTIONS,
     SECTIONS,
     TRIAL_USES,
+    VARIANTS,
     Entry,
     Episode,
     MemoryFiles,
@@ -79,11 +80,12 @@ class SkillMatch:
 
 class Recall(NamedTuple):
     """What long-term memory brings to a task's start: the message (None: nothing), the skills
-    matched, the lessons quoted."""
+    matched, the lessons quoted, the skills whose variant on test this task was given instead."""
 
     text: str | None
     matches: list[SkillMatch]
     lessons: list[Entry]
+    variants: tuple[str, ...] = ()
 
 
 @dataclass
@@ -134,8 +136,10 @@ class LongTermMemory:
         found = []
         for path in self.files.markdown_files():
             rel = self.files.relative(path)
-            if rel.startswith(f"daily/{ARCHIVE}/"):
-                continue  # the originals of summarised logs: kept, not searched
+            if rel.startswith((f"daily/{ARCHIVE}/", f"skills/{VARIANTS}/")):
+                # The originals of summarised logs: kept, not searched. A skill's variant on test:
+                # a task given the original must not find the other side of the test.
+                continue
             day = _DAY_FILE.match(rel)
             layer = ("daily" if rel.startswith("daily/") else "memory" if rel == "MEMORY.md"
                      else "skill" if rel.startswith("skills/") else "other")
@@ -252,8 +256,10 @@ class LongTermMemory:
     def recall_for_task(self, task: str) -> Recall:
         """The message that brings long-term memory into a new task's context, or None if there is
         nothing to bring: matching skills (injected or offered), lessons that bear on it and where
-        recent daily logs are."""
+        recent daily logs are. A skill with a variant on test gives every other task the variant's
+        steps (variants.py)."""
         from core.memory.strategies import beliefs  # (it builds on this module)
+        from core.memory.variants import give_out
 
         matches = self.skills_for(task)
         lessons = self.lessons_for(task)
@@ -262,10 +268,14 @@ class LongTermMemory:
         if not matches and not lessons and not wants and not logs:
             return Recall(None, [], [])
         parts = ["[Long-term memory for this task. Search more with memory_search; read files with memory_get.]"]
+        variants = []
         for match in matches:
             skill = match.skill
             if match.injected:
-                steps = "\n".join(f"{i}. {s}" for i, s in enumerate(skill.steps, 1))
+                variant = give_out(self.files, skill.slug)
+                if variant is not None:
+                    variants.append(skill.slug)
+                steps = "\n".join(f"{i}. {s}" for i, s in enumerate(variant.proposal.steps if variant else skill.steps, 1))
                 trial = f"; on trial, use {skill.trial_uses + 1} of {TRIAL_USES}" if skill.status == "probation" else ""
                 parts.append(f"\n## Skill to follow: {skill.name} (match {match.similarity:.2f}; "
                              f"{skill.successes} of {skill.uses} uses succeeded{trial})\n{steps}\n"
@@ -280,7 +290,7 @@ class LongTermMemory:
                          + "\n".join(f"- {b.text} (confidence {b.confidence:.2f})" for b in wants))
         if logs:
             parts.append("\n## Recent daily logs\n" + "\n".join(f"- {p}" for p in logs))
-        return Recall("\n".join(parts), matches, lessons)
+        return Recall("\n".join(parts), matches, lessons, tuple(variants))
 
     # --- lifecycle -------------------------------------------------------------------------------
 

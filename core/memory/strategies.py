@@ -23,7 +23,7 @@ import yaml
 
 from core.memory.embedding import similarity
 from core.memory.guard import MemoryRefused
-from core.memory.layers import Entry
+from core.memory.layers import VARIANTS, Entry
 from core.memory.longterm import LongTermMemory, claims_contradict, word_overlap
 from core.memory.reflection import (
     Preference,
@@ -32,6 +32,13 @@ from core.memory.reflection import (
     Strategy,
     load,
     parse,
+)
+from core.memory.variants import (
+    DROP_VARIANT,
+    TEST_VARIANT,
+    TESTING,
+    Variant,
+    variant_of,
 )
 from core.memory.working import atomic_write
 
@@ -383,13 +390,32 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_l
     def skill_line(skill) -> str:
         change = ("active", "Take it back") if skill.status == "deprecated" else ("deprecated", "Retire it")
         link = f" [{change[1]}]({skill_link(skill.slug, change[0])})" if skill_link else ""
+        variant = variant_of(memory.files, skill.slug)
         return (f"- **{skill.name}** — *{skill.status}" + (f" ({skill.why})" if skill.why else "")
                 + f"; {skill.successes} of {skill.uses} uses succeeded"
-                + (f", latest first {' '.join(skill.recent)}" if skill.recent else "") + f"* · skills/{skill.slug}.md{link}")
+                + (f", latest first {' '.join(skill.recent)}" if skill.recent else "") + f"* · skills/{skill.slug}.md{link}"
+                + (f"  \n  {variant_line(variant, skill_link)}" if variant else ""))  # a line of its own, in the item
 
     if skills:
         parts.append("### Skills\n" + "\n".join(map(skill_line, skills)))
     return "\n\n".join(parts)
+
+
+def variant_line(variant: Variant, skill_link: SkillLinkFor | None = None) -> str:
+    """A skill's variant as the person reads it: what changes, where its test stands, what they can do."""
+    proposal = variant.proposal
+
+    def link(words: str, action: str) -> str:
+        return f" [{words}]({skill_link(variant.slug, action)})" if skill_link else ""
+
+    where = f"skills/{VARIANTS}/{variant.slug}.md"
+    if variant.status == TESTING:
+        return (f"*Variant on test*, {proposal.words()} — original {variant.original.words()}; variant "
+                f"{variant.variant.words()} · {where}{link('Stop the test', DROP_VARIANT)}")
+    why = f" Why: {proposal.why.rstrip('.')}." if proposal.why else ""
+    risk = f" Risk: {proposal.risk.rstrip('.')}." if proposal.risk else ""
+    return (f"*Variant waiting for you*, {proposal.words()}.{why}{risk} · {where}"
+            f"{link('Test it', TEST_VARIANT)}{link('Set it aside', DROP_VARIANT)}")
 
 
 def _origin(lesson: Entry, sessions: int | None) -> str:

@@ -226,3 +226,39 @@ def test_a_task_that_ends_before_memory_has_loaded_is_reflected_on_once_it_has(q
         gate.set()
     qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)), timeout=WAIT)
     assert window.reflections.due == {}
+
+
+def test_a_skills_variant_that_waits_for_the_person_is_tested_then_stopped_from_what_the_agent_learned(
+        qtbot, make_window):
+    from core.memory.variants import (
+        DROP_VARIANT,
+        TEST_VARIANT,
+        proposals,
+        propose,
+        variant_of,
+    )
+    from tests.core.memory.test_variants import (
+        NEW_STRATEGY,
+        SLUG,
+        variants_yaml,
+        write_skill,
+    )
+
+    window = make_window()
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    memory = window.workspace.long_memory
+    propose(memory.files, write_skill(memory), proposals(variants_yaml(NEW_STRATEGY))[0], "")
+    window.actions_by_name["strategies"].trigger()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert "*Variant waiting for you*, a new strategy: first list what you do not know." in dialog.markdown
+    dialog.text.anchorClicked.emit(QUrl(skill_link(SLUG, TEST_VARIANT)))
+    qtbot.waitUntil(lambda: "*Variant on test*" in dialog.markdown, timeout=WAIT)
+    assert window.statusBar().currentMessage() == ("The variant of “Fix failing tests” is tested: the tasks the skill "
+                                                   "fits alternate between the two")
+    assert f"[Stop the test]({skill_link(SLUG, DROP_VARIANT)})" in dialog.markdown
+    dialog.text.anchorClicked.emit(QUrl(skill_link(SLUG, DROP_VARIANT)))
+    qtbot.waitUntil(lambda: "Variant" not in dialog.markdown, timeout=WAIT)
+    assert variant_of(memory.files, SLUG) is None
+    assert window.statusBar().currentMessage() == ("The variant of “Fix failing tests” is set aside; the skill's file "
+                                                   "says it was tried")

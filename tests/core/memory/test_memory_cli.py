@@ -49,3 +49,28 @@ def test_a_provider_embedding_model_that_fails_is_a_clear_error(data_dir, capsys
     code = main(["memory", "search", "anything", "--data-dir", str(data_dir)])
     err = capsys.readouterr().err
     assert code != 0 and "only models on 127.0.0.1" in err
+
+
+def test_a_skills_variant_is_tested_or_set_aside_from_the_command_line(data_dir, embedder, capsys):
+    from core.memory.variants import TESTING, proposals, propose, variant_of
+    from tests.core.memory.test_variants import (
+        NEW_STRATEGY,
+        SLUG,
+        variants_yaml,
+        write_skill,
+    )
+
+    memory = LongTermMemory(data_dir, embedder)
+    propose(memory.files, write_skill(memory), proposals(variants_yaml(NEW_STRATEGY))[0], "")
+    assert main(["memory", "learned", "--data-dir", str(data_dir)]) == 0
+    assert "*Variant waiting for you*, a new strategy: first list what you do not know." in capsys.readouterr().out
+    assert main(["memory", "variant", SLUG, "test", "--data-dir", str(data_dir)]) == 0
+    assert capsys.readouterr().out == ("The variant of “Fix failing tests” (a new strategy: first list what you do not "
+                                       "know) is tested: the tasks the skill fits alternate between the two.\n")
+    assert variant_of(memory.files, SLUG).status == TESTING
+    assert main(["memory", "variant", f"{SLUG}.md", "drop", "--data-dir", str(data_dir)]) == 0
+    assert "is set aside" in capsys.readouterr().out and variant_of(memory.files, SLUG) is None
+    assert main(["memory", "variant", SLUG, "drop", "--data-dir", str(data_dir)]) == 1
+    assert capsys.readouterr().err == ("tripane: memory variant: the skill 'fix-failing-tests' has no variant "
+                                       "(skills/variants/fix-failing-tests.md)\n")
+    memory.close()
