@@ -5,6 +5,7 @@ helper is built, reaches the model and reads, beside the loop's own turn."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 
 from core.agent.research import (
@@ -22,6 +23,8 @@ from core.llm import ModelError, ModelReply, ModelRequest, count_tokens
 # The most of one read a research helper is given: the reading tools stop at about 4,000
 # characters, but a memory file read whole may be longer.
 HELPER_READ_CHARS = 16_000
+
+log = logging.getLogger(__name__)
 
 
 class Delegation:
@@ -50,6 +53,7 @@ class Delegation:
             return
         content = self._storable(report.for_the_agent())
         self._result(call, True, content, await self._prepare_large(call, True, content))
+        await self._keep_report(question, report, "the agent")
 
     async def research_for_person(self, call_id: str, question: str) -> Report:
         """A question the person asks a research helper, aside from the agent (Session.ask_helper).
@@ -57,9 +61,22 @@ class Delegation:
         task) and does not wait at the run's Pause; nothing of it enters the agent's context."""
         research = await self._helper(call_id, question, "", for_person=True)
         try:
-            return await research.run()
+            report = await research.run()
         finally:
             self.control.tool_ended(call_id)
+        await self._keep_report(question, report, "the person")
+        return report
+
+    async def _keep_report(self, question: str, report: Report, asked_by: str) -> None:
+        """A report in today's daily log, where later tasks' memory search finds it. A convenience:
+        the event log has the report already, so a failure is logged and nothing more."""
+        if self.long_memory is None or not report.text:
+            return
+        try:
+            await asyncio.to_thread(self.long_memory.files.append_research, question, report.text, steps=report.steps,
+                                    reads=len(report.consulted), session_id=self.state.session_id, asked_by=asked_by)
+        except Exception as exc:
+            log.warning("could not keep the research report in the daily log: %s", exc)
 
     async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False) -> Research:
         engine = await self._ensure_engine()  # the window, and which tool descriptions fit it

@@ -74,6 +74,7 @@ STATUSES = ("probation", "active", "deprecated")
 # The latest results, shown latest first in the success record; as many as seed 002's mutations
 # judge a skill by ("a success rate of 0.85 over its latest 20 uses", variants.py).
 RECENT_KEPT = 20
+REPORT_KEPT_CHARS = 6_000  # of a research report in the daily log: the advised 400 words fit, a runaway does not
 VARIANTS = "variants"  # skills/variants/<slug>.md: a variant of the skill, tried against it (variants.py)
 _TRIAL = re.compile(r"trial: (\d+) of \d+ uses?, (\d+) succeeded")
 _RECENT = re.compile(r"latest first: ([✓✗ ]+)")
@@ -250,6 +251,22 @@ class MemoryFiles:
         body = "".join(f"- {one_line(line, 600)}\n" for line in lines)
         entry = (f"\n## {when:%H:%M} – Reflection on: {one_line(title, 100)}\n{body}"
                  f"- session {session_id}; the report is {kept_at} in the reflections folder\n")
+        return self._append_daily(entry, when)
+
+    def append_research(self, question: str, report: str, *, steps: int, reads: int, session_id: str,
+                        asked_by: str, when: datetime | None = None) -> Path:
+        """A research helper's report in today's daily log (seed 002, section 6.2: what research found
+        is kept in episodic memory), where a later task's memory search finds it. Quoted, so that its
+        headings stay inside the entry; cut at REPORT_KEPT_CHARS."""
+        when = when or datetime.now()
+        text = report.strip()
+        if len(text) > REPORT_KEPT_CHARS:
+            text = text[:REPORT_KEPT_CHARS].rstrip() + " … (cut here)"
+        quoted = "\n".join(f"> {line}".rstrip() for line in text.splitlines())
+        entry = (f"\n## {when:%H:%M} – Research: {one_line(question, 100)}\n"
+                 f"- Asked: {one_line(question, 300)} (asked by {asked_by})\n"
+                 f"- {steps} step{'s' * (steps != 1)}, {reads} read{'s' * (reads != 1)}; session {session_id}\n\n"
+                 f"{quoted}\n")
         return self._append_daily(entry, when)
 
     def _append_daily(self, entry: str, when: datetime) -> Path:

@@ -185,3 +185,28 @@ async def test_a_lesson_that_bears_on_a_new_task_is_recalled_at_its_start_and_ot
                          long_memory=long_memory)
     assert await later.run() == "done"
     assert "Lessons that may apply" not in (events_of(later, MemoryRecalled)[0].text or "")
+
+
+async def test_research_reports_are_kept_in_the_daily_log_where_a_later_search_finds_them(store, data_dir, workdir,
+                                                                                          long_memory):
+    from tests.core.agent.test_research import BILLING, delegate, routed
+
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    report = "## Where\nTotals are rounded per line in billing.py:2, before summing (drift-7731).\n\nNothing else."
+    model = routed([delegate(), reply("", call("task_done", summary="found it"))],
+                   [reply("", call("file_read", call_id="h1", path="billing.py")), reply(report)])
+    session = make_session(store, data_dir, workdir, model, long_memory=long_memory)
+    assert await session.run() == "done"
+
+    daily = long_memory.files.daily_path(date.today()).read_text(encoding="utf-8")
+    entry = daily.split("– Research: Where are totals rounded?\n", 1)[1]
+    assert entry.startswith(f"- Asked: Where are totals rounded? (asked by the agent)\n- 2 steps, 1 read; session "
+                            f"{session.id}\n\n> ## Where\n> Totals are rounded per line in billing.py:2, before "
+                            "summing (drift-7731).\n>\n> Nothing else.\n")
+    hits = long_memory.search("drift-7731", mode="keyword")
+    assert hits and hits[0].path == f"daily/{date.today():%Y-%m-%d}.md"
+
+    await session.ask_helper("What rounds the totals?")  # the person's own question, answered from the same script
+    daily = long_memory.files.daily_path(date.today()).read_text(encoding="utf-8")
+    assert "– Research: What rounds the totals?\n- Asked: What rounds the totals? (asked by the person)\n- 1 step, " \
+           "0 reads" in daily
