@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from core import big_text
 from core.agent.control import Control, StopRequested
 from core.agent.delegation import Delegation, safe_name
-from core.agent.options import NO_ANSWER, reason_label
+from core.agent.options import NO_ANSWER, answer_line, reason_label
 from core.agent.replies import not_an_answer
 from core.agent.rules import describe_failure, error_signature
 from core.agent.state import approval_key
@@ -104,6 +104,8 @@ _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
 
 MINUTE_S = 60.0  # a minute of waiting for an answer, in seconds (tests shorten it)
+ANSWERS_LOGGED = 5  # the latest questions to the person and their answers, in an episode of the daily log
+
 
 @dataclass(frozen=True)
 class LoopSettings:
@@ -355,6 +357,8 @@ class AgentLoop(Delegation):
                 times[record.event.signature] = (count, describe_failure(record.event.tool, record.event.message))
         failed = [f"{text} ({count}×)" if count > 1 else text for count, text in times.values()]
         results = [r.event for r in since if isinstance(r.event, ToolResult)]
+        answers = [line for r in since if isinstance(r.event, HumanAnswer)
+                   and (line := answer_line(state.questions.get(r.event.qid), r.event))]
         try:
             started = datetime.fromisoformat(since[0].ts) if since else datetime.now(timezone.utc)
             minutes = (datetime.now(timezone.utc) - started).total_seconds() / 60
@@ -363,7 +367,7 @@ class AgentLoop(Delegation):
             self.long_memory.write_episode(Episode(
                 title=title, asked=task, done=summary, failed=tuple(failed[-5:]), tool_calls=len(results),
                 errors=sum(not r.ok for r in results), minutes=minutes, session_id=state.session_id,
-                status=status))
+                status=status, answers=tuple(answers[-ANSWERS_LOGGED:])))
             if state.ended:
                 from core.memory.variants import record_use
 

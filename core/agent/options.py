@@ -4,7 +4,8 @@ the agent reads in its context) and their labels for the dialog, the chat and pr
 from __future__ import annotations
 
 from core.agent.state import approved_part
-from core.events import HumanQuestion
+from core.events import HumanAnswer, HumanQuestion
+from core.text import one_line
 
 OPTION_LABELS = {
     "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
@@ -47,3 +48,21 @@ REASON_LABELS = {
 def reason_label(reason: str) -> str:
     """Why the run stopped for the person, in a few words."""
     return REASON_LABELS.get(reason, reason.replace("_", " "))
+
+
+def answer_line(question: HumanQuestion | None, answer: HumanAnswer) -> str:
+    """A question and the person's answer in a line for the daily log (seed 002, section 5.3: the
+    exchange goes to episodic memory, where later tasks' memory search finds what the person said),
+    or "" for one not worth keeping there: a plain approval, which says nothing about the work."""
+    if question is None or (question.reason == "approval" and answer.choice != "deny" and not answer.text.strip()):
+        return ""
+    asked = one_line(question.question, 300)
+    if question.reason == "approval":  # "Allow shell_run?" says too little of what was refused
+        arguments = str(question.context.get("arguments", ""))
+        part = approved_part(arguments)
+        asked = f"Allow {question.context.get('tool') or 'the call'} {one_line(part[1] if part else arguments, 300)}?"
+    if answer.choice == NO_ANSWER:
+        return f"{asked} — no answer in time: the agent went on with its fallback"
+    said = option_label(answer.choice, question)
+    text = one_line(answer.text, 300)
+    return f"{asked} — {said}" + (f": {text}" if text and text != said else "")

@@ -20,6 +20,7 @@ from core.memory.embedding import Embedder, choose_embedder, similarity
 from core.memory.guard import MemoryRefused, check
 from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
 from core.memory.layers import (
+    ASKED_THE_PERSON,
     CONTRADICTIONS,
     SECTIONS,
     TRIAL_USES,
@@ -335,7 +336,7 @@ class LongTermMemory:
         text = path.read_text(encoding="utf-8")
         kept = []
         for line in text.splitlines():
-            if line.startswith("#") or line.startswith(("- Asked:", "- Failed:")):
+            if line.startswith("#") or line.startswith(("- Asked:", "- Failed:", ASKED_THE_PERSON)):
                 kept.append(line)
             elif line.startswith(("- Done:", "- Where it stands:")):
                 kept.append(line if len(line) <= 200 else line[:199] + "…")

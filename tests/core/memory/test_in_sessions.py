@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 
 from core.events import MemoryRecalled, ToolResult
@@ -210,3 +211,41 @@ async def test_research_reports_are_kept_in_the_daily_log_where_a_later_search_f
     daily = long_memory.files.daily_path(date.today()).read_text(encoding="utf-8")
     assert "– Research: What rounds the totals?\n- Asked: What rounds the totals? (asked by the person)\n- 1 step, " \
            "0 reads" in daily
+
+
+async def test_what_the_person_was_asked_and_answered_goes_to_the_daily_log_and_outlives_its_summary(
+        store, data_dir, workdir, long_memory):
+    from datetime import timedelta
+
+    model = ScriptedModel([
+        reply("", call("human_ask", question="Which date format should the report use?", options=["ISO", "US"])),
+        reply("", call("shell_run", command="echo ok")),
+        reply("", call("shell_run", command="rm -rf build")),
+        reply("", call("task_done", summary="dates rewritten")),
+    ])
+    session = make_session(store, data_dir, workdir, model, task="Rewrite the report's dates", approval="ask",
+                           long_memory=long_memory)
+    session.start()
+    asked = []
+    for choice, text in (("ISO", "the finance import reads ISO"), ("approve", ""), ("deny", "never delete build/")):
+        question = await wait_for_question(session)
+        while question.qid in asked:  # the answer just given is still being taken in
+            await asyncio.sleep(0.005)
+            question = await wait_for_question(session)
+        asked.append(question.qid)
+        await session.answer(question.qid, choice, text)
+    assert await session.wait() == "done"
+
+    daily = long_memory.files.daily_path(date.today())
+    lines = [line for line in daily.read_text(encoding="utf-8").splitlines() if line.startswith("- The person was asked")]
+    assert lines[0] == ("- The person was asked: Which date format should the report use? — ISO: the finance import "
+                        "reads ISO")
+    assert lines[1].startswith("- The person was asked: ") and "rm -rf build" in lines[1]
+    assert lines[1].endswith(" — Deny: never delete build/")
+    assert len(lines) == 2  # the plain approval of `echo ok` says nothing about the work
+    hits = long_memory.search("which date format does the report use", mode="keyword")
+    assert hits and "finance import reads ISO" in hits[0].text
+
+    long_memory.summarise_old_logs(today=date.today() + timedelta(days=40))
+    summary = daily.read_text(encoding="utf-8")
+    assert "(Summary; the full log is daily/archive/" in summary and lines[0] in summary and lines[1] in summary
