@@ -120,7 +120,8 @@ class Variant:
 
 
 def _arm_line(name: str, arm: Arm) -> str:
-    return f"- {name}: {arm.uses} uses, {arm.successes} succeeded, {arm.turns} turns"
+    return (f"- {name}: {arm.uses} use{'s' * (arm.uses != 1)}, {arm.successes} succeeded, "
+            f"{arm.turns} turn{'s' * (arm.turns != 1)}")
 
 
 _ARM = re.compile(r"^(original|variant): (\d+) uses?, (\d+) succeeded, (\d+) turns?$")

@@ -187,6 +187,7 @@ def test_a_variant_reads_back_as_written_and_memory_search_does_not_find_it(long
     variant = propose(long_memory.files, skill, Proposal("C", "run pytest with -x", ("Run pytest -x on the failing "
                                                                                     "module", "Fix the cause")), "")
     variant.given, variant.original.uses, variant.original.turns = 3, 2, 21
+    variant.variant.uses = variant.variant.successes = variant.variant.turns = 1  # "1 use, 1 succeeded, 1 turn"
     assert parse_variant(variant.to_markdown(), SLUG) == variant
     hits = long_memory.search("pytest -x on the failing module", mode="keyword")
     assert hits and not any("variants" in hit.path for hit in hits)  # a task given the original must not read it
