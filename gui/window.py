@@ -385,6 +385,7 @@ class MainWindow(QMainWindow):
         self.chat.tool_stop_requested.connect(self.stop_command)
         self.chat.history_requested.connect(self.histories.show)
         self.chat.reflection_requested.connect(self.reflections.show)
+        self.chat.learned_requested.connect(self.reflections.show_strategies)
         self.chat.aside_requested.connect(self.asides.show_earlier)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)

@@ -51,6 +51,7 @@ NEEDS_YOU = "D"  # the seed's high risk: tested only once the person lets it be
 TESTING, AWAITING = "testing", "waiting for you"
 TEST_VARIANT, DROP_VARIANT = "test-variant", "drop-variant"  # what the person can say of one (links, CLI)
 RESULTS = "results.jsonl"
+LEARNED = "What the agent learned"  # where the person tests or sets aside a variant (the window's View menu)
 STEPS_KEPT = 30
 
 
@@ -230,7 +231,7 @@ async def propose_for(files: MemoryFiles, followed: Sequence[str], reflection: S
         return f"no variant of the skill “{skill.name}”: {str(exc).rstrip('.')}", reply.usage
     if variant is None:  # another process proposed one meanwhile
         return "", reply.usage
-    waits = " (a new strategy: it waits for you in View → What the agent learned)" if variant.status == AWAITING else ""
+    waits = f" (it waits for you in View → {LEARNED})" if variant.status == AWAITING else ""
     return f"a variant of the skill “{skill.name}” to test, {proposal.words()}{waits}", reply.usage
 
 

@@ -37,6 +37,7 @@ from core.events import (
     WindowLearned,
     WorkdirMoved,
 )
+from core.memory.variants import LEARNED
 from core.reasoning import thinking_hidden
 from core.render import (
     aside_note,
@@ -81,6 +82,7 @@ from gui.widgets.wrapped_label import WrappedLabel
 
 HISTORY_LINK = "tripane-history:"
 REFLECTION_LINK = "tripane-reflection:"
+LEARNED_LINK = "tripane-learned:"  # View → What the agent learned (a variant that waits for the person)
 ASIDE_LINK = "tripane-asked:"  # then the id of a question the person asked a helper
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
@@ -167,6 +169,7 @@ class ChatView(QScrollArea):
     tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
     history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
     reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
+    learned_requested = Signal()  # what the agent learned (a reflection's notice links it when a variant waits)
     aside_requested = Signal(str)  # a helper's answer to the person, by the question's id (its notice links it)
 
     def __init__(self, parent: QWidget | None = None):
@@ -315,7 +318,10 @@ class ChatView(QScrollArea):
             self.history_requested.emit(name, int(version))
 
     def _reflection_link(self, href: str) -> None:
-        self.reflection_requested.emit(href.removeprefix(REFLECTION_LINK))
+        if href.startswith(LEARNED_LINK):
+            self.learned_requested.emit()
+        else:
+            self.reflection_requested.emit(href.removeprefix(REFLECTION_LINK))
 
     def _aside_link(self, href: str) -> None:
         self.aside_requested.emit(href.removeprefix(ASIDE_LINK))
@@ -530,7 +536,8 @@ class ChatView(QScrollArea):
             case WorkdirMoved():
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
             case ReflectionWritten():
-                said = escape_html(capitalized(reflection_note(event)))
+                said = escape_html(capitalized(reflection_note(event))).replace(
+                    LEARNED, f'<a href="{LEARNED_LINK}">{LEARNED}</a>', 1)
                 label = rich_label(displayable("✦ " + said.replace(
                     "Reflection", f'<a href="{REFLECTION_LINK}{escape_html(event.path)}">Reflection</a>', 1)),
                     "error" if event.error else "notice")

@@ -262,3 +262,33 @@ def test_a_skills_variant_that_waits_for_the_person_is_tested_then_stopped_from_
     assert variant_of(memory.files, SLUG) is None
     assert window.statusBar().currentMessage() == ("The variant of “Fix failing tests” is set aside; the skill's file "
                                                    "says it was tried")
+
+
+def test_a_reflection_that_proposes_a_new_strategy_for_a_skill_links_to_where_the_person_decides(
+        qtbot, make_window, workdir):
+    from gui.widgets.chat import LEARNED_LINK
+    from tests.core.memory.test_variants import (
+        NEW_STRATEGY,
+        TASK,
+        variants_yaml,
+        write_skill,
+    )
+
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="fixed"))],
+                                       side_replies=[ModelReply(report_yaml()),
+                                                     ModelReply(variants_yaml(NEW_STRATEGY))]))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    write_skill(window.workspace.long_memory)
+    session = start(window, workdir, task=TASK)
+    ready(qtbot, window, session)
+    window.reflections.reflect(shown=False)
+    qtbot.waitUntil(lambda: bool(events_of(session, ReflectionWritten)) and not window.reflections.working,
+                    timeout=WAIT)
+    notice, = [label for label in window.chat.findChildren(WrappedLabel) if REFLECTION_LINK in label.text()]
+    assert (f'a variant of the skill “Fix failing tests” to test, a new strategy: first list what you do not know '
+            f'(it waits for you in View → <a href="{LEARNED_LINK}">What the agent learned</a>)'
+            in notice.text())
+    notice.linkActivated.emit(LEARNED_LINK)
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert "*Variant waiting for you*, a new strategy: first list what you do not know." in dialog.markdown
