@@ -131,6 +131,13 @@ def _doctor(memory: LongTermMemory, apply: bool) -> int:
         print(f"Older than 30 days, not yet summarised: {rel} (run with --apply)")
     for rel in report.summarised:
         print(f"Summarised: {rel} (the full log is in daily/archive/)")
+    size = f"MEMORY.md is {report.memory_bytes / 1000:.0f} KB"
+    if report.archived:
+        print(f"{size} now: {len(report.archived)} superseded entries moved to archive/MEMORY.md.")
+    if report.oversized:
+        print(f"{size}, over the 50 KB (about 12,000 tokens) it should stay under: "
+              + ("merge the duplicates above by hand, or delete what no longer holds." if report.archived or not
+                 report.superseded else "run with --apply to move its superseded entries to archive/MEMORY.md."))
     if report.clean and not report.summarised:
         print("Nothing to do: no duplicates, superseded entries, contradictions or old logs.")
     return 0

@@ -340,6 +340,25 @@ class MemoryFiles:
             atomic_write(self.memory_path, "\n".join(lines) + "\n")
             return next(e for e in self.entries() if e.id == new_id)
 
+    def archive_superseded(self) -> list[Entry]:
+        """Move MEMORY.md's superseded entries to archive/MEMORY.md (appended, with the day): kept,
+        out of the file the agent and the person read. Returns the entries moved."""
+        with self._lock():
+            gone = [e for e in self.entries() if e.superseded_by is not None]
+            if not gone:
+                return []
+            numbers = {e.line for e in gone}
+            lines = self.memory_path.read_text(encoding="utf-8").splitlines()
+            archive = self.root / "archive" / MEMORY_FILE
+            archive.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open("a", encoding="utf-8") as fh:
+                if fh.tell() == 0:
+                    fh.write("# Superseded entries of MEMORY.md\n\nMoved here by `tripane memory doctor --apply` "
+                             "when MEMORY.md grew past 50 KB.\n")
+                fh.write(f"\n## Moved {date.today():%Y-%m-%d}\n" + "".join(f"{lines[n - 1]}\n" for n in sorted(numbers)))
+            atomic_write(self.memory_path, "\n".join(line for i, line in enumerate(lines, 1) if i not in numbers) + "\n")
+            return gone
+
     # --- procedural ------------------------------------------------------------------------------
 
     def skills(self) -> list[Skill]:

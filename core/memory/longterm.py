@@ -43,6 +43,9 @@ RECALL_LESSON, LESSONS_RECALLED = 0.55, 3
 PREFERENCES_TOLD = 8  # the person's preferences the reflections are most sure of, told at every task start
 KEEP_DAILY_DAYS = 30
 ARCHIVE = "archive"
+# Seed 002's bound on semantic memory (about 12,000 tokens): past it, the doctor's --apply moves the
+# superseded entries to archive/MEMORY.md, and the duplicates are the person's to merge.
+MEMORY_MAX_BYTES = 50_000
 _DAY_FILE = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no|don't|doesn't|isn't|aren't|cannot|can't|won't|without)\b", re.I)
@@ -96,10 +99,16 @@ class DoctorReport:
     contradictions: list[str] = field(default_factory=list)
     old_logs: list[str] = field(default_factory=list)  # daily logs past KEEP_DAILY_DAYS, not yet summarised
     summarised: list[str] = field(default_factory=list)
+    memory_bytes: int = 0  # MEMORY.md's size
+    archived: list[Entry] = field(default_factory=list)  # superseded entries moved to archive/MEMORY.md
+
+    @property
+    def oversized(self) -> bool:
+        return self.memory_bytes > MEMORY_MAX_BYTES
 
     @property
     def clean(self) -> bool:
-        return not (self.duplicates or self.superseded or self.contradictions or self.old_logs)
+        return not (self.duplicates or self.superseded or self.contradictions or self.old_logs or self.oversized)
 
 
 class LongTermMemory:
@@ -137,9 +146,9 @@ class LongTermMemory:
         found = []
         for path in self.files.markdown_files():
             rel = self.files.relative(path)
-            if rel.startswith((f"daily/{ARCHIVE}/", f"skills/{VARIANTS}/")):
-                # The originals of summarised logs: kept, not searched. A skill's variant on test:
-                # a task given the original must not find the other side of the test.
+            if rel.startswith((f"daily/{ARCHIVE}/", f"{ARCHIVE}/", f"skills/{VARIANTS}/")):
+                # The originals of summarised logs and superseded entries: kept, not searched. A
+                # skill's variant on test: a task given the original must not find the other side.
                 continue
             day = _DAY_FILE.match(rel)
             layer = ("daily" if rel.startswith("daily/") else "memory" if rel == "MEMORY.md"
@@ -297,7 +306,9 @@ class LongTermMemory:
 
     def doctor(self, *, apply: bool = False, today: date | None = None) -> DoctorReport:
         """Find duplicate, superseded and contradicting entries (proposals for the person), and daily
-        logs past 30 days. With `apply`, those logs are summarised; their originals move to daily/archive/."""
+        logs past 30 days, and MEMORY.md past seed 002's bound. With `apply`, those logs are summarised
+        (their originals move to daily/archive/), and past the bound the superseded entries move to
+        archive/MEMORY.md."""
         report = DoctorReport()
         entries = self.files.entries()
         active = [e for e in entries if e.superseded_by is None]
@@ -309,9 +320,16 @@ class LongTermMemory:
                     report.duplicates.append((first, second, round(score, 2)))
         report.contradictions = self.contradictions()
         report.old_logs = [source.path for source in self._logs_to_summarise(today)]
+        path = self.files.memory_path
+        report.memory_bytes = path.stat().st_size if path.exists() else 0
         if apply:
             report.summarised = self.summarise_old_logs(today=today)
             report.old_logs = []
+            if report.oversized and report.superseded:
+                report.archived = self.files.archive_superseded()
+                report.superseded = []
+                report.memory_bytes = path.stat().st_size
+                self.refresh()
         return report
 
     def summarise_old_logs(self, today: date | None = None) -> list[str]:

@@ -9,6 +9,7 @@ import pytest
 from core.memory.chunking import chunk_markdown, estimate_tokens
 from core.memory.guard import MemoryRefused, check
 from core.memory.layers import Episode, Skill, parse_skill
+from core.memory.longterm import LongTermMemory
 
 
 @pytest.mark.parametrize("text, what", [
@@ -256,3 +257,37 @@ def test_the_person_retires_a_skill_or_takes_it_back(long_memory):
         long_memory.files.set_skill_status("fix-failing-tests", "probation")
     with pytest.raises(ValueError, match="there is no skill 'deploy'"):
         long_memory.files.set_skill_status("deploy", "active")
+
+
+def test_past_fifty_kilobytes_the_doctor_moves_superseded_entries_out_of_memory_md(data_dir, capsys):
+    from core.memory.cli import _doctor
+
+    long_memory = LongTermMemory(data_dir)  # keywords only: embedding 50 KB would only make the test slow
+
+    syllables = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa")
+    words = [a + b + c for a in syllables for b in syllables for c in syllables]
+    facts = [f"- [m{i + 1}] Project {words[i * 9]} uses " + " ".join(words[(i * 61 + k * 7) % 1000] for k in range(66))
+             + " — source: s1, 2026-11-20" + (f" — superseded by m{111 + i}" if i < 8 else "") for i in range(110)]
+    renamed = [f"- [m{111 + i}] Project {words[i * 9]} was renamed — source: s2, 2026-11-21 — supersedes m{i + 1}"
+               for i in range(8)]
+    long_memory.files.memory_path.write_text("# Long-term memory\n\n## Facts\n\n" + "\n".join(facts + renamed) + "\n",
+                                             encoding="utf-8")
+    report = long_memory.doctor()
+    assert report.oversized and not report.clean and len(report.superseded) == 8 and report.archived == []
+    before = long_memory.files.memory_path.read_text(encoding="utf-8")
+
+    assert _doctor(long_memory, apply=False) == 0
+    assert "over the 50 KB (about 12,000 tokens) it should stay under: run with --apply" in capsys.readouterr().out
+    assert _doctor(long_memory, apply=True) == 0
+    assert "8 superseded entries moved to archive/MEMORY.md." in capsys.readouterr().out
+
+    text = long_memory.files.memory_path.read_text(encoding="utf-8")
+    assert "superseded by" not in text and len(text) < len(before)
+    assert f"- [m111] Project {words[0]} was renamed — source: s2" in text  # what superseded them stays
+    archive = (long_memory.files.root / "archive" / "MEMORY.md").read_text(encoding="utf-8")
+    assert archive.count("— superseded by m11") == 8 and f"- [m1] Project {words[0]} uses " in archive
+    assert len(long_memory.files.entries()) == 110
+    hits = long_memory.search(f"Project {words[18]} uses", mode="keyword", top_k=20)
+    assert hits and all(not h.path.startswith("archive/") for h in hits)  # kept, not searched
+    assert long_memory.doctor().superseded == []
+    long_memory.close()
