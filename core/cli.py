@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "at most 16,384); for local servers, what the server was started with")
     run.add_argument("--summary-model", help="a cheaper model for the summaries that compact a long context "
                                             "(default: --model)")
+    run.add_argument("--helper-model", help="a cheaper model that can call tools, for the research helpers "
+                                           "(default: --model, which also reads when this one fails)")
     run.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
                      help="how hard a reasoning model thinks (Claude up to 4.5: a thinking budget; default: the model's own)")
     # Their defaults, and the turn thresholds', are the window's Settings (else 100, ask, no caps).
@@ -482,18 +484,19 @@ def _effort(choice: str | None) -> str | None:
 
 def _run_settings(args) -> dict:
     """`tripane run`'s model and limits: what the command line says, else what was chosen in the
-    window's Settings. The server, context window and summary model go with the saved model
+    window's Settings. The server, context window, summary and helpers' models go with the saved model
     only: another --model is not sent to the saved model's server."""
     from core.user_settings import SHARED, read_settings
 
     saved = {**SHARED, **read_settings()}
     if args.model:
         model = {"model": args.model, "api_base": args.api_base, "context_window": args.context_window,
-                 "summary_model": args.summary_model}
+                 "summary_model": args.summary_model, "helper_model": args.helper_model}
     elif saved["model"]:
         model = {"model": saved["model"], "api_base": args.api_base or saved["api_base"] or None,
                  "context_window": args.context_window or saved["context_window"] or None,
-                 "summary_model": args.summary_model or saved["summary_model"] or None}
+                 "summary_model": args.summary_model or saved["summary_model"] or None,
+                 "helper_model": args.helper_model or saved["helper_model"] or None}
     else:
         raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-4o-mini), or choose one "
                          "in the window's Settings, which `tripane run` then uses too")

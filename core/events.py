@@ -90,6 +90,9 @@ class SessionStarted(Event):
     reserve_output: int = 4096
     summary_model: str | None = None  # a cheaper model for compaction summaries; None: the same
     reasoning_effort: str = ""  # low | medium | high; "": the model's own way (core/reasoning.py)
+    # A cheaper model that can call tools, for the research helpers (delegate_research, the person's
+    # Ask a helper); None: the session's model, which also reads when this one fails.
+    helper_model: str | None = None
     keep_turns: int = 5  # turns kept verbatim by a compaction
     warn_turn: int = 7
     danger_turn: int = 30
@@ -323,6 +326,8 @@ class ResearchStep(Event):
     # the agent's, and the first step holds the question.
     for_person: bool = False
     question: str = ""
+    # On a first step the session's model took: why the helpers' model the person chose could not.
+    fell_back: str = ""
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,8 @@ def _helper(event: ResearchStep) -> str:
 def research_note(event: ResearchStep) -> str:
     """A research helper's step in a line: what it read (and what failed), or that it reported."""
     asked = f" (you asked: {_short(event.question, 120)})" if event.question else ""
+    if event.fell_back:
+        asked += f" [the helpers' model failed — {event.fell_back}; the session's model reads instead]"
     if event.final:
         did = "wrote its report" if event.text.strip() else "ended without a report"
         if spent := request_cost(event.spent):

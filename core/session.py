@@ -81,6 +81,7 @@ class SessionConfig:
     context_window: int | None = None
     reserve_output: int = 4096
     summary_model: str | None = None
+    helper_model: str | None = None  # a cheaper model for the research helpers; None: the session's
     reasoning_effort: str = ""  # low | medium | high; "": the model's own way
     keep_turns: int = 5
     warn_turn: int = 7
@@ -190,7 +191,8 @@ class Session:
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
             context_window=config.context_window, reserve_output=config.reserve_output,
-            summary_model=config.summary_model, reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
+            summary_model=config.summary_model, helper_model=config.helper_model,
+            reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,

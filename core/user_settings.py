@@ -23,7 +23,7 @@ FILE_NAME = "settings.json"
 CONFIG_DIR_VARIABLE = "TRIPANE_CONFIG_DIR"  # another folder for the file (tests, a portable install)
 # The shared settings and their defaults; each value read back is of its default's type.
 SHARED: dict[str, str | int | float] = {
-    "model": "", "api_base": "", "context_window": 0, "summary_model": "", "reasoning_effort": "", "approval": "ask",
+    "model": "", "api_base": "", "context_window": 0, "summary_model": "", "helper_model": "", "reasoning_effort": "", "approval": "ask",
     "max_turns": 100, "warn_turn": 7, "danger_turn": 30, "strike_limit": 3,
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)

@@ -36,6 +36,7 @@ class Preferences:
     api_base: str = ""
     context_window: int = 0  # tokens; 0: the model's own (for Ollama: its length, at most 16,384)
     summary_model: str = ""  # a cheaper model for compaction summaries; "": the model itself
+    helper_model: str = ""  # a cheaper model that can call tools, for the research helpers; "": the model itself
     reasoning_effort: str = ""  # low | medium | high; "": the model's own way (core/reasoning.py)
     approval: str = "ask"
     max_turns: int = 100

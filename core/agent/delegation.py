@@ -16,9 +16,12 @@ from core.agent.research import (
     described,
 )
 from core.agent.tool_calls import tool_outcome
+from core.context.engine import budget_for
 from core.events import ToolCall
 from core.journal import StatusChanged, ToolOutput
 from core.llm import ModelError, ModelReply, ModelRequest, count_tokens
+from core.providers import model_window
+from core.side_writers import helper_models
 
 # The most of one read a research helper is given: the reading tools stop at about 4,000
 # characters, but a memory file read whole may be longer.
@@ -81,13 +84,20 @@ class Delegation:
     async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False) -> Research:
         engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
         config = self.state.config
+        state = self.state
+        (model, api_base), *others = helper_models(state)
+        window, budget = self._window, engine.budget
+        if model != state.model:  # the helpers' model the person chose: its own window
+            window = await asyncio.to_thread(model_window, model, api_base)
+            budget = budget_for(window, config.reserve_output)
         stop = self.control.running_tool(call_id)
         # The run's Stop ends the agent's research with the run; the person's own question has its
         # own task, and must not take the run's current call from its Stop.
         interruptible = (lambda awaitable: awaitable) if for_person else self.control.interruptible
         return Research(
             call_id=call_id, question=question, bring_back=bring_back,
-            model=self.state.model, api_base=self.state.api_base,
+            model=model, api_base=api_base,
+            fallback=(state.model, state.api_base, self._window, state.reasoning_effort) if others else None,
             tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
             ask=lambda request: self._research_ask(request, interruptible),
             read=lambda read: self._research_read(call_id, read, interruptible),
@@ -95,8 +105,8 @@ class Delegation:
             hide=self._storable,
             cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
             between_steps=None if for_person else self._pause_point,
-            window=self._window, reasoning_effort=self.state.reasoning_effort,
-            context_tokens=min(CONTEXT_TOKENS, engine.budget), for_person=for_person,
+            window=window, reasoning_effort=state.reasoning_effort if model == state.model else "",
+            context_tokens=min(CONTEXT_TOKENS, budget, engine.budget), for_person=for_person,  # either may read
         )
 
     async def _research_ask(self, request: ModelRequest, interruptible) -> ModelReply:

@@ -15,8 +15,10 @@ in the middle of one loses nothing but the report.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from core.agent.tool_calls import with_own_ids
@@ -27,8 +29,10 @@ from core.context.history import (
     reply_message,
 )
 from core.events import Consulted, ResearchStep, ToolCall, Usage
-from core.llm import ModelReply, ModelRequest
+from core.llm import ModelError, ModelReply, ModelRequest
 from core.paths import resource_text
+
+log = logging.getLogger(__name__)
 
 # web_fetch runs only where the session lets it run without asking (a helper cannot ask the person).
 READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search", "web_fetch")
@@ -89,6 +93,9 @@ class Research:
     reasoning_effort: str = ""
     context_tokens: int = CONTEXT_TOKENS
     for_person: bool = False  # the person asked (aside from the agent), not the agent
+    # The session's model, its server, window and effort: who reads when the helpers' model the
+    # person chose fails the first request (no key, no tools, gone). None: the helper is that model.
+    fallback: tuple[str, str | None, int | None, str] | None = None
     consulted: list[str] = field(default_factory=list)
     _call_ids: set[str] = field(default_factory=set)  # of its calls so far: each answered by its own result
 
@@ -108,11 +115,12 @@ class Research:
                 messages.append({"role": "user", "content": (
                     f"[Tripane] {CUT_SHORT[why]}. Do not call tools: write your report now from what you "
                     "have read, and say what is left unanswered.")})
-            reply = await self.ask(ModelRequest(
+            request = ModelRequest(
                 model=self.model, messages=list(messages), tools=self.tools,
                 tool_choice="none" if why else "auto", api_base=self.api_base,
                 cache_breakpoints=(0, len(messages) - 1), window=self.window,
-                reasoning_effort=self.reasoning_effort))
+                reasoning_effort=self.reasoning_effort)
+            reply, fell_back = await self._ask(request, first=step == 1)
             calls = () if why else with_own_ids(reply.tool_calls, self._call_ids, f"read_{step}")
             consulted = await self._read_all(reply, calls, messages)
             text = self.hide(reply.text)
@@ -120,11 +128,27 @@ class Research:
             self.record(ResearchStep(call_id=self.call_id, step=step, text=text, tool_calls=calls,
                                      consulted=consulted, usage=reply.usage, model=self.model, final=not calls,
                                      spent=Usage() if calls else spent, for_person=self.for_person,
-                                     question=self.question if self.for_person and step == 1 else ""))
+                                     question=self.question if self.for_person and step == 1 else "",
+                                     fell_back=fell_back))
             if not calls:
                 return Report(text.strip(), step, tuple(self.consulted), why)
             tokens = await asyncio.to_thread(self._tokens, messages)
         raise AssertionError("the last step is told to report")  # pragma: no cover
+
+    async def _ask(self, request: ModelRequest, first: bool) -> tuple[ModelReply, str]:
+        """The reply, and why the chosen helpers' model gave way to the session's ("" when it did
+        not). Only at the first request: later ones carry that model's own replies."""
+        try:
+            return await self.ask(request), ""
+        except ModelError as exc:
+            if not first or self.fallback is None:
+                raise
+            failed = f"{self.model}: {str(exc).rstrip('.')}"
+            log.warning("research helper: %s; the session's model reads instead", failed)
+            self.model, self.api_base, self.window, self.reasoning_effort = self.fallback
+            self.fallback = None
+            return await self.ask(dataclass_replace(request, model=self.model, api_base=self.api_base,
+                                                    window=self.window, reasoning_effort=self.reasoning_effort)), failed
 
     async def _read_all(self, reply: ModelReply, calls: tuple[ToolCall, ...],
                         messages: list[Message]) -> tuple[Consulted, ...]:

@@ -151,6 +151,7 @@ class NewSessionDialog(QDialog):
                 api_base=self.api_base.text().strip() or None,
                 context_window=(prefs.context_window or None) if settings_model else None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
+                helper_model=(prefs.helper_model.strip() or None) if settings_model else None,
                 reasoning_effort=self.reasoning_effort.currentData(),
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,

@@ -88,13 +88,24 @@ class SettingsDialog(QDialog):
         form.addRow("Context window:", self.context_window)
         self.reasoning_effort = effort_combo(prefs.reasoning_effort)
         form.addRow("Reasoning effort:", self.reasoning_effort)
-        self.summary_model = QLineEdit(prefs.summary_model)
-        self.summary_model.setPlaceholderText("the same model — or a cheaper one, e.g. openai/gpt-4o-mini")
-        self.summary_model.setToolTip("Writes the summary when a long context is compacted, and the reflections on "
-                                      "tasks. Its API key is the one stored for its provider (or the provider's "
-                                      "environment variable).")
-        form.addRow("Summary model:", self.summary_model)
-        suggest_model_names(keeper, self, self.summary_model)
+        def side_model(label: str, text: str, placeholder: str, tip: str) -> QLineEdit:
+            """A model for one kind of side work, named as litellm does, with the names suggested."""
+            field = QLineEdit(text)
+            field.setPlaceholderText(placeholder)
+            field.setToolTip(tip)
+            form.addRow(label, field)
+            suggest_model_names(keeper, self, field)
+            return field
+
+        self.summary_model = side_model(
+            "Summary model:", prefs.summary_model, "the same model — or a cheaper one, e.g. openai/gpt-4o-mini",
+            "Writes the summary when a long context is compacted, and the reflections on tasks. Its API key is the "
+            "one stored for its provider (or the provider's environment variable).")
+        self.helper_model = side_model(
+            "Research helpers' model:", prefs.helper_model, "the same model — or a cheaper one that can call tools",
+            "Reads for the research helpers: the agent's delegated questions and yours (Ask a helper). It must be "
+            "able to call tools; when its first request fails, the session's model reads instead, and the helper's "
+            "step says why.")
         self.pages.addTab(model_box, "&Model")
 
         run_box = QWidget()
@@ -198,6 +209,7 @@ class SettingsDialog(QDialog):
         prefs.api_base = self.api_base.text().strip()
         prefs.context_window = self.context_window.value()
         prefs.summary_model = self.summary_model.text().strip()
+        prefs.helper_model = self.helper_model.text().strip()
         prefs.reasoning_effort = self.reasoning_effort.currentData()
         prefs.approval = self.approval.currentData()
         prefs.warn_turn, prefs.danger_turn = self.warn_turn.value(), self.danger_turn.value()

@@ -176,16 +176,18 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert not (tmp_path / "logs" / "tripane.log").exists()
 
 
-def test_the_context_window_and_summary_model_flags_are_the_sessions(tmp_path):
+def test_the_context_window_summary_and_helper_model_flags_are_the_sessions(tmp_path):
     done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
     with ScriptedServer(done) as server:
         code, _, err = finish(tripane("run", "Check", "--model", "openai/scripted", "--api-base", server.url,
                                       "--workdir", str(tmp_path), "--no-memory", "--context-window", "16384",
-                                      "--summary-model", "openai/cheap", data_dir=tmp_path))
+                                      "--summary-model", "openai/cheap", "--helper-model", "openai/reader",
+                                      data_dir=tmp_path))
     assert code == 0, err
     store = Store(tmp_path / "tripane.db")
     started = store.records(store.sessions()[0].id)[0].event
-    assert (started.context_window, started.summary_model) == (16384, "openai/cheap")
+    assert (started.context_window, started.summary_model, started.helper_model) == (16384, "openai/cheap",
+                                                                                      "openai/reader")
 
 
 def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):

@@ -456,3 +456,39 @@ async def test_the_persons_question_and_its_answer_are_in_the_sessions_markdown(
     text = transcript(session.records, "t")
     assert ("> ⌕ The research helper you asked, step 1 (you asked: What is in the folder?): wrote its report "
             "(the research took 9 tokens)\n>\n> The folder is empty.\n> Nothing to read.") in text
+
+
+@pytest.mark.parametrize("helper_works", [True, False])
+async def test_the_helpers_model_the_person_chose_reads_and_the_sessions_own_takes_over_when_it_fails(
+        store, data_dir, workdir, monkeypatch, helper_works):
+    from core.render import research_note
+
+    windows = {"openai/main-model": 128_000, "anthropic/claude-haiku-4-5": 200_000}
+    monkeypatch.setattr("core.agent.loop.model_window", lambda model, base: windows[model])
+    monkeypatch.setattr("core.agent.delegation.model_window", lambda model, base: windows[model])
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+
+    def helper(request: ModelRequest):
+        if request.model == "anthropic/claude-haiku-4-5" and not helper_works:
+            return ModelError("no_key", "No API key for anthropic")
+        return reply("Totals are rounded per line in billing.py:2.")
+    model = routed([delegate(), reply("", call("task_done", summary="found it"))], [helper])
+    session = make_session(store, data_dir, workdir, model, model="openai/main-model", reasoning_effort="high",
+                           api_base="http://127.0.0.1:8080/v1", helper_model="anthropic/claude-haiku-4-5")
+    assert await session.run() == "done"
+
+    assert result_of(session, "d1").ok and "billing.py:2" in result_of(session, "d1").content
+    helper_requests = [(r.model, r.api_base, r.reasoning_effort) for r in model.requests if helpers_turn(r)]
+    agent_requests = {(r.model, r.api_base) for r in model.requests if not helpers_turn(r)}
+    assert agent_requests == {("openai/main-model", "http://127.0.0.1:8080/v1")}
+    step, = events_of(session, ResearchStep)
+    if helper_works:  # its own provider's address, and none of the session model's effort
+        assert helper_requests == [("anthropic/claude-haiku-4-5", None, "")]
+        assert step.model == "anthropic/claude-haiku-4-5" and step.fell_back == ""
+    else:
+        assert helper_requests == [("anthropic/claude-haiku-4-5", None, ""),
+                                   ("openai/main-model", "http://127.0.0.1:8080/v1", "high")]
+        assert step.model == "openai/main-model"
+        assert step.fell_back == "anthropic/claude-haiku-4-5: No API key for anthropic"
+        assert ("[the helpers' model failed — anthropic/claude-haiku-4-5: No API key for anthropic; the session's "
+                "model reads instead]: wrote its report") in research_note(step)
