@@ -22,6 +22,7 @@ from core.journal import StatusChanged, ToolOutput
 from core.llm import ModelError, ModelReply, ModelRequest, count_tokens
 from core.providers import model_window
 from core.side_writers import helper_models
+from core.tools.registry import InvalidCall
 
 # The most of one read a research helper is given: the reading tools stop at about 4,000
 # characters, but a memory file read whole may be longer.
@@ -35,6 +36,11 @@ class Delegation:
 
     async def _delegate(self, call: ToolCall, arguments: dict) -> None:
         """A question handed to a research helper (core/agent/research.py): its report is the result."""
+        try:
+            arguments = self.registry.checked(call.name, arguments)
+        except InvalidCall as exc:  # as any other tool's call would be
+            self._fail(call.name, "invalid_call", str(exc), call)
+            return
         question = str(arguments.get("question", "")).strip()
         if not question:
             self._fail(call.name, "invalid_call", "delegate_research needs a question: write what the helper "
@@ -42,7 +48,8 @@ class Delegation:
             return
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
-        research = await self._helper(call.id, question, str(arguments.get("bring_back") or ""))
+        research = await self._helper(call.id, question, str(arguments.get("bring_back") or ""),
+                                      kind=arguments.get("kind") or "general")
         try:
             report = await research.run()
         except ModelError as exc:
@@ -81,7 +88,8 @@ class Delegation:
         except Exception as exc:
             log.warning("could not keep the research report in the daily log: %s", exc)
 
-    async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False) -> Research:
+    async def _helper(self, call_id: str, question: str, bring_back: str, for_person: bool = False,
+                      kind: str = "general") -> Research:
         engine = await self._ensure_engine()  # the window, and which tool descriptions fit it
         config = self.state.config
         state = self.state
@@ -107,6 +115,7 @@ class Delegation:
             between_steps=None if for_person else self._pause_point,
             window=window, reasoning_effort=state.reasoning_effort if model == state.model else "",
             context_tokens=min(CONTEXT_TOKENS, budget, engine.budget), for_person=for_person,  # either may read
+            kind=kind,
         )
 
     async def _research_ask(self, request: ModelRequest, interruptible) -> ModelReply:

@@ -45,12 +45,28 @@ ERROR_KEPT_CHARS = 300  # of a failed read, in its event
 # report of the advised 400 words, the result stays under the size that would be offloaded.
 CALLS_LISTED = 12
 
+# Seed 002 §6.1's kinds of research: how each goes about it, and the most reads it gets ("general":
+# no set way, only the steps and the context bound it).
+KINDS: dict[str, tuple[int, str]] = {
+    "fact": (5, "A fact check: verify one claim. Search long-term memory first (it may have been checked "
+                "before), then two or three authoritative sources (the official site or documentation before an "
+                "encyclopedia, an encyclopedia before news). If they agree, say the claim is confirmed, with them; "
+                "if they disagree, say it is disputed, with each side and its source."),
+    "repository": (15, "A repository survey: read its README, then its layout (the key folders and files), then "
+                       "its entry points, configuration and core modules. Report what it is for, how it is built "
+                       "and where things live."),
+    "topic": (20, "A topic survey: first outline the aspects the question needs, then research each. Prefer "
+                  "authoritative sources (papers, official blogs, then industry reports, then news), note each "
+                  "source's date, and end with what is still unknown."),
+}
+
 # Why the helper is told to report before it says it is done, and what it is told.
 CUT_SHORT = {
     "steps": "This is your last step",
     "context": "Your context is full",
     "stopped": "The person asked you to stop researching",
     "budget": "The session's budget is spent",
+    "reads": "You have made all the reads this research gets",
 }
 
 
@@ -93,6 +109,7 @@ class Research:
     reasoning_effort: str = ""
     context_tokens: int = CONTEXT_TOKENS
     for_person: bool = False  # the person asked (aside from the agent), not the agent
+    kind: str = "general"  # a key of KINDS, or "general"
     # The session's model, its server, window and effort: who reads when the helpers' model the
     # person chose fails the first request (no key, no tools, gone). None: the helper is that model.
     fallback: tuple[str, str | None, int | None, str] | None = None
@@ -103,6 +120,8 @@ class Research:
         asked = f"# Question\n{self.question.strip()}"
         if self.bring_back.strip():
             asked += f"\n\n# Bring back\n{self.bring_back.strip()}"
+        if self.kind in KINDS:
+            asked += f"\n\n# How\n{KINDS[self.kind][1]} You have at most {self.most_reads} reads."
         messages: list[Message] = [{"role": "system", "content": resource_text("prompts", "research.md")},
                                    {"role": "user", "content": asked}]
         tokens, spent = 0, Usage()
@@ -110,7 +129,7 @@ class Research:
             if step > 1 and self.between_steps is not None:
                 await self.between_steps()
             why = self.cut_short() or ("steps" if step == MAX_STEPS else "") or (
-                "context" if tokens > self.context_tokens else "")
+                "context" if tokens > self.context_tokens else "") or ("reads" if self._reads_left() == 0 else "")
             if why:
                 messages.append({"role": "user", "content": (
                     f"[Tripane] {CUT_SHORT[why]}. Do not call tools: write your report now from what you "
@@ -158,16 +177,28 @@ class Research:
                                       reply.reasoning, reply.thinking_blocks))
         consulted = []
         for call in calls:
-            if call.name in READING_TOOLS:
+            refused = self._reads_left() == 0  # asked for more in one reply than its kind of research gets
+            if refused:
+                ok, output = False, (f"Not read: this research gets at most {self.most_reads} reads. Write your "
+                                     "report from what you have read.")
+            elif call.name in READING_TOOLS:
                 ok, output = await self.read(call)
             else:
                 ok, output = False, (f"{call.name} is not available to you: you can only read, with "
                                      f"{', '.join(READING_TOOLS)}. Report what needs doing instead.")
-            self.consulted.append(described(call) + ("" if ok else " (failed)"))
+            self.consulted.append(described(call) + (" (not read)" if refused else "" if ok else " (failed)"))
             consulted.append(Consulted(ok, len(output), "" if ok else output[:ERROR_KEPT_CHARS]))
             messages.append({"role": "tool", "tool_call_id": call.id,
                              "content": output if ok else f"ERROR: {output}"})
         return tuple(consulted)
+
+    @property
+    def most_reads(self) -> int | None:
+        return KINDS[self.kind][0] if self.kind in KINDS else None
+
+    def _reads_left(self) -> int | None:
+        """None: no bound but the steps and the context."""
+        return None if self.most_reads is None else max(0, self.most_reads - len(self.consulted))
 
     def _tokens(self, messages: list[Message]) -> int:
         return sum(self.count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages)

@@ -6,11 +6,14 @@ and only its report comes back as this call's result.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from core.tools.context import ToolContext
 from core.tools.registry import ToolError
 
 
-async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "") -> str:
+async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "",
+                            kind: Literal["general", "fact", "repository", "topic"] = "general") -> str:
     """Hand a reading question to a research helper; only its report comes back to you.
 
     The helper has its own short context and only reading tools (file_list, file_read,
@@ -26,5 +29,6 @@ async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "
     Args:
         question: The self-contained question, with the names, paths and context the helper needs.
         bring_back: What the report must contain (for example "each caller as path:line with one line of context").
+        kind: fact: verify one claim (memory, then two or three sources; at most 5 reads); repository: how a project is laid out and works (at most 15 reads); topic: a subject surveyed aspect by aspect, with sources and dates (at most 20 reads); general: anything else.
     """
     raise ToolError("delegate_research is handled by the loop")  # the loop intercepts this tool

@@ -75,8 +75,9 @@ class ToolRegistry:
         """All tool schemas in a fixed order: they are part of the byte-stable prefix."""
         return [self.specs[name].schema(brief) for name in sorted(self.specs)]
 
-    async def call(self, name: str, arguments: dict[str, Any], ctx: Any) -> str:
-        """Run a tool; raises ToolError for anything the model should be told."""
+    def checked(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments as the tool declares them (loose forms taken as meant); raises InvalidCall for
+        an unknown tool, a missing or unknown argument, a wrong type or a value outside its choices."""
         spec = self.specs.get(name)
         if spec is None:
             known = ", ".join(sorted(self.specs))
@@ -93,6 +94,12 @@ class ToolRegistry:
             )
         arguments = _as_declared(params, spec.parameters.get("required", []), arguments)
         _check_types(name, params, arguments)
+        return arguments
+
+    async def call(self, name: str, arguments: dict[str, Any], ctx: Any) -> str:
+        """Run a tool; raises ToolError for anything the model should be told."""
+        arguments = self.checked(name, arguments)
+        spec = self.specs[name]
         if inspect.iscoroutinefunction(spec.func):
             result = await spec.func(ctx, **arguments)
         else:

@@ -492,3 +492,37 @@ async def test_the_helpers_model_the_person_chose_reads_and_the_sessions_own_tak
         assert step.fell_back == "anthropic/claude-haiku-4-5: No API key for anthropic"
         assert ("[the helpers' model failed — anthropic/claude-haiku-4-5: No API key for anthropic; the session's "
                 "model reads instead]: wrote its report") in research_note(step)
+
+
+async def test_a_fact_check_is_told_its_way_and_gets_five_reads(store, data_dir, workdir):
+    for name in "abcdef":
+        (workdir / f"{name}.md").write_text(f"note {name}\n", encoding="utf-8")
+    reads = [call("file_read", call_id=f"h{name}", path=f"{name}.md") for name in "abcdef"]
+    model = routed([delegate(question="Is the retry limit 5?", kind="fact"), reply("", call("task_done", summary="ok"))],
+                   [reply("", *reads[:3]), reply("", *reads[3:])])
+    model.side_replies.append(reply("Confirmed: the retry limit is 5 (a.md, b.md)."))
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    helper_requests = [r for r in model.requests if helpers_turn(r)]
+    asked = helper_requests[0].messages[1]["content"]
+    assert "# How\nA fact check: verify one claim. Search long-term memory first" in asked
+    assert asked.endswith("You have at most 5 reads.")
+    second_replies = [m for m in helper_requests[2].messages if m["role"] == "tool"][3:]
+    assert [m["content"].startswith("ERROR: Not read: this research gets at most 5 reads") for m in second_replies] \
+        == [False, False, True]
+    last = helper_requests[-1]
+    assert len(helper_requests) == 3 and last.tool_choice == "none"
+    assert "You have made all the reads this research gets" in last.messages[-1]["content"]
+    content = result_of(session, "d1").content
+    assert "(3 steps; reported early: you have made all the reads this research gets)" in content
+    assert "- file_read path=f.md (not read)" in content and "Confirmed: the retry limit is 5" in content
+
+
+async def test_a_delegate_call_with_an_unknown_kind_is_refused_as_any_invalid_call(store, data_dir, workdir):
+    model = routed([delegate(kind="deep"), reply("", call("task_done", summary="ok"))], [reply("unused")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    result = result_of(session, "d1")
+    assert not result.ok and "argument 'kind' must be one of ['general', 'fact', 'repository', 'topic']" in result.content
+    assert not any(helpers_turn(r) for r in model.requests)
