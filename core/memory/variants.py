@@ -261,7 +261,7 @@ def give_out(files: MemoryFiles, slug: str) -> Variant | None:
     """A task is about to follow the skill: the variant when it is this task's turn to have it."""
     with files._lock():
         variant = variant_of(files, slug)
-        if variant is None or variant.status != TESTING:
+        if variant is None or variant.status != TESTING or not variant.proposal.steps:  # (emptied by hand)
             return None
         variant.given += 1
         atomic_write(files.variant_path(slug), variant.to_markdown())

@@ -191,6 +191,9 @@ def test_a_variant_reads_back_as_written_and_memory_search_does_not_find_it(long
     assert parse_variant(variant.to_markdown(), SLUG) == variant
     hits = long_memory.search("pytest -x on the failing module", mode="keyword")
     assert hits and not any("variants" in hit.path for hit in hits)  # a task given the original must not read it
+    path = long_memory.files.variant_path(SLUG)
+    path.write_text(path.read_text(encoding="utf-8").split("## Steps")[0], encoding="utf-8")  # steps deleted by hand
+    assert [give_out(long_memory.files, SLUG) for _ in range(2)] == [None, None]  # every task has the skill's
 
 
 # --- through real sessions -------------------------------------------------------------------------
