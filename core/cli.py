@@ -134,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
                                "reflections did, and which became lessons", parents=[common])
     memory_commands.add_parser("learned", help="what the agent learned: the lessons in force and where each came "
                                "from, the strategies on their way, entries to confirm, the skills", parents=[common])
+    review = memory_commands.add_parser("review", help="review a day's work across its tasks (by default the latest "
+                                        "day not reviewed yet): what recurs from task to task, kept beside the "
+                                        "reflections; its strategies count toward lessons", parents=[common])
+    review.add_argument("--day", help="the day to review, YYYY-MM-DD")
+    review.add_argument("--model", help="the model that reviews (default: the summary model chosen in Settings, "
+                                        "else the model)")
+    review.add_argument("--api-base", help="its server, for a local or self-hosted one")
+    review.add_argument("--json", action="store_true", help="print what came of it as one JSON object")
     variant = memory_commands.add_parser("variant", help="test a skill's variant that waits for you, or set one aside "
                                          "(also during its test); `memory learned` lists them", parents=[common])
     variant.add_argument("skill", help="the skill's file name without .md (skills/<name>.md)")
@@ -258,7 +266,7 @@ async def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "history":
             return _history(store, args)
         if args.command == "spending":
-            return _spending(store, args)
+            return _spending(store, data_dir, args)
         if args.command == "import":
             return _import(store, data_dir, args.file)
         if args.command == "export":
@@ -344,13 +352,13 @@ def _import(store, data_dir: Path, source: Path) -> int:
     return EXIT_DONE
 
 
-def _spending(store, args) -> int:
+def _spending(store, data_dir: Path, args) -> int:
     from core.spending import as_json, report, since_days, spending
 
     if args.days < 0:
         print("--days takes 0 (the whole log) or a number of days", file=sys.stderr)
         return EXIT_USAGE
-    spent = spending(store, since_days(args.days))
+    spent = spending(store, since_days(args.days), data_dir / "memory")
     print(json.dumps(as_json(spent), ensure_ascii=False) if args.json else report(spent))
     return EXIT_DONE
 
@@ -624,6 +632,12 @@ async def _reflect(session, as_json: bool) -> int:
     print(f"✦ {reflection_note(event)}")
     if report is not None:
         print(f"\n{describe(report)}\n")
+    print_promotions(promotions)
+    return EXIT_DONE
+
+
+def print_promotions(promotions) -> None:
+    """The lessons a reflection's (or a review's) strategies became, or why one could not."""
     for promotion in promotions:
         sessions = len(promotion.candidate.sessions)
         if promotion.lesson is None:
@@ -633,7 +647,6 @@ async def _reflect(session, as_json: bool) -> int:
               f"“{promotion.lesson.text}”")
         for other in promotion.contradicts:
             print(f"  It may contradict {other.id} “{other.text}”: confirm in MEMORY.md (tripane memory doctor).")
-    return EXIT_DONE
 
 
 class LiveEcho:

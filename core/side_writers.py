@@ -16,22 +16,23 @@ log = logging.getLogger(__name__)
 
 def side_writers(state: SessionState) -> list[tuple[str, str | None]]:
     """(model, API base) to try, in order."""
-    return _chosen_then_own(state, state.config.summary_model)
+    return chosen_then_own(state.model, state.api_base, state.config.summary_model)
 
 
 def helper_models(state: SessionState) -> list[tuple[str, str | None]]:
     """(model, API base) a research helper reads with, in order: the helpers' model the person
     chose, then the session's own when that one fails its first request."""
-    return _chosen_then_own(state, state.config.helper_model)
+    return chosen_then_own(state.model, state.api_base, state.config.helper_model)
 
 
-def _chosen_then_own(state: SessionState, chosen: str | None) -> list[tuple[str, str | None]]:
-    chosen = chosen or state.model
-    # The session's API base is a server of the session model's provider: a side model of another
-    # provider (a hosted one beside a local model, say) is reached at its own address.
-    writers = [(chosen, state.api_base if provider_of(chosen) == provider_of(state.model) else None)]
-    if chosen != state.model:
-        writers.append((state.model, state.api_base))
+def chosen_then_own(model: str, api_base: str | None, chosen: str | None) -> list[tuple[str, str | None]]:
+    """The side model chosen (if any), then `model` itself at its `api_base`."""
+    chosen = chosen or model
+    # The API base is a server of the model's provider: a side model of another provider (a
+    # hosted one beside a local model, say) is reached at its own address.
+    writers = [(chosen, api_base if provider_of(chosen) == provider_of(model) else None)]
+    if chosen != model:
+        writers.append((model, api_base))
     return writers
 
 

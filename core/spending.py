@@ -3,19 +3,24 @@ View → Spending in the window).
 
 Read from the event log: each reply's usage (its AssistantMessage), each compaction summary's
 (its Compaction), each reflection's (its ReflectionWritten) and each research helper's step (its
-ResearchStep), as the provider reported them and
+ResearchStep); and, belonging to no session, each day's review (memory/reviews.jsonl); as the
+provider reported them and
 litellm priced them. A model litellm has no price for (a local server) counts its tokens at $0.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from core.store import Store
 
 KINDS = ("assistant_message", "compaction", "reflection", "research_step")
+REVIEW_COSTS = "reviews.jsonl"  # in memory/: one line per request of a day's review (core/memory/review.py)
+REVIEW = "day-"  # a review's "session" in the groups: day-2026-11-25
 # The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's, the helper's.
 _MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model",
              "research_step": "$.model"}
@@ -65,6 +70,13 @@ class Spending:
     by_session: dict[str, Spent] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # the sessions', for people
 
+    def over(self) -> str:
+        """What the requests were for, counted: "3 sessions and 1 day's review"."""
+        reviews = sum(key.startswith(REVIEW) for key in self.by_session)
+        sessions = len(self.by_session) - reviews
+        said = f"{sessions:,} session{'s' * (sessions != 1)}"
+        return said + (f" and {reviews:,} " + ("day's review" if reviews == 1 else "days' reviews") if reviews else "")
+
     def days_newest_first(self) -> list[tuple[datetime.date, Spent]]:
         return sorted(self.by_day.items(), reverse=True)
 
@@ -101,15 +113,38 @@ def requests(store: Store, since: datetime.date | None = None) -> Iterable[Reque
                               int(cached or 0), float(cost or 0.0))
 
 
+def review_requests(memory_root: Path, since: datetime.date | None = None) -> Iterable[Request]:
+    """The requests of the days' reviews, from `since` on; a line damaged by hand is passed over."""
+    path = memory_root / REVIEW_COSTS
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            data = json.loads(line)
+            usage, day = data["usage"], local_day(str(data["at"]))
+            request = Request(day, f"{REVIEW}{data['day']}", str(data["model"]), int(usage["prompt_tokens"]),
+                              int(usage["completion_tokens"]), int(usage.get("cached_tokens", 0)),
+                              float(usage.get("cost_usd", 0.0)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if since is None or day >= since:
+            yield request
+
+
 def local_day(stamp: str) -> datetime.date:
     return datetime.datetime.fromisoformat(stamp).astimezone().date()
 
 
-def spending(store: Store, since: datetime.date | None = None) -> Spending:
+def spending(store: Store, since: datetime.date | None = None, memory_root: Path | None = None) -> Spending:
+    """What was spent from `since` on: the sessions' requests, and those of the days' reviews kept in
+    `memory_root` (the data folder's memory/) when it is given."""
     result = Spending(since)
-    for request in requests(store, since):
+    reviews = review_requests(memory_root, since) if memory_root is not None else ()
+    for request in (*requests(store, since), *reviews):
         result.add(request)
     result.titles = {row.id: row.title for row in store.sessions() if row.id in result.by_session}
+    result.titles.update({key: f"Review of the work of {key.removeprefix(REVIEW)}" for key in result.by_session
+                          if key.startswith(REVIEW)})
     return result
 
 

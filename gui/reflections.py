@@ -28,6 +28,7 @@ class Reflections:
     def __init__(self, window: MainWindow):
         self.window = window
         self.working: set[str] = set()  # sessions being reflected on (one reflection at a time each)
+        self.reviewing = False  # a day's review is on its way (one at a time)
         # Tasks that ended while long-term memory was still loading: reflected on once it is there.
         self.due: dict[str, Session] = {}
 
@@ -93,6 +94,56 @@ class Reflections:
 
         self._read(lambda memory, made=(): overview(memory, lesson_link, skill_link), "Lessons, strategies and skills",
                    "What the agent learned")
+
+    def review_day(self, day=None) -> bool:
+        """Review the work of `day` (by default the latest day not reviewed yet) across its tasks, by
+        the summary model chosen in Settings (else its model), in the background; its report opens
+        when it is written. False if it did not start (said why)."""
+        from core.memory.review import review_day
+        from core.side_writers import chosen_then_own
+
+        window = self.window
+        memory = window.workspace.long_memory
+        if self.reviewing:
+            return False
+        if memory is None:
+            window.tell("Reviews are kept in long-term memory, which is not ready: "
+                        f"{window.workspace.memory_problem or 'it is still loading; try again in a moment'}.")
+            return False
+        prefs = window.prefs
+        if not prefs.model.strip():
+            window.tell("Choose a model in Settings (Ctrl+,) first: the review is one request to its summary model, "
+                        "or to the model itself.")
+            return False
+        writers = chosen_then_own(prefs.model.strip(), prefs.api_base.strip() or None, prefs.summary_model.strip() or None)
+        self.reviewing = True
+        window.statusBar().showMessage(f"Reviewing the day's work (one request to {writers[0][0]})…")
+        window.keeper.run(review_day(memory, window.client_factory(), writers, day), name="day review",
+                          on_success=self._reviewed, on_failure=self._review_failed)
+        return True
+
+    def _reviewed(self, reviewed) -> None:
+        from core.memory.strategies import page
+
+        self.reviewing = False
+        window = self.window
+        lessons = [p.lesson.id for p in reviewed.promoted if p.lesson]
+        made = f"; new lesson{'s' * (len(lessons) > 1)} {', '.join(lessons)}" if lessons else ""
+        window.statusBar().showMessage(f"Reviewed the work of {reviewed.day:%Y-%m-%d}{made}", 8000)
+        window._show_memory_status()
+        rel = reviewed.path.relative_to(window.workspace.long_memory.files.root).as_posix()
+        self._read(lambda memory, made=(): page(memory, rel, [*reviewed.promoted, *made], lesson_link),
+                   f"the work of {reviewed.day:%Y-%m-%d}", "Review")
+
+    def _review_failed(self, error: BaseException) -> None:
+        from core.memory.review import CannotReview
+
+        self.reviewing = False
+        window = self.window
+        window.statusBar().clearMessage()
+        if not isinstance(error, CannotReview):
+            log.error("the day's review failed", exc_info=error)
+        window.tell(str(error) if isinstance(error, CannotReview) else f"The review of the day failed: {error}")
 
     def _read(self, markdown_of, title: str, what: str) -> None:
         window = self.window

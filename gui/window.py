@@ -253,7 +253,8 @@ class MainWindow(QMainWindow):
     def _read_spending(self) -> None:
         dialog = self.spending
         assert dialog is not None
-        self.keeper.in_thread(spending, self.workspace.store, since_days(dialog.days()), name="spending",
+        self.keeper.in_thread(spending, self.workspace.store, since_days(dialog.days()),
+                              self.workspace.data_dir / "memory", name="spending",
                               on_success=dialog.show_spending, on_failure=dialog.show_failure, owner=dialog)
 
     def open_memory_folder(self) -> None:

@@ -55,6 +55,8 @@ async def _memory_command(memory: LongTermMemory, args) -> int:
         return 0
     if args.memory_command == "strategies":
         return _strategies(memory)
+    if args.memory_command == "review":
+        return await _review(memory, args)
     if args.memory_command == "variant":
         return _variant(memory, args.skill, args.action == "test")
     if args.memory_command == "learned":
@@ -83,6 +85,46 @@ def _strategies(memory: LongTermMemory) -> int:
     return 0
 
 
+
+
+async def _review(memory: LongTermMemory, args) -> int:
+    from datetime import date
+
+    from core.cli import _model_client, print_promotions
+    from core.memory.reflection import describe
+    from core.memory.review import CannotReview, review_day, review_writers
+    from core.render import request_cost
+
+    try:
+        day = date.fromisoformat(args.day) if args.day else None
+    except ValueError:
+        print(f"tripane: memory review: --day takes a date as YYYY-MM-DD, not {args.day!r}", file=sys.stderr)
+        return 2
+    try:
+        writers = review_writers(args.model, args.api_base)
+    except ValueError as exc:
+        print(f"tripane: memory review: {exc}", file=sys.stderr)
+        return 2
+    if not args.json:
+        print(f"Reviewing {day or 'the latest day not reviewed yet'} (one request to {writers[0][0]})…",
+              file=sys.stderr, flush=True)
+    try:
+        reviewed = await review_day(memory, _model_client(), writers, day)
+    except CannotReview as exc:
+        print(f"tripane: memory review: {exc}", file=sys.stderr)
+        return 1
+    where = reviewed.path.relative_to(memory.files.root).as_posix()
+    if args.json:
+        print(json.dumps({"day": f"{reviewed.day:%Y-%m-%d}", "path": where, "model": reviewed.model,
+                          "usage": asdict(reviewed.usage), "readable": reviewed.report is not None,
+                          "lessons": [p.lesson.id for p in reviewed.promoted if p.lesson]}, ensure_ascii=False))
+        return 0
+    spent = f"; {spent}" if (spent := request_cost(reviewed.usage)) else ""
+    print(f"✦ review of the work of {reviewed.day:%Y-%m-%d} by {reviewed.model} (memory/{where}{spent})")
+    print(f"\n{describe(reviewed.report)}\n" if reviewed.report else
+          "Its reply could not be read as a report; it is kept as it came.")
+    print_promotions(reviewed.promoted)
+    return 0
 
 
 def _variant(memory: LongTermMemory, slug: str, test: bool) -> int:

@@ -146,7 +146,7 @@ def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
     task = task.strip() if len(task.strip()) <= TASK_CHARS else task.strip()[:TASK_CHARS] + "…"
     head = (f"## Task\n{task}\n\n## How it went\n{rows}\n\n## How the person reacted\n"
             f"{_reaction(records)}\n\n## Trace (oldest first)\n")
-    return head + _fit(steps, max(limit - len(head), limit // 2))
+    return head + fit_lines(steps, max(limit - len(head), limit // 2))
 
 
 def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
@@ -200,7 +200,7 @@ def _reaction(records: Sequence[Record]) -> str:
             f"answer(s) to questions ({refused} refusing or stopping)" + ("; the person stopped the run." if stopped else "."))
 
 
-def _fit(lines: list[str], limit: int) -> str:
+def fit_lines(lines: list[str], limit: int) -> str:
     """The lines, or their beginning and end with how many were left out between (the end matters more)."""
     text = "\n".join(lines)
     if len(text) <= limit:

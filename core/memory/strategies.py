@@ -103,8 +103,9 @@ def reflections_dir(memory: LongTermMemory) -> Path:
 
 
 def save(memory: LongTermMemory, session_id: str, model: str, reply: str, report: Report | None,
-         when: datetime.datetime | None = None) -> Path:
-    """The reflection's file: the report as YAML, or the reply as it came when it is not one."""
+         when: datetime.datetime | None = None, heading: str = "") -> Path:
+    """The reflection's file: the report as YAML, or the reply as it came when it is not one.
+    `heading`: what it is, when not a reflection on the session (a day's review)."""
     when = when or datetime.datetime.now()
     folder = reflections_dir(memory)
     folder.mkdir(parents=True, exist_ok=True)
@@ -112,7 +113,7 @@ def save(memory: LongTermMemory, session_id: str, model: str, reply: str, report
     # counting would write the next one over the last.
     taken = (re.match(re.escape(session_id) + r"-(\d+)\.", path.name) for path in folder.glob(f"{session_id}-*"))
     number = 1 + max((int(match.group(1)) for match in taken if match), default=0)
-    header = f"# Reflection on session {session_id}, {when:%Y-%m-%d %H:%M}, by {model}\n"
+    header = f"# {heading or f'Reflection on session {session_id}'}, {when:%Y-%m-%d %H:%M}, by {model}\n"
     if report is None:
         path = folder / f"{session_id}-{number}.unreadable.txt"
         atomic_write(path, header + reply)

@@ -4,7 +4,7 @@ that session."""
 
 from __future__ import annotations
 
-from core.spending import Spending, Spent, dearest, money, since_days
+from core.spending import REVIEW, Spending, Spent, dearest, money, since_days
 from gui.qt import (
     QComboBox,
     QDialog,
@@ -90,11 +90,11 @@ class SpendingDialog(QDialog):
             self.summary.setText(f"No model requests in {period}.")
         else:
             self.summary.setText(f"<b>{money(total.cost_usd)}</b> in {period}: {total.tokens:,} tokens in "
-                                 f"{total.requests:,} requests, over {len(spent.by_session):,} "
-                                 f"session{'s' * (len(spent.by_session) != 1)}.")
+                                 f"{total.requests:,} requests, over {spent.over()}.")
         self._fill("day", [(day.isoformat(), s, None) for day, s in spent.days_newest_first()])
         self._fill("model", [(model, s, None) for model, s in dearest(spent.by_model)])
-        self._fill("session", [(spent.titles.get(sid, sid), s, sid) for sid, s in dearest(spent.by_session)])
+        self._fill("session", [(spent.titles.get(sid, sid), s, None if sid.startswith(REVIEW) else sid)  # no session to open
+                               for sid, s in dearest(spent.by_session)])
         unpriced = spent.unpriced()
         self.note.setText(f"$0: litellm has no price for {', '.join(unpriced)} (a local server, or one its provider "
                           "gives free)." if unpriced else "")

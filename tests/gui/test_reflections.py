@@ -292,3 +292,26 @@ def test_a_reflection_that_proposes_a_new_strategy_for_a_skill_links_to_where_th
     qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
     dialog, = shown_reflections(window)
     assert "*Variant waiting for you*, a new strategy: first list what you do not know." in dialog.markdown
+
+
+def test_the_days_work_is_reviewed_from_the_view_menu_and_its_report_opens(qtbot, make_window):
+    from tests.core.memory.test_review import DAY, log_tasks
+
+    window = make_window(ScriptedModel([], side_replies=[ModelReply(report_yaml())]))
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
+    memory = window.workspace.long_memory
+    log_tasks(memory, DAY, "s1")
+    window.actions_by_name["review_day"].trigger()  # one task: nothing to look across
+    qtbot.waitUntil(lambda: any("There is no day left to review" in box.text()
+                                for box in window.findChildren(QMessageBox) if box.isVisible()), timeout=WAIT)
+    for box in window.findChildren(QMessageBox):
+        box.close()
+    log_tasks(memory, DAY, "s2")
+    window.actions_by_name["review_day"].trigger()
+    qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
+    dialog, = shown_reflections(window)
+    assert dialog.windowTitle() == "Review — the work of 2026-11-25"
+    assert dialog.markdown.startswith("*Review of the work of 2026-11-25 (2 tasks), ")
+    assert "**Achieved.** The tests pass again." in dialog.markdown
+    assert window.statusBar().currentMessage() == "Reviewed the work of 2026-11-25"
+    assert (memory.files.root / "reflections" / "day-2026-11-25-1.yaml").exists()

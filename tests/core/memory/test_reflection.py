@@ -142,10 +142,10 @@ def test_a_whole_trace_keeps_to_its_cap_however_long_the_task(tmp_path):
 
 
 def test_a_long_trace_keeps_its_beginning_and_its_end():
-    from core.memory.reflection import _fit
+    from core.memory.reflection import fit_lines
 
     lines = [f"line {i} " + "x" * 90 for i in range(2000)]
-    text = _fit(lines, 10_000)
+    text = fit_lines(lines, 10_000)
     assert len(text) <= 10_000
     assert text.startswith("line 0 ") and text.endswith(lines[-1])
     assert "lines left out" in text
