@@ -3,6 +3,7 @@ as it ends), the report shown in a dialog, a reflection's notice in the conversa
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import TYPE_CHECKING
 
@@ -95,10 +96,11 @@ class Reflections:
         self._read(lambda memory, made=(): overview(memory, lesson_link, skill_link), "Lessons, strategies and skills",
                    "What the agent learned")
 
-    def review_day(self, day=None) -> bool:
+    def review_day(self, day=None, shown: bool = True) -> bool:
         """Review the work of `day` (by default the latest day not reviewed yet) across its tasks, by
-        the summary model chosen in Settings (else its model), in the background; its report opens
-        when it is written. False if it did not start (said why)."""
+        the summary model chosen in Settings (else its model), in the background; `shown`: open its
+        report when it is written (the person asked; else only if it made a lesson). False if it did
+        not start (said why, when the person asked)."""
         from core.memory.review import review_day
         from core.side_writers import chosen_then_own
 
@@ -106,23 +108,38 @@ class Reflections:
         memory = window.workspace.long_memory
         if self.reviewing:
             return False
-        if memory is None:
-            window.tell("Reviews are kept in long-term memory, which is not ready: "
-                        f"{window.workspace.memory_problem or 'it is still loading; try again in a moment'}.")
-            return False
         prefs = window.prefs
-        if not prefs.model.strip():
-            window.tell("Choose a model in Settings (Ctrl+,) first: the review is one request to its summary model, "
-                        "or to the model itself.")
+        problem = ("Reviews are kept in long-term memory, which is not ready: "
+                   f"{window.workspace.memory_problem or 'it is still loading; try again in a moment'}."
+                   if memory is None else "" if prefs.model.strip() else
+                   "Choose a model in Settings (Ctrl+,) first: the review is one request to its summary model, or to "
+                   "the model itself.")
+        if problem:
+            if shown:
+                window.tell(problem)
             return False
         writers = chosen_then_own(prefs.model.strip(), prefs.api_base.strip() or None, prefs.summary_model.strip() or None)
         self.reviewing = True
         window.statusBar().showMessage(f"Reviewing the day's work (one request to {writers[0][0]})…")
         window.keeper.run(review_day(memory, window.client_factory(), writers, day), name="day review",
-                          on_success=self._reviewed, on_failure=self._review_failed)
+                          on_success=lambda reviewed: self._reviewed(reviewed, shown),
+                          on_failure=lambda error: self._review_failed(error, shown))
         return True
 
-    def _reviewed(self, reviewed) -> None:
+    def review_finished_day(self) -> None:
+        """When Settings says so, at the window's start: the latest finished day not reviewed yet."""
+        from core.memory.review import CannotReview, day_to_review
+
+        memory = self.window.workspace.long_memory
+        if not self.window.prefs.review_days or memory is None:
+            return
+        yesterday = datetime.date.today() - datetime.timedelta(days=1)  # today is not over
+        self.window.keeper.in_thread(day_to_review, memory, yesterday, name="day to review",
+                                     on_success=lambda day: self.review_day(day, shown=False),
+                                     on_failure=lambda error: None if isinstance(error, CannotReview) else
+                                     log.warning("no day's review: %s", error))
+
+    def _reviewed(self, reviewed, shown: bool) -> None:
         from core.memory.strategies import page
 
         self.reviewing = False
@@ -131,11 +148,13 @@ class Reflections:
         made = f"; new lesson{'s' * (len(lessons) > 1)} {', '.join(lessons)}" if lessons else ""
         window.statusBar().showMessage(f"Reviewed the work of {reviewed.day:%Y-%m-%d}{made}", 8000)
         window._show_memory_status()
+        if not (shown or lessons):  # a new lesson is news, even from a review nobody asked to see
+            return
         rel = reviewed.path.relative_to(window.workspace.long_memory.files.root).as_posix()
         self._read(lambda memory, made=(): page(memory, rel, [*reviewed.promoted, *made], lesson_link),
                    f"the work of {reviewed.day:%Y-%m-%d}", "Review")
 
-    def _review_failed(self, error: BaseException) -> None:
+    def _review_failed(self, error: BaseException, shown: bool) -> None:
         from core.memory.review import CannotReview
 
         self.reviewing = False
@@ -143,7 +162,11 @@ class Reflections:
         window.statusBar().clearMessage()
         if not isinstance(error, CannotReview):
             log.error("the day's review failed", exc_info=error)
-        window.tell(str(error) if isinstance(error, CannotReview) else f"The review of the day failed: {error}")
+        said = str(error) if isinstance(error, CannotReview) else f"The review of the day failed: {error}"
+        if shown:
+            window.tell(said)
+        else:  # at the start: said where the person looks, not in a box over their work
+            window.statusBar().showMessage(f"No review of the day: {said}", 15000)
 
     def _read(self, markdown_of, title: str, what: str) -> None:
         window = self.window
@@ -225,8 +248,10 @@ class Reflections:
                 self.reflect(session, shown=False)
 
     def memory_ready(self) -> None:
-        """Long-term memory has loaded: the tasks that ended before it did are reflected on now."""
+        """Long-term memory has loaded: the tasks that ended before it did are reflected on now, and
+        a finished day is reviewed when Settings says so."""
         due, self.due = self.due, {}
         for session in due.values():
             if session.long_memory is not None:
                 self.reflect(session, shown=False)
+        self.review_finished_day()

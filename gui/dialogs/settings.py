@@ -140,6 +140,13 @@ class SettingsDialog(QDialog):
                                 "3-Strike, it is). Session → Reflect on the task… "
                                 "does it for one task.")
         form.addRow("After a task:", self.reflect)
+        self.review = QCheckBox("Review each day's work once it is over")
+        self.review.setChecked(bool(prefs.review_days))
+        self.review.setToolTip("One request to the summary model reads a finished day's log across its tasks (two "
+                               "or more) for what recurs from task to task; its strategies count toward lessons. "
+                               "The latest day not reviewed yet, once. View → Review the day's work… does it when "
+                               "you ask, today included.")
+        form.addRow("After a day:", self.review)
         # The commands allowed in work folders, of the data folder the sessions are in now.
         self.allowed = AllowedCommands(approvals) if approvals is not None else None
         if self.allowed is not None:
@@ -216,6 +223,7 @@ class SettingsDialog(QDialog):
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
         prefs.reflect_after_tasks = int(self.reflect.isChecked())
+        prefs.review_days = int(self.review.isChecked())
         prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()

@@ -300,13 +300,13 @@ def test_the_days_work_is_reviewed_from_the_view_menu_and_its_report_opens(qtbot
     window = make_window(ScriptedModel([], side_replies=[ModelReply(report_yaml())]))
     qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
     memory = window.workspace.long_memory
-    log_tasks(memory, DAY, "s1")
+    log_tasks(memory.files, DAY, "s1")
     window.actions_by_name["review_day"].trigger()  # one task: nothing to look across
     qtbot.waitUntil(lambda: any("There is no day left to review" in box.text()
                                 for box in window.findChildren(QMessageBox) if box.isVisible()), timeout=WAIT)
     for box in window.findChildren(QMessageBox):
         box.close()
-    log_tasks(memory, DAY, "s2")
+    log_tasks(memory.files, DAY, "s2")
     window.actions_by_name["review_day"].trigger()
     qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
     dialog, = shown_reflections(window)
@@ -315,3 +315,32 @@ def test_the_days_work_is_reviewed_from_the_view_menu_and_its_report_opens(qtbot
     assert "**Achieved.** The tests pass again." in dialog.markdown
     assert window.statusBar().currentMessage() == "Reviewed the work of 2026-11-25"
     assert (memory.files.root / "reflections" / "day-2026-11-25-1.yaml").exists()
+
+
+def test_a_finished_day_is_reviewed_when_the_window_opens_after_it_when_settings_say_so(
+        qtbot, make_window, settings, tmp_path):
+    import datetime
+
+    from core.memory.layers import MemoryFiles
+    from tests.core.memory.test_review import log_tasks
+
+    yesterday = datetime.date.today() - datetime.timedelta(days=1)
+    files = MemoryFiles(tmp_path / "data" / "memory")
+    log_tasks(files, yesterday, "s1", "s2")
+    log_tasks(files, datetime.date.today(), "s3", "s4")  # today is not over
+    prefs = settings.load()
+    prefs.review_days = 1
+    settings.save(prefs)
+    model = ScriptedModel([], side_replies=[ModelReply(report_yaml())])
+    window = make_window(model)
+    reviewed = files.root / "reflections" / f"day-{yesterday:%Y-%m-%d}-1.yaml"
+    qtbot.waitUntil(lambda: reviewed.exists() and not window.reflections.reviewing, timeout=WAIT)
+    assert window.statusBar().currentMessage() == f"Reviewed the work of {yesterday:%Y-%m-%d}"
+    assert shown_reflections(window) == []  # nobody asked to see it, and it made no lesson
+    assert len(model.requests) == 1 and f"The log of {yesterday:%Y-%m-%d}" in model.requests[0].messages[1]["content"]
+
+    dialog = window.open_settings()
+    assert dialog.review.isChecked()
+    dialog.review.setChecked(False)
+    dialog._accept()
+    qtbot.waitUntil(lambda: window.prefs.review_days == 0, timeout=WAIT)

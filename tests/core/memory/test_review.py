@@ -23,12 +23,13 @@ from tests.core.memory.test_reflection import STRATEGY, report_yaml
 DAY = datetime.date(2026, 11, 25)
 
 
-def log_tasks(memory, day: datetime.date, *sessions: str) -> None:
+def log_tasks(files, day: datetime.date, *sessions: str) -> None:
+    """Tasks of `day` in the daily log of `files` (a MemoryFiles)."""
     for i, session in enumerate(sessions):
         episode = Episode(title=f"Fix the flaky test {i}", asked=f"fix test {i}", done="fixed after reading the config twice",
                           failed=("file_read failed: No such file: 'conf/app.yaml'",), tool_calls=12, errors=1,
                           minutes=9, session_id=session, status="done")
-        memory.files.append_episode(episode, datetime.datetime.combine(day, datetime.time(9 + i)))
+        files.append_episode(episode, datetime.datetime.combine(day, datetime.time(9 + i)))
 
 
 def reviewer(*replies) -> ScriptedModel:
@@ -36,7 +37,7 @@ def reviewer(*replies) -> ScriptedModel:
 
 
 async def test_a_days_tasks_are_reviewed_together_and_the_report_is_kept_costed_and_digested(long_memory):
-    log_tasks(long_memory, DAY, "s1", "s2", "s3")
+    log_tasks(long_memory.files, DAY, "s1", "s2", "s3")
     model = reviewer(ModelReply(report_yaml(), usage=Usage(3000, 400, 0, 0.004)))
     reviewed = await review_day(long_memory, model, [("cheap-model", None)], DAY)
 
@@ -60,7 +61,7 @@ async def test_a_days_tasks_are_reviewed_together_and_the_report_is_kept_costed_
 
 
 async def test_a_reviews_strategy_counts_as_one_more_source_toward_a_lesson(long_memory):
-    log_tasks(long_memory, DAY, "s1", "s2")
+    log_tasks(long_memory.files, DAY, "s1", "s2")
     for session in ("s1", "s2"):  # two sessions' reflections suggested it already
         strategies.save(long_memory, session, "m", report_yaml(), parse(report_yaml()))
     assert strategies.promote_due(long_memory) == []
@@ -71,9 +72,9 @@ async def test_a_reviews_strategy_counts_as_one_more_source_toward_a_lesson(long
 
 
 async def test_the_day_to_review_is_the_latest_with_tasks_enough_and_none_yet(long_memory):
-    log_tasks(long_memory, DAY - datetime.timedelta(days=2), "a1", "a2")
-    log_tasks(long_memory, DAY - datetime.timedelta(days=1), "b1", "b2")
-    log_tasks(long_memory, DAY, "c1")  # one task: no pattern across tasks to find
+    log_tasks(long_memory.files, DAY - datetime.timedelta(days=2), "a1", "a2")
+    log_tasks(long_memory.files, DAY - datetime.timedelta(days=1), "b1", "b2")
+    log_tasks(long_memory.files, DAY, "c1")  # one task: no pattern across tasks to find
     assert tasks_in(long_memory.files.daily_path(DAY).read_text(encoding="utf-8")) == ["c1"]
     assert day_to_review(long_memory, today=DAY) == DAY - datetime.timedelta(days=1)
     with pytest.raises(CannotReview, match="The log of 2026-11-25 has 1 task: a review looks for what recurs"):
@@ -83,7 +84,7 @@ async def test_the_day_to_review_is_the_latest_with_tasks_enough_and_none_yet(lo
 
 
 async def test_a_reply_that_is_no_report_is_kept_as_it_came_and_still_costed(long_memory):
-    log_tasks(long_memory, DAY, "s1", "s2")
+    log_tasks(long_memory.files, DAY, "s1", "s2")
     reviewed = await review_day(long_memory, reviewer(ModelReply("The day went fine.", usage=Usage(900, 20, 0, 0.001))),
                                 [("m", None)], DAY)
     assert reviewed.report is None and reviewed.path.name == "day-2026-11-25-1.unreadable.txt"
@@ -94,19 +95,19 @@ async def test_a_reply_that_is_no_report_is_kept_as_it_came_and_still_costed(lon
 
 
 async def test_when_the_summary_model_fails_the_model_itself_reviews_and_when_both_do_it_is_said(long_memory):
-    log_tasks(long_memory, DAY, "s1", "s2")
+    log_tasks(long_memory.files, DAY, "s1", "s2")
     writers = [("anthropic/claude-haiku-4-5", None), ("openai/main", "http://127.0.0.1:8080/v1")]
     model = reviewer(ModelError("no_key", "No API key for anthropic"), ModelReply(report_yaml()))
     reviewed = await review_day(long_memory, model, writers, DAY)
     assert reviewed.model == "openai/main" and [r.model for r in model.requests] == [w[0] for w in writers]
-    log_tasks(long_memory, DAY + datetime.timedelta(days=1), "t1", "t2")
+    log_tasks(long_memory.files, DAY + datetime.timedelta(days=1), "t1", "t2")
     failing = reviewer(ModelError("no_key", "No API key for anthropic"), ModelError("server", "it broke"))
     with pytest.raises(CannotReview, match="No model could review the day: anthropic/claude-haiku-4-5: No API key"):
         await review_day(long_memory, failing, writers, DAY + datetime.timedelta(days=1))
 
 
 async def test_spending_counts_the_reviews_apart_from_the_sessions(long_memory, data_dir):
-    log_tasks(long_memory, DAY, "s1", "s2")
+    log_tasks(long_memory.files, DAY, "s1", "s2")
     await review_day(long_memory, reviewer(ModelReply(report_yaml(), usage=Usage(3000, 400, 0, 0.004))),
                      [("cheap-model", None)], DAY)
     (long_memory.files.root / "reviews.jsonl").open("a", encoding="utf-8").write("{damaged\n")
@@ -124,7 +125,7 @@ def test_the_command_line_reviews_a_day_through_the_real_model_path(data_dir):
     from tests.support.openai_server import ScriptedServer, Turn
 
     memory = LongTermMemory(data_dir)
-    log_tasks(memory, DAY, "s1", "s2")
+    log_tasks(memory.files, DAY, "s1", "s2")
     memory.close()
     with ScriptedServer(lambda request: Turn(text=report_yaml())) as server:
         args = ("--model", "openai/scripted", "--api-base", server.url)
