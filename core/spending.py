@@ -184,7 +184,8 @@ def report(spent: Spending, today: datetime.date | None = None) -> str:
     shown = dearest(spent.by_session)[:DEAREST_SESSIONS]
     lines += ["", "By session" + (f" (the {len(shown)} dearest of {len(spent.by_session)})"
                                   if len(spent.by_session) > len(shown) else "")]
-    lines += [f"  {session_id}  {figures(s)}  {spent.titles.get(session_id, '')}" for session_id, s in shown]
+    width = max((len(session_id) for session_id, _ in shown), default=0)  # a day's review's key is shorter
+    lines += [f"  {session_id:<{width}}  {figures(s)}  {spent.titles.get(session_id, '')}" for session_id, s in shown]
     if spent.unpriced():
         lines += ["", "$0 is a model litellm has no price for (a local server), or one its provider gives free."]
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from core.memory.layers import Episode
 from core.memory.reflection import parse
 from core.memory.review import CannotReview, day_to_review, review_day, tasks_in
 from core.scripted import ScriptedModel
-from core.spending import spending
+from core.spending import report, spending
 from core.store import Store
 from tests.core.memory.test_reflection import STRATEGY, report_yaml
 
@@ -116,6 +116,7 @@ async def test_spending_counts_the_reviews_apart_from_the_sessions(long_memory, 
     assert spent.by_model["cheap-model"].tokens == 3400
     assert spent.titles == {"day-2026-11-25": "Review of the work of 2026-11-25"}
     assert spent.over() == "0 sessions and 1 day's review"
+    assert "  day-2026-11-25  " in report(spent)  # `tripane spending` lists it too
     assert spending(Store(data_dir / "tripane.db")).total.requests == 0  # without the memory folder: sessions only
 
 
