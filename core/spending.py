@@ -20,7 +20,7 @@ from core.store import Store
 
 KINDS = ("assistant_message", "compaction", "reflection", "research_step")
 REVIEW_COSTS = "reviews.jsonl"  # in memory/: one line per request of a day's review (core/memory/review.py)
-REVIEW = "day-"  # a review's "session" in the groups: day-2026-11-25
+REVIEW = "day-"  # a day's review's "session", in its kept report and in the groups: day-2026-11-25
 # The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's, the helper's.
 _MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model",
              "research_step": "$.model"}

@@ -32,12 +32,11 @@ from core.memory.reflection import (
 from core.paths import resource_text
 from core.providers import model_window
 from core.side_writers import first_reply
-from core.spending import REVIEW_COSTS
+from core.spending import REVIEW, REVIEW_COSTS
 
-DAY = "day-"  # a review's "session": day-2026-11-25
 MIN_TASKS = 2  # a day with fewer has no pattern across tasks to find
 _TASK_LINE = re.compile(r"^- \d+ tool calls, .*; session (\S+)$", re.M)
-_REVIEWED = re.compile(r"^day-(\d{4}-\d{2}-\d{2})-\d+\.")
+_REVIEWED = re.compile(re.escape(REVIEW) + r"(\d{4}-\d{2}-\d{2})-\d+\.")  # its kept report
 
 
 class CannotReview(ValueError):
@@ -63,7 +62,7 @@ def reviewed_days(memory: LongTermMemory) -> set[datetime.date]:
     from core.memory.strategies import reflections_dir
 
     folder = reflections_dir(memory)
-    found = (_REVIEWED.match(path.name) for path in folder.glob(f"{DAY}*")) if folder.is_dir() else ()
+    found = (_REVIEWED.match(path.name) for path in folder.glob(f"{REVIEW}*")) if folder.is_dir() else ()
     return {datetime.date.fromisoformat(match.group(1)) for match in found if match}
 
 
@@ -136,7 +135,7 @@ async def review_day(memory: LongTermMemory, client: ModelClient, writers: list[
         report = replace(parse(reply.text), preferences=())  # the tasks' own reflections count those
     except ReflectionUnreadable:
         report = None
-    subject = f"{DAY}{day:%Y-%m-%d}"
+    subject = f"{REVIEW}{day:%Y-%m-%d}"  # the report's "session", as Spending groups its cost
     path = await asyncio.to_thread(strategies.save, memory, subject, model, reply.text, report,
                                    heading=f"Review of the work of {day:%Y-%m-%d} ({len(tasks)} tasks)")
     promoted = []

@@ -295,7 +295,7 @@ def judge(variant: Variant) -> tuple[bool, str] | None:
         return True, "it succeeded more often"
     if tried.rate < original.rate - TOLERANCE:
         return False, "it succeeded less often"
-    if tried.mean_turns <= original.mean_turns * FEWER_TURNS:
+    if tried.successes and tried.mean_turns <= original.mean_turns * FEWER_TURNS:  # (failing faster is no gain)
         return True, "it succeeded as often in fewer turns"
     if tried.mean_turns * FEWER_TURNS >= original.mean_turns:
         return False, "it succeeded as often in more turns"
@@ -336,8 +336,8 @@ def _settle(files: MemoryFiles, variant: Variant, keep: bool, why: str, today: d
             skill.tried.append(f"{day}: {variant.proposal.words()} — {why}" + (f" ({test})" if used else ""))
         atomic_write(skill_path, skill.to_markdown())
     files.variant_path(variant.slug).unlink(missing_ok=True)
-    with (files.skills_dir / VARIANTS / RESULTS).open("a", encoding="utf-8") as log:
-        log.write(json.dumps({"day": day, "skill": variant.slug, "kept": keep, "why": why,
+    with (files.skills_dir / VARIANTS / RESULTS).open("a", encoding="utf-8") as results:
+        results.write(json.dumps({"day": day, "skill": variant.slug, "kept": keep, "why": why,
                               "kind": variant.proposal.kind, "change": variant.proposal.change,
                               "original": asdict(variant.original), "variant": asdict(variant.variant)},
                              ensure_ascii=False, sort_keys=True) + "\n")
