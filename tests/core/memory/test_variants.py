@@ -269,3 +269,13 @@ async def test_tasks_given_the_variant_follow_its_steps_and_their_end_counts_in_
     assert (variant.original.uses, variant.variant.uses, variant.variant.successes) == (1, 1, 1)
     assert variant.variant.turns == second.state.turn == 1
     assert reread(long_memory).uses == 13  # the first task's use; the variant's is the test's only
+
+
+def test_failing_as_often_in_fewer_turns_is_no_gain():
+    from core.memory.variants import Arm, Variant, judge
+
+    variant = Variant(SLUG, "Fix failing tests", Proposal(*REORDER[:2], REORDER[2]),
+                      original=Arm(3, 0, 30), variant=Arm(3, 0, 9))
+    assert judge(variant) is None  # not kept for failing faster; undecided until six uses each
+    variant.original, variant.variant = Arm(6, 0, 60), Arm(6, 0, 18)
+    assert judge(variant) == (False, "after 6 uses each it did no better")
