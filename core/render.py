@@ -160,6 +160,8 @@ def research_note(event: ResearchStep) -> str:
         did = "wrote its report" if event.text.strip() else "ended without a report"
         if spent := request_cost(event.spent):
             return f"{_helper(event)}, step {event.step}{asked}: {did} (the research took {spent})"
+    elif not event.tool_calls:  # a part's report, or a deep research's plan
+        did = f"wrote: {_short(event.text, 160)}" if event.text.strip() else "wrote nothing"
     else:
         did = ", ".join(described(call) + ("" if seen.ok else " (failed)")
                         for call, seen in zip(event.tool_calls, event.consulted, strict=False))

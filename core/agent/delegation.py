@@ -8,6 +8,7 @@ import asyncio
 import logging
 import re
 
+from core.agent.deep_research import deep_research
 from core.agent.research import (
     CONTEXT_TOKENS,
     READING_TOOLS,
@@ -51,7 +52,7 @@ class Delegation:
         research = await self._helper(call.id, question, str(arguments.get("bring_back") or ""),
                                       kind=arguments.get("kind") or "general")
         try:
-            report = await research.run()
+            report = await (deep_research(research) if research.kind == "deep" else research.run())
         except ModelError as exc:
             self._fail(call.name, f"model_{exc.kind}", f"The research helper's model call failed: {exc}", call)
             return

@@ -110,6 +110,7 @@ class Research:
     context_tokens: int = CONTEXT_TOKENS
     for_person: bool = False  # the person asked (aside from the agent), not the agent
     kind: str = "general"  # a key of KINDS, or "general"
+    reads_allowed: int | None = None  # the most reads, when not its kind's (a part of a deep research)
     # The session's model, its server, window and effort: who reads when the helpers' model the
     # person chose fails the first request (no key, no tools, gone). None: the helper is that model.
     fallback: tuple[str, str | None, int | None, str] | None = None
@@ -120,8 +121,9 @@ class Research:
         asked = f"# Question\n{self.question.strip()}"
         if self.bring_back.strip():
             asked += f"\n\n# Bring back\n{self.bring_back.strip()}"
-        if self.kind in KINDS:
-            asked += f"\n\n# How\n{KINDS[self.kind][1]} You have at most {self.most_reads} reads."
+        if self.most_reads is not None:
+            way = f"{KINDS[self.kind][1]} " if self.kind in KINDS else ""
+            asked += f"\n\n# How\n{way}You have at most {self.most_reads} reads."
         messages: list[Message] = [{"role": "system", "content": resource_text("prompts", "research.md")},
                                    {"role": "user", "content": asked}]
         tokens, spent = 0, Usage()
@@ -139,7 +141,7 @@ class Research:
                 tool_choice="none" if why else "auto", api_base=self.api_base,
                 cache_breakpoints=(0, len(messages) - 1), window=self.window,
                 reasoning_effort=self.reasoning_effort)
-            reply, fell_back = await self._ask(request, first=step == 1)
+            reply, fell_back = await self.complete(request, first=step == 1)
             calls = () if why else with_own_ids(reply.tool_calls, self._call_ids, f"read_{step}")
             consulted = await self._read_all(reply, calls, messages)
             text = self.hide(reply.text)
@@ -154,7 +156,7 @@ class Research:
             tokens = await asyncio.to_thread(self._tokens, messages)
         raise AssertionError("the last step is told to report")  # pragma: no cover
 
-    async def _ask(self, request: ModelRequest, first: bool) -> tuple[ModelReply, str]:
+    async def complete(self, request: ModelRequest, first: bool) -> tuple[ModelReply, str]:
         """The reply, and why the chosen helpers' model gave way to the session's ("" when it did
         not). Only at the first request: later ones carry that model's own replies."""
         try:
@@ -194,6 +196,8 @@ class Research:
 
     @property
     def most_reads(self) -> int | None:
+        if self.reads_allowed is not None:
+            return self.reads_allowed
         return KINDS[self.kind][0] if self.kind in KINDS else None
 
     def _reads_left(self) -> int | None:

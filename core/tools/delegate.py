@@ -13,7 +13,7 @@ from core.tools.registry import ToolError
 
 
 async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "",
-                            kind: Literal["general", "fact", "repository", "topic"] = "general") -> str:
+                            kind: Literal["general", "fact", "repository", "topic", "deep"] = "general") -> str:
     """Hand a reading question to a research helper; only its report comes back to you.
 
     The helper has its own short context and only reading tools (file_list, file_read,
@@ -29,6 +29,6 @@ async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "
     Args:
         question: The self-contained question, with the names, paths and context the helper needs.
         bring_back: What the report must contain (for example "each caller as path:line with one line of context").
-        kind: fact: verify one claim (memory, then two or three sources; at most 5 reads); repository: how a project is laid out and works (at most 15 reads); topic: a subject surveyed aspect by aspect, with sources and dates (at most 20 reads); general: anything else.
+        kind: fact: verify one claim (memory, then two or three sources; at most 5 reads); repository: how a project is laid out and works (at most 15 reads); topic: a subject surveyed aspect by aspect, with sources and dates (at most 20 reads); deep: a large question split into 2-4 parts, each researched in a context of its own, then combined and checked (at most 50 reads; the dearest); general: anything else.
     """
     raise ToolError("delegate_research is handled by the loop")  # the loop intercepts this tool

@@ -520,9 +520,56 @@ async def test_a_fact_check_is_told_its_way_and_gets_five_reads(store, data_dir,
 
 
 async def test_a_delegate_call_with_an_unknown_kind_is_refused_as_any_invalid_call(store, data_dir, workdir):
-    model = routed([delegate(kind="deep"), reply("", call("task_done", summary="ok"))], [reply("unused")])
+    model = routed([delegate(kind="deeper"), reply("", call("task_done", summary="ok"))], [reply("unused")])
     session = make_session(store, data_dir, workdir, model)
     assert await session.run() == "done"
     result = result_of(session, "d1")
-    assert not result.ok and "argument 'kind' must be one of ['general', 'fact', 'repository', 'topic']" in result.content
+    assert not result.ok and "argument 'kind' must be one of ['general', 'fact', 'repository', 'topic', 'deep']" in result.content
     assert not any(helpers_turn(r) for r in model.requests)
+
+
+async def test_a_deep_research_splits_the_question_researches_each_part_apart_and_combines_them(
+        store, data_dir, workdir):
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    (workdir / "tax.py").write_text("RATE = 0.2  # tax-5521\n", encoding="utf-8")
+    model = routed(
+        [delegate(question="How are invoices totalled and taxed?", kind="deep"), reply("", call("task_done", summary="ok"))],
+        [reply("", call("file_read", call_id="r1", path="billing.py")), reply("Totals: billing.py:2 rounds each line."),
+         reply("", call("file_read", call_id="r1", path="tax.py")), reply("Tax: tax.py:1 applies 20%.")])
+    model.side_replies += [
+        reply('```yaml\nparts:\n  - "How are invoice totals computed in billing.py?"\n  - "How is tax applied in tax.py?"\n```'),
+        reply("Each line is rounded, then summed (billing.py:2), then taxed at 20% (tax.py:1). The reports agree.")]
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    plan, *helper_requests, combine = [r for r in model.requests if helpers_turn(r) or not r.tools][:6]
+    assert "Split the question into two to four parts" in plan.messages[0]["content"] and not plan.tools
+    assert "How are invoices totalled and taxed?" in plan.messages[1]["content"]
+    first, second = helper_requests[0], helper_requests[2]
+    assert first.messages[1]["content"].startswith("# Question\nHow are invoice totals computed in billing.py?")
+    assert "one part of a larger question: How are invoices totalled and taxed?" in first.messages[1]["content"]
+    assert first.messages[1]["content"].endswith("You have at most 50 reads.")
+    assert second.messages[1]["content"].endswith("You have at most 49 reads.")  # what the first part left
+    # Each part reads in a context of its own: the second never holds what the first read.
+    assert any("drift-7731" in str(m.get("content")) for m in helper_requests[1].messages)
+    assert not any("drift-7731" in str(m.get("content")) for r in helper_requests[2:] for m in r.messages)
+    asked = combine.messages[1]["content"]
+    assert "Check them against each other" in combine.messages[0]["content"] and not combine.tools
+    assert "## Part 1: How are invoice totals computed in billing.py?\n\nTotals: billing.py:2 rounds each line." in asked
+    assert "## Part 2: How is tax applied in tax.py?\n\nTax: tax.py:1 applies 20%." in asked
+
+    steps = events_of(session, ResearchStep)
+    assert [s.step for s in steps] == [1, 2, 3, 4, 5, 6] and [s.final for s in steps] == [False] * 5 + [True]
+    assert steps[-1].spent.prompt_tokens == sum(s.usage.prompt_tokens for s in steps)
+    content = result_of(session, "d1").content
+    assert content.startswith("Research report (6 steps):\n\nEach line is rounded, then summed")
+    assert "- file_read path=billing.py\n- file_read path=tax.py" in content
+    agent_requests = [r for r in model.requests if r.tools and not helpers_turn(r)]
+    assert not any("drift-7731" in str(m.get("content")) for r in agent_requests for m in r.messages)
+
+
+def test_a_plan_that_names_no_parts_makes_the_whole_question_its_one_part():
+    from core.agent.deep_research import parts_of
+
+    assert parts_of("I would look at billing first.", "How are invoices taxed?") == ["How are invoices taxed?"]
+    assert parts_of("parts: [a, b, c, d, e]", "q") == ["a", "b", "c", "d"]  # four at most
