@@ -107,6 +107,8 @@ class Reflections:
         window = self.window
         memory = window.workspace.long_memory
         if self.reviewing:
+            if shown:
+                window.statusBar().showMessage("A review of the day is on its way already", 5000)
             return False
         prefs = window.prefs
         problem = ("Reviews are kept in long-term memory, which is not ready: "
