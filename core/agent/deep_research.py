@@ -33,7 +33,7 @@ async def deep_research(research: Research) -> Report:
         steps, spent = steps + 1, spent + step.usage
         research.record(dataclasses.replace(step, step=steps, spent=spent if step.final else Usage()))
 
-    plan, fell_back = await research.complete(_request(research, "research_plan.md", _asked(research)), first=True)
+    plan, fell_back = await research.complete(_request(research, "research_plan.md", research.asked()), first=True)
     record(ResearchStep(call_id=research.call_id, step=0, text=research.hide(plan.text), usage=plan.usage,
                         model=research.model, fell_back=fell_back))
     reports: list[tuple[str, Report]] = []
@@ -76,15 +76,10 @@ def parts_of(plan: str, question: str) -> list[str]:
     return parts[:MOST_PARTS] or [question.strip()]
 
 
-def _asked(research: Research) -> str:
-    asked = f"# Question\n{research.question.strip()}"
-    return asked + (f"\n\n# Bring back\n{research.bring_back.strip()}" if research.bring_back.strip() else "")
-
-
 def _combining(research: Research, reports: Sequence[tuple[str, Report]]) -> str:
     parts = "\n\n".join(f"## Part {i}: {part}\n\n{_words(report.text, PART_WORDS) or '(no report)'}"
                         for i, (part, report) in enumerate(reports, 1))
-    return f"{_asked(research)}\n\n# The parts' reports\n\n{parts or '(no part was researched)'}"
+    return f"{research.asked()}\n\n# The parts' reports\n\n{parts or '(no part was researched)'}"
 
 
 def _words(text: str, most: int) -> str:

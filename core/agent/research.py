@@ -117,10 +117,13 @@ class Research:
     consulted: list[str] = field(default_factory=list)
     _call_ids: set[str] = field(default_factory=set)  # of its calls so far: each answered by its own result
 
-    async def run(self) -> Report:
+    def asked(self) -> str:
+        """The question as the helper is given it, with what to bring back."""
         asked = f"# Question\n{self.question.strip()}"
-        if self.bring_back.strip():
-            asked += f"\n\n# Bring back\n{self.bring_back.strip()}"
+        return asked + (f"\n\n# Bring back\n{self.bring_back.strip()}" if self.bring_back.strip() else "")
+
+    async def run(self) -> Report:
+        asked = self.asked()
         if self.most_reads is not None:
             way = f"{KINDS[self.kind][1]} " if self.kind in KINDS else ""
             asked += f"\n\n# How\n{way}You have at most {self.most_reads} reads."
