@@ -73,7 +73,10 @@ def script() -> ScriptedModel:
         # The person's own question to a helper, after the run (Session → Ask a helper…)
         reply("", call("file_read", path="session:task_plan.md"), call("file_read", path="dates/parser.py")),
         reply(HELPER_ANSWER),
-    ], side_replies=[reply('{"goal": "make tests/test_dates.py pass", "tried": "reading dates/tz_table.py three times", '
+    ], side_replies=[reply('root_cause: "dates/tz_table.py does not exist: the path was guessed from the parser\'s '
+                           'comment"\nkind: A\ntry_instead: "List dates/ with file_list to find where the offsets '
+                           'are kept, then read that file"'),
+                     reply('{"goal": "make tests/test_dates.py pass", "tried": "reading dates/tz_table.py three times", '
                            '"wrong": "the file does not exist; offsets may live elsewhere", '
                            '"differently": "search for the table with file_list first", '
                            '"ask_human": "is the timezone table generated at build time?"}'),

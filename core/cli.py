@@ -518,6 +518,7 @@ def _run_settings(args) -> dict:
             "budget_tokens": given(args.budget_tokens, "budget_tokens"),
             "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
             "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"],
+            "diagnose_errors": bool(saved["diagnose_errors"]),
             "answer_wait_min": given(args.answer_wait, "answer_wait_min")}
 
 

@@ -97,6 +97,8 @@ class SessionStarted(Event):
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
+    # A failure that happens again is diagnosed at once by the summary model (core/agent/diagnosis.py).
+    diagnose_errors: bool = True
     budget_tokens: int = 0  # prompt + completion tokens after which the person is asked; 0: no cap
     budget_usd: float = 0.0  # the same for cost in US dollars; 0: no cap
     # Minutes a question the agent asked with a fallback (human_ask) waits for the person before
@@ -295,6 +297,23 @@ class ReflectionWritten(Event):
     # A variant of a skill the task followed, proposed by one more request (core/memory/variants.py):
     # what came of it, in words; "" when no skill followed had earned one.
     variant: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorDiagnosed(Event):
+    """Seed 002's error reflection: a failure that happened again, diagnosed at once by the summary
+    model (core/agent/diagnosis.py). Its text reaches the agent's context as a note, before its next
+    step; an empty text (no model could write one: `error` says why) reaches nothing."""
+
+    kind: ClassVar[str] = "error_diagnosed"
+    signature: str  # the failure's (ErrorRecorded)
+    attempt: int  # the failure's count when it was diagnosed
+    text: str = ""  # what the agent is told
+    cause: str = ""  # A-D, the reflection's kinds of error (core/memory/reflection.py ERROR_KINDS)
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    memory: tuple[str, ...] = ()  # the long-term memory passages shown to the model ("path:line")
+    error: str = ""
 
 
 @dataclass(frozen=True)

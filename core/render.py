@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from core.agent.options import NO_ANSWER
 from core.agent.research import described
-from core.agent.rules import failure_notice
+from core.agent.rules import failure_notice, for_the_person
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
     Compaction,
     Danger,
+    ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
     HumanAnswer,
@@ -69,6 +70,8 @@ def render(record: Record) -> str | None:
             return f"  📌 {len(event.lines)} pinned line(s) in {event.file}"
         case ErrorRecorded():
             return f"  ! error (attempt {event.attempt}): {failure_notice(event.tool, event.message)}"
+        case ErrorDiagnosed():
+            return f"  🩺 {diagnosis_note(event)}"
         case Danger():
             return f"  ⚠ {describe_danger(event)}"
         case HumanQuestion():
@@ -109,6 +112,14 @@ def describe_edit(event: FileChanged) -> str:
     who = "You edited" if event.author == "user" else "A program outside Tripane changed"
     return (f"{who} {event.file} (version {event.version}: +{added} −{removed} lines); "
             "the agent reads the change at its next step")
+
+
+def diagnosis_note(event: ErrorDiagnosed) -> str:
+    """A failure's diagnosis as the person reads it: what the agent was told, by whom, for how much."""
+    if not event.text:
+        return f"the failure that happened again could not be diagnosed: {event.error.rstrip('.')}"
+    spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
+    return f"{for_the_person(event.text)} (by {event.model}{spent})"
 
 
 def workdir_note(event: WorkdirMoved) -> str:

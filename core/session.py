@@ -87,6 +87,7 @@ class SessionConfig:
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
+    diagnose_errors: bool = True  # see SessionStarted
     budget_tokens: int = 0
     budget_usd: float = 0.0
     answer_wait_min: int = 0  # see SessionStarted
@@ -194,7 +195,7 @@ class Session:
             summary_model=config.summary_model, helper_model=config.helper_model,
             reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
-            budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
+            diagnose_errors=config.diagnose_errors, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
         )
         try:

@@ -2,8 +2,8 @@
 View → Spending in the window).
 
 Read from the event log: each reply's usage (its AssistantMessage), each compaction summary's
-(its Compaction), each reflection's (its ReflectionWritten) and each research helper's step (its
-ResearchStep); and, belonging to no session, each day's review (memory/reviews.jsonl); as the
+(its Compaction), each reflection's (its ReflectionWritten), each research helper's step (its
+ResearchStep) and each diagnosis of a failure (its ErrorDiagnosed); and, belonging to no session, each day's review (memory/reviews.jsonl); as the
 provider reported them and
 litellm priced them. A model litellm has no price for (a local server) counts its tokens at $0.
 """
@@ -18,12 +18,12 @@ from pathlib import Path
 
 from core.store import Store
 
-KINDS = ("assistant_message", "compaction", "reflection", "research_step")
+KINDS = ("assistant_message", "compaction", "reflection", "research_step", "error_diagnosed")
 REVIEW_COSTS = "reviews.jsonl"  # in memory/: one line per request of a day's review (core/memory/review.py)
 REVIEW = "day-"  # a day's review's "session", in its kept report and in the groups: day-2026-11-25
 # The model each kind's usage belongs to: the reply's, the summary's writer, the reflection's, the helper's.
 _MODEL_OF = {"assistant_message": "$.model", "compaction": "$.summary_model", "reflection": "$.model",
-             "research_step": "$.model"}
+             "research_step": "$.model", "error_diagnosed": "$.model"}
 
 
 @dataclass

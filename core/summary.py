@@ -15,6 +15,7 @@ from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
     Compaction,
+    ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
     HumanAnswer,
@@ -46,6 +47,7 @@ class SessionSummary:
     calls: Counter = field(default_factory=Counter)  # by tool
     failed: Counter = field(default_factory=Counter)  # by tool
     errors: int = 0  # recorded failures (the agent's and the provider's)
+    diagnosed: int = 0  # failures that happened again, diagnosed at once (core/agent/diagnosis.py)
     questions: Counter = field(default_factory=Counter)  # by reason
     answered: int = 0
     compactions: int = 0
@@ -84,6 +86,9 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 summary.failed[event.name] += 1
             case ErrorRecorded():
                 summary.errors += 1
+            case ErrorDiagnosed():
+                summary.diagnosed += bool(event.text)
+                summary.usage = summary.usage + event.usage
             case HumanQuestion():
                 summary.questions[event.reason] += 1
             case HumanAnswer() if event.choice != NO_ANSWER:
@@ -116,7 +121,8 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     by_tool = ", ".join(f"{name} {count:,}" + (f" ({summary.failed[name]:,} failed)" if summary.failed[name] else "")
                         for name, count in summary.calls.most_common())
     rows.append(("Tool calls", f"{calls:,}" + (f", {failed:,} failed" if failed else "") + (f": {by_tool}" if by_tool else "")))
-    rows.append(("Errors recorded", f"{summary.errors:,}"))
+    diagnosed = f" ({summary.diagnosed:,} diagnosed as they happened again)" if summary.diagnosed else ""
+    rows.append(("Errors recorded", f"{summary.errors:,}{diagnosed}"))
     asked = sum(summary.questions.values())
     reasons = ", ".join(f"{reason_label(reason)} {count:,}" for reason, count in summary.questions.most_common())
     rows.append(("Questions to you", f"{asked:,}" + (f" ({reasons}); {summary.answered:,} answered" if asked else "")))

@@ -15,6 +15,7 @@ from core.agent.rules import failure_notice
 from core.events import (
     AssistantMessage,
     Compaction,
+    ErrorDiagnosed,
     ErrorRecorded,
     HumanAnswer,
     HumanQuestion,
@@ -31,6 +32,7 @@ from core.events import (
 )
 from core.render import (
     compaction_sizes,
+    diagnosis_note,
     model_change_note,
     reflection_note,
     research_note,
@@ -87,6 +89,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(_reply(event, results))
             case ErrorRecorded():
                 parts.append(quoted(f"⚠ Error, attempt {event.attempt}: {failure_notice(event.tool, event.message)}"))
+            case ErrorDiagnosed():
+                parts.append(quoted(f"🩺 {capitalized(diagnosis_note(event))}"))
             case HumanQuestion():
                 parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
             case HumanAnswer() if event.choice == NO_ANSWER:

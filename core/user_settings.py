@@ -25,6 +25,7 @@ CONFIG_DIR_VARIABLE = "TRIPANE_CONFIG_DIR"  # another folder for the file (tests
 SHARED: dict[str, str | int | float] = {
     "model": "", "api_base": "", "context_window": 0, "summary_model": "", "helper_model": "", "reasoning_effort": "", "approval": "ask",
     "max_turns": 100, "warn_turn": 7, "danger_turn": 30, "strike_limit": 3,
+    "diagnose_errors": 1,  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
     "answer_wait_min": 0,  # minutes a question with a fallback waits for the person (SessionStarted)

@@ -15,7 +15,7 @@ from gui.qt import QApplication, QFont, QTextLayout
 
 # Every emoji core/ writes, each with a plain symbol (DejaVu Sans has them all; each is checked).
 STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "✎", "❓": "?", "💬": "↳", "🏁": "⚑",
-             "🚨": "⚠", "🔓": "✓", "⏱": "◷"}
+             "🚨": "⚠", "🔓": "✓", "⏱": "◷", "🩺": "✚"}
 
 
 def drawable(text: str, font: QFont) -> bool:

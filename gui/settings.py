@@ -43,6 +43,7 @@ class Preferences:
     warn_turn: int = 7
     danger_turn: int = 30
     strike_limit: int = 3
+    diagnose_errors: int = 1  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
     budget_tokens: int = 0
     budget_usd: float = 0.0
     data_dir: str = ""

@@ -24,6 +24,7 @@ from string import Template
 from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
+from core.agent import diagnosis
 from core.agent.control import Control, StopRequested
 from core.agent.delegation import Delegation, safe_name
 from core.agent.options import NO_ANSWER, answer_line, reason_label
@@ -46,6 +47,7 @@ from core.events import (
     AssistantMessage,
     Compaction,
     Danger,
+    ErrorDiagnosed,
     ErrorRecorded,
     Event,
     FlushRequested,
@@ -74,7 +76,7 @@ from core.llm import (
     supports_tool_choice,
 )
 from core.logs import TOLD
-from core.memory import progress
+from core.memory import MIN_SCORE, progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.paths import missing_work_folder, resource_text
@@ -288,6 +290,8 @@ class AgentLoop(Delegation):
             self._ask_danger()
         elif state.over_budget:
             self._ask_budget()
+        elif state.diagnosis_due:
+            await self._diagnose(state.diagnosis_due)
         else:
             if state.turn >= config.warn_turn and not state.warned:
                 self._record(Danger(turn=state.turn, level="warn", limit=state.danger_limit))
@@ -875,6 +879,24 @@ class AgentLoop(Delegation):
         for call in self._open_calls():
             self._result(call, False, why)
 
+    async def _diagnose(self, signature: str) -> None:
+        """A failure that happened again, diagnosed before the next step (core/agent/diagnosis.py);
+        long-term memory is searched for it first, where it has loaded."""
+        self.journal.notify(StatusChanged(self.state.session_id, "diagnosing"))
+        found = []
+        if self.long_memory is not None:
+            try:
+                hits = await self.long_memory.asearch(self.state.failure(signature), top_k=diagnosis.MEMORY_HITS,
+                                                      threshold=MIN_SCORE)
+                found = [(f"{hit.path}:{hit.start_line}", hit.text) for hit in hits]
+            except Exception as exc:  # an embedding provider down: diagnosed without memory
+                log.warning("memory search for a failure's diagnosis failed: %s", exc)
+        event = await diagnosis.diagnose(self.model, self.state, self.journal.records, signature,
+                                         current_step(self.memory.read(PLAN)[0]), found,
+                                         wrap=self.control.interruptible)
+        self._record(event)
+        self._progress(progress.diagnosed(event))
+
     # --- stops for the person --------------------------------------------------------------------
 
     def _ask(self, reason: str, question: str, options: tuple[str, ...], context: dict) -> HumanQuestion:
@@ -907,6 +929,8 @@ class AgentLoop(Delegation):
     async def _three_strike(self, signature: str) -> None:
         errors = [r.event.message for r in self.journal.records
                   if isinstance(r.event, ErrorRecorded) and r.event.signature == signature][-3:]
+        diagnosed = next((r.event.text for r in reversed(self.journal.records)
+                          if isinstance(r.event, ErrorDiagnosed) and r.event.signature == signature), "")
         count = self.state.strikes.get(signature, len(errors))
         failure = self.state.failure(signature)
         prompt = Template(resource_text("prompts", "reboot.md")).safe_substitute(count=count, signature=failure)
@@ -921,7 +945,7 @@ class AgentLoop(Delegation):
             "three_strike",
             f"The same error happened {count} times — {failure}. How should the agent go on?",
             THREE_STRIKE_OPTIONS,
-            {"signature": signature, "errors": errors, "reboot": reboot,
+            {"signature": signature, "errors": errors, "reboot": reboot, "diagnosis": diagnosed,
              "step": current_step(self.memory.read(PLAN)[0])},
         )
 

@@ -26,6 +26,22 @@ def describe_failure(tool: str, message: str) -> str:
     return f"{tool or 'the model'} failed: {one_line(text, SIGNATURE_MESSAGE_CHARS)}".rstrip(".")
 
 
+# The end of what a failure's diagnosis tells the agent; the person, who is the one asked, reads it without.
+DIAGNOSIS_FOR_THE_AGENT = " The same failure once more stops the run for the person."
+
+
+def for_the_person(diagnosis: str) -> str:
+    """A failure's diagnosis as the agent was told it (ErrorDiagnosed.text), for the person."""
+    return diagnosis.strip().removeprefix("[").removesuffix("]").replace(DIAGNOSIS_FOR_THE_AGENT, "")
+
+
+def diagnosis_due(count: int, limit: int) -> bool:
+    """Whether a failure counted `count` times is diagnosed at once (core/agent/diagnosis.py): at
+    its last occurrence before the person is asked (3-Strike, at `limit`), and never at its first,
+    which the model mostly mends by itself. With a limit of 2 the person is asked at the second."""
+    return 2 <= count == limit - 1
+
+
 MODEL_FAILURE_CHARS = 1000
 
 

@@ -10,11 +10,12 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from core.agent.rules import describe_failure
+from core.agent.rules import describe_failure, diagnosis_due
 from core.events import (
     AssistantMessage,
     Compaction,
     Danger,
+    ErrorDiagnosed,
     ErrorRecorded,
     Event,
     FileChanged,
@@ -82,6 +83,7 @@ class SessionState:
     warned: bool = False
     answers: dict[str, tuple[HumanAnswer, int]] = field(default_factory=dict)  # qid -> (answer, seq)
     strike_due: str | None = None  # a signature that reached the limit and was not yet asked about
+    diagnosis_due: str | None = None  # a signature that happened again and was not yet diagnosed
     halt_requested: bool = False  # the person answered "stop" to a question
     files: dict[str, FileInfo] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -163,6 +165,15 @@ class SessionState:
                 self.strike_latest[event.signature] = describe_failure(event.tool, event.message)
                 if self.config and event.counts and event.attempt >= self.config.strike_limit:
                     self.strike_due = event.signature
+                if self.config and event.counts and self.config.diagnose_errors:
+                    if diagnosis_due(event.attempt, self.config.strike_limit):
+                        self.diagnosis_due = event.signature
+                    elif event.signature == self.diagnosis_due:  # past it: 3-Strike asks the person
+                        self.diagnosis_due = None
+            case ErrorDiagnosed():
+                self.usage = self.usage + event.usage
+                if event.signature == self.diagnosis_due:
+                    self.diagnosis_due = None
             case Danger():
                 if event.level == "warn":
                     self.warned = True

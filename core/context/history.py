@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from core.events import (
     AssistantMessage,
     Compaction,
+    ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
     FlushRequested,
@@ -203,6 +204,8 @@ class History:
                         "are unchanged; your tools work in the new place from now on.]")
                 self._moved = (told, record.seq)
                 self._note(told)
+            case ErrorDiagnosed() if event.text:
+                self._note(event.text)
             case ErrorRecorded() if not event.tool:
                 self._note(f"[Tripane error, attempt {event.attempt}: {event.signature}] {event.message}")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
-from core.events import HumanQuestion
+from core.events import ErrorDiagnosed, HumanQuestion
 from core.text import capitalized
 
 ARGUMENT_PREVIEW_CHARS = 300
@@ -66,6 +66,12 @@ def error(tool: str, message: str, attempt: int, limit: int | None) -> str:
     if limit is not None and attempt >= limit:
         entry += f"\n## [{_stamp()}] 🚨 {limit}-STRIKE TRIGGERED: stopped, re-reading the plan, asking the person\n"
     return entry
+
+
+def diagnosed(event: ErrorDiagnosed) -> str:
+    if not event.text:
+        return f"\n## [{_stamp()}] 🩺 The repeated failure could not be diagnosed: {_clip(event.error, 400)}\n"
+    return f"\n## [{_stamp()}] 🩺 Diagnosis by {event.model}\n{_block(event.text, 1200)}\n"
 
 
 def phase_changed(old: str, new: str) -> str:

@@ -19,6 +19,7 @@ from core.agent.options import NO_ANSWER, reason_label
 from core.events import (
     AssistantMessage,
     Compaction,
+    ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
     HumanAnswer,
@@ -141,7 +142,7 @@ def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
     """What the model reflects on: the task, how it ended, the person's reaction, and each step."""
     start = next((r.event for r in records if isinstance(r.event, SessionStarted)), None)
     task = start.task if start else "(unknown)"
-    steps = list(_steps(records))
+    steps = list(trace_lines(records))
     rows = "\n".join(f"- {what}: {value}" for what, value in summary_rows(summarize(records)))
     task = task.strip() if len(task.strip()) <= TASK_CHARS else task.strip()[:TASK_CHARS] + "…"
     head = (f"## Task\n{task}\n\n## How it went\n{rows}\n\n## How the person reacted\n"
@@ -149,7 +150,7 @@ def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
     return head + fit_lines(steps, max(limit - len(head), limit // 2))
 
 
-def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
+def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
     for record in records:
         event = record.event
         match event:
@@ -168,6 +169,8 @@ def _steps(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one bran
                 yield f"  ! the provider failed: {one_line(event.message, 200)}"
             case ErrorRecorded() if event.attempt > 1:
                 yield f"  ! the same failure, attempt {event.attempt}"
+            case ErrorDiagnosed() if event.text:
+                yield f"  Tripane diagnosed the failure: {one_line(event.text, 400)}"
             case HumanQuestion():
                 yield f"Asked the person ({reason_label(event.reason)}): {one_line(event.question, 300)}"
             case HumanAnswer() if event.choice == NO_ANSWER:
@@ -255,21 +258,21 @@ def parse(reply: str, data=None) -> Report:
     efficiency = _mapping(data.get("efficiency"), "wasteful")
     return Report(
         achieved=_achieved(outcome.get("achieved")),
-        assessment=_text(outcome.get("assessment")),
+        assessment=field_text(outcome.get("assessment")),
         efficient=_texts(efficiency.get("efficient")),
         wasteful=_texts(efficiency.get("wasteful")),
-        errors=tuple(Diagnosis(what, _kind(item.get("kind")), _text(item.get("root_cause")))
+        errors=tuple(Diagnosis(what, error_kind(item.get("kind")), field_text(item.get("root_cause")))
                      for item in map(lambda i: _mapping(i, "what"), _list(data.get("errors")))
-                     if (what := _text(item.get("what")))),
-        strategies=tuple(Strategy(text, _text(item.get("when")), _text(item.get("effect")),
+                     if (what := field_text(item.get("what")))),
+        strategies=tuple(Strategy(text, field_text(item.get("when")), field_text(item.get("effect")),
                                   _confidence(item.get("confidence")), item.get("urgent") is True
-                                  or _text(item.get("urgent")).lower() in ("true", "yes"))
+                                  or field_text(item.get("urgent")).lower() in ("true", "yes"))
                          for item in map(lambda i: _mapping(i, "strategy"), _list(data.get("strategies")))
-                         if (text := _text(item.get("strategy")))),
+                         if (text := field_text(item.get("strategy")))),
         gaps=_texts(data.get("gaps")),
-        preferences=tuple(Preference(text, _text(item.get("evidence")), _confidence(item.get("strength")))
+        preferences=tuple(Preference(text, field_text(item.get("evidence")), _confidence(item.get("strength")))
                           for item in map(lambda i: _mapping(i, "preference"), _list(data.get("preferences")))
-                          if (text := _text(item.get("preference")))),
+                          if (text := field_text(item.get("preference")))),
     )
 
 
@@ -288,30 +291,30 @@ def _list(value) -> list:
     return value[:ITEMS_KEPT] if isinstance(value, list) else [value]
 
 
-def _text(value) -> str:
+def field_text(value) -> str:
     if value is None or isinstance(value, (dict, list)):
         return ""
     return one_line(str(value), 600)
 
 
 def _texts(value) -> tuple[str, ...]:
-    return tuple(text for text in map(_text, _list(value)) if text)
+    return tuple(text for text in map(field_text, _list(value)) if text)
 
 
 def _achieved(value) -> str:
     if isinstance(value, bool):  # YAML 1.1 reads an unquoted yes/no as a boolean
         return "yes" if value else "no"
-    text = _text(value).lower()
+    text = field_text(value).lower()
     return text if text in ACHIEVED else ""
 
 
-def _kind(value) -> str:
-    text = _text(value).upper()[:1]
+def error_kind(value) -> str:
+    text = field_text(value).upper()[:1]
     return text if text in ERROR_KINDS else ""
 
 
 def _confidence(value) -> str:
-    text = _text(value).upper()
+    text = field_text(value).upper()
     return text if text in CONFIDENCES else "LOW"
 
 

@@ -10,6 +10,7 @@ import json
 import re
 
 from core.agent.options import option_label
+from core.agent.rules import for_the_person
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.mnemonics import as_written
@@ -170,6 +171,8 @@ class QuestionDialog(QDialog):
             if errors:
                 items = "".join(f"<li><code>{_escape(str(e)[:400])}</code></li>" for e in errors)
                 parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
+            if diagnosis := for_the_person(str(context.get("diagnosis") or "")):
+                parts.append(f"<p><b>Diagnosed when it happened before:</b> {_escape(diagnosis)}</p>")
             reboot = context.get("reboot") or {}
             rows = "".join(f"<tr><td><b>{REBOOT_LABELS.get(k, k)}</b></td><td>{_escape(v)}</td></tr>"
                            for k, v in reboot.items() if v)

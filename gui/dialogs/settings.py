@@ -118,6 +118,12 @@ class SettingsDialog(QDialog):
         form.addRow("Ask me at turn:", self.danger_turn)
         self.strike_limit = self._spin(prefs.strike_limit, 2, 20)
         form.addRow("Same error limit (strikes):", self.strike_limit)
+        self.diagnose = QCheckBox("Diagnose it as soon as it happens again")
+        self.diagnose.setChecked(bool(prefs.diagnose_errors))
+        self.diagnose.setToolTip("The last time before the limit, one request to the summary model reads the failure, "
+                                 "the latest steps and what long-term memory holds on it, and tells the agent the root "
+                                 "cause and what to try instead. The 3-Strike question shows it too. For new sessions.")
+        form.addRow("When an error repeats:", self.diagnose)
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
@@ -223,6 +229,7 @@ class SettingsDialog(QDialog):
         prefs.strike_limit, prefs.max_turns = self.strike_limit.value(), self.max_turns.value()
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
         prefs.reflect_after_tasks = int(self.reflect.isChecked())
+        prefs.diagnose_errors = int(self.diagnose.isChecked())
         prefs.review_days = int(self.review.isChecked())
         prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()

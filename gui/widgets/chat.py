@@ -18,6 +18,7 @@ from core.events import (
     AssistantMessage,
     Compaction,
     Danger,
+    ErrorDiagnosed,
     ErrorRecorded,
     Event,
     FileChanged,
@@ -44,6 +45,7 @@ from core.render import (
     compaction_sizes,
     describe_danger,
     describe_edit,
+    diagnosis_note,
     flush_note,
     model_change_note,
     recall_note,
@@ -498,6 +500,9 @@ class ChatView(QScrollArea):
             case ErrorRecorded():
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
                              f"{escape_html(failure_notice(event.tool, event.message))}", "error", into)
+            case ErrorDiagnosed():
+                self._notice(f"🩺 {escape_html(capitalized(diagnosis_note(event)))}",
+                             "notice" if event.text else "error", into)
             case HumanQuestion():
                 self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
                              f"{escape_html(event.question)}", "question", into)

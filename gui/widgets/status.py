@@ -13,6 +13,7 @@ from gui.widgets.elided_label import ElidedLabel
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
     "retrying": ("↻ Retrying the model", "waiting"), "compacting": ("● Compacting the context", "running"),
+    "diagnosing": ("● Diagnosing a repeated failure", "running"),
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),

@@ -212,7 +212,8 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     missing = reply("", call("file_read", path="missing.txt"))
     model = ScriptedModel(
         [missing, missing, missing, reply("", call("task_done", summary="gave up on missing.txt"))],
-        side_replies=[reply('{"goal": "read missing.txt", "tried": "reading it three times", '
+        side_replies=[reply("root_cause: the file was never there\nkind: A\ntry_instead: list the folder"),
+                      reply('{"goal": "read missing.txt", "tried": "reading it three times", '
                             '"wrong": "it does not exist", "differently": "ask", "ask_human": "where is it?"}')],
     )
     window = make_window(model)
@@ -221,6 +222,11 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
 
     shown = dialog.details.toPlainText()
     assert "missing.txt" in shown and "it does not exist" in shown  # the errors and the reboot answers
+    # and what the diagnosis at the failure before told the agent, also in the chat
+    assert "Diagnosed when it happened before: Tripane's diagnosis of a failure that happened twice" in shown
+    assert "Try instead: list the folder." in shown
+    assert "Tripane's diagnosis of a failure that happened twice" in chat_says(window)  # 🩺, or its stand-in
+    assert "once more stops the run" not in shown + chat_says(window)  # said to the agent, not to the person
     assert set(dialog.buttons) == {"retry_with_hint", "skip_step", "edit_plan", "change_model", "stop"}
     dialog.text.setPlainText("The file is called present.txt")
     qtbot.mouseClick(dialog.buttons["retry_with_hint"], Qt.MouseButton.LeftButton)

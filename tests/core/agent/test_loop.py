@@ -72,8 +72,10 @@ async def test_third_identical_error_opens_three_strike_question_with_reboot(sto
     reboot = json.dumps({"goal": "Read the config", "tried": "file_read missing.txt three times",
                          "wrong": "The file does not exist", "differently": "List the folder first",
                          "ask_human": "Ask where the config lives"})
+    diagnosis = ('root_cause: "missing.txt is not in the work folder"\nkind: A\n'
+                 'try_instead: "List the folder with file_list first"')
     model = ScriptedModel([missing, missing, missing, reply("", call("task_done", summary="gave up"))],
-                          side_replies=[ModelReply(reboot)])
+                          side_replies=[ModelReply(diagnosis), ModelReply(reboot)])
     session = make_session(store, data_dir, workdir, model)
     session.start()
     question = await wait_for_question(session)
@@ -82,7 +84,14 @@ async def test_third_identical_error_opens_three_strike_question_with_reboot(sto
     assert question.options == ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
     # Person and model read the failure itself, not its masked signature ("<q>").
     assert "file_read failed: No such file: 'missing.txt'. How should" in question.question
-    third_tail = model.requests[2].messages[-1]["content"]
+    third_turn = [r for r in model.requests if r.tools][2].messages
+    third_tail = third_turn[-1]["content"]
+    # The second failure was diagnosed before the third turn, and the agent read the diagnosis.
+    told = ("[Tripane's diagnosis of a failure that happened twice — file_read failed: No such file: 'missing.txt'. "
+            "Root cause (missing information): missing.txt is not in the work folder. "
+            "Try instead: List the folder with file_list first.")
+    assert any(str(m["content"]).startswith(told) for m in third_turn)
+    assert question.context["diagnosis"].startswith(told)
     assert "The same failure 2 times (latest — file_read failed: No such file: 'missing.txt')" in third_tail
     assert "At 3 the run stops" in third_tail
     reboot_prompt = [m["content"] for m in model.requests[-1].messages if str(m["content"]).startswith("[Tripane: 3-Strike Protocol]")]

@@ -249,3 +249,26 @@ async def test_what_the_person_was_asked_and_answered_goes_to_the_daily_log_and_
     long_memory.summarise_old_logs(today=date.today() + timedelta(days=40))
     summary = daily.read_text(encoding="utf-8")
     assert "(Summary; the full log is daily/archive/" in summary and lines[0] in summary and lines[1] in summary
+
+
+async def test_a_failure_diagnosed_as_it_happens_again_is_looked_up_in_long_term_memory(
+        store, data_dir, workdir, long_memory):
+    from core.events import ErrorDiagnosed
+    from core.llm import ModelReply
+
+    daily = data_dir / "memory" / "daily"
+    daily.mkdir(parents=True, exist_ok=True)
+    (daily / "2026-11-20.md").write_text(
+        "# 2026-11-20\n\n## Fix the report\nfile_read failed: No such file: 'missing.txt'. The data moved to "
+        "archive/data.txt when the folder was reorganised.\n", encoding="utf-8")
+    missing = reply("", call("file_read", path="missing.txt"))
+    model = ScriptedModel([missing, missing, reply("", call("task_done", summary="ok"))],
+                          side_replies=[ModelReply("root_cause: moved\nkind: A\ntry_instead: read archive/data.txt")])
+    session = make_session(store, data_dir, workdir, model, long_memory=long_memory)
+    assert await session.run() == "done"
+
+    [diagnosed] = events_of(session, ErrorDiagnosed)
+    assert "daily/2026-11-20.md:3" in diagnosed.memory
+    asked = next(r for r in model.requests if not r.tools and "You diagnose" in r.messages[0]["content"])
+    remembered = asked.messages[1]["content"].split("## What long-term memory holds on it\n", 1)[1]
+    assert "— daily/2026-11-20.md:3" in remembered and "archive/data.txt" in remembered
