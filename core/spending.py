@@ -162,7 +162,7 @@ DEAREST_SESSIONS = 10  # in the text report; --json has them all
 
 
 def figures(spent: Spent) -> str:
-    return f"{money(spent.cost_usd):>10}  {spent.tokens:>13,} tokens  {spent.requests:>6,} requests"
+    return f"{money(spent.cost_usd):>10}  {spent.tokens:>13,} tokens  {spent.requests:>6,} request{'s' * (spent.requests != 1)}"
 
 
 def report(spent: Spending, today: datetime.date | None = None) -> str:

@@ -66,6 +66,8 @@ def test_spending_adds_up_replies_and_summaries_by_day_model_and_session(tmp_pat
     assert text.startswith("Spent in the whole log: $0.0392, 22,200 tokens in 5 requests; 11% of the prompt tokens")
     by_model = text.split("By model")[1].split("By session")[0].split("\n")
     assert "anthropic/claude-sonnet-4-5" in by_model[1]  # the dearest first
+    assert by_model[1].endswith("      1 request") and by_model[-3].endswith("      1 request")  # not "1 requests"
+    assert "      2 requests" in text
     assert "$0 is a model litellm has no price for" in text
 
 
