@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.store import Store
+from core.text import counted
 
 KINDS = ("assistant_message", "compaction", "reflection", "research_step", "error_diagnosed")
 REVIEW_COSTS = "reviews.jsonl"  # in memory/: one line per request of a day's review (core/memory/review.py)
@@ -175,7 +176,7 @@ def report(spent: Spending, today: datetime.date | None = None) -> str:
     total = spent.total
     cached = (f"; {total.cached_tokens / total.prompt_tokens:.0%} of the prompt tokens were read from the provider's "
               "cache" if total.prompt_tokens and total.cached_tokens else "")
-    lines = [f"Spent {period}: {money(total.cost_usd)}, {total.tokens:,} tokens in {total.requests:,} requests{cached}.",
+    lines = [f"Spent {period}: {money(total.cost_usd)}, {total.tokens:,} tokens in {counted(total.requests, 'request')}{cached}.",
              "", "By day"]
     lines += [f"  {day}  {figures(s)}" for day, s in spent.days_newest_first()]
     lines += ["", "By model"]

@@ -31,6 +31,7 @@ from core.events import (
     UserMessage,
 )
 from core.spending import money
+from core.text import counted
 
 
 @dataclass
@@ -114,7 +115,7 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
             ("Time", _span(summary.first_ts, summary.last_ts)),
             ("Model" if len(summary.models) < 2 else "Models", ", then ".join(summary.models) or "—"),
             ("Turns", f"{summary.turns:,} ({summary.requests:,} requests)"),
-            ("Your messages and edits", f"{_n(summary.messages, 'message')}, {_n(summary.edits, 'edit')} of the plan "
+            ("Your messages and edits", f"{counted(summary.messages, 'message')}, {counted(summary.edits, 'edit')} of the plan "
                                         "or findings")]
     calls = sum(summary.calls.values())
     failed = sum(summary.failed.values())
@@ -131,19 +132,15 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
         rows.append(("Reflections", f"{summary.reflections:,}"))
     if summary.researched or summary.asked_helpers:
         said = ", ".join(part for part in (
-            f"{_n(len(summary.researched), 'question')} from the agent" if summary.researched else "",
-            f"{_n(len(summary.asked_helpers), 'question')} from you" if summary.asked_helpers else "") if part)
-        rows.append(("Research helpers", f"{said}; {_n(summary.research_steps, 'request')}"))
+            f"{counted(len(summary.researched), 'question')} from the agent" if summary.researched else "",
+            f"{counted(len(summary.asked_helpers), 'question')} from you" if summary.asked_helpers else "") if part)
+        rows.append(("Research helpers", f"{said}; {counted(summary.research_steps, 'request')}"))
     usage = summary.usage
     cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
     rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))
     rows.append(("Cost", money(usage.cost_usd)))
     rows.append(("Changed in the work folder", summary.changes.summary() or "nothing, by the file tools"))
     return rows
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
 def _span(first: str, last: str) -> str:

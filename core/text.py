@@ -46,6 +46,11 @@ def os_path(shown: str) -> str:
     return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), shown)
 
 
+def counted(count: int, word: str) -> str:
+    """"1 request", "2 requests": a count with its noun (one that takes an s)."""
+    return f"{count:,} {word}{'s' * (count != 1)}"
+
+
 def capitalized(text: str) -> str:
     """The text with its first letter a capital, the rest as it is (a note that opens a sentence)."""
     return text[:1].upper() + text[1:]

@@ -5,6 +5,7 @@ that session."""
 from __future__ import annotations
 
 from core.spending import REVIEW, Spending, Spent, dearest, money, since_days
+from core.text import counted
 from gui.qt import (
     QComboBox,
     QDialog,
@@ -90,7 +91,7 @@ class SpendingDialog(QDialog):
             self.summary.setText(f"No model requests in {period}.")
         else:
             self.summary.setText(f"<b>{money(total.cost_usd)}</b> in {period}: {total.tokens:,} tokens in "
-                                 f"{total.requests:,} requests, over {spent.over()}.")
+                                 f"{counted(total.requests, 'request')}, over {spent.over()}.")
         self._fill("day", [(day.isoformat(), s, None) for day, s in spent.days_newest_first()])
         self._fill("model", [(model, s, None) for model, s in dearest(spent.by_model)])
         self._fill("session", [(spent.titles.get(sid, sid), s, None if sid.startswith(REVIEW) else sid)  # no session to open
