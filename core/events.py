@@ -347,6 +347,7 @@ class ResearchStep(Event):
     question: str = ""
     # On a first step the session's model took: why the helpers' model the person chose could not.
     fell_back: str = ""
+    part: int = 0  # of a deep research (core/agent/deep_research.py), its parts run at once: 1, 2, …
 
 
 @dataclass(frozen=True)

@@ -177,7 +177,8 @@ def research_note(event: ResearchStep) -> str:
         did = ", ".join(described(call) + ("" if seen.ok else " (failed)")
                         for call, seen in zip(event.tool_calls, event.consulted, strict=False))
     spent = f" ({spent})" if (spent := request_cost(event.usage)) else ""
-    return f"{_helper(event)}, step {event.step}{asked}: {did}{spent}"
+    part = f", part {event.part}" if event.part else ""
+    return f"{_helper(event)}{part}, step {event.step}{asked}: {did}{spent}"
 
 
 def recall_note(event: MemoryRecalled, before: str = "", after: str = "") -> str:

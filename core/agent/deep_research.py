@@ -1,22 +1,30 @@
 """Deep research (seed 002 §6.1's fourth kind): a question too large for one helper is split into
 parts, each researched by a helper with a context of its own, so that one part's pages do not crowd
 out another's; then their reports are combined and checked against each other for contradictions
-and for what none of them answers. The parts run one after another: they share the call's card,
-its Stop and the session's Pause, and one at a time each of them holds only its own reads.
+and for what none of them answers.
 
-Every request is a research_step of the one delegate call, numbered in order; only the combining
-step is final, and it carries what the whole research cost.
+The parts run at the same time, as the seed has them: a deep research of four parts takes about as
+long as its longest part, not the four in turn. They share the call's card (each read is shown with
+its part), its Stop and the session's Pause, and the reads the research gets, in equal shares. A
+part whose model fails is said to have failed in the combining request; the others still count.
+
+Every request is a research_step of the one delegate call, numbered in the order they end; a part's
+carry its number. Only the combining step is final, and it carries what the whole research cost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 
 from core.agent.research import Report, Research
 from core.events import ResearchStep, Usage
-from core.llm import ModelRequest
+from core.llm import ModelError, ModelRequest
 from core.paths import resource_text
+
+log = logging.getLogger(__name__)
 
 MOST_PARTS = 4
 DEEP_READS = 50  # the seed's bound on a deep research's tool calls, all its parts together
@@ -24,9 +32,9 @@ PART_WORDS = 1200  # of a part's report, in what the combining request reads (it
 
 
 async def deep_research(research: Research) -> Report:
-    """Plan, research each part, combine. `research` is the helper as any other kind would be
+    """Plan, research the parts, combine. `research` is the helper as any other kind would be
     (its model, reads, records); its question is the whole question."""
-    steps, spent, consulted = 0, Usage(), []
+    steps, spent = 0, Usage()
 
     def record(step: ResearchStep) -> None:
         nonlocal steps, spent
@@ -36,26 +44,49 @@ async def deep_research(research: Research) -> Report:
     plan, fell_back = await research.complete(_request(research, "research_plan.md", research.asked()), first=True)
     record(ResearchStep(call_id=research.call_id, step=0, text=research.hide(plan.text), usage=plan.usage,
                         model=research.model, fell_back=fell_back))
-    reports: list[tuple[str, Report]] = []
-    for part in parts_of(plan.text, research.question):
-        if research.cut_short() or len(consulted) >= DEEP_READS:
-            break
+    parts = parts_of(plan.text, research.question)
+    reports: list[tuple[str, Report | ModelError]] = []
+    if not research.cut_short():
         if research.between_steps is not None:
             await research.between_steps()
-        helper = dataclasses.replace(
-            research, question=part, kind="general", reads_allowed=DEEP_READS - len(consulted), fallback=None,
-            bring_back=f"What this part needs. It is one part of a larger question: {research.question.strip()}",
-            consulted=[], record=lambda step: record(dataclasses.replace(step, final=False)))
-        report = await helper.run()
-        consulted.extend(report.consulted)
-        reports.append((part, report))
+        reports = await _researched(research, parts, record)
+    if reports and all(isinstance(report, ModelError) for _, report in reports):
+        raise next(report for _, report in reports if isinstance(report, ModelError))
     combined, _ = await research.complete(_request(research, "research_combine.md", _combining(research, reports)),
                                       first=False)
     text = research.hide(combined.text)
     record(ResearchStep(call_id=research.call_id, step=0, text=text, usage=combined.usage, model=research.model,
                         final=True))
-    cut = research.cut_short() or ("reads" if len(consulted) >= DEEP_READS else "")
-    return Report(text.strip(), steps, tuple(consulted), cut)
+    done = [report for _, report in reports if isinstance(report, Report)]
+    consulted = tuple(line for report in done for line in report.consulted)
+    cut = research.cut_short() or ("reads" if any(report.cut_short == "reads" for report in done) else "")
+    return Report(text.strip(), steps, consulted, cut)
+
+
+async def _researched(research: Research, parts: Sequence[str],
+                      record: Callable[[ResearchStep], None]) -> list[tuple[str, Report | ModelError]]:
+    """Each part's report, or the model's failure that ended it, all parts at once. A Stop of the
+    run (or any other error) ends every part."""
+    share = DEEP_READS // len(parts)
+
+    async def part(number: int, question: str) -> Report | ModelError:
+        helper = dataclasses.replace(
+            research, question=question, kind="general", reads_allowed=share, fallback=None, consulted=[],
+            bring_back=f"What this part needs. It is one part of a larger question: {research.question.strip()}",
+            record=lambda step: record(dataclasses.replace(step, final=False, part=number)),
+            read=lambda call: research.read(call, f"part {number}: "))
+        try:
+            return await helper.run()
+        except ModelError as exc:
+            log.warning("deep research: part %d failed: %s", number, exc)
+            return exc
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(part(number, question)) for number, question in enumerate(parts, 1)]
+    except BaseExceptionGroup as failed:  # the first error, as one part run by itself would raise it
+        raise failed.exceptions[0] from None
+    return [(question, task.result()) for question, task in zip(parts, tasks, strict=True)]
 
 
 def parts_of(plan: str, question: str) -> list[str]:
@@ -76,9 +107,13 @@ def parts_of(plan: str, question: str) -> list[str]:
     return parts[:MOST_PARTS] or [question.strip()]
 
 
-def _combining(research: Research, reports: Sequence[tuple[str, Report]]) -> str:
-    parts = "\n\n".join(f"## Part {i}: {part}\n\n{_words(report.text, PART_WORDS) or '(no report)'}"
-                        for i, (part, report) in enumerate(reports, 1))
+def _combining(research: Research, reports: Sequence[tuple[str, Report | ModelError]]) -> str:
+    def said(report: Report | ModelError) -> str:
+        if isinstance(report, ModelError):
+            return f"(this part failed: its model call did — {report})"
+        return _words(report.text, PART_WORDS) or "(no report)"
+
+    parts = "\n\n".join(f"## Part {i}: {part}\n\n{said(report)}" for i, (part, report) in enumerate(reports, 1))
     return f"{research.asked()}\n\n# The parts' reports\n\n{parts or '(no part was researched)'}"
 
 

@@ -109,7 +109,7 @@ class Delegation:
             fallback=(state.model, state.api_base, self._window, state.reasoning_effort) if others else None,
             tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
             ask=lambda request: self._research_ask(request, interruptible),
-            read=lambda read: self._research_read(call_id, read, interruptible),
+            read=lambda read, label="": self._research_read(call_id, read, interruptible, label),
             record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
             hide=self._storable,
             cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
@@ -124,9 +124,10 @@ class Delegation:
         return await interruptible(self.model.complete(
             request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
 
-    async def _research_read(self, call_id: str, read: ToolCall, interruptible) -> tuple[bool, str]:
-        """One of a research helper's reads, shown live under the delegate call."""
-        self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{described(read)}\n"))
+    async def _research_read(self, call_id: str, read: ToolCall, interruptible, label: str = "") -> tuple[bool, str]:
+        """One of a research helper's reads, shown live under the delegate call (after `label`:
+        which part of a deep research reads it)."""
+        self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{label}{described(read)}\n"))
         try:
             arguments = read.parsed_arguments()
         except ValueError as exc:

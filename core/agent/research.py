@@ -99,7 +99,8 @@ class Research:
     api_base: str | None
     tools: list[dict[str, Any]]  # the reading tools' schemas, always the same (the helper's prefix is cached)
     ask: Callable[[ModelRequest], Awaitable[ModelReply]]  # raises ModelError, StopRequested
-    read: Callable[[ToolCall], Awaitable[tuple[bool, str]]]  # (ok, output) of one call
+    # (ok, output) of one call; a second argument, if given, goes before the read where it is shown
+    read: Callable[..., Awaitable[tuple[bool, str]]]
     record: Callable[[ResearchStep], object]
     count_tokens: Callable[[str], int]
     hide: Callable[[str], str] = lambda text: text  # secrets out of what is kept

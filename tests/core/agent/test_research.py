@@ -20,7 +20,9 @@ from core.events import (
     SessionEnded,
     ToolResult,
 )
+from core.journal import ToolOutput
 from core.llm import ModelError, ModelRequest
+from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
@@ -173,6 +175,27 @@ async def test_stopping_the_run_during_research_aborts_it_and_closes_the_call(st
     session.stop()
     assert await asyncio.wait_for(session.wait(), 5) == "aborted"
     assert not result_of(session, "d1").ok and not session.state.pending_calls
+
+
+async def test_stopping_the_run_during_a_deep_researchs_parts_stops_every_part(store, data_dir, workdir):
+    waiting: list[asyncio.Task] = []
+
+    class Waiting(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request):
+                waiting.append(asyncio.current_task())
+                await asyncio.sleep(60)
+            return await super().complete(request, *args, **kwargs)
+
+    model = Waiting([delegate(kind="deep")], side_replies=[reply("parts: [one?, two?, three?]")])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    while len(waiting) < 3:  # the three parts ask at once
+        await asyncio.sleep(0.01)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    assert not result_of(session, "d1").ok and not session.state.pending_calls
+    assert all(task.done() for task in waiting)  # no part left running after the run
 
 
 async def test_a_failed_helper_model_call_is_an_error_result_and_the_run_goes_on(store, data_dir, workdir):
@@ -528,44 +551,114 @@ async def test_a_delegate_call_with_an_unknown_kind_is_refused_as_any_invalid_ca
     assert not any(helpers_turn(r) for r in model.requests)
 
 
-async def test_a_deep_research_splits_the_question_researches_each_part_apart_and_combines_them(
+class PartsTogether(ScriptedModel):
+    """Answers each part's helper from its own script, and holds each part's first request until
+    every part has asked: parts run one after another never get past it."""
+
+    def __init__(self, agent_steps, by_part: dict[str, list], side):
+        super().__init__([], side_replies=side)
+        self.agent, self.by_part = list(agent_steps), {k: list(v) for k, v in by_part.items()}
+        self.first_asked: set[str] = set()
+        self.all_asked = asyncio.Event()
+
+    async def complete(self, request, *args, **kwargs):
+        if request.tools and helpers_turn(request):
+            self.requests.append(request)
+            part = next(key for key in self.by_part if key in request.messages[1]["content"])
+            if len(request.messages) == 2:
+                self.first_asked.add(part)
+                if self.first_asked == set(self.by_part):
+                    self.all_asked.set()
+                await asyncio.wait_for(self.all_asked.wait(), 5)
+            answer = self.by_part[part].pop(0)
+            if isinstance(answer, ModelError):
+                raise answer
+            return answer
+        if request.tools:
+            self.requests.append(request)
+            return self.agent.pop(0) if self.agent else reply("", call("task_done", summary="ok"))
+        return await super().complete(request, *args, **kwargs)
+
+
+async def test_a_deep_research_splits_the_question_researches_the_parts_at_once_each_apart_and_combines_them(
         store, data_dir, workdir):
     (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
     (workdir / "tax.py").write_text("RATE = 0.2  # tax-5521\n", encoding="utf-8")
-    model = routed(
+    totals, tax = "How are invoice totals computed in billing.py?", "How is tax applied in tax.py?"
+    model = PartsTogether(
         [delegate(question="How are invoices totalled and taxed?", kind="deep"), reply("", call("task_done", summary="ok"))],
-        [reply("", call("file_read", call_id="r1", path="billing.py")), reply("Totals: billing.py:2 rounds each line."),
-         reply("", call("file_read", call_id="r1", path="tax.py")), reply("Tax: tax.py:1 applies 20%.")])
-    model.side_replies += [
-        reply('```yaml\nparts:\n  - "How are invoice totals computed in billing.py?"\n  - "How is tax applied in tax.py?"\n```'),
-        reply("Each line is rounded, then summed (billing.py:2), then taxed at 20% (tax.py:1). The reports agree.")]
+        {totals: [reply("", call("file_read", call_id="r1", path="billing.py")), reply("Totals: billing.py:2 rounds each line.")],
+         tax: [reply("", call("file_read", call_id="r1", path="tax.py")), reply("Tax: tax.py:1 applies 20%.")]},
+        [reply(f'```yaml\nparts:\n  - "{totals}"\n  - "{tax}"\n```'),
+         reply("Each line is rounded, then summed (billing.py:2), then taxed at 20% (tax.py:1). The reports agree.")])
+    outputs: list[str] = []
     session = make_session(store, data_dir, workdir, model)
+    session.subscribe(lambda notice: outputs.append(notice.text) if isinstance(notice, ToolOutput) else None)
     assert await session.run() == "done"
 
-    plan, *helper_requests, combine = [r for r in model.requests if helpers_turn(r) or not r.tools][:6]
-    assert "Split the question into two to four parts" in plan.messages[0]["content"] and not plan.tools
+    plan, combine = (r for r in model.requests if not r.tools)
+    assert "Split the question into two to four parts" in plan.messages[0]["content"]
     assert "How are invoices totalled and taxed?" in plan.messages[1]["content"]
-    first, second = helper_requests[0], helper_requests[2]
-    assert first.messages[1]["content"].startswith("# Question\nHow are invoice totals computed in billing.py?")
-    assert "one part of a larger question: How are invoices totalled and taxed?" in first.messages[1]["content"]
-    assert first.messages[1]["content"].endswith("You have at most 50 reads.")
-    assert second.messages[1]["content"].endswith("You have at most 49 reads.")  # what the first part left
-    # Each part reads in a context of its own: the second never holds what the first read.
-    assert any("drift-7731" in str(m.get("content")) for m in helper_requests[1].messages)
-    assert not any("drift-7731" in str(m.get("content")) for r in helper_requests[2:] for m in r.messages)
+    helper_requests = [r for r in model.requests if r.tools and helpers_turn(r)]
+    first_of = {part: next(r for r in helper_requests if part in r.messages[1]["content"]) for part in (totals, tax)}
+    for part, request in first_of.items():
+        assert request.messages[1]["content"].startswith(f"# Question\n{part}")
+        assert "one part of a larger question: How are invoices totalled and taxed?" in request.messages[1]["content"]
+        assert request.messages[1]["content"].endswith("You have at most 25 reads.")  # an equal share of 50
+    # Both parts asked before either read: they ran at the same time.
+    assert model.requests.index(first_of[totals]) < 3 and model.requests.index(first_of[tax]) < 4
+    # Each part reads in a context of its own: one never holds what the other read.
+    tax_requests = [r for r in helper_requests if tax in r.messages[1]["content"]]
+    totals_requests = [r for r in helper_requests if totals in r.messages[1]["content"]]
+    assert any("drift-7731" in str(m.get("content")) for m in totals_requests[1].messages)
+    assert not any("drift-7731" in str(m.get("content")) for r in tax_requests for m in r.messages)
+    assert any("tax-5521" in str(m.get("content")) for m in tax_requests[1].messages)
     asked = combine.messages[1]["content"]
     assert "Check them against each other" in combine.messages[0]["content"] and not combine.tools
-    assert "## Part 1: How are invoice totals computed in billing.py?\n\nTotals: billing.py:2 rounds each line." in asked
-    assert "## Part 2: How is tax applied in tax.py?\n\nTax: tax.py:1 applies 20%." in asked
+    assert f"## Part 1: {totals}\n\nTotals: billing.py:2 rounds each line." in asked
+    assert f"## Part 2: {tax}\n\nTax: tax.py:1 applies 20%." in asked
 
     steps = events_of(session, ResearchStep)
     assert [s.step for s in steps] == [1, 2, 3, 4, 5, 6] and [s.final for s in steps] == [False] * 5 + [True]
+    assert sorted(s.part for s in steps) == [0, 0, 1, 1, 2, 2]  # the plan and the combining step are no part's
     assert steps[-1].spent.prompt_tokens == sum(s.usage.prompt_tokens for s in steps)
+    assert {"part 1: file_read path=billing.py\n", "part 2: file_read path=tax.py\n"} <= set(outputs)
+    assert any(", part 2, step " in render(r) for r in session.records if isinstance(r.event, ResearchStep))
     content = result_of(session, "d1").content
     assert content.startswith("Research report (6 steps):\n\nEach line is rounded, then summed")
     assert "- file_read path=billing.py\n- file_read path=tax.py" in content
     agent_requests = [r for r in model.requests if r.tools and not helpers_turn(r)]
     assert not any("drift-7731" in str(m.get("content")) for r in agent_requests for m in r.messages)
+
+
+async def test_a_deep_research_part_whose_model_fails_is_said_to_have_failed_and_the_others_still_count(
+        store, data_dir, workdir):
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    totals, tax = "How are invoice totals computed?", "How is tax applied?"
+    model = PartsTogether(
+        [delegate(question="How are invoices totalled and taxed?", kind="deep"), reply("", call("task_done", summary="ok"))],
+        {totals: [reply("Totals: billing.py:2 rounds each line.")],
+         tax: [ModelError("rate_limit", "RateLimitError: too many requests at once")]},
+        [reply(f"parts: ['{totals}', '{tax}']"), reply("Totals are rounded per line; how tax applies is not known.")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    combine = [r for r in model.requests if not r.tools][-1].messages[1]["content"]
+    assert f"## Part 1: {totals}\n\nTotals: billing.py:2 rounds each line." in combine
+    assert f"## Part 2: {tax}\n\n(this part failed: its model call did — RateLimitError: too many requests" in combine
+    assert result_of(session, "d1").ok
+
+
+async def test_a_deep_research_whose_every_part_fails_fails_the_call_as_one_helper_would(store, data_dir, workdir):
+    failure = ModelError("auth", "AuthenticationError: the key was revoked")
+    model = PartsTogether(
+        [delegate(question="How are invoices totalled and taxed?", kind="deep"), reply("", call("task_done", summary="ok"))],
+        {"totals?": [failure], "tax?": [failure]},
+        [reply("parts: ['totals?', 'tax?']")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    result = result_of(session, "d1")
+    assert not result.ok and "the key was revoked" in result.content
 
 
 def test_a_plan_that_names_no_parts_makes_the_whole_question_its_one_part():
