@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -26,7 +26,8 @@ class Control:
         # here, before the loop (re)started, has not begun, so it runs rather than being taken
         # for one a crash interrupted.
         self.unacted_answers: set[str] = set()
-        self._current: asyncio.Future | None = None
+        # What Stop cuts short: every interruptible await under way (research helpers run at once).
+        self._current: set[asyncio.Future] = set()
         # By call id, the calls running now: the event each watches for the person's Stop of that
         # call alone, and when it started (time.monotonic).
         self._tool_stops: dict[str, tuple[asyncio.Event, float]] = {}
@@ -58,8 +59,8 @@ class Control:
     def stop(self) -> None:
         self.stop_requested = True
         self._resumed.set()
-        if self._current is not None and not self._current.done():
-            self._current.cancel()
+        for awaited in self._current:
+            awaited.cancel()
 
     def pause(self) -> None:
         self.pause_requested = True
@@ -92,7 +93,7 @@ class Control:
                 awaitable.close()  # never started: close it so it is not reported as un-awaited
             raise StopRequested
         task = asyncio.ensure_future(awaitable)
-        self._current = task
+        self._current.add(task)
         try:
             return await task
         except asyncio.CancelledError:
@@ -101,4 +102,19 @@ class Control:
                 raise StopRequested from None
             raise
         finally:
-            self._current = None
+            self._current.discard(task)
+
+
+async def all_at_once(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Their results in order, awaited at the same time. The first error (a Stop, say) ends the
+    others and is raised as it is, as it would be had they run one after another."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_awaited(awaitable)) for awaitable in awaitables]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [task.result() for task in tasks]
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable

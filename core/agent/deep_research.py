@@ -14,11 +14,11 @@ carry its number. Only the combining step is final, and it carries what the whol
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
+from core.agent.control import all_at_once
 from core.agent.research import Report, Research
 from core.events import ResearchStep, Usage
 from core.llm import ModelError, ModelRequest
@@ -81,12 +81,8 @@ async def _researched(research: Research, parts: Sequence[str],
             log.warning("deep research: part %d failed: %s", number, exc)
             return exc
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(part(number, question)) for number, question in enumerate(parts, 1)]
-    except BaseExceptionGroup as failed:  # the first error, as one part run by itself would raise it
-        raise failed.exceptions[0] from None
-    return [(question, task.result()) for question, task in zip(parts, tasks, strict=True)]
+    reports = await all_at_once(part(number, question) for number, question in enumerate(parts, 1))
+    return list(zip(parts, reports, strict=True))
 
 
 def parts_of(plan: str, question: str) -> list[str]:

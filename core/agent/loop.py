@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
 from core.agent import diagnosis
-from core.agent.control import Control, StopRequested
+from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
 from core.agent.options import NO_ANSWER, answer_line, reason_label
 from core.agent.replies import not_an_answer
@@ -305,7 +305,8 @@ class AgentLoop(Delegation):
         if self.state.status != "paused":
             self._record(SessionPaused())
         await self.control.wait_resumed()
-        self._record(SessionResumed())
+        if self.state.status == "paused":  # research helpers at work wait here together: one resume
+            self._record(SessionResumed())
 
     def _take_inbox(self) -> None:
         while self.control.inbox:
@@ -641,14 +642,20 @@ class AgentLoop(Delegation):
         return []
 
     async def _run_calls(self, calls: list[ToolCall], resuming: bool = False) -> None:
-        for index, call in enumerate(calls):
+        index = 0
+        while index < len(calls):
             if self.state.strike_due or self.state.ended:
                 for rest in calls[index:]:
                     self._result(rest, False, "Not run: the run stopped (3-Strike) before this call.")
                 return
-            await self._run_call(call, resuming)
+            together = 1 if resuming else _delegations_from(calls, index)
+            if together > 1:  # questions for research helpers, one after another in the reply: at once
+                await all_at_once(self._run_call(call, resuming) for call in calls[index:index + together])
+            else:
+                await self._run_call(calls[index], resuming)
+            index += together
             if self.state.ended:  # task_done, or a work folder gone: the rest is answered, not left open
-                for rest in calls[index + 1:]:
+                for rest in calls[index:]:
                     self._result(rest, False, "Not run: the run ended before this call.")
                 return
 
@@ -948,6 +955,16 @@ class AgentLoop(Delegation):
             {"signature": signature, "errors": errors, "reboot": reboot, "diagnosis": diagnosed,
              "step": current_step(self.memory.read(PLAN)[0])},
         )
+
+
+def _delegations_from(calls: list[ToolCall], index: int) -> int:
+    """How many calls from `index` on are delegate_research calls in a row. Only these run at the
+    same time: a helper only reads, so two cannot get in each other's way, while a call between
+    them may write what the next one is to read."""
+    count = 0
+    while index + count < len(calls) and calls[index + count].name == "delegate_research":
+        count += 1
+    return max(count, 1)
 
 
 def _minutes(count: int) -> str:

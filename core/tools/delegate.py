@@ -25,6 +25,7 @@ async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "
     context, so your history stays short; its report names its sources so you can check them. Do
     not use it for one file you are about to edit (read that yourself), nor for work that changes
     things. Write the question so it stands alone: the helper sees nothing of your history.
+    Independent questions asked in one reply, one call after another, are researched at the same time.
 
     Args:
         question: The self-contained question, with the names, paths and context the helper needs.

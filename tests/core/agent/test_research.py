@@ -631,6 +631,79 @@ async def test_a_deep_research_splits_the_question_researches_the_parts_at_once_
     assert not any("drift-7731" in str(m.get("content")) for r in agent_requests for m in r.messages)
 
 
+async def test_questions_delegated_one_after_another_in_a_reply_are_researched_at_once(store, data_dir, workdir):
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    both = reply("Two questions at once.", call("delegate_research", call_id="d1", question="Where are totals rounded?"),
+                 call("delegate_research", call_id="d2", question="Where is tax applied?"))
+    model = PartsTogether([both, reply("", call("task_done", summary="ok"))],
+                          {"totals rounded": [reply("billing.py:2 rounds each line.")],
+                           "tax applied": [reply("Nowhere yet.")]}, [])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"  # each helper's first request waited until both had asked
+
+    assert result_of(session, "d1").content.startswith("Research report (1 step):\n\nbilling.py:2 rounds each line.")
+    assert result_of(session, "d2").content.startswith("Research report (1 step):\n\nNowhere yet.")
+    last = [r for r in model.requests if r.tools and not helpers_turn(r)][-1].messages
+    assert [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["d1", "d2"] or \
+        [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["d2", "d1"]
+
+
+async def test_a_pause_holds_helpers_at_work_together_and_is_one_pause_in_the_log(store, data_dir, workdir):
+    from core.events import SessionPaused, SessionResumed
+
+    (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
+    release = asyncio.Event()
+    asked: list[str] = []
+
+    class Held(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request):
+                self.requests.append(request)
+                asked.append(request.messages[1]["content"])
+                if len(request.messages) == 2:  # the first step of each: a read, once released
+                    await release.wait()
+                    return reply("", call("file_read", call_id="r", path="billing.py"))
+                return reply("Found it.")
+            return await super().complete(request, *args, **kwargs)
+
+    both = reply("", call("delegate_research", call_id="d1", question="one?"),
+                 call("delegate_research", call_id="d2", question="two?"))
+    session = make_session(store, data_dir, workdir, Held([both, reply("", call("task_done", summary="ok"))]))
+    session.start()
+    while len(asked) < 2:
+        await asyncio.sleep(0.01)
+    session.pause()
+    release.set()
+    while session.state.status != "paused":
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    assert len(asked) == 2  # neither helper went on to its next step
+    session.resume()
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    assert len(events_of(session, SessionPaused)) == 1 and len(events_of(session, SessionResumed)) == 1
+
+
+async def test_a_call_between_two_delegations_keeps_them_in_turn(store, data_dir, workdir):
+    order: list[str] = []
+
+    class Noting(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            if helpers_turn(request):
+                order.append(request.messages[1]["content"].split("\n")[1])
+                await asyncio.sleep(0.05)
+            return await super().complete(request, *args, **kwargs)
+
+    calls = reply("", call("delegate_research", call_id="d1", question="first?"),
+                  call("file_write", call_id="w", path="notes.md", content="x\n"),
+                  call("delegate_research", call_id="d2", question="second, reading notes.md?"))
+    model = Noting([calls, reply("First found."), reply("Second found."), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    assert order == ["first?", "second, reading notes.md?"]
+    results = [r.call_id for r in events_of(session, ToolResult)]
+    assert results.index("d1") < results.index("w") < results.index("d2")
+
+
 async def test_a_deep_research_part_whose_model_fails_is_said_to_have_failed_and_the_others_still_count(
         store, data_dir, workdir):
     (workdir / "billing.py").write_text(BILLING, encoding="utf-8")
