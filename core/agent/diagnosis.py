@@ -88,15 +88,16 @@ def request_text(records: Sequence[Record], signature: str, failure: str, step: 
             f"## What long-term memory holds on it\n{remembered or '(nothing found)'}")
 
 
-def diagnosis_request(model: str, api_base: str | None, text: str) -> ModelRequest:
-    return ModelRequest(model=model, api_base=api_base, messages=[
+def diagnosis_request(model: str, api_base: str | None, text: str, window: int | None = None) -> ModelRequest:
+    """`window`: the session's, which an Ollama model is told (its own default may not hold the text)."""
+    return ModelRequest(model=model, api_base=api_base, window=window, messages=[
         {"role": "system", "content": resource_text("prompts", "diagnose.md")},
         {"role": "user", "content": text},
     ])
 
 
 async def diagnose(client: ModelClient, state: SessionState, records: Sequence[Record], signature: str,
-                   step: str, memory: Sequence[tuple[str, str]] = (),
+                   step: str, memory: Sequence[tuple[str, str]] = (), window: int | None = None,
                    wrap: Callable[[Awaitable[ModelReply]], Awaitable[ModelReply]] | None = None) -> ErrorDiagnosed:
     """The failure's diagnosis, as its event. A model that cannot be reached gives an event with no
     text and why: the run goes on as it would have without one."""
@@ -104,7 +105,7 @@ async def diagnose(client: ModelClient, state: SessionState, records: Sequence[R
     failure = state.failure(signature)
     text = request_text(records, signature, failure, step, memory)
     reply, writer, failures = await first_reply(
-        client, side_writers(state), lambda model, api_base: diagnosis_request(model, api_base, text), wrap=wrap)
+        client, side_writers(state), lambda model, api_base: diagnosis_request(model, api_base, text, window), wrap=wrap)
     paths = tuple(where for where, _ in memory)
     if reply is None:
         log.warning("no model could diagnose the failure %s: %s", signature, "; ".join(failures))

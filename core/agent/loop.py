@@ -899,7 +899,7 @@ class AgentLoop(Delegation):
             except Exception as exc:  # an embedding provider down: diagnosed without memory
                 log.warning("memory search for a failure's diagnosis failed: %s", exc)
         event = await diagnosis.diagnose(self.model, self.state, self.journal.records, signature,
-                                         current_step(self.memory.read(PLAN)[0]), found,
+                                         current_step(self.memory.read(PLAN)[0]), found, self._window,
                                          wrap=self.control.interruptible)
         self._record(event)
         self._progress(progress.diagnosed(event))

@@ -37,7 +37,7 @@ async def test_the_second_identical_failure_is_diagnosed_and_the_agent_reads_it_
     model = ScriptedModel([MISSING, MISSING, reply("", call("file_list")), reply("", call("task_done", summary="ok"))],
                           side_replies=[DIAGNOSIS])
     session = make_session(store, data_dir, workdir, model, summary_model="scripted-small",
-                           task="Sum the numbers in the data file")
+                           task="Sum the numbers in the data file", context_window=32_768)
     assert await session.run() == "done"
 
     [diagnosed] = events_of(session, ErrorDiagnosed)
@@ -46,6 +46,7 @@ async def test_the_second_identical_failure_is_diagnosed_and_the_agent_reads_it_
     # One request to the summary model, without tools, between the second and the third turn.
     [asked] = side_requests(model)
     assert asked.model == "scripted-small" and model.requests.index(asked) == 2
+    assert asked.window == 32_768  # the session's, as a compaction's summary is asked (Ollama is told it)
     system, question = (m["content"] for m in asked.messages)
     assert system.startswith("You diagnose a failure")
     assert "## Task\nSum the numbers in the data file" in question
