@@ -29,7 +29,7 @@ from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
 from core.agent.options import NO_ANSWER, answer_line, reason_label
 from core.agent.replies import not_an_answer
-from core.agent.rules import describe_failure, error_signature
+from core.agent.rules import describe_failure, error_signature, for_the_person
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
 from core.context import compaction
@@ -107,6 +107,7 @@ _PHASE = re.compile(r"^\s*-\s*Phase:\s*(.+?)\s*$", re.M)
 
 MINUTE_S = 60.0  # a minute of waiting for an answer, in seconds (tests shorten it)
 ANSWERS_LOGGED = 5  # the latest questions to the person and their answers, in an episode of the daily log
+DIAGNOSES_LOGGED = 3  # of a burst's failures diagnosed as they came again, the latest
 
 
 @dataclass(frozen=True)
@@ -364,6 +365,7 @@ class AgentLoop(Delegation):
         results = [r.event for r in since if isinstance(r.event, ToolResult)]
         answers = [line for r in since if isinstance(r.event, HumanAnswer)
                    and (line := answer_line(state.questions.get(r.event.qid), r.event))]
+        diagnosed = [for_the_person(r.event.text) for r in since if isinstance(r.event, ErrorDiagnosed) and r.event.text]
         try:
             started = datetime.fromisoformat(since[0].ts) if since else datetime.now(timezone.utc)
             minutes = (datetime.now(timezone.utc) - started).total_seconds() / 60
@@ -372,7 +374,7 @@ class AgentLoop(Delegation):
             self.long_memory.write_episode(Episode(
                 title=title, asked=task, done=summary, failed=tuple(failed[-5:]), tool_calls=len(results),
                 errors=sum(not r.ok for r in results), minutes=minutes, session_id=state.session_id,
-                status=status, answers=tuple(answers[-ANSWERS_LOGGED:])))
+                status=status, answers=tuple(answers[-ANSWERS_LOGGED:]), diagnosed=tuple(diagnosed[-DIAGNOSES_LOGGED:])))
             if state.ended:
                 from core.memory.variants import record_use
 

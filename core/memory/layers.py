@@ -62,9 +62,13 @@ class Episode:
     session_id: str
     status: str
     answers: tuple[str, ...] = ()  # questions put to the person with their answers (options.answer_line)
+    # Failures diagnosed as they happened again (core/agent/diagnosis.py): what was wrong and what
+    # to try, where the next diagnosis of a failure like it looks first.
+    diagnosed: tuple[str, ...] = ()
 
 
 ASKED_THE_PERSON = "- The person was asked: "
+DIAGNOSED = "- Diagnosed: "
 
 # A skill's life (seed 002, section 4.1): a new one, or a new version, is on trial for its first
 # TRIAL_USES uses; it becomes active if PASS_RATE of them succeeded, deprecated if not. An active skill
@@ -236,6 +240,7 @@ class MemoryFiles:
     def append_episode(self, episode: Episode, when: datetime | None = None) -> Path:
         when = when or datetime.now()
         failed = "".join(f"- Failed: {item}\n" for item in episode.failed)
+        failed += "".join(f"{DIAGNOSED}{one_line(item, 700)}\n" for item in episode.diagnosed)
         failed += "".join(f"{ASKED_THE_PERSON}{one_line(item, 700)}\n" for item in episode.answers)
         # A burst that stopped mid-task (a question, a compaction) says where it stands, not what is done.
         done = "Done" if episode.status in ("done", "capped", "aborted", "error") else "Where it stands"

@@ -22,6 +22,7 @@ from core.memory.index import Hit, MemoryIndex, SourceFile, SyncReport
 from core.memory.layers import (
     ASKED_THE_PERSON,
     CONTRADICTIONS,
+    DIAGNOSED,
     SECTIONS,
     TRIAL_USES,
     VARIANTS,
@@ -354,7 +355,7 @@ class LongTermMemory:
         text = path.read_text(encoding="utf-8")
         kept = []
         for line in text.splitlines():
-            if line.startswith("#") or line.startswith(("- Asked:", "- Failed:", ASKED_THE_PERSON)):
+            if line.startswith("#") or line.startswith(("- Asked:", "- Failed:", ASKED_THE_PERSON, DIAGNOSED)):
                 kept.append(line)
             elif line.startswith(("- Done:", "- Where it stands:")):
                 kept.append(line if len(line) <= 200 else line[:199] + "…")

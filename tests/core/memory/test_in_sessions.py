@@ -272,3 +272,35 @@ async def test_a_failure_diagnosed_as_it_happens_again_is_looked_up_in_long_term
     asked = next(r for r in model.requests if not r.tools and "You diagnose" in r.messages[0]["content"])
     remembered = asked.messages[1]["content"].split("## What long-term memory holds on it\n", 1)[1]
     assert "— daily/2026-11-20.md:3" in remembered and "archive/data.txt" in remembered
+
+
+async def test_a_diagnosis_goes_to_the_daily_log_where_the_next_failure_like_it_finds_it(
+        store, data_dir, workdir, long_memory):
+    from core.events import ErrorDiagnosed
+    from core.llm import ModelReply
+
+    missing = reply("", call("file_read", path="reports/q3.csv"))
+    first = ScriptedModel([missing, missing, reply("", call("task_done", summary="found it under exports/"))],
+                          side_replies=[ModelReply("root_cause: the reports are written to exports/, not reports/\n"
+                                                   "kind: A\ntry_instead: read exports/q3.csv")])
+    session = make_session(store, data_dir, workdir, first, task="Total the Q3 report", long_memory=long_memory)
+    assert await session.run() == "done"
+    log = next((data_dir / "memory" / "daily").glob("*.md")).read_text(encoding="utf-8")
+    assert ("- Diagnosed: Tripane's diagnosis of a failure that happened twice — file_read failed: No such file: "
+            "'reports/q3.csv'. Root cause (missing information): the reports are written to exports/, not reports/. "
+            "Try instead: read exports/q3.csv.\n") in log
+
+    # A later task fails the same way: its diagnosis is shown what was found the first time.
+    missing = reply("", call("file_read", path="reports/q4.csv"))
+    second = ScriptedModel([missing, missing, reply("", call("task_done", summary="ok"))],
+                           side_replies=[ModelReply("root_cause: as before\nkind: A\ntry_instead: read exports/q4.csv")])
+    later = make_session(store, data_dir, workdir, second, task="Total the Q4 report", long_memory=long_memory)
+    assert await later.run() == "done"
+    asked = next(r for r in second.requests if not r.tools and "You diagnose" in r.messages[0]["content"])
+    remembered = asked.messages[1]["content"].split("## What long-term memory holds on it\n", 1)[1]
+    assert "the reports are written to exports/, not reports/" in remembered
+    assert events_of(later, ErrorDiagnosed)[0].memory[0].startswith("daily/")
+    # and a month on, the log's summary keeps it
+    long_memory.summarise_old_logs(today=date.today().replace(year=date.today().year + 1))
+    summary = next((data_dir / "memory" / "daily").glob("*.md")).read_text(encoding="utf-8")
+    assert "- Diagnosed: Tripane's diagnosis" in summary and "(Summary; the full log" in summary
