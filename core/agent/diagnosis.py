@@ -50,13 +50,14 @@ class Diagnosis:
     cause: str  # A-D
     try_instead: str
 
-    def note(self, failure: str, count: int) -> str:
-        """What the agent is told."""
+    def note(self, failure: str, count: int, last_try: bool = True) -> str:
+        """What the agent is told; `last_try`: one more of the same failure asks the person."""
         kind = f" ({ERROR_KINDS[self.cause]})" if self.cause in ERROR_KINDS else ""
         cause = f" Root cause{kind}: {self.root_cause.rstrip('.')}." if self.root_cause else ""
         instead = f" Try instead: {self.try_instead.rstrip('.')}." if self.try_instead else ""
-        times = "twice" if count == 2 else f"{count} times"
-        return f"[Tripane's diagnosis of a failure that happened {times} — {failure}.{cause}{instead}{DIAGNOSIS_FOR_THE_AGENT}]"
+        times = {1: "once", 2: "twice"}.get(count, f"{count} times")
+        warned = DIAGNOSIS_FOR_THE_AGENT if last_try else ""
+        return f"[Tripane's diagnosis of a failure that happened {times} — {failure}.{cause}{instead}{warned}]"
 
 
 def parse(reply: str) -> Diagnosis:
@@ -112,5 +113,6 @@ async def diagnose(client: ModelClient, state: SessionState, records: Sequence[R
         return ErrorDiagnosed(signature=signature, attempt=count, memory=paths,
                               error="; ".join(failures) or "no model replied")
     found = parse(reply.text)
-    return ErrorDiagnosed(signature=signature, attempt=count, text=found.note(failure, count), cause=found.cause,
+    last_try = state.config is not None and count == state.config.strike_limit - 1
+    return ErrorDiagnosed(signature=signature, attempt=count, text=found.note(failure, count, last_try), cause=found.cause,
                           model=writer, usage=reply.usage or Usage(), memory=paths)

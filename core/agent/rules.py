@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from core.text import one_line
+from core.tools.shell import TIMED_OUT
 
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b")
 _NUMBER = re.compile(r"\d+")
@@ -35,11 +36,14 @@ def for_the_person(diagnosis: str) -> str:
     return diagnosis.strip().removeprefix("[").removesuffix("]").replace(DIAGNOSIS_FOR_THE_AGENT, "")
 
 
-def diagnosis_due(count: int, limit: int) -> bool:
+def diagnosis_due(count: int, limit: int, message: str = "") -> bool:
     """Whether a failure counted `count` times is diagnosed at once (core/agent/diagnosis.py): at
-    its last occurrence before the person is asked (3-Strike, at `limit`), and never at its first,
-    which the model mostly mends by itself. With a limit of 2 the person is asked at the second."""
-    return 2 <= count == limit - 1
+    its last occurrence before the person is asked (3-Strike, at `limit`), and not at its first,
+    which the model mostly mends by itself — unless a command ran out of time (`message`): each try
+    of it costs its whole timeout. With a limit of 2 the person is asked at the second."""
+    if count >= limit:
+        return False
+    return (count == 1 and message.startswith(TIMED_OUT)) or 2 <= count == limit - 1
 
 
 MODEL_FAILURE_CHARS = 1000

@@ -84,6 +84,7 @@ class SessionState:
     answers: dict[str, tuple[HumanAnswer, int]] = field(default_factory=dict)  # qid -> (answer, seq)
     strike_due: str | None = None  # a signature that reached the limit and was not yet asked about
     diagnosis_due: str | None = None  # a signature that happened again and was not yet diagnosed
+    diagnosed: set[str] = field(default_factory=set)  # signatures diagnosed since their count began
     halt_requested: bool = False  # the person answered "stop" to a question
     files: dict[str, FileInfo] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -166,12 +167,15 @@ class SessionState:
                 if self.config and event.counts and event.attempt >= self.config.strike_limit:
                     self.strike_due = event.signature
                 if self.config and event.counts and self.config.diagnose_errors:
-                    if diagnosis_due(event.attempt, self.config.strike_limit):
+                    # once, until the person is asked about it (a timeout is diagnosed at its first)
+                    if event.signature not in self.diagnosed and diagnosis_due(
+                            event.attempt, self.config.strike_limit, event.message):
                         self.diagnosis_due = event.signature
                     elif event.signature == self.diagnosis_due:  # past it: 3-Strike asks the person
                         self.diagnosis_due = None
             case ErrorDiagnosed():
                 self.usage = self.usage + event.usage
+                self.diagnosed.add(event.signature)
                 if event.signature == self.diagnosis_due:
                     self.diagnosis_due = None
             case Danger():
@@ -209,6 +213,7 @@ class SessionState:
             self.halt_requested = True
         if question.reason == "three_strike":
             self.strikes.pop(question.context.get("signature", ""), None)
+            self.diagnosed.discard(question.context.get("signature", ""))
             if answer.choice == "change_model" and answer.text.strip():
                 model = answer.text.strip()
                 if provider_of(model) != provider_of(self.model):  # not served where the other one was

@@ -17,6 +17,8 @@ from core import big_text
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError
 
+TIMED_OUT = "Command timed out after"  # how the error of a command that ran out of time begins
+
 # Output beyond this is dropped (and said so); what is kept goes to offload/ when it is large.
 CAPTURE_LIMIT_BYTES = 64 * 1024 * 1024
 MAX_TIMEOUT_S = 1800
@@ -104,7 +106,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
         await proc.wait()
         why = (f"Stopped by the person after {time.monotonic() - started:.0f} s (the run goes on)."
                if ctx.stop_requested is not None and ctx.stop_requested.is_set()
-               else f"Command timed out after {timeout} s and was stopped.")
+               else f"{TIMED_OUT} {timeout} s and was stopped.")
         raise ToolError(await _decoded(chunks, kept, f"{why}\n"))
     background = ""
     if not finishing.result():

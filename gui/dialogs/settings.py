@@ -120,7 +120,8 @@ class SettingsDialog(QDialog):
         form.addRow("Same error limit (strikes):", self.strike_limit)
         self.diagnose = QCheckBox("Diagnose it as soon as it happens again")
         self.diagnose.setChecked(bool(prefs.diagnose_errors))
-        self.diagnose.setToolTip("The last time before the limit, one request to the summary model reads the failure, "
+        self.diagnose.setToolTip("The last time before the limit (a command that ran out of time: the first time), one "
+                                 "request to the summary model reads the failure, "
                                  "the latest steps and what long-term memory holds on it, and tells the agent the root "
                                  "cause and what to try instead. The 3-Strike question shows it too. For new sessions.")
         form.addRow("When an error repeats:", self.diagnose)

@@ -106,6 +106,28 @@ def test_when_a_failure_is_diagnosed():
     assert [diagnosis_due(count, 3) for count in (1, 2, 3, 4)] == [False, True, False, False]
     assert [diagnosis_due(count, 5) for count in (2, 3, 4, 5)] == [False, False, True, False]
     assert not any(diagnosis_due(count, 2) for count in (1, 2, 3))
+    # a command that ran out of time: at once, each try costs its whole timeout
+    timed_out = "Command timed out after 120 s and was stopped.\n…"
+    assert [diagnosis_due(count, 3, timed_out) for count in (1, 2, 3)] == [True, True, False]
+    assert [diagnosis_due(count, 2, timed_out) for count in (1, 2)] == [True, False]
+
+
+async def test_a_command_that_runs_out_of_time_is_diagnosed_at_once_and_once(store, data_dir, workdir):
+    import sys
+
+    slow = reply("", call("shell_run", command=f'"{sys.executable}" -c "import time; time.sleep(30)"', timeout=1))
+    model = ScriptedModel([slow, slow, reply("", call("task_done", summary="ok"))],
+                          side_replies=[ModelReply("root_cause: the script waits for input\nkind: C\n"
+                                                   "try_instead: pass --yes so it does not wait")])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    [diagnosed] = events_of(session, ErrorDiagnosed)  # after the first timeout; not again after the second
+    assert diagnosed.attempt == 1 and "Try instead: pass --yes so it does not wait" in diagnosed.text
+    assert model.requests.index(side_requests(model)[0]) == 1
+    assert diagnosed.text.startswith("[Tripane's diagnosis of a failure that happened once — shell_run failed: "
+                                     "Command timed out after 1 s")
+    assert "once more stops the run" not in diagnosed.text  # that is the second time, not yet the third
 
 
 async def test_a_diagnosing_model_that_fails_leaves_the_run_as_it_was(store, data_dir, workdir):
