@@ -130,6 +130,8 @@ class AssistantMessage(Event):
     reasoning: str = ""
     # Claude's thinking as it sent it, signed: sent back to Claude, which requires it.
     thinking_blocks: tuple[dict[str, Any], ...] = ()
+    # OpenRouter's reasoning details: sent back to the same model there (core/reasoning.py).
+    reasoning_details: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

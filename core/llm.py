@@ -28,6 +28,7 @@ from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
 from core.reasoning import (
     ThinkSplitter,
+    add_reasoning_detail,
     answers_calls_without_thinking,
     block_of,
     calls_written_out,
@@ -78,6 +79,9 @@ class ModelReply:
     thinking_blocks: tuple[dict[str, Any], ...] = ()
     # The reasoning effort the request was sent with ("": none, the model takes none or refused it).
     effort_sent: str = ""
+    # OpenRouter's record of the model's reasoning (text, summaries, encrypted blocks): sent back
+    # with the reply, as OpenRouter asks, for the same model (core/reasoning.py).
+    reasoning_details: tuple[dict[str, Any], ...] = ()
 
 
 class ModelError(Exception):
@@ -341,6 +345,7 @@ class _Pieces:
         self.thinking = ThinkSplitter()
         self.calls: dict[int, dict[str, str]] = {}
         self.thinking_blocks: dict[int, dict[str, str]] = {}  # Claude's, by position, in pieces
+        self.reasoning_details: list[dict[str, Any]] = []  # OpenRouter's, their streamed pieces joined
         self.usage: Any = None
         self.finish = ""
         self.started = False
@@ -365,6 +370,8 @@ class _Pieces:
             self._add(reasoning, answer)
         for block in getattr(delta, "thinking_blocks", None) or ():
             self._take_thinking_block(block)
+        for detail in getattr(delta, "reasoning_details", None) or ():
+            add_reasoning_detail(self.reasoning_details, detail)
         for tc in delta.tool_calls or ():
             slot = self.calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
             slot["id"] = tc.id or slot["id"]
@@ -398,7 +405,8 @@ class _Pieces:
         self._add(reasoning, answer)
         text, reasoning = split_reasoning("".join(self.text), "".join(self.reasoning), self.thinking.opened)
         blocks = tuple(block_of(pieces) for _, pieces in sorted(self.thinking_blocks.items()))
-        return ModelReply(text, self.tool_calls(), _usage(litellm, model, self.usage), self.finish, reasoning, blocks)
+        return ModelReply(text, self.tool_calls(), _usage(litellm, model, self.usage), self.finish, reasoning, blocks,
+                          reasoning_details=tuple(self.reasoning_details))
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"])

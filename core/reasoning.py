@@ -74,15 +74,22 @@ THINKING_MODEL = "thinking_model"
 def signed_thinking_for(messages: list[dict], model: str) -> list[dict]:
     """The messages as `model` is sent them: Claude's thinking blocks only with the replies that
     model wrote (a signature is its model's own; another Claude model refuses the request, "Invalid
-    signature in thinking block"), none to another provider, and the writer's name to nobody."""
+    signature in thinking block"), none to another provider, and the writer's name to nobody.
+    OpenRouter's reasoning details alike: to the model through OpenRouter that wrote them (Gemini's
+    encrypted thinking there is refused without them, and means nothing to another model)."""
     if not any(THINKING_MODEL in message for message in messages):
         return messages
     return [_as_sent_to(message, model) if THINKING_MODEL in message else message for message in messages]
 
 
 def _as_sent_to(message: dict, model: str) -> dict:
-    keep = signs_thinking(model) and message[THINKING_MODEL] == model
-    return {k: v for k, v in message.items() if k != THINKING_MODEL and (keep or k != "thinking_blocks")}
+    same = message[THINKING_MODEL] == model
+    dropped = {THINKING_MODEL}
+    if not (same and signs_thinking(model)):
+        dropped.add("thinking_blocks")
+    if not (same and provider_of(model) == "openrouter"):
+        dropped.add("reasoning_details")
+    return {k: v for k, v in message.items() if k not in dropped}
 
 
 def answers_calls_without_thinking(messages: list[dict]) -> bool:
@@ -120,6 +127,23 @@ def block_of(pieces: dict[str, Any]) -> dict[str, Any]:
     if pieces.get("type") == "redacted_thinking":
         return {"type": "redacted_thinking", "data": pieces.get("data", "")}
     return {"type": "thinking", "thinking": pieces.get("thinking", ""), "signature": pieces.get("signature", "")}
+
+
+def add_reasoning_detail(details: list[dict[str, Any]], piece: Any) -> None:
+    """One streamed piece of OpenRouter's reasoning details, joined to the detail it continues
+    (the same type at the same index: its text and summary go on) or added as a new one."""
+    piece = dict(piece) if isinstance(piece, dict) else {}
+    if not piece:
+        return
+    last = details[-1] if details else None
+    if last is not None and last.get("type") == piece.get("type") and last.get("index") == piece.get("index"):
+        for key, value in piece.items():
+            if key in ("text", "summary") and isinstance(value, str):
+                last[key] = last.get(key, "") + value
+            elif value not in (None, ""):
+                last[key] = value
+        return
+    details.append(piece)
 
 
 def thinking_hidden(reasoning: str, blocks: tuple[dict[str, Any], ...]) -> bool:

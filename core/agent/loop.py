@@ -536,6 +536,7 @@ class AgentLoop(Delegation):
                      **({"effort_sent": reply.effort_sent} if self.state.reasoning_effort else {})},
             reasoning=reply.reasoning,
             thinking_blocks=reply.thinking_blocks,
+            reasoning_details=reply.reasoning_details,
         ))
         # The provider stopped the reply at the output limit: a call's arguments may be cut short,
         # and a text is not the final answer it would otherwise be taken for.

@@ -180,7 +180,7 @@ class Research:
         if not calls:
             return ()
         messages.append(reply_message(reply.text, calls, self.model, self.api_base,
-                                      reply.reasoning, reply.thinking_blocks))
+                                      reply.reasoning, reply.thinking_blocks, reply.reasoning_details))
         consulted = []
         for call in calls:
             refused = self._reads_left() == 0  # asked for more in one reply than its kind of research gets

@@ -67,7 +67,8 @@ def message_text(message: Message) -> str:
 
 
 def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_base: str | None,
-                  reasoning: str = "", thinking_blocks: tuple[dict[str, Any], ...] = ()) -> Message:
+                  reasoning: str = "", thinking_blocks: tuple[dict[str, Any], ...] = (),
+                  reasoning_details: tuple[dict[str, Any], ...] = ()) -> Message:
     """A model's reply as the next request sends it back."""
     message: Message = {"role": "assistant", "content": text or None}
     if tool_calls:
@@ -84,6 +85,9 @@ def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_b
     # request answers.
     if thinking_blocks:
         message["thinking_blocks"] = [dict(block) for block in thinking_blocks]
+        message[THINKING_MODEL] = model
+    if reasoning_details:  # OpenRouter's, likewise for the model that wrote them
+        message["reasoning_details"] = [dict(detail) for detail in reasoning_details]
         message[THINKING_MODEL] = model
     return message
 
@@ -166,7 +170,7 @@ class History:
                 if event.tool_calls:
                     self._open_calls = {c.id for c in event.tool_calls}
                 self._append(reply_message(event.text, event.tool_calls, event.model, self._api_base,
-                                           event.reasoning, event.thinking_blocks))
+                                           event.reasoning, event.thinking_blocks, event.reasoning_details))
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})

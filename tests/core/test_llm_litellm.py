@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Callable
@@ -1085,3 +1086,37 @@ async def test_claudes_thinking_goes_back_only_to_the_claude_model_that_wrote_it
     assert "Write it first" not in to_opus and "Then finish" not in to_opus
     assert "Check it." in json.dumps(server.requests[3]["messages"])  # its own, sent back
     assert "thinking_model" not in json.dumps(server.requests)  # Tripane's note of the writer stays home
+
+
+async def test_openrouter_reasoning_details_go_back_with_their_reply_and_only_to_their_model(store, data_dir, workdir):
+    """OpenRouter asks for each reply's reasoning_details back with it (Gemini 3 there refuses a
+    request whose calls come without their encrypted thinking); they are streamed in pieces, and
+    mean nothing to another model."""
+    (workdir / "a.txt").write_text("alpha\n", encoding="utf-8")
+    encrypted = {"type": "reasoning.encrypted", "data": "c2lnbmVkLXRoaW5raW5n", "id": "call_read",
+                 "format": "google-gemini-v1", "index": 1}
+    thought = {"type": "reasoning.text", "text": "I should read a.txt before answering.", "format": "google-gemini-v1",
+               "index": 0}
+    script = positional([
+        Turn(reasoning_details=(thought, encrypted), tool_calls=(("call_read", "file_read", '{"path": "a.txt"}'),)),
+        Turn(tool_calls=(tool("file_read", path="a.txt"),)),
+        Turn(tool_calls=(tool("task_done", summary="read it"),)),
+    ])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openrouter/google/gemini-3-pro-preview",
+                               api_base=server.url)
+        session.start()
+        while len(server.requests) < 2:
+            await asyncio.sleep(0.01)
+        await session.change_model("openrouter/openai/gpt-5-mini", server.url)
+        assert await session.wait() == "done"
+
+    def sent_back(request: dict) -> list:
+        return [m.get("reasoning_details") for m in request["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+
+    # The pieces joined, as the model wrote them, with the reply whose call the next request answers.
+    assert sent_back(server.requests[1]) == [[thought, encrypted]]
+    assert "thinking_model" not in json.dumps(server.requests[1])  # Tripane's own mark is never sent
+    assert events_of(session, AssistantMessage)[0].reasoning_details == (thought, encrypted)
+    # Another model (here through OpenRouter as well) is not sent the first model's.
+    assert sent_back(server.requests[2]) == [None, None]

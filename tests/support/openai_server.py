@@ -41,6 +41,8 @@ class Turn:
     # asks for thinking gets it as a signed thinking block.
     reasoning: str = ""
     reasoning_field: str = "reasoning_content"
+    # OpenRouter's reasoning details, streamed as it streams them: a text one in two pieces.
+    reasoning_details: tuple[dict, ...] = ()
     # "length": the reply stopped at the output limit; "content_filter": a filter or refusal stopped
     # it; default: stop or tool_calls.
     finish_reason: str = ""
@@ -303,13 +305,22 @@ def _chunks(body: dict, step: Turn) -> list[dict]:
     out = [chunk({"role": "assistant", "content": ""})]
     for start in range(0, len(step.reasoning), 8):
         out.append(chunk({step.reasoning_field: step.reasoning[start:start + 8], "content": None}))
+    # OpenRouter's: a text detail in two pieces, each with the reasoning it holds; the others (an
+    # encrypted one, say) with the first call, as Gemini's thought signature comes with its call.
+    with_call = [detail for detail in step.reasoning_details if not isinstance(detail.get("text"), str)]
+    for detail in step.reasoning_details:
+        if isinstance(detail.get("text"), str):
+            half = len(detail["text"]) // 2
+            for piece in (detail["text"][:half], detail["text"][half:]):
+                out.append(chunk({"reasoning": piece, "reasoning_details": [{**detail, "text": piece}]}))
     text = step.text
     for start in range(0, len(text), 8):
         out.append(chunk({"content": text[start:start + 8]}))
     for index, (call_id, name, arguments) in enumerate(step.tool_calls):
         half = len(arguments) // 2
         out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                          "function": {"name": name, "arguments": arguments[:half]}}]}))
+                                          "function": {"name": name, "arguments": arguments[:half]}}],
+                          **({"reasoning_details": with_call} if with_call and index == 0 else {})}))
         out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]}))
     out.append(chunk({}, _finish(step)))
     out.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
