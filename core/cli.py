@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-memory", action="store_true", help="run without long-term memory (no recall, no daily log)")
     run.add_argument("--no-project-instructions", action="store_true",
                      help="do not follow the workdir's AGENTS.md / CLAUDE.md (followed by default)")
+    run.add_argument("--no-diagnosis", action="store_true",
+                     help="do not have a failure that happens again diagnosed by the summary model (Settings: "
+                          "'Diagnose it as soon as it happens again')")
     run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
@@ -518,7 +521,7 @@ def _run_settings(args) -> dict:
             "budget_tokens": given(args.budget_tokens, "budget_tokens"),
             "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
             "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"],
-            "diagnose_errors": bool(saved["diagnose_errors"]),
+            "diagnose_errors": bool(saved["diagnose_errors"]) and not args.no_diagnosis,
             "answer_wait_min": given(args.answer_wait, "answer_wait_min")}
 
 
