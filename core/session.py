@@ -578,11 +578,12 @@ class Session:
         promoted = await asyncio.to_thread(strategies.promote_due, memory) if report else []
         variant, variant_usage = "", Usage()
         if report is not None and self.state.injected_skills:
-            from core.memory.variants import propose_for
+            from core.memory.variants import earlier_tasks, propose_for
 
             variant, variant_usage = await propose_for(
                 memory.files, self.state.injected_skills, digest(report), sorted(self.registry.specs), self.model,
-                writers, windows, self.id)
+                writers, windows, self.id, earlier=lambda slug: earlier_tasks(
+                    strategies.kept(memory), self.store.sessions_following(slug), self.id))
         event = ReflectionWritten(
             path=rel_path, model=writer, usage=reply.usage + variant_usage,
             achieved=report.achieved if report else "", strategies=len(report.strategies) if report else 0,

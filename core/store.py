@@ -278,6 +278,12 @@ class Store:
         with self._guard():
             return [row["id"] for row in self.db.query("SELECT id FROM sessions WHERE status = ?", [status])]
 
+    def sessions_following(self, skill: str) -> set[str]:
+        """The sessions whose recall at task start gave the agent this skill (MemoryRecalled)."""
+        rows = self.read("SELECT DISTINCT session_id FROM events WHERE kind = 'memory_recalled' AND json_valid(data) "
+                         "AND EXISTS (SELECT 1 FROM json_each(data, '$.skills') WHERE value = ?)", [skill])
+        return {row[0] for row in rows}
+
     def sessions_signature(self) -> tuple:
         """Changes whenever a session is created, deleted, renamed or changes state, by any process."""
         with self._guard():

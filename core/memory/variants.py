@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
@@ -162,14 +162,37 @@ def eligible(skill: Skill) -> bool:
 
 
 def variant_request(model: str, api_base: str | None, skill: Skill, reflection: Sequence[str],
-                    tools: Sequence[str], window: int | None = None) -> ModelRequest:
-    """No output cap, as for the reflection: a reasoning model spends some of it thinking."""
+                    tools: Sequence[str], window: int | None = None, earlier: Sequence[str] = ()) -> ModelRequest:
+    """No output cap, as for the reflection: a reasoning model spends some of it thinking.
+    `earlier`: what the reflections on earlier tasks that followed the skill said, a task a line
+    (seed 002's "recent execution data": what the successes and the failures had in common)."""
     said = "\n".join(f"- {line}" for line in reflection) or "(nothing in particular)"
+    before = "\n".join(f"- {line}" for line in earlier) or "(none reflected on)"
     return ModelRequest(model=model, api_base=api_base, window=window, messages=[
         {"role": "system", "content": resource_text("prompts", "variant.md")},
         {"role": "user", "content": f"## The skill\n{skill.to_markdown()}\n## The reflection on the latest task "
-                                    f"that followed it\n{said}\n\n## The agent's tools\n{', '.join(tools)}"},
+                                    f"that followed it\n{said}\n\n## Earlier tasks that followed it, latest first\n"
+                                    f"{before}\n\n## The agent's tools\n{', '.join(tools)}"},
     ])
+
+
+EARLIER_TASKS = 6  # reflected on, of those that followed the skill before, in a variant request
+EARLIER_LINE_CHARS = 500
+
+
+def earlier_tasks(kept: Sequence, sessions: set[str], session_id: str) -> list[str]:
+    """What the kept reflections (strategies.Kept, oldest first) on `sessions` — other than
+    `session_id`'s — said, a task a line, latest first."""
+    from core.memory.reflection import digest
+
+    lines = []
+    for reflection in reversed(kept):
+        if reflection.report is None or reflection.session_id == session_id or reflection.session_id not in sessions:
+            continue
+        lines.append(one_line(" · ".join(digest(reflection.report)[:3]), EARLIER_LINE_CHARS))
+        if len(lines) == EARLIER_TASKS:
+            break
+    return lines
 
 
 def proposals(reply: str) -> list[Proposal]:
@@ -206,17 +229,19 @@ def chosen(found: Sequence[Proposal], skill: Skill) -> Proposal | None:
 
 async def propose_for(files: MemoryFiles, followed: Sequence[str], reflection: Sequence[str], tools: Sequence[str],
                       client: ModelClient, writers: list[tuple[str, str | None]], windows: dict[str, int | None],
-                      session_id: str) -> tuple[str, Usage]:
+                      session_id: str, earlier: Callable[[str], Sequence[str]] = lambda slug: ()) -> tuple[str, Usage]:
     """After a reflection on a task that followed skills: a variant of the first of them that has
-    earned one and has none yet, from the reflecting model. (What came of it for the person, "" when
+    earned one and has none yet, from the reflecting model (`earlier`: what the reflections on the
+    earlier tasks that followed a skill said, by its slug). (What came of it for the person, "" when
     no skill was due; what the request cost.) A failure is said, never raised: the reflection stands."""
     skills = await asyncio.to_thread(files.skills)
     skill = next((s for s in skills if s.slug in followed and eligible(s) and not files.variant_path(s.slug).exists()),
                  None)
     if skill is None:
         return "", Usage()
+    before = await asyncio.to_thread(earlier, skill.slug)
     reply, writer, failures = await first_reply(client, writers, lambda model, api_base: variant_request(
-        model, api_base, skill, reflection, tools, windows.get(model)))
+        model, api_base, skill, reflection, tools, windows.get(model), before))
     if reply is None:
         log.warning("no variant of skill %s: %s", skill.slug, "; ".join(failures))
         return f"no variant of the skill “{skill.name}” could be proposed: {'; '.join(failures)}", Usage()

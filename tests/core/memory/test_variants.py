@@ -230,6 +230,32 @@ async def test_a_reflection_on_a_task_that_followed_a_proven_skill_proposes_a_va
     assert variant.proposed.endswith(f", session {session.id}, by {session.state.model}")
 
 
+async def test_the_variant_request_reads_what_the_reflections_on_earlier_tasks_that_followed_the_skill_said(
+        store, data_dir, workdir, long_memory):
+    write_skill(long_memory)
+    for achieved in ("yes", "no"):  # two earlier tasks that followed it, reflected on; no variant came of them
+        earlier, _ = await followed_task(store, data_dir, workdir, long_memory,
+                                         ModelReply(report_yaml(achieved=achieved)), variant_reply("None."))
+        await earlier.reflect()
+    other = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("task_done", summary="ok"))],
+                         side_replies=[ModelReply(report_yaml(strategy="Write the notes from the changelog"))]),
+                         task="Write the release notes for version 2", long_memory=long_memory)
+    assert await other.run() == "done" and not other.state.injected_skills
+    await other.reflect()
+
+    session, model = await followed_task(store, data_dir, workdir, long_memory, ModelReply(report_yaml()),
+                                         variant_reply(variants_yaml(REORDER)))
+    await session.reflect()
+    asked = model.requests[-1].messages[1]["content"]
+    earlier = asked.split("## Earlier tasks that followed it, latest first\n", 1)[1].split("\n\n## ", 1)[0]
+    assert earlier.splitlines() == [
+        "- Outcome: not achieved — The tests pass again. · Wasted: listed the folder twice · Causes: file_read of a "
+        "missing file (tool misuse): guessed the path",
+        "- Outcome: achieved — The tests pass again. · Wasted: listed the folder twice · Causes: file_read of a "
+        "missing file (tool misuse): guessed the path"]  # latest first; not this task's, not the other task's
+    assert store.sessions_following(SLUG) == {r.id for r in store.sessions()} - {other.id}
+
+
 async def test_a_variant_reply_that_cannot_be_read_is_said_and_the_reflection_stands(store, data_dir, workdir,
                                                                                       long_memory):
     write_skill(long_memory)
