@@ -574,7 +574,11 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     status = await _drive(session, args.json)
     if session.state.ended and status != EXIT_WAITING and (args.reflect or _reflects_after_tasks(session)):
         reflected = await _reflect(session, args.json)
-        return status if reflected == EXIT_DONE else reflected
+        status = status if reflected == EXIT_DONE else reflected
+    if session.state.ended and long_memory is not None and not args.json:  # --json: stdout is events only
+        from core.memory.cli import review_finished_day
+
+        await review_finished_day(long_memory)
     return status
 
 

@@ -28,6 +28,7 @@ SHARED: dict[str, str | int | float] = {
     "diagnose_errors": 1,  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
+    "review_days": 0,  # 1: a finished day's work is reviewed across its tasks (core/memory/review.py)
     "answer_wait_min": 0,  # minutes a question with a fallback waits for the person (SessionStarted)
 }
 

@@ -90,10 +90,7 @@ def _strategies(memory: LongTermMemory) -> int:
 async def _review(memory: LongTermMemory, args) -> int:
     from datetime import date
 
-    from core.cli import _model_client, print_promotions
-    from core.memory.reflection import describe
-    from core.memory.review import CannotReview, review_day, review_writers
-    from core.render import request_cost
+    from core.memory.review import review_writers
 
     try:
         day = date.fromisoformat(args.day) if args.day else None
@@ -105,7 +102,38 @@ async def _review(memory: LongTermMemory, args) -> int:
     except ValueError as exc:
         print(f"tripane: memory review: {exc}", file=sys.stderr)
         return 2
-    if not args.json:
+    return await _reviewed(memory, writers, day, args.json)
+
+
+async def review_finished_day(memory: LongTermMemory) -> None:
+    """When Settings says to review each day's work once it is over, after a run of the command
+    line, as the window does at its start: the latest finished day not reviewed yet, if any. A
+    failure is said, never raised: the run's outcome stands."""
+    from datetime import date, timedelta
+
+    from core.memory.review import CannotReview, day_to_review, review_writers
+    from core.user_settings import read_settings
+
+    if not read_settings().get("review_days"):
+        return
+    try:
+        day = await asyncio.to_thread(day_to_review, memory, date.today() - timedelta(days=1))  # today is not over
+        writers = review_writers()
+    except (CannotReview, ValueError):
+        return
+    print(f"\nSettings say to review each day's work once it is over: {day:%Y-%m-%d} has no review yet.",
+          file=sys.stderr, flush=True)
+    await _reviewed(memory, writers, day, False)
+
+
+async def _reviewed(memory: LongTermMemory, writers: list[tuple[str, str | None]], day, as_json: bool) -> int:
+    """Review `day` (None: the latest not reviewed yet) and print the report, or why there is none."""
+    from core.cli import _model_client, print_promotions
+    from core.memory.reflection import describe
+    from core.memory.review import CannotReview, review_day
+    from core.render import request_cost
+
+    if not as_json:
         print(f"Reviewing {day or 'the latest day not reviewed yet'} (one request to {writers[0][0]})…",
               file=sys.stderr, flush=True)
     try:
@@ -114,7 +142,7 @@ async def _review(memory: LongTermMemory, args) -> int:
         print(f"tripane: memory review: {exc}", file=sys.stderr)
         return 1
     where = reviewed.path.relative_to(memory.files.root).as_posix()
-    if args.json:
+    if as_json:
         print(json.dumps({"day": f"{reviewed.day:%Y-%m-%d}", "path": where, "model": reviewed.model,
                           "usage": asdict(reviewed.usage), "readable": reviewed.report is not None,
                           "lessons": [p.lesson.id for p in reviewed.promoted if p.lesson]}, ensure_ascii=False))

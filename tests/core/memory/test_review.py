@@ -141,3 +141,36 @@ def test_the_command_line_reviews_a_day_through_the_real_model_path(data_dir):
     assert code == 1 and "tripane: memory review: There is no day left to review" in err
     code, _, err = finish(tripane("memory", "review", "--day", "25/11/2026", *args, data_dir=data_dir))
     assert code == 2 and "tripane: memory review: --day takes a date as YYYY-MM-DD, not '25/11/2026'" in err
+
+
+def test_a_run_of_the_command_line_reviews_a_finished_day_when_settings_say_so(data_dir, tmp_path):
+    from core.memory.longterm import LongTermMemory
+    from core.user_settings import write_settings
+    from tests.core.test_cli import finish, tripane
+    from tests.support.openai_server import ScriptedServer, Turn, tool
+
+    memory = LongTermMemory(data_dir)
+    log_tasks(memory.files, DAY, "s1", "s2")
+    memory.close()
+    work, config = tmp_path / "work", tmp_path / "config"
+    work.mkdir()
+
+    def route(request):
+        return Turn(tool_calls=(tool("task_done", summary="ok"),)) if request.get("tools") else Turn(text=report_yaml())
+
+    with ScriptedServer(route) as server:
+        settings = {"model": "openai/scripted", "api_base": server.url, "review_days": 0}
+        write_settings(settings, config / "settings.json")
+        env = {"TRIPANE_CONFIG_DIR": str(config)}
+        code, out, err = finish(tripane("run", "Check", "--workdir", str(work), data_dir=data_dir, env=env))
+        assert code == 0, err
+        assert "review" not in out and not any(not r.get("tools") for r in server.requests)  # not asked for
+
+        write_settings({**settings, "review_days": 1}, config / "settings.json")
+        code, out, err = finish(tripane("run", "Check again", "--workdir", str(work), data_dir=data_dir, env=env))
+        assert code == 0, err
+        assert "Settings say to review each day's work once it is over: 2026-11-25 has no review yet." in err
+        assert "✦ review of the work of 2026-11-25 by openai/scripted" in out and STRATEGY in out
+        code, out, err = finish(tripane("run", "Once more", "--workdir", str(work), data_dir=data_dir, env=env))
+        assert code == 0 and "review" not in out + err  # reviewed already; today is not over
+    assert sum(not r.get("tools") for r in server.requests) == 1
