@@ -119,7 +119,8 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     if not event.text:
         return f"the failure that happened again could not be diagnosed: {event.error.rstrip('.')}"
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
-    return f"{for_the_person(event.text)} (by {event.model}{spent})"
+    remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""
+    return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
 
 
 def workdir_note(event: WorkdirMoved) -> str:

@@ -8,7 +8,7 @@ from datetime import date
 from core.events import MemoryRecalled, ToolResult
 from core.memory.layers import Episode
 from core.memory.longterm import LongTermMemory
-from core.render import recall_note
+from core.render import diagnosis_note, recall_note
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.store import Store
@@ -300,6 +300,8 @@ async def test_a_diagnosis_goes_to_the_daily_log_where_the_next_failure_like_it_
     remembered = asked.messages[1]["content"].split("## What long-term memory holds on it\n", 1)[1]
     assert "the reports are written to exports/, not reports/" in remembered
     assert events_of(later, ErrorDiagnosed)[0].memory[0].startswith("daily/")
+    shown = diagnosis_note(events_of(later, ErrorDiagnosed)[0])
+    assert "(by scripted; long-term memory shown: daily/" in shown  # where the person can read it too
     # and a month on, the log's summary keeps it
     long_memory.summarise_old_logs(today=date.today().replace(year=date.today().year + 1))
     summary = next((data_dir / "memory" / "daily").glob("*.md")).read_text(encoding="utf-8")
