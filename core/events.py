@@ -350,6 +350,7 @@ class ResearchStep(Event):
     # On a first step the session's model took: why the helpers' model the person chose could not.
     fell_back: str = ""
     part: int = 0  # of a deep research (core/agent/deep_research.py), its parts run at once: 1, 2, …
+    helper: int = 0  # of the questions one reply delegated, researched at once: 1, 2, … (0: it alone)
 
 
 @dataclass(frozen=True)

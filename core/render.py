@@ -160,7 +160,9 @@ def aside_note(event: ResearchStep, question: str) -> str:
 
 
 def _helper(event: ResearchStep) -> str:
-    return "the research helper you asked" if event.for_person else "research helper"
+    if event.for_person:
+        return "the research helper you asked"
+    return f"research helper {event.helper}" if event.helper else "research helper"
 
 
 def research_note(event: ResearchStep) -> str:

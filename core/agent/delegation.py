@@ -5,6 +5,7 @@ helper is built, reaches the model and reads, beside the loop's own turn."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 
@@ -34,6 +35,10 @@ log = logging.getLogger(__name__)
 
 class Delegation:
     """AgentLoop's research helpers (its journal, state, control, registry and model are the loop's)."""
+
+    # The delegate calls of one reply being researched at once, each with its number (1, 2, …):
+    # their steps and reads say which they are, where they are shown together (the terminal).
+    _together: dict[str, int]
 
     async def _delegate(self, call: ToolCall, arguments: dict) -> None:
         """A question handed to a research helper (core/agent/research.py): its report is the result."""
@@ -100,6 +105,7 @@ class Delegation:
             window = await asyncio.to_thread(model_window, model, api_base)
             budget = budget_for(window, config.reserve_output)
         stop = self.control.running_tool(call_id)
+        number = self._together.get(call_id, 0)  # its reads need no number: each call has its own card
         # The run's Stop ends the agent's research with the run; the person's own question has its
         # own task, and must not take the run's current call from its Stop.
         interruptible = (lambda awaitable: awaitable) if for_person else self.control.interruptible
@@ -110,7 +116,8 @@ class Delegation:
             tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
             ask=lambda request: self._research_ask(request, interruptible),
             read=lambda read, label="": self._research_read(call_id, read, interruptible, label),
-            record=self._record, count_tokens=lambda text: count_tokens(config.model, text),
+            record=self._record if not number else lambda step: self._record(dataclasses.replace(step, helper=number)),
+            count_tokens=lambda text: count_tokens(config.model, text),
             hide=self._storable,
             cut_short=lambda: "stopped" if stop.is_set() else "budget" if self.state.over_budget else "",
             between_steps=None if for_person else self._pause_point,

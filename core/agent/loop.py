@@ -205,6 +205,7 @@ class AgentLoop(Delegation):
         self._plan_version_recited = 0
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
+        self._together: dict[str, int] = {}  # see Delegation
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -653,7 +654,12 @@ class AgentLoop(Delegation):
                 return
             together = 1 if resuming else _delegations_from(calls, index)
             if together > 1:  # questions for research helpers, one after another in the reply: at once
-                await all_at_once(self._run_call(call, resuming) for call in calls[index:index + together])
+                group = calls[index:index + together]
+                self._together = {call.id: number for number, call in enumerate(group, 1)}
+                try:
+                    await all_at_once(self._run_call(call, resuming) for call in group)
+                finally:
+                    self._together = {}
             else:
                 await self._run_call(calls[index], resuming)
             index += together

@@ -644,8 +644,12 @@ async def test_questions_delegated_one_after_another_in_a_reply_are_researched_a
     assert result_of(session, "d1").content.startswith("Research report (1 step):\n\nbilling.py:2 rounds each line.")
     assert result_of(session, "d2").content.startswith("Research report (1 step):\n\nNowhere yet.")
     last = [r for r in model.requests if r.tools and not helpers_turn(r)][-1].messages
-    assert [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["d1", "d2"] or \
-        [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["d2", "d1"]
+    assert sorted(m.get("tool_call_id") for m in last if m["role"] == "tool") == ["d1", "d2"]
+    # Shown together (on the terminal), each helper's steps say which it is.
+    steps = {s.call_id: s for s in events_of(session, ResearchStep)}
+    assert (steps["d1"].helper, steps["d2"].helper) == (1, 2)
+    assert render(next(r for r in session.records if isinstance(r.event, ResearchStep)
+                       and r.event.call_id == "d2")).startswith("    ⌕ research helper 2, step 1: wrote its report")
 
 
 async def test_a_pause_holds_helpers_at_work_together_and_is_one_pause_in_the_log(store, data_dir, workdir):
