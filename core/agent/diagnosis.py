@@ -8,7 +8,9 @@ reading the failure, the latest steps and what long-term memory holds on it, say
 what the root cause is and what to try instead. The note joins the history (append-only: the prefix
 is untouched), the post-task reflection reads it in the trace, and the 3-Strike question shows it.
 
-The request is small (a few thousand characters) and made once per failure at most.
+A command that ran out of time is diagnosed at its first timeout: each try of it costs the whole
+timeout. The request is small (a few thousand characters), made once per failure until the person
+is asked about it (core/agent/rules.py diagnosis_due).
 """
 
 from __future__ import annotations
