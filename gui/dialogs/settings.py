@@ -118,13 +118,11 @@ class SettingsDialog(QDialog):
         form.addRow("Ask me at turn:", self.danger_turn)
         self.strike_limit = self._spin(prefs.strike_limit, 2, 20)
         form.addRow("Same error limit (strikes):", self.strike_limit)
-        self.diagnose = QCheckBox("Diagnose it as soon as it happens again")
-        self.diagnose.setChecked(bool(prefs.diagnose_errors))
-        self.diagnose.setToolTip("The last time before the limit (a command that ran out of time: the first time), one "
-                                 "request to the summary model reads the failure, "
-                                 "the latest steps and what long-term memory holds on it, and tells the agent the root "
-                                 "cause and what to try instead. The 3-Strike question shows it too. For new sessions.")
-        form.addRow("When an error repeats:", self.diagnose)
+        self.diagnose = self._check(
+            form, "When an error repeats:", "Diagnose it as soon as it happens again", prefs.diagnose_errors,
+            "The last time before the limit (a command that ran out of time: the first time), one request to the "
+            "summary model reads the failure, the latest steps and what long-term memory holds on it, and tells the "
+            "agent the root cause and what to try instead. The 3-Strike question shows it too. For new sessions.")
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
@@ -139,21 +137,18 @@ class SettingsDialog(QDialog):
                                     "(its fallback), it goes on with that fallback after this long. Approvals, "
                                     "3-Strike, the turn threshold and the budget always wait for you. For new sessions.")
         form.addRow("Go on without my answer after:", self.answer_wait)
-        self.reflect = QCheckBox("Reflect on each task as it ends")
-        self.reflect.setChecked(bool(prefs.reflect_after_tasks))
-        self.reflect.setToolTip("One request to the summary model judges the work (outcome, efficiency, errors, "
-                                "strategies, gaps); a strategy three sessions' reflections suggest becomes a lesson "
-                                "in long-term memory. Not after a run you stopped with Stop (after one you stopped at "
-                                "3-Strike, it is). Session → Reflect on the task… "
-                                "does it for one task.")
-        form.addRow("After a task:", self.reflect)
-        self.review = QCheckBox("Review each day's work once it is over")
-        self.review.setChecked(bool(prefs.review_days))
-        self.review.setToolTip("One request to the summary model reads a finished day's log across its tasks (two "
-                               "or more) for what recurs from task to task; its strategies count toward lessons. "
-                               "The latest day not reviewed yet, once. View → Review the day's work… does it when "
-                               "you ask, today included.")
-        form.addRow("After a day:", self.review)
+        self.reflect = self._check(
+            form, "After a task:", "Reflect on each task as it ends", prefs.reflect_after_tasks,
+            "One request to the summary model judges the work (outcome, efficiency, errors, strategies, gaps); a "
+            "strategy three sessions' reflections suggest becomes a lesson in long-term memory. Not after a run you "
+            "stopped with Stop (after one you stopped at 3-Strike, it is). Session → Reflect on the task… does it "
+            "for one task.")
+        self.review = self._check(
+            form, "After a day:", "Review each day's work once it is over", prefs.review_days,
+            "One request to the summary model reads a finished day's log across its tasks (two or more) for what "
+            "recurs from task to task; its strategies count toward lessons. The latest day not reviewed yet, once: "
+            "when the window starts, or after a tripane run ends. View → Review the day's work… does it when you "
+            "ask, today included.")
         # The commands allowed in work folders, of the data folder the sessions are in now.
         self.allowed = AllowedCommands(approvals) if approvals is not None else None
         if self.allowed is not None:
@@ -189,6 +184,15 @@ class SettingsDialog(QDialog):
                          owner=self)
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
+
+    @staticmethod
+    def _check(form: QFormLayout, row: str, text: str, checked: int, tip: str) -> QCheckBox:
+        """A setting that is on or off, in its row of `form` (an int: an INI file has no bools)."""
+        box = QCheckBox(text)
+        box.setChecked(bool(checked))
+        box.setToolTip(tip)
+        form.addRow(row, box)
+        return box
 
     @staticmethod
     def _spin(value: int, low: int, high: int, step: int = 1) -> QSpinBox:
