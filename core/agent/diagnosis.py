@@ -21,14 +21,13 @@ from dataclasses import dataclass
 
 from core.agent.rules import DIAGNOSIS_FOR_THE_AGENT
 from core.agent.state import SessionState
-from core.events import ErrorDiagnosed, ErrorRecorded, Record, Usage
+from core.events import ErrorDiagnosed, ErrorRecorded, Record, SessionStarted, Usage
 from core.llm import ModelClient, ModelReply, ModelRequest
 from core.memory.reflection import (
     ERROR_KINDS,
     ReflectionUnreadable,
     error_kind,
     field_text,
-    fit_lines,
     load,
     trace_lines,
 )
@@ -79,7 +78,7 @@ def request_text(records: Sequence[Record], signature: str, failure: str, step: 
                  memory: Sequence[tuple[str, str]]) -> str:
     """What the diagnosing model reads: the task, the step being worked on, each occurrence of the
     failure, the latest steps and what long-term memory holds on it."""
-    task = next((r.event.task for r in records if r.event.kind == "session_started"), "").strip()
+    task = next((r.event.task for r in records if isinstance(r.event, SessionStarted)), "").strip()
     task = task if len(task) <= TASK_CHARS else task[:TASK_CHARS] + "…"
     errors = [r.event.message for r in records
               if isinstance(r.event, ErrorRecorded) and r.event.signature == signature][-3:]
@@ -87,8 +86,21 @@ def request_text(records: Sequence[Record], signature: str, failure: str, step: 
     remembered = "\n\n".join(f"— {where}\n{one_line(text, MEMORY_HIT_CHARS)}" for where, text in memory)
     return (f"## Task\n{task or '(unknown)'}\n\n## The step of the plan being worked on\n{step or '(none marked)'}\n\n"
             f"## The failure\n{failure}\n\nEach time it happened:\n{occurrences}\n\n"
-            f"## The latest steps (oldest first)\n{fit_lines(list(trace_lines(records)), STEPS_CHARS)}\n\n"
+            f"## The latest steps (oldest first)\n{latest(list(trace_lines(records)), STEPS_CHARS)}\n\n"
             f"## What long-term memory holds on it\n{remembered or '(nothing found)'}")
+
+
+def latest(lines: list[str], limit: int) -> str:
+    """The last of `lines` that fit in `limit` characters, and how many earlier ones were left out:
+    what led to the failure is just before it."""
+    kept, size = [], 0
+    for line in reversed(lines):
+        if size + len(line) + 1 > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left_out = len(lines) - len(kept)
+    return "\n".join(([f"… ({left_out:,} earlier lines left out)"] if left_out else []) + kept[::-1])
 
 
 def diagnosis_request(model: str, api_base: str | None, text: str, window: int | None = None) -> ModelRequest:

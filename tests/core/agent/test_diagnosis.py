@@ -188,3 +188,13 @@ def test_a_reply_in_prose_is_taken_as_what_to_try():
     assert (found.root_cause, found.cause, found.try_instead) == (
         "the path is relative to the wrong folder", "C", "use data/x.txt")
     assert "Root cause (tool misuse)" in found.note("file_read failed: x", 2)
+
+
+def test_the_latest_steps_are_the_ones_before_the_failure():
+    from core.agent.diagnosis import latest
+
+    lines = [f"Turn {n}: read module_{n}.py" for n in range(1, 401)]
+    shown = latest(lines, 300)
+    assert shown.startswith("… (") and shown.endswith("Turn 400: read module_400.py")
+    assert "Turn 1:" not in shown and len(shown) <= 340
+    assert latest(lines[:3], 300) == "\n".join(lines[:3])  # all fit: nothing is said left out
