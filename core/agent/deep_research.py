@@ -9,7 +9,7 @@ its part), its Stop and the session's Pause, and the reads the research gets, in
 part whose model fails is said to have failed in the combining request; the others still count.
 
 Every request is a research_step of the one delegate call, numbered in the order they end; a part's
-carry its number. Only the combining step is final, and it carries what the whole research cost.
+steps carry its number. Only the combining step is final, and it carries what the whole research cost.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ async def deep_research(research: Research) -> Report:
             await research.between_steps()
         reports = await _researched(research, parts, record)
     if reports and all(isinstance(report, ModelError) for _, report in reports):
-        raise next(report for _, report in reports if isinstance(report, ModelError))
+        raise reports[0][1]  # every part's model failed: the call fails, as one helper's would
     combined, _ = await research.complete(_request(research, "research_combine.md", _combining(research, reports)),
                                       first=False)
     text = research.hide(combined.text)
