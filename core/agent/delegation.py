@@ -37,7 +37,7 @@ class Delegation:
     """AgentLoop's research helpers (its journal, state, control, registry and model are the loop's)."""
 
     # The delegate calls of one reply being researched at once, each with its number (1, 2, …):
-    # their steps and reads say which they are, where they are shown together (the terminal).
+    # their steps say which they are, where they are shown together (the terminal).
     _together: dict[str, int]
 
     async def _delegate(self, call: ToolCall, arguments: dict) -> None:
