@@ -197,6 +197,7 @@ class SessionState:
                 self.status = f"ended:{event.status}"
                 self.open_question = None
                 self.halt_requested = False
+                self.diagnosis_due = None  # the task is over: a message after it starts afresh
 
     def failure(self, signature: str) -> str:
         """A counted failure as a reader understands it: the tool and its latest message."""

@@ -198,3 +198,15 @@ def test_the_latest_steps_are_the_ones_before_the_failure():
     assert shown.startswith("… (") and shown.endswith("Turn 400: read module_400.py")
     assert "Turn 1:" not in shown and len(shown) <= 340
     assert latest(lines[:3], 300) == "\n".join(lines[:3])  # all fit: nothing is said left out
+
+
+async def test_a_failure_the_task_ended_after_is_not_diagnosed_when_the_person_writes_again(store, data_dir, workdir):
+    missing = call("file_read", call_id="m2", path="missing.txt")
+    model = ScriptedModel([MISSING, reply("", missing, call("task_done", call_id="done", summary="gave up")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    assert [e.attempt for e in events_of(session, ErrorRecorded)] == [1, 2]
+    await session.send("Thanks; now also list the folder.")
+    assert await session.wait() == "done"
+    assert events_of(session, ErrorDiagnosed) == [] and side_requests(model) == []
