@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.agent.options import NO_ANSWER
+from core.agent.options import NO_ANSWER, WITHDRAWN
 from core.agent.research import described
 from core.agent.rules import failure_notice, for_the_person
 from core.context.compaction import summary_failure
@@ -79,6 +79,8 @@ def render(record: Record) -> str | None:
             return f"? question {event.qid} ({event.reason}): {event.question}{options}"
         case HumanAnswer() if event.choice == NO_ANSWER:
             return f"  ⏱ {event.qid}: {event.text}; the agent goes on with its fallback"
+        case HumanAnswer() if event.choice == WITHDRAWN:
+            return f"  ↩ {event.qid} withdrawn: {event.text}"
         case HumanAnswer():
             detail = f" — {_short(event.text)}" if event.text.strip() else ""
             return f"  answer to {event.qid}: {event.choice}{detail}"

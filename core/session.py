@@ -21,6 +21,7 @@ from filelock import FileLock, Timeout
 
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
+from core.agent.options import WITHDRAWN
 from core.agent.state import SessionState, approval_key
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
@@ -28,6 +29,7 @@ from core.events import (
     AssistantMessage,
     FileChanged,
     HumanAnswer,
+    HumanQuestion,
     ModelChanged,
     PinsChanged,
     Record,
@@ -254,6 +256,10 @@ class Session:
                     self.journal.record(change)
                 for change in self.memory.check_external():
                     self.journal.record(change)
+                question = state.open_question
+                if question is not None and "helper" in question.context:  # its helper ended with its process
+                    self._record_answer(question, WITHDRAWN, "Tripane stopped while the research helper that asked "
+                                                             "was working")
         if state.status == "paused":
             self.control.pause()
 
@@ -442,12 +448,16 @@ class Session:
                 raise ValueError(f"question {qid} was already answered")
             if question.reason in TYPED_QUESTIONS and choice not in question.options:
                 raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
-            self.journal.record(HumanAnswer(qid=qid, choice=choice, text=text))
-            self._progress(progress.answer(choice, text, question))
+            self._record_answer(question, choice, text)
         if question.reason == "approval" and choice == "always_call":  # later sessions here too
             self.approvals.allow(self.state.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
+
+    def _record_answer(self, question: HumanQuestion, choice: str, text: str) -> None:
+        answer = HumanAnswer(qid=question.qid, choice=choice, text=text)
+        self.journal.record(answer)
+        self._progress(progress.answer(answer, question))
 
     async def change_model(self, model: str, api_base: str | None = None, context_window: int | None = None,
                            reasoning_effort: str | None = None) -> ModelChanged | None:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.agent.options import NO_ANSWER, reason_label
+from core.agent.options import UNANSWERED, reason_label
 from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
@@ -92,7 +92,7 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 summary.usage = summary.usage + event.usage
             case HumanQuestion():
                 summary.questions[event.reason] += 1
-            case HumanAnswer() if event.choice != NO_ANSWER:
+            case HumanAnswer() if event.choice not in UNANSWERED:
                 summary.answered += 1
             case Compaction():
                 summary.compactions += 1

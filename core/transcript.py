@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
+from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
 from core.agent.rules import failure_notice
 from core.events import (
     AssistantMessage,
@@ -93,8 +93,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"🩺 {capitalized(diagnosis_note(event))}"))
             case HumanQuestion():
                 parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
-            case HumanAnswer() if event.choice == NO_ANSWER:
-                parts.append(quoted(f"⏱ {no_answer_note(questions.get(event.qid), event.text)}"))
+            case HumanAnswer() if event.choice in UNANSWERED:
+                parts.append(quoted(unanswered_note(questions.get(event.qid), event)))
             case HumanAnswer():
                 label = option_label(event.choice, questions.get(event.qid))
                 detail = f" — {event.text.strip()}" if event.text.strip() else ""

@@ -10,6 +10,7 @@ import logging
 import re
 
 from core.agent.deep_research import deep_research
+from core.agent.options import WITHDRAWN, denial, refused_by_policy
 from core.agent.research import (
     CONTEXT_TOKENS,
     READING_TOOLS,
@@ -24,11 +25,14 @@ from core.journal import StatusChanged, ToolOutput
 from core.llm import ModelError, ModelReply, ModelRequest, count_tokens
 from core.providers import model_window
 from core.side_writers import helper_models
+from core.text import one_line
 from core.tools.registry import InvalidCall
 
 # The most of one read a research helper is given: the reading tools stop at about 4,000
 # characters, but a memory file read whole may be longer.
 HELPER_READ_CHARS = 16_000
+
+STOPPED_BEFORE_ANSWER = "The person stopped the research before approving it, so {tool} was not run."
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,8 @@ class Delegation:
     # The delegate calls of one reply being researched at once, each with its number (1, 2, …):
     # their steps say which they are, where they are shown together (the terminal).
     _together: dict[str, int]
+    # Held while one helper's read waits for the person's approval (see _helper_approval).
+    _helpers_asking: asyncio.Lock
 
     async def _delegate(self, call: ToolCall, arguments: dict) -> None:
         """A question handed to a research helper (core/agent/research.py): its report is the result."""
@@ -83,6 +89,45 @@ class Delegation:
         await self._keep_report(question, report, "the person")
         return report
 
+    async def _helper_approval(self, call_id: str, read: ToolCall, delegated: str) -> str | None:
+        """None when the person lets a helper's risky read run, else why it may not. They are asked
+        as for the agent's own call, one question at a time: helpers reading at once would each
+        open one, and an "always" given to the first lets the others' reads run unasked."""
+        async with self._helpers_asking:
+            if self._runs_unasked(read):
+                return None
+            if self.state.config.approval == "none":
+                return refused_by_policy(read.name)
+            stop = self.control.running_tool(call_id)
+            if stop.is_set():
+                return STOPPED_BEFORE_ANSWER.format(tool=read.name)
+            asked = self._ask_approval(read, f"Allow {read.name}? A research helper asks, for the agent's question: "
+                                             f"{one_line(delegated, 200)}",
+                                       call_id=call_id, read_id=read.id, helper=delegated)
+            try:
+                answered = await self._answer_or_stop(asked.qid, stop)
+            finally:
+                # Stopped, or the run was. A run closed with the window leaves it open, as a
+                # killed one does: opening the session again withdraws it (Session._opened).
+                if asked.qid not in self.state.answers and (stop.is_set() or self.control.stop_requested):
+                    self._answer_for_the_person(asked, WITHDRAWN, "the research helper that asked was stopped")
+            if not answered:
+                return STOPPED_BEFORE_ANSWER.format(tool=read.name)
+            return denial(read.name, self.state.answers[asked.qid][0])
+
+    async def _answer_or_stop(self, qid: str, stop: asyncio.Event) -> bool:
+        """Whether the person answered before they stopped the call the question is for. The
+        run's Stop raises StopRequested, as for any question."""
+        answer, stopped = asyncio.ensure_future(self.control.wait_answer(qid)), asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait((answer, stopped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            answer.cancel()
+            stopped.cancel()
+        if answer.done() and not answer.cancelled():
+            answer.result()  # the run's Stop
+        return qid in self.state.answers
+
     async def _keep_report(self, question: str, report: Report, asked_by: str) -> None:
         """A report in today's daily log, where later tasks' memory search finds it. A convenience:
         the event log has the report already, so a failure is logged and nothing more."""
@@ -115,7 +160,8 @@ class Delegation:
             fallback=(state.model, state.api_base, self._window, state.reasoning_effort) if others else None,
             tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
             ask=lambda request: self._research_ask(request, interruptible),
-            read=lambda read, label="": self._research_read(call_id, read, interruptible, label),
+            read=lambda read, label="": self._research_read(call_id, read, interruptible, label,
+                                                            None if for_person else question),
             record=self._record if not number else lambda step: self._record(dataclasses.replace(step, helper=number)),
             count_tokens=lambda text: count_tokens(config.model, text),
             hide=self._storable,
@@ -131,9 +177,11 @@ class Delegation:
         return await interruptible(self.model.complete(
             request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
 
-    async def _research_read(self, call_id: str, read: ToolCall, interruptible, label: str = "") -> tuple[bool, str]:
+    async def _research_read(self, call_id: str, read: ToolCall, interruptible, label: str = "",
+                             delegated: str | None = None) -> tuple[bool, str]:
         """One of a research helper's reads, shown live under the delegate call (after `label`:
-        which part of a deep research reads it)."""
+        which part of a deep research reads it). `delegated`: the question the agent gave the
+        helper, whose risky reads the person is asked about; None for the person's own question."""
         self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{label}{described(read)}\n"))
         try:
             arguments = read.parsed_arguments()
@@ -141,10 +189,15 @@ class Delegation:
             return False, f"The arguments of your {read.name!r} call are not valid JSON ({exc}). Send a JSON object."
         spec = self.registry.get(read.name)
         if spec is not None and spec.risky and not self._runs_unasked(read):
-            # A question from the helper would stop the run for a call the agent never made.
-            return False, (f"{read.name} needs the person's approval in this session, and a research helper cannot "
-                           f"ask for it, so it was not run. Name what you would have fetched in your report (the "
-                           f"address), so that the agent can fetch it itself.")
+            if delegated is None:
+                # The person's own question runs beside the agent, which may be asking them
+                # something itself: the session has one open question at a time.
+                return False, (f"{read.name} needs the person's approval in this session, and a question the "
+                               f"person asked a helper aside cannot ask for it, so it was not run. Name what you "
+                               f"would have fetched in your report (the address).")
+            refused = await self._helper_approval(call_id, read, delegated)
+            if refused:
+                return False, f"{refused} Name what you would have fetched in your report (the address)."
         ctx = self._tool_context(call_id)
         content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, interruptible)
         for event in ctx.events:

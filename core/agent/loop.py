@@ -27,7 +27,13 @@ from core import big_text
 from core.agent import diagnosis
 from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
-from core.agent.options import NO_ANSWER, answer_line, reason_label
+from core.agent.options import (
+    NO_ANSWER,
+    answer_line,
+    denial,
+    reason_label,
+    refused_by_policy,
+)
 from core.agent.replies import not_an_answer
 from core.agent.rules import describe_failure, error_signature, for_the_person
 from core.agent.state import approval_key
@@ -206,6 +212,7 @@ class AgentLoop(Delegation):
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
+        self._helpers_asking = asyncio.Lock()
 
     # --- driving ---------------------------------------------------------------------------------
 
@@ -744,22 +751,25 @@ class AgentLoop(Delegation):
 
     async def _approval(self, call: ToolCall, asked: HumanQuestion | None) -> str | None:
         """None when the call may run, else the reason it may not (which the model sees)."""
-        config = self.state.config
         if self._runs_unasked(call):
             return None
-        if config.approval == "none":
-            return f"Refused by this session's policy: {call.name} needs approval and approvals are off."
+        if self.state.config.approval == "none":
+            return refused_by_policy(call.name)
         if asked is None:
-            plan, _ = self.memory.read(PLAN)
-            asked = self._ask(
-                "approval", f"Allow {call.name}?", APPROVAL_OPTIONS,
-                {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "plan": plan},
-            )
-        answer = await self._answer_for(asked.qid)
-        if answer.choice in ("approve", "always_call", "always"):
-            return None
-        reason = f" Reason: {answer.text.strip()}" if answer.text.strip() else ""
-        return f"The person denied this {call.name} call; it was not run.{reason}"
+            asked = self._ask_approval(call)
+        return denial(call.name, await self._answer_for(asked.qid))
+
+    def _ask_approval(self, call: ToolCall, question: str = "", **context: str) -> HumanQuestion:
+        """The approval question for a risky call; `question` and `context` say more of who asks."""
+        plan, _ = self.memory.read(PLAN)
+        return self._ask("approval", question or f"Allow {call.name}?", APPROVAL_OPTIONS,
+                         {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "plan": plan, **context})
+
+    def _answer_for_the_person(self, question: HumanQuestion, choice: str, text: str) -> None:
+        """Tripane's answer to a question the person left (one of UNANSWERED), kept as theirs is."""
+        answer = HumanAnswer(qid=question.qid, choice=choice, text=text)
+        self._record(answer)
+        self._progress(progress.answer(answer, question))
 
     async def _human_ask(self, call: ToolCall, arguments: dict, asked: HumanQuestion | None) -> None:
         if asked is None:
@@ -785,10 +795,8 @@ class AgentLoop(Delegation):
                 await asyncio.wait_for(self.control.wait_answer(qid), minutes * MINUTE_S if minutes else None)
             except asyncio.TimeoutError:
                 if qid not in self.state.answers:
-                    question = self.state.questions.get(qid)
-                    said = f"No answer within {_minutes(minutes)}"
-                    self._record(HumanAnswer(qid=qid, choice=NO_ANSWER, text=said))
-                    self._progress(progress.answer(NO_ANSWER, said, question))
+                    self._answer_for_the_person(self.state.questions[qid], NO_ANSWER,
+                                                f"No answer within {_minutes(minutes)}")
         return self.state.answers[qid][0]
 
     def _tool_context(self, call_id: str) -> ToolContext:

@@ -17,12 +17,20 @@ OPTION_LABELS = {
 # The answer Tripane records for the person when a question the agent asked with a fallback went
 # unanswered for as long as the session waits (SessionStarted.answer_wait_min).
 NO_ANSWER = "no_answer_in_time"
+# The answer Tripane records for the person when the research helper that asked a question is
+# gone before they answered: it stopped, or the process that ran it did (the question would
+# otherwise stay open, offered again on reopening for a read that can never run).
+WITHDRAWN = "withdrawn"
+UNANSWERED = (NO_ANSWER, WITHDRAWN)  # Tripane's answers, not the person's
 
 
-def no_answer_note(question: HumanQuestion | None, text: str) -> str:
-    """A question that went unanswered, in a line: how long it waited and what the agent does."""
+def unanswered_note(question: HumanQuestion | None, answer: HumanAnswer) -> str:
+    """A question Tripane answered for the person (one of UNANSWERED), in a line with its mark:
+    how long it waited and what the agent does, or why it was withdrawn."""
+    if answer.choice == WITHDRAWN:
+        return f"↩ Question withdrawn: {answer.text.rstrip('.')}"
     fallback = str((question.context if question else {}).get("fallback", "")).strip()
-    return f"{text.rstrip('.')}: the agent goes on with its fallback" + (f" — {fallback}" if fallback else "")
+    return f"⏱ {answer.text.rstrip('.')}: the agent goes on with its fallback" + (f" — {fallback}" if fallback else "")
 
 
 def option_label(choice: str, question: HumanQuestion | None = None) -> str:
@@ -37,6 +45,22 @@ def option_label(choice: str, question: HumanQuestion | None = None) -> str:
             what = {"command": "command", "url": "page"}.get(part[0] if part else "", "call")
             return f"Always allow this {what} in this folder"
     return OPTION_LABELS.get(choice, choice)
+
+
+APPROVING = ("approve", "always_call", "always")
+
+
+def refused_by_policy(tool: str) -> str:
+    return f"Refused by this session's policy: {tool} needs approval and approvals are off."
+
+
+def denial(tool: str, answer: HumanAnswer) -> str | None:
+    """None when the person's answer to an approval question lets the call run, else what the
+    model reads in place of the call's output."""
+    if answer.choice in APPROVING:
+        return None
+    reason = f" Reason: {answer.text.strip()}" if answer.text.strip() else ""
+    return f"The person denied this {tool} call; it was not run.{reason}"
 
 
 REASON_LABELS = {
@@ -61,6 +85,8 @@ def answer_line(question: HumanQuestion | None, answer: HumanAnswer) -> str:
         arguments = str(question.context.get("arguments", ""))
         part = approved_part(arguments)
         asked = f"Allow {question.context.get('tool') or 'the call'} {one_line(part[1] if part else arguments, 300)}?"
+    if answer.choice == WITHDRAWN:  # the person said nothing
+        return ""
     if answer.choice == NO_ANSWER:
         return f"{asked} — no answer in time: the agent went on with its fallback"
     said = option_label(answer.choice, question)

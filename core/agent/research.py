@@ -7,9 +7,9 @@ fixed prompt, the question, its reads — and only its report comes back, as the
 call's result. Its model calls are recorded (ResearchStep) for the person and counted in the
 session's spending and budget; what it read is not kept, since the files are there to read again.
 
-The helper only reads (READING_TOOLS), files, memory and, where the session lets it run without
-asking, web pages: nothing it does waits for the person or changes the work, so a run interrupted
-in the middle of one loses nothing but the report.
+The helper only reads (READING_TOOLS): files, memory and web pages, whose fetch the person may be
+asked to allow as the agent's own would be. Nothing it does changes the work, so a run interrupted
+in the middle of one loses nothing but the report (and the question it asked, withdrawn).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from core.paths import resource_text
 
 log = logging.getLogger(__name__)
 
-# web_fetch runs only where the session lets it run without asking (a helper cannot ask the person).
+# web_fetch under the session's approvals: the agent's helper asks the person, theirs cannot (delegation.py).
 READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search", "web_fetch")
 MAX_STEPS = 12  # model calls; the last one writes the report
 # The most the helper's context may hold before it must report: a short context is the point,

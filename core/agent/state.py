@@ -114,8 +114,9 @@ class SessionState:
         return self.moved_to or self.config.workdir
 
     def question_for_call(self, call_id: str) -> HumanQuestion | None:
+        """The question asked about this call itself (not one of its research helper's reads)."""
         for question in reversed(self.questions.values()):
-            if question.context.get("call_id") == call_id:
+            if question.context.get("call_id") == call_id and "helper" not in question.context:
                 return question
         return None
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
-from core.events import ErrorDiagnosed, HumanQuestion
+from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
+from core.events import ErrorDiagnosed, HumanAnswer, HumanQuestion
 from core.text import capitalized
 
 ARGUMENT_PREVIEW_CHARS = 300
@@ -82,11 +82,11 @@ def question(reason: str, text: str) -> str:
     return f"\n## [{_stamp()}] ❓ Asked the person ({reason_label(reason)})\n{_clip(text, 600)}\n"
 
 
-def answer(choice: str, text: str, question: HumanQuestion | None = None) -> str:
-    if choice == NO_ANSWER:
-        return f"\n## [{_stamp()}] ⏱ {_clip(no_answer_note(question, text), 600, ends=False)}\n"
-    detail = f" — {_clip(text, 600, ends=False)}" if text.strip() else ""
-    return f"\n## [{_stamp()}] 💬 The person answered: {option_label(choice, question)}{detail}\n"
+def answer(answer: HumanAnswer, question: HumanQuestion | None = None) -> str:
+    if answer.choice in UNANSWERED:
+        return f"\n## [{_stamp()}] {_clip(unanswered_note(question, answer), 600, ends=False)}\n"
+    detail = f" — {_clip(answer.text, 600, ends=False)}" if answer.text.strip() else ""
+    return f"\n## [{_stamp()}] 💬 The person answered: {option_label(answer.choice, question)}{detail}\n"
 
 
 def allowed_in_folder(tool: str) -> str:

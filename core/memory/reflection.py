@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from core.agent.options import NO_ANSWER, reason_label
+from core.agent.options import NO_ANSWER, WITHDRAWN, reason_label
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -175,6 +175,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"Asked the person ({reason_label(event.reason)}): {one_line(event.question, 300)}"
             case HumanAnswer() if event.choice == NO_ANSWER:
                 yield f"The person did not answer ({event.text}); the agent went on with its fallback"
+            case HumanAnswer() if event.choice == WITHDRAWN:
+                pass  # a helper's question, gone before the person answered: nothing of theirs
             case HumanAnswer():
                 text = f": {one_line(event.text, 300)}" if event.text.strip() else ""
                 yield f"The person answered {event.choice}{text}"

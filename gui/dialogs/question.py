@@ -46,6 +46,8 @@ TEXT_PROMPTS = {
     "ask_user": "Your answer:",
     "budget": "Note for the agent (optional):",
 }
+# A research helper's read asks: the helper reads the reason, and its report tells the agent.
+HELPER_TEXT_PROMPT = "Reason, if you deny (the research helper sees it):"
 REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "differently": "Would do differently",
                  "ask_human": "Asks you", "error": "Note",
                  "text": "Its answer"}  # a reply that was not the JSON asked for, kept whole
@@ -121,7 +123,8 @@ class QuestionDialog(QDialog):
             row = QFormLayout()
             row.addRow("Continue for this many more turns:", self.more_turns)
             layout.addLayout(row)
-        prompt = QLabel(TEXT_PROMPTS.get(question.reason, "Details (optional):"))
+        prompt = QLabel(HELPER_TEXT_PROMPT if "helper" in question.context
+                        else TEXT_PROMPTS.get(question.reason, "Details (optional):"))
         layout.addWidget(prompt)
         self.text = QPlainTextEdit()
         self.text.setObjectName("answer_text")

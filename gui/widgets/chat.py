@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.agent.options import NO_ANSWER, no_answer_note, option_label, reason_label
+from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
 from core.agent.rules import failure_notice
 from core.changes import ChangeTally
 from core.context.compaction import summary_failure
@@ -506,8 +506,8 @@ class ChatView(QScrollArea):
             case HumanQuestion():
                 self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
                              f"{escape_html(event.question)}", "question", into)
-            case HumanAnswer() if event.choice == NO_ANSWER:
-                self._notice(f"⏱ {escape_html(no_answer_note(self._questions.get(event.qid), event.text))}",
+            case HumanAnswer() if event.choice in UNANSWERED:
+                self._notice(escape_html(unanswered_note(self._questions.get(event.qid), event)),
                              "answer", into)
             case HumanAnswer():
                 detail = f" — {escape_html(event.text)}" if event.text else ""

@@ -138,10 +138,10 @@ class ToolCard(QFrame):
         mark = {"running": "…", "ok": "✓", "error": "✗"}[self.status]
         unchanged = "  · unchanged, shown earlier" if self._same_as else ""
         running = ""
-        if self.status == "running" and self._started is not None:
-            running = f"  · running {duration(time.monotonic() - self._started)}"
-        elif self.status == "running" and self._awaiting_approval:
+        if self.status == "running" and self._awaiting_approval:  # a research helper's read may wait, too
             running = "  · waiting for your approval"
+        elif self.status == "running" and self._started is not None:
+            running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._unfinished:
             running = "  · unfinished: the run stopped"
         self.header.setText(as_written(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}"))

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import Qt
+from gui.dialogs.question import HELPER_TEXT_PROMPT
+from gui.qt import QLabel, Qt
 from gui.widgets.wrapped_label import WrappedLabel
 from tests.core.agent.test_research import helpers_turn
-from tests.gui.test_window import start
+from tests.gui.test_supporting_screens import chat_says
+from tests.gui.test_window import start, wait_for_dialog
 
 WAIT = 20_000
 
@@ -55,3 +57,26 @@ def test_the_person_stops_a_research_from_its_card_and_gets_what_was_found(qtbot
     assert "reported early: the person asked you to stop researching" in shown
     notices = [label.text() for label in window.chat.findChildren(WrappedLabel) if "Research helper" in label.text()]
     assert notices == ["⌕ Research helper wrote its report after 3 steps (5,007 tokens)"]
+
+
+def test_a_helpers_fetch_asks_the_person_and_stopping_the_research_withdraws_the_question(
+        qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("delegate_research", "d1", question="What do the release notes say?")),
+                           reply("", call("web_fetch", "w1", url="http://127.0.0.1:9/notes")),
+                           reply("The notes were not read.", prompt_tokens=900),
+                           reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    assert "A research helper asks" in dialog.details.toPlainText()
+    assert "http://127.0.0.1:9/notes" in dialog.details.toPlainText()
+    assert any(label.text() == HELPER_TEXT_PROMPT for label in dialog.findChildren(QLabel))
+    card = window.chat.cards["d1"]
+    assert card.header.text().endswith("· waiting for your approval")
+
+    qid = dialog.question.qid
+    qtbot.mouseClick(card.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert qid not in window.dialogs  # the dialog was taken away: nothing is left to answer
+    assert session.state.status == "ended:done" and card.status == "ok"
+    assert "↩ Question withdrawn: the research helper that asked was stopped" in chat_says(window)

@@ -26,7 +26,7 @@ from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
-from tests.support.local_site import serving
+from tests.support.local_site import send_page, serving
 
 BILLING = "def price_total(lines):\n    return sum(round(x, 2) for x in lines)  # drift-7731\n"
 
@@ -277,29 +277,13 @@ class _LongPage(BaseHTTPRequestHandler):
     def do_GET(self):
         body = ("<html><body>" + "".join(f"<p>Paragraph {i}: the release notes say more.</p>" for i in range(900))
                 + "</body></html>").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_page(self, body)
 
 
 @pytest.fixture
 def site():
     with serving(_LongPage) as address:
         yield f"{address}/notes"
-
-
-async def test_the_helper_fetches_pages_only_where_no_one_need_be_asked(store, data_dir, workdir, site):
-    model = routed([delegate(question="What do the release notes say?"), reply("", call("task_done", summary="ok"))],
-                   [reply("", call("web_fetch", call_id="w1", url=site)), reply("The notes are long.")])
-    session = make_session(store, data_dir, workdir, model, approval="ask")
-    assert await session.run() == "done"
-
-    assert not events_of(session, HumanQuestion)  # a helper's call never stops the run for the person
-    step = events_of(session, ResearchStep)[0]
-    assert not step.consulted[0].ok and "needs the person's approval" in step.consulted[0].error
-    assert "web_fetch url=" in result_of(session, "d1").content and "(failed)" in result_of(session, "d1").content
 
 
 async def test_a_long_page_the_helper_fetches_is_kept_whole_and_it_can_read_on(store, data_dir, workdir, site):

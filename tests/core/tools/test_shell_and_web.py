@@ -14,7 +14,7 @@ from core.tools.context import ToolContext
 from core.tools.registry import ToolError
 from core.tools.shell import decode_output, shell_run
 from core.tools.web import web_fetch
-from tests.support.local_site import serving
+from tests.support.local_site import send_page, serving
 
 
 @pytest.fixture
@@ -250,11 +250,7 @@ class _Pages(BaseHTTPRequestHandler):
         content_type = "text/html; charset=utf-8"
         if self.path in ENCODED_PAGES:
             content_type, body = ENCODED_PAGES[self.path]
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_page(self, body, content_type)
 
 
 @pytest.fixture
