@@ -746,6 +746,9 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
         if question.qid in session.state.answers:
             continue
         minutes = _waits_for_fallback(session, question)
+        if not interactive and "helper" in question.context:  # leaving would end the helper with the process
+            await session.withdraw(question.qid, NOBODY_TO_ASK)
+            continue
         if not interactive:
             if not minutes:
                 return await _leave_waiting(session)
@@ -779,6 +782,10 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
     if not as_json and session.state.ended and (changed := changes_line(session.records)):
         print(changed, flush=True)
     return EXIT_DONE if status == "done" else EXIT_FAILED
+
+
+# Why a research helper's question is withdrawn in a run that is not interactive.
+NOBODY_TO_ASK = "nobody can answer here (tripane run reads no answers when its input is not a terminal, or with --json)"
 
 
 def _waits_for_fallback(session, question) -> int:

@@ -454,6 +454,19 @@ class Session:
                 question.context.get("tool", ""), question.context.get("arguments", "")))
         self.control.answered(qid)
 
+    async def withdraw(self, qid: str, why: str) -> None:
+        """Tripane's answer to a research helper's question that nobody can answer (a terminal
+        that is not interactive): the helper goes on without the read, and says what it missed.
+        The agent's own questions stay open: a later run, or another process, answers them."""
+        with self._writing():
+            question = self.state.questions.get(qid)
+            if question is None or "helper" not in question.context:
+                raise ValueError(f"question {qid!r} is not a research helper's")
+            if qid in self.state.answers:
+                return
+            self._record_answer(question, WITHDRAWN, why)
+        self.control.answered(qid)
+
     def _record_answer(self, question: HumanQuestion, choice: str, text: str) -> None:
         answer = HumanAnswer(qid=question.qid, choice=choice, text=text)
         self.journal.record(answer)

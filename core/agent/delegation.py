@@ -111,9 +111,12 @@ class Delegation:
                 # killed one does: opening the session again withdraws it (Session._opened).
                 if asked.qid not in self.state.answers and (stop.is_set() or self.control.stop_requested):
                     self._answer_for_the_person(asked, WITHDRAWN, "the research helper that asked was stopped")
-            if not answered:
+            answer = self.state.answers[asked.qid][0] if answered else None
+            if answer is None:
                 return STOPPED_BEFORE_ANSWER.format(tool=read.name)
-            return denial(read.name, self.state.answers[asked.qid][0])
+            if answer.choice == WITHDRAWN:  # nobody could answer (Session.withdraw)
+                return f"{read.name} was not run: {answer.text.rstrip('.')}."
+            return denial(read.name, answer)
 
     async def _answer_or_stop(self, qid: str, stop: asyncio.Event) -> bool:
         """Whether the person answered before they stopped the call the question is for. The

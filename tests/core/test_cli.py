@@ -8,15 +8,25 @@ import signal
 import subprocess
 import sys
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
+from core.agent.research import READING_TOOLS
 from core.events import UserMessage, encode
 from core.paths import RUN_LOCK
 from core.store import Store
-from tests.support.openai_server import Failure, ScriptedServer, Turn, positional, tool
+from tests.support.local_site import send_page, serving
+from tests.support.openai_server import (
+    Failure,
+    Script,
+    ScriptedServer,
+    Turn,
+    positional,
+    tool,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -427,6 +437,56 @@ def test_a_question_at_the_terminal_left_unanswered_ends_the_command_cleanly(tmp
         code, out, err = finish(tripane("resume", session_id, "--answer", "approve", data_dir=tmp_path))
     assert code == 0, err
     assert (work / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # run once, when approved
+
+
+class _Changelog(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        send_page(self, b"<html><body><p>2.4: offsets are kept when parsing.</p></body></html>")
+
+
+def helper_fetches(site: str) -> Script:
+    """The agent delegates a question; its helper fetches the changelog, then reports its last read."""
+    def script(request: dict) -> Turn:
+        tools, messages = request.get("tools") or [], request["messages"]
+        if tools and len(tools) == len(READING_TOOLS):
+            if messages[-1]["role"] == "tool":
+                return Turn(text=f"Report: {str(messages[-1]['content'])[:300]}")
+            return Turn(tool_calls=(tool("web_fetch", "w1", url=f"{site}/changelog"),))
+        if "Research report" in json.dumps(messages):
+            return Turn(tool_calls=(tool("task_done", "t1", summary="read the report"),))
+        return Turn(tool_calls=(tool("delegate_research", "d1", question="Are offsets kept in 2.4?"),))
+    return script
+
+
+def test_a_run_nobody_can_answer_withdraws_a_helpers_question_and_goes_on(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    with serving(_Changelog) as site, ScriptedServer(helper_fetches(site)) as server:
+        code, out, err = finish(tripane("run", "Check the changelog", "--model", "openai/scripted", "--api-base",
+                                        server.url, "--workdir", str(work), "--approve", "ask", "--no-memory",
+                                        data_dir=tmp_path))
+    assert code == 0, err
+    assert "withdrawn: nobody can answer here" in out  # rather than leaving a question its helper cannot outlive
+    report = json.dumps([m for r in server.requests for m in r["messages"] if m["role"] == "tool"])
+    assert "web_fetch was not run: nobody can answer here" in report and "offsets are kept" not in report
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_a_helpers_fetch_is_asked_about_there(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    with serving(_Changelog) as site, ScriptedServer(helper_fetches(site)) as server:
+        code, seen = on_a_terminal(["run", "Check the changelog", "--model", "openai/scripted", "--api-base",
+                                    server.url, "--workdir", str(work), "--approve", "ask", "--no-memory"], tmp_path,
+                                   {b"your choice:": b"approve\n", b"details (optional):": b"\n"})
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert "A research helper asks" in text and "/changelog" in text
+    report = json.dumps([m for r in server.requests for m in r["messages"] if m["role"] == "tool"])
+    assert "offsets are kept when parsing" in report
 
 
 def test_sessions_lists_those_whose_title_or_conversation_holds_a_text(tmp_path):
