@@ -54,3 +54,9 @@ def counted(count: int, word: str) -> str:
 def capitalized(text: str) -> str:
     """The text with its first letter a capital, the rest as it is (a note that opens a sentence)."""
     return text[:1].upper() + text[1:]
+
+
+def sentence(text: str) -> str:
+    """The text ending as a sentence does (a person's words, with Tripane's after them)."""
+    text = text.rstrip()
+    return text if not text or text.endswith((".", "!", "?", "…", "。", "！", "？")) else text + "."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.agent.state import approved_part
 from core.events import HumanAnswer, HumanQuestion
-from core.text import one_line
+from core.text import one_line, sentence
 
 OPTION_LABELS = {
     "retry_with_hint": "Retry with a hint", "skip_step": "Skip the step", "edit_plan": "Edit the plan",
@@ -59,7 +59,7 @@ def denial(tool: str, answer: HumanAnswer) -> str | None:
     model reads in place of the call's output."""
     if answer.choice in APPROVING:
         return None
-    reason = f" Reason: {answer.text.strip()}" if answer.text.strip() else ""
+    reason = f" Reason: {sentence(answer.text.strip())}" if answer.text.strip() else ""
     return f"The person denied this {tool} call; it was not run.{reason}"
 
 

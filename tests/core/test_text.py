@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.text import one_line
+from core.text import one_line, sentence
 
 
 def test_a_short_text_is_kept_whole_on_one_line():
@@ -19,3 +19,8 @@ def test_a_long_text_is_cut_between_words_and_ends_in_an_ellipsis():
 def test_a_text_without_spaces_near_the_limit_is_cut_at_the_limit():
     cut = one_line("x" * 200, 50)
     assert cut == "x" * 49 + "…" and len(cut) == 50
+
+
+def test_a_sentence_gets_its_full_stop_unless_it_has_an_ending():
+    assert sentence("use the docs in the repo  ") == "use the docs in the repo."
+    assert sentence("Really?") == "Really?" and sentence("不要。") == "不要。" and sentence("") == ""

@@ -91,7 +91,7 @@ async def test_a_denied_fetch_is_not_made_and_the_helper_reads_the_persons_reaso
 
     assert _Notes.fetched == []
     told = [r for r in model.requests if helpers_turn(r)][-1].messages[-1]["content"]
-    assert "The person denied this web_fetch call; it was not run. Reason: Use the copy in docs/ instead" in told
+    assert "The person denied this web_fetch call; it was not run. Reason: Use the copy in docs/ instead. Name what" in told
     assert "Name what you would have fetched" in told
     assert not events_of(session, ResearchStep)[0].consulted[0].ok
 
