@@ -5,7 +5,9 @@ restart (or a crash) loses none: a long message to the agent is work."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 from gui.qt import QObject, QPlainTextEdit, QSettings, QTextCursor, QTimer
 
@@ -13,20 +15,34 @@ GROUP = "drafts"
 TYPING_PAUSE_MS = 1000
 
 
+def folder_group(data_dir: Path) -> str:
+    """The settings group of one data folder's drafts. Windows over other data folders keep
+    theirs in the same settings; within its own group a window knows that a draft whose session
+    is gone was deleted (by another window over the folder, say), and drops it."""
+    return f"{GROUP}/{hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]}"
+
+
 class Drafts(QObject):
-    def __init__(self, box: QPlainTextEdit, settings: QSettings, exists: Callable[[str], bool]):
-        """`box`: the message box; `exists`: whether a session is in this window's log (the drafts
-        of others, another data folder's or of sessions deleted by the command line, are left be)."""
+    def __init__(self, box: QPlainTextEdit, settings: QSettings, exists: Callable[[str], bool], data_dir: Path):
+        """`box`: the message box; `exists`: whether a session is in this window's log, kept in
+        `data_dir`."""
         super().__init__(box)
         self.box, self.settings = box, settings
+        self.group = folder_group(data_dir)
         self.owner: str | None = None  # the session the box's text is for
-        # Only this data folder's sessions: a window over another data folder keeps its drafts in
-        # the same settings.
-        self.waiting = {session_id: text for session_id, text in self._stored().items() if exists(session_id)}
-        self._saved = set(self.waiting)  # the sessions whose drafts the settings hold for this window
+        stored = self._stored(self.group)
+        self.waiting = {session_id: text for session_id, text in stored.items() if exists(session_id)}
+        # Kept before drafts were grouped by data folder, directly under GROUP: this folder's are
+        # taken in (and moved to its group at the next save); any other is left be.
+        self._ungrouped = {session_id for session_id in self._stored(GROUP) if exists(session_id)}
+        self.waiting |= {session_id: text for session_id, text in self._stored(GROUP).items()
+                         if session_id in self._ungrouped and session_id not in self.waiting}
+        self._saved = set(stored)  # the sessions whose drafts the settings hold for this folder
         self._timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
         self._timer.timeout.connect(self.save)
         box.textChanged.connect(self._timer.start)
+        if self._saved != set(self.waiting):  # a deleted session's draft, or ungrouped ones, go now
+            self.save()
 
     def take(self, session_id: str) -> None:
         """The box now writes to `session_id`: its draft comes in, the one there waits for its own."""
@@ -55,7 +71,10 @@ class Drafts(QObject):
     def save(self) -> None:
         self._timer.stop()
         drafts = self.all()
-        self.settings.beginGroup(GROUP)
+        for session_id in self._ungrouped:
+            self.settings.remove(f"{GROUP}/{session_id}")
+        self._ungrouped = set()
+        self.settings.beginGroup(self.group)
         for session_id in self._saved - drafts.keys():  # sent, emptied, or its session deleted
             self.settings.remove(session_id)
         for session_id, text in drafts.items():
@@ -64,8 +83,8 @@ class Drafts(QObject):
         self.settings.sync()
         self._saved = set(drafts)
 
-    def _stored(self) -> dict[str, str]:
-        self.settings.beginGroup(GROUP)
+    def _stored(self, group: str) -> dict[str, str]:
+        self.settings.beginGroup(group)
         try:
             stored = {key: self.settings.value(key) for key in self.settings.childKeys()}
         finally:

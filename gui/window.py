@@ -179,7 +179,7 @@ class MainWindow(QMainWindow):
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir
         known = {row.id for row in self.workspace.store.sessions()}
-        self.drafts = Drafts(self.composer, self.settings.q, known.__contains__)
+        self.drafts = Drafts(self.composer, self.settings.q, known.__contains__, self.workspace.data_dir)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),

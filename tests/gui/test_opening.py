@@ -19,6 +19,7 @@ from core.paths import DB_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session, SessionConfig
 from core.store import Store
+from gui.drafts import folder_group
 from gui.qt import QApplication, QFileDialog, QMessageBox, QSettings, Qt
 from gui.settings import AppSettings
 from gui.widgets.chat_items import MessageItem
@@ -175,8 +176,12 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
 
 def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workdir, tmp_path, settings):
     earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
-    # A draft another window keeps, for a session of another data folder: left as it is.
+    group = folder_group(tmp_path / "data")
+    # Drafts another window keeps, for sessions of another data folder: left as they are.
     settings.q.setValue("drafts/20260101-000000-else", "to the other folder's session")
+    settings.q.setValue(f"{folder_group(tmp_path / 'other')}/20260101-000000-else", "grouped, elsewhere")
+    # This folder's draft of a session deleted elsewhere (another window over the folder): dropped.
+    settings.q.setValue(f"{group}/20260101-000000-gone", "to a deleted session")
     window, here = showing_a_finished_run(qtbot, make_window, workdir)
     qtbot.keyClicks(window.composer, "Also check the notes' dates")
     window.show_session(earlier)
@@ -184,8 +189,9 @@ def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workd
     qtbot.keyClicks(window.composer, "Port the tests")
     # Kept a moment after typing stops, with no close: a crash now would lose neither.
     stored = QSettings(settings.q.fileName(), QSettings.Format.IniFormat)
-    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"drafts/{earlier}"))[1] == "Port the tests", timeout=WAIT)
-    assert stored.value(f"drafts/{here.id}") == "Also check the notes' dates"
+    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"{group}/{earlier}"))[1] == "Port the tests", timeout=WAIT)
+    assert stored.value(f"{group}/{here.id}") == "Also check the notes' dates"
+    assert stored.value(f"{group}/20260101-000000-gone") is None
     qtbot.keyClicks(window.composer, " too")
     window.close_now()  # and closing keeps the last keystrokes at once
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
@@ -197,9 +203,23 @@ def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workd
     qtbot.waitUntil(lambda: shown_now(reopened) == here.id, timeout=WAIT)
     assert reopened.composer.toPlainText() == "Also check the notes' dates"
     reopened.composer.clear()  # sent, or dropped: no draft is kept any more
-    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"drafts/{here.id}"))[1] is None, timeout=WAIT)
-    assert stored.value(f"drafts/{earlier}") == "Port the tests too"
+    qtbot.waitUntil(lambda: (stored.sync(), stored.value(f"{group}/{here.id}"))[1] is None, timeout=WAIT)
+    assert stored.value(f"{group}/{earlier}") == "Port the tests too"
     assert stored.value("drafts/20260101-000000-else") == "to the other folder's session"
+    assert stored.value(f"{folder_group(tmp_path / 'other')}/20260101-000000-else") == "grouped, elsewhere"
+
+
+def test_a_draft_kept_before_drafts_were_grouped_by_folder_is_taken_in(qtbot, make_window, workdir, tmp_path,
+                                                                       settings):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    settings.q.setValue(f"drafts/{earlier}", "Port the tests")
+    window = make_window(ScriptedModel([]))
+    window.show_session(earlier)
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert window.composer.toPlainText() == "Port the tests"
+    stored = QSettings(settings.q.fileName(), QSettings.Format.IniFormat)
+    assert stored.value(f"drafts/{earlier}") is None  # moved to this folder's group
+    assert stored.value(f"{folder_group(tmp_path / 'data')}/{earlier}") == "Port the tests"
 
 
 def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbot, make_window, workdir, tmp_path):
