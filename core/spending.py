@@ -159,6 +159,12 @@ def money(cost: float) -> str:
     return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
+def known_cost(cost: float, prompt_tokens: int) -> str | None:
+    """What requests cost, as `money` says it; None where they were made but cost nothing at
+    litellm's prices: it has no price for the model, and "$0.0000" would say it was free."""
+    return money(cost) if cost or not prompt_tokens else None
+
+
 DEAREST_SESSIONS = 10  # in the text report; --json has them all
 
 

@@ -30,7 +30,7 @@ from core.events import (
     Usage,
     UserMessage,
 )
-from core.spending import money
+from core.spending import known_cost
 from core.text import counted
 
 
@@ -136,9 +136,13 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
             f"{counted(len(summary.asked_helpers), 'question')} from you" if summary.asked_helpers else "") if part)
         rows.append(("Research helpers", f"{said}; {counted(summary.research_steps, 'request')}"))
     usage = summary.usage
-    cached = f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)" if usage.prompt_tokens else ""
+    # A provider that never reports cached tokens (a local server, some gateways) is not said to
+    # have cached 0%: that would read as a cache that always misses.
+    cached = (f" ({usage.cached_tokens / usage.prompt_tokens:.0%} cached, as the provider reported)"
+              if usage.cached_tokens else "")
     rows.append(("Tokens", f"{usage.prompt_tokens:,} in{cached}; {usage.completion_tokens:,} out"))
-    rows.append(("Cost", money(usage.cost_usd)))
+    rows.append(("Cost", known_cost(usage.cost_usd, usage.prompt_tokens)
+                 or "unknown: litellm has no price for the model (one on this computer costs nothing)"))
     rows.append(("Changed in the work folder", summary.changes.summary() or "nothing, by the file tools"))
     return rows
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from core.agent.state import SessionState
 from core.render import effort_words
+from core.spending import known_cost
 from gui.qt import QLabel, QStatusBar, Qt, Signal
 from gui.theme import set_style_property
 from gui.widgets.elided_label import ElidedLabel
@@ -128,8 +129,8 @@ class SessionStatusBar(QStatusBar):
         # would read as a cache that always misses.
         cached = f" · cached {usage.cached_tokens / usage.prompt_tokens:.0%}" if usage.cached_tokens else ""
         self.reuse.setText(f"Cache reuse: {reuse:.0%}{cached}" if reuse is not None else "Cache reuse: –")
-        if usage.cost_usd or not usage.prompt_tokens:
-            self.cost.setText(f"Cost: ${usage.cost_usd:.4f}")
+        if cost := known_cost(usage.cost_usd, usage.prompt_tokens):
+            self.cost.setText(f"Cost: {cost}")
             self.cost.setToolTip("What this session's requests cost so far, at litellm's prices (its compactions' "
                                  "summaries too). Click: the spending over all sessions.")
         else:  # "$0.0000" would say free where the price is not known

@@ -42,3 +42,14 @@ async def test_a_runs_summary_counts_its_turns_calls_failures_questions_and_chan
 def test_a_session_with_no_events_says_so_without_failing():
     rows = dict(summary_rows(summarize([])))
     assert rows["State"] == "new" and rows["Time"] == "—" and rows["Model"] == "—" and rows["Cost"] == "$0.0000"
+
+
+async def test_a_model_without_a_price_or_cache_figures_is_not_said_to_be_free_or_missing_its_cache(
+        store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("task_done", summary="ok"), prompt_tokens=1_000, cached_tokens=0)])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    rows = dict(summary_rows(summarize(session.records)))
+    assert rows["Cost"].startswith("unknown: litellm has no price for the model")
+    assert rows["Tokens"].startswith("1,000 in; ")  # not "0% cached": the server never said
