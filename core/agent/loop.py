@@ -927,7 +927,7 @@ class AgentLoop(Delegation):
         event = HumanQuestion(qid=f"q{self.state.last_seq + 1}", reason=reason, question=question,
                               options=options, context=context)
         self._record(event)
-        self._progress(progress.question(reason, question))
+        self._progress(progress.question(event))
         if reason in ("three_strike", "danger_turn", "budget"):  # the run stops here: a burst ends
             self._write_episode(f"waiting: {reason_label(reason)}", question.splitlines()[0][:300])
         return event

@@ -74,19 +74,25 @@ def reason_label(reason: str) -> str:
     return REASON_LABELS.get(reason, reason.replace("_", " "))
 
 
+def asked_in_words(question: HumanQuestion, limit: int) -> str:
+    """The question in a line; an approval's with what it would run ("Allow shell_run?" says too
+    little of what was allowed or refused)."""
+    if question.reason != "approval":
+        return one_line(question.question, limit)
+    arguments = str(question.context.get("arguments", ""))
+    part = approved_part(arguments)
+    return f"Allow {question.context.get('tool') or 'the call'} {one_line(part[1] if part else arguments, limit)}?"
+
+
 def answer_line(question: HumanQuestion | None, answer: HumanAnswer) -> str:
     """A question and the person's answer in a line for the daily log (seed 002, section 5.3: the
     exchange goes to episodic memory, where later tasks' memory search finds what the person said),
     or "" for one not worth keeping there: a plain approval, which says nothing about the work."""
     if question is None or (question.reason == "approval" and answer.choice != "deny" and not answer.text.strip()):
         return ""
-    asked = one_line(question.question, 300)
-    if question.reason == "approval":  # "Allow shell_run?" says too little of what was refused
-        arguments = str(question.context.get("arguments", ""))
-        part = approved_part(arguments)
-        asked = f"Allow {question.context.get('tool') or 'the call'} {one_line(part[1] if part else arguments, 300)}?"
     if answer.choice == WITHDRAWN:  # the person said nothing
         return ""
+    asked = asked_in_words(question, 300)
     if answer.choice == NO_ANSWER:
         return f"{asked} — no answer in time: the agent went on with its fallback"
     said = option_label(answer.choice, question)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
+from core.agent.options import UNANSWERED, asked_in_words, option_label, reason_label, unanswered_note
 from core.events import ErrorDiagnosed, HumanAnswer, HumanQuestion
 from core.text import capitalized
 
@@ -78,8 +78,11 @@ def phase_changed(old: str, new: str) -> str:
     return f"\n## [{_stamp()}] 🏁 Phase changed: {old or '(none)'} → {new}\n"
 
 
-def question(reason: str, text: str) -> str:
-    return f"\n## [{_stamp()}] ❓ Asked the person ({reason_label(reason)})\n{_clip(text, 600)}\n"
+def question(asked: HumanQuestion) -> str:
+    text = asked.question
+    if asked.reason == "approval":  # what it would run, and who asks (the agent, or its research helper)
+        text = asked_in_words(asked, 400) + asked.question.removeprefix(f"Allow {asked.context.get('tool')}?")
+    return f"\n## [{_stamp()}] ❓ Asked the person ({reason_label(asked.reason)})\n{_clip(text, 600)}\n"
 
 
 def answer(answer: HumanAnswer, question: HumanQuestion | None = None) -> str:

@@ -79,7 +79,8 @@ async def test_the_person_is_asked_before_a_helper_fetches(
     assert result.ok and "totals are rounded per line" in result.content
     assert events_of(session, ResearchStep)[0].consulted[0].ok
     progress, _ = session.read_file("progress.md")
-    assert "A research helper asks" in progress and "The person answered: Approve" in progress
+    assert f"Allow web_fetch {site}/notes? A research helper asks, for the agent's question: What do the notes" \
+        in progress and "The person answered: Approve" in progress
 
 
 async def test_a_denied_fetch_is_not_made_and_the_helper_reads_the_persons_reason(store, data_dir, workdir, site):

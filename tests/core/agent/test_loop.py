@@ -315,6 +315,8 @@ async def test_always_allow_this_call_approves_the_same_command_only(store, data
     await session.approve(second.qid, approved=False)
     assert await session.wait() == "done"
     assert len(events_of(session, HumanQuestion)) == 2 and not (workdir / "other.txt").exists()
+    progress, _ = session.read_file("progress.md")
+    assert "Allow shell_run echo other > other.txt?" in progress  # what it would have run, not "Allow shell_run?"
     # A reopened session remembers what was allowed.
     reopened = Session.open(store, data_dir, session.id, model)
     assert reopened.state.allowed_without_asking("shell_run", '{"command": "echo run >> runs.txt"}')
