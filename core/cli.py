@@ -561,7 +561,7 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
             print(f"  ↦ {workdir_note(moved)}", flush=True)
         if args.answer is not None:
-            question = session.state.open_question
+            question = session.state.runs_question
             if question is None:
                 raise ValueError(f"session {session.id} has no open question to answer")
             await session.answer(question.qid, args.answer, args.text)
@@ -593,7 +593,8 @@ def _reflects_after_tasks(session) -> bool:
 
 async def _ask(session, question: str, as_json: bool) -> int:
     """The person's question, answered by a research helper: its reads on stderr, its answer on stdout."""
-    from core.events import ResearchStep
+    from core.agent.state import asked_aside
+    from core.events import HumanQuestion, Record, ResearchStep
     from core.export import record_json
     from core.llm import ModelError
     from core.render import aside_note
@@ -602,6 +603,18 @@ async def _ask(session, question: str, as_json: bool) -> int:
     def read(line: str) -> None:
         print(f"  ⌕ {line.rstrip()}", file=sys.stderr, flush=True)
 
+    interactive = sys.stdin.isatty() and not as_json
+    answering: set[asyncio.Task] = set()
+
+    def asks(notice) -> None:
+        """The helper asks to fetch a page: asked here (on stderr: stdout is the answer), or, with
+        nobody to ask, withdrawn."""
+        if isinstance(notice, Record) and isinstance(notice.event, HumanQuestion) and asked_aside(notice.event):
+            task = asyncio.ensure_future(_answer_aside(session, notice, interactive))
+            answering.add(task)
+            task.add_done_callback(answering.discard)
+
+    unsubscribe = session.subscribe(asks)
     try:
         asked, report = await session.ask_helper(question, on_read=None if as_json else read)
     except (CannotRun, ValueError) as exc:
@@ -610,6 +623,8 @@ async def _ask(session, question: str, as_json: bool) -> int:
     except ModelError as exc:
         print(f"tripane: ask: the helper's model call failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        unsubscribe()
     steps = [r for r in session.records if isinstance(r.event, ResearchStep) and r.event.call_id == asked]
     if as_json:
         for record in steps:
@@ -618,6 +633,22 @@ async def _ask(session, question: str, as_json: bool) -> int:
     print(report.text or "(The helper ended without an answer.)")
     print(f"\n{aside_note(steps[-1].event, question)}", file=sys.stderr)
     return EXIT_DONE
+
+
+async def _answer_aside(session, record, interactive: bool) -> None:
+    from core.render import render
+
+    question = record.event
+    if not interactive:
+        await session.withdraw(question.qid, NOBODY_TO_ASK)
+        return
+    print(render(record), file=sys.stderr, flush=True)
+    try:
+        choice, text = await _ask_on_terminal(question, sys.stderr)
+    except EOFError:  # Ctrl+D: the helper goes on without the page
+        await session.withdraw(question.qid, "the input ended without an answer")
+        return
+    await session.answer(question.qid, choice, text)
 
 
 async def _reflect(session, as_json: bool) -> int:
@@ -785,7 +816,7 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
 
 
 # Why a research helper's question is withdrawn in a run that is not interactive.
-NOBODY_TO_ASK = "nobody can answer here (tripane run reads no answers when its input is not a terminal, or with --json)"
+NOBODY_TO_ASK = "nobody can answer here (the command reads no answers when its input is not a terminal, or with --json)"
 
 
 def _waits_for_fallback(session, question) -> int:
@@ -808,7 +839,7 @@ class _Prompt:
     reading: asyncio.AbstractEventLoop | None = None  # the loop the reading thread answers to
 
 
-def _read_line(prompt: str) -> asyncio.Future[str]:
+def _read_line(prompt: str, out=None) -> asyncio.Future[str]:
     """A line typed at the terminal, read on a daemon thread: a prompt left waiting when the run
     stops (Ctrl+C) must not hold up the exit, as a thread of the loop's executor would until Enter.
     The thread reads the descriptor itself: blocked in input(), it would hold sys.stdin's lock, and
@@ -818,7 +849,7 @@ def _read_line(prompt: str) -> asyncio.Future[str]:
     loop = asyncio.get_running_loop()
     line: asyncio.Future[str] = loop.create_future()
     _Prompt.line = line
-    print(prompt, end="", flush=True)
+    print(prompt, end="", flush=True, file=out or sys.stdout)  # (sys.stdout as it is now: tests replace it)
     if _Prompt.reading is loop:
         return line
     _Prompt.reading = loop
@@ -853,19 +884,21 @@ def _read_line(prompt: str) -> asyncio.Future[str]:
     return line
 
 
-async def _ask_on_terminal(question) -> tuple[str, str]:
+async def _ask_on_terminal(question, out=None) -> tuple[str, str]:
+    """The person's answer typed at the terminal, asked on `out` (stdout by default)."""
+    out = out or sys.stdout
     typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
     for key, value in question.context.get("reboot", {}).items():
         if value:
-            print(f"    {key}: {value}")
+            print(f"    {key}: {value}", file=out)
     if question.reason == "approval":
-        print(f"    {question.context.get('tool')}: {question.context.get('arguments')}")
+        print(f"    {question.context.get('tool')}: {question.context.get('arguments')}", file=out)
     while True:
-        choice = (await _read_line("  your choice: ")).strip()
+        choice = (await _read_line("  your choice: ", out)).strip()
         if choice and (not typed or choice in question.options):
             break
-        print(f"  please answer one of: {', '.join(question.options)}")
-    text = (await _read_line("  details (optional): ")).strip()
+        print(f"  please answer one of: {', '.join(question.options)}", file=out)
+    text = (await _read_line("  details (optional): ", out)).strip()
     return choice, text
 
 

@@ -256,8 +256,8 @@ class Session:
                     self.journal.record(change)
                 for change in self.memory.check_external():
                     self.journal.record(change)
-                question = state.open_question
-                if question is not None and "helper" in question.context:  # its helper ended with its process
+                for question in [q for q in state.open_questions.values() if "helper" in q.context]:
+                    # its helper ended with the process that ran it
                     self._record_answer(question, WITHDRAWN, "Tripane stopped while the research helper that asked "
                                                              "was working")
         if state.status == "paused":

@@ -83,8 +83,11 @@ class Control:
             await self.interruptible(self._resumed.wait())
 
     async def wait_answer(self, qid: str) -> None:
-        future = self._answers.setdefault(qid, asyncio.get_running_loop().create_future())
-        await self.interruptible(future)
+        await self.interruptible(self.answer_for(qid))
+
+    def answer_for(self, qid: str) -> asyncio.Future[None]:
+        """Done when the person answers `qid` (Stop does not end it: see wait_answer)."""
+        return self._answers.setdefault(qid, asyncio.get_running_loop().create_future())
 
     async def interruptible(self, awaitable: Awaitable[T]) -> T:
         """Await something that Stop may cut short (a model call, a tool, a question)."""

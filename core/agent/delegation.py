@@ -89,10 +89,13 @@ class Delegation:
         await self._keep_report(question, report, "the person")
         return report
 
-    async def _helper_approval(self, call_id: str, read: ToolCall, delegated: str) -> str | None:
+    async def _helper_approval(self, call_id: str, read: ToolCall, question: str, aside: bool,
+                               interruptible) -> str | None:
         """None when the person lets a helper's risky read run, else why it may not. They are asked
-        as for the agent's own call, one question at a time: helpers reading at once would each
-        open one, and an "always" given to the first lets the others' reads run unasked."""
+        as for the agent's own call, one helper's question at a time: helpers reading at once
+        would each open one, and an "always" given to the first lets the others' reads run
+        unasked. The person's own helper (`aside`) asks too: its question may come while the
+        run waits for an answer of its own, and the run's Stop does not withdraw it."""
         async with self._helpers_asking:
             if self._runs_unasked(read):
                 return None
@@ -101,15 +104,17 @@ class Delegation:
             stop = self.control.running_tool(call_id)
             if stop.is_set():
                 return STOPPED_BEFORE_ANSWER.format(tool=read.name)
-            asked = self._ask_approval(read, f"Allow {read.name}? A research helper asks, for the agent's question: "
-                                             f"{one_line(delegated, 200)}",
-                                       call_id=call_id, read_id=read.id, helper=delegated)
+            who = "The research helper answering your question asks" if aside else \
+                "A research helper asks, for the agent's question"
+            asked = self._ask_approval(read, f"Allow {read.name}? {who}: {one_line(question, 200)}",
+                                       call_id=call_id, read_id=read.id, helper=question, **({"aside": True} if aside else {}))
             try:
-                answered = await self._answer_or_stop(asked.qid, stop)
+                answered = await self._answer_or_stop(asked.qid, stop, interruptible)
             finally:
                 # Stopped, or the run was. A run closed with the window leaves it open, as a
                 # killed one does: opening the session again withdraws it (Session._opened).
-                if asked.qid not in self.state.answers and (stop.is_set() or self.control.stop_requested):
+                if asked.qid not in self.state.answers and (stop.is_set() or (
+                        self.control.stop_requested and not aside)):
                     self._answer_for_the_person(asked, WITHDRAWN, "the research helper that asked was stopped")
             answer = self.state.answers[asked.qid][0] if answered else None
             if answer is None:
@@ -118,10 +123,11 @@ class Delegation:
                 return f"{read.name} was not run: {answer.text.rstrip('.')}."
             return denial(read.name, answer)
 
-    async def _answer_or_stop(self, qid: str, stop: asyncio.Event) -> bool:
+    async def _answer_or_stop(self, qid: str, stop: asyncio.Event, interruptible) -> bool:
         """Whether the person answered before they stopped the call the question is for. The
-        run's Stop raises StopRequested, as for any question."""
-        answer, stopped = asyncio.ensure_future(self.control.wait_answer(qid)), asyncio.ensure_future(stop.wait())
+        run's Stop raises StopRequested, as for any question, where `interruptible` says so."""
+        answer = asyncio.ensure_future(interruptible(self.control.answer_for(qid)))
+        stopped = asyncio.ensure_future(stop.wait())
         try:
             await asyncio.wait((answer, stopped), return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -163,8 +169,8 @@ class Delegation:
             fallback=(state.model, state.api_base, self._window, state.reasoning_effort) if others else None,
             tools=[tool for tool in engine.tools if tool["function"]["name"] in READING_TOOLS],
             ask=lambda request: self._research_ask(request, interruptible),
-            read=lambda read, label="": self._research_read(call_id, read, interruptible, label,
-                                                            None if for_person else question),
+            read=lambda read, label="": self._research_read(call_id, read, interruptible, label, question,
+                                                            aside=for_person),
             record=self._record if not number else lambda step: self._record(dataclasses.replace(step, helper=number)),
             count_tokens=lambda text: count_tokens(config.model, text),
             hide=self._storable,
@@ -180,11 +186,11 @@ class Delegation:
         return await interruptible(self.model.complete(
             request, None, lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))))
 
-    async def _research_read(self, call_id: str, read: ToolCall, interruptible, label: str = "",
-                             delegated: str | None = None) -> tuple[bool, str]:
+    async def _research_read(self, call_id: str, read: ToolCall, interruptible, label: str = "", question: str = "",
+                             aside: bool = False) -> tuple[bool, str]:
         """One of a research helper's reads, shown live under the delegate call (after `label`:
-        which part of a deep research reads it). `delegated`: the question the agent gave the
-        helper, whose risky reads the person is asked about; None for the person's own question."""
+        which part of a deep research reads it). `question`: what the helper was asked, by the
+        agent or, `aside`, by the person."""
         self.journal.notify(ToolOutput(self.state.session_id, call_id, f"{label}{described(read)}\n"))
         try:
             arguments = read.parsed_arguments()
@@ -192,16 +198,11 @@ class Delegation:
             return False, f"The arguments of your {read.name!r} call are not valid JSON ({exc}). Send a JSON object."
         spec = self.registry.get(read.name)
         if spec is not None and spec.risky and not self._runs_unasked(read):
-            if delegated is None:
-                # The person's own question runs beside the agent, which may be asking them
-                # something itself: the session has one open question at a time.
-                return False, (f"{read.name} needs the person's approval in this session, and a question the "
-                               f"person asked a helper aside cannot ask for it, so it was not run. Name what you "
-                               f"would have fetched in your report (the address).")
-            refused = await self._helper_approval(call_id, read, delegated)
+            refused = await self._helper_approval(call_id, read, question, aside, interruptible)
             if refused:
                 return False, f"{refused} Name what you would have fetched in your report (the address)."
         ctx = self._tool_context(call_id)
+        ctx.notes_sources = not aside
         content, error_type = await tool_outcome(self.registry, read.name, arguments, ctx, interruptible)
         for event in ctx.events:
             self._record(event)

@@ -276,7 +276,7 @@ class AgentLoop(Delegation):
         if control.stop_requested:
             raise StopRequested
         await self._pause_point()
-        question = state.open_question
+        question = state.runs_question
         if question is not None and "call_id" not in question.context:
             await control.wait_answer(question.qid)
         if state.halt_requested:
@@ -759,7 +759,7 @@ class AgentLoop(Delegation):
             asked = self._ask_approval(call)
         return denial(call.name, await self._answer_for(asked.qid))
 
-    def _ask_approval(self, call: ToolCall, question: str = "", **context: str) -> HumanQuestion:
+    def _ask_approval(self, call: ToolCall, question: str = "", **context: object) -> HumanQuestion:
         """The approval question for a risky call; `question` and `context` say more of who asks."""
         plan, _ = self.memory.read(PLAN)
         return self._ask("approval", question or f"Allow {call.name}?", APPROVAL_OPTIONS,

@@ -73,7 +73,9 @@ class SessionState:
     actions_since_finding: int = 0
     info_tools: frozenset[str] = frozenset()
     pending_calls: dict[str, str] = field(default_factory=dict)  # call id -> tool name
-    open_question: HumanQuestion | None = None
+    # The questions waiting for the person, oldest first: the run's (one at a time) and a research
+    # helper's, which may come while the person's own helper, aside, asks too.
+    open_questions: dict[str, HumanQuestion] = field(default_factory=dict)
     questions: dict[str, HumanQuestion] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
     always_allowed_calls: set[str] = field(default_factory=set)  # approval_key()s of calls they allowed
@@ -98,6 +100,16 @@ class SessionState:
     @property
     def ended(self) -> bool:
         return self.status.startswith("ended")
+
+    @property
+    def open_question(self) -> HumanQuestion | None:
+        """The question the person is asked now: the latest of those waiting."""
+        return next(reversed(self.open_questions.values()), None)
+
+    @property
+    def runs_question(self) -> HumanQuestion | None:
+        """The open question of the run, if it has one (not one the person's own helper asks)."""
+        return next((q for q in reversed(self.open_questions.values()) if not asked_aside(q)), None)
 
     def apply(self, record: Record) -> None:
         self.last_seq = record.seq
@@ -183,9 +195,10 @@ class SessionState:
                 if event.level == "warn":
                     self.warned = True
             case HumanQuestion():
-                self.open_question = event
+                self.open_questions[event.qid] = event
                 self.questions[event.qid] = event
-                self.status = "waiting"
+                if not asked_aside(event):  # the person's own helper asks: the run goes on as it was
+                    self.status = "waiting"
                 if event.reason == "three_strike":
                     self.strike_due = None
             case HumanAnswer():
@@ -196,7 +209,7 @@ class SessionState:
                 self.status = "running"
             case SessionEnded():
                 self.status = f"ended:{event.status}"
-                self.open_question = None
+                self.open_questions = {qid: q for qid, q in self.open_questions.items() if asked_aside(q)}
                 self.halt_requested = False
                 self.diagnosis_due = None  # the task is over: a message after it starts afresh
 
@@ -206,8 +219,7 @@ class SessionState:
 
     def _answer(self, answer: HumanAnswer) -> None:
         question = self.questions.get(answer.qid)
-        if self.open_question is not None and self.open_question.qid == answer.qid:
-            self.open_question = None
+        if (answered := self.open_questions.pop(answer.qid, None)) is not None and not asked_aside(answered):
             self.status = "running"
         if question is None:
             return
@@ -250,6 +262,11 @@ class SessionState:
             self.budget_tokens = self.tokens_used + self.config.budget_tokens
         if self.budget_usd:
             self.budget_usd = self.usage.cost_usd + self.config.budget_usd
+
+
+def asked_aside(question: HumanQuestion) -> bool:
+    """Whether the research helper of the person's own question asks it (Session.ask_helper)."""
+    return bool(question.context.get("aside"))
 
 
 def continue_turns(answer: HumanAnswer) -> int:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.agent.options import UNANSWERED, asked_in_words, option_label, reason_label, unanswered_note
+from core.agent.options import (
+    UNANSWERED,
+    asked_in_words,
+    option_label,
+    reason_label,
+    unanswered_note,
+)
 from core.events import ErrorDiagnosed, HumanAnswer, HumanQuestion
 from core.text import capitalized
 

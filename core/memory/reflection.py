@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from core.agent.options import NO_ANSWER, WITHDRAWN, reason_label
+from core.agent.state import asked_aside
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -151,9 +152,14 @@ def trace(records: Sequence[Record], limit: int = TRACE_CHARS) -> str:
 
 
 def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one branch per event kind reads best
+    aside: set[str] = set()  # the questions of the person's own helper: nothing the agent did
     for record in records:
         event = record.event
         match event:
+            case HumanQuestion() if asked_aside(event):
+                aside.add(event.qid)
+            case HumanAnswer() if event.qid in aside:
+                pass
             case UserMessage():
                 yield f"The person wrote: {one_line(event.text, 400)}"
             case AssistantMessage():
@@ -195,7 +201,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
 def _reaction(records: Sequence[Record]) -> str:
     messages = sum(isinstance(r.event, UserMessage) for r in records)
     edits = sum(isinstance(r.event, FileChanged) and r.event.author == "user" for r in records)
-    answers = [r.event for r in records if isinstance(r.event, HumanAnswer)]
+    aside = {r.event.qid for r in records if isinstance(r.event, HumanQuestion) and asked_aside(r.event)}
+    answers = [r.event for r in records if isinstance(r.event, HumanAnswer) and r.event.qid not in aside]
     refused = sum(a.choice in ("deny", "stop") for a in answers)
     ended = [r.event for r in records if isinstance(r.event, SessionEnded)]
     stopped = any(e.status == "aborted" for e in ended)

@@ -45,6 +45,9 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None
     # Set when the person stops this call alone: a tool of STOPPABLE_TOOLS ends early and says so.
     stop_requested: asyncio.Event | None = None
+    # Whether a fetched page's address is noted in findings.md: not for the person's own question
+    # to a helper, of which nothing reaches the agent.
+    notes_sources: bool = True
 
     @property
     def offload_dir(self) -> Path:

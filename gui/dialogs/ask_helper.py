@@ -24,8 +24,8 @@ from gui.screen_fit import fit_to_screen
 from gui.widgets.chat_items import escape_html
 
 ABOUT = ("A helper with a short context of its own reads the work folder, the agent's plan, findings and "
-         "progress, and long-term memory (web pages too, where this session fetches them without asking) "
-         "to answer you. The agent does not see your question or the answer, and goes on working; "
+         "progress, and long-term memory (web pages too: where the session asks before a fetch, you are "
+         "asked) to answer you. The agent does not see your question or the answer, and goes on working; "
          "the helper's requests count in the session's spending.")
 LIVE_LINES = 8  # of the helper's reads, shown while it works
 

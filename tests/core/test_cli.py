@@ -489,6 +489,35 @@ def test_on_a_terminal_a_helpers_fetch_is_asked_about_there(tmp_path):
     assert "offsets are kept when parsing" in report
 
 
+def asked_aside(site: str) -> Script:
+    """A run that ends at once; then the person's own question, whose helper fetches the changelog."""
+    helper = helper_fetches(site)
+
+    def script(request: dict) -> Turn:
+        if len(request.get("tools") or ()) == len(READING_TOOLS):
+            return helper(request)
+        return Turn(tool_calls=(tool("task_done", "t1", summary="done"),))
+    return script
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_tripane_ask_asks_on_the_terminal_before_its_helper_fetches_and_withdraws_with_nobody_there(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    with serving(_Changelog) as site, ScriptedServer(asked_aside(site)) as server:
+        code, _, err = finish(tripane("run", "Start", "--model", "openai/scripted", "--api-base", server.url,
+                                      "--workdir", str(work), "--approve", "ask", "--no-memory", data_dir=tmp_path))
+        assert code == 0, err
+        code, out, err = finish(tripane("ask", "Are offsets kept in 2.4?", "--no-memory", data_dir=tmp_path))
+        assert code == 0, err
+        assert "withdrawn" not in out and "nobody can answer here" in out  # the helper said why it did not read
+        code, seen = on_a_terminal(["ask", "Are offsets kept in 2.4?", "--no-memory"], tmp_path,
+                                   {b"your choice:": b"approve\n", b"details (optional):": b"\n"})
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert "The research helper answering your question asks" in text and "offsets are kept when parsing" in text
+
+
 def test_sessions_lists_those_whose_title_or_conversation_holds_a_text(tmp_path):
     from tests.core.test_spending import two_sessions
 

@@ -162,7 +162,7 @@ async def test_a_helpers_question_left_by_a_killed_process_is_withdrawn_on_reope
     assert _Notes.fetched == []
 
 
-async def test_no_question_where_approvals_are_off_or_the_person_asked_the_helper(store, data_dir, workdir, site):
+async def test_no_question_where_approvals_are_off(store, data_dir, workdir, site):
     model = routed([delegate(question="What do the notes say?"), reply("", call("task_done", summary="ok"))],
                    [fetch_then_report(lambda question: f"{site}/notes")])
     off = make_session(store, data_dir, workdir, model, approval="none")
@@ -170,9 +170,66 @@ async def test_no_question_where_approvals_are_off_or_the_person_asked_the_helpe
     assert not events_of(off, HumanQuestion) and _Notes.fetched == []
     assert "approvals are off" in events_of(off, ResearchStep)[0].consulted[0].error
 
-    aside = make_session(store, data_dir, workdir, ScriptedModel([fetch_then_report(lambda q: f"{site}/notes")] * 4),
-                         approval="ask")
-    _, report = await aside.ask_helper("What do the notes say?")
-    assert not events_of(aside, HumanQuestion) and _Notes.fetched == []
-    assert "a question the person asked a helper aside cannot ask for it" in \
-           events_of(aside, ResearchStep)[0].consulted[0].error
+
+async def test_the_persons_own_helper_asks_beside_the_runs_question_which_stays_open(store, data_dir, workdir, site):
+    model = routed([reply("", call("human_ask", "a1", question="Keep the old notes?")),
+                    reply("", call("task_done", summary="ok"))],
+                   [fetch_then_report(lambda question: f"{site}/notes")])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    session.start()
+    runs = await wait_for_question(session)
+    aside = asyncio.ensure_future(session.ask_helper("What do the release notes say?"))
+    while session.state.open_question == runs:
+        await asyncio.sleep(0.01)
+    helpers = session.state.open_question
+    assert helpers.reason == "approval" and helpers.context["aside"] and "answering your question" in helpers.question
+    assert session.state.status == "waiting" and session.state.runs_question == runs
+
+    findings_before = session.read_file("findings.md")
+    await session.answer(helpers.qid, "approve")
+    _, report = await asyncio.wait_for(aside, 5)
+    assert "totals are rounded per line" in report.text and _Notes.fetched == ["/notes"]
+    assert session.read_file("findings.md") == findings_before  # no "Source fetched" for the agent to read
+    assert session.state.open_question == runs and session.state.status == "waiting"  # the run still waits
+    await session.answer(runs.qid, "yes")
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    agent_requests = [r for r in model.requests if not helpers_turn(r)]
+    assert not any("Release notes at" in str(m.get("content")) for r in agent_requests for m in r.messages)
+
+
+async def test_the_runs_stop_leaves_the_persons_helper_asking(store, data_dir, workdir, site):
+    model = routed([reply("", call("human_ask", "a1", question="Keep the old notes?"))],
+                   [fetch_then_report(lambda question: f"{site}/notes")])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    session.start()
+    await wait_for_question(session)
+    aside = asyncio.ensure_future(session.ask_helper("What do the release notes say?"))
+    while not session.state.open_question.context.get("aside"):
+        await asyncio.sleep(0.01)
+    helpers = session.state.open_question
+    session.stop()
+    await asyncio.wait_for(session.wait(), 5)
+    assert session.state.ended and session.state.open_question == helpers  # theirs, not the run's
+    await session.answer(helpers.qid, "deny", "not now")
+    _, report = await asyncio.wait_for(aside, 5)
+    assert "The person denied this web_fetch call" in report.text and _Notes.fetched == []
+    assert session.state.open_question is None and session.state.status == "ended:aborted"
+
+
+async def test_the_persons_helpers_question_left_by_a_killed_process_is_withdrawn_on_reopening(store, data_dir, workdir, site):
+    """The person's own helper asking on a killed process: withdrawn on reopening, as the agent's helper's."""
+    model = routed([reply("", call("task_done", summary="ok"))], [fetch_then_report(lambda question: f"{site}/notes")])
+    session = make_session(store, data_dir, workdir, model, approval="ask")
+    assert await session.run() == "done"
+    aside = asyncio.ensure_future(session.ask_helper("What do the release notes say?"))
+    while session.state.open_question is None:
+        await asyncio.sleep(0.01)
+    question = session.state.open_question
+    aside.cancel()  # as the process ending: nothing more is recorded
+    with pytest.raises(asyncio.CancelledError):
+        await aside
+    assert question.qid not in session.state.answers
+
+    reopened = Session.open(store, data_dir, session.id, ScriptedModel([]))
+    assert reopened.state.open_question is None and reopened.state.answers[question.qid][0].choice == WITHDRAWN
+    assert reopened.state.status == "ended:done"
