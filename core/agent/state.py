@@ -195,10 +195,11 @@ class SessionState:
                 if event.level == "warn":
                     self.warned = True
             case HumanQuestion():
+                if not asked_aside(event):  # the run asks one at a time: a new one is the one it waits for
+                    self.open_questions = {qid: q for qid, q in self.open_questions.items() if asked_aside(q)}
+                    self.status = "waiting"  # (the person's own helper asks aside: the run goes on as it was)
                 self.open_questions[event.qid] = event
                 self.questions[event.qid] = event
-                if not asked_aside(event):  # the person's own helper asks: the run goes on as it was
-                    self.status = "waiting"
                 if event.reason == "three_strike":
                     self.strike_due = None
             case HumanAnswer():

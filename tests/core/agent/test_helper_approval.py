@@ -233,3 +233,20 @@ async def test_the_persons_helpers_question_left_by_a_killed_process_is_withdraw
     reopened = Session.open(store, data_dir, session.id, ScriptedModel([]))
     assert reopened.state.open_question is None and reopened.state.answers[question.qid][0].choice == WITHDRAWN
     assert reopened.state.status == "ended:done"
+
+
+def test_the_run_waits_for_its_latest_question_and_the_persons_helper_asks_beside_it():
+    from core.agent.state import SessionState
+    from core.events import Record
+
+    state = SessionState("s1")
+    for seq, event in enumerate([
+            HumanQuestion("q1", "approval", "Allow shell_run?", ("approve", "deny"), {"call_id": "c1"}),
+            HumanQuestion("q2", "approval", "Allow web_fetch?", ("approve", "deny"), {"call_id": "h1", "aside": True,
+                                                                                      "helper": "Which version?"}),
+            HumanQuestion("q3", "danger_turn", "Continue?", ("continue", "stop"), {})], 1):
+        state.apply(Record("s1", seq, "2026-11-26T10:00:00+00:00", event))
+    # q1 was left by the run, which asks one question at a time: q3 is the one it waits for now.
+    assert list(state.open_questions) == ["q2", "q3"] and state.runs_question.qid == "q3"
+    state.apply(Record("s1", 4, "2026-11-26T10:00:01+00:00", HumanAnswer("q3", "continue")))
+    assert state.open_question.qid == "q2" and state.runs_question is None and state.status == "running"
