@@ -754,6 +754,7 @@ async def _drive(session, as_json: bool) -> int:
 
 async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive: bool,
                      answered: dict[str, asyncio.Future[None]]) -> int:
+    from core.agent.state import asked_by_helper
     from core.changes import changes_line
     from core.events import HumanQuestion
     from core.render import render
@@ -777,7 +778,7 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
         if question.qid in session.state.answers:
             continue
         minutes = _waits_for_fallback(session, question)
-        if not interactive and "helper" in question.context:  # leaving would end the helper with the process
+        if not interactive and asked_by_helper(question):  # leaving would end the helper with the process
             await session.withdraw(question.qid, NOBODY_TO_ASK)
             continue
         if not interactive:

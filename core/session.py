@@ -22,7 +22,7 @@ from filelock import FileLock, Timeout
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
-from core.agent.state import SessionState, approval_key
+from core.agent.state import SessionState, approval_key, asked_by_helper
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
@@ -256,7 +256,7 @@ class Session:
                     self.journal.record(change)
                 for change in self.memory.check_external():
                     self.journal.record(change)
-                for question in [q for q in state.open_questions.values() if "helper" in q.context]:
+                for question in [q for q in state.open_questions.values() if asked_by_helper(q)]:
                     # its helper ended with the process that ran it
                     self._record_answer(question, WITHDRAWN, "Tripane stopped while the research helper that asked "
                                                              "was working")
@@ -460,7 +460,7 @@ class Session:
         The agent's own questions stay open: a later run, or another process, answers them."""
         with self._writing():
             question = self.state.questions.get(qid)
-            if question is None or "helper" not in question.context:
+            if question is None or not asked_by_helper(question):
                 raise ValueError(f"question {qid!r} is not a research helper's")
             if qid in self.state.answers:
                 return

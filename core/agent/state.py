@@ -128,7 +128,7 @@ class SessionState:
     def question_for_call(self, call_id: str) -> HumanQuestion | None:
         """The question asked about this call itself (not one of its research helper's reads)."""
         for question in reversed(self.questions.values()):
-            if question.context.get("call_id") == call_id and "helper" not in question.context:
+            if question.context.get("call_id") == call_id and not asked_by_helper(question):
                 return question
         return None
 
@@ -263,6 +263,11 @@ class SessionState:
             self.budget_tokens = self.tokens_used + self.config.budget_tokens
         if self.budget_usd:
             self.budget_usd = self.usage.cost_usd + self.config.budget_usd
+
+
+def asked_by_helper(question: HumanQuestion) -> bool:
+    """Whether a research helper asks it, about one of its reads (core/agent/delegation.py)."""
+    return "helper" in question.context
 
 
 def asked_aside(question: HumanQuestion) -> bool:

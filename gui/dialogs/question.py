@@ -11,6 +11,7 @@ import re
 
 from core.agent.options import option_label
 from core.agent.rules import for_the_person
+from core.agent.state import asked_by_helper
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.mnemonics import as_written
@@ -123,7 +124,7 @@ class QuestionDialog(QDialog):
             row = QFormLayout()
             row.addRow("Continue for this many more turns:", self.more_turns)
             layout.addLayout(row)
-        prompt = QLabel(HELPER_TEXT_PROMPT if "helper" in question.context
+        prompt = QLabel(HELPER_TEXT_PROMPT if asked_by_helper(question)
                         else TEXT_PROMPTS.get(question.reason, "Details (optional):"))
         layout.addWidget(prompt)
         self.text = QPlainTextEdit()
