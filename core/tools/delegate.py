@@ -17,8 +17,9 @@ async def delegate_research(ctx: ToolContext, question: str, bring_back: str = "
     """Hand a reading question to a research helper; only its report comes back to you.
 
     The helper has its own short context and only reading tools (file_list, file_read,
-    file_search, memory_search, memory_get, and web_fetch where this session runs it without
-    asking the person): it cannot change files, run commands or ask the person. Use it when
+    file_search, memory_search, memory_get, and web_fetch, which the person may be asked to
+    allow as for your own calls): it cannot change files, run commands or ask the person
+    anything else. Use it when
     answering would take reading far more than the answer is worth keeping: surveying an
     unfamiliar codebase, finding every place a name is used across many files, digesting long
     logs or a saved large output, comparing several web pages. What it reads never enters your
