@@ -114,7 +114,7 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     rows = [("State", summary.status + (f" — {summary.ended_summary}" if summary.ended_summary else "")),
             ("Time", _span(summary.first_ts, summary.last_ts)),
             ("Model" if len(summary.models) < 2 else "Models", ", then ".join(summary.models) or "—"),
-            ("Turns", f"{summary.turns:,} ({summary.requests:,} requests)"),
+            ("Turns", f"{summary.turns:,} ({counted(summary.requests, 'request')})"),
             ("Your messages and edits", f"{counted(summary.messages, 'message')}, {counted(summary.edits, 'edit')} of the plan "
                                         "or findings")]
     calls = sum(summary.calls.values())

@@ -53,3 +53,4 @@ async def test_a_model_without_a_price_or_cache_figures_is_not_said_to_be_free_o
     rows = dict(summary_rows(summarize(session.records)))
     assert rows["Cost"].startswith("unknown: litellm has no price for the model")
     assert rows["Tokens"].startswith("1,000 in; ")  # not "0% cached": the server never said
+    assert rows["Turns"] == "1 (1 request)"
