@@ -677,12 +677,14 @@ async def _reflect(session, as_json: bool) -> int:
 
 def print_promotions(promotions) -> None:
     """The lessons a reflection's (or a review's) strategies became, or why one could not."""
+    from core.memory.strategies import suggested_in
+
     for promotion in promotions:
         sessions = len(promotion.candidate.sessions)
         if promotion.lesson is None:
-            print(f"Not made a lesson (suggested in {sessions} sessions' reflections): {promotion.why}")
+            print(f"Not made a lesson ({suggested_in(sessions)}): {promotion.why}")
             continue
-        print(f"New lesson {promotion.lesson.id} in MEMORY.md, suggested in {sessions} sessions' reflections: "
+        print(f"New lesson {promotion.lesson.id} in MEMORY.md, {suggested_in(sessions)}: "
               f"“{promotion.lesson.text}”")
         for other in promotion.contradicts:
             print(f"  It may contradict {other.id} “{other.text}”: confirm in MEMORY.md (tripane memory doctor).")

@@ -11,6 +11,7 @@ from pathlib import Path
 from core.memory import MIN_SCORE
 from core.memory.config import write_config
 from core.memory.longterm import LongTermMemory
+from core.text import counted
 
 
 async def memory_command(data_dir: Path, args) -> int:
@@ -50,8 +51,8 @@ async def _memory_command(memory: LongTermMemory, args) -> int:
         report = await asyncio.to_thread(memory.refresh)
         print(f"Memory folder: {memory.files.root}")
         print(memory.status().describe())
-        print(f"This refresh: {report.files_indexed} files indexed, {report.files_removed} removed, "
-              f"{report.sentences_embedded} sentences embedded.")
+        print(f"This refresh: {counted(report.files_indexed, 'file')} indexed, {report.files_removed} removed, "
+              f"{counted(report.sentences_embedded, 'sentence')} embedded.")
         return 0
     if args.memory_command == "strategies":
         return _strategies(memory)

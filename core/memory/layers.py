@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from core.memory.guard import MemoryRefused, check
 from core.memory.working import atomic_write
-from core.text import one_line
+from core.text import counted, one_line
 
 MEMORY_FILE = "MEMORY.md"
 SECTIONS = {"fact": "Facts", "preference": "Preferences", "lesson": "Lessons"}
@@ -247,7 +247,7 @@ class MemoryFiles:
         entry = (f"\n## {when:%H:%M} – {one_line(episode.title, 100)}\n"
                  f"- Asked: {one_line(episode.asked, 300)}\n"
                  f"- {done}: {one_line(episode.done, 600)}\n{failed}"
-                 f"- {episode.tool_calls} tool calls, {episode.errors} errors, "
+                 f"- {counted(episode.tool_calls, 'tool call')}, {counted(episode.errors, 'error')}, "
                  f"{episode.minutes:.0f} min; ended {episode.status}; session {episode.session_id}\n")
         return self._append_daily(entry, when)
 

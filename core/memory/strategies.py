@@ -41,6 +41,7 @@ from core.memory.variants import (
     variant_of,
 )
 from core.memory.working import atomic_write
+from core.text import counted
 
 REFLECTIONS = "reflections"
 PROMOTE_AT = 3  # reflections on different sessions
@@ -426,5 +427,11 @@ def _origin(lesson: Entry, sessions: int | None) -> str:
     if lesson.source.startswith(URGENT):
         return f"made a lesson at once, as urgent, from the {lesson.source.removeprefix(URGENT).strip()}"
     if sessions:
-        return f"suggested in {sessions} sessions' reflections"
+        return suggested_in(sessions)
     return f"from {lesson.source}"
+
+
+def suggested_in(sessions: int) -> str:
+    """How many sessions' reflections suggested a strategy, in words."""
+    return f"suggested in {counted(sessions, 'session')}' reflections" if sessions != 1 else \
+        "suggested in one session's reflection"

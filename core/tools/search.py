@@ -10,6 +10,7 @@ import io
 import re
 from pathlib import Path
 
+from core.text import counted
 from core.tools.context import ToolContext
 from core.tools.files import is_binary, text_codec, walk_files
 from core.tools.registry import ToolError
@@ -145,9 +146,9 @@ def _summary(query: str, path: str, pattern: str, shown: int, files: int, stoppe
     if stopped and not shown:
         said = f"[no lines containing {query!r} {where} in the first {MAX_FILES:,} files; {stopped}: narrow the path or pattern]"
     elif stopped:
-        said = f"[{shown} matching lines shown from {files} files; {stopped}: narrow the path, pattern or text]"
+        said = f"[{counted(shown, 'matching line')} shown from {counted(files, 'file')}; {stopped}: narrow the path, pattern or text]"
     elif shown:
-        said = f"[{shown} matching lines in {files} files {where}]"
+        said = f"[{counted(shown, 'matching line')} in {counted(files, 'file')} {where}]"
     else:
         said = f"[no lines containing {query!r} {where}]"
     if too_big:

@@ -144,7 +144,7 @@ async def test_a_burst_that_ends_in_a_3_strike_stop_is_logged_and_the_task_end_l
     assert await session.wait() == "done"
     entries = daily.read_text(encoding="utf-8").split("\n## ")
     assert len(entries) == 3  # the day's title, the burst, the end
-    assert "- 1 tool calls, 0 errors" in entries[2] and "ended done" in entries[2]
+    assert "- 1 tool call, 0 errors" in entries[2] and "ended done" in entries[2]
 
 
 async def test_a_task_that_ends_before_long_term_memory_loads_still_gets_its_episode(

@@ -108,7 +108,7 @@ def test_an_episode_is_appended_to_the_daily_log(long_memory):
     text = path.read_text(encoding="utf-8")
     assert path.name == "2026-11-22.md" and text.startswith("# 2026-11-22\n")
     assert text.count("## ") == 2 and "## 10:30 – Parser crash" in text
-    assert "- Failed: shell_run:error: pytest failed" in text and "12 tool calls, 1 errors, 14 min" in text
+    assert "- Failed: shell_run:error: pytest failed" in text and "12 tool calls, 1 error, 14 min" in text
 
 
 def test_doctor_proposes_merges_and_summarises_logs_older_than_thirty_days(long_memory):

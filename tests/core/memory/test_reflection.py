@@ -559,3 +559,10 @@ async def test_an_urgent_strategy_of_high_confidence_is_a_lesson_at_once(
         assert ", made at once as urgent*" in page
         assert f"urgent: reflections on {session.id}" in long_memory.files.memory_path.read_text(encoding="utf-8")
         assert "made a lesson at once, as urgent, from the reflections on" in strategies.overview(long_memory)
+
+
+def test_how_many_sessions_suggested_a_strategy_is_said_in_good_english():
+    from core.memory.strategies import suggested_in
+
+    assert suggested_in(1) == "suggested in one session's reflection"
+    assert suggested_in(3) == "suggested in 3 sessions' reflections"

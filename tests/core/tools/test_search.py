@@ -66,7 +66,7 @@ def test_hidden_folders_binary_and_huge_files_are_skipped_and_the_huge_ones_name
     (ctx.workdir / "lib.so").write_bytes(b"\x7fELF\x00" + b"needle" * MAX_FILE_BYTES)  # not named: unreadable anyway
     write(ctx, "big.log", "needle\n" * (MAX_FILE_BYTES // 7 + 1))
     out = file_search(ctx, "needle")
-    assert out.splitlines() == ["src/ok.py:1: needle", "[1 matching lines in 1 files under '.']",
+    assert out.splitlines() == ["src/ok.py:1: needle", "[1 matching line in 1 file under '.']",
                                 "[skipped, over 2 MB: big.log; read them with file_read]"]
 
 
