@@ -35,7 +35,7 @@ from core.side_writers import first_reply
 from core.spending import REVIEW, REVIEW_COSTS
 
 MIN_TASKS = 2  # a day with fewer has no pattern across tasks to find
-_TASK_LINE = re.compile(r"^- \d+ tool calls, .*; session (\S+)$", re.M)
+_TASK_LINE = re.compile(r"^- [\d,]+ tool calls?, .*; session (\S+)$", re.M)  # layers.write_episode
 _REVIEWED = re.compile(re.escape(REVIEW) + r"(\d{4}-\d{2}-\d{2})-\d+\.")  # its kept report
 
 

@@ -174,3 +174,14 @@ def test_a_run_of_the_command_line_reviews_a_finished_day_when_settings_say_so(d
         code, out, err = finish(tripane("run", "Once more", "--workdir", str(work), data_dir=data_dir, env=env))
         assert code == 0 and "review" not in out + err  # reviewed already; today is not over
     assert sum(not r.get("tools") for r in server.requests) == 1
+
+
+def test_a_task_of_one_tool_call_counts_among_the_days_tasks(long_memory):
+    from core.memory.review import tasks_in
+
+    for calls, session in ((1, "s1"), (1_200, "s2")):
+        long_memory.files.append_episode(Episode(title="t", asked="a", done="d", failed=(), tool_calls=calls, errors=0,
+                                                 minutes=1, session_id=session, status="done"),
+                                         datetime.datetime.combine(DAY, datetime.time(9)))
+    log = long_memory.files.daily_path(DAY).read_text(encoding="utf-8")
+    assert tasks_in(log) == ["s1", "s2"]
