@@ -43,8 +43,10 @@ class Delegation:
     # The delegate calls of one reply being researched at once, each with its number (1, 2, …):
     # their steps say which they are, where they are shown together (the terminal).
     _together: dict[str, int]
-    # Held while one helper's read waits for the person's approval (see _helper_approval).
+    # Held while one of the agent's helpers waits for the person's approval of a read, and while
+    # one of the person's own helpers does (see _helper_approval).
     _helpers_asking: asyncio.Lock
+    _persons_helpers_asking: asyncio.Lock
 
     async def _delegate(self, call: ToolCall, arguments: dict) -> None:
         """A question handed to a research helper (core/agent/research.py): its report is the result."""
@@ -94,9 +96,10 @@ class Delegation:
         """None when the person lets a helper's risky read run, else why it may not. They are asked
         as for the agent's own call, one helper's question at a time: helpers reading at once
         would each open one, and an "always" given to the first lets the others' reads run
-        unasked. The person's own helper (`aside`) asks too: its question may come while the
-        run waits for an answer of its own, and the run's Stop does not withdraw it."""
-        async with self._helpers_asking:
+        unasked. The person's own helper (`aside`) asks too, in a line of its own: its question
+        may come while the run, or the agent's helper, waits for an answer (it would wait unseen
+        behind theirs), and the run's Stop does not withdraw it."""
+        async with self._persons_helpers_asking if aside else self._helpers_asking:
             if self._runs_unasked(read):
                 return None
             if self.state.config.approval == "none":

@@ -213,6 +213,7 @@ class AgentLoop(Delegation):
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
         self._helpers_asking = asyncio.Lock()
+        self._persons_helpers_asking = asyncio.Lock()
 
     # --- driving ---------------------------------------------------------------------------------
 

@@ -21,9 +21,11 @@ def events_of(session: Session, kind: type[Event]) -> list:
     return [r.event for r in session.records if isinstance(r.event, kind)]
 
 
-async def wait_for_question(session: Session, timeout: float = 5.0) -> HumanQuestion:
+async def wait_for_question(session: Session, timeout: float = 5.0,
+                            other_than: HumanQuestion | None = None) -> HumanQuestion:
+    """The question the session asks (the latest open one), once there is one besides `other_than`."""
     async def poll() -> HumanQuestion:
-        while session.state.open_question is None:
+        while session.state.open_question in (None, other_than):
             if session._task is not None and session._task.done():
                 raise AssertionError(f"session ended ({session.state.status}) without asking")
             await asyncio.sleep(0.005)

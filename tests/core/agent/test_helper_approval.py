@@ -179,9 +179,7 @@ async def test_the_persons_own_helper_asks_beside_the_runs_question_which_stays_
     session.start()
     runs = await wait_for_question(session)
     aside = asyncio.ensure_future(session.ask_helper("What do the release notes say?"))
-    while session.state.open_question == runs:
-        await asyncio.sleep(0.01)
-    helpers = session.state.open_question
+    helpers = await wait_for_question(session, other_than=runs)
     assert helpers.reason == "approval" and helpers.context["aside"] and "answering your question" in helpers.question
     assert session.state.status == "waiting" and session.state.runs_question == runs
 
@@ -195,6 +193,26 @@ async def test_the_persons_own_helper_asks_beside_the_runs_question_which_stays_
     assert await asyncio.wait_for(session.wait(), 5) == "done"
     agent_requests = [r for r in model.requests if not helpers_turn(r)]
     assert not any("Release notes at" in str(m.get("content")) for r in agent_requests for m in r.messages)
+
+
+async def test_the_persons_own_helper_asks_while_the_agents_helper_waits_for_an_answer(
+        store, data_dir, workdir, site):
+    """The person's helper does not wait, unseen, behind the agent's helper's question: each is
+    asked at once, and either may be answered first."""
+    model, session = ask_run(store, data_dir, workdir, site)
+    session.start()
+    agents = await wait_for_question(session)
+    aside = asyncio.ensure_future(session.ask_helper("What do the release notes say?"))
+    persons = await wait_for_question(session, other_than=agents)
+    assert persons.context["aside"] and set(session.state.open_questions) == {agents.qid, persons.qid}
+
+    await session.answer(persons.qid, "approve")
+    _, report = await asyncio.wait_for(aside, 5)
+    assert "totals are rounded per line" in report.text and _Notes.fetched == ["/notes"]
+    assert session.state.open_question == agents  # the agent's helper still waits for its answer
+    await session.answer(agents.qid, "approve")
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    assert _Notes.fetched == ["/notes", "/notes"]
 
 
 async def test_the_runs_stop_leaves_the_persons_helper_asking(store, data_dir, workdir, site):
