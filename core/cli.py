@@ -571,6 +571,7 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             print(f"Session {session.id} has ended ({session.state.status.removeprefix('ended:')}). "
                   "Give it a new instruction with --message.")
             return EXIT_DONE
+    await _point_out_deprecation(session)
     status = await _drive(session, args.json)
     if session.state.ended and status != EXIT_WAITING and (args.reflect or _reflects_after_tasks(session)):
         reflected = await _reflect(session, args.json)
@@ -580,6 +581,17 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
         await review_finished_day(long_memory)
     return status
+
+
+async def _point_out_deprecation(session) -> None:
+    """A model its provider deprecates soon, or has, is said before the run (its requests will fail)."""
+    from core.model_names import deprecation_near, deprecation_words
+
+    state = session.state
+    day = await asyncio.to_thread(deprecation_near, state.model, state.api_base)
+    if day:
+        print(f"tripane: {state.model}: {deprecation_words(day)}. Another model: tripane resume {session.id} "
+              "--model …", file=sys.stderr, flush=True)
 
 
 def _reflects_after_tasks(session) -> bool:

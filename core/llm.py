@@ -565,6 +565,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "
                           "the key's account or project may use, or choose another model (Session → Change model).")
     if isinstance(exc, litellm.NotFoundError):
+        if retired := _retired(model, api_base):
+            return ModelError("not_found", f"The provider no longer serves this model: {detail.rstrip('.')}. {retired}")
         meant = "" if api_base else _did_you_mean(model)  # a server of one's own serves what it has
         return ModelError("not_found", f"The provider does not know this model: {detail.rstrip('.')}.{meant}")
     if isinstance(exc, litellm.ContextWindowExceededError):
@@ -605,6 +607,17 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if isinstance(exc, litellm.BadRequestError):
         return ModelError("bad_request", f"The provider rejected the request: {detail}")
     return ModelError("unknown", f"{type(exc).__name__}: {detail}")
+
+
+def _retired(model: str, api_base: str | None) -> str:
+    """Why a model its provider does not know may be gone: its deprecation day, past (litellm's map)."""
+    from core.model_names import deprecated_on, today
+
+    day = deprecated_on(model) if model and not api_base else ""  # a server of one's own serves what it has
+    if not day or day > today():
+        return ""
+    return (f"Its provider deprecated it on {day} (litellm's model map), and has likely retired it since. "
+            "Choose another model (Session → Change model).")
 
 
 def _did_you_mean(model: str) -> str:

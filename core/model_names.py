@@ -68,6 +68,34 @@ def deprecated_on(model: str) -> str:
     return ""
 
 
+# How long before the day its provider deprecates it a session's model is pointed out (the status
+# bar, `tripane run`): a deprecated model is retired some time after, and its requests then fail.
+DEPRECATION_NOTICE_DAYS = 30
+
+
+def deprecation_words(day: str, on: str | None = None) -> str:
+    """What the day a model's provider deprecates it (ISO date) means for the person's work, as
+    of the day `on` (today)."""
+    past = day <= (on or today())
+    then = "its requests may fail any day" if past else "choose a newer one for long work"
+    return (f"Its provider {'deprecated' if past else 'deprecates'} this model on {day} (litellm's model map) and "
+            f"retires it some time after: {then}")
+
+
+def deprecation_near(model: str, api_base: str | None = None, on: str | None = None) -> str:
+    """The day the model's provider deprecates it, if that day is past or comes within
+    DEPRECATION_NOTICE_DAYS of `on` (today); else "". A model on a server of one's own (`api_base`) is the
+    server's, whatever its name. Imports litellm: call it from a worker thread."""
+    if api_base:
+        return ""
+    day = deprecated_on(model)
+    try:
+        days_left = (datetime.date.fromisoformat(day) - datetime.date.fromisoformat(on or today())).days
+    except ValueError:  # none, or a date the map spells otherwise
+        return ""
+    return day if days_left <= DEPRECATION_NOTICE_DAYS else ""
+
+
 def close_model_names(model: str, count: int = 3) -> list[str]:
     """The known model strings a mistyped or unprefixed one may have meant: those it names without
     their provider first ("claude-sonnet-4-5": anthropic/claude-sonnet-4-5), then the most alike

@@ -4,7 +4,6 @@ and a one-message connection test."""
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ from core.llm import (
     mapped_window,
     needs_cache_markers,
 )
-from core.model_names import deprecated_on
+from core.model_names import deprecated_on, deprecation_words
 from core.secrets import get_api_key
 
 log = logging.getLogger(__name__)
@@ -188,10 +187,7 @@ class Connection:
         else:
             said = f"(context window {self.window:,} tokens{caching})"
         if self.deprecated_on:
-            past = self.deprecated_on <= datetime.date.today().isoformat()
-            then = "its requests may fail any day" if past else "choose a newer one for long work"
-            said += (f". Its provider {'deprecated' if past else 'deprecates'} this model on {self.deprecated_on} "
-                     f"(litellm's model map) and retires it some time after: {then}")
+            said += f". {deprecation_words(self.deprecated_on)}"
         return said
 
 

@@ -29,6 +29,7 @@ from core.logs import log_path
 from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
+from core.model_names import deprecation_near
 from core.run_lock import INTERRUPTED
 from core.session import CannotRun, Session, SessionConfig, WorkFolderMissing
 from core.spending import since_days, spending
@@ -194,6 +195,7 @@ class MainWindow(QMainWindow):
         self.status = status
         self.status.question_clicked.connect(self.show_open_question)
         self.status.cost_clicked.connect(self.open_spending)
+        self.status.model_clicked.connect(self.change_model)
         self.status.show_state(None)
         self._show_no_session()
         self._restore_layout()
@@ -888,6 +890,20 @@ class MainWindow(QMainWindow):
             self.panes[event.file].refresh()
         self._update_controls()
 
+    def _look_up_deprecation(self, model: str, api_base: str | None) -> None:
+        """Whether the shown model's provider deprecates it soon, or has (the status bar then says
+        so): litellm's map, read once per model in a worker thread."""
+        known = self.status.deprecations
+        if (model, api_base) in known:
+            return
+        known[(model, api_base)] = ""  # until the map says otherwise
+
+        def found(day: str) -> None:
+            known[(model, api_base)] = day
+            if day:
+                self._update_controls()
+        self.keeper.in_thread(deprecation_near, model, api_base, on_success=found, name="deprecation day")
+
     def on_bridge_activity_changed(self, session: Session, activity: str, detail: str = "") -> None:
         if session is not self.session:
             return
@@ -911,6 +927,8 @@ class MainWindow(QMainWindow):
         interrupted = has and not running and not elsewhere and state.status == "running"
         self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity,
                                self._activity_detail)
+        if has and state.config is not None:
+            self._look_up_deprecation(state.model, state.api_base)
         paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)

@@ -35,10 +35,11 @@ def memory_keyring():
     keyring.set_keyring(previous)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def models_of_2026_11_25(monkeypatch):
-    """The models offered as on the day these tests were written: litellm's map dates models'
-    deprecation (gpt-4o-mini's is 2027-01-14), and a test that names one must not fail on that day."""
+    """Every test runs as on the day these were written: litellm's map dates models' deprecation
+    (gpt-4o-mini's is 2027-01-14), which changes what is offered and what the window says of a
+    model, and a test that names one must not fail on that day. (Named where a test needs the day.)"""
     import core.model_names
 
     monkeypatch.setattr(core.model_names, "today", lambda: "2026-11-25")

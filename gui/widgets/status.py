@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core import model_names
 from core.agent.state import SessionState
+from core.model_names import deprecation_words
 from core.render import effort_words
 from core.spending import known_cost
 from gui.qt import QLabel, QStatusBar, Qt, Signal
@@ -57,11 +59,18 @@ class ClickableLabel(ElidedLabel):
 class SessionStatusBar(QStatusBar):
     question_clicked = Signal()
     cost_clicked = Signal()
+    model_clicked = Signal()
 
     def __init__(self):
         super().__init__()
+        # The day each (model, API base) shown is deprecated, when it is soon or past ("": not
+        # soon); looked up by the window (litellm's map is read in a worker thread).
+        self.deprecations: dict[tuple[str, str | None], str] = {}
         # The long ones give way, ending in "…", when the window is narrow.
-        self.model = ElidedLabel("")
+        self.model = ClickableLabel("")
+        self.model.setObjectName("model")
+        self.model.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.model.clicked.connect(self.model_clicked)
         self.turn = QLabel("")
         self.turn.setObjectName("turn")
         self.reads = QLabel("")
@@ -111,9 +120,7 @@ class SessionStatusBar(QStatusBar):
             self._set_state("No session", "idle")
             return
         config = state.config
-        self.model.setText(f"Model: {state.model}{effort_shown(state)}")
-        self.model.setToolTip(f"Reasoning effort: {effort_words(state.reasoning_effort)}. "
-                              "Change either with Session → Change model (Ctrl+Shift+L).")
+        self._show_model(state)
         level = turn_level(state.turn, config.warn_turn, state.danger_limit)
         self.turn.setText(f"Turn {state.turn} / {state.danger_limit}")
         set_style_property(self.turn, "level", level)
@@ -147,6 +154,15 @@ class SessionStatusBar(QStatusBar):
             self._set_state(f"● Running {detail}", "running")
         else:
             self._set_state(*STATE_TEXT.get(activity, STATE_TEXT["running"]))
+
+    def _show_model(self, state: SessionState) -> None:
+        day = self.deprecations.get((state.model, state.api_base), "")
+        when = (" · deprecated since " if day <= model_names.today() else " · deprecated from ") + day if day else ""
+        self.model.setText(f"Model: {state.model}{effort_shown(state)}{when}")
+        said = f"{deprecation_words(day)}.\n" if day else ""
+        self.model.setToolTip(f"{said}Reasoning effort: {effort_words(state.reasoning_effort)}. Click to change "
+                              "either (Session → Change model, Ctrl+Shift+L).")
+        set_style_property(self.model, "level", "warn" if day else "")
 
     def _set_state(self, text: str, kind: str) -> None:
         self.state.setText(text)

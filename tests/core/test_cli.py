@@ -107,6 +107,28 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     assert code == 0 and session_id in out
 
 
+@pytest.mark.parametrize("today, said", [("2099-01-01", True), ("2000-01-01", False)])
+def test_a_run_on_a_model_its_provider_deprecates_says_so_first(tmp_path, monkeypatch, capsys, today, said):
+    import core.model_names
+    from core import cli
+    from core.llm import load_litellm
+    from core.scripted import ScriptedModel, call, reply
+
+    monkeypatch.setattr(core.model_names, "today", lambda: today)
+    monkeypatch.setattr(cli, "_model_client", lambda: ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    work = tmp_path / "work"
+    work.mkdir()
+    code = cli.main(["--data-dir", str(tmp_path), "run", "Say hello", "--model", "anthropic/claude-sonnet-4-5",
+                     "--workdir", str(work), "--no-memory"])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_DONE, err
+    day = load_litellm().model_cost["claude-sonnet-4-5"]["deprecation_date"]
+    session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+    assert (f"tripane: anthropic/claude-sonnet-4-5: Its provider deprecated this model on {day} (litellm's model "
+            f"map) and retires it some time after: its requests may fail any day. Another model: tripane resume "
+            f"{session_id} --model …" in err) is said
+
+
 def test_resume_goes_on_with_another_model_when_the_sessions_is_gone(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

@@ -683,6 +683,21 @@ def test_a_model_the_provider_does_not_know_is_answered_with_the_names_it_may_ha
                                               model="openai/gpt-4o-mni"))
 
 
+def test_a_model_gone_after_its_deprecation_day_is_said_to_be_retired(monkeypatch):
+    import core.model_names
+
+    litellm = load_litellm()
+    day = litellm.model_cost["claude-sonnet-4-5"]["deprecation_date"]
+    gone = litellm.NotFoundError("model: claude-sonnet-4-5", model="claude-sonnet-4-5", llm_provider="anthropic")
+    monkeypatch.setattr(core.model_names, "today", lambda: "2099-01-01")
+    said = str(classify(litellm, gone, model="anthropic/claude-sonnet-4-5"))
+    assert said.startswith("The provider no longer serves this model: ")
+    assert f"Its provider deprecated it on {day}" in said and "Session → Change model" in said
+    monkeypatch.setattr(core.model_names, "today", lambda: "2000-01-01")  # not deprecated yet: another cause
+    assert str(classify(litellm, gone, model="anthropic/claude-sonnet-4-5")).startswith(
+        "The provider does not know this model: ")
+
+
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 async def test_a_reasoning_models_thinking_is_shown_apart_and_never_sent_back(store, data_dir, workdir, field):
     thinking = "The task is small: write the file, then finish. " * 20

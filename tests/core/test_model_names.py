@@ -6,9 +6,12 @@ import datetime
 
 from core.llm import load_litellm
 from core.model_names import (
+    DEPRECATION_NOTICE_DAYS,
     PROVIDERS,
     close_model_names,
     deprecated_on,
+    deprecation_near,
+    deprecation_words,
     known_chat_models,
     models_on,
 )
@@ -65,3 +68,17 @@ def test_a_models_deprecation_day_is_read_from_the_map_and_said_by_the_connectio
     gone = Connection("ready", 200_000, False, deprecated_on="2000-01-01").details()
     assert "deprecated this model on 2000-01-01" in gone and "may fail any day" in gone
     assert "deprecat" not in Connection("ready", 200_000, False).details()
+
+
+def test_a_model_is_pointed_out_from_thirty_days_before_its_deprecation_day_on():
+    day = load_litellm().model_cost["claude-sonnet-4-5"]["deprecation_date"]
+    before = (datetime.date.fromisoformat(day) - datetime.timedelta(days=DEPRECATION_NOTICE_DAYS)).isoformat()
+    earlier = (datetime.date.fromisoformat(day) - datetime.timedelta(days=DEPRECATION_NOTICE_DAYS + 1)).isoformat()
+    after = (datetime.date.fromisoformat(day) + datetime.timedelta(days=90)).isoformat()
+    model = "anthropic/claude-sonnet-4-5"
+    assert deprecation_near(model, on=earlier) == ""
+    assert deprecation_near(model, on=before) == day and deprecation_near(model, on=after) == day
+    assert deprecation_near(model, "http://127.0.0.1:8080/v1", on=after) == ""  # a server's own model of that name
+    assert deprecation_near("openai/my-own-model", on=after) == ""
+    assert "deprecates this model on" in deprecation_words(day, on=before)
+    assert "deprecated this model on" in deprecation_words(day, on=after)

@@ -34,7 +34,7 @@ WAIT = 15_000  # ms; the first model turn loads the tokenizer in a worker thread
 
 
 def start(window, workdir, task="Write hello.txt", **config):
-    return window.start_session(SessionConfig(task=task, model="scripted", workdir=workdir, **config))
+    return window.start_session(SessionConfig(task=task, workdir=workdir, **{"model": "scripted", **config}))
 
 
 def start_paused(qtbot, make_window, workdir):
@@ -447,6 +447,29 @@ def test_a_session_whose_model_is_gone_goes_on_with_another_chosen_from_the_sess
     qtbot.waitUntil(lambda: window.status.model.text() == "Model: openai/gpt-4o-mini · effort low (not taken)",
                     timeout=WAIT)
     assert window.prefs.models_used()[0] == ("openai/gpt-4o-mini", "")  # offered first next time
+
+
+def test_a_model_its_provider_deprecates_soon_is_pointed_out_and_a_click_changes_it(qtbot, make_window, workdir):
+    from core.llm import load_litellm
+
+    day = load_litellm().model_cost["claude-sonnet-4-5"]["deprecation_date"]  # within 30 days of the tests' day
+    model = ScriptedModel([reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, model="anthropic/claude-sonnet-4-5")
+    label = window.status.model
+    qtbot.waitUntil(lambda: label.text() == f"Model: anthropic/claude-sonnet-4-5 · deprecated from {day}", timeout=WAIT)
+    assert label.property("level") == "warn"
+    assert f"Its provider deprecates this model on {day} (litellm's model map)" in label.toolTip()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+    qtbot.mouseClick(label, Qt.MouseButton.LeftButton)
+    dialog = window.findChild(QDialog, "change_model")
+    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT)
+    dialog.model.setCurrentText("anthropic/claude-haiku-4-5")
+    qtbot.mouseClick(next(b for b in dialog.findChildren(QPushButton) if b.text() == "Change model"),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: label.text() == "Model: anthropic/claude-haiku-4-5", timeout=WAIT)  # none dated
+    assert label.property("level") == "" and "deprecat" not in label.toolTip()
 
 
 def test_a_session_moved_to_another_provider_takes_that_providers_key_in_the_change_model_dialog(
