@@ -24,7 +24,7 @@ NOT_FOR_AGENTS = ("audio", "realtime", "search", "computer-use", "robotics", "tt
 
 def known_chat_models() -> tuple[str, ...]:
     """Every tool-calling chat model of PROVIDERS in litellm's map, as a model string, grouped by
-    provider in PROVIDERS' order; models past their deprecation date left out. Imports litellm
+    provider in PROVIDERS' order; models past their deprecation date, or close to it, left out. Imports litellm
     (seconds, the first time): call it from a worker thread."""
     return models_on(today())
 
@@ -44,7 +44,7 @@ def models_on(today: str) -> tuple[str, ...]:
         provider = str(info.get("litellm_provider") or "").split("-")[0]  # "vertex_ai-anthropic_models"
         if provider not in found or any(word in key for word in NOT_FOR_AGENTS):
             continue
-        if str(info.get("deprecation_date") or "9999") < today:
+        if deprecated_soon(str(info.get("deprecation_date") or ""), today):
             continue
         if key.startswith(f"{provider}/"):
             found[provider].append(key)
@@ -89,11 +89,15 @@ def deprecation_near(model: str, api_base: str | None = None, on: str | None = N
     if api_base:
         return ""
     day = deprecated_on(model)
+    return day if deprecated_soon(day, on or today()) else ""
+
+
+def deprecated_soon(day: str, on: str) -> bool:
+    """Whether a deprecation day (ISO date) is past on the day `on`, or comes within DEPRECATION_NOTICE_DAYS."""
     try:
-        days_left = (datetime.date.fromisoformat(day) - datetime.date.fromisoformat(on or today())).days
+        return (datetime.date.fromisoformat(day) - datetime.date.fromisoformat(on)).days <= DEPRECATION_NOTICE_DAYS
     except ValueError:  # none, or a date the map spells otherwise
-        return ""
-    return day if days_left <= DEPRECATION_NOTICE_DAYS else ""
+        return False
 
 
 def close_model_names(model: str, count: int = 3) -> list[str]:

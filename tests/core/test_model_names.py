@@ -36,7 +36,7 @@ def test_the_models_offered_are_litellm_strings_of_tool_calling_chat_models():
                 or name.startswith("azure")]
 
 
-def test_a_model_past_its_deprecation_date_is_not_offered():
+def test_a_model_past_its_deprecation_date_or_close_to_it_is_not_offered():
     cost_map = load_litellm().model_cost
     dated = next((key, info["deprecation_date"]) for key, info in cost_map.items()
                  if info.get("litellm_provider") in ("openai", "anthropic") and info.get("mode") == "chat"
@@ -44,7 +44,9 @@ def test_a_model_past_its_deprecation_date_is_not_offered():
     key, ends = dated
     provider = cost_map[key]["litellm_provider"]
     day = datetime.date.fromisoformat(ends)
-    assert f"{provider}/{key}" in models_on((day - datetime.timedelta(days=1)).isoformat())
+    notice = datetime.timedelta(days=DEPRECATION_NOTICE_DAYS)
+    assert f"{provider}/{key}" in models_on((day - notice - datetime.timedelta(days=1)).isoformat())
+    assert f"{provider}/{key}" not in models_on((day - notice).isoformat())  # the status bar would point it out
     assert f"{provider}/{key}" not in models_on((day + datetime.timedelta(days=1)).isoformat())
 
 
