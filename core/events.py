@@ -273,6 +273,16 @@ class WorkdirMoved(Event):
 
 
 @dataclass(frozen=True)
+class FilesPutBack(Event):
+    """The person put files the agent changed back as they were before the session
+    (core/originals.py). The agent is told in the history: what it read of them is gone."""
+
+    kind: ClassVar[str] = "files_put_back"
+    paths: tuple[str, ...]  # written back as they were (relative to the work folder)
+    removed: tuple[str, ...] = ()  # the agent had created them: removed
+
+
+@dataclass(frozen=True)
 class MemoryRecalled(Event):
     """Long-term memory brought into the context at task start: appended, never in the prefix."""
 

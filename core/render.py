@@ -13,6 +13,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
@@ -95,6 +96,8 @@ def render(record: Record) -> str | None:
             return f"  ⇄ {model_change_note(event)}"
         case WorkdirMoved():
             return f"  ↦ {workdir_note(event)}"
+        case FilesPutBack():
+            return f"  ↶ {put_back_note(event)}"
         case ReflectionWritten():
             return f"  ✦ {reflection_note(event)}"
         case ResearchStep():
@@ -123,6 +126,14 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""
     return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
+
+
+def put_back_note(event: FilesPutBack) -> str:
+    """Files the person put back as they were before the session, for them to read."""
+    parts = [f"put back as before the session: {', '.join(event.paths)}"] if event.paths else []
+    if event.removed:
+        parts.append(f"removed (the agent created them): {', '.join(event.removed)}")
+    return "; ".join(parts) + "; the agent is told at its next step"
 
 
 def workdir_note(event: WorkdirMoved) -> str:

@@ -28,6 +28,7 @@ from core.context.project import read_project_instructions
 from core.events import (
     AssistantMessage,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     ModelChanged,
@@ -44,6 +45,7 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
+from core.originals import Change, Originals
 from core.paths import missing_work_folder, session_dir
 from core.providers import model_window
 from core.reasoning import check_effort
@@ -53,7 +55,7 @@ from core.side_writers import first_reply, side_writers
 from core.store import DiskFull, Store, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
-from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolError, ToolRegistry
 
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
     from core.agent.research import Report as HelperReport
@@ -500,9 +502,7 @@ class Session:
         """The work folder's new place (it was moved or renamed, or the session came from another
         computer): tools work there from the next call on, and the agent is told. Not while the
         run works (a command may be running in the old place). None when it is there already."""
-        if self.running and self.state.status not in ("paused", "waiting"):  # (a pause waits for the step's end)
-            raise CannotRun("The work folder can be moved while the run is paused, waiting for you or stopped, "
-                            "not while it works: pause it first (Ctrl+P).")
+        self._not_while_working("The work folder can be moved")
         workdir = str(usable_workdir(folder))
         if workdir == self.state.workdir:
             return None
@@ -510,6 +510,42 @@ class Session:
         with self._writing():
             self.journal.record(event)
             self._progress(progress.workdir_moved(event.previous, event.workdir))
+        return event
+
+    def _not_while_working(self, what: str) -> None:
+        """CannotRun while the run works: a tool may be using the work folder. (A pause waits for
+        the step's end.)"""
+        if self.running and self.state.status not in ("paused", "waiting"):
+            raise CannotRun(f"{what} while the run is paused, waiting for you or stopped, not while it works: "
+                            "pause it first (Ctrl+P).")
+
+    def changed_files(self) -> list[Change]:
+        """The files the agent's file tools changed in this session, against what they were before."""
+        return Originals(self.dir).changes(Path(self.state.workdir))
+
+    def put_back(self, paths: list[str]) -> FilesPutBack | None:
+        """The files the agent changed, as they were before the session (core/originals.py), and
+        the agent told at its next step. Not while the run works. CannotRun when one could not be
+        put back (those before it were, and are recorded); None when `paths` is empty."""
+        self._not_while_working("Files can be put back")
+        kept, workdir = Originals(self.dir), Path(self.state.workdir)
+        restored: list[str] = []
+        removed: list[str] = []
+        failed = ""
+        for path in paths:
+            try:
+                change = kept.put_back(workdir, path)
+            except (OSError, ValueError, ToolError) as exc:
+                failed = f"{path} was not put back: {exc}"
+                break
+            (restored if change.existed else removed).append(path)
+        event = FilesPutBack(paths=tuple(restored), removed=tuple(removed)) if restored or removed else None
+        if event is not None:
+            with self._writing():
+                self.journal.record(event)
+                self._progress(progress.put_back(event.paths, event.removed))
+        if failed:
+            raise CannotRun(failed + (" (the files before it were)" if event else ""))
         return event
 
     def work_to_reflect_on(self) -> list[Record]:

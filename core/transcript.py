@@ -17,6 +17,7 @@ from core.events import (
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     ModelChanged,
@@ -34,6 +35,7 @@ from core.render import (
     compaction_sizes,
     diagnosis_note,
     model_change_note,
+    put_back_note,
     reflection_note,
     research_note,
     workdir_note,
@@ -105,6 +107,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"⇄ {model_change_note(event)}"))
             case WorkdirMoved():
                 parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
+            case FilesPutBack():
+                parts.append(quoted(f"↶ {capitalized(put_back_note(event))}"))
             case ReflectionWritten():
                 parts.append(quoted(f"✦ {capitalized(reflection_note(event))}"))
             case ResearchStep() if event.final and event.for_person and event.text.strip():

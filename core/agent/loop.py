@@ -85,6 +85,7 @@ from core.logs import TOLD
 from core.memory import MIN_SCORE, progress
 from core.memory.layers import Episode
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
+from core.originals import Originals
 from core.paths import missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
@@ -809,6 +810,7 @@ class AgentLoop(Delegation):
             on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id),
+            originals=Originals(self.session_dir),
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:

@@ -19,6 +19,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesPutBack,
     FlushRequested,
     HumanAnswer,
     HumanQuestion,
@@ -208,6 +209,8 @@ class History:
                         "are unchanged; your tools work in the new place from now on.]")
                 self._moved = (told, record.seq)
                 self._note(told)
+            case FilesPutBack():
+                self._note(put_back_for_the_agent(event))
             case ErrorDiagnosed() if event.text:
                 self._note(event.text)
             case ErrorRecorded() if not event.tool:
@@ -267,3 +270,13 @@ class History:
         self.tokens.append(tokens)
         if tokens != UNCOUNTED:
             self.total_tokens += tokens
+
+
+def put_back_for_the_agent(event: FilesPutBack) -> str:
+    """What the agent reads when the person put files back as they were before the session."""
+    parts = [f"put these files of the work folder back as they were before this session: {', '.join(event.paths)}"] \
+        if event.paths else []
+    if event.removed:
+        parts.append(f"removed these files you had created: {', '.join(event.removed)}")
+    return (f"[The person {'; and '.join(parts)}. Your changes to them are undone: read a file again before you "
+            "change it, and do not redo what they undid unless they ask.]")

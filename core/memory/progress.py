@@ -129,6 +129,13 @@ def workdir_moved(previous: str, workdir: str) -> str:
     return f"\n## [{_stamp()}] Work folder moved by the person\n- From {previous} to {workdir}; the agent works there from now on.\n"
 
 
+def put_back(paths: tuple[str, ...], removed: tuple[str, ...]) -> str:
+    lines = [f"- Put back as before the session: {', '.join(paths)}"] if paths else []
+    if removed:
+        lines.append(f"- Removed (the agent had created them): {', '.join(removed)}")
+    return f"\n## [{_stamp()}] ↶ Files put back by the person\n" + "\n".join(lines) + "\n"
+
+
 def memory_recalled(injected: list[str], offered: list[str], failure: str, lessons: list[str] = ()) -> str:
     if failure:
         return f"\n## [{_stamp()}] 🧠 Long-term memory unavailable\n- {_clip(failure, 300, ends=False)}\n- The task goes on without it.\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import unicodedata
 from collections.abc import Callable
@@ -17,6 +18,9 @@ from core.tools.registry import ToolError
 
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
+    from core.originals import Originals
+
+log = logging.getLogger(__name__)
 
 OFFLOAD_SCHEME = "offload:"
 # Tools that end early when the person stops the call (not the run): a command that hangs; a
@@ -48,6 +52,19 @@ class ToolContext:
     # Whether a fetched page's address is noted in findings.md: not for the person's own question
     # to a helper, of which nothing reaches the agent.
     notes_sources: bool = True
+    # Where the files the agent changes are kept as they were before (None: not kept).
+    originals: Originals | None = None
+
+    def keep_original(self, target: Path) -> None:
+        """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first
+        time in the session. A copy that cannot be made is logged, and the write goes on: the
+        agent's work does not hang on the person's undo."""
+        if self.originals is None:
+            return
+        try:
+            self.originals.keep(target.relative_to(self.workdir.resolve()).as_posix(), target)
+        except (OSError, ValueError) as exc:
+            log.warning("the original of %s was not kept: %s", target, exc)
 
     @property
     def offload_dir(self) -> Path:

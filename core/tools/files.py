@@ -122,6 +122,7 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
         if "\r\n" not in content and _uses_crlf(before):
             content, kept = _with_crlf(content), "; its CRLF line endings kept"
     data = _encoded(content, codec, path)
+    ctx.keep_original(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)
     shown = f", {codec}" if encoding else ""
@@ -151,7 +152,9 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     if count != 1:
         found = "not found" if count == 0 else f"found {count} times"
         raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
-    atomic_write(target, _encoded(text.replace(old, new, 1), codec, path))
+    data = _encoded(text.replace(old, new, 1), codec, path)
+    ctx.keep_original(target)
+    atomic_write(target, data)
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
 
 

@@ -22,6 +22,7 @@ from core.events import (
     ErrorRecorded,
     Event,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
@@ -48,6 +49,7 @@ from core.render import (
     diagnosis_note,
     flush_note,
     model_change_note,
+    put_back_note,
     recall_note,
     reflection_note,
     research_done_note,
@@ -540,6 +542,8 @@ class ChatView(QScrollArea):
                 self._notice(f"⇄ {escape_html(capitalized(model_change_note(event)))}, from the next request on", into=into)
             case WorkdirMoved():
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
+            case FilesPutBack():
+                self._notice(f"↶ {escape_html(capitalized(put_back_note(event)))}", into=into)
             case ReflectionWritten():
                 said = escape_html(capitalized(reflection_note(event))).replace(
                     LEARNED, f'<a href="{LEARNED_LINK}">{LEARNED}</a>', 1)

@@ -1,0 +1,134 @@
+"""The work folder's files as they were before the agent first changed them in a session: what
+it changed can be seen, and a file put back as the person had it.
+
+file_write and file_edit keep a file's bytes (or that there was no such file) the first time
+either changes it in a session, before they write; later changes to it keep nothing more, so
+what comes back is the file from before the session, whatever the agent did to it since. The
+copies live in the session's folder (originals/), listed in originals/index.json, which is
+written before the tool's own write: a process killed in between loses nothing. Shell commands
+change files too, but what they touch is not known; their changes are not kept (the run's end
+says how many ran).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.memory.working import atomic_write
+
+ORIGINALS_DIR = "originals"
+INDEX_NAME = "index.json"
+# A file larger than this is not copied (a data file the agent rewrote): its change is listed,
+# and it cannot be put back from here.
+MAX_KEPT_BYTES = 20 * 1024 * 1024
+
+log = logging.getLogger(__name__)
+
+
+class OriginalsUnreadable(ValueError):
+    """originals/index.json cannot be read: what was kept is not known."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file the agent wrote or edited in the session, against what it was before."""
+
+    path: str  # relative to the work folder, with "/"
+    existed: bool  # False: the agent created it
+    kept: bool  # the file from before can be put back (a file that did not exist always can)
+    now: str  # "changed", "as before" (put back, or changed back), "gone" (deleted since)
+
+    def what(self) -> str:
+        """In a few words, for a list."""
+        if self.now == "as before":
+            return "as before the session" if self.existed else "removed again"
+        if not self.existed:
+            return "created" if self.now == "changed" else "created, deleted since"
+        if self.now == "gone":
+            return "deleted since"
+        return "changed" if self.kept else f"changed (too large to keep, over {MAX_KEPT_BYTES // 2**20} MB)"
+
+
+class Originals:
+    """A session's copies of the files its agent changed, in `session_dir`/originals."""
+
+    def __init__(self, session_dir: Path):
+        self.dir = session_dir / ORIGINALS_DIR
+
+    def keep(self, path: str, target: Path) -> None:
+        """Keep `target` (the work folder's `path`) as it is now, unless this session kept it already."""
+        index = self._index()
+        if path in index:
+            return
+        entry: dict[str, object] = {"existed": target.is_file()}
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if entry["existed"]:
+            size = target.stat().st_size
+            if size > MAX_KEPT_BYTES:
+                entry["too_large"] = size
+            else:
+                entry["copy"] = copy = f"{len(index) + 1:05d}"
+                atomic_write(self.dir / copy, target.read_bytes())
+        index[path] = entry
+        atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))
+
+    def changes(self, workdir: Path) -> list[Change]:
+        """The files kept, in the order the agent first changed them, and how each stands now."""
+        return [self._change(workdir, path, entry) for path, entry in self._index().items()]
+
+    def before(self, path: str) -> bytes | None:
+        """The file's bytes from before the session; None when there was no such file. ValueError
+        when it was not kept (too large, or never changed by the agent)."""
+        entry = self._index().get(path)
+        if entry is None:
+            raise ValueError(f"{path} was not changed by the agent's file tools in this session")
+        if not entry.get("existed"):
+            return None
+        if "copy" not in entry:
+            raise ValueError(f"{path} was too large to keep ({entry.get('too_large', 0):,} bytes): it cannot be "
+                             "put back from here")
+        return (self.dir / str(entry["copy"])).read_bytes()
+
+    def put_back(self, workdir: Path, path: str) -> Change:
+        """The work folder's `path` as it was before the session: its old bytes written back, or
+        the file removed when the agent created it. Returns how it stands now."""
+        from core.tools.context import (
+            confine,  # the path came from the index: it stays inside all the same
+        )
+
+        data = self.before(path)
+        target = confine(workdir, path, "the work folder")
+        if data is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        return self._change(workdir, path, self._index()[path])
+
+    def _change(self, workdir: Path, path: str, entry: dict) -> Change:
+        existed, kept = bool(entry.get("existed")), not entry.get("existed") or "copy" in entry
+        target = workdir / path
+        if not target.is_file():
+            now = "gone" if existed else "as before"
+        elif not existed or not kept:
+            now = "changed"
+        else:
+            same = target.stat().st_size == (self.dir / entry["copy"]).stat().st_size and \
+                target.read_bytes() == (self.dir / entry["copy"]).read_bytes()
+            now = "as before" if same else "changed"
+        return Change(path, existed, kept, now)
+
+    def _index(self) -> dict[str, dict]:
+        try:
+            index = json.loads((self.dir / INDEX_NAME).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise OriginalsUnreadable(f"{self.dir / INDEX_NAME} cannot be read ({exc}): the files from before "
+                                      "the session are in that folder, by number") from exc
+        if not isinstance(index, dict):
+            raise OriginalsUnreadable(f"{self.dir / INDEX_NAME} is not a list of kept files")
+        return index
