@@ -172,6 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="plan (task_plan.md, the default), findings (findings.md) or progress (progress.md)")
     history.add_argument("--version", type=int, help="print the whole text this version left")
     history.add_argument("--diff", action="store_true", help="with --version: print what it changed instead")
+    changes = commands.add_parser("changes", help="the files the agent's file tools changed in a session, what "
+                                  "they did to each, and putting files back as they were", parents=[common])
+    changes.add_argument("session", help="session id or a unique prefix")
+    changes.add_argument("paths", nargs="*", help="files of the work folder (as listed): print what the agent did "
+                                                  "to each")
+    changes.add_argument("--put-back", action="store_true",
+                         help="put the PATHS back as they were before the session (a file the agent created is "
+                              "removed); the agent is told at its next step")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     shown_as = show.add_mutually_exclusive_group()
@@ -268,6 +276,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _show(store, data_dir, args)
         if args.command == "history":
             return _history(store, args)
+        if args.command == "changes":
+            return _changes(store, data_dir, args)
         if args.command == "spending":
             return _spending(store, data_dir, args)
         if args.command == "import":
@@ -446,6 +456,41 @@ def _history(store, args) -> int:
     except Unrebuildable as exc:
         print(f"tripane: {exc}. What it changed: --diff", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_DONE
+
+
+def _changes(store, data_dir: Path, args) -> int:
+    from core.originals import Originals
+    from core.render import put_back_note
+    from core.scripted import ScriptedModel
+    from core.session import Session
+
+    # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
+    # model is asked anything.
+    session = Session.open(store, data_dir, _chosen_session(store, args.session).id, ScriptedModel([]))
+    if args.put_back:
+        if not args.paths:
+            raise ValueError("--put-back needs the files to put back, as `tripane changes SESSION` lists them")
+        event = session.put_back(args.paths)
+        print(f"  ↶ {put_back_note(event)}")
+        return EXIT_DONE
+    kept, workdir = Originals(session.dir), Path(session.state.workdir)
+    listed = kept.changes(workdir)
+    if not args.paths:
+        print(f"{session.id}: {len(listed)} file{'s' if len(listed) != 1 else ''} changed by the agent's file tools "
+              "(what shell commands changed is not known)")
+        for change in listed:
+            print(f"  {change.path}  ·  {change.what()}")
+        if listed:
+            print(f"What one did: tripane changes {session.id} PATH; as before the session: --put-back PATH…")
+        return EXIT_DONE
+    by_path = {change.path: change for change in listed}
+    for path in args.paths:
+        change = by_path.get(path)
+        if change is None:
+            raise ValueError(f"{path} was not changed by the agent's file tools in session {session.id}")
+        print(f"--- {path} (before the session)\n+++ {path} (now: {change.what()})")
+        print("\n".join(kept.diff(workdir, change)))
     return EXIT_DONE
 
 

@@ -12,6 +12,7 @@ says how many ran).
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from dataclasses import dataclass
@@ -50,6 +51,22 @@ class Change:
         if self.now == "gone":
             return "deleted since"
         return "changed" if self.kept else f"changed (too large to keep, over {MAX_KEPT_BYTES // 2**20} MB)"
+
+
+MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its size
+
+
+def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[str]:
+    """What the agent's changes did to the file, as unified diff lines (before → now, no file
+    names); a binary or very large file as one line saying its sizes."""
+    sides = [b"" if data is None else data for data in (before, now)]
+    if not change.kept:
+        return [f"(the file from before was too large to keep; it has {len(sides[1]):,} bytes now)"]
+    if any(len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192] for data in sides):
+        return [f"(a binary or very large file: {len(sides[0]):,} bytes before, {len(sides[1]):,} now)"]
+    texts = [data.decode("utf-8", errors="replace").splitlines() for data in sides]
+    lines = list(difflib.unified_diff(*texts, lineterm="", n=3))[2:]  # no ---/+++
+    return lines or ["(no difference: the file is as it was before the session)"]
 
 
 class Originals:
@@ -91,6 +108,12 @@ class Originals:
             raise ValueError(f"{path} was too large to keep ({entry.get('too_large', 0):,} bytes): it cannot be "
                              "put back from here")
         return (self.dir / str(entry["copy"])).read_bytes()
+
+    def diff(self, workdir: Path, change: Change) -> list[str]:
+        """diff_lines for one of changes(): what the file was against what it is now."""
+        target = workdir / change.path
+        now = target.read_bytes() if target.is_file() else None
+        return diff_lines(change, self.before(change.path) if change.kept else None, now)
 
     def put_back(self, workdir: Path, path: str) -> Change:
         """The work folder's `path` as it was before the session: its old bytes written back, or

@@ -518,6 +518,9 @@ class Session:
         if self.running and self.state.status not in ("paused", "waiting"):
             raise CannotRun(f"{what} while the run is paused, waiting for you or stopped, not while it works: "
                             "pause it first (Ctrl+P).")
+        if self.run_elsewhere():
+            raise CannotRun(f"{what} from the Tripane that runs this session now (another window or terminal), "
+                            "or once its run has stopped.")
 
     def changed_files(self) -> list[Change]:
         """The files the agent's file tools changed in this session, against what they were before."""

@@ -28,6 +28,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Session", "Edit &findings", "Ctrl+Shift+E", lambda w: w.panes[FINDINGS].toggle_editing(), "edit_findings"),
     ("&Session", "Sa&ve edit", "Ctrl+S", "save_edit", "save_edit"),
     ("&Session", "File &history…", "Ctrl+Shift+H", lambda w: w.histories.show(), "file_history"),
+    ("&Session", "What the a&gent changed…", "Ctrl+Shift+G", "show_work_changes", "work_changes"),
     ("&Session", "Answer the &question…", "Ctrl+Shift+A", "show_open_question", "question"),
     ("&Session", "As&k a helper…", "Ctrl+J", lambda w: w.asides.open(), "ask_helper"),
     ("&Session", "&Compact context now", "Ctrl+Shift+K", "compact", "compact"),
@@ -60,7 +61,8 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Help", "&About Tripane", None, "show_about", "about"),
 )
 EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
-SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_folder", "working_folder", None,
+SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_folder", "working_folder", "work_changes",
+                None,
                 "summary", "reflect", "ask_helper", None, "delete")  # right-click
 
 

@@ -43,6 +43,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QAbstractSlider,
     QApplication,
     QCheckBox,

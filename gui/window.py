@@ -52,6 +52,7 @@ from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.dialogs.spending import SpendingDialog
 from gui.dialogs.summary import SummaryDialog
+from gui.dialogs.work_changes import WorkChangesDialog
 from gui.drafts import Drafts
 from gui.file_histories import FileHistories
 from gui.glyphs import check_markers
@@ -389,6 +390,7 @@ class MainWindow(QMainWindow):
         self.chat.history_requested.connect(self.histories.show)
         self.chat.reflection_requested.connect(self.reflections.show)
         self.chat.learned_requested.connect(self.reflections.show_strategies)
+        self.chat.changes_requested.connect(self.show_work_changes)
         self.chat.aside_requested.connect(self.asides.show_earlier)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
@@ -1238,6 +1240,17 @@ class MainWindow(QMainWindow):
         """The desktop went light or dark: so does a window that follows it."""
         if self.prefs.theme == "system" and not self._shut_down:  # a closed window no longer decides
             apply_theme(QApplication.instance(), self.prefs.theme)
+
+    def show_work_changes(self) -> WorkChangesDialog | None:
+        """What the agent changed in the shown session's work folder, and a way to put files back."""
+        session = self.session
+        if session is None:
+            return None
+        dialog = WorkChangesDialog(self.keeper, session, self.workspace.title(session.id), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.reload()
+        bring_to_front(dialog)
+        return dialog
 
     def open_inspector(self) -> ContextInspector | None:
         session = self.session

@@ -15,24 +15,20 @@ from core.memory.history import (
     rebuilt,
 )
 from core.store import Store
+from gui.dialogs.forms import lay_out_browser
 from gui.qt import (
     QDialog,
-    QDialogButtonBox,
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     Qt,
     QTabWidget,
     QTextBrowser,
-    QVBoxLayout,
     QWidget,
     Signal,
 )
-from gui.screen_fit import fit_to_screen
 from gui.tasks import TaskKeeper
 from gui.widgets.chat_items import escape_html, stamp
 from gui.widgets.tool_card import diff_html
@@ -85,11 +81,6 @@ class FileHistoryDialog(QDialog):
         self.tabs.addTab(self.changes, "Changes")
         self.tabs.addTab(self.text, "Whole text")
         self.tabs.addTab(self.since, "Since")
-        splitter = QSplitter()
-        splitter.addWidget(self.list)
-        splitter.addWidget(self.tabs)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([300, 600])
         self.note = QLabel("")
         self.note.setObjectName("history_note")
         self.note.setWordWrap(True)
@@ -98,17 +89,7 @@ class FileHistoryDialog(QDialog):
         self.restore.setVisible(restorable)
         self.restore.setEnabled(False)
         self.restore.clicked.connect(self._restore)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.note, 1)
-        bottom.addWidget(self.restore)
-        bottom.addWidget(buttons)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(splitter, 1)
-        layout.addLayout(bottom)
-        fit_to_screen(self, 960, 600)
+        lay_out_browser(self, [self.summary], self.list, self.tabs, self.note, self.restore, 300, (960, 600))
 
     # --- reading --------------------------------------------------------------------------------
 

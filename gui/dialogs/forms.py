@@ -13,6 +13,7 @@ from gui.qt import (
     QComboBox,
     QCompleter,
     QDialog,
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -21,14 +22,40 @@ from gui.qt import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QSplitter,
     Qt,
+    QVBoxLayout,
     QWidget,
 )
+from gui.screen_fit import fit_to_screen
 from gui.tasks import TaskKeeper
 
 log = logging.getLogger(__name__)
 
 APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all tools"), ("none", "Refuse risky tools"))
+
+
+def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, shown: QWidget, note: QLabel,
+                    action: QPushButton, list_width: int, size: tuple[int, int]) -> None:
+    """A dialog to browse a list: `above` it, the list beside what is chosen in it (`shown`);
+    below, a note, the action on the chosen, and Close."""
+    splitter = QSplitter()
+    splitter.addWidget(listed)
+    splitter.addWidget(shown)
+    splitter.setStretchFactor(1, 1)
+    splitter.setSizes([list_width, size[0] - list_width - 40])
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    bottom = QHBoxLayout()
+    bottom.addWidget(note, 1)
+    bottom.addWidget(action)
+    bottom.addWidget(buttons)
+    layout = QVBoxLayout(dialog)
+    for widget in above:
+        layout.addWidget(widget)
+    layout.addWidget(splitter, 1)
+    layout.addLayout(bottom)
+    fit_to_screen(dialog, *size)
 
 
 def open_once(dialog: QDialog) -> None:

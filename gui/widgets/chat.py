@@ -87,6 +87,7 @@ from gui.widgets.wrapped_label import WrappedLabel
 HISTORY_LINK = "tripane-history:"
 REFLECTION_LINK = "tripane-reflection:"
 LEARNED_LINK = "tripane-learned:"  # View → What the agent learned (a variant that waits for the person)
+CHANGES_LINK = "tripane-changes:"  # what the agent changed in the work folder
 ASIDE_LINK = "tripane-asked:"  # then the id of a question the person asked a helper
 MAX_ITEMS = 600  # older items are dropped from the view (they stay in the log and in progress.md)
 # A session opens on its last records only (one item, message or tool card, per record or fewer);
@@ -174,6 +175,7 @@ class ChatView(QScrollArea):
     history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
     reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
     learned_requested = Signal()  # what the agent learned (a reflection's notice links it when a variant waits)
+    changes_requested = Signal()  # the ending notice's link: what the agent changed in the work folder
     aside_requested = Signal(str)  # a helper's answer to the person, by the question's id (its notice links it)
 
     def __init__(self, parent: QWidget | None = None):
@@ -207,7 +209,8 @@ class ChatView(QScrollArea):
         self._questions: dict[str, HumanQuestion] = {}
         self._asked: dict[str, str] = {}  # what the person asked a helper, by the question's id
         self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
-        self._ended_changes: dict[int, str] = {}  # by record index: what a SessionEnded notice tells
+        # By record index: what a SessionEnded notice tells, and whether the file tools changed files.
+        self._ended_changes: dict[int, tuple[str, bool]] = {}
         self._build_more = QTimer(self, singleShot=True, interval=0)
         self._build_more.timeout.connect(self._build_older)
         self._keep_from_bottom: int | None = None  # while older items go in above: the view stays put
@@ -356,7 +359,7 @@ class ChatView(QScrollArea):
             if isinstance(record.event, ToolResult):
                 self._results[record.event.call_id] = record.event
             elif isinstance(record.event, SessionEnded):
-                self._ended_changes[index] = self.changes.summary()
+                self._ended_changes[index] = (self.changes.summary(), bool(self.changes.changed))
         self._shown_from = len(records)
         self._wanted_from = max(0, len(records) - count)
         self._follow, self._keep_from_bottom = True, None
@@ -567,11 +570,16 @@ class ChatView(QScrollArea):
             case SessionResumed():
                 self._notice("▶ Resumed", into=into)
             case SessionEnded():
-                changed = self.changes.summary() if into is None else self._ended_changes.get(index, "")
-                changed = f"<br>Changed in the work folder: {escape_html(changed)}" if changed else ""
+                changed, files = ((self.changes.summary(), bool(self.changes.changed)) if into is None
+                                  else self._ended_changes.get(index, ("", False)))
+                link = f' — <a href="{CHANGES_LINK}">see what, or put files back</a>' if files else ""
+                changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                self._notice(f"■ <b>Ended: {event.status}</b> — {escape_html(event.summary)}{changed}{after}",
-                             "ended", into)
+                label = rich_label(displayable(f"■ <b>Ended: {event.status}</b> — {escape_html(event.summary)}"
+                                               f"{changed}{after}"), "ended")
+                label.setOpenExternalLinks(False)
+                label.linkActivated.connect(lambda _href: self.changes_requested.emit())
+                self._add(label, into)
 
     # --- streaming ------------------------------------------------------------------------------
 

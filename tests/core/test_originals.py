@@ -133,3 +133,37 @@ async def test_nothing_is_put_back_while_the_run_works_and_a_failure_keeps_what_
         reopened.put_back(["notes.txt"])
     await reopened.wait()
     assert (workdir / "notes.txt").read_text() == "rewritten\n"
+
+
+def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tmp_path, monkeypatch, capsys):
+    from core import cli
+    from core.store import Store
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "calc.py").write_bytes(CALC)
+    monkeypatch.setattr(cli, "_model_client", lambda: ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("", call("file_write", path="new.txt", content="hello\n")),
+        reply("", call("task_done", summary="done"))]))
+    base = ["--data-dir", str(tmp_path)]
+    assert cli.main([*base, "run", "Fix add", "--model", "openai/scripted", "--api-base", "http://127.0.0.1:9/v1",
+                     "--workdir", str(work), "--no-memory"]) == cli.EXIT_DONE
+    session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+    capsys.readouterr()
+
+    assert cli.main([*base, "changes", session_id]) == cli.EXIT_DONE
+    listed = capsys.readouterr().out
+    assert "2 files changed by the agent's file tools" in listed
+    assert "  calc.py  ·  changed\n  new.txt  ·  created\n" in listed
+    assert cli.main([*base, "changes", session_id, "calc.py"]) == cli.EXIT_DONE
+    diff = capsys.readouterr().out
+    assert "--- calc.py (before the session)" in diff and "-    return a - b" in diff and "+    return a + b" in diff
+    assert cli.main([*base, "changes", session_id, "README.md"]) == cli.EXIT_USAGE
+    assert "README.md was not changed by the agent's file tools" in capsys.readouterr().err
+
+    assert cli.main([*base, "changes", session_id, "calc.py", "new.txt", "--put-back"]) == cli.EXIT_DONE
+    assert "↶ put back as before the session: calc.py; removed (the agent created them): new.txt" in \
+        capsys.readouterr().out
+    assert (work / "calc.py").read_bytes() == CALC and not (work / "new.txt").exists()
+    assert cli.main([*base, "changes", session_id, "--put-back"]) == cli.EXIT_USAGE

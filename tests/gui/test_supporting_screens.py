@@ -406,7 +406,8 @@ def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_
     assert window.session is not None and window.session.id == first.id
     texts = [action.text().replace("&", "") for action in menu.actions() if not action.isSeparator()]
     assert texts == ["New session like this one…", "Rename…", "Export as zip…", "Copy as Markdown", "Open session folder",
-                     "Open working folder", "Summary…", "Reflect on the task…", "Ask a helper…", "Delete…"]
+                     "Open working folder", "What the agent changed…", "Summary…", "Reflect on the task…",
+                     "Ask a helper…", "Delete…"]
     opened = []
     monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     next(a for a in menu.actions() if a.text().replace("&", "") == "Open session folder").trigger()

@@ -1,0 +1,152 @@
+"""What the agent changed in the work folder (Session → What the agent changed…, or the link at a
+run's end): each file its file tools wrote or edited, what it did to it, and a way to put files
+back as they were before the session (core/originals.py). The agent reads what was put back at
+its next step.
+
+Files are read and diffed on a worker thread: one may be large."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.originals import Change, Originals, OriginalsUnreadable
+from core.session import CannotRun, Session
+from gui.dialogs.forms import lay_out_browser
+from gui.qt import (
+    QAbstractItemView,
+    QDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    Qt,
+    QTextBrowser,
+    QWidget,
+)
+from gui.tasks import TaskKeeper
+from gui.widgets.chat_items import escape_html
+from gui.widgets.tool_card import diff_html
+
+INTRO = ("The files the agent's file tools wrote or edited in this session, and what they did to each. Put one "
+         "back and it is as it was before the session; a file the agent created is removed. The agent reads what "
+         "you put back at its next step. What shell commands changed is not known, so it is not listed.")
+
+
+def row(change: Change) -> str:
+    return f"{change.path}  ·  {change.what()}"
+
+
+class WorkChangesDialog(QDialog):
+    def __init__(self, keeper: TaskKeeper, session: Session, title: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.keeper, self.session = keeper, session
+        self.changes: list[Change] = []
+        self.setWindowTitle(f"What the agent changed — {title}")
+        self.setObjectName("work_changes")
+        intro = QLabel(INTRO)
+        intro.setWordWrap(True)
+        self.summary = QLabel("Reading the work folder…")
+        self.summary.setObjectName("changes_summary")
+        self.summary.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setAccessibleName("Files the agent changed")
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.list.setSpacing(2)
+        self.list.currentItemChanged.connect(lambda _now, _before: self._show_chosen())
+        self.list.itemSelectionChanged.connect(self._update_buttons)
+        self.diff = QTextBrowser()
+        self.diff.setAccessibleName("What the agent changed in the file")
+        self.error = QLabel("")
+        self.error.setObjectName("error")
+        self.error.setWordWrap(True)
+        self.put_back_button = QPushButton("Put back as before…")
+        self.put_back_button.setToolTip("The chosen files as they were before the session (Ctrl+click chooses more)")
+        self.put_back_button.clicked.connect(self._put_back_chosen)
+        lay_out_browser(self, [intro, self.summary], self.list, self.diff, self.error, self.put_back_button, 320,
+                        (980, 600))
+        self._update_buttons()
+
+    def reload(self) -> None:
+        """The files and how each stands, read again (opened, or files were put back)."""
+        self.keeper.in_thread(self.session.changed_files, name="work changes", owner=self,
+                              on_success=self.show_changes, on_failure=self._failed)
+
+    def show_changes(self, changes: list[Change]) -> None:
+        chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
+        self.changes = changes
+        self.list.blockSignals(True)
+        self.list.clear()
+        for change in changes:
+            item = QListWidgetItem(row(change))
+            item.setData(Qt.ItemDataRole.UserRole, change.path)
+            item.setToolTip(row(change))
+            self.list.addItem(item)
+            item.setSelected(change.path in chosen)
+        self.list.blockSignals(False)
+        waiting = sum(1 for change in changes if change.now != "as before")
+        self.summary.setText(
+            "The agent's file tools have changed no file in this session." if not changes else
+            f"{len(changes):,} file{'s' if len(changes) != 1 else ''} changed by the agent"
+            + (f"; {len(changes) - waiting:,} of them as before the session now" if waiting < len(changes) else "")
+            + ". Choose one to see what it did.")
+        if changes and self.list.currentRow() < 0:
+            self.list.setCurrentRow(0)
+        self._show_chosen()
+        self._update_buttons()
+
+    def _chosen_changes(self) -> list[Change]:
+        chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
+        return [change for change in self.changes if change.path in chosen]
+
+    def _update_buttons(self) -> None:
+        self.put_back_button.setEnabled(any(change.now != "as before" and change.kept
+                                            for change in self._chosen_changes()))
+
+    def _show_chosen(self) -> None:
+        item = self.list.currentItem()
+        change = next((c for c in self.changes if item is not None and c.path == item.data(Qt.ItemDataRole.UserRole)),
+                      None)
+        if change is None:
+            self.diff.setHtml("")
+            return
+        workdir = self.session.state.workdir
+        self.keeper.in_thread(lambda: Originals(self.session.dir).diff(Path(workdir), change), name="work diff",
+                              owner=self, on_success=lambda lines: self._show_diff(change, lines),
+                              on_failure=self._failed)
+
+    def _show_diff(self, change: Change, lines: list[str]) -> None:
+        current = self.list.currentItem()
+        if current is None or current.data(Qt.ItemDataRole.UserRole) != change.path:
+            return  # another file was chosen meanwhile
+        self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}{diff_html(lines)}")
+
+    def _put_back_chosen(self) -> None:
+        chosen = [c for c in self._chosen_changes() if c.now != "as before" and c.kept]
+        if not chosen:
+            return
+        removed = [c.path for c in chosen if not c.existed]
+        restored = [c.path for c in chosen if c.existed]
+        lines = ([f"Put back as before the session: {', '.join(restored)}"] if restored else []) + \
+            ([f"Remove (the agent created them): {', '.join(removed)}"] if removed else [])
+        answer = QMessageBox.question(
+            self, "Put files back?",
+            "\n".join(lines) + "\n\nWhat changed in them since the session began is lost, yours too.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        self.put_back([c.path for c in chosen])
+
+    def put_back(self, paths: list[str]) -> None:
+        """Put the files back (the person confirmed) and show how they stand now."""
+        self.error.setText("")
+        try:
+            self.session.put_back(paths)
+        except CannotRun as exc:
+            self.error.setText(str(exc))
+        self.reload()
+
+    def _failed(self, error: BaseException) -> None:
+        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, OSError)) else
+                             f"The changes could not be read: {error}")
+

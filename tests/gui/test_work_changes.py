@@ -1,0 +1,82 @@
+"""What the agent changed in the work folder, in the real window: the run's ending links it, the
+dialog shows each file's diff, and files are put back as they were (the agent is told)."""
+
+from __future__ import annotations
+
+from core.scripted import ScriptedModel, call, reply
+from gui.dialogs import work_changes
+from gui.qt import QDialog, QMessageBox, Qt
+from tests.gui.test_supporting_screens import chat_says
+from tests.gui.test_window import start
+
+WAIT = 20_000
+
+
+def ending_notice(window):
+    return [w for w in window.chat.items() if w.objectName() == "ended"][-1]
+
+
+def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot, make_window, workdir,
+                                                                           monkeypatch):
+    (workdir / "parsing.py").write_text("def parse(text):\n    return text.strip()\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_edit", path="parsing.py", old="text.strip()", new="text")),
+        reply("", call("file_write", path="tests/test_parsing.py", content="def test(): pass\n")),
+        reply("", call("task_done", summary="done")),
+        reply("", call("task_done", summary="done again")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    notice = ending_notice(window)
+    assert "see what, or put files back" in notice.text()
+
+    notice.linkActivated.emit("tripane-changes:")
+    dialog = window.findChild(QDialog, "work_changes")
+    qtbot.waitUntil(lambda: dialog is not None and dialog.list.count() == 2, timeout=WAIT)
+    assert [dialog.list.item(i).text() for i in range(2)] == ["parsing.py  ·  changed",
+                                                              "tests/test_parsing.py  ·  created"]
+    qtbot.waitUntil(lambda: "return text.strip()" in dialog.diff.toPlainText(), timeout=WAIT)
+    assert "-    return text.strip()" in dialog.diff.toPlainText()
+    assert "+    return text" in dialog.diff.toPlainText()
+
+    asked = []
+    monkeypatch.setattr(work_changes.QMessageBox, "question",
+                        lambda *args, **kwargs: asked.append(args[2]) or QMessageBox.StandardButton.Yes)
+    dialog.list.selectAll()
+    assert dialog.put_back_button.isEnabled()
+    qtbot.mouseClick(dialog.put_back_button, Qt.MouseButton.LeftButton)
+    assert "Put back as before the session: parsing.py" in asked[0]
+    assert "Remove (the agent created them): tests/test_parsing.py" in asked[0]
+    qtbot.waitUntil(lambda: dialog.list.count() == 2 and "as before" in dialog.list.item(0).text(), timeout=WAIT)
+    assert dialog.list.item(1).text() == "tests/test_parsing.py  ·  removed again"
+    assert not dialog.put_back_button.isEnabled()  # nothing of the chosen is left to put back
+    assert (workdir / "parsing.py").read_text(encoding="utf-8") == "def parse(text):\n    return text.strip()\n"
+    assert not (workdir / "tests" / "test_parsing.py").exists()
+    qtbot.waitUntil(lambda: "↶ Put back as before the session: parsing.py; removed" in chat_says(window),
+                    timeout=WAIT)
+
+    window.composer.setPlainText("Go on.")
+    window.send_message()
+    qtbot.waitUntil(lambda: session.state.ended and len(model.requests) == 4 and not session.running, timeout=WAIT)
+    assert "The person put these files of the work folder back" in str(model.requests[-1].messages)
+
+
+def test_files_are_not_put_back_while_the_run_works(qtbot, make_window, workdir, monkeypatch):
+    import sys
+
+    model = ScriptedModel([
+        reply("", call("file_write", path="notes.txt", content="one\n")),
+        reply("", call("shell_run", command=f'"{sys.executable}" -c "import time; time.sleep(30)"')),
+    ], default=reply("", call("task_done", summary="stopped")))
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: len(model.requests) == 2 and window.status.state.text() == "● Running shell_run",
+                    timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    dialog.put_back(["notes.txt"])
+    assert "pause it first (Ctrl+P)" in dialog.error.text()
+    assert (workdir / "notes.txt").read_text(encoding="utf-8") == "one\n"
+    window.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
