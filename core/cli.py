@@ -872,11 +872,23 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
         return EXIT_FAILED
     if not as_json and session.state.ended and (changed := changes_line(session.records)):
         print(changed, flush=True)
+        if _kept_any(session):
+            print(f"  (what, file by file, or put them back: tripane changes {session.id})", flush=True)
     return EXIT_DONE if status == "done" else EXIT_FAILED
 
 
 # Why a research helper's question is withdrawn in a run that is not interactive.
 NOBODY_TO_ASK = "nobody can answer here (the command reads no answers when its input is not a terminal, or with --json)"
+
+
+def _kept_any(session) -> bool:
+    """Whether the agent's file tools kept any file of the session's (an unreadable list: none)."""
+    from core.originals import OriginalsUnreadable
+
+    try:
+        return bool(session.changed_files())
+    except OriginalsUnreadable:
+        return False
 
 
 def _waits_for_fallback(session, question) -> int:

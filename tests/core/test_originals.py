@@ -150,7 +150,7 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
     assert cli.main([*base, "run", "Fix add", "--model", "openai/scripted", "--api-base", "http://127.0.0.1:9/v1",
                      "--workdir", str(work), "--no-memory"]) == cli.EXIT_DONE
     session_id = Store(tmp_path / "tripane.db").sessions()[0].id
-    capsys.readouterr()
+    assert f"  (what, file by file, or put them back: tripane changes {session_id})" in capsys.readouterr().out
 
     assert cli.main([*base, "changes", session_id]) == cli.EXIT_DONE
     listed = capsys.readouterr().out
