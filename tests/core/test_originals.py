@@ -167,3 +167,25 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
         capsys.readouterr().out
     assert (work / "calc.py").read_bytes() == CALC and not (work / "new.txt").exists()
     assert cli.main([*base, "changes", session_id, "--put-back"]) == cli.EXIT_USAGE
+
+
+async def test_a_file_put_back_while_the_run_is_paused_is_read_by_the_agent_when_it_resumes(store, data_dir, workdir):
+    import asyncio
+
+    (workdir / "calc.py").write_bytes(CALC)
+    model = ScriptedModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+                           reply("", call("file_list")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    session.start()
+    while len(model.requests) < 1 or not (workdir / "calc.py").read_bytes().count(b"a + b"):
+        await asyncio.sleep(0.01)
+    session.pause()
+    while session.state.status != "paused":
+        await asyncio.sleep(0.01)
+    assert session.put_back(["calc.py"]).paths == ("calc.py",)
+    session.resume()
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    assert (workdir / "calc.py").read_bytes() == CALC
+    after = [str(m["content"]) for m in model.requests[-1].messages if m["role"] == "user"]
+    assert any("back as they were before this session: calc.py" in text for text in after)
