@@ -189,3 +189,23 @@ async def test_a_file_put_back_while_the_run_is_paused_is_read_by_the_agent_when
     assert (workdir / "calc.py").read_bytes() == CALC
     after = [str(m["content"]) for m in model.requests[-1].messages if m["role"] == "user"]
     assert any("back as they were before this session: calc.py" in text for text in after)
+
+
+async def test_an_exported_session_brings_its_originals_and_puts_files_back_in_its_new_work_folder(
+        store, data_dir, workdir, tmp_path):
+    from core.export import export_session, import_session
+    from core.session import Session
+    from core.store import Store
+
+    session = await run_that_changes_files(store, data_dir, workdir)
+    archive = export_session(store, data_dir, session.id, tmp_path / "run.zip")
+    elsewhere, copied = tmp_path / "elsewhere", tmp_path / "copied-work"
+    copied.mkdir()
+    for name in ("calc.py", "notes.txt"):  # the work folder as the other computer has it
+        (copied / name).write_bytes((workdir / name).read_bytes())
+    other = Store(elsewhere / "tripane.db")
+    imported = Session.open(other, elsewhere, import_session(other, elsewhere, archive), ScriptedModel([]))
+    imported.move_workdir(copied)
+    assert imported.put_back(["calc.py"]).paths == ("calc.py",)
+    assert (copied / "calc.py").read_bytes() == CALC and (workdir / "calc.py").read_bytes() != CALC
+    other.close()
