@@ -3,6 +3,7 @@ from a real session's run: real files, a real event log, the scripted model."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -170,25 +171,37 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
 
 
 async def test_a_file_put_back_while_the_run_is_paused_is_read_by_the_agent_when_it_resumes(store, data_dir, workdir):
-    import asyncio
+    class HeldModel(ScriptedModel):
+        """Its second request waits for `go`: the person pauses the run meanwhile."""
 
+        async def complete(self, request, *args, **kwargs):
+            if len(self.requests) == 1:
+                asked.set()
+                await go.wait()
+            return await super().complete(request, *args, **kwargs)
+
+    asked, go = asyncio.Event(), asyncio.Event()
     (workdir / "calc.py").write_bytes(CALC)
-    model = ScriptedModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
-                           reply("", call("file_list")),
-                           reply("", call("task_done", summary="ok"))])
+    model = HeldModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+                       reply("", call("file_list")),
+                       reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model, approval="all")
     session.start()
-    while len(model.requests) < 1 or not (workdir / "calc.py").read_bytes().count(b"a + b"):
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(asked.wait(), 5)  # the edit is made
     session.pause()
-    while session.state.status != "paused":
-        await asyncio.sleep(0.01)
+    go.set()
+    await asyncio.wait_for(_until(lambda: session.state.status == "paused"), 5)
     assert session.put_back(["calc.py"]).paths == ("calc.py",)
     session.resume()
     assert await asyncio.wait_for(session.wait(), 5) == "done"
     assert (workdir / "calc.py").read_bytes() == CALC
     after = [str(m["content"]) for m in model.requests[-1].messages if m["role"] == "user"]
     assert any("back as they were before this session: calc.py" in text for text in after)
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
 
 
 async def test_an_exported_session_brings_its_originals_and_puts_files_back_in_its_new_work_folder(
