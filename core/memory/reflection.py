@@ -23,6 +23,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     ModelChanged,
@@ -188,6 +189,9 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"The person answered {event.choice}{text}"
             case FileChanged() if event.author == "user":
                 yield f"The person edited {event.file}: {one_line(event.diff, 400)}"
+            case FilesPutBack():
+                undone = [*event.paths, *(f"{path} (removed)" for path in event.removed)]
+                yield f"The person undid the agent's changes to files: {', '.join(undone)}"
             case Compaction():
                 yield f"(The context was compacted: events {event.first_seq}–{event.last_seq} summarised.)"
             case ModelChanged():
@@ -204,12 +208,16 @@ def _reaction(records: Sequence[Record]) -> str:
     aside = {r.event.qid for r in records if isinstance(r.event, HumanQuestion) and asked_aside(r.event)}
     answers = [r.event for r in records if isinstance(r.event, HumanAnswer) and r.event.qid not in aside]
     refused = sum(a.choice in ("deny", "stop") for a in answers)
+    # The agent's own output rejected: files it changed, put back as they were.
+    undone = sum(len(r.event.paths) + len(r.event.removed) for r in records if isinstance(r.event, FilesPutBack))
     ended = [r.event for r in records if isinstance(r.event, SessionEnded)]
     stopped = any(e.status == "aborted" for e in ended)
-    if not (messages or edits or answers or stopped):
+    if not (messages or edits or answers or stopped or undone):
         return "No reaction: the person did not intervene."
     return (f"{messages} message(s) after the task, {edits} edit(s) of the plan or findings, {len(answers)} "
-            f"answer(s) to questions ({refused} refusing or stopping)" + ("; the person stopped the run." if stopped else "."))
+            f"answer(s) to questions ({refused} refusing or stopping)"
+            + (f", {undone} file(s) the agent changed put back as they were (its changes undone)" if undone else "")
+            + ("; the person stopped the run." if stopped else "."))
 
 
 def fit_lines(lines: list[str], limit: int) -> str:

@@ -131,6 +131,19 @@ async def test_the_trace_has_the_task_failures_the_person_and_the_end(store, dat
     assert "1 answer(s) to questions" in text
 
 
+async def test_files_the_person_put_back_are_in_the_trace_as_the_agents_changes_undone(store, data_dir, workdir):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a * b")),
+                           reply("", call("file_write", path="extra.py", content="X = 1\n")),
+                           reply("", call("task_done", summary="Changed add"))])
+    session = make_session(store, data_dir, workdir, model, task="Fix add")
+    assert await session.run() == "done"
+    session.put_back(["calc.py", "extra.py"])
+    text = trace(session.records)
+    assert "The person undid the agent's changes to files: calc.py, extra.py (removed)" in text
+    assert "2 file(s) the agent changed put back as they were (its changes undone)." in text
+
+
 def test_a_whole_trace_keeps_to_its_cap_however_long_the_task(tmp_path):
     from core.events import SessionStarted
 
