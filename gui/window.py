@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from core.changes import FILE_TOOLS
 from core.events import (
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     Record,
     SessionEnded,
+    ToolResult,
     UserMessage,
 )
 from core.export import import_with_own_store, write_export
@@ -885,6 +888,10 @@ class MainWindow(QMainWindow):
             self.refresh_sessions()
         if isinstance(event, FileChanged):
             self.histories.file_changed(session.id, event.file)
+        if (isinstance(event, ToolResult) and event.name in FILE_TOOLS and event.ok) or isinstance(event, FilesPutBack):
+            for dialog in self._work_changes_dialogs():  # the list it shows is of the work folder now
+                if dialog.session is session:
+                    dialog.reload()
         if session is not self.session:
             return
         self.chat.add_record(record)
@@ -1246,11 +1253,16 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None:
             return None
-        dialog = WorkChangesDialog(self.keeper, session, self.workspace.title(session.id), self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog = next((d for d in self._work_changes_dialogs() if d.session is session), None)
+        if dialog is None:
+            dialog = WorkChangesDialog(self.keeper, session, self.workspace.title(session.id), self)
+            dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.reload()
         bring_to_front(dialog)
         return dialog
+
+    def _work_changes_dialogs(self) -> list[WorkChangesDialog]:
+        return [d for d in self.findChildren(WorkChangesDialog) if qt_alive(d) and d.isVisible()]
 
     def open_inspector(self) -> ContextInspector | None:
         session = self.session

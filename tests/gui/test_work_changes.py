@@ -80,3 +80,30 @@ def test_files_are_not_put_back_while_the_run_works(qtbot, make_window, workdir,
     assert (workdir / "notes.txt").read_text(encoding="utf-8") == "one\n"
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
+
+
+def test_the_open_window_follows_the_files_the_run_goes_on_changing(qtbot, make_window, workdir):
+    import asyncio
+
+    class HeldModel(ScriptedModel):
+        """Its second request waits for `go`."""
+
+        async def complete(self, request, *args, **kwargs):
+            if len(self.requests) == 1:
+                await go.wait()
+            return await super().complete(request, *args, **kwargs)
+
+    go = asyncio.Event()
+    model = HeldModel([reply("", call("file_write", path="one.txt", content="1\n")),
+                       reply("", call("file_write", path="two.txt", content="2\n")),
+                       reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: (workdir / "one.txt").exists() and len(model.requests) == 1, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    assert window.show_work_changes() is dialog  # asked again: the same window, to the front
+    go.set()
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    assert dialog.list.item(1).text() == "two.txt  ·  created"
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
