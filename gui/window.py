@@ -850,6 +850,9 @@ class MainWindow(QMainWindow):
         self.drafts.forget(session_id)
         self.histories.forget(session_id)
         self.asides.forget(session_id)
+        for dialog in self._work_changes_dialogs():  # its originals go with the session's folder
+            if dialog.session.id == session_id:
+                dialog.close()
         shown = self.session is not None and self.session.id == session_id
         if shown:
             self.session = None
@@ -955,7 +958,7 @@ class MainWindow(QMainWindow):
         settled = has and self._opening is None
         for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
-                     "file_history", "summary"):
+                     "file_history", "summary", "work_changes"):
             self.actions_by_name[name].setEnabled(settled)
         self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
         self.actions_by_name["ask_helper"].setEnabled(settled and not elsewhere)

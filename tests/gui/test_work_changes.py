@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.scripted import ScriptedModel, call, reply
 from gui.dialogs import work_changes
-from gui.qt import QDialog, QMessageBox, Qt
+from gui.qt import QDialog, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
 
@@ -107,3 +107,19 @@ def test_the_open_window_follows_the_files_the_run_goes_on_changing(qtbot, make_
     qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
     assert dialog.list.item(1).text() == "two.txt  ·  created"
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+
+def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, workdir, monkeypatch):
+    model = ScriptedModel([reply("", call("file_write", path="one.txt", content="1\n")),
+                           reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    window.sessions.list.setCurrentRow(window.sessions.ids().index(session.id))
+    monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()
+    qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
+    qtbot.waitUntil(lambda: not qt_alive(dialog), timeout=WAIT)  # closed, and gone
+    assert (workdir / "one.txt").exists()  # the work folder keeps the agent's file
