@@ -475,7 +475,7 @@ def _changes(store, data_dir: Path, args) -> int:
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
     kept, workdir = Originals(session.dir), Path(session.state.workdir)
-    listed = kept.changes(workdir)
+    listed = session.changed_files()
     if not args.paths:
         print(f"{session.id}: {len(listed)} file{'s' if len(listed) != 1 else ''} changed by the agent's file tools "
               "(what shell commands changed is not known)")
@@ -882,12 +882,11 @@ NOBODY_TO_ASK = "nobody can answer here (the command reads no answers when its i
 
 
 def _kept_any(session) -> bool:
-    """Whether the agent's file tools kept any file of the session's (an unreadable list: none)."""
-    from core.originals import OriginalsUnreadable
-
+    """Whether the agent's file tools kept any file of the session's (an unreadable list, or a
+    work folder gone: none to show)."""
     try:
         return bool(session.changed_files())
-    except OriginalsUnreadable:
+    except ValueError:  # OriginalsUnreadable, WorkFolderMissing
         return False
 
 

@@ -523,15 +523,21 @@ class Session:
                             "or once its run has stopped.")
 
     def changed_files(self) -> list[Change]:
-        """The files the agent's file tools changed in this session, against what they were before."""
-        return Originals(self.dir).changes(Path(self.state.workdir))
+        """The files the agent's file tools changed in this session, against what they were before.
+        WorkFolderMissing when the work folder is gone: every file would seem deleted."""
+        return Originals(self.dir).changes(self._work_folder())
+
+    def _work_folder(self) -> Path:
+        if problem := missing_work_folder(self.state.workdir):
+            raise WorkFolderMissing(problem)
+        return Path(self.state.workdir)
 
     def put_back(self, paths: list[str]) -> FilesPutBack | None:
         """The files the agent changed, as they were before the session (core/originals.py), and
         the agent told at its next step. Not while the run works. CannotRun when one could not be
         put back (those before it were, and are recorded); None when `paths` is empty."""
         self._not_while_working("Files can be put back")
-        kept, workdir = Originals(self.dir), Path(self.state.workdir)
+        kept, workdir = Originals(self.dir), self._work_folder()  # (a put-back must not make a new one)
         restored: list[str] = []
         removed: list[str] = []
         failed = ""

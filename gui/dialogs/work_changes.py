@@ -147,6 +147,6 @@ class WorkChangesDialog(QDialog):
         self.reload()
 
     def _failed(self, error: BaseException) -> None:
-        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, OSError)) else
+        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError)) else
                              f"The changes could not be read: {error}")
 

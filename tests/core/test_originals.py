@@ -222,3 +222,19 @@ async def test_an_exported_session_brings_its_originals_and_puts_files_back_in_i
     assert imported.put_back(["calc.py"]).paths == ("calc.py",)
     assert (copied / "calc.py").read_bytes() == CALC and (workdir / "calc.py").read_bytes() != CALC
     other.close()
+
+
+async def test_with_its_work_folder_gone_nothing_is_listed_as_deleted_nor_put_back_into_a_new_one(
+        store, data_dir, workdir, tmp_path):
+    from core.session import WorkFolderMissing
+
+    session = await run_that_changes_files(store, data_dir, workdir)
+    moved = tmp_path / "moved"
+    workdir.rename(moved)
+    with pytest.raises(WorkFolderMissing, match="is not there any more"):
+        session.changed_files()
+    with pytest.raises(WorkFolderMissing, match="Move work folder"):
+        session.put_back(["calc.py"])
+    assert not workdir.exists()
+    session.move_workdir(moved)
+    assert session.put_back(["calc.py"]).paths == ("calc.py",) and (moved / "calc.py").read_bytes() == CALC
