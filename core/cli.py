@@ -180,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     changes.add_argument("--put-back", action="store_true",
                          help="put the PATHS back as they were before the session (a file the agent created is "
                               "removed); the agent is told at its next step")
+    changes.add_argument("--why", default="", help="with --put-back: why, for the agent to read")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     shown_as = show.add_mutually_exclusive_group()
@@ -471,7 +472,7 @@ def _changes(store, data_dir: Path, args) -> int:
     if args.put_back:
         if not args.paths:
             raise ValueError("--put-back needs the files to put back, as `tripane changes SESSION` lists them")
-        event = session.put_back(args.paths)
+        event = session.put_back(args.paths, args.why)
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
     kept, workdir = Originals(session.dir), Path(session.state.workdir)

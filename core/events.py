@@ -280,6 +280,7 @@ class FilesPutBack(Event):
     kind: ClassVar[str] = "files_put_back"
     paths: tuple[str, ...]  # written back as they were (relative to the work folder)
     removed: tuple[str, ...] = ()  # the agent had created them: removed
+    reason: str = ""  # the person's why, for the agent (and the reflection)
 
 
 @dataclass(frozen=True)

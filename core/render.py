@@ -133,7 +133,8 @@ def put_back_note(event: FilesPutBack) -> str:
     parts = [f"put back as before the session: {', '.join(event.paths)}"] if event.paths else []
     if event.removed:
         parts.append(f"removed (the agent created them): {', '.join(event.removed)}")
-    return "; ".join(parts) + "; the agent is told at its next step"
+    why = f" (why: {one_line(event.reason, 300)})" if event.reason else ""
+    return "; ".join(parts) + f"{why}; the agent is told at its next step"
 
 
 def workdir_note(event: WorkdirMoved) -> str:

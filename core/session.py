@@ -532,9 +532,9 @@ class Session:
             raise WorkFolderMissing(problem)
         return Path(self.state.workdir)
 
-    def put_back(self, paths: list[str]) -> FilesPutBack | None:
+    def put_back(self, paths: list[str], reason: str = "") -> FilesPutBack | None:
         """The files the agent changed, as they were before the session (core/originals.py), and
-        the agent told at its next step. Not while the run works. CannotRun when one could not be
+        the agent told at its next step, with the person's `reason`. Not while the run works. CannotRun when one could not be
         put back (those before it were, and are recorded); None when `paths` is empty."""
         self._not_while_working("Files can be put back")
         kept, workdir = Originals(self.dir), self._work_folder()  # (a put-back must not make a new one)
@@ -548,11 +548,12 @@ class Session:
                 failed = f"{path} was not put back: {exc}"
                 break
             (restored if change.existed else removed).append(path)
-        event = FilesPutBack(paths=tuple(restored), removed=tuple(removed)) if restored or removed else None
+        event = (FilesPutBack(paths=tuple(restored), removed=tuple(removed), reason=shown_text(reason.strip()))
+                 if restored or removed else None)
         if event is not None:
             with self._writing():
                 self.journal.record(event)
-                self._progress(progress.put_back(event.paths, event.removed))
+                self._progress(progress.put_back(event))
         if failed:
             raise CannotRun(failed + (" (the files before it were)" if event else ""))
         return event

@@ -278,5 +278,6 @@ def put_back_for_the_agent(event: FilesPutBack) -> str:
         if event.paths else []
     if event.removed:
         parts.append(f"removed these files you had created: {', '.join(event.removed)}")
+    why = f" Their reason: {event.reason}" if event.reason else ""
     return (f"[The person {'; and '.join(parts)}. Your changes to them are undone: read a file again before you "
-            "change it, and do not redo what they undid unless they ask.]")
+            f"change it, and do not redo what they undid unless they ask.]{why}")

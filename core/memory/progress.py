@@ -11,7 +11,7 @@ from core.agent.options import (
     reason_label,
     unanswered_note,
 )
-from core.events import ErrorDiagnosed, HumanAnswer, HumanQuestion
+from core.events import ErrorDiagnosed, FilesPutBack, HumanAnswer, HumanQuestion
 from core.text import capitalized
 
 ARGUMENT_PREVIEW_CHARS = 300
@@ -129,10 +129,12 @@ def workdir_moved(previous: str, workdir: str) -> str:
     return f"\n## [{_stamp()}] Work folder moved by the person\n- From {previous} to {workdir}; the agent works there from now on.\n"
 
 
-def put_back(paths: tuple[str, ...], removed: tuple[str, ...]) -> str:
-    lines = [f"- Put back as before the session: {', '.join(paths)}"] if paths else []
-    if removed:
-        lines.append(f"- Removed (the agent had created them): {', '.join(removed)}")
+def put_back(event: FilesPutBack) -> str:
+    lines = [f"- Put back as before the session: {', '.join(event.paths)}"] if event.paths else []
+    if event.removed:
+        lines.append(f"- Removed (the agent had created them): {', '.join(event.removed)}")
+    if event.reason:
+        lines.append(f"- Why: {_clip(event.reason, 500, ends=False)}")
     return f"\n## [{_stamp()}] ↶ Files put back by the person\n" + "\n".join(lines) + "\n"
 
 

@@ -191,7 +191,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"The person edited {event.file}: {one_line(event.diff, 400)}"
             case FilesPutBack():
                 undone = [*event.paths, *(f"{path} (removed)" for path in event.removed)]
-                yield f"The person undid the agent's changes to files: {', '.join(undone)}"
+                why = f" — why: {one_line(event.reason, 300)}" if event.reason else ""
+                yield f"The person undid the agent's changes to files: {', '.join(undone)}{why}"
             case Compaction():
                 yield f"(The context was compacted: events {event.first_seq}–{event.last_seq} summarised.)"
             case ModelChanged():

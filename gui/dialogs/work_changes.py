@@ -11,17 +11,19 @@ from pathlib import Path
 
 from core.originals import Change, Originals, OriginalsUnreadable
 from core.session import CannotRun, Session
-from gui.dialogs.forms import lay_out_browser
+from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
     QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPushButton,
     Qt,
     QTextBrowser,
+    QVBoxLayout,
     QWidget,
 )
 from gui.tasks import TaskKeeper
@@ -31,6 +33,35 @@ from gui.widgets.tool_card import diff_html
 INTRO = ("The files the agent's file tools wrote or edited in this session, and what they did to each. Put one "
          "back and it is as it was before the session; a file the agent created is removed. The agent reads what "
          "you put back at its next step. What shell commands changed is not known, so it is not listed.")
+
+
+class PutBackDialog(QDialog):
+    """Whether to put the chosen files back, what that loses, and why (for the agent)."""
+
+    def __init__(self, chosen: list[Change], parent: QWidget):
+        super().__init__(parent)
+        self.setWindowTitle("Put files back?")
+        self.setObjectName("put_back")
+        restored = [c.path for c in chosen if c.existed]
+        removed = [c.path for c in chosen if not c.existed]
+        lines = ([f"Put back as before the session: {', '.join(restored)}"] if restored else []) + \
+            ([f"Remove (the agent created them): {', '.join(removed)}"] if removed else [])
+        self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since the session began is lost, your own "
+                           "edits too.")
+        self.said.setWordWrap(True)
+        self.why = QLineEdit()
+        self.why.setPlaceholderText("Why (optional): the agent reads it, and does not redo what you undid")
+        self.why.setAccessibleName("Why the files are put back")
+        buttons = QDialogButtonBox()
+        buttons.addButton("Put back", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.said)
+        layout.addWidget(self.why)
+        layout.addWidget(buttons)
+        self.resize(560, self.sizeHint().height())
 
 
 def row(change: Change) -> str:
@@ -121,27 +152,21 @@ class WorkChangesDialog(QDialog):
             return  # another file was chosen meanwhile
         self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}{diff_html(lines)}")
 
-    def _put_back_chosen(self) -> None:
+    def _put_back_chosen(self) -> PutBackDialog | None:
+        """Ask before putting the chosen files back, and why (the agent reads it)."""
         chosen = [c for c in self._chosen_changes() if c.now != "as before" and c.kept]
         if not chosen:
-            return
-        removed = [c.path for c in chosen if not c.existed]
-        restored = [c.path for c in chosen if c.existed]
-        lines = ([f"Put back as before the session: {', '.join(restored)}"] if restored else []) + \
-            ([f"Remove (the agent created them): {', '.join(removed)}"] if removed else [])
-        answer = QMessageBox.question(
-            self, "Put files back?",
-            "\n".join(lines) + "\n\nWhat changed in them since the session began is lost, yours too.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
-        if answer != QMessageBox.StandardButton.Yes:
-            return
-        self.put_back([c.path for c in chosen])
+            return None
+        confirm = PutBackDialog(chosen, self)
+        confirm.accepted.connect(lambda: self.put_back([c.path for c in chosen], confirm.why.text()))
+        open_once(confirm)  # (not exec: a nested event loop under qasync)
+        return confirm
 
-    def put_back(self, paths: list[str]) -> None:
+    def put_back(self, paths: list[str], reason: str = "") -> None:
         """Put the files back (the person confirmed) and show how they stand now."""
         self.error.setText("")
         try:
-            self.session.put_back(paths)
+            self.session.put_back(paths, reason)
         except CannotRun as exc:
             self.error.setText(str(exc))
         self.reload()

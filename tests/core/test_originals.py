@@ -104,17 +104,19 @@ def test_a_path_in_the_list_that_leads_outside_the_work_folder_is_refused(tmp_pa
 
 async def test_files_put_back_are_recorded_and_the_agent_reads_it_at_its_next_step(store, data_dir, workdir):
     session = await run_that_changes_files(store, data_dir, workdir)
-    event = session.put_back(["calc.py", "src/new_module.py"])
+    event = session.put_back(["calc.py", "src/new_module.py"], "  keep the subtraction: it is a difference  ")
     assert event.paths == ("calc.py",) and event.removed == ("src/new_module.py",)
     assert [c.now for c in session.changed_files()] == ["as before", "as before", "changed"]
     progress_text, _ = session.read_file("progress.md")
     assert "Files put back by the person" in progress_text and "Put back as before the session: calc.py" in progress_text
+    assert "- Why: keep the subtraction: it is a difference\n" in progress_text
 
     await session.send("Go on.")
     assert await session.run() == "done"
     told = [m["content"] for m in session.model.requests[-1].messages if m["role"] == "user"]
     assert any("[The person put these files of the work folder back as they were before this session: calc.py; and "
-               "removed these files you had created: src/new_module.py." in str(text) for text in told)
+               "removed these files you had created: src/new_module.py." in str(text)
+               and str(text).endswith("Their reason: keep the subtraction: it is a difference") for text in told)
 
 
 async def test_nothing_is_put_back_while_the_run_works_and_a_failure_keeps_what_was_done(
@@ -163,9 +165,10 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
     assert cli.main([*base, "changes", session_id, "README.md"]) == cli.EXIT_USAGE
     assert "README.md was not changed by the agent's file tools" in capsys.readouterr().err
 
-    assert cli.main([*base, "changes", session_id, "calc.py", "new.txt", "--put-back"]) == cli.EXIT_DONE
-    assert "↶ put back as before the session: calc.py; removed (the agent created them): new.txt" in \
-        capsys.readouterr().out
+    assert cli.main([*base, "changes", session_id, "calc.py", "new.txt", "--put-back", "--why", "not asked for"]) \
+        == cli.EXIT_DONE
+    assert ("↶ put back as before the session: calc.py; removed (the agent created them): new.txt (why: not asked "
+            "for); the agent is told") in capsys.readouterr().out
     assert (work / "calc.py").read_bytes() == CALC and not (work / "new.txt").exists()
     assert cli.main([*base, "changes", session_id, "--put-back"]) == cli.EXIT_USAGE
 

@@ -4,7 +4,6 @@ dialog shows each file's diff, and files are put back as they were (the agent is
 from __future__ import annotations
 
 from core.scripted import ScriptedModel, call, reply
-from gui.dialogs import work_changes
 from gui.qt import QDialog, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
@@ -16,8 +15,7 @@ def ending_notice(window):
     return [w for w in window.chat.items() if w.objectName() == "ended"][-1]
 
 
-def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot, make_window, workdir,
-                                                                           monkeypatch):
+def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot, make_window, workdir):
     (workdir / "parsing.py").write_text("def parse(text):\n    return text.strip()\n", encoding="utf-8")
     model = ScriptedModel([
         reply("", call("file_edit", path="parsing.py", old="text.strip()", new="text")),
@@ -40,14 +38,16 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
     assert "-    return text.strip()" in dialog.diff.toPlainText()
     assert "+    return text" in dialog.diff.toPlainText()
 
-    asked = []
-    monkeypatch.setattr(work_changes.QMessageBox, "question",
-                        lambda *args, **kwargs: asked.append(args[2]) or QMessageBox.StandardButton.Yes)
     dialog.list.selectAll()
     assert dialog.put_back_button.isEnabled()
     qtbot.mouseClick(dialog.put_back_button, Qt.MouseButton.LeftButton)
-    assert "Put back as before the session: parsing.py" in asked[0]
-    assert "Remove (the agent created them): tests/test_parsing.py" in asked[0]
+    confirm = dialog.findChild(QDialog, "put_back")
+    qtbot.waitUntil(lambda: confirm is not None and confirm.isVisible(), timeout=WAIT)
+    assert "Put back as before the session: parsing.py" in confirm.said.text()
+    assert "Remove (the agent created them): tests/test_parsing.py" in confirm.said.text()
+    assert (workdir / "tests" / "test_parsing.py").exists()  # nothing before the person says so
+    confirm.why.setText("strip() is needed: inputs come with newlines")
+    qtbot.keyClick(confirm.why, Qt.Key.Key_Return)  # Enter puts back, as the default button
     qtbot.waitUntil(lambda: dialog.list.count() == 2 and "as before" in dialog.list.item(0).text(), timeout=WAIT)
     assert dialog.list.item(1).text() == "tests/test_parsing.py  ·  removed again"
     assert not dialog.put_back_button.isEnabled()  # nothing of the chosen is left to put back
@@ -55,11 +55,14 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
     assert not (workdir / "tests" / "test_parsing.py").exists()
     qtbot.waitUntil(lambda: "↶ Put back as before the session: parsing.py; removed" in chat_says(window),
                     timeout=WAIT)
+    assert "(why: strip() is needed: inputs come with newlines)" in chat_says(window)
 
     window.composer.setPlainText("Go on.")
     window.send_message()
     qtbot.waitUntil(lambda: session.state.ended and len(model.requests) == 4 and not session.running, timeout=WAIT)
-    assert "The person put these files of the work folder back" in str(model.requests[-1].messages)
+    told = str(model.requests[-1].messages)
+    assert "The person put these files of the work folder back" in told
+    assert "Their reason: strip() is needed: inputs come with newlines" in told
 
 
 def test_files_are_not_put_back_while_the_run_works(qtbot, make_window, workdir, monkeypatch):

@@ -138,9 +138,9 @@ async def test_files_the_person_put_back_are_in_the_trace_as_the_agents_changes_
                            reply("", call("task_done", summary="Changed add"))])
     session = make_session(store, data_dir, workdir, model, task="Fix add")
     assert await session.run() == "done"
-    session.put_back(["calc.py", "extra.py"])
+    session.put_back(["calc.py", "extra.py"], "add must add")
     text = trace(session.records)
-    assert "The person undid the agent's changes to files: calc.py, extra.py (removed)" in text
+    assert "The person undid the agent's changes to files: calc.py, extra.py (removed) — why: add must add" in text
     assert "2 file(s) the agent changed put back as they were (its changes undone)." in text
 
 
