@@ -18,6 +18,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     ModelChanged,
@@ -58,6 +59,7 @@ class SessionSummary:
     research_steps: int = 0  # the helpers' requests
     usage: Usage = field(default_factory=Usage)
     changes: ChangeTally = field(default_factory=ChangeTally)
+    put_back: set[str] = field(default_factory=set)  # files the person put back as they were
 
 
 def summarize(records: Iterable[Record]) -> SessionSummary:
@@ -78,6 +80,8 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 summary.status = "running"
             case FileChanged() if event.author == "user":
                 summary.edits += 1
+            case FilesPutBack():
+                summary.put_back.update((*event.paths, *event.removed))
             case AssistantMessage():
                 summary.requests += 1
                 summary.turns = max(summary.turns, event.turn)
@@ -144,6 +148,8 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
     rows.append(("Cost", known_cost(usage.cost_usd, usage.prompt_tokens)
                  or "unknown: litellm has no price for the model (one on this computer costs nothing)"))
     rows.append(("Changed in the work folder", summary.changes.summary() or "nothing, by the file tools"))
+    if summary.put_back:
+        rows.append(("Put back by you", f"{counted(len(summary.put_back), 'file')}: {', '.join(sorted(summary.put_back))}"))
     return rows
 
 

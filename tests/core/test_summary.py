@@ -37,6 +37,10 @@ async def test_a_runs_summary_counts_its_turns_calls_failures_questions_and_chan
     assert rows["Tokens"].startswith("6,700 in (70% cached, as the provider reported); ")
     assert rows["Changed in the work folder"] == "notes.md (created)"
     assert " to " in rows["Time"] and "pauses included" in rows["Time"]
+    assert "Put back by you" not in rows
+
+    session.put_back(["notes.md"])
+    assert dict(summary_rows(summarize(session.records)))["Put back by you"] == "1 file: notes.md"
 
 
 def test_a_session_with_no_events_says_so_without_failing():
