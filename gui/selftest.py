@@ -85,6 +85,8 @@ def run_selftest() -> int:
                 problems.append(f"the session ended as {session.state.status!r}, not done")
             if (folder / "work" / "hello.txt").read_text(encoding="utf-8") != "hello\n":
                 problems.append("the file tool did not write hello.txt")
+            elif [(c.path, c.what()) for c in session.changed_files()] != [("hello.txt", "created")]:
+                problems.append("the file tool's change to hello.txt was not kept to be put back")
             for name, expected in ((PLAN, "Selftest: write hello.txt"), (FINDINGS, "hello.txt holds one line"),
                                    (PROGRESS, "selftest done")):
                 if expected not in window.panes[name].shown_text:
