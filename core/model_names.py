@@ -24,8 +24,8 @@ NOT_FOR_AGENTS = ("audio", "realtime", "search", "computer-use", "robotics", "tt
 
 def known_chat_models() -> tuple[str, ...]:
     """Every tool-calling chat model of PROVIDERS in litellm's map, as a model string, grouped by
-    provider in PROVIDERS' order; models past their deprecation date, or close to it, left out. Imports litellm
-    (seconds, the first time): call it from a worker thread."""
+    provider in PROVIDERS' order; models past their deprecation date, or close to it, left out.
+    Imports litellm (seconds, the first time): call it from a worker thread."""
     return models_on(today())
 
 
@@ -84,8 +84,8 @@ def deprecation_words(day: str, on: str | None = None) -> str:
 
 def deprecation_near(model: str, api_base: str | None = None, on: str | None = None) -> str:
     """The day the model's provider deprecates it, if that day is past or comes within
-    DEPRECATION_NOTICE_DAYS of `on` (today); else "". A model on a server of one's own (`api_base`) is the
-    server's, whatever its name. Imports litellm: call it from a worker thread."""
+    DEPRECATION_NOTICE_DAYS of `on` (today); else "". A model on a server of one's own
+    (`api_base`) is the server's, whatever its name. Imports litellm: call it from a worker thread."""
     if api_base:
         return ""
     day = deprecated_on(model)
@@ -93,7 +93,8 @@ def deprecation_near(model: str, api_base: str | None = None, on: str | None = N
 
 
 def deprecated_soon(day: str, on: str) -> bool:
-    """Whether a deprecation day (ISO date) is past on the day `on`, or comes within DEPRECATION_NOTICE_DAYS."""
+    """Whether a deprecation day (ISO date) is past on the day `on`, or comes within
+    DEPRECATION_NOTICE_DAYS of it."""
     try:
         return (datetime.date.fromisoformat(day) - datetime.date.fromisoformat(on)).days <= DEPRECATION_NOTICE_DAYS
     except ValueError:  # none, or a date the map spells otherwise

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.memory.working import atomic_write
+from core.tools.context import confine
 
 ORIGINALS_DIR = "originals"
 INDEX_NAME = "index.json"
@@ -118,9 +119,6 @@ class Originals:
     def put_back(self, workdir: Path, path: str) -> Change:
         """The work folder's `path` as it was before the session: its old bytes written back, or
         the file removed when the agent created it. Returns how it stands now."""
-        from core.tools.context import (
-            confine,  # the path came from the index: it stays inside all the same
-        )
 
         data = self.before(path)
         target = confine(workdir, path, "the work folder")

@@ -534,8 +534,9 @@ class Session:
 
     def put_back(self, paths: list[str], reason: str = "") -> FilesPutBack | None:
         """The files the agent changed, as they were before the session (core/originals.py), and
-        the agent told at its next step, with the person's `reason`. Not while the run works. CannotRun when one could not be
-        put back (those before it were, and are recorded); None when `paths` is empty."""
+        the agent told at its next step, with the person's `reason`. Not while the run works.
+        CannotRun when one could not be put back (those before it were, and are recorded); None
+        when `paths` is empty."""
         self._not_while_working("Files can be put back")
         kept, workdir = Originals(self.dir), self._work_folder()  # (a put-back must not make a new one)
         restored: list[str] = []
