@@ -35,6 +35,7 @@ from core.agent.options import (
     refused_by_policy,
 )
 from core.agent.replies import not_an_answer
+from core.agent.research import described
 from core.agent.rules import describe_failure, error_signature, for_the_person
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
@@ -83,7 +84,7 @@ from core.llm import (
 )
 from core.logs import TOLD
 from core.memory import MIN_SCORE, progress
-from core.memory.layers import Episode
+from core.memory.layers import Episode, sections_of
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.originals import Originals
 from core.paths import missing_work_folder, resource_text
@@ -92,7 +93,7 @@ from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
 from core.store import as_disk_full
-from core.text import shown_text
+from core.text import one_line, shown_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolRegistry
 from core.tools.shell import stop_background
@@ -105,6 +106,7 @@ log = logging.getLogger(__name__)
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
+RECENT_STEPS_SHOWN = 6  # the turn threshold's question shows the latest tool results
 APPROVAL_OPTIONS = ("approve", "deny", "always_call", "always")
 BUDGET_OPTIONS = ("continue", "stop")
 WORKDIR_GROUPS = ("file", "shell", "delegate")  # the tools that work in the work folder
@@ -936,13 +938,30 @@ class AgentLoop(Delegation):
         return event
 
     def _ask_danger(self) -> None:
+        """The turn threshold's question, with what the person needs to decide: where the plan
+        stands, the step being worked on, and the latest steps."""
         turn = self.state.turn
         self._record(Danger(turn=turn, level="stop", limit=turn))
+        plan, _ = self.memory.read(PLAN)
         self._ask(
             "danger_turn",
             f"The agent has used {turn} turns. Continue (how many more turns?), give guidance, or stop?",
-            DANGER_OPTIONS, {"turn": turn},
+            DANGER_OPTIONS, {"turn": turn, "status": sections_of(plan).get("current status", [])[:6],
+                             "step": current_step(plan), "recent": self._latest_steps()},
         )
+
+    def _latest_steps(self) -> list[str]:
+        """The latest tool calls in a line each: what was called, and a failure's message."""
+        calls: dict[str, ToolCall] = {}
+        steps: list[str] = []
+        for record in self.journal.records[-4 * RECENT_STEPS_SHOWN:]:  # (a reply may hold several calls)
+            event = record.event
+            if isinstance(event, AssistantMessage):
+                calls.update((call.id, call) for call in event.tool_calls)
+            elif isinstance(event, ToolResult) and event.call_id in calls:
+                failed = "" if event.ok else f" — {one_line(event.content, 120)}"
+                steps.append(f"{'✓' if event.ok else '✗'} {described(calls[event.call_id])}{failed}")
+        return steps[-RECENT_STEPS_SHOWN:]
 
     def _ask_budget(self) -> None:
         state = self.state

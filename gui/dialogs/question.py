@@ -191,6 +191,15 @@ class QuestionDialog(QDialog):
                     f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."
                     if self.answer_wait_min else "")
             parts.append(f"<p><b>If you do not answer:</b> {_escape(fallback.rstrip('.'))}.{wait}</p>")
+        elif reason == "danger_turn":
+            if status := context.get("status"):
+                items = "".join(f"<li>{_escape(str(line).lstrip('-* '))}</li>" for line in status)
+                parts.append(f"<p><b>Where the plan stands:</b></p><ul>{items}</ul>")
+            if context.get("step"):
+                parts.append(f"<p><b>Working on:</b> {_escape(_STEP_MARKS.sub('', context['step']))}</p>")
+            if recent := context.get("recent"):
+                items = "".join(f"<li><code>{_escape(str(line))}</code></li>" for line in recent)
+                parts.append(f"<p><b>The latest steps:</b></p><ol>{items}</ol>")
         elif reason == "budget":
             cost = float(context.get("cost_usd", 0))
             parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens"

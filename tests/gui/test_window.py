@@ -251,6 +251,9 @@ def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
     dialog = wait_for_dialog(qtbot, window, "danger_turn")
     assert session.state.turn == 30
     assert window.status.turn.property("level") == "danger"
+    shown = dialog.details.toPlainText()
+    assert "Where the plan stands:" in shown and "Phase: 1" in shown
+    assert "Working on: " in shown and "The latest steps:" in shown and "✓ file_list" in shown
 
     dialog.more_turns.setValue(2)
     qtbot.mouseClick(dialog.buttons["continue"], Qt.MouseButton.LeftButton)

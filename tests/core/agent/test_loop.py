@@ -130,6 +130,21 @@ async def test_three_strike_stop_answer_ends_the_session(store, data_dir, workdi
     assert await session.wait() == "aborted"
 
 
+async def test_the_turn_thresholds_question_shows_the_latest_calls_and_why_one_failed(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("file_read", path="missing.txt")),
+                           reply("", call("file_list"), call("file_search", query="parse_date"))],
+                          default=reply("", call("file_list")))
+    session = make_session(store, data_dir, workdir, model, danger_turn=3, warn_turn=2)
+    session.start()
+    question = await wait_for_question(session)
+    assert question.reason == "danger_turn"
+    first, *rest = question.context["recent"]
+    assert first.startswith("✗ file_read path=missing.txt — ") and "missing.txt" in first[30:]
+    assert rest == ["✓ file_list", "✓ file_search query=parse_date", "✓ file_list"]
+    session.stop()
+    await session.wait()
+
+
 async def test_turn_thirty_opens_the_danger_question(store, data_dir, workdir):
     (workdir / "f.txt").write_text("x", encoding="utf-8")
     model = ScriptedModel([], default=reply("", call("file_list")))
@@ -139,6 +154,9 @@ async def test_turn_thirty_opens_the_danger_question(store, data_dir, workdir):
 
     assert question.reason == "danger_turn" and session.state.turn == 30
     assert question.options == ("continue", "guidance", "stop")
+    # What the person needs to decide: where the plan stands, the step at hand, the latest steps.
+    assert question.context["status"][0].startswith("- Phase: ") and question.context["step"].startswith("1. [ ]")
+    assert question.context["recent"] == ["✓ file_list"] * 6
     assert [d.level for d in events_of(session, Danger)] == ["warn", "stop"]
     # The person reads what each threshold means, not just its name.
     warn, stop = (describe_danger(d) for d in events_of(session, Danger))
