@@ -4,6 +4,7 @@
 from PySide6.QtCore import (
     QByteArray,
     QEvent,
+    QItemSelectionModel,
     QMimeData,
     QObject,
     QPoint,

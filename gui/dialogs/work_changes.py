@@ -16,6 +16,7 @@ from gui.qt import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
+    QItemSelectionModel,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -104,7 +105,10 @@ class WorkChangesDialog(QDialog):
                               on_success=self.show_changes, on_failure=self._failed)
 
     def show_changes(self, changes: list[Change]) -> None:
+        """The list anew, the person's choice and the file they look at kept (a reload comes as the
+        run writes more files, or after a put-back)."""
         chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
+        looked_at = self.list.currentItem().data(Qt.ItemDataRole.UserRole) if self.list.currentItem() else None
         self.changes = changes
         self.list.blockSignals(True)
         self.list.clear()
@@ -114,6 +118,8 @@ class WorkChangesDialog(QDialog):
             item.setToolTip(row(change))
             self.list.addItem(item)
             item.setSelected(change.path in chosen)
+            if change.path == looked_at:
+                self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.NoUpdate)
         self.list.blockSignals(False)
         waiting = sum(1 for change in changes if change.now != "as before")
         self.summary.setText(

@@ -126,3 +126,21 @@ def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, work
     qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
     qtbot.waitUntil(lambda: not qt_alive(dialog), timeout=WAIT)  # closed, and gone
     assert (workdir / "one.txt").exists()  # the work folder keeps the agent's file
+
+
+def test_after_a_put_back_the_list_keeps_the_file_looked_at(qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("file_write", path="a.txt", content="a\n")),
+                           reply("", call("file_write", path="b.txt", content="b\n")),
+                           reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    dialog.list.setCurrentRow(1)
+    qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt"), timeout=WAIT)
+    dialog.put_back(["b.txt"])
+    qtbot.waitUntil(lambda: dialog.list.item(1).text() == "b.txt  ·  removed again", timeout=WAIT)
+    assert dialog.list.currentRow() == 1 and [i.text() for i in dialog.list.selectedItems()] == [
+        "b.txt  ·  removed again"]
+    qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt — removed again"), timeout=WAIT)
