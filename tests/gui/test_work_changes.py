@@ -112,14 +112,20 @@ def test_the_open_window_follows_the_files_the_run_goes_on_changing(qtbot, make_
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
 
 
-def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, workdir, monkeypatch):
-    model = ScriptedModel([reply("", call("file_write", path="one.txt", content="1\n")),
+def changes_after_writing(qtbot, make_window, workdir, *names: str):
+    """A run that wrote the files `names` and ended, and its What the agent changed window."""
+    model = ScriptedModel([*(reply("", call("file_write", path=name, content=f"{name}\n")) for name in names),
                            reply("", call("task_done", summary="done"))])
     window = make_window(model)
     session = start(window, workdir, approval="all")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog.list.count() == len(names), timeout=WAIT)
+    return window, session, dialog
+
+
+def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, workdir, monkeypatch):
+    window, session, dialog = changes_after_writing(qtbot, make_window, workdir, "one.txt")
     window.sessions.list.setCurrentRow(window.sessions.ids().index(session.id))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
     window.delete_session()
@@ -129,14 +135,7 @@ def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, work
 
 
 def test_after_a_put_back_the_list_keeps_the_file_looked_at(qtbot, make_window, workdir):
-    model = ScriptedModel([reply("", call("file_write", path="a.txt", content="a\n")),
-                           reply("", call("file_write", path="b.txt", content="b\n")),
-                           reply("", call("task_done", summary="done"))])
-    window = make_window(model)
-    session = start(window, workdir, approval="all")
-    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
-    dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    _, _, dialog = changes_after_writing(qtbot, make_window, workdir, "a.txt", "b.txt")
     dialog.list.setCurrentRow(1)
     qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt"), timeout=WAIT)
     dialog.put_back(["b.txt"])
