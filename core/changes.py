@@ -35,7 +35,7 @@ class ChangeTally:
         event = record.event
         if isinstance(event, AssistantMessage):
             for call in event.tool_calls:
-                if call.name in FILE_TOOLS and (path := _path_of(call.arguments)):
+                if call.name in FILE_TOOLS and (path := path_of(call.arguments)):
                     self._pending[call.id] = (call.name, path)
         elif isinstance(event, ToolResult):
             if event.name == SHELL_TOOL and event.ok:
@@ -62,7 +62,8 @@ class ChangeTally:
         return "; ".join(parts)
 
 
-def _path_of(arguments: str) -> str:
+def path_of(arguments: str) -> str:
+    """The `path` argument of a file tool's call, as a path ("" when there is none)."""
     try:
         path = json.loads(arguments).get("path")
     except (ValueError, AttributeError):  # malformed arguments: the call failed anyway

@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-project-instructions", action="store_true",
                      help="do not follow the workdir's AGENTS.md / CLAUDE.md (followed by default)")
     run.add_argument("--no-diagnosis", action="store_true",
-                     help="do not have a failure that happens again diagnosed by the summary model (Settings: "
+                     help="do not have a failure that happens again, or work put back, diagnosed by the summary model (Settings: "
                           "'Diagnose it as soon as it happens again')")
     run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
 

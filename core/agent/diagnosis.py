@@ -53,12 +53,16 @@ class Diagnosis:
 
     def note(self, failure: str, count: int, last_try: bool = True) -> str:
         """What the agent is told; `last_try`: one more of the same failure asks the person."""
+        times = {1: "once", 2: "twice"}.get(count, f"{count} times")
+        warned = DIAGNOSIS_FOR_THE_AGENT if last_try else ""
+        return f"[Tripane's diagnosis of a failure that happened {times} — {failure}.{self.found()}{warned}]"
+
+    def found(self) -> str:
+        """" Root cause (B: wrong strategy): …. Try instead: …." — what the model found."""
         kind = f" ({ERROR_KINDS[self.cause]})" if self.cause in ERROR_KINDS else ""
         cause = f" Root cause{kind}: {self.root_cause.rstrip('.')}." if self.root_cause else ""
         instead = f" Try instead: {self.try_instead.rstrip('.')}." if self.try_instead else ""
-        times = {1: "once", 2: "twice"}.get(count, f"{count} times")
-        warned = DIAGNOSIS_FOR_THE_AGENT if last_try else ""
-        return f"[Tripane's diagnosis of a failure that happened {times} — {failure}.{cause}{instead}{warned}]"
+        return cause + instead
 
 
 def parse(reply: str) -> Diagnosis:

@@ -24,7 +24,7 @@ from string import Template
 from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
-from core.agent import diagnosis
+from core.agent import diagnosis, put_back_diagnosis
 from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
 from core.agent.options import (
@@ -305,6 +305,8 @@ class AgentLoop(Delegation):
             self._ask_budget()
         elif state.diagnosis_due:
             await self._diagnose(state.diagnosis_due)
+        elif state.put_back_due is not None:
+            await self._diagnose_put_back(state.put_back_due)
         else:
             if state.turn >= config.warn_turn and not state.warned:
                 self._record(Danger(turn=state.turn, level="warn", limit=state.danger_limit))
@@ -912,19 +914,36 @@ class AgentLoop(Delegation):
         """A failure that happened again, diagnosed before the next step (core/agent/diagnosis.py);
         long-term memory is searched for it first, where it has loaded."""
         self.journal.notify(StatusChanged(self.state.session_id, "diagnosing"))
-        found = []
-        if self.long_memory is not None:
-            try:
-                hits = await self.long_memory.asearch(self.state.failure(signature), top_k=diagnosis.MEMORY_HITS,
-                                                      threshold=MIN_SCORE)
-                found = [(f"{hit.path}:{hit.start_line}", hit.text) for hit in hits]
-            except Exception as exc:  # an embedding provider down: diagnosed without memory
-                log.warning("memory search for a failure's diagnosis failed: %s", exc)
+        found = await self._remembered(self.state.failure(signature))
         event = await diagnosis.diagnose(self.model, self.state, self.journal.records, signature,
                                          current_step(self.memory.read(PLAN)[0]), found, self._window,
                                          wrap=self.control.interruptible)
         self._record(event)
         self._progress(progress.diagnosed(event))
+
+    async def _diagnose_put_back(self, seq: int) -> None:
+        """Files the person put back, their work diagnosed before the next step
+        (core/agent/put_back_diagnosis.py)."""
+        self.journal.notify(StatusChanged(self.state.session_id, "diagnosing_put_back"))
+        put_back = next(r.event for r in self.journal.records if r.seq == seq)
+        found = await self._remembered(put_back_diagnosis.memory_query(put_back))
+        event = await put_back_diagnosis.diagnose(self.model, self.state, self.journal.records, seq,
+                                                  current_step(self.memory.read(PLAN)[0]), found, self._window,
+                                                  wrap=self.control.interruptible)
+        self._record(event)
+        self._progress(progress.diagnosed(event))
+
+    async def _remembered(self, query: str) -> list[tuple[str, str]]:
+        """What long-term memory holds on `query` for a diagnosis ("path:line", text), where it has
+        loaded; nothing when its search fails (an embedding provider down: diagnosed without it)."""
+        if self.long_memory is None:
+            return []
+        try:
+            hits = await self.long_memory.asearch(query, top_k=diagnosis.MEMORY_HITS, threshold=MIN_SCORE)
+        except Exception as exc:
+            log.warning("memory search for a diagnosis failed: %s", exc)
+            return []
+        return [(f"{hit.path}:{hit.start_line}", hit.text) for hit in hits]
 
     # --- stops for the person --------------------------------------------------------------------
 

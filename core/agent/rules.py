@@ -31,6 +31,20 @@ def describe_failure(tool: str, message: str) -> str:
 DIAGNOSIS_FOR_THE_AGENT = " The same failure once more stops the run for the person."
 
 
+# ErrorDiagnosed.signature of a diagnosis of the work the person put back (core/agent/put_back_diagnosis.py).
+PUT_BACK = "put_back:"
+
+
+def put_back_signature(seq: int) -> str:
+    """The diagnosis signature of the FilesPutBack recorded at `seq`."""
+    return f"{PUT_BACK}{seq}"
+
+
+def of_put_back(signature: str) -> bool:
+    """Whether a diagnosis (its ErrorDiagnosed.signature) is of work put back, not of a failure."""
+    return signature.startswith(PUT_BACK)
+
+
 def for_the_person(diagnosis: str) -> str:
     """A failure's diagnosis as the agent was told it (ErrorDiagnosed.text), for the person."""
     return diagnosis.strip().removeprefix("[").removesuffix("]").replace(DIAGNOSIS_FOR_THE_AGENT, "")

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from core.agent.rules import describe_failure, diagnosis_due
+from core.agent.rules import describe_failure, diagnosis_due, put_back_signature
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -19,6 +19,7 @@ from core.events import (
     ErrorRecorded,
     Event,
     FileChanged,
+    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     MemoryRecalled,
@@ -87,6 +88,7 @@ class SessionState:
     strike_due: str | None = None  # a signature that reached the limit and was not yet asked about
     diagnosis_due: str | None = None  # a signature that happened again and was not yet diagnosed
     diagnosed: set[str] = field(default_factory=set)  # signatures diagnosed since their count began
+    put_back_due: int | None = None  # the seq of files the person put back, not yet diagnosed
     halt_requested: bool = False  # the person answered "stop" to a question
     files: dict[str, FileInfo] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -191,6 +193,10 @@ class SessionState:
                 self.diagnosed.add(event.signature)
                 if event.signature == self.diagnosis_due:
                     self.diagnosis_due = None
+                if self.put_back_due is not None and event.signature == put_back_signature(self.put_back_due):
+                    self.put_back_due = None
+            case FilesPutBack() if self.config and self.config.diagnose_errors and (event.paths or event.removed):
+                self.put_back_due = self.last_seq  # (the latest: it tells the agent what stands now)
             case Danger():
                 if event.level == "warn":
                     self.warned = True

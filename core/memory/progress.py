@@ -11,6 +11,7 @@ from core.agent.options import (
     reason_label,
     unanswered_note,
 )
+from core.agent.rules import of_put_back
 from core.events import ErrorDiagnosed, FilesPutBack, HumanAnswer, HumanQuestion
 from core.text import capitalized
 
@@ -76,7 +77,8 @@ def error(tool: str, message: str, attempt: int, limit: int | None) -> str:
 
 def diagnosed(event: ErrorDiagnosed) -> str:
     if not event.text:
-        return f"\n## [{_stamp()}] 🩺 The repeated failure could not be diagnosed: {_clip(event.error, 400)}\n"
+        what = "The work put back" if of_put_back(event.signature) else "The repeated failure"
+        return f"\n## [{_stamp()}] 🩺 {what} could not be diagnosed: {_clip(event.error, 400)}\n"
     return f"\n## [{_stamp()}] 🩺 Diagnosis by {event.model}\n{_block(event.text, 1200)}\n"
 
 

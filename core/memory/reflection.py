@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from core.agent.options import NO_ANSWER, WITHDRAWN, reason_label
+from core.agent.rules import of_put_back
 from core.agent.state import asked_aside
 from core.events import (
     AssistantMessage,
@@ -177,7 +178,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
             case ErrorRecorded() if event.attempt > 1:
                 yield f"  ! the same failure, attempt {event.attempt}"
             case ErrorDiagnosed() if event.text:
-                yield f"  Tripane diagnosed the failure: {one_line(event.text, 400)}"
+                what = "the work put back" if of_put_back(event.signature) else "the failure"
+                yield f"  Tripane diagnosed {what}: {one_line(event.text, 400)}"
             case HumanQuestion():
                 yield f"Asked the person ({reason_label(event.reason)}): {one_line(event.question, 300)}"
             case HumanAnswer() if event.choice == NO_ANSWER:

@@ -122,7 +122,9 @@ class SettingsDialog(QDialog):
             form, "When an error repeats:", "Diagnose it as soon as it happens again", prefs.diagnose_errors,
             "The last time before the limit (a command that ran out of time: the first time), one request to the "
             "summary model reads the failure, the latest steps and what long-term memory holds on it, and tells the "
-            "agent the root cause and what to try instead. The 3-Strike question shows it too. For new sessions.")
+            "agent the root cause and what to try instead. The 3-Strike question shows it too. Files you put back "
+            "(Session → What the agent changed) are diagnosed the same way: why the work was not wanted, and what "
+            "to do instead. For new sessions.")
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)

@@ -17,6 +17,7 @@ STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
     "retrying": ("↻ Retrying the model", "waiting"), "compacting": ("● Compacting the context", "running"),
     "diagnosing": ("● Diagnosing a repeated failure", "running"),
+    "diagnosing_put_back": ("● Diagnosing the work you put back", "running"),
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),

@@ -3,6 +3,7 @@ dialog shows each file's diff, and files are put back as they were (the agent is
 
 from __future__ import annotations
 
+from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QDialog, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
@@ -22,7 +23,7 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
         reply("", call("file_write", path="tests/test_parsing.py", content="def test(): pass\n")),
         reply("", call("task_done", summary="done")),
         reply("", call("task_done", summary="done again")),
-    ])
+    ], side_replies=[ModelReply("root_cause: the edit dropped strip()\nkind: B\ntry_instead: keep strip()")])
     window = make_window(model)
     session = start(window, workdir, approval="all")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
@@ -59,10 +60,14 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
 
     window.composer.setPlainText("Go on.")
     window.send_message()
-    qtbot.waitUntil(lambda: session.state.ended and len(model.requests) == 4 and not session.running, timeout=WAIT)
+    # The work undone is diagnosed (one request without tools), then the agent reads both.
+    qtbot.waitUntil(lambda: session.state.ended and len(model.requests) == 5 and not session.running, timeout=WAIT)
     told = str(model.requests[-1].messages)
     assert "The person put these files of the work folder back" in told
     assert "Their reason: strip() is needed: inputs come with newlines" in told
+    assert "Root cause (wrong strategy): the edit dropped strip(). Try instead: keep strip()." in told
+    qtbot.waitUntil(lambda: "Tripane's diagnosis of the work the person put back — parsing.py, "
+                            "tests/test_parsing.py (removed)" in chat_says(window), timeout=WAIT)
 
 
 def test_files_are_not_put_back_while_the_run_works(qtbot, make_window, workdir, monkeypatch):
