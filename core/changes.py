@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from core.agent.rules import error_type
-from core.events import AssistantMessage, ErrorRecorded, Record, ToolResult
+from core.events import (
+    AssistantMessage,
+    ErrorRecorded,
+    FilesPutBack,
+    Record,
+    SessionStarted,
+    ToolResult,
+    WorkdirMoved,
+)
 
 FILE_TOOLS = ("file_write", "file_edit")
 SHELL_TOOL = "shell_run"
@@ -30,12 +38,20 @@ class ChangeTally:
     _pending: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id → (tool, path)
     changed: dict[str, str] = field(default_factory=dict)  # path → created | edited | replaced
     shell_commands: int = 0
+    workdir: str = ""  # a path the agent gave in full is told relative to it, as a put-back names it
 
     def add(self, record: Record) -> None:
         event = record.event
-        if isinstance(event, AssistantMessage):
+        if isinstance(event, SessionStarted):
+            self.workdir = str(event.workdir)
+        elif isinstance(event, WorkdirMoved):
+            self.workdir = event.workdir
+        elif isinstance(event, FilesPutBack):  # as before the session: no change of the agent's is left
+            for path in (*event.paths, *event.removed):
+                self.changed.pop(path, None)
+        elif isinstance(event, AssistantMessage):
             for call in event.tool_calls:
-                if call.name in FILE_TOOLS and (path := path_of(call.arguments)):
+                if call.name in FILE_TOOLS and (path := relative(path_of(call.arguments), self.workdir)):
                     self._pending[call.id] = (call.name, path)
         elif isinstance(event, ToolResult):
             if event.name == SHELL_TOOL and event.ok:
@@ -69,6 +85,20 @@ def path_of(arguments: str) -> str:
     except (ValueError, AttributeError):  # malformed arguments: the call failed anyway
         return ""
     return str(PurePath(path.strip())) if isinstance(path, str) and path.strip() else ""
+
+
+def relative(path: str, workdir: str) -> str:
+    """A path the agent gave, as Tripane names it (core/originals.py): relative to the work folder
+    when it is inside it, with / between its parts."""
+    if not path:
+        return ""
+    given = PurePath(path)
+    if given.is_absolute():
+        try:
+            given = given.relative_to(workdir)
+        except ValueError:
+            pass
+    return given.as_posix()
 
 
 def _how(tool: str, result: str, before: str | None) -> str:

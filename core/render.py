@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from core.agent.options import NO_ANSWER, WITHDRAWN
 from core.agent.research import described
-from core.agent.rules import failure_notice, for_the_person, of_put_back
+from core.agent.rules import (
+    PUT_BACK_FOR_THE_PERSON,
+    failure_notice,
+    for_the_person,
+    of_put_back,
+)
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
@@ -122,7 +127,7 @@ def describe_edit(event: FileChanged) -> str:
 def diagnosis_note(event: ErrorDiagnosed) -> str:
     """A failure's diagnosis as the person reads it: what the agent was told, by whom, for how much."""
     if not event.text:
-        what = "the work you put back" if of_put_back(event.signature) else "the failure that happened again"
+        what = PUT_BACK_FOR_THE_PERSON if of_put_back(event.signature) else "the failure that happened again"
         return f"{what} could not be diagnosed: {event.error.rstrip('.')}"
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import PurePath
 
 from core.agent.diagnosis import Diagnosis, latest, parse
-from core.agent.rules import put_back_signature
+from core.agent.rules import PUT_BACK_FOR_THE_AGENT, put_back_signature
 from core.agent.state import SessionState
-from core.changes import FILE_TOOLS, path_of
+from core.changes import FILE_TOOLS, path_of, relative
 from core.events import (
     AssistantMessage,
     ErrorDiagnosed,
@@ -49,7 +48,7 @@ def undone(event: FilesPutBack) -> str:
 
 def note(found: Diagnosis, event: FilesPutBack) -> str:
     """What the agent is told, after the put-back's own note (which carries the person's reason)."""
-    return f"[Tripane's diagnosis of the work the person put back — {undone(event)}.{found.found()}]"
+    return f"[Tripane's diagnosis of {PUT_BACK_FOR_THE_AGENT} — {undone(event)}.{found.found()}]"
 
 
 def memory_query(event: FilesPutBack) -> str:
@@ -95,19 +94,6 @@ def work_on(records: Sequence[Record], paths: set[str], workdir: str) -> list[st
             again = {*event.paths, *event.removed}
             done = [(path, block) for path, block in done if path not in again]
     return [block for _, block in done]
-
-
-def relative(path: str, workdir: str) -> str:
-    """A path the agent gave, as the put-back names it: relative to the work folder, with /."""
-    if not path:
-        return ""
-    given = PurePath(path)
-    if given.is_absolute():
-        try:
-            given = given.relative_to(workdir)
-        except ValueError:
-            pass
-    return given.as_posix()
 
 
 def _arguments(call: ToolCall) -> str:

@@ -33,6 +33,8 @@ DIAGNOSIS_FOR_THE_AGENT = " The same failure once more stops the run for the per
 
 # ErrorDiagnosed.signature of a diagnosis of the work the person put back (core/agent/put_back_diagnosis.py).
 PUT_BACK = "put_back:"
+# What such a diagnosis is of, in the agent's words and in the person's.
+PUT_BACK_FOR_THE_AGENT, PUT_BACK_FOR_THE_PERSON = "the work the person put back", "the work you put back"
 
 
 def put_back_signature(seq: int) -> str:
@@ -47,7 +49,8 @@ def of_put_back(signature: str) -> bool:
 
 def for_the_person(diagnosis: str) -> str:
     """A failure's diagnosis as the agent was told it (ErrorDiagnosed.text), for the person."""
-    return diagnosis.strip().removeprefix("[").removesuffix("]").replace(DIAGNOSIS_FOR_THE_AGENT, "")
+    text = diagnosis.strip().removeprefix("[").removesuffix("]").replace(DIAGNOSIS_FOR_THE_AGENT, "")
+    return text.replace(f"diagnosis of {PUT_BACK_FOR_THE_AGENT} —", f"diagnosis of {PUT_BACK_FOR_THE_PERSON} —", 1)
 
 
 def diagnosis_due(count: int, limit: int, message: str = "") -> bool:

@@ -33,3 +33,24 @@ async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, w
 def test_nothing_changed_says_nothing():
     assert ChangeTally().summary() == ""
     assert changes_line([]) == ""
+
+
+async def test_files_put_back_are_no_longer_told_as_changed_and_a_full_path_is_told_as_put_back_names_it(
+        store, data_dir, workdir):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_edit", path=str(workdir / "calc.py"), old="a - b", new="a + b")),
+        reply("", call("file_write", path="notes.txt", content="n\n")),
+        reply("", call("task_done", summary="done")),
+        reply("", call("file_write", path="notes.txt", content="again\n")),  # after the put-back: created anew
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    assert changes_line(session.records) == "Changed in the work folder: calc.py (edited), notes.txt (created)"
+
+    session.put_back(["calc.py", "notes.txt"])
+    assert changes_line(session.records) == ""
+    await session.send("Go on.")
+    assert await session.run() == "done"
+    assert changes_line(session.records) == "Changed in the work folder: notes.txt (created)"

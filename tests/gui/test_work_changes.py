@@ -66,7 +66,8 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
     assert "The person put these files of the work folder back" in told
     assert "Their reason: strip() is needed: inputs come with newlines" in told
     assert "Root cause (wrong strategy): the edit dropped strip(). Try instead: keep strip()." in told
-    qtbot.waitUntil(lambda: "Tripane's diagnosis of the work the person put back — parsing.py, "
+    assert "Changed in the work folder" not in ending_notice(window).text()  # all of it was put back
+    qtbot.waitUntil(lambda: "Tripane's diagnosis of the work you put back — parsing.py, "
                             "tests/test_parsing.py (removed)" in chat_says(window), timeout=WAIT)
 
 

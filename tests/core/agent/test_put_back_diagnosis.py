@@ -82,7 +82,7 @@ async def test_work_the_person_put_back_is_diagnosed_and_the_agent_reads_it_afte
     assert told[put_back_at + 1:put_back_at + 3] == ["Go on.", diagnosed.text]  # in the order they came
     # The person reads it in the chat's line, progress.md and the reflection's trace.
     line = render(next(r for r in session.records if isinstance(r.event, ErrorDiagnosed)))
-    assert line.startswith("  🩺 Tripane's diagnosis of the work the person put back") and "(by scripted-small" in line
+    assert line.startswith("  🩺 Tripane's diagnosis of the work you put back — calc.py") and "(by scripted-small" in line
     progress, _ = session.read_file("progress.md")
     assert "🩺 Diagnosis by scripted-small" in progress and "write subtract() beside it" in progress
     assert any(step.startswith("  Tripane diagnosed the work put back: [Tripane's diagnosis")
