@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", help="what the agent should do")
-    run.add_argument("--model", help="a litellm model string, e.g. openai/gpt-4o-mini (default: the model, server, "
+    run.add_argument("--model", help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                                     "context window and summary model chosen in the window's Settings)")
     run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
@@ -555,7 +555,7 @@ def _run_settings(args) -> dict:
                  "summary_model": args.summary_model or saved["summary_model"] or None,
                  "helper_model": args.helper_model or saved["helper_model"] or None}
     else:
-        raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-4o-mini), or choose one "
+        raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-5.4-mini), or choose one "
                          "in the window's Settings, which `tripane run` then uses too")
 
     def given(value, name: str):

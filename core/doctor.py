@@ -14,6 +14,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.logs import log_path, log_paths, starts_an_error_to_report
 from core.secrets import cloud_of, key_variable, keyring_backend
@@ -23,6 +24,9 @@ QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would cras
 QT_LIBS_FIX = ("install Qt's system libraries (Debian/Ubuntu: sudo apt install libegl1 libgl1 libfontconfig1 "
                "libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 "
                "libxcb-shape0 libxcb-xinerama0); on a machine without a display set QT_QPA_PLATFORM=offscreen")
+if TYPE_CHECKING:
+    from core.providers import Connection
+
 LOG_TAIL_BYTES = 200_000  # "lately": the end of the current log file
 
 
@@ -160,7 +164,19 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
         signing_in = exc.kind == "no_key" and cloud_of(model)
         fix = "" if signing_in else "check the model name, the API key and the API base"
         return Check("Provider", "fail", str(exc), fix)
-    return Check("Provider", "ok", f"{model} answered: {connection.said[:60]} {connection.details()}")
+    return provider_check(model, connection)
+
+
+def provider_check(model: str, connection: Connection, on: str | None = None) -> Check:
+    """A model that answered: ok, or warn when its provider deprecates it within the window's
+    notice (core/model_names.py), past or soon (`on`: today): it works now, and will stop."""
+    from core.model_names import deprecated_soon, today
+
+    detail = f"{model} answered: {connection.said[:60]} {connection.details(on)}"
+    if connection.deprecated_on and deprecated_soon(connection.deprecated_on, on or today()):
+        return Check("Provider", "warn", detail,
+                     "choose a newer model: `tripane run --model …`, Settings, or Session → Change model in the window")
+    return Check("Provider", "ok", detail)
 
 
 def check_log(data_dir: Path) -> Check:

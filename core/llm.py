@@ -542,7 +542,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
             return ModelError("unknown_model", f"Tripane cannot tell which provider serves {model}: write it as "
                               f"provider/model.{meant}")
         return ModelError("unknown_model", "Tripane cannot tell which provider serves this model. Write it as "
-                          "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-latest or "
+                          "provider/model, e.g. openai/gpt-5.4-mini, anthropic/claude-haiku-latest or "
                           f"ollama_chat/llama3.1. ({detail})")
     cloud = cloud_of(model)
     if cloud and _NO_CLOUD_SIGN_IN.search(raw):

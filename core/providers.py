@@ -147,7 +147,7 @@ def model_window(model: str, api_base: str | None = None) -> int:
 async def test_connection(client: ModelClient, model: str, api_base: str | None = None) -> str:
     """One tiny request. Returns what the model said; raises ModelError in plain words otherwise."""
     if not model.strip():
-        raise ModelError("bad_request", "No model is set. Enter a litellm model string, e.g. openai/gpt-4o-mini.")
+        raise ModelError("bad_request", "No model is set. Enter a litellm model string, e.g. openai/gpt-5.4-mini.")
     request = ModelRequest(model=model.strip(), api_base=api_base or None, max_tokens=8, timeout_s=20.0,
                            messages=[{"role": "user", "content": "Reply with the single word: ready"}],
                            tools=[PROBE_TOOL])
@@ -179,7 +179,8 @@ class Connection:
     window_assumed: bool = False  # neither the server nor the model map states it
     deprecated_on: str = ""  # the day its provider deprecates the model (litellm's map), if any
 
-    def details(self) -> str:
+    def details(self, on: str | None = None) -> str:
+        """`on`: the day the deprecation is told as of (today)."""
         caching = "; prompt caching marked for Claude" if self.cache_marked else ""
         if self.window_assumed:
             said = (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
@@ -187,7 +188,7 @@ class Connection:
         else:
             said = f"(context window {self.window:,} tokens{caching})"
         if self.deprecated_on:
-            said += f". {deprecation_words(self.deprecated_on)}"
+            said += f". {deprecation_words(self.deprecated_on, on)}"
         return said
 
 

@@ -94,7 +94,7 @@ def review_writers(model: str | None = None, api_base: str | None = None) -> lis
         return chosen_then_own(model, api_base or None, None)
     saved = {**SHARED, **read_settings()}
     if not saved["model"]:
-        raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-4o-mini), or choose one "
+        raise ValueError("no model: pass --model (a litellm model string, e.g. openai/gpt-5.4-mini), or choose one "
                          "in the window's Settings")
     return chosen_then_own(str(saved["model"]), api_base or str(saved["api_base"]) or None,
                            str(saved["summary_model"]) or None)

@@ -185,6 +185,6 @@ def model_combo(current: str, offered: list[str]) -> QComboBox:
     combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
     combo.addItems([model for model in dict.fromkeys(offered) if model])
     combo.setCurrentText(current)
-    combo.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-4o-mini")
+    combo.lineEdit().setPlaceholderText("provider/model, e.g. openai/gpt-5.4-mini")
     combo.lineEdit().setAccessibleName("Model")  # the text field, which takes the focus
     return combo

@@ -38,7 +38,7 @@ from gui.widgets.allowed_commands import AllowedCommands
 FIRST_RUN = (
     "<b>Welcome to Tripane.</b> Choose the model the agent will use. Any "
     "<a href='https://docs.litellm.ai/docs/providers'>litellm model string</a> works, e.g. "
-    "<code>openai/gpt-4o-mini</code> or <code>anthropic/claude-sonnet-latest</code> with an API key (type part "
+    "<code>openai/gpt-5.4-mini</code> or <code>anthropic/claude-sonnet-latest</code> with an API key (type part "
     "of a name, such as <i>sonnet</i>, to see the ones litellm knows), or a local server: "
     "<code>ollama_chat/llama3.1</code> with API base <code>http://127.0.0.1:11434</code>."
 )
@@ -98,7 +98,7 @@ class SettingsDialog(QDialog):
             return field
 
         self.summary_model = side_model(
-            "Summary model:", prefs.summary_model, "the same model — or a cheaper one, e.g. openai/gpt-4o-mini",
+            "Summary model:", prefs.summary_model, "the same model — or a cheaper one, e.g. openai/gpt-5.4-mini",
             "Writes the summary when a long context is compacted, and the reflections on tasks. Its API key is the "
             "one stored for its provider (or the provider's environment variable).")
         self.helper_model = side_model(

@@ -138,3 +138,20 @@ def test_the_log_check_reads_the_cli_log_too_and_names_the_latest_error_of_both(
     check = check_log(data)
     assert check.level == "warn" and "2 error(s)" in check.detail
     assert "the run's newer error" in check.detail and CLI_LOG_NAME in check.detail
+
+
+def test_a_model_its_provider_deprecates_soon_or_has_deprecated_is_a_warning_with_what_to_do():
+    from core.doctor import provider_check
+    from core.providers import Connection
+
+    soon = provider_check("openai/gpt-5-mini", Connection("ready", 400_000, False, deprecated_on="2026-12-11"),
+                          on="2026-11-25")
+    assert soon.level == "warn" and "deprecates this model on 2026-12-11" in soon.detail
+    assert "choose a newer model" in soon.fix and "Change model" in soon.fix
+    past = provider_check("openai/gpt-5-mini", Connection("ready", 400_000, False, deprecated_on="2026-12-11"),
+                          on="2026-12-20")
+    assert past.level == "warn" and "its requests may fail any day" in past.detail
+    later = provider_check("openai/gpt-4o-mini", Connection("ready", 128_000, False, deprecated_on="2027-01-14"),
+                           on="2026-11-25")
+    assert later.level == "ok" and "deprecates this model on 2027-01-14" in later.detail  # said, not yet a warning
+    assert provider_check("openai/gpt-5.4-mini", Connection("ready", 400_000, False)).level == "ok"
