@@ -2,8 +2,9 @@
 
 After a long run the person's first question is "what did it touch?". The file tools leave a
 trail in the event log: each successful file_write or file_edit names its path, and file_write's
-result says whether the file was created or replaced. Shell commands can change files too, but
-what they touched is not known, so the summary only says how many ran (failed ones too).
+result says whether the file was created or replaced. Shell commands can change files too; what
+they changed is found against a copy of the work folder (core/work_changes.py), too slow for this
+line, which only says how many ran (failed ones too).
 """
 
 from __future__ import annotations
@@ -71,11 +72,18 @@ class ChangeTally:
             named = [f"{path} ({how})" for path, how in list(self.changed.items())[:LISTED]]
             more = len(self.changed) - LISTED
             parts.append(", ".join(named) + (f" and {more} more" if more > 0 else ""))
-        if self.shell_commands:
-            runs = ("1 shell command ran (what it changed" if self.shell_commands == 1 else
-                    f"{self.shell_commands} shell commands ran (what they changed")
-            parts.append(f"{runs} is not tracked)")
+        if self.shell_commands:  # (what they changed is found in the work folder: core/work_changes.py)
+            parts.append("1 shell command ran" if self.shell_commands == 1 else
+                         f"{self.shell_commands} shell commands ran")
         return "; ".join(parts)
+
+
+def may_have_changed_files(event) -> bool:
+    """Whether an event may have changed the work folder's files: a file tool's write, any shell
+    command (a failed one may have run), a put-back."""
+    if isinstance(event, ToolResult):
+        return event.name == SHELL_TOOL or (event.name in FILE_TOOLS and event.ok)
+    return isinstance(event, FilesPutBack)
 
 
 def path_of(arguments: str) -> str:

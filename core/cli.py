@@ -461,7 +461,6 @@ def _history(store, args) -> int:
 
 
 def _changes(store, data_dir: Path, args) -> int:
-    from core.originals import Originals
     from core.render import put_back_note
     from core.scripted import ScriptedModel
     from core.session import Session
@@ -475,11 +474,10 @@ def _changes(store, data_dir: Path, args) -> int:
         event = session.put_back(args.paths, args.why)
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
-    kept, workdir = Originals(session.dir), Path(session.state.workdir)
     listed = session.changed_files()
     if not args.paths:
-        print(f"{session.id}: {len(listed)} file{'s' if len(listed) != 1 else ''} changed by the agent's file tools "
-              "(what shell commands changed is not known)")
+        print(f"{session.id}: {len(listed)} file{'s' if len(listed) != 1 else ''} changed by the agent. "
+              f"{session.about_commands_changes()}")
         for change in listed:
             print(f"  {change.path}  ·  {change.what()}")
         if listed:
@@ -489,9 +487,10 @@ def _changes(store, data_dir: Path, args) -> int:
     for path in args.paths:
         change = by_path.get(path)
         if change is None:
-            raise ValueError(f"{path} was not changed by the agent's file tools in session {session.id}")
-        print(f"--- {path} (before the session)\n+++ {path} (now: {change.what()})")
-        print("\n".join(kept.diff(workdir, change)))
+            raise ValueError(f"{path} was not changed by the agent in session {session.id}")
+        print(f"--- {path} (before the {'first command' if change.by_command else 'session'})\n"
+              f"+++ {path} (now: {change.what()})")
+        print("\n".join(session.changed_file_diff(change)))
     return EXIT_DONE
 
 

@@ -24,7 +24,10 @@ from core.events import (
     decode,
     to_data,
 )
-from core.paths import RUN_LOCK, session_dir
+from core.paths import RUN_LOCK, remove_folder, session_dir
+from core.snapshot import NOT_EXPORTED as SNAPSHOT_NOT_EXPORTED
+from core.snapshot import NOTE_NAME as SNAPSHOT_NOTE
+from core.snapshot import SNAPSHOT_DIR
 from core.store import Store, StoreError
 from core.transcript import transcript
 
@@ -52,8 +55,14 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
         archive.writestr(f"{session_id}/transcript.md", transcript(records, title or session_id))
         if folder.is_dir():
             for path in sorted(folder.rglob("*")):
+                # The copy of the work folder made before the first command is not sent: it is all of
+                # the person's project, not the session's (originals/ holds what the file tools changed).
+                if path.relative_to(folder).parts[0] in (SNAPSHOT_DIR, SNAPSHOT_NOTE):
+                    continue
                 if path.is_file() and not path.name.endswith(".tmp") and path.name != RUN_LOCK:
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")
+            if (folder / SNAPSHOT_NOTE).is_file():  # (the copy's place says why it is not there)
+                archive.writestr(f"{session_id}/{SNAPSHOT_NOTE}", json.dumps({"not_kept": SNAPSHOT_NOT_EXPORTED}))
         for report in _reflection_reports(records, memory):
             archive.write(report, f"{session_id}/{MEMORY}/{REFLECTIONS}/{report.name}")
     partial.replace(target)
@@ -117,7 +126,7 @@ def import_session(store: Store, data_dir: Path, source: Path) -> str:
             _unpack(archive, session_id, folder, data_dir / MEMORY, reports)
         except BaseException:
             store.delete_session(session_id)
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_folder(folder)
             for report in reports:
                 report.unlink(missing_ok=True)
             raise

@@ -5,9 +5,9 @@ file_write and file_edit keep a file's bytes (or that there was no such file) th
 either changes it in a session, before they write; later changes to it keep nothing more, so
 what comes back is the file from before the session, whatever the agent did to it since. The
 copies live in the session's folder (originals/), listed in originals/index.json, which is
-written before the tool's own write: a process killed in between loses nothing. Shell commands
-change files too, but what they touch is not known; their changes are not kept (the run's end
-says how many ran).
+written before the tool's own write: a process killed in between loses nothing. What shell
+commands change is found against a copy of the work folder made before the first of them
+(core/snapshot.py); core/work_changes.py puts the two together.
 """
 
 from __future__ import annotations
@@ -42,9 +42,17 @@ class Change:
     existed: bool  # False: the agent created it
     kept: bool  # the file from before can be put back (a file that did not exist always can)
     now: str  # "changed", "as before" (put back, or changed back), "gone" (deleted since)
+    # Found against the copy of the work folder made before the first command (core/snapshot.py),
+    # not kept by a file tool: a command changed it (or something outside Tripane did).
+    by_command: bool = False
 
     def what(self) -> str:
         """In a few words, for a list."""
+        if self.by_command:
+            if self.now == "as before":
+                return "as before the first command" if self.existed else "removed again"
+            return {"gone": "deleted by a command"}.get(
+                self.now, "changed by a command" if self.existed else "created by a command")
         if self.now == "as before":
             return "as before the session" if self.existed else "removed again"
         if not self.existed:
@@ -70,6 +78,16 @@ def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[
     return lines or ["(no difference: the file is as it was before the session)"]
 
 
+def write_back(workdir: Path, path: str, data: bytes | None) -> None:
+    """The work folder's `path` as `data` (None: no such file), never outside the work folder."""
+    target = confine(workdir, path, "the work folder")
+    if data is None:
+        target.unlink(missing_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data)
+
+
 class Originals:
     """A session's copies of the files its agent changed, in `session_dir`/originals."""
 
@@ -92,6 +110,10 @@ class Originals:
                 atomic_write(self.dir / copy, target.read_bytes())
         index[path] = entry
         atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))
+
+    def kept(self, path: str) -> bool:
+        """Whether the file tools changed `path` in this session (kept, or listed as too large)."""
+        return path in self._index()
 
     def changes(self, workdir: Path) -> list[Change]:
         """The files kept, in the order the agent first changed them, and how each stands now."""
@@ -119,14 +141,7 @@ class Originals:
     def put_back(self, workdir: Path, path: str) -> Change:
         """The work folder's `path` as it was before the session: its old bytes written back, or
         the file removed when the agent created it. Returns how it stands now."""
-
-        data = self.before(path)
-        target = confine(workdir, path, "the work folder")
-        if data is None:
-            target.unlink(missing_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data)
+        write_back(workdir, path, self.before(path))
         return self._change(workdir, path, self._index()[path])
 
     def _change(self, workdir: Path, path: str, entry: dict) -> Change:

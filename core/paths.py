@@ -20,6 +20,26 @@ def missing_work_folder(workdir: str | Path) -> str | None:
             "work folder…, or tripane resume ID --workdir FOLDER); this session's history and files are kept.")
 
 
+def remove_folder(folder: Path) -> None:
+    """Delete `folder` and all in it, as far as it can be (what cannot is left). A read-only file
+    is made writable first: Windows will not delete one, and git writes its objects read-only."""
+    import shutil
+    import stat
+    import sys
+
+    def writable_then_again(function, path, _error) -> None:
+        try:
+            os.chmod(path, stat.S_IWRITE | stat.S_IREAD)
+            function(path)
+        except OSError:
+            pass
+
+    if sys.version_info >= (3, 12):  # (onerror is deprecated there; the handler takes both)
+        shutil.rmtree(folder, onexc=writable_then_again)
+    else:
+        shutil.rmtree(folder, onerror=writable_then_again)
+
+
 def default_data_dir() -> Path:
     override = os.environ.get("TRIPANE_DATA_DIR")
     if override:

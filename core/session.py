@@ -45,17 +45,19 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
-from core.originals import Change, Originals
+from core.originals import Change
 from core.paths import missing_work_folder, session_dir
 from core.providers import model_window
 from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.side_writers import first_reply, side_writers
+from core.snapshot import SnapshotFailed
 from core.store import DiskFull, Store, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolError, ToolRegistry
+from core.work_changes import WorkChanges
 
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
     from core.agent.research import Report as HelperReport
@@ -523,9 +525,18 @@ class Session:
                             "or once its run has stopped.")
 
     def changed_files(self) -> list[Change]:
-        """The files the agent's file tools changed in this session, against what they were before.
-        WorkFolderMissing when the work folder is gone: every file would seem deleted."""
-        return Originals(self.dir).changes(self._work_folder())
+        """The files the agent changed in this session, against what they were before: by its file
+        tools, and by its commands (core/work_changes.py). WorkFolderMissing when the work folder
+        is gone: every file would seem deleted."""
+        return WorkChanges(self.dir).changes(self._work_folder())
+
+    def changed_file_diff(self, change: Change) -> list[str]:
+        """What was done to one of changed_files(), as unified diff lines."""
+        return WorkChanges(self.dir).diff(self._work_folder(), change)
+
+    def about_commands_changes(self) -> str:
+        """Whether what shell commands changed is listed by changed_files(), and if not, why."""
+        return WorkChanges(self.dir).about_commands()
 
     def _work_folder(self) -> Path:
         if problem := missing_work_folder(self.state.workdir):
@@ -533,19 +544,19 @@ class Session:
         return Path(self.state.workdir)
 
     def put_back(self, paths: list[str], reason: str = "") -> FilesPutBack | None:
-        """The files the agent changed, as they were before the session (core/originals.py), and
+        """The files the agent changed, as they were before the session (core/work_changes.py), and
         the agent told at its next step, with the person's `reason`. Not while the run works.
         CannotRun when one could not be put back (those before it were, and are recorded); None
         when `paths` is empty."""
         self._not_while_working("Files can be put back")
-        kept, workdir = Originals(self.dir), self._work_folder()  # (a put-back must not make a new one)
+        kept, workdir = WorkChanges(self.dir), self._work_folder()  # (a put-back must not make a new one)
         restored: list[str] = []
         removed: list[str] = []
         failed = ""
         for path in paths:
             try:
                 change = kept.put_back(workdir, path)
-            except (OSError, ValueError, ToolError) as exc:
+            except (OSError, ValueError, ToolError, SnapshotFailed) as exc:
                 failed = f"{path} was not put back: {exc}"
                 break
             (restored if change.existed else removed).append(path)

@@ -14,15 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.changes import FILE_TOOLS
+from core.changes import may_have_changed_files
 from core.events import (
     FileChanged,
-    FilesPutBack,
     HumanAnswer,
     HumanQuestion,
     Record,
     SessionEnded,
-    ToolResult,
     UserMessage,
 )
 from core.export import import_with_own_store, write_export
@@ -891,7 +889,7 @@ class MainWindow(QMainWindow):
             self.refresh_sessions()
         if isinstance(event, FileChanged):
             self.histories.file_changed(session.id, event.file)
-        if (isinstance(event, ToolResult) and event.name in FILE_TOOLS and event.ok) or isinstance(event, FilesPutBack):
+        if may_have_changed_files(event):
             for dialog in self._work_changes_dialogs():  # the list it shows is of the work folder now
                 if dialog.session is session:
                     dialog.reload()

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
-from core.paths import DB_NAME, session_dir
+from core.paths import DB_NAME, remove_folder, session_dir
 from core.run_lock import live_status, run_by_nobody, run_lock
 from core.session import Session, SessionConfig, take_run_lock
 from core.store import SessionRow, Store
@@ -137,7 +136,7 @@ class Workspace:
             self.store.delete_session(session_id)
         finally:
             lock.release(force=True)  # before the folder goes: Windows cannot delete a held file
-        shutil.rmtree(session_dir(self.data_dir, session_id), ignore_errors=True)
+        remove_folder(session_dir(self.data_dir, session_id))
 
     async def close(self) -> None:
         if self._loading:

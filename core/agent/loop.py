@@ -92,6 +92,7 @@ from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
+from core.snapshot import WorkFolderSnapshot
 from core.store import as_disk_full
 from core.text import one_line, shown_text
 from core.tools.context import ToolContext
@@ -814,7 +815,7 @@ class AgentLoop(Delegation):
             on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id),
-            originals=Originals(self.session_dir),
+            originals=Originals(self.session_dir), snapshot=WorkFolderSnapshot(self.session_dir),
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:

@@ -71,7 +71,7 @@ def request_text(records: Sequence[Record], seq: int, step: str, workdir: str,
     return (f"## Task\n{task or '(unknown)'}\n\n## The step of the plan being worked on\n{step or '(none marked)'}\n\n"
             f"## What the person put back\n{files}\n\n{reason}\n\n"
             f"## What the agent had done to these files (oldest first)\n"
-            f"{latest(work, WORK_CHARS) or '(its file tools left no record of it)'}\n\n"
+            f"{latest(work, WORK_CHARS) or '(not by its file tools: by a command; see the latest steps)'}\n\n"
             f"## The latest steps (oldest first)\n{latest(list(trace_lines(before)), STEPS_CHARS)}\n\n"
             f"## What long-term memory holds on it\n{remembered or '(nothing found)'}")
 

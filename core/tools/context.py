@@ -19,6 +19,7 @@ from core.tools.registry import ToolError
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
     from core.originals import Originals
+    from core.snapshot import WorkFolderSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,19 @@ class ToolContext:
     notes_sources: bool = True
     # Where the files the agent changes are kept as they were before (None: not kept).
     originals: Originals | None = None
+    # The copy of the work folder made before the session's first command (None: not made).
+    snapshot: WorkFolderSnapshot | None = None
+
+    def keep_work_folder(self) -> None:
+        """Before a shell command: copy the work folder, the first time in the session
+        (core/snapshot.py), so what commands change can be seen and put back. Blocking. A copy
+        that cannot be made is logged (and why noted for the person), and the command runs."""
+        if self.snapshot is None:
+            return
+        try:
+            self.snapshot.take(self.workdir)
+        except OSError as exc:
+            log.warning("the work folder was not copied before the first command: %s", exc)
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

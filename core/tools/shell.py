@@ -52,6 +52,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     if not command.strip():
         raise InvalidCall("shell_run needs a command.")
     timeout = max(1, min(timeout, MAX_TIMEOUT_S))
+    await asyncio.to_thread(ctx.keep_work_folder)  # what the command changes can be put back
     proc = await _start(command, ctx)
     chunks: list[bytes] = []
     kept = dropped = 0

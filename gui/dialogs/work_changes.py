@@ -7,10 +7,9 @@ Files are read and diffed on a worker thread: one may be large."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from core.originals import Change, Originals, OriginalsUnreadable
+from core.originals import Change, OriginalsUnreadable
 from core.session import CannotRun, Session
+from core.snapshot import SnapshotFailed
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
     QAbstractItemView,
@@ -31,9 +30,9 @@ from gui.tasks import TaskKeeper
 from gui.widgets.chat_items import escape_html
 from gui.widgets.tool_card import diff_html
 
-INTRO = ("The files the agent's file tools wrote or edited in this session, and what they did to each. Put one "
-         "back and it is as it was before the session; a file the agent created is removed. The agent reads what "
-         "you put back at its next step. What shell commands changed is not known, so it is not listed.")
+INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
+         "each. Put one back and it is as it was before the session; a file the agent created is removed. The "
+         "agent reads what you put back at its next step.")
 
 
 class PutBackDialog(QDialog):
@@ -101,10 +100,11 @@ class WorkChangesDialog(QDialog):
 
     def reload(self) -> None:
         """The files and how each stands, read again (opened, or files were put back)."""
-        self.keeper.in_thread(self.session.changed_files, name="work changes", owner=self,
-                              on_success=self.show_changes, on_failure=self._failed)
+        self.keeper.in_thread(lambda: (self.session.changed_files(), self.session.about_commands_changes()),
+                              name="work changes", owner=self, on_success=lambda found: self.show_changes(*found),
+                              on_failure=self._failed)
 
-    def show_changes(self, changes: list[Change]) -> None:
+    def show_changes(self, changes: list[Change], about_commands: str = "") -> None:
         """The list anew, the person's choice and the file they look at kept (a reload comes as the
         run writes more files, or after a put-back)."""
         chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
@@ -123,10 +123,10 @@ class WorkChangesDialog(QDialog):
         self.list.blockSignals(False)
         waiting = sum(1 for change in changes if change.now != "as before")
         self.summary.setText(
-            "The agent's file tools have changed no file in this session." if not changes else
-            f"{len(changes):,} file{'s' if len(changes) != 1 else ''} changed by the agent"
-            + (f"; {len(changes) - waiting:,} of them as before the session now" if waiting < len(changes) else "")
-            + ". Choose one to see what it did.")
+            ("The agent has changed no file in this session." if not changes else
+             f"{len(changes):,} file{'s' if len(changes) != 1 else ''} changed by the agent"
+             + (f"; {len(changes) - waiting:,} of them as before now" if waiting < len(changes) else "")
+             + ". Choose one to see what was done to it.") + (f" {about_commands}" if about_commands else ""))
         if changes and self.list.currentRow() < 0:
             self.list.setCurrentRow(0)
         self._show_chosen()
@@ -147,8 +147,7 @@ class WorkChangesDialog(QDialog):
         if change is None:
             self.diff.setHtml("")
             return
-        workdir = self.session.state.workdir
-        self.keeper.in_thread(lambda: Originals(self.session.dir).diff(Path(workdir), change), name="work diff",
+        self.keeper.in_thread(lambda: self.session.changed_file_diff(change), name="work diff",
                               owner=self, on_success=lambda lines: self._show_diff(change, lines),
                               on_failure=self._failed)
 
@@ -178,6 +177,6 @@ class WorkChangesDialog(QDialog):
         self.reload()
 
     def _failed(self, error: BaseException) -> None:
-        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError)) else
+        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError, SnapshotFailed)) else
                              f"The changes could not be read: {error}")
 

@@ -27,7 +27,7 @@ async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, w
 
     assert changes_line(session.records) == (
         "Changed in the work folder: calc.py (edited), tests/test_calc.py (created), README.md (replaced); "
-        "2 shell commands ran (what they changed is not tracked)")
+        "2 shell commands ran")
 
 
 def test_nothing_changed_says_nothing():

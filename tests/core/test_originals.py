@@ -157,13 +157,13 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
 
     assert cli.main([*base, "changes", session_id]) == cli.EXIT_DONE
     listed = capsys.readouterr().out
-    assert "2 files changed by the agent's file tools" in listed
+    assert "2 files changed by the agent. No shell command has run in this session." in listed
     assert "  calc.py  ·  changed\n  new.txt  ·  created\n" in listed
     assert cli.main([*base, "changes", session_id, "calc.py"]) == cli.EXIT_DONE
     diff = capsys.readouterr().out
     assert "--- calc.py (before the session)" in diff and "-    return a - b" in diff and "+    return a + b" in diff
     assert cli.main([*base, "changes", session_id, "README.md"]) == cli.EXIT_USAGE
-    assert "README.md was not changed by the agent's file tools" in capsys.readouterr().err
+    assert "README.md was not changed by the agent in session" in capsys.readouterr().err
 
     assert cli.main([*base, "changes", session_id, "calc.py", "new.txt", "--put-back", "--why", "not asked for"]) \
         == cli.EXIT_DONE

@@ -3,6 +3,8 @@ dialog shows each file's diff, and files are put back as they were (the agent is
 
 from __future__ import annotations
 
+import pytest
+
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QDialog, QMessageBox, Qt, qt_alive
@@ -149,3 +151,29 @@ def test_after_a_put_back_the_list_keeps_the_file_looked_at(qtbot, make_window, 
     assert dialog.list.currentRow() == 1 and [i.text() for i in dialog.list.selectedItems()] == [
         "b.txt  ·  removed again"]
     qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt — removed again"), timeout=WAIT)
+
+
+def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make_window, workdir):
+    import shutil
+    import sys
+
+    if shutil.which("git") is None:
+        pytest.skip("the copy before the first command is made by git, not installed here")
+    (workdir / "settings.toml").write_text("debug = false\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("shell_run", command=f'"{sys.executable}" -c "open(\'settings.toml\', \'w\').write(\'debug = true\')"')),
+        reply("", call("task_done", summary="done")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    assert dialog.list.item(0).text() == "settings.toml  ·  changed by a command"
+    assert "Files changed by shell commands (or outside Tripane)" in dialog.summary.text()
+    qtbot.waitUntil(lambda: "+debug = true" in dialog.diff.toPlainText(), timeout=WAIT)
+    assert "-debug = false" in dialog.diff.toPlainText()
+    dialog.put_back(["settings.toml"])
+    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "settings.toml  ·  as before the first command",
+                    timeout=WAIT)
+    assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"

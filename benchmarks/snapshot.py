@@ -1,0 +1,91 @@
+"""The copy of the work folder made before a session's first command (core/snapshot.py): how long
+it takes (the first command waits for it), what it costs on disk, and how long the changes window
+takes to read what differs from it.
+
+The folder: FILES source-like text files (~SIZE bytes each, in folders of 50), and a .gitignore'd
+build folder of the same size, which must cost nothing.
+
+    python benchmarks/snapshot.py [--files 5000] [--size 4000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot  # noqa: E402
+from core.work_changes import WorkChanges  # noqa: E402
+
+WORDS = ("def", "return", "self", "value", "parser", "token", "if", "else", "for", "in", "import", "class")
+
+
+def make_folder(root: Path, files: int, size: int) -> int:
+    """Write the work folder; the bytes written outside .gitignore."""
+    rng = random.Random(7)
+    written = 0
+    (root / ".gitignore").write_text("build/\n", encoding="utf-8")
+    for n in range(files):
+        for base in (root / "src", root / "build"):
+            folder = base / f"pkg{n // 50}"
+            folder.mkdir(parents=True, exist_ok=True)
+            text = "\n".join(" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(size // 40))
+            (folder / f"module{n}.py").write_text(text, encoding="utf-8")
+            written += len(text) if base.name == "src" else 0
+    return written
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=5000)
+    parser.add_argument("--size", type=int, default=4000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("git") is None:
+        sys.exit("git is not installed: the copy is made by git")
+    with tempfile.TemporaryDirectory() as tmp:
+        work, session = Path(tmp) / "work", Path(tmp) / "session"
+        work.mkdir()
+        source_bytes = make_folder(work, args.files, args.size)
+        copy = WorkFolderSnapshot(session)
+        started = time.perf_counter()
+        copy.take(work)
+        take_s = time.perf_counter() - started
+        assert copy.taken, copy.why_not
+        for n in range(0, args.files, max(1, args.files // 20)):  # a formatter touched 20 files
+            path = work / "src" / f"pkg{n // 50}" / f"module{n}.py"
+            path.write_text(path.read_text(encoding="utf-8") + "\n# formatted\n", encoding="utf-8")
+        changes = WorkChanges(session)
+        started = time.perf_counter()
+        listed = changes.changes(work)
+        list_s = time.perf_counter() - started
+        started = time.perf_counter()
+        diff = changes.diff(work, listed[0])
+        diff_s = time.perf_counter() - started
+        figures = {
+            "files": args.files, "source_mb": round(source_bytes / 2**20, 1),
+            "take_s": round(take_s, 2), "copy_mb": round(folder_bytes(session / SNAPSHOT_DIR) / 2**20, 1),
+            "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
+            "diff_lines": len(diff),
+        }
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"{figures['files']:,} files, {figures['source_mb']} MB outside .gitignore (and as much ignored)")
+    print(f"  copy before the first command: {figures['take_s']} s, {figures['copy_mb']} MB on disk")
+    print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The work folder as it was before the session's first shell command: what commands changed can
+be seen, and put back.
+
+The file tools keep each file they change (core/originals.py), but a command may touch any file (a
+formatter, `sed -i`, a build, `rm`), and which ones is not known before it runs. So before the
+first command of a session the whole work folder is copied, the way git copies it: into a private
+repository in the session's folder (snapshot.git), never the person's own (whose history, index,
+hooks and settings are not touched). Git keeps each file once, compressed, and says quickly which
+files differ from it afterwards. Files the work folder's .gitignore leaves out (build outputs,
+node_modules, virtual environments) are not copied, nor listed; a folder too large to copy, or a
+computer without git, keeps nothing, and the changes window says why.
+
+What is copied is the files' bytes as they are: conversions git would make (line endings,
+filters) are turned off for this repository, so what comes back is what was there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from core.memory.working import atomic_write
+from core.originals import Change, write_back
+from core.paths import remove_folder
+
+SNAPSHOT_DIR = "snapshot.git"
+NOTE_NAME = "snapshot.json"  # in the session's folder: the snapshot's tree, or why there is none
+MAX_FILES = 20_000
+MAX_BYTES = 300 * 1024 * 1024
+GIT_TIMEOUT_S = 120
+# Why an imported session has no copy (core/export.py).
+NOT_EXPORTED = ("the copy of the work folder made before the first command stays on the computer the session "
+                "was exported from")
+# Every conversion off: the bytes kept are the bytes read, and come back as they were.
+NO_CONVERSIONS = "* -text -eol -filter -ident -working-tree-encoding -diff\n"
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotFailed(RuntimeError):
+    """Git could not make or read the copy."""
+
+
+class WorkFolderSnapshot:
+    """A session's copy of its work folder from before its first command, in `session_dir`."""
+
+    def __init__(self, session_dir: Path):
+        self.git_dir = session_dir / SNAPSHOT_DIR
+        self.note_path = session_dir / NOTE_NAME
+
+    # --- taking it --------------------------------------------------------------------------------
+
+    def take(self, workdir: Path) -> None:
+        """Copy the work folder, unless this session did (or found it could not). Blocking: a
+        large folder takes seconds; call it from a worker thread."""
+        if self.note_path.exists():
+            return
+        git = shutil.which("git")
+        if git is None:
+            self._write_note({"not_kept": "git is not installed on this computer"})
+            return
+        remove_folder(self.git_dir)  # a copy left half made by a killed process
+        try:
+            self._git(workdir, "init", "--quiet", "--bare", str(self.git_dir), bare_init=True)
+            (self.git_dir / "info").mkdir(exist_ok=True)
+            (self.git_dir / "info" / "attributes").write_text(NO_CONVERSIONS, encoding="utf-8")
+            if too_large := self._too_large(workdir):
+                remove_folder(self.git_dir)
+                self._write_note({"not_kept": too_large})
+                return
+            # (an unreadable file is left out, and the rest copied: git says so, and exits with 1)
+            self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1))
+            tree = self._git(workdir, "write-tree").decode().strip()
+        except SnapshotFailed as exc:
+            remove_folder(self.git_dir)
+            self._write_note({"not_kept": f"git could not copy the work folder: {exc}"})
+            return
+        self._write_note({"tree": tree, "put_back": []})
+
+    def _too_large(self, workdir: Path) -> str:
+        """Why the folder is too large to copy ("" when it is not), from the files git would copy."""
+        listed = self._git(workdir, "ls-files", "--others", "--exclude-standard", "-z").split(b"\0")
+        paths = [p.decode("utf-8", "surrogateescape") for p in listed if p]
+        if len(paths) > MAX_FILES:
+            return f"the work folder has more than {MAX_FILES:,} files outside its .gitignore"
+        size = 0
+        for path in paths:
+            try:
+                size += (workdir / path).stat().st_size
+            except OSError:
+                continue
+            if size > MAX_BYTES:
+                return f"the work folder holds more than {MAX_BYTES // 2**20} MB outside its .gitignore"
+        return ""
+
+    # --- reading it -------------------------------------------------------------------------------
+
+    @property
+    def why_not(self) -> str:
+        """Why commands' changes are not kept ("" when they are, or no command ran yet)."""
+        return str(self._note().get("not_kept", ""))
+
+    @property
+    def taken(self) -> bool:
+        return bool(self._note().get("tree"))
+
+    def changes(self, workdir: Path) -> list[Change]:
+        """The files that differ from the copy, and those put back since; none without a copy."""
+        note = self._note()
+        if not note.get("tree"):
+            return []
+        out = self._git(workdir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        found: dict[str, Change] = {}
+        for entry in out.split(b"\0"):
+            if len(entry) < 4:
+                continue
+            # The index holds the copy (never committed: its first column says "added"); the
+            # second column compares the work folder with it.
+            code, path = entry[:2].decode(), entry[3:].decode("utf-8", "surrogateescape")
+            if code == "??":
+                found[path] = Change(path, False, True, "changed", by_command=True)
+            elif code[1] == "D":
+                found[path] = Change(path, True, True, "gone", by_command=True)
+            elif code[1] in "MT":
+                found[path] = Change(path, True, True, "changed", by_command=True)
+        for path in note.get("put_back", []):
+            if path not in found:
+                found[path] = Change(path, self._has(workdir, path), True, "as before", by_command=True)
+        return sorted(found.values(), key=lambda change: change.path)
+
+    def before(self, workdir: Path, path: str) -> bytes | None:
+        """The file's bytes in the copy; None when it was not there."""
+        tree = self._note().get("tree")
+        if not tree:
+            raise ValueError("the work folder was not copied before the first command")
+        if not self._has(workdir, path):
+            return None
+        return self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
+
+    def put_back(self, workdir: Path, path: str) -> Change:
+        """The work folder's `path` as it was in the copy: its bytes written back, or the file
+        removed when it was not there."""
+        data = self.before(workdir, path)
+        write_back(workdir, path, data)
+        note = self._note()
+        if path not in note.setdefault("put_back", []):
+            note["put_back"].append(path)
+            self._write_note(note)
+        return Change(path, data is not None, True, "as before", by_command=True)
+
+    def _has(self, workdir: Path, path: str) -> bool:
+        tree = self._note().get("tree")
+        try:
+            self._git(workdir, "cat-file", "-e", f"{tree}:{path}")
+        except SnapshotFailed:
+            return False
+        return True
+
+    # --- git --------------------------------------------------------------------------------------
+
+    def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,)) -> bytes:
+        where = [] if bare_init else [f"--git-dir={self.git_dir}", f"--work-tree={workdir}"]
+        # Settings of the person's that would change what is kept or run code: off, for this copy.
+        settings = ["-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.fsmonitor=false",
+                    "-c", "core.hooksPath=", "-c", f"safe.directory={workdir}", "-c", "gc.auto=0"]
+        try:
+            done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True,
+                                  timeout=GIT_TIMEOUT_S, env=_git_environment(),
+                                  creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SnapshotFailed(str(exc)) from exc
+        if done.returncode not in allowed:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SnapshotFailed(said[-1] if said else f"git {args[0]} failed ({done.returncode})")
+        return done.stdout
+
+    def _note(self) -> dict:
+        try:
+            note = json.loads(self.note_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return note if isinstance(note, dict) else {}
+
+    def _write_note(self, note: dict) -> None:
+        self.note_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.note_path, json.dumps(note, indent=1, ensure_ascii=False))
+
+
+def _git_environment() -> dict[str, str]:
+    """The environment without GIT_* variables: a GIT_DIR or GIT_INDEX_FILE of the person's shell
+    would point git at their repository."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    environment["GIT_TERMINAL_PROMPT"] = "0"
+    return environment

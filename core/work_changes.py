@@ -1,0 +1,55 @@
+"""What the agent changed in the work folder, all of it: the files its file tools kept as they were
+before the session (core/originals.py), and the files that differ from the copy made before its
+first shell command (core/snapshot.py). A file the file tools kept is told by them (their copy is
+older, and exact); the copy tells the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.originals import Change, Originals, diff_lines
+from core.snapshot import WorkFolderSnapshot
+
+
+class WorkChanges:
+    """A session's changes to its work folder (`session_dir`: the session's folder)."""
+
+    def __init__(self, session_dir: Path):
+        self.originals = Originals(session_dir)
+        self.snapshot = WorkFolderSnapshot(session_dir)
+        self._by_commands: set[str] | None = None  # the paths the copy lists, once read
+
+    def changes(self, workdir: Path) -> list[Change]:
+        """The file tools' files in the order they were first changed, then the commands' by path.
+        OriginalsUnreadable when the file tools' list cannot be read; SnapshotFailed when git
+        cannot read the copy."""
+        kept = self.originals.changes(workdir)
+        by_tools = {change.path for change in kept}
+        return kept + [change for change in self.snapshot.changes(workdir) if change.path not in by_tools]
+
+    def diff(self, workdir: Path, change: Change) -> list[str]:
+        """What was done to the file: before (the session, or the first command) against now."""
+        if not change.by_command:
+            return self.originals.diff(workdir, change)
+        target = workdir / change.path
+        return diff_lines(change, self.snapshot.before(workdir, change.path), target.read_bytes() if target.is_file() else None)
+
+    def put_back(self, workdir: Path, path: str) -> Change:
+        """`path` as it was: from the file tools' copy when they kept it, else from the copy made
+        before the first command."""
+        if self.originals.kept(path) or not self.snapshot.taken:
+            return self.originals.put_back(workdir, path)  # (ValueError for a file neither knows)
+        if self._by_commands is None:  # (read once for a batch: git looks at the whole folder)
+            self._by_commands = {change.path for change in self.snapshot.changes(workdir)}
+        if path not in self._by_commands:  # (an ignored file is not in the copy: it would be deleted)
+            raise ValueError(f"{path} is not one of the files the agent changed")
+        return self.snapshot.put_back(workdir, path)
+
+    def about_commands(self) -> str:
+        """One sentence on what shell commands changed: listed too, not kept (and why), or none ran."""
+        if self.snapshot.taken:
+            return ("Files changed by shell commands (or outside Tripane) since the agent's first command are listed "
+                    "too, against a copy of the work folder made before it; files its .gitignore leaves out are not.")
+        if why := self.snapshot.why_not:
+            return f"What shell commands changed is not listed: {why}."
+        return "No shell command has run in this session."

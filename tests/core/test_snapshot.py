@@ -1,0 +1,187 @@
+"""What shell commands change in the work folder is found against a copy made before the session's
+first command, and put back: real sessions, real commands, real git, the scripted model."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from core import snapshot as snapshot_module
+from core.events import FilesPutBack
+from core.scripted import ScriptedModel, call, reply
+from core.session import CannotRun
+from core.snapshot import NOTE_NAME, SNAPSHOT_DIR, WorkFolderSnapshot
+from tests.core.helpers import events_of, make_session
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the copy is made by git, not installed here")
+
+CRLF = b"first\r\nsecond\r\n"  # as a Windows editor wrote it: it must come back byte for byte
+
+
+def command(code: str):
+    """A shell_run call of a Python one-liner (the same on every system)."""
+    return reply("", call("shell_run", command=f'"{sys.executable}" -c "{code}"'))
+
+
+def work_folder_of_a_project(workdir):
+    (workdir / "config.ini").write_bytes(CRLF)
+    (workdir / "old.log").write_text("old\n", encoding="utf-8")
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    (workdir / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (workdir / "build").mkdir()
+    (workdir / "build" / "out.o").write_bytes(b"\0obj")
+
+
+async def run_with_commands(store, data_dir, workdir, **config):
+    work_folder_of_a_project(workdir)
+    model = ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),  # the file tools' own
+        command("open('config.ini', 'w').write('rewritten')"),
+        command("import os; os.remove('old.log'); open('made.txt', 'w').write('new')"),
+        command("open('build/out.o', 'wb').write(bytes(2))"),  # ignored: neither copied nor listed
+        command("open('calc.py', 'a').write('# and a command')"),  # kept by the file tools already
+        reply("", call("task_done", summary="done")),
+        reply("", call("task_done", summary="done again")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all", **config)
+    assert await session.run() == "done"
+    return session, model
+
+
+async def test_what_commands_changed_is_listed_shown_and_put_back_byte_for_byte(store, data_dir, workdir):
+    session, model = await run_with_commands(store, data_dir, workdir)
+
+    listed = session.changed_files()
+    assert [(c.path, c.what()) for c in listed] == [
+        ("calc.py", "changed"),  # told by the file tools, whose copy is from before the session
+        ("config.ini", "changed by a command"),
+        ("made.txt", "created by a command"),
+        ("old.log", "deleted by a command"),
+    ]
+    assert session.about_commands_changes().startswith("Files changed by shell commands (or outside Tripane)")
+    by_path = {c.path: c for c in listed}
+    assert session.changed_file_diff(by_path["config.ini"]) == ["@@ -1,2 +1 @@", "-first", "-second", "+rewritten"]
+    assert session.changed_file_diff(by_path["made.txt"]) == ["@@ -0,0 +1 @@", "+new"]
+    assert "+    return a + b" in session.changed_file_diff(by_path["calc.py"])
+
+    event = session.put_back(["config.ini", "made.txt", "old.log", "calc.py"], "undo it all")
+    assert event.paths == ("config.ini", "old.log", "calc.py") and event.removed == ("made.txt",)
+    assert (workdir / "config.ini").read_bytes() == CRLF
+    assert (workdir / "old.log").read_text(encoding="utf-8") == "old\n" and not (workdir / "made.txt").exists()
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a - b\n"
+    assert (workdir / "build" / "out.o").read_bytes() == bytes(2)  # ignored: left as the command made it
+    with pytest.raises(CannotRun, match="build/out.o was not put back: build/out.o is not one of the files"):
+        session.put_back(["build/out.o"])  # not in the copy: "as before" would be deleted
+    assert (workdir / "build" / "out.o").exists()
+    assert [(c.path, c.what()) for c in session.changed_files()] == [
+        ("calc.py", "as before the session"), ("config.ini", "as before the first command"),
+        ("made.txt", "removed again"), ("old.log", "as before the first command")]
+
+    await session.send("Go on.")
+    assert await session.run() == "done"
+    told = str(model.requests[-1].messages)
+    assert "back as they were before this session: config.ini, old.log, calc.py" in told
+
+
+async def test_the_persons_own_repository_is_not_touched(store, data_dir, workdir, monkeypatch):
+    def git(*args):
+        return subprocess.run(["git", "-C", str(workdir), *args], capture_output=True, check=True).stdout
+
+    work_folder_of_a_project(workdir)
+    git("init", "-q")
+    git("-c", "user.name=p", "-c", "user.email=p@example.com", "add", ".")
+    git("-c", "user.name=p", "-c", "user.email=p@example.com", "commit", "-q", "-m", "mine")
+    (workdir / "calc.py").write_text("staged\n", encoding="utf-8")
+    git("add", "calc.py")
+    (workdir / "notes.txt").write_text("untracked\n", encoding="utf-8")
+    before = (git("rev-parse", "HEAD"), git("status", "--porcelain"), git("for-each-ref"),
+              (workdir / ".git" / "index").read_bytes(), git("count-objects"))
+    # A shell of the person's that points git at their repository, as a git hook's would.
+    monkeypatch.setenv("GIT_DIR", str(workdir / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(workdir / ".git" / "index"))
+    model = ScriptedModel([command("open('notes.txt', 'w').write('changed')"),
+                           reply("", call("task_done", summary="done"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+
+    assert [(c.path, c.what()) for c in session.changed_files()] == [("notes.txt", "changed by a command")]
+    assert ".git" not in str(session.changed_files())
+    session.put_back(["notes.txt"])
+    assert (workdir / "notes.txt").read_text(encoding="utf-8") == "untracked\n"
+    after = (git("rev-parse", "HEAD"), git("status", "--porcelain"), git("for-each-ref"),
+             (workdir / ".git" / "index").read_bytes(), git("count-objects"))
+    assert after == before
+
+
+async def test_a_folder_too_large_to_copy_or_no_git_keeps_nothing_and_says_why(store, data_dir, workdir,
+                                                                                 monkeypatch):
+    monkeypatch.setattr(snapshot_module, "MAX_FILES", 3)
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    assert [c.path for c in session.changed_files()] == ["calc.py"]  # the file tools' alone
+    assert session.about_commands_changes() == ("What shell commands changed is not listed: the work folder has "
+                                                 "more than 3 files outside its .gitignore.")
+    assert not (session.dir / SNAPSHOT_DIR).exists()
+    with pytest.raises(Exception, match="config.ini was not put back"):
+        session.put_back(["config.ini"])
+    assert (workdir / "config.ini").read_text(encoding="utf-8") == "rewritten"
+
+    monkeypatch.setattr(snapshot_module.shutil, "which", lambda name: None)
+    other = workdir.parent / "other"
+    other.mkdir()
+    session, _ = await run_with_commands(store, data_dir, other)
+    assert session.about_commands_changes() == ("What shell commands changed is not listed: git is not installed "
+                                                 "on this computer.")
+
+
+async def test_a_session_without_commands_copies_nothing(store, data_dir, workdir):
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_write", path="a.txt", content="b\n")),
+                           reply("", call("task_done", summary="done"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    assert not (session.dir / SNAPSHOT_DIR).exists() and not (session.dir / NOTE_NAME).exists()
+    assert session.about_commands_changes() == "No shell command has run in this session."
+
+
+def test_a_copy_left_half_made_by_a_killed_process_is_made_again(tmp_path):
+    workdir, session_dir = tmp_path / "work", tmp_path / "session"
+    workdir.mkdir()
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    (session_dir / SNAPSHOT_DIR / "objects").mkdir(parents=True)
+    (session_dir / SNAPSHOT_DIR / "HEAD").write_text("garbage", encoding="utf-8")  # no note: never finished
+    copy = WorkFolderSnapshot(session_dir)
+    copy.take(workdir)
+    assert copy.taken
+    (workdir / "a.txt").write_text("changed\n", encoding="utf-8")
+    assert [(c.path, c.now) for c in copy.changes(workdir)] == [("a.txt", "changed")]
+
+
+async def test_an_export_leaves_the_copy_out_and_the_imported_session_says_why(store, data_dir, workdir, tmp_path):
+    import zipfile
+
+    from core.export import export_session, import_session
+    from core.session import Session
+    from core.store import Store
+
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    archive = export_session(store, data_dir, session.id, tmp_path / "run.zip")
+    names = zipfile.ZipFile(archive).namelist()
+    assert not any(f"/{SNAPSHOT_DIR}/" in name for name in names)
+    elsewhere = tmp_path / "elsewhere"
+    other = Store(elsewhere / "tripane.db")
+    imported = Session.open(other, elsewhere, import_session(other, elsewhere, archive), ScriptedModel([]))
+    assert "stays on the computer the session was exported from" in imported.about_commands_changes()
+    assert [c.path for c in imported.changed_files()] == ["calc.py"]
+    other.close()
+
+
+async def test_the_put_back_of_a_commands_change_is_recorded_like_any_other(store, data_dir, workdir):
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    session.put_back(["made.txt"], "")
+    [event] = events_of(session, FilesPutBack)
+    assert event.removed == ("made.txt",) and event.paths == ()
