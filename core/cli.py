@@ -172,14 +172,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help="plan (task_plan.md, the default), findings (findings.md) or progress (progress.md)")
     history.add_argument("--version", type=int, help="print the whole text this version left")
     history.add_argument("--diff", action="store_true", help="with --version: print what it changed instead")
-    changes = commands.add_parser("changes", help="the files the agent's file tools changed in a session, what "
-                                  "they did to each, and putting files back as they were", parents=[common])
+    changes = commands.add_parser("changes", help="the files the agent changed in a session (with its file tools or "
+                                  "shell commands), what was done to each, and putting files back as they were",
+                                  parents=[common])
     changes.add_argument("session", help="session id or a unique prefix")
     changes.add_argument("paths", nargs="*", help="files of the work folder (as listed): print what the agent did "
                                                   "to each")
-    changes.add_argument("--put-back", action="store_true",
-                         help="put the PATHS back as they were before the session (a file the agent created is "
-                              "removed); the agent is told at its next step")
+    # Its files either after it or before it: argparse takes `ID --put-back A B` and `ID A B --put-back`.
+    changes.add_argument("--put-back", nargs="*", metavar="PATH",
+                         help="put these files (or the PATHS) back as they were before the session (a file the agent "
+                              "created is removed); the agent is told at its next step")
     changes.add_argument("--why", default="", help="with --put-back: why, for the agent to read")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
@@ -468,10 +470,10 @@ def _changes(store, data_dir: Path, args) -> int:
     # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
     # model is asked anything.
     session = Session.open(store, data_dir, _chosen_session(store, args.session).id, ScriptedModel([]))
-    if args.put_back:
-        if not args.paths:
+    if args.put_back is not None:
+        if not (paths := [*args.put_back, *args.paths]):
             raise ValueError("--put-back needs the files to put back, as `tripane changes SESSION` lists them")
-        event = session.put_back(args.paths, args.why)
+        event = session.put_back(paths, args.why)
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
     listed = session.changed_files()

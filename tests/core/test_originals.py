@@ -165,11 +165,14 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
     assert cli.main([*base, "changes", session_id, "README.md"]) == cli.EXIT_USAGE
     assert "README.md was not changed by the agent in session" in capsys.readouterr().err
 
-    assert cli.main([*base, "changes", session_id, "calc.py", "new.txt", "--put-back", "--why", "not asked for"]) \
+    # The files after --put-back, as the list's hint writes it, or before it.
+    assert cli.main([*base, "changes", session_id, "--put-back", "calc.py", "new.txt", "--why", "not asked for"]) \
         == cli.EXIT_DONE
     assert ("↶ put back as before the session: calc.py; removed (the agent created them): new.txt (why: not asked "
             "for); the agent is told") in capsys.readouterr().out
     assert (work / "calc.py").read_bytes() == CALC and not (work / "new.txt").exists()
+    assert cli.main([*base, "changes", session_id, "calc.py", "--put-back"]) == cli.EXIT_DONE
+    assert "↶ put back as before the session: calc.py" in capsys.readouterr().out
     assert cli.main([*base, "changes", session_id, "--put-back"]) == cli.EXIT_USAGE
 
 
