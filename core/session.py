@@ -8,6 +8,7 @@ continues from are the same thing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import secrets
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ from core.events import (
     PinsChanged,
     Record,
     ReflectionWritten,
+    SessionEnded,
     SessionStarted,
     Usage,
     UserMessage,
@@ -566,9 +568,29 @@ class Session:
             with self._writing():
                 self.journal.record(event)
                 self._progress(progress.put_back(event))
+            self._take_back_success()
         if failed:
             raise CannotRun(failed + (" (the files before it were)" if event else ""))
         return event
+
+    def _take_back_success(self) -> None:
+        """A task that ended done, and whose work the person now puts back, did not succeed: the
+        skills (and variants) it followed count it a failure instead (the first put-back after the
+        end; a later one undoes what is already counted)."""
+        if self.long_memory is None or self.state.status != "ended:done" or not self.state.injected_skills:
+            return
+        since_end = itertools.takewhile(lambda r: not isinstance(r.event, SessionEnded), reversed(self.records))
+        if sum(isinstance(r.event, FilesPutBack) for r in since_end) != 1:
+            return
+        from core.memory.variants import take_back_success
+
+        for slug in self.state.injected_skills:
+            try:
+                if changed := take_back_success(self.long_memory.files, slug,
+                                                on_variant=slug in self.state.injected_variants):
+                    log.info("skill %s: %s", slug, changed)
+            except Exception as exc:  # the skills' record is memory's; the put-back stands
+                log.warning("the use of skill %s was not counted a failure: %s", slug, exc)
 
     def work_to_reflect_on(self) -> list[Record]:
         """The records since the last reflection (all of them if none), when the agent worked in them."""

@@ -11,6 +11,7 @@ these files and can be rebuilt from them at any time. Every write passes `guard.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -124,6 +125,24 @@ class Skill:
             self.why = (f"{'passed' if passed else 'failed'} its trial: {self.trial_successes} of "
                         f"{self.trial_uses} uses succeeded")
             return self.why
+        return self._deprecated_by_failures()
+
+    def take_back_success(self) -> str:
+        """The latest use was counted a success, and was not one: the person undid its work. It is
+        counted a failure instead, in the trial too while the skill is on trial. The new status's
+        reason when that changes it, else ""."""
+        if not self.recent.startswith("✓") or not self.successes:
+            return ""
+        self.successes -= 1
+        self.recent = "✗" + self.recent[1:]
+        if self.status == "probation" and self.trial_successes:
+            self.trial_successes -= 1
+            self.why = self._trial_words()
+            return ""
+        # (A trial passed is not judged again: the file does not say which use ended it.)
+        return self._deprecated_by_failures()
+
+    def _deprecated_by_failures(self) -> str:
         if self.status == "active" and self.recent.startswith("✗" * FAILURES_TO_DEPRECATE):
             self.status, self.why = "deprecated", f"{FAILURES_TO_DEPRECATE} failed uses in a row"
             return self.why
@@ -425,12 +444,19 @@ class MemoryFiles:
     def record_skill_use(self, slug: str, succeeded: bool) -> str:
         """Count a task that followed the skill; its new status and why when this use changed it
         ("active — passed its trial: …"), else ""."""
+        return self._change_skill(slug, lambda skill: skill.record(succeeded))
+
+    def take_back_skill_success(self, slug: str) -> str:
+        """The latest task that followed the skill, counted a success, was not one (Skill.take_back_success)."""
+        return self._change_skill(slug, Skill.take_back_success)
+
+    def _change_skill(self, slug: str, change: Callable[[Skill], str]) -> str:
         path = self.skill_path(slug)
         with self._lock():
             if not path.exists():
                 return ""
             skill = parse_skill(path.read_text(encoding="utf-8"), slug)
-            changed = skill.record(succeeded)
+            changed = change(skill)
             atomic_write(path, skill.to_markdown())
             return f"{skill.status} — {changed}" if changed else ""
 

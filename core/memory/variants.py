@@ -303,11 +303,32 @@ def record_use(files: MemoryFiles, slug: str, succeeded: bool, turns: int, *, on
             return said
         arm = variant.variant if on_variant else variant.original
         arm.uses, arm.successes, arm.turns = arm.uses + 1, arm.successes + int(succeeded), arm.turns + turns
-        verdict = judge(variant)
-        if verdict is None:
-            atomic_write(files.variant_path(slug), variant.to_markdown())
+        return _judged(files, variant, said)
+
+
+def take_back_success(files: MemoryFiles, slug: str, *, on_variant: bool) -> str:
+    """The latest task that followed the skill (or its variant), counted a success, was not one:
+    the person undid its work. Counted a failure, in the skill's record and in its variant's test
+    (which may then end). What changed, in words ("" when nothing did)."""
+    said = "" if on_variant else files.take_back_skill_success(slug)
+    with files._lock():
+        variant = variant_of(files, slug)
+        if variant is None or variant.status != TESTING:
             return said
-        return _settle(files, variant, *verdict)
+        arm = variant.variant if on_variant else variant.original
+        if not arm.successes:
+            return said
+        arm.successes -= 1
+        return _judged(files, variant, said)
+
+
+def _judged(files: MemoryFiles, variant: Variant, said: str) -> str:
+    """The test's record written, and its verdict once it has one (under files._lock())."""
+    verdict = judge(variant)
+    if verdict is None:
+        atomic_write(files.variant_path(variant.slug), variant.to_markdown())
+        return said
+    return _settle(files, variant, *verdict)
 
 
 def judge(variant: Variant) -> tuple[bool, str] | None:

@@ -305,3 +305,44 @@ def test_failing_as_often_in_fewer_turns_is_no_gain():
     assert judge(variant) is None  # not kept for failing faster; undecided until six uses each
     variant.original, variant.variant = Arm(6, 0, 60), Arm(6, 0, 18)
     assert judge(variant) == (False, "after 6 uses each it did no better")
+
+
+async def test_work_put_back_after_a_task_that_followed_a_skill_counts_that_use_a_failure(
+        store, data_dir, workdir, long_memory):
+    skill = write_skill(long_memory)
+    propose(long_memory.files, skill, Proposal(*REORDER[:2], REORDER[2]), "")
+    sessions = []
+    for _ in range(2):  # the first follows the skill as it is, the second its variant
+        model = ScriptedModel([reply("", call("file_write", path="fix.py", content="x = 1\n")),
+                               reply("", call("task_done", summary="fixed"))])
+        session = make_session(store, data_dir, workdir, model, task=TASK, long_memory=long_memory, approval="all")
+        assert await session.run() == "done"
+        sessions.append(session)
+    assert (reread(long_memory).uses, reread(long_memory).successes, reread(long_memory).recent[:1]) == (13, 13, "✓")
+    assert variant_of(long_memory.files, SLUG).variant.successes == 1
+
+    sessions[0].put_back(["fix.py"], "not a fix")
+    assert (reread(long_memory).uses, reread(long_memory).successes, reread(long_memory).recent[:2]) == (13, 12, "✗✓")
+    sessions[0].put_back(["fix.py"])  # again: the use is counted a failure once
+    assert reread(long_memory).successes == 12
+    sessions[1].put_back(["fix.py"])
+    variant = variant_of(long_memory.files, SLUG)
+    assert (variant.variant.uses, variant.variant.successes) == (1, 0) and reread(long_memory).successes == 12
+
+
+def test_a_success_taken_back_counts_in_the_trial_and_in_a_run_of_failures(long_memory):
+    from tests.core.memory.test_layers import save_fix_skill
+
+    save_fix_skill(long_memory)
+    long_memory.files.record_skill_use(SLUG, True)
+    assert long_memory.files.take_back_skill_success(SLUG) == ""
+    assert (reread(long_memory).why, reread(long_memory).recent) == ("trial: 1 of 3 uses, 0 succeeded", "✗")
+    assert long_memory.files.take_back_skill_success(SLUG) == ""  # the latest use is a failure already
+    long_memory.files.record_skill_use(SLUG, True)
+    assert long_memory.files.record_skill_use(SLUG, True) == "active — passed its trial: 2 of 3 uses succeeded"
+    assert long_memory.files.take_back_skill_success(SLUG) == ""
+    assert (reread(long_memory).status, reread(long_memory).successes) == ("active", 1)
+    for _ in range(3):  # with the one taken back before: five failures in a row, the last taken back
+        long_memory.files.record_skill_use(SLUG, False)
+    long_memory.files.record_skill_use(SLUG, True)
+    assert long_memory.files.take_back_skill_success(SLUG) == "deprecated — 5 failed uses in a row"
