@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-diagnosis", action="store_true",
                      help="do not have a failure that happens again, or work put back, diagnosed by the summary model (Settings: "
                           "'Diagnose it as soon as it happens again')")
+    run.add_argument("--no-work-copy", action="store_true",
+                     help="do not copy the work folder before the first shell command (what commands change is then "
+                          "neither listed by `tripane changes` nor put back; Settings: 'Copy the work folder')")
     run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
@@ -569,6 +572,7 @@ def _run_settings(args) -> dict:
             "budget_usd": given(args.budget_usd, "budget_usd"), "warn_turn": saved["warn_turn"],
             "danger_turn": saved["danger_turn"], "strike_limit": saved["strike_limit"],
             "diagnose_errors": bool(saved["diagnose_errors"]) and not args.no_diagnosis,
+            "copy_work_folder": bool(saved["copy_work_folder"]) and not args.no_work_copy,
             "answer_wait_min": given(args.answer_wait, "answer_wait_min")}
 
 

@@ -99,6 +99,9 @@ class SessionStarted(Event):
     strike_limit: int = 3
     # A failure that happens again is diagnosed at once by the summary model (core/agent/diagnosis.py).
     diagnose_errors: bool = True
+    # Before the first shell command the work folder is copied, so what commands change can be seen
+    # and put back (core/snapshot.py).
+    copy_work_folder: bool = True
     budget_tokens: int = 0  # prompt + completion tokens after which the person is asked; 0: no cap
     budget_usd: float = 0.0  # the same for cost in US dollars; 0: no cap
     # Minutes a question the agent asked with a fallback (human_ask) waits for the person before

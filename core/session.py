@@ -96,6 +96,7 @@ class SessionConfig:
     danger_turn: int = 30
     strike_limit: int = 3
     diagnose_errors: bool = True  # see SessionStarted
+    copy_work_folder: bool = True  # see SessionStarted
     budget_tokens: int = 0
     budget_usd: float = 0.0
     answer_wait_min: int = 0  # see SessionStarted
@@ -203,7 +204,7 @@ class Session:
             summary_model=config.summary_model, helper_model=config.helper_model,
             reasoning_effort=config.reasoning_effort, keep_turns=config.keep_turns,
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
-            diagnose_errors=config.diagnose_errors, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
+            diagnose_errors=config.diagnose_errors, copy_work_folder=config.copy_work_folder, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
         )
         try:
@@ -538,7 +539,7 @@ class Session:
 
     def about_commands_changes(self) -> str:
         """Whether what shell commands changed is listed by changed_files(), and if not, why."""
-        return WorkChanges(self.dir).about_commands()
+        return WorkChanges(self.dir).about_commands(copying=self.state.config.copy_work_folder)
 
     def _work_folder(self) -> Path:
         if problem := missing_work_folder(self.state.workdir):

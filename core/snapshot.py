@@ -108,6 +108,11 @@ class WorkFolderSnapshot:
     def taken(self) -> bool:
         return bool(self._note().get("tree"))
 
+    def size_words(self) -> str:
+        """What the copy takes on disk: "5.9 MB"."""
+        size = sum(path.stat().st_size for path in self.git_dir.rglob("*") if path.is_file())
+        return f"{size / 2**20:.1f} MB" if size >= 2**20 / 10 else f"{max(1, round(size / 1024))} KB"
+
     def changes(self, workdir: Path) -> list[Change]:
         """The files that differ from the copy, and those put back since; none without a copy."""
         note = self._note()

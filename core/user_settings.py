@@ -26,6 +26,7 @@ SHARED: dict[str, str | int | float] = {
     "model": "", "api_base": "", "context_window": 0, "summary_model": "", "helper_model": "", "reasoning_effort": "", "approval": "ask",
     "max_turns": 100, "warn_turn": 7, "danger_turn": 30, "strike_limit": 3,
     "diagnose_errors": 1,  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
+    "copy_work_folder": 1,  # 1: the work folder is copied before the first shell command (core/snapshot.py)
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
     "review_days": 0,  # 1: a finished day's work is reviewed across its tasks (core/memory/review.py)

@@ -45,11 +45,16 @@ class WorkChanges:
             raise ValueError(f"{path} is not one of the files the agent changed")
         return self.snapshot.put_back(workdir, path)
 
-    def about_commands(self) -> str:
-        """One sentence on what shell commands changed: listed too, not kept (and why), or none ran."""
+    def about_commands(self, copying: bool = True) -> str:
+        """One sentence on what shell commands changed: listed too, not kept (and why), or none ran.
+        `copying`: the session copies the work folder before its first command (SessionStarted)."""
         if self.snapshot.taken:
             return ("Files changed by shell commands (or outside Tripane) since the agent's first command are listed "
-                    "too, against a copy of the work folder made before it; files its .gitignore leaves out are not.")
+                    f"too, against a copy of the work folder made before it ({self.snapshot.size_words()} in the "
+                    "session's folder); files its .gitignore leaves out are not.")
         if why := self.snapshot.why_not:
             return f"What shell commands changed is not listed: {why}."
+        if not copying:
+            return ("What shell commands changed is not listed: this session does not copy the work folder before "
+                    "them (Settings → Copy the work folder).")
         return "No shell command has run in this session."

@@ -815,7 +815,8 @@ class AgentLoop(Delegation):
             on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id),
-            originals=Originals(self.session_dir), snapshot=WorkFolderSnapshot(self.session_dir),
+            originals=Originals(self.session_dir),
+            snapshot=WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None,
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:

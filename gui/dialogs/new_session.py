@@ -155,7 +155,7 @@ class NewSessionDialog(QDialog):
                 reasoning_effort=self.reasoning_effort.currentData(),
                 max_turns=prefs.max_turns, approval=self.approval.currentData(),
                 warn_turn=prefs.warn_turn, danger_turn=prefs.danger_turn, strike_limit=prefs.strike_limit,
-                diagnose_errors=bool(prefs.diagnose_errors),
+                diagnose_errors=bool(prefs.diagnose_errors), copy_work_folder=bool(prefs.copy_work_folder),
                 budget_tokens=prefs.budget_tokens, budget_usd=self.budget_usd.value(),
                 answer_wait_min=prefs.answer_wait_min, project_instructions=self.instructions.isChecked(),
             )

@@ -125,6 +125,13 @@ class SettingsDialog(QDialog):
             "agent the root cause and what to try instead. The 3-Strike question shows it too. Files you put back "
             "(Session → What the agent changed) are diagnosed the same way: why the work was not wanted, and what "
             "to do instead. For new sessions.")
+        self.copy_work_folder = self._check(
+            form, "Before the first command:", "Copy the work folder, to put back what commands change",
+            prefs.copy_work_folder,
+            "Before a session's first shell command, Tripane copies the work folder (what its .gitignore leaves out "
+            "excepted) into the session's folder, with git, so Session → What the agent changed lists what commands "
+            "changed and puts it back. Off: only the file tools' changes are kept. Up to 20,000 files and 300 MB; "
+            "the copy goes when the session is deleted. For new sessions.")
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
@@ -237,6 +244,7 @@ class SettingsDialog(QDialog):
         prefs.budget_tokens, prefs.budget_usd = self.budget_tokens.value(), self.budget_usd.value()
         prefs.reflect_after_tasks = int(self.reflect.isChecked())
         prefs.diagnose_errors = int(self.diagnose.isChecked())
+        prefs.copy_work_folder = int(self.copy_work_folder.isChecked())
         prefs.review_days = int(self.review.isChecked())
         prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()

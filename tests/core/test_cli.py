@@ -242,6 +242,7 @@ def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
         assert (started.model, started.api_base, started.context_window) == ("openai/scripted", server.url, 16384)
         assert (started.warn_turn, started.danger_turn, started.approval) == (5, 12, "all")
         assert started.diagnose_errors  # a failure that comes again is diagnosed, unless turned off
+        assert started.copy_work_folder  # and the work folder copied before the first command
         code, out, _ = finish(tripane("sessions", data_dir=tmp_path, env=env))
         assert code == 0 and "openai/scripted" in out
         _, out, _ = finish(tripane("doctor", data_dir=tmp_path, env=env))  # checks the chosen model
@@ -249,10 +250,11 @@ def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
 
         # Another model named on the command line: the saved server and window do not go with it.
         code, _, err = finish(tripane("run", "Again", "--model", "openai/scripted", "--api-base", server.url,
-                                      "--workdir", str(work), "--no-memory", "--no-diagnosis", data_dir=tmp_path, env=env))
+                                      "--workdir", str(work), "--no-memory", "--no-diagnosis", "--no-work-copy", data_dir=tmp_path,
+                                      env=env))
         assert code == 0, err
         again = next(r.event for row in store.sessions() if (r := store.records(row.id)[0]).event.task == "Again")
-        assert again.context_window is None and not again.diagnose_errors
+        assert again.context_window is None and not again.diagnose_errors and not again.copy_work_folder
         store.close()
 
 

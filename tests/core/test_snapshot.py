@@ -3,6 +3,7 @@ first command, and put back: real sessions, real commands, real git, the scripte
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -61,7 +62,9 @@ async def test_what_commands_changed_is_listed_shown_and_put_back_byte_for_byte(
         ("made.txt", "created by a command"),
         ("old.log", "deleted by a command"),
     ]
-    assert session.about_commands_changes().startswith("Files changed by shell commands (or outside Tripane)")
+    about = session.about_commands_changes()
+    assert about.startswith("Files changed by shell commands (or outside Tripane)")
+    assert re.search(r"made before it \(\d+(\.\d)? [KM]B in the session's folder\)", about)
     by_path = {c.path: c for c in listed}
     assert session.changed_file_diff(by_path["config.ini"]) == ["@@ -1,2 +1 @@", "-first", "-second", "+rewritten"]
     assert session.changed_file_diff(by_path["made.txt"]) == ["@@ -0,0 +1 @@", "+new"]
@@ -185,3 +188,11 @@ async def test_the_put_back_of_a_commands_change_is_recorded_like_any_other(stor
     session.put_back(["made.txt"], "")
     [event] = events_of(session, FilesPutBack)
     assert event.removed == ("made.txt",) and event.paths == ()
+
+
+async def test_a_session_told_not_to_copy_the_work_folder_lists_only_the_file_tools_changes(store, data_dir, workdir):
+    session, _ = await run_with_commands(store, data_dir, workdir, copy_work_folder=False)
+    assert not (session.dir / SNAPSHOT_DIR).exists() and not (session.dir / NOTE_NAME).exists()
+    assert [c.path for c in session.changed_files()] == ["calc.py"]
+    assert session.about_commands_changes() == ("What shell commands changed is not listed: this session does not copy "
+                                                "the work folder before them (Settings → Copy the work folder).")

@@ -59,6 +59,8 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     dialog.helper_model.setText("openai/gpt-4.1-mini")
     assert dialog.diagnose.isChecked()  # a failure that happens again is diagnosed, unless turned off
     dialog.diagnose.setChecked(False)
+    assert dialog.copy_work_folder.isChecked()  # what commands change can be put back, unless turned off
+    dialog.copy_work_folder.setChecked(False)
     assert dialog.reasoning_effort.currentText() == "the model's own"
     dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findText("medium"))
     assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
@@ -77,6 +79,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert prefs.reasoning_effort == shared["reasoning_effort"] == "medium"
     assert prefs.helper_model == shared["helper_model"] == "openai/gpt-4.1-mini"
     assert prefs.diagnose_errors == shared["diagnose_errors"] == 0
+    assert prefs.copy_work_folder == shared["copy_work_folder"] == 0
     assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
 
 
@@ -538,7 +541,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
 
     prefs = Preferences(model="openai/gpt-4o-mini", workdir=str(workdir), danger_turn=44, budget_usd=2.5,
                         summary_model="openai/gpt-4.1-nano", reasoning_effort="high", answer_wait_min=15,
-                        helper_model="openai/gpt-4.1-mini", diagnose_errors=0)
+                        helper_model="openai/gpt-4.1-mini", diagnose_errors=0, copy_work_folder=0)
     dialog = NewSessionDialog(prefs)
     qtbot.addWidget(dialog)
     dialog._accept()
@@ -554,7 +557,7 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
         "Tidy the changelog", "openai/gpt-4o-mini", 44, 2.5, None)  # None: the model's own window
     assert config.summary_model == "openai/gpt-4.1-nano" and config.reasoning_effort == "high"
     assert config.answer_wait_min == 15 and config.helper_model == "openai/gpt-4.1-mini"
-    assert config.diagnose_errors is False
+    assert config.diagnose_errors is False and config.copy_work_folder is False
     dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findData(""))  # this task: the model's own
     dialog._accept()
     assert dialog.config.reasoning_effort == "" and prefs.reasoning_effort == "high"
