@@ -829,8 +829,9 @@ class MainWindow(QMainWindow):
             return
         row = self.workspace.store.session(session_id)
         box = QMessageBox(QMessageBox.Icon.Warning, "Delete session",
-                          f"Delete “{row.title}”?\n\nIts event log, the three files and its offloaded outputs are "
-                          "removed. This cannot be undone.",
+                          f"Delete “{row.title}”?\n\nIts event log, the three files, its offloaded outputs and the "
+                          "copies kept to put the work folder's files back are removed; the work folder is not "
+                          "touched. This cannot be undone.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(session_id))

@@ -196,3 +196,15 @@ async def test_a_session_told_not_to_copy_the_work_folder_lists_only_the_file_to
     assert [c.path for c in session.changed_files()] == ["calc.py"]
     assert session.about_commands_changes() == ("What shell commands changed is not listed: this session does not copy "
                                                 "the work folder before them (Settings → Copy the work folder).")
+
+
+async def test_a_session_folder_with_its_copy_is_removed_whole(store, data_dir, workdir):
+    from core.paths import remove_folder
+
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    objects = [p for p in (session.dir / SNAPSHOT_DIR / "objects").rglob("*") if p.is_file()]
+    assert objects and not any(p.stat().st_mode & 0o200 for p in objects)  # git writes its objects read-only
+    await session.close()
+    remove_folder(session.dir)
+    assert not session.dir.exists()
+    remove_folder(session.dir)  # gone already: nothing to do, and no error
