@@ -21,6 +21,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from core.memory.working import atomic_write
@@ -59,8 +60,7 @@ class WorkFolderSnapshot:
         large folder takes seconds; call it from a worker thread."""
         if self.note_path.exists():
             return
-        git = shutil.which("git")
-        if git is None:
+        if not git_installed():
             self._write_note({"not_kept": "git is not installed on this computer"})
             return
         remove_folder(self.git_dir)  # a copy left half made by a killed process
@@ -195,6 +195,20 @@ class WorkFolderSnapshot:
     def _write_note(self, note: dict) -> None:
         self.note_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.note_path, json.dumps(note, indent=1, ensure_ascii=False))
+
+
+def git_installed() -> bool:
+    """Whether git can run here. On macOS /usr/bin/git is there without it: a stand-in that opens
+    the offer to install Apple's command line tools; those are asked for without running it."""
+    git = shutil.which("git")
+    if git is None:
+        return False
+    if sys.platform == "darwin" and os.path.realpath(git) == "/usr/bin/git":
+        try:
+            return subprocess.run(["xcode-select", "-p"], capture_output=True, timeout=10).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return True
 
 
 def _git_environment() -> dict[str, str]:

@@ -208,3 +208,19 @@ async def test_a_session_folder_with_its_copy_is_removed_whole(store, data_dir, 
     remove_folder(session.dir)
     assert not session.dir.exists()
     remove_folder(session.dir)  # gone already: nothing to do, and no error
+
+
+def test_on_macos_the_stand_in_for_git_is_not_run_without_the_command_line_tools(monkeypatch):
+    ran = []
+
+    def run(args, **kwargs):
+        ran.append(args)
+        return subprocess.CompletedProcess(args, 2)  # xcode-select -p: no command line tools
+
+    monkeypatch.setattr(snapshot_module.sys, "platform", "darwin")
+    monkeypatch.setattr(snapshot_module.shutil, "which", lambda name: "/usr/bin/git")
+    monkeypatch.setattr(snapshot_module.os.path, "realpath", lambda path: path)
+    monkeypatch.setattr(snapshot_module.subprocess, "run", run)
+    assert snapshot_module.git_installed() is False and ran == [["xcode-select", "-p"]]
+    monkeypatch.setattr(snapshot_module.shutil, "which", lambda name: "/opt/homebrew/bin/git")
+    assert snapshot_module.git_installed() is True and len(ran) == 1  # a git of its own: nothing asked
