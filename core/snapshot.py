@@ -58,7 +58,7 @@ class WorkFolderSnapshot:
     def take(self, workdir: Path) -> None:
         """Copy the work folder, unless this session did (or found it could not). Blocking: a
         large folder takes seconds; call it from a worker thread."""
-        if self.note_path.exists():
+        if not self.due:
             return
         if not git_installed():
             self._write_note({"not_kept": "git is not installed on this computer"})
@@ -98,6 +98,11 @@ class WorkFolderSnapshot:
         return ""
 
     # --- reading it -------------------------------------------------------------------------------
+
+    @property
+    def due(self) -> bool:
+        """Whether take() has yet to copy the folder (or find that it cannot)."""
+        return not self.note_path.exists()
 
     @property
     def why_not(self) -> str:

@@ -58,6 +58,11 @@ class ToolContext:
     # The copy of the work folder made before the session's first command (None: not made).
     snapshot: WorkFolderSnapshot | None = None
 
+    @property
+    def work_folder_copy_due(self) -> bool:
+        """Whether keep_work_folder will copy the work folder (the session's first command)."""
+        return self.snapshot is not None and self.snapshot.due
+
     def keep_work_folder(self) -> None:
         """Before a shell command: copy the work folder, the first time in the session
         (core/snapshot.py), so what commands change can be seen and put back. Blocking. A copy

@@ -52,6 +52,9 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     if not command.strip():
         raise InvalidCall("shell_run needs a command.")
     timeout = max(1, min(timeout, MAX_TIMEOUT_S))
+    if ctx.work_folder_copy_due and ctx.on_output is not None:  # (seconds, for a large folder: said)
+        ctx.on_output("[Tripane copies the work folder before the session's first command, so that what "
+                      "commands change can be put back]\n")
     await asyncio.to_thread(ctx.keep_work_folder)  # what the command changes can be put back
     proc = await _start(command, ctx)
     chunks: list[bytes] = []

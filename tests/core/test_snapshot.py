@@ -224,3 +224,18 @@ def test_on_macos_the_stand_in_for_git_is_not_run_without_the_command_line_tools
     assert snapshot_module.git_installed() is False and ran == [["xcode-select", "-p"]]
     monkeypatch.setattr(snapshot_module.shutil, "which", lambda name: "/opt/homebrew/bin/git")
     assert snapshot_module.git_installed() is True and len(ran) == 1  # a git of its own: nothing asked
+
+
+async def test_the_first_commands_card_says_the_work_folder_is_being_copied_and_only_the_first(store, data_dir, workdir):
+    from core.journal import ToolOutput
+
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    model = ScriptedModel([command("print('one')"), command("print('two')"), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    said: dict[str, str] = {}
+    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and said.update(
+        {notice.call_id: said.get(notice.call_id, "") + notice.text}))
+    assert await session.run() == "done"
+    first, second = (said[call_id] for call_id in sorted(said, key=list(said).index))
+    assert first.startswith("[Tripane copies the work folder before the session's first command") and "one" in first
+    assert "copies the work folder" not in second and "two" in second
