@@ -126,12 +126,12 @@ class SettingsDialog(QDialog):
             "(Session → What the agent changed) are diagnosed the same way: why the work was not wanted, and what "
             "to do instead. For new sessions.")
         self.copy_work_folder = self._check(
-            form, "Before the first command:", "Copy the work folder, to put back what commands change",
+            form, "Before the first command:", "Copy the work folder",
             prefs.copy_work_folder,
             "Before a session's first shell command, Tripane copies the work folder (what its .gitignore leaves out "
-            "excepted) into the session's folder, with git, so Session → What the agent changed lists what commands "
-            "changed and puts it back. Off: only the file tools' changes are kept. Up to 20,000 files and 300 MB; "
-            "the copy goes when the session is deleted. For new sessions.")
+            "excepted) into the session's folder, with git, so that Session → What the agent changed lists what "
+            "commands changed and puts it back. Off: only the file tools' changes are kept. Up to 20,000 files and "
+            "300 MB; the copy goes when the session is deleted. For new sessions.")
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)

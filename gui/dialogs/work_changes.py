@@ -42,12 +42,15 @@ class PutBackDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Put files back?")
         self.setObjectName("put_back")
-        restored = [c.path for c in chosen if c.existed]
-        removed = [c.path for c in chosen if not c.existed]
-        lines = ([f"Put back as before the session: {', '.join(restored)}"] if restored else []) + \
-            ([f"Remove (the agent created them): {', '.join(removed)}"] if removed else [])
-        self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since the session began is lost, your own "
-                           "edits too.")
+        groups = [  # (the files a command changed are told by the copy made before the first command)
+            ("Put back as before the session", [c.path for c in chosen if c.existed and not c.by_command]),
+            ("Put back as before the agent's first command", [c.path for c in chosen if c.existed and c.by_command]),
+            ("Remove (the agent created them)", [c.path for c in chosen if not c.existed and not c.by_command]),
+            ("Remove (created since the agent's first command, by a command or outside Tripane)",
+             [c.path for c in chosen if not c.existed and c.by_command]),
+        ]
+        lines = [f"{what}: {', '.join(paths)}" for what, paths in groups if paths]
+        self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since is lost, your own edits too.")
         self.said.setWordWrap(True)
         self.why = QLineEdit()
         self.why.setPlaceholderText("Why (optional): the agent reads it, and does not redo what you undid")

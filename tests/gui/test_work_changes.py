@@ -173,7 +173,10 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
     assert "Files changed by shell commands (or outside Tripane)" in dialog.summary.text()
     qtbot.waitUntil(lambda: "+debug = true" in dialog.diff.toPlainText(), timeout=WAIT)
     assert "-debug = false" in dialog.diff.toPlainText()
-    dialog.put_back(["settings.toml"])
+    dialog.list.selectAll()
+    confirm = dialog._put_back_chosen()
+    assert confirm.said.text().startswith("Put back as before the agent's first command: settings.toml\n")
+    confirm.accept()
     qtbot.waitUntil(lambda: dialog.list.item(0).text() == "settings.toml  ·  as before the first command",
                     timeout=WAIT)
     assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"

@@ -580,11 +580,14 @@ async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir,
     model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=hang)),
                            reply("", call("task_done", summary="gave up on the server"))])
     session = make_session(store, data_dir, workdir, model, approval="all")
-    started = []
-    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and notice.text and started.append(notice))
+    printed = []  # what the command printed (after Tripane's line on copying the work folder)
+    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and printed.append(notice.text))
     session.start()
-    while not started:
-        await asyncio.sleep(0.02)
+
+    async def until_it_waits() -> None:
+        while "waiting for a server" not in "".join(printed):
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(until_it_waits(), 10)
     assert session.stop_tool("hang")
     assert await asyncio.wait_for(session.wait(), 10) == "done"  # not aborted: the agent went on
     result = events_of(session, ToolResult)[0]
