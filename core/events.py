@@ -287,6 +287,24 @@ class FilesPutBack(Event):
 
 
 @dataclass(frozen=True)
+class CommandChangedFiles(Event):
+    """The work folder's files a shell command changed, found against the folder as it was just
+    before the command (core/snapshot.py): told to the person with the command, not to the agent
+    (recorded after its ToolResult). Each list holds at most COMMAND_FILES_LISTED paths
+    (core/snapshot.py); `more` counts the rest."""
+
+    kind: ClassVar[str] = "command_changed_files"
+    call_id: str
+    changed: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    more: int = 0
+
+    def count(self) -> int:
+        return len(self.changed) + len(self.created) + len(self.deleted) + self.more
+
+
+@dataclass(frozen=True)
 class MemoryRecalled(Event):
     """Long-term memory brought into the context at task start: appended, never in the prefix."""
 

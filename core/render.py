@@ -13,6 +13,7 @@ from core.agent.rules import (
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     Compaction,
     Danger,
     ErrorDiagnosed,
@@ -68,6 +69,8 @@ def render(record: Record) -> str | None:
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
             return f"  {mark} {event.name}: {_short(event.content)}{where}"
+        case CommandChangedFiles():
+            return f"    ↳ it changed {command_changes_words(event)}"
         case FileChanged() if event.tells_the_agent:
             return f"  ✎ {describe_edit(event)}"
         case FileChanged() if event.author != "core":
@@ -132,6 +135,13 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""
     return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
+
+
+def command_changes_words(event: CommandChangedFiles, listed: int = 12) -> str:
+    """"settings.toml, made.txt (created), old.log (deleted) and 3 more": what a command changed."""
+    named = [*event.changed, *(f"{p} (created)" for p in event.created), *(f"{p} (deleted)" for p in event.deleted)]
+    more = event.count() - min(listed, len(named))
+    return ", ".join(named[:listed]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def put_back_note(event: FilesPutBack) -> str:

@@ -24,11 +24,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.events import CommandChangedFiles
 from core.memory.working import atomic_write
 from core.originals import Change, write_back
 from core.paths import remove_folder
 
 SNAPSHOT_DIR = "snapshot.git"
+# Beside the copy's own index: the folder as it was before the latest command, to tell what that
+# command alone changed.
+BEFORE_COMMAND_INDEX = "before-command.index"
+COMMAND_FILES_LISTED = 200  # of each kind, in a CommandChangedFiles event; the rest are counted
 NOTE_NAME = "snapshot.json"  # in the session's folder: the snapshot's tree, or why there is none
 MAX_FILES = 20_000
 MAX_BYTES = 300 * 1024 * 1024
@@ -42,7 +47,7 @@ NO_CONVERSIONS = "* -text -eol -filter -ident -working-tree-encoding -diff\n"
 log = logging.getLogger(__name__)
 
 
-class SnapshotFailed(RuntimeError):
+class SnapshotFailed(OSError):
     """Git could not make or read the copy."""
 
 
@@ -79,6 +84,7 @@ class WorkFolderSnapshot:
             remove_folder(self.git_dir)
             self._write_note({"not_kept": f"git could not copy the work folder: {exc}"})
             return
+        shutil.copyfile(self.git_dir / "index", self.git_dir / BEFORE_COMMAND_INDEX)
         self._write_note({"tree": tree, "put_back": []})
 
     def _too_large(self, workdir: Path) -> str:
@@ -123,8 +129,42 @@ class WorkFolderSnapshot:
         note = self._note()
         if not note.get("tree"):
             return []
-        out = self._git(workdir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-        found: dict[str, Change] = {}
+        found = {path: Change(path, how != "created", True, "gone" if how == "deleted" else "changed", by_command=True)
+                 for path, how in self._differing(workdir).items()}
+        for path in note.get("put_back", []):
+            if path not in found:
+                found[path] = Change(path, self._has(workdir, path), True, "as before", by_command=True)
+        return sorted(found.values(), key=lambda change: change.path)
+
+    def mark(self, workdir: Path) -> None:
+        """Before a command (after take()): the folder as it is now, to tell what the command
+        changes. Blocking; SnapshotFailed when git cannot."""
+        if self.taken:  # (an unreadable file is left out, and the rest read: git exits with 1)
+            self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1), index=self._before_command)
+
+    def command_changes(self, workdir: Path, call_id: str) -> CommandChangedFiles | None:
+        """After a command: what it changed since mark(), or None when nothing (or no copy)."""
+        if not self.taken or not self._before_command.exists():
+            return None
+        kinds: dict[str, list[str]] = {"changed": [], "created": [], "deleted": []}
+        for path, how in self._differing(workdir, index=self._before_command).items():
+            kinds[how].append(path)
+        if not any(kinds.values()):
+            return None
+        more = sum(max(0, len(paths) - COMMAND_FILES_LISTED) for paths in kinds.values())
+        listed = {how: tuple(paths[:COMMAND_FILES_LISTED]) for how, paths in kinds.items()}
+        return CommandChangedFiles(call_id=call_id, more=more, **listed)
+
+    @property
+    def _before_command(self) -> Path:
+        return self.git_dir / BEFORE_COMMAND_INDEX
+
+    def _differing(self, workdir: Path, index: Path | None = None) -> dict[str, str]:
+        """path → changed | created | deleted: the work folder against the index (the copy's, or
+        `index`), in git's order (by path)."""
+        out = self._git(workdir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                        index=index)
+        found: dict[str, str] = {}
         for entry in out.split(b"\0"):
             if len(entry) < 4:
                 continue
@@ -132,15 +172,12 @@ class WorkFolderSnapshot:
             # second column compares the work folder with it.
             code, path = entry[:2].decode(), entry[3:].decode("utf-8", "surrogateescape")
             if code == "??":
-                found[path] = Change(path, False, True, "changed", by_command=True)
+                found[path] = "created"
             elif code[1] == "D":
-                found[path] = Change(path, True, True, "gone", by_command=True)
+                found[path] = "deleted"
             elif code[1] in "MT":
-                found[path] = Change(path, True, True, "changed", by_command=True)
-        for path in note.get("put_back", []):
-            if path not in found:
-                found[path] = Change(path, self._has(workdir, path), True, "as before", by_command=True)
-        return sorted(found.values(), key=lambda change: change.path)
+                found[path] = "changed"
+        return found
 
     def before(self, workdir: Path, path: str) -> bytes | None:
         """The file's bytes in the copy; None when it was not there."""
@@ -172,7 +209,8 @@ class WorkFolderSnapshot:
 
     # --- git --------------------------------------------------------------------------------------
 
-    def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,)) -> bytes:
+    def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,),
+             index: Path | None = None) -> bytes:
         where = [] if bare_init else [f"--git-dir={self.git_dir}", f"--work-tree={workdir}"]
         # Settings of the person's that would change what is kept or run code: off, for this copy.
         # (The repository is Tripane's own, in the person's data folder: git's check of who owns a
@@ -181,7 +219,7 @@ class WorkFolderSnapshot:
                     "-c", "core.hooksPath=", "-c", "safe.directory=*", "-c", "gc.auto=0"]
         try:
             done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True,
-                                  timeout=GIT_TIMEOUT_S, env=_git_environment(),
+                                  timeout=GIT_TIMEOUT_S, env=_git_environment(index),
                                   creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SnapshotFailed(str(exc)) from exc
@@ -216,9 +254,11 @@ def git_installed() -> bool:
     return True
 
 
-def _git_environment() -> dict[str, str]:
+def _git_environment(index: Path | None = None) -> dict[str, str]:
     """The environment without GIT_* variables: a GIT_DIR or GIT_INDEX_FILE of the person's shell
-    would point git at their repository."""
+    would point git at their repository. `index`: another index of the copy's."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     environment["GIT_TERMINAL_PROMPT"] = "0"
+    if index is not None:
+        environment["GIT_INDEX_FILE"] = str(index)
     return environment

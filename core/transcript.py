@@ -14,6 +14,7 @@ from core.agent.options import UNANSWERED, option_label, reason_label, unanswere
 from core.agent.rules import failure_notice
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
@@ -32,6 +33,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.render import (
+    command_changes_words,
     compaction_sizes,
     diagnosis_note,
     model_change_note,
@@ -93,6 +95,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"⚠ Error, attempt {event.attempt}: {failure_notice(event.tool, event.message)}"))
             case ErrorDiagnosed():
                 parts.append(quoted(f"🩺 {capitalized(diagnosis_note(event))}"))
+            case CommandChangedFiles():
+                parts.append(quoted(f"↳ The command changed {command_changes_words(event, 40)}"))
             case HumanQuestion():
                 parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
             case HumanAnswer() if event.choice in UNANSWERED:

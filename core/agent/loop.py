@@ -814,7 +814,7 @@ class AgentLoop(Delegation):
             output_chars=self.settings.offload_chars,
             on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
                                                                   self._hide_secrets(text))),
-            stop_requested=self.control.running_tool(call_id),
+            stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None,
         )
@@ -828,7 +828,7 @@ class AgentLoop(Delegation):
             content, error_type = await tool_outcome(self.registry, call.name, arguments, ctx,
                                                      self.control.interruptible)
         except (StopRequested, asyncio.CancelledError):
-            for event in ctx.events:
+            for event in [*ctx.events, *ctx.told_after]:
                 self._record(event)
             raise
         finally:
@@ -842,6 +842,8 @@ class AgentLoop(Delegation):
             self._fail(call.name, error_type, content, call, prepared)
         else:
             self._result(call, True, content, prepared)
+        for event in ctx.told_after:
+            self._record(event)
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))

@@ -38,6 +38,8 @@ class ToolContext:
     memory: WorkingMemory
     # Events a tool produced (file changes); the loop records them after the tool returns.
     events: list[Event] = field(default_factory=list)
+    # Events about what the tool's run did (what a command changed): recorded after its result.
+    told_after: list[Event] = field(default_factory=list)
     # The plan version the agent last saw, recited in the request that led to this call.
     plan_version_seen: int = 0
     # Long-term memory shared by the sessions of this data folder (None: not available).
@@ -57,22 +59,36 @@ class ToolContext:
     originals: Originals | None = None
     # The copy of the work folder made before the session's first command (None: not made).
     snapshot: WorkFolderSnapshot | None = None
+    call_id: str = ""  # the call the tool runs for
 
     @property
     def work_folder_copy_due(self) -> bool:
-        """Whether keep_work_folder will copy the work folder (the session's first command)."""
+        """Whether before_command will copy the work folder (the session's first command)."""
         return self.snapshot is not None and self.snapshot.due
 
-    def keep_work_folder(self) -> None:
-        """Before a shell command: copy the work folder, the first time in the session
-        (core/snapshot.py), so what commands change can be seen and put back. Blocking. A copy
-        that cannot be made is logged (and why noted for the person), and the command runs."""
+    def before_command(self) -> None:
+        """Before a shell command: the work folder copied (the first time) and marked as it is,
+        to tell what the command changes. Blocking. A failure is logged, and the command runs."""
         if self.snapshot is None:
             return
         try:
             self.snapshot.take(self.workdir)
-        except OSError as exc:
-            log.warning("the work folder was not copied before the first command: %s", exc)
+            self.snapshot.mark(self.workdir)
+        except OSError as exc:  # (SnapshotFailed too)
+            log.warning("the work folder was not copied or marked before a command: %s", exc)
+
+    def after_command(self) -> None:
+        """After a shell command: what it changed in the work folder, as an event to record
+        (CommandChangedFiles), when it changed anything. Blocking."""
+        if self.snapshot is None:
+            return
+        try:
+            changed = self.snapshot.command_changes(self.workdir, self.call_id)
+        except OSError as exc:  # (SnapshotFailed too)
+            log.warning("what a command changed was not found: %s", exc)
+            return
+        if changed is not None:
+            self.told_after.append(changed)
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

@@ -55,7 +55,14 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     if ctx.work_folder_copy_due and ctx.on_output is not None:  # (seconds, for a large folder: said)
         ctx.on_output("[Tripane copies the work folder before the session's first command, so that what "
                       "commands change can be put back]\n")
-    await asyncio.to_thread(ctx.keep_work_folder)  # what the command changes can be put back
+    await asyncio.to_thread(ctx.before_command)  # what the command changes can be told and put back
+    try:
+        return await _run(ctx, command, timeout)
+    finally:  # (a command that failed, timed out or was stopped may have changed files too)
+        await asyncio.to_thread(ctx.after_command)
+
+
+async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     proc = await _start(command, ctx)
     chunks: list[bytes] = []
     kept = dropped = 0

@@ -16,6 +16,7 @@ from core.changes import ChangeTally
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     Compaction,
     Danger,
     ErrorDiagnosed,
@@ -204,6 +205,7 @@ class ChatView(QScrollArea):
         self._shown_from = 0  # the first record built
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
+        self._command_changes: dict[str, CommandChangedFiles] = {}  # by call id, as _results
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
         # The questions, by qid: what an "always" allowed, the fallback an unanswered one went on with.
         self._questions: dict[str, HumanQuestion] = {}
@@ -254,7 +256,7 @@ class ChatView(QScrollArea):
         self._rewrap_timer.stop()
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
-        self._results, self._ended_changes = {}, {}
+        self._results, self._ended_changes, self._command_changes = {}, {}, {}
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self.earlier.setVisible(False)
@@ -358,6 +360,8 @@ class ChatView(QScrollArea):
             self._note_approval(record.event)
             if isinstance(record.event, ToolResult):
                 self._results[record.event.call_id] = record.event
+            elif isinstance(record.event, CommandChangedFiles):
+                self._command_changes[record.event.call_id] = record.event
             elif isinstance(record.event, SessionEnded):
                 self._ended_changes[index] = (self.changes.summary(), bool(self.changes.changed))
         self._shown_from = len(records)
@@ -470,6 +474,8 @@ class ChatView(QScrollArea):
         self._note_approval(record.event)
         if isinstance(record.event, ToolResult):  # its card may be in a chunk not built yet
             self._results[record.event.call_id] = record.event
+        elif isinstance(record.event, CommandChangedFiles):
+            self._command_changes[record.event.call_id] = record.event
         self._build(record)
 
     def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
@@ -493,6 +499,8 @@ class ChatView(QScrollArea):
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id])
+                        if call.id in self._command_changes:
+                            card.set_changed_files(self._command_changes[call.id])
                     elif call.id in self._approvals.values():
                         card.await_approval(True)
                     elif call.id in self._running and call.id not in self._results:
@@ -502,6 +510,10 @@ class ChatView(QScrollArea):
                 card = self.cards.get(event.call_id)
                 if card is not None and into is None:
                     card.set_result(event)
+            case CommandChangedFiles():
+                card = self.cards.get(event.call_id)
+                if card is not None and into is None:
+                    card.set_changed_files(event)
             case ErrorRecorded():
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
                              f"{escape_html(failure_notice(event.tool, event.message))}", "error", into)

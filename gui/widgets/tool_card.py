@@ -8,7 +8,8 @@ import json
 import time
 from pathlib import Path
 
-from core.events import ToolCall, ToolResult
+from core.events import CommandChangedFiles, ToolCall, ToolResult
+from core.render import command_changes_words
 from core.tools.context import STOPPABLE_TOOLS
 from gui.mnemonics import as_written
 from gui.qt import (
@@ -89,6 +90,7 @@ class ToolCard(QFrame):
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._outcome: ToolResult | None = None
+        self._changed: CommandChangedFiles | None = None  # the work folder's files a command changed
         self._same_as = ""  # the earlier call whose identical output this one points to
         self._started: float | None = None  # when the tool began to run (monotonic), if seen
         self._awaiting_approval = False
@@ -132,6 +134,8 @@ class ToolCard(QFrame):
             body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{PRE}{escape_html(shown)}</pre>"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
+        if self._changed is not None:
+            body += f"<b>It changed in the work folder</b><p>{escape_html(command_changes_words(self._changed, 40))}</p>"
         self.details.setText(body)
 
     def _render_header(self) -> None:
@@ -144,6 +148,9 @@ class ToolCard(QFrame):
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._unfinished:
             running = "  · unfinished: the run stopped"
+        if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
+            count = self._changed.count()
+            running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
         self.header.setText(as_written(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}"))
 
     @property
@@ -214,6 +221,11 @@ class ToolCard(QFrame):
             self.header.setChecked(True)  # errors are shown, not folded away
         elif self._opened_for_output and not self._person_chose:
             self.header.setChecked(False)  # folded as results are: the live view was for the wait
+
+    def set_changed_files(self, changed: CommandChangedFiles) -> None:
+        """The files of the work folder the command changed (told after its result)."""
+        self._changed = changed
+        self._render()
 
     def context_menu(self) -> QMenu:
         """Copy the selection, the arguments, or the whole result (the card shows its first

@@ -239,3 +239,44 @@ async def test_the_first_commands_card_says_the_work_folder_is_being_copied_and_
     first, second = (said[call_id] for call_id in sorted(said, key=list(said).index))
     assert first.startswith("[Tripane copies the work folder before the session's first command") and "one" in first
     assert "copies the work folder" not in second and "two" in second
+
+
+async def test_each_command_is_told_with_the_files_it_changed_and_no_others(store, data_dir, workdir):
+    from core.events import CommandChangedFiles, ToolResult
+    from core.render import render
+
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    told = events_of(session, CommandChangedFiles)
+    calls = [r.event.call_id for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "shell_run"]
+    # The ignored build file's command changed nothing listed: no event; nor did the file tool's edit
+    # of calc.py before the last command count as that command's.
+    assert [(e.call_id, e.changed, e.created, e.deleted) for e in told] == [
+        (calls[0], ("config.ini",), (), ()),
+        (calls[1], (), ("made.txt",), ("old.log",)),
+        (calls[3], ("calc.py",), (), ()),
+    ]
+    record = next(r for r in session.records if r.event == told[1])
+    result = next(r for r in session.records if isinstance(r.event, ToolResult) and r.event.call_id == calls[1])
+    assert result.seq < record.seq  # told after the command's result
+    assert render(record) == "    ↳ it changed made.txt (created), old.log (deleted)"
+    from core.transcript import transcript
+    assert "> ↳ The command changed made.txt (created), old.log (deleted)" in transcript(session.records, "t")
+    told_to_the_agent = str(session.model.requests[-1].messages)
+    assert "made.txt (created)" not in told_to_the_agent
+
+
+def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_path, monkeypatch):
+    from core.render import command_changes_words
+
+    monkeypatch.setattr(snapshot_module, "COMMAND_FILES_LISTED", 5)
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    workdir.mkdir()
+    copy.take(workdir)
+    copy.mark(workdir)
+    for n in range(8):
+        (workdir / f"f{n}.txt").write_text("x", encoding="utf-8")
+    told = copy.command_changes(workdir, "c1")
+    assert told.created == tuple(f"f{n}.txt" for n in range(5)) and told.more == 3 and told.count() == 8
+    assert command_changes_words(told, listed=2) == "f0.txt (created), f1.txt (created) and 6 more"
+    copy.mark(workdir)
+    assert copy.command_changes(workdir, "c2") is None  # nothing since

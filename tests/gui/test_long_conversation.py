@@ -241,3 +241,18 @@ def test_latest_takes_a_person_reading_further_up_back_to_the_end_and_follows_it
     qtbot.keyClick(chat, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(chat, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
     assert bar.value() == bar.maximum() and not chat.latest.isVisible()
+
+
+def test_a_command_card_rebuilt_from_the_log_says_what_the_command_changed(qtbot):
+    from core.events import CommandChangedFiles
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    command = ToolCall("c1", "shell_run", '{"command": "ruff format ."}')
+    records = [Record("s", 1, "", AssistantMessage("Formatting.", (command,), turn=1)),
+               Record("s", 2, "", ToolResult("c1", "shell_run", True, "2 files reformatted")),
+               Record("s", 3, "", CommandChangedFiles("c1", changed=("a.py", "b.py")))]
+    chat.show_records(records)
+    qtbot.waitUntil(lambda: not chat.building())
+    [card] = [item for item in chat.items() if isinstance(item, ToolCard)]
+    assert card.header.text().endswith("· changed 2 files") and "a.py, b.py" in card.details.text()
