@@ -1,6 +1,6 @@
 """The copy of the work folder made before a session's first command (core/snapshot.py): how long
-it takes (the first command waits for it), what it costs on disk, and how long the changes window
-takes to read what differs from it.
+it takes (the first command waits for it), what it costs on disk, what every command then pays to
+be told with the files it changed, and how long the changes window takes to read what differs.
 
 The folder: FILES source-like text files (~SIZE bytes each, in folders of 50), and a .gitignore'd
 build folder of the same size, which must cost nothing.
@@ -63,9 +63,16 @@ def main() -> None:
         copy.take(work)
         take_s = time.perf_counter() - started
         assert copy.taken, copy.why_not
+        started = time.perf_counter()
+        copy.mark(work)  # before each command
+        mark_s = time.perf_counter() - started
         for n in range(0, args.files, max(1, args.files // 20)):  # a formatter touched 20 files
             path = work / "src" / f"pkg{n // 50}" / f"module{n}.py"
             path.write_text(path.read_text(encoding="utf-8") + "\n# formatted\n", encoding="utf-8")
+        started = time.perf_counter()
+        told = copy.command_changes(work, "c1")  # after it
+        told_s = time.perf_counter() - started
+        assert told is not None and told.count() == 20, told
         changes = WorkChanges(session)
         started = time.perf_counter()
         listed = changes.changes(work)
@@ -76,6 +83,7 @@ def main() -> None:
         figures = {
             "files": args.files, "source_mb": round(source_bytes / 2**20, 1),
             "take_s": round(take_s, 2), "copy_mb": round(folder_bytes(session / SNAPSHOT_DIR) / 2**20, 1),
+            "mark_ms": round(mark_s * 1000, 1), "command_changes_ms": round(told_s * 1000, 1),
             "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
             "diff_lines": len(diff),
         }
@@ -84,6 +92,8 @@ def main() -> None:
         return
     print(f"{figures['files']:,} files, {figures['source_mb']} MB outside .gitignore (and as much ignored)")
     print(f"  copy before the first command: {figures['take_s']} s, {figures['copy_mb']} MB on disk")
+    print(f"  each command: {figures['mark_ms']} ms before it, {figures['command_changes_ms']} ms after it "
+          "(what it changed)")
     print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")
 
 
