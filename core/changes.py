@@ -2,9 +2,9 @@
 
 After a long run the person's first question is "what did it touch?". The file tools leave a
 trail in the event log: each successful file_write or file_edit names its path, and file_write's
-result says whether the file was created or replaced. Shell commands can change files too; what
-they changed is found against a copy of the work folder (core/work_changes.py), too slow for this
-line, which only says how many ran (failed ones too).
+result says whether the file was created or replaced. Shell commands can change files too: each
+command's CommandChangedFiles names what it changed (found against the work folder as it was just
+before it, core/snapshot.py), and the line says how many ran (failed ones too).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import PurePath
 from core.agent.rules import error_type
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     ErrorRecorded,
     FilesPutBack,
     Record,
@@ -37,8 +38,10 @@ LISTED = 12  # files named in the summary; the rest are counted
 class ChangeTally:
     """Fed every record in order (live or replayed); says what changed so far."""
     _pending: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id → (tool, path)
-    changed: dict[str, str] = field(default_factory=dict)  # path → created | edited | replaced
+    # path → created | edited | replaced, or changed | created | deleted "by a command"
+    changed: dict[str, str] = field(default_factory=dict)
     shell_commands: int = 0
+    unnamed: int = 0  # files commands changed beyond those their events name
     workdir: str = ""  # a path the agent gave in full is told relative to it, as a put-back names it
 
     def add(self, record: Record) -> None:
@@ -50,6 +53,8 @@ class ChangeTally:
         elif isinstance(event, FilesPutBack):  # as before the session: no change of the agent's is left
             for path in (*event.paths, *event.removed):
                 self.changed.pop(path, None)
+        elif isinstance(event, CommandChangedFiles):
+            self._by_command(event)
         elif isinstance(event, AssistantMessage):
             for call in event.tool_calls:
                 if call.name in FILE_TOOLS and (path := relative(path_of(call.arguments), self.workdir)):
@@ -65,12 +70,28 @@ class ChangeTally:
             if error_type(event.signature) in RAN_AND_FAILED:
                 self.shell_commands += 1
 
+    def _by_command(self, event: CommandChangedFiles) -> None:
+        """A file tool's word on a file stands (it says more); a file created in the session and
+        deleted by a command is no change at all."""
+        for path in event.changed:
+            self.changed.setdefault(path, "changed by a command")
+        for path in event.created:
+            before = self.changed.get(path)
+            self.changed[path] = "changed by a command" if before == "deleted by a command" else \
+                before or "created by a command"
+        for path in event.deleted:
+            if self.changed.get(path, "").startswith("created"):
+                del self.changed[path]
+            else:
+                self.changed[path] = "deleted by a command"
+        self.unnamed += event.more
+
     def summary(self) -> str:
         """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none."""
         parts = []
         if self.changed:
             named = [f"{path} ({how})" for path, how in list(self.changed.items())[:LISTED]]
-            more = len(self.changed) - LISTED
+            more = max(0, len(self.changed) - LISTED) + self.unnamed
             parts.append(", ".join(named) + (f" and {more} more" if more > 0 else ""))
         if self.shell_commands:  # (what they changed is found in the work folder: core/work_changes.py)
             parts.append("1 shell command ran" if self.shell_commands == 1 else

@@ -26,8 +26,8 @@ async def test_the_file_tools_trail_says_what_changed_and_how(store, data_dir, w
     assert await session.run() == "done"
 
     assert changes_line(session.records) == (
-        "Changed in the work folder: calc.py (edited), tests/test_calc.py (created), README.md (replaced); "
-        "2 shell commands ran")
+        "Changed in the work folder: calc.py (edited), tests/test_calc.py (created), README.md (replaced), "
+        "out.txt (created by a command); 2 shell commands ran")  # (the failed command's file too)
 
 
 def test_nothing_changed_says_nothing():
@@ -54,3 +54,30 @@ async def test_files_put_back_are_no_longer_told_as_changed_and_a_full_path_is_t
     await session.send("Go on.")
     assert await session.run() == "done"
     assert changes_line(session.records) == "Changed in the work folder: notes.txt (created)"
+
+
+def test_what_commands_changed_joins_the_file_tools_trail():
+    from core.events import AssistantMessage as Said
+    from core.events import (
+        CommandChangedFiles,
+        Record,
+        SessionStarted,
+        ToolCall,
+        ToolResult,
+    )
+
+    tally = ChangeTally()
+    for seq, event in enumerate([
+            SessionStarted(task="t", model="m", workdir="/w"),
+            Said("", (ToolCall("w1", "file_write", '{"path": "notes.md", "content": "x"}'),), turn=1),
+            ToolResult("w1", "file_write", True, "Created notes.md (1 characters)"),
+            CommandChangedFiles("c1", changed=("notes.md", "setup.cfg"), created=("tmp.txt",), deleted=("old.log",)),
+            CommandChangedFiles("c2", created=("old.log",), deleted=("tmp.txt",), more=30),
+    ], 1):
+        tally.add(Record("s", seq, "", event))
+    # The file tool's word on notes.md stands; a file created and then deleted by commands is no
+    # change; one deleted and made again is changed; the files an event did not name are counted.
+    assert tally.changed == {"notes.md": "created", "setup.cfg": "changed by a command",
+                             "old.log": "changed by a command"}
+    assert tally.summary() == ("notes.md (created), setup.cfg (changed by a command), old.log (changed by a "
+                               "command) and 30 more")
