@@ -469,6 +469,7 @@ def _changes(store, data_dir: Path, args) -> int:
     from core.render import put_back_note
     from core.scripted import ScriptedModel
     from core.session import Session
+    from core.work_changes import counted
 
     # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
     # model is asked anything.
@@ -481,8 +482,7 @@ def _changes(store, data_dir: Path, args) -> int:
         return EXIT_DONE
     listed = session.changed_files()
     if not args.paths:
-        print(f"{session.id}: {len(listed)} file{'s' if len(listed) != 1 else ''} changed by the agent. "
-              f"{session.about_commands_changes()}")
+        print(f"{session.id}: {counted(listed)}. {session.about_commands_changes()}")
         for change in listed:
             print(f"  {change.path}  ·  {change.what()}")
         if listed:

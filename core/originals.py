@@ -45,14 +45,17 @@ class Change:
     # Found against the copy of the work folder made before the first command (core/snapshot.py),
     # not kept by a file tool: a command changed it (or something outside Tripane did).
     by_command: bool = False
+    # Of those: no command's record names it (CommandChangedFiles), so the person or another
+    # program changed it, not the agent.
+    outside: bool = False
 
     def what(self) -> str:
         """In a few words, for a list."""
         if self.by_command:
             if self.now == "as before":
                 return "as before the first command" if self.existed else "removed again"
-            return {"gone": "deleted by a command"}.get(
-                self.now, "changed by a command" if self.existed else "created by a command")
+            how = {"gone": "deleted"}.get(self.now, "changed" if self.existed else "created")
+            return f"{how}, not by the agent" if self.outside else f"{how} by a command"
         if self.now == "as before":
             return "as before the session" if self.existed else "removed again"
         if not self.existed:

@@ -28,6 +28,7 @@ from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     FileChanged,
     FilesPutBack,
     HumanAnswer,
@@ -531,7 +532,17 @@ class Session:
         """The files the agent changed in this session, against what they were before: by its file
         tools, and by its commands (core/work_changes.py). WorkFolderMissing when the work folder
         is gone: every file would seem deleted."""
-        return WorkChanges(self.dir).changes(self._work_folder())
+        return WorkChanges(self.dir).changes(self._work_folder(), self._named_by_commands())
+
+    def _named_by_commands(self) -> set[str] | None:
+        """The files the commands' records name; None when one of them only counted some."""
+        named: set[str] = set()
+        for record in self.records:
+            if isinstance(event := record.event, CommandChangedFiles):
+                if event.more:
+                    return None
+                named.update(event.changed, event.created, event.deleted)
+        return named
 
     def changed_file_diff(self, change: Change) -> list[str]:
         """What was done to one of changed_files(), as unified diff lines."""

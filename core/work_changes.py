@@ -5,10 +5,19 @@ older, and exact); the copy tells the rest."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from core.originals import Change, Originals, diff_lines
 from core.snapshot import WorkFolderSnapshot
+
+
+def counted(changes: list[Change]) -> str:
+    """"3 files changed by the agent, 1 not by it"."""
+    outside = sum(1 for change in changes if change.outside)
+    agents = len(changes) - outside
+    return (f"{agents:,} file{'s' if agents != 1 else ''} changed by the agent"
+            + (f", {outside:,} not by it" if outside else ""))
 
 
 class WorkChanges:
@@ -19,13 +28,19 @@ class WorkChanges:
         self.snapshot = WorkFolderSnapshot(session_dir)
         self._by_commands: set[str] | None = None  # the paths the copy lists, once read
 
-    def changes(self, workdir: Path) -> list[Change]:
+    def changes(self, workdir: Path, by_commands: set[str] | None = None) -> list[Change]:
         """The file tools' files in the order they were first changed, then the commands' by path.
+        `by_commands`: the files the commands' records name (CommandChangedFiles); another file
+        that differs from the copy is marked as changed outside the agent's work (None: not known).
         OriginalsUnreadable when the file tools' list cannot be read; SnapshotFailed when git
         cannot read the copy."""
         kept = self.originals.changes(workdir)
         by_tools = {change.path for change in kept}
-        return kept + [change for change in self.snapshot.changes(workdir) if change.path not in by_tools]
+        found = [change for change in self.snapshot.changes(workdir) if change.path not in by_tools]
+        if by_commands is not None:
+            found = [replace(change, outside=change.now != "as before" and change.path not in by_commands)
+                     for change in found]
+        return kept + found
 
     def diff(self, workdir: Path, change: Change) -> list[str]:
         """What was done to the file: before (the session, or the first command) against now."""

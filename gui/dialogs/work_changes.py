@@ -10,6 +10,7 @@ from __future__ import annotations
 from core.originals import Change, OriginalsUnreadable
 from core.session import CannotRun, Session
 from core.snapshot import SnapshotFailed
+from core.work_changes import counted
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
     QAbstractItemView,
@@ -50,6 +51,8 @@ class PutBackDialog(QDialog):
              [c.path for c in chosen if not c.existed and c.by_command]),
         ]
         lines = [f"{what}: {', '.join(paths)}" for what, paths in groups if paths]
+        if outside := [c.path for c in chosen if c.outside]:  # (likely the person's own work)
+            lines.append(f"\nNot changed by the agent (by you, or another program): {', '.join(outside)}")
         self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since is lost, your own edits too.")
         self.said.setWordWrap(True)
         self.why = QLineEdit()
@@ -126,8 +129,7 @@ class WorkChangesDialog(QDialog):
         self.list.blockSignals(False)
         waiting = sum(1 for change in changes if change.now != "as before")
         self.summary.setText(
-            ("The agent has changed no file in this session." if not changes else
-             f"{len(changes):,} file{'s' if len(changes) != 1 else ''} changed by the agent"
+            ("The agent has changed no file in this session." if not changes else counted(changes)
              + (f"; {len(changes) - waiting:,} of them as before now" if waiting < len(changes) else "")
              + ". Choose one to see what was done to it.") + (f" {about_commands}" if about_commands else ""))
         if changes and self.list.currentRow() < 0:

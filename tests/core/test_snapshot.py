@@ -280,3 +280,12 @@ def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_
     assert command_changes_words(told, listed=2) == "f0.txt (created), f1.txt (created) and 6 more"
     copy.mark(workdir)
     assert copy.command_changes(workdir, "c2") is None  # nothing since
+
+
+async def test_a_file_no_command_changed_is_told_as_not_the_agents(store, data_dir, workdir):
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    (workdir / "mine.txt").write_text("the person's own note\n", encoding="utf-8")  # in their editor
+    (workdir / "old.log").write_text("made again\n", encoding="utf-8")  # a command deleted it: still the agent's
+    listed = {c.path: c.what() for c in session.changed_files()}
+    assert listed["mine.txt"] == "created, not by the agent"
+    assert listed["config.ini"] == "changed by a command" and listed["old.log"] == "changed by a command"

@@ -177,10 +177,21 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
     assert "Files changed by shell commands (or outside Tripane)" in dialog.summary.text()
     qtbot.waitUntil(lambda: "+debug = true" in dialog.diff.toPlainText(), timeout=WAIT)
     assert "-debug = false" in dialog.diff.toPlainText()
+    (workdir / "my_notes.txt").write_text("mine\n", encoding="utf-8")  # the person's, while the window is open
+    dialog.reload()
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    assert dialog.list.item(0).text() == "my_notes.txt  ·  created, not by the agent"
+    assert dialog.summary.text().startswith("1 file changed by the agent, 1 not by it.")
     dialog.list.selectAll()
     confirm = dialog._put_back_chosen()
     assert confirm.said.text().startswith("Put back as before the agent's first command: settings.toml\n")
+    assert "Not changed by the agent (by you, or another program): my_notes.txt" in confirm.said.text()
+    confirm.reject()
+    dialog.list.clearSelection()
+    dialog.list.item(1).setSelected(True)
+    confirm = dialog._put_back_chosen()
     confirm.accept()
-    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "settings.toml  ·  as before the first command",
+    qtbot.waitUntil(lambda: dialog.list.item(1).text() == "settings.toml  ·  as before the first command",
                     timeout=WAIT)
+    assert (workdir / "my_notes.txt").exists()  # not chosen: left as the person made it
     assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"
