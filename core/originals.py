@@ -81,6 +81,12 @@ def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[
     return lines or ["(no difference: the file is as it was before the session)"]
 
 
+def bytes_now(workdir: Path, path: str) -> bytes | None:
+    """The work folder's `path` as it is now; None when there is no such file."""
+    target = workdir / path
+    return target.read_bytes() if target.is_file() else None
+
+
 def write_back(workdir: Path, path: str, data: bytes | None) -> None:
     """The work folder's `path` as `data` (None: no such file), never outside the work folder."""
     target = confine(workdir, path, "the work folder")
@@ -137,9 +143,7 @@ class Originals:
 
     def diff(self, workdir: Path, change: Change) -> list[str]:
         """diff_lines for one of changes(): what the file was against what it is now."""
-        target = workdir / change.path
-        now = target.read_bytes() if target.is_file() else None
-        return diff_lines(change, self.before(change.path) if change.kept else None, now)
+        return diff_lines(change, self.before(change.path) if change.kept else None, bytes_now(workdir, change.path))
 
     def put_back(self, workdir: Path, path: str) -> Change:
         """The work folder's `path` as it was before the session: its old bytes written back, or

@@ -55,7 +55,6 @@ from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.side_writers import first_reply, side_writers
-from core.snapshot import SnapshotFailed
 from core.store import DiskFull, Store, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
@@ -570,7 +569,7 @@ class Session:
         for path in paths:
             try:
                 change = kept.put_back(workdir, path)
-            except (OSError, ValueError, ToolError, SnapshotFailed) as exc:
+            except (OSError, ValueError, ToolError) as exc:  # (git's SnapshotFailed is an OSError)
                 failed = f"{path} was not put back: {exc}"
                 break
             (restored if change.existed else removed).append(path)

@@ -133,7 +133,7 @@ class WorkFolderSnapshot:
                  for path, how in self._differing(workdir).items()}
         for path in note.get("put_back", []):
             if path not in found:
-                found[path] = Change(path, self._has(workdir, path), True, "as before", by_command=True)
+                found[path] = Change(path, self._has(workdir, note["tree"], path), True, "as before", by_command=True)
         return sorted(found.values(), key=lambda change: change.path)
 
     def mark(self, workdir: Path) -> None:
@@ -184,7 +184,7 @@ class WorkFolderSnapshot:
         tree = self._note().get("tree")
         if not tree:
             raise ValueError("the work folder was not copied before the first command")
-        if not self._has(workdir, path):
+        if not self._has(workdir, tree, path):
             return None
         return self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
 
@@ -199,8 +199,8 @@ class WorkFolderSnapshot:
             self._write_note(note)
         return Change(path, data is not None, True, "as before", by_command=True)
 
-    def _has(self, workdir: Path, path: str) -> bool:
-        tree = self._note().get("tree")
+    def _has(self, workdir: Path, tree: str, path: str) -> bool:
+        """Whether the copy (its `tree`) holds `path`."""
         try:
             self._git(workdir, "cat-file", "-e", f"{tree}:{path}")
         except SnapshotFailed:

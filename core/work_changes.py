@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from core.originals import Change, Originals, diff_lines
+from core.originals import Change, Originals, bytes_now, diff_lines
 from core.snapshot import WorkFolderSnapshot
 
 
@@ -46,8 +46,7 @@ class WorkChanges:
         """What was done to the file: before (the session, or the first command) against now."""
         if not change.by_command:
             return self.originals.diff(workdir, change)
-        target = workdir / change.path
-        return diff_lines(change, self.snapshot.before(workdir, change.path), target.read_bytes() if target.is_file() else None)
+        return diff_lines(change, self.snapshot.before(workdir, change.path), bytes_now(workdir, change.path))
 
     def put_back(self, workdir: Path, path: str) -> Change:
         """`path` as it was: from the file tools' copy when they kept it, else from the copy made

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from core.originals import Change, OriginalsUnreadable
 from core.session import CannotRun, Session
-from core.snapshot import SnapshotFailed
 from core.work_changes import counted
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
@@ -182,6 +181,6 @@ class WorkChangesDialog(QDialog):
         self.reload()
 
     def _failed(self, error: BaseException) -> None:
-        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError, SnapshotFailed)) else
+        self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError)) else
                              f"The changes could not be read: {error}")
 
