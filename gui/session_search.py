@@ -31,6 +31,11 @@ class MentionSearch(QObject):
         self._wanted = text.strip()
         self._timer.start()
 
+    def stop(self) -> None:
+        """No search starts any more (the window closes: the loop that would run it winds down)."""
+        self._timer.stop()
+        self._timer.timeout.disconnect(self._ask)
+
     def mentioning(self, text: str) -> frozenset[str]:
         """The sessions whose conversation holds `text`, as far as they are known yet."""
         needle, ids = self._found

@@ -1330,6 +1330,7 @@ class MainWindow(QMainWindow):
             dialog.close()
         for pane in self.panes.values():
             pane.bind(None)  # no render may start once the loop winds down
+        self.mentions.stop()  # nor a search typed just before
         self.keeper.cancel_all()
         self.shutdown_done = asyncio.ensure_future(self._shutdown())
 

@@ -21,6 +21,7 @@ from core.session import Session, SessionConfig
 from core.store import Store
 from gui.drafts import folder_group
 from gui.qt import QApplication, QFileDialog, QMessageBox, QSettings, Qt
+from gui.session_search import TYPING_PAUSE_MS
 from gui.settings import AppSettings
 from gui.widgets.chat_items import MessageItem
 from tests.gui.test_supporting_screens import chat_says
@@ -337,3 +338,15 @@ def test_a_find_older_than_the_conversation_keeps_goes_on_in_the_progress_pane(q
     assert progress.viewer.textCursor().selectedText() == "cannot import name"
     assert "the Progress pane shows where" in window.statusBar().currentMessage()
     assert window.chat_find.hasFocus()  # the person goes on typing where they were
+
+
+def test_a_search_typed_just_before_the_window_closes_is_not_started_after(qtbot, make_window, monkeypatch):
+    """The search waits for a pause in the typing; by then the loop that would run it winds down."""
+    window = make_window(ScriptedModel([]))
+    asked = []
+    monkeypatch.setattr(window.workspace.store, "sessions_mentioning", lambda text: asked.append(text) or set())
+    window.sessions.search.setText("parser")
+    window.close_now()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    qtbot.wait(3 * TYPING_PAUSE_MS)
+    assert asked == []
