@@ -286,6 +286,9 @@ class FilesPutBack(Event):
     reason: str = ""  # the person's why, for the agent (and the reflection)
 
 
+AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted
+
+
 @dataclass(frozen=True)
 class CommandChangedFiles(Event):
     """The work folder's files a shell command changed, found against the folder as it was just
@@ -302,6 +305,17 @@ class CommandChangedFiles(Event):
 
     def count(self) -> int:
         return len(self.changed) + len(self.created) + len(self.deleted) + self.more
+
+    def words(self, listed: int = 12) -> str:
+        """"settings.toml, made.txt (created), old.log (deleted) and 3 more"."""
+        named = [*self.changed, *(f"{p} (created)" for p in self.created), *(f"{p} (deleted)" for p in self.deleted)]
+        more = self.count() - min(listed, len(named))
+        return ", ".join(named[:listed]) + (f" and {more:,} more" if more > 0 else "")
+
+    def for_the_agent(self) -> str:
+        """The line that ends the command's result: a formatter or a generator rewrites files its
+        output never names, and the agent would otherwise work on from the old."""
+        return f"[files this command changed in the work folder: {self.words(AGENT_FILES_NAMED)}]"
 
 
 @dataclass(frozen=True)

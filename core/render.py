@@ -70,7 +70,7 @@ def render(record: Record) -> str | None:
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
             return f"  {mark} {event.name}: {_short(event.content)}{where}"
         case CommandChangedFiles():
-            return f"    ↳ it changed {command_changes_words(event)}"
+            return f"    ↳ it changed {event.words()}"
         case FileChanged() if event.tells_the_agent:
             return f"  ✎ {describe_edit(event)}"
         case FileChanged() if event.author != "core":
@@ -135,13 +135,6 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""
     return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
-
-
-def command_changes_words(event: CommandChangedFiles, listed: int = 12) -> str:
-    """"settings.toml, made.txt (created), old.log (deleted) and 3 more": what a command changed."""
-    named = [*event.changed, *(f"{p} (created)" for p in event.created), *(f"{p} (deleted)" for p in event.deleted)]
-    more = event.count() - min(listed, len(named))
-    return ", ".join(named[:listed]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def put_back_note(event: FilesPutBack) -> str:

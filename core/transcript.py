@@ -33,7 +33,6 @@ from core.events import (
     WorkdirMoved,
 )
 from core.render import (
-    command_changes_words,
     compaction_sizes,
     diagnosis_note,
     model_change_note,
@@ -96,7 +95,7 @@ def transcript(records: list[Record], title: str) -> str:
             case ErrorDiagnosed():
                 parts.append(quoted(f"🩺 {capitalized(diagnosis_note(event))}"))
             case CommandChangedFiles():
-                parts.append(quoted(f"↳ The command changed {command_changes_words(event, 40)}"))
+                parts.append(quoted(f"↳ The command changed {event.words(40)}"))
             case HumanQuestion():
                 parts.append(quoted(f"**? Question** ({reason_label(event.reason)}): {event.question}"))
             case HumanAnswer() if event.choice in UNANSWERED:

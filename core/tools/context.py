@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.events import Event
+from core.events import CommandChangedFiles, Event
 from core.memory.working import FILES, WorkingMemory
 from core.text import os_path
 from core.tools.registry import ToolError
@@ -77,18 +77,19 @@ class ToolContext:
         except OSError as exc:  # (SnapshotFailed too)
             log.warning("the work folder was not copied or marked before a command: %s", exc)
 
-    def after_command(self) -> None:
+    def after_command(self) -> CommandChangedFiles | None:
         """After a shell command: what it changed in the work folder, as an event to record
-        (CommandChangedFiles), when it changed anything. Blocking."""
+        (CommandChangedFiles) and returned, when it changed anything. Blocking."""
         if self.snapshot is None:
-            return
+            return None
         try:
             changed = self.snapshot.command_changes(self.workdir, self.call_id)
         except OSError as exc:  # (SnapshotFailed too)
             log.warning("what a command changed was not found: %s", exc)
-            return
+            return None
         if changed is not None:
             self.told_after.append(changed)
+        return changed
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

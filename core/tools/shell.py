@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from core import big_text
+from core.events import CommandChangedFiles
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError
 
@@ -41,7 +42,8 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     `timeout` seconds together with its child processes. A server or watcher started in the
     background (`cmd &` in sh, `start /b cmd` in cmd.exe) keeps running after the command returns,
     its output not shown, until this run ends; do not start one in the foreground. A non-zero exit
-    code is reported as an error with the output. A long output is saved to a file and you see its
+    code is reported as an error with the output. The files the command changed in the workdir
+    are named after its output. A long output is saved to a file and you see its
     head and end. Depending on the person's approval policy a command may wait for approval or be
     denied with a reason; respect the reason.
 
@@ -57,9 +59,17 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
                       "commands change can be put back]\n")
     await asyncio.to_thread(ctx.before_command)  # what the command changes can be told and put back
     try:
-        return await _run(ctx, command, timeout)
-    finally:  # (a command that failed, timed out or was stopped may have changed files too)
+        output = await _run(ctx, command, timeout)
+    except ToolError as error:  # (a command that failed, timed out or was stopped may have changed files too)
+        raise ToolError(str(error) + _files_changed(await asyncio.to_thread(ctx.after_command))) from None
+    except BaseException:
         await asyncio.to_thread(ctx.after_command)
+        raise
+    return output + _files_changed(await asyncio.to_thread(ctx.after_command))
+
+
+def _files_changed(changed: CommandChangedFiles | None) -> str:
+    return "" if changed is None else "\n" + changed.for_the_agent()
 
 
 async def _run(ctx: ToolContext, command: str, timeout: int) -> str:

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from core.events import CommandChangedFiles, ToolCall, ToolResult
-from core.render import command_changes_words
 from core.tools.context import STOPPABLE_TOOLS
 from gui.mnemonics import as_written
 from gui.qt import (
@@ -130,12 +129,14 @@ class ToolCard(QFrame):
         outcome = self._outcome
         if outcome is not None and outcome.content:
             content = outcome.content
+            if self._changed is not None:  # said below, with more of the files named
+                content = content.removesuffix("\n" + self._changed.for_the_agent())
             shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
             body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{PRE}{escape_html(shown)}</pre>"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
         if self._changed is not None:
-            body += f"<b>It changed in the work folder</b><p>{escape_html(command_changes_words(self._changed, 40))}</p>"
+            body += f"<b>It changed in the work folder</b><p>{escape_html(self._changed.words(40))}</p>"
         self.details.setText(body)
 
     def _render_header(self) -> None:

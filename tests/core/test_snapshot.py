@@ -261,12 +261,16 @@ async def test_each_command_is_told_with_the_files_it_changed_and_no_others(stor
     assert render(record) == "    ↳ it changed made.txt (created), old.log (deleted)"
     from core.transcript import transcript
     assert "> ↳ The command changed made.txt (created), old.log (deleted)" in transcript(session.records, "t")
-    told_to_the_agent = str(session.model.requests[-1].messages)
-    assert "made.txt (created)" not in told_to_the_agent
+    # The agent reads them at the end of each command's result, as nothing else tells it of them.
+    results = {r.event.call_id: r.event.content for r in session.records if isinstance(r.event, ToolResult)}
+    assert results[calls[1]].endswith("\n[files this command changed in the work folder: made.txt (created), "
+                                      "old.log (deleted)]")
+    assert results[calls[0]] == ("[no output; exit code 0]\n[files this command changed in the work folder: config.ini]")
+    assert "files this command changed" not in results[calls[2]]  # the ignored build file only
+    assert "files this command changed in the work folder: calc.py]" in results[calls[3]]
 
 
 def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_path, monkeypatch):
-    from core.render import command_changes_words
 
     monkeypatch.setattr(snapshot_module, "COMMAND_FILES_LISTED", 5)
     workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
@@ -277,7 +281,7 @@ def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_
         (workdir / f"f{n}.txt").write_text("x", encoding="utf-8")
     told = copy.command_changes(workdir, "c1")
     assert told.created == tuple(f"f{n}.txt" for n in range(5)) and told.more == 3 and told.count() == 8
-    assert command_changes_words(told, listed=2) == "f0.txt (created), f1.txt (created) and 6 more"
+    assert told.words(listed=2) == "f0.txt (created), f1.txt (created) and 6 more"
     copy.mark(workdir)
     assert copy.command_changes(workdir, "c2") is None  # nothing since
 
@@ -289,3 +293,16 @@ async def test_a_file_no_command_changed_is_told_as_not_the_agents(store, data_d
     listed = {c.path: c.what() for c in session.changed_files()}
     assert listed["mine.txt"] == "created, not by the agent"
     assert listed["config.ini"] == "changed by a command" and listed["old.log"] == "changed by a command"
+
+
+async def test_a_failed_command_is_told_with_the_files_it_changed_before_it_failed(store, data_dir, workdir):
+    from core.events import ToolResult
+
+    work_folder_of_a_project(workdir)
+    model = ScriptedModel([command("open('half.txt', 'w').write('half'); raise SystemExit(3)"),
+                           reply("", call("task_done", summary="done"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    result = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "shell_run")
+    assert not result.ok and "exit code 3" in result.content
+    assert result.content.endswith("\n[files this command changed in the work folder: half.txt (created)]")

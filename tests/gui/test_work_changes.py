@@ -171,6 +171,7 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
     card = next(c for c in window.chat.cards.values() if c.call.name == "shell_run")
     qtbot.waitUntil(lambda: card.header.text().endswith("· changed 1 file"), timeout=WAIT)
     assert "It changed in the work folder" in card.details.text() and "settings.toml" in card.details.text()
+    assert "files this command changed" not in card.details.text()  # the line the agent read: said once
     dialog = window.show_work_changes()
     qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
     assert dialog.list.item(0).text() == "settings.toml  ·  changed by a command"
