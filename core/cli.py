@@ -623,6 +623,7 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
                   "Give it a new instruction with --message.")
             return EXIT_DONE
     await _point_out_deprecation(session)
+    await asyncio.to_thread(_keep_copies_under_budget, store, data_dir, session.id)
     status = await _drive(session, args.json)
     if session.state.ended and status != EXIT_WAITING and (args.reflect or _reflects_after_tasks(session)):
         reflected = await _reflect(session, args.json)
@@ -643,6 +644,17 @@ async def _point_out_deprecation(session) -> None:
     if day:
         print(f"tripane: {state.model}: {deprecation_words(day)}. Another model: tripane resume {session.id} "
               "--model …", file=sys.stderr, flush=True)
+
+
+def _keep_copies_under_budget(store, data_dir: Path, running: str) -> None:
+    """As the window does as a session starts: the oldest sessions' copies of their work folders
+    removed while all take more than Settings allows (core/copies.py)."""
+    from core.copies import keep_under_budget
+    from core.run_lock import live_status
+    from core.user_settings import SHARED, read_settings
+
+    budget = read_settings().get("copies_mb", SHARED["copies_mb"])
+    keep_under_budget(data_dir, live_status(data_dir, store.sessions()), int(budget), in_use={running})
 
 
 def _reflects_after_tasks(session) -> bool:

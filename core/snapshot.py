@@ -119,10 +119,25 @@ class WorkFolderSnapshot:
     def taken(self) -> bool:
         return bool(self._note().get("tree"))
 
+    def size(self) -> int:
+        """The bytes the copy takes on disk (0: none kept). Blocking: one stat per file of git's."""
+        total = 0
+        for path in self.git_dir.rglob("*"):
+            try:
+                total += path.stat().st_size if path.is_file() else 0
+            except OSError:  # (removed meanwhile)
+                pass
+        return total
+
     def size_words(self) -> str:
         """What the copy takes on disk: "5.9 MB"."""
-        size = sum(path.stat().st_size for path in self.git_dir.rglob("*") if path.is_file())
-        return f"{size / 2**20:.1f} MB" if size >= 2**20 / 10 else f"{max(1, round(size / 1024))} KB"
+        return size_words(self.size())
+
+    def release(self, why: str) -> None:
+        """Remove the copy to free its space; what commands changed is no longer listed, for `why`
+        (written first: a removal cut short leaves a copy that is not read as whole)."""
+        self._write_note({"not_kept": why, "released": True})
+        remove_folder(self.git_dir)
 
     def changes(self, workdir: Path) -> list[Change]:
         """The files that differ from the copy, and those put back since; none without a copy."""
@@ -238,6 +253,13 @@ class WorkFolderSnapshot:
     def _write_note(self, note: dict) -> None:
         self.note_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.note_path, json.dumps(note, indent=1, ensure_ascii=False))
+
+
+def size_words(size: int) -> str:
+    """"5.9 MB", "2.1 GB", "12 KB"."""
+    if size >= 2**30:
+        return f"{size / 2**30:.1f} GB"
+    return f"{size / 2**20:.1f} MB" if size >= 2**20 / 10 else f"{max(1, round(size / 1024))} KB"
 
 
 def git_installed() -> bool:

@@ -27,6 +27,7 @@ SHARED: dict[str, str | int | float] = {
     "max_turns": 100, "warn_turn": 7, "danger_turn": 30, "strike_limit": 3,
     "diagnose_errors": 1,  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
     "copy_work_folder": 1,  # 1: the work folder is copied before the first shell command (core/snapshot.py)
+    "copies_mb": 2048,  # what the sessions' copies of work folders take in all, at most (core/copies.py); 0: no cap
     "budget_tokens": 0, "budget_usd": 0.0, "data_dir": "",
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
     "review_days": 0,  # 1: a finished day's work is reviewed across its tasks (core/memory/review.py)

@@ -45,6 +45,7 @@ class Preferences:
     strike_limit: int = 3
     diagnose_errors: int = 1  # 1: a failure that happens again is diagnosed at once (core/agent/diagnosis.py)
     copy_work_folder: int = 1  # 1: the work folder is copied before the first shell command (core/snapshot.py)
+    copies_mb: int = 2048  # what the sessions' copies of work folders take in all, at most (core/copies.py); 0: no cap
     budget_tokens: int = 0
     budget_usd: float = 0.0
     data_dir: str = ""

@@ -519,6 +519,13 @@ class MainWindow(QMainWindow):
         self.keeper.in_thread(warm_markdown, name="markdown")
         check_markers()
         self.show_last_session()
+        self.keep_copies_under_budget()
+
+    def keep_copies_under_budget(self) -> None:
+        """On a worker thread: the oldest sessions' copies of their work folders removed while all
+        take more than Settings allows (core/copies.py). At the start, and as each session starts
+        (which may soon copy its own)."""
+        self.keeper.run(self.workspace.keep_copies_under_budget(self.prefs.copies_mb), name="copies of work folders")
 
     def show_last_session(self) -> None:
         """The session that was shown when Tripane last closed, if it is still there."""
@@ -676,6 +683,7 @@ class MainWindow(QMainWindow):
         self.session = None
         self.show_session(session.id)
         self._start(session)
+        self.keep_copies_under_budget()
         return session
 
     def _start(self, session: Session) -> None:

@@ -110,6 +110,14 @@ class Workspace:
             session.attach_memory(self.long_memory)
         return self._open.setdefault(session.id, session)
 
+    async def keep_copies_under_budget(self, budget_mb: int) -> list[str]:
+        """The oldest sessions' copies of their work folders removed while all take more than
+        `budget_mb` (core/copies.py); those open here are in use, and kept."""
+        from core.copies import keep_under_budget
+
+        return await asyncio.to_thread(keep_under_budget, self.data_dir, self.sessions(), budget_mb,
+                                       self._open.keys())  # (a live view: a session opened meanwhile is kept too)
+
     def opened(self) -> list[Session]:
         return list(self._open.values())
 

@@ -131,7 +131,16 @@ class SettingsDialog(QDialog):
             "Before a session's first shell command, Tripane copies the work folder (what its .gitignore leaves out "
             "excepted) into the session's folder, with git, so that Session → What the agent changed lists what "
             "commands changed and puts it back. Off: only the file tools' changes are kept. Up to 20,000 files and "
-            "300 MB; the copy goes when the session is deleted. For new sessions.")
+            "300 MB; the copy goes when the session is deleted, or when the copies take more than allowed below. For "
+            "new sessions.")
+        self.copies_mb = self._spin(prefs.copies_mb, 0, 1_000_000, step=512)
+        self.copies_mb.setSpecialValueText("no cap")
+        self.copies_mb.setSuffix(" MB")
+        self.copies_mb.setToolTip(
+            "What the sessions' copies of their work folders may take on disk in all. Past it, the oldest sessions' "
+            "copies are removed first (never one open in this window or running): the session stays, and "
+            "What the agent changed then lists what its file tools changed, not its commands.")
+        form.addRow("Copies of work folders, at most:", self.copies_mb)
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)
@@ -245,6 +254,7 @@ class SettingsDialog(QDialog):
         prefs.reflect_after_tasks = int(self.reflect.isChecked())
         prefs.diagnose_errors = int(self.diagnose.isChecked())
         prefs.copy_work_folder = int(self.copy_work_folder.isChecked())
+        prefs.copies_mb = self.copies_mb.value()
         prefs.review_days = int(self.review.isChecked())
         prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -256,6 +257,32 @@ def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
         again = next(r.event for row in store.sessions() if (r := store.records(row.id)[0]).event.task == "Again")
         assert again.context_window is None and not again.diagnose_errors and not again.copy_work_folder
         store.close()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the copies are made by git, not installed here")
+def test_a_run_keeps_the_sessions_copies_of_work_folders_under_what_settings_allow(tmp_path):
+    from core.paths import session_dir
+    from core.scripted import ScriptedModel
+    from core.session import Session, SessionConfig
+    from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
+    from core.user_settings import write_settings
+
+    config, data, work = tmp_path / "config", tmp_path / "data", tmp_path / "work"
+    work.mkdir()
+    (work / "blob.bin").write_bytes(os.urandom(1200 * 1024))  # (does not compress)
+    store = Store(data / "tripane.db")
+    earlier = Session.create(store, data, SessionConfig(task="Earlier", model="scripted", workdir=work), ScriptedModel([]))
+    store.close()
+    WorkFolderSnapshot(session_dir(data, earlier.id)).take(work)
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        write_settings({"model": "openai/scripted", "api_base": server.url, "approval": "all", "data_dir": str(data),
+                        "copies_mb": 1}, config / "settings.json")
+        code, _, err = finish(tripane("run", "Check", "--workdir", str(work), "--no-memory", data_dir=tmp_path,
+                                      env={"TRIPANE_CONFIG_DIR": str(config)}))
+    assert code == 0, err
+    assert not (session_dir(data, earlier.id) / SNAPSHOT_DIR).exists()
+    assert "was removed on" in WorkFolderSnapshot(session_dir(data, earlier.id)).why_not
 
 
 def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):

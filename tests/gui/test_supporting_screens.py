@@ -61,6 +61,8 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     dialog.diagnose.setChecked(False)
     assert dialog.copy_work_folder.isChecked()  # what commands change can be put back, unless turned off
     dialog.copy_work_folder.setChecked(False)
+    assert dialog.copies_mb.value() == 2048  # the copies of all sessions, at most
+    dialog.copies_mb.setValue(1024)
     assert dialog.reasoning_effort.currentText() == "the model's own"
     dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findText("medium"))
     assert dialog.key_note.text() == "Keys are stored in the system keyring, never in a file."
@@ -80,6 +82,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     assert prefs.helper_model == shared["helper_model"] == "openai/gpt-4.1-mini"
     assert prefs.diagnose_errors == shared["diagnose_errors"] == 0
     assert prefs.copy_work_folder == shared["copy_work_folder"] == 0
+    assert prefs.copies_mb == shared["copies_mb"] == 1024
     assert "sk-ant-secret-123" not in (tmp_path / "fresh.json").read_text(encoding="utf-8")
 
 

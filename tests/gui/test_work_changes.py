@@ -196,3 +196,32 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
                     timeout=WAIT)
     assert (workdir / "my_notes.txt").exists()  # not chosen: left as the person made it
     assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"
+
+
+def test_at_the_start_the_oldest_sessions_copies_go_past_what_settings_allow(qtbot, make_window, workdir, tmp_path,
+                                                                             settings):
+    import os
+    import shutil
+
+    from core.paths import session_dir
+    from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
+    from tests.gui.test_opening import recorded_earlier
+
+    if shutil.which("git") is None:
+        pytest.skip("the copy before the first command is made by git, not installed here")
+    (workdir / "blob.bin").write_bytes(os.urandom(700 * 1024))  # (does not compress)
+    older, newer = (recorded_earlier(tmp_path / "data", workdir, task, turns=1) for task in ("Older", "Newer"))
+    for session_id in (older, newer):
+        WorkFolderSnapshot(session_dir(tmp_path / "data", session_id)).take(workdir)
+    prefs = settings.load()
+    prefs.copies_mb = 1
+    settings.save(prefs)
+
+    window = make_window(ScriptedModel([]))
+    qtbot.waitUntil(lambda: not (session_dir(tmp_path / "data", older) / SNAPSHOT_DIR).exists(), timeout=WAIT)
+    assert (session_dir(tmp_path / "data", newer) / SNAPSHOT_DIR).is_dir()
+    window.show_session(older)
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id == older, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: "was removed on" in dialog.summary.text(), timeout=WAIT)
+    assert "to keep such copies under 1.0 MB in all (Settings → Copies of work folders)" in dialog.summary.text()
