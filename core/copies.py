@@ -46,6 +46,19 @@ def kept_copies(data_dir: Path, rows: list[SessionRow]) -> list[KeptCopy]:
     return found
 
 
+def copies_taken(data_dir: Path) -> tuple[int, int]:
+    """How many copies are kept in the data folder, and the bytes they take. Blocking."""
+    folders = [folder for folder in (data_dir / "sessions").glob(f"*/{SNAPSHOT_DIR}") if folder.is_dir()]
+    return len(folders), sum(WorkFolderSnapshot(folder.parent).size() for folder in folders)
+
+
+def taken_words(count: int, size: int) -> str:
+    """"now 340.2 MB, for 12 sessions"."""
+    if not count:
+        return "none kept now"
+    return f"now {size_words(size)}, for {count:,} session{'s' if count != 1 else ''}"
+
+
 def keep_under_budget(data_dir: Path, rows: list[SessionRow], budget_mb: int, in_use: Collection[str] = (),
                       today: dt.date | None = None) -> list[str]:
     """Remove the oldest sessions' copies until all of them take at most `budget_mb` (0: no

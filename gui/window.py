@@ -1209,7 +1209,7 @@ class MainWindow(QMainWindow):
         embedding_before = read_config(self.workspace.data_dir).get("embedding_model", "")
         dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,
                                 parent=self, embedding_model=embedding_before,
-                                approvals=FolderApprovals(self.workspace.data_dir))
+                                approvals=FolderApprovals(self.workspace.data_dir), data_dir=self.workspace.data_dir)
 
         def saved(result: int) -> None:
             if result:
@@ -1222,6 +1222,7 @@ class MainWindow(QMainWindow):
                               " from the next start of Tripane; its index is then rebuilt once.")
                 apply_theme(QApplication.instance(), self.prefs.theme)
                 self.start_warm_up()
+                self.keep_copies_under_budget()  # (a lower cap applies at once)
                 if self.prefs.data_path() != data_before:
                     self.tell(f"Sessions will be kept in {self.prefs.data_path()} "
                                             "from the next start of Tripane.")

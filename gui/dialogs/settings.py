@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+from core.copies import copies_taken, taken_words
 from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient
 from core.providers import OLLAMA_BASE, detect_ollama
@@ -23,6 +25,7 @@ from gui.qt import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QSpinBox,
@@ -47,7 +50,7 @@ FIRST_RUN = (
 class SettingsDialog(QDialog):
     def __init__(self, prefs: Preferences, keeper: TaskKeeper, client_factory: Callable[[], ModelClient],
                  first_run: bool = False, parent: QWidget | None = None, embedding_model: str = "",
-                 approvals: FolderApprovals | None = None):
+                 approvals: FolderApprovals | None = None, data_dir: Path | None = None):
         super().__init__(parent)
         self.setObjectName("settings")
         self.setWindowTitle("Settings — Tripane")
@@ -136,11 +139,20 @@ class SettingsDialog(QDialog):
         self.copies_mb = self._spin(prefs.copies_mb, 0, 1_000_000, step=512)
         self.copies_mb.setSpecialValueText("no cap")
         self.copies_mb.setSuffix(" MB")
+        self.copies_mb.setGroupSeparatorShown(True)
+        self.copies_mb.setAccessibleName("Copies of work folders, at most")  # (in a row: the form's label is no buddy)
         self.copies_mb.setToolTip(
             "What the sessions' copies of their work folders may take on disk in all. Past it, the oldest sessions' "
             "copies are removed first (never one open in this window or running): the session stays, and "
             "What the agent changed then lists what its file tools changed, not its commands.")
-        form.addRow("Copies of work folders, at most:", self.copies_mb)
+        self.copies_now = QLabel("")  # (counted on a worker thread: one stat per file of each copy)
+        copies_row = QHBoxLayout()
+        copies_row.addWidget(self.copies_mb, 1)
+        copies_row.addWidget(self.copies_now)
+        form.addRow("Copies of work folders, at most:", copies_row)
+        if data_dir is not None:
+            keeper.in_thread(copies_taken, data_dir, name="copies of work folders", owner=self,
+                             on_success=lambda taken: self.copies_now.setText(taken_words(*taken)))
         self.max_turns = self._spin(prefs.max_turns, 1, 100000)
         form.addRow("Maximum turns:", self.max_turns)
         self.budget_tokens = self._spin(prefs.budget_tokens, 0, 2_000_000_000, step=10000)

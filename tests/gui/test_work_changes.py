@@ -198,30 +198,43 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
     assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"
 
 
-def test_at_the_start_the_oldest_sessions_copies_go_past_what_settings_allow(qtbot, make_window, workdir, tmp_path,
-                                                                             settings):
+def test_past_the_cap_settings_allow_the_oldest_sessions_copies_go_at_the_start_and_on_save(
+        qtbot, make_window, workdir, tmp_path, settings):
     import os
     import shutil
 
     from core.paths import session_dir
     from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
     from tests.gui.test_opening import recorded_earlier
+    from tests.gui.test_supporting_screens import settings_dialog
 
     if shutil.which("git") is None:
         pytest.skip("the copy before the first command is made by git, not installed here")
     (workdir / "blob.bin").write_bytes(os.urandom(700 * 1024))  # (does not compress)
-    older, newer = (recorded_earlier(tmp_path / "data", workdir, task, turns=1) for task in ("Older", "Newer"))
-    for session_id in (older, newer):
-        WorkFolderSnapshot(session_dir(tmp_path / "data", session_id)).take(workdir)
+    older, newer, newest = (recorded_earlier(tmp_path / "data", workdir, task, turns=1)
+                            for task in ("Older", "Newer", "Newest"))
+    copy_of = {sid: session_dir(tmp_path / "data", sid) / SNAPSHOT_DIR for sid in (older, newer, newest)}
+    for session_id in (older, newer, newest):
+        WorkFolderSnapshot(copy_of[session_id].parent).take(workdir)
     prefs = settings.load()
-    prefs.copies_mb = 1
+    prefs.copies_mb = 2
     settings.save(prefs)
 
-    window = make_window(ScriptedModel([]))
-    qtbot.waitUntil(lambda: not (session_dir(tmp_path / "data", older) / SNAPSHOT_DIR).exists(), timeout=WAIT)
-    assert (session_dir(tmp_path / "data", newer) / SNAPSHOT_DIR).is_dir()
+    window = make_window(ScriptedModel([]))  # at the start: 2.1 MB of copies, 2 MB allowed
+    qtbot.waitUntil(lambda: not copy_of[older].exists(), timeout=WAIT)
+    assert copy_of[newer].is_dir() and copy_of[newest].is_dir()
     window.show_session(older)
     qtbot.waitUntil(lambda: window.session is not None and window.session.id == older, timeout=WAIT)
     dialog = window.show_work_changes()
     qtbot.waitUntil(lambda: "was removed on" in dialog.summary.text(), timeout=WAIT)
-    assert "to keep such copies under 1.0 MB in all (Settings → Copies of work folders)" in dialog.summary.text()
+    assert "to keep such copies under 2.0 MB in all (Settings → Copies of work folders)" in dialog.summary.text()
+    dialog.close()
+
+    window.open_settings()
+    chosen = settings_dialog(qtbot, window)
+    qtbot.waitUntil(lambda: chosen.copies_now.text().startswith("now "), timeout=WAIT)
+    assert chosen.copies_now.text().endswith(" MB, for 2 sessions")
+    chosen.copies_mb.setValue(1)  # a lower cap applies at once
+    chosen._accept()
+    qtbot.waitUntil(lambda: not copy_of[newer].exists(), timeout=WAIT)
+    assert copy_of[newest].is_dir()
