@@ -1,6 +1,7 @@
 """The copy of the work folder made before a session's first command (core/snapshot.py): how long
 it takes (the first command waits for it), what it costs on disk, what every command then pays to
-be told with the files it changed, and how long the changes window takes to read what differs.
+be told with the files it changed, how long the changes window takes to read what differs, and
+what packing the copy (once the session is not in use) takes and saves.
 
 The folder: FILES source-like text files (~SIZE bytes each, in folders of 50), and a .gitignore'd
 build folder of the same size, which must cost nothing.
@@ -80,9 +81,16 @@ def main() -> None:
         started = time.perf_counter()
         diff = changes.diff(work, listed[0])
         diff_s = time.perf_counter() - started
+        disk_before = copy.size()
+        started = time.perf_counter()
+        packed = copy.pack()  # when the session is no longer in use (core/copies.py)
+        pack_s = time.perf_counter() - started
+        assert packed and copy.changes(work) == listed
         figures = {
             "files": args.files, "source_mb": round(source_bytes / 2**20, 1),
             "take_s": round(take_s, 2), "copy_mb": round(folder_bytes(session / SNAPSHOT_DIR) / 2**20, 1),
+            "disk_mb": round(disk_before / 2**20, 1), "pack_s": round(pack_s, 2),
+            "packed_disk_mb": round(copy.size() / 2**20, 1),
             "mark_ms": round(mark_s * 1000, 1), "command_changes_ms": round(told_s * 1000, 1),
             "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
             "diff_lines": len(diff),
@@ -91,7 +99,10 @@ def main() -> None:
         print(json.dumps(figures))
         return
     print(f"{figures['files']:,} files, {figures['source_mb']} MB outside .gitignore (and as much ignored)")
-    print(f"  copy before the first command: {figures['take_s']} s, {figures['copy_mb']} MB on disk")
+    print(f"  copy before the first command: {figures['take_s']} s, {figures['copy_mb']} MB of files, "
+          f"{figures['disk_mb']} MB of disk blocks")
+    print(f"  packed once the session is not in use: {figures['pack_s']} s, then {figures['packed_disk_mb']} MB "
+          "of disk blocks")
     print(f"  each command: {figures['mark_ms']} ms before it, {figures['command_changes_ms']} ms after it "
           "(what it changed)")
     print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")

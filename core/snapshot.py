@@ -16,10 +16,12 @@ filters) are turned off for this repository, so what comes back is what was ther
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +40,10 @@ NOTE_NAME = "snapshot.json"  # in the session's folder: the snapshot's tree, or 
 MAX_FILES = 20_000
 MAX_BYTES = 300 * 1024 * 1024
 GIT_TIMEOUT_S = 120
+COPY_REF = "refs/tripane/copy"  # the copy's tree
+# Loose, each of git's objects is a file of its own, and takes a disk block however small: a copy of
+# 5,000 files took 22 MB on disk (6.6 MB of bytes), packed 5.7 MB in 25 files.
+PACK_LOOSE_OBJECTS = 256
 # Why an imported session has no copy (core/export.py).
 NOT_EXPORTED = ("the copy of the work folder made before the first command stays on the computer the session "
                 "was exported from")
@@ -70,7 +76,7 @@ class WorkFolderSnapshot:
             return
         remove_folder(self.git_dir)  # a copy left half made by a killed process
         try:
-            self._git(workdir, "init", "--quiet", "--bare", str(self.git_dir), bare_init=True)
+            self._git(workdir, "init", "--quiet", "--bare", "--template=", str(self.git_dir), bare_init=True)  # (no sample hooks)
             (self.git_dir / "info").mkdir(exist_ok=True)
             (self.git_dir / "info" / "attributes").write_text(NO_CONVERSIONS, encoding="utf-8")
             if too_large := self._too_large(workdir):
@@ -80,6 +86,7 @@ class WorkFolderSnapshot:
             # (an unreadable file is left out, and the rest copied: git says so, and exits with 1)
             self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1))
             tree = self._git(workdir, "write-tree").decode().strip()
+            self._git(workdir, "update-ref", COPY_REF, tree)  # reachable: pack() keeps what it holds
         except SnapshotFailed as exc:
             remove_folder(self.git_dir)
             self._write_note({"not_kept": f"git could not copy the work folder: {exc}"})
@@ -120,14 +127,32 @@ class WorkFolderSnapshot:
         return bool(self._note().get("tree"))
 
     def size(self) -> int:
-        """The bytes the copy takes on disk (0: none kept). Blocking: one stat per file of git's."""
+        """What the copy takes on disk (0: none kept), its files' blocks where the system says.
+        Blocking: one stat per file of git's."""
         total = 0
         for path in self.git_dir.rglob("*"):
             try:
-                total += path.stat().st_size if path.is_file() else 0
+                found = path.stat()
             except OSError:  # (removed meanwhile)
-                pass
+                continue
+            if stat.S_ISREG(found.st_mode):
+                blocks = getattr(found, "st_blocks", None)  # (not on Windows)
+                total += blocks * 512 if blocks is not None else found.st_size
         return total
+
+    def pack(self) -> bool:
+        """Pack the copy's objects into one file, when many are loose (PACK_LOOSE_OBJECTS): the
+        same bytes in a quarter of the disk, and a copy read and removed faster. Blocking: seconds
+        for a large copy; not while the session runs a command. Whether it packed; SnapshotFailed."""
+        if not (tree := self._note().get("tree")):
+            return False
+        loose = sum(1 for _ in itertools.islice((self.git_dir / "objects").glob("[0-9a-f][0-9a-f]/*"),
+                                                PACK_LOOSE_OBJECTS))
+        if loose < PACK_LOOSE_OBJECTS:
+            return False
+        self._git(self.git_dir, "update-ref", COPY_REF, tree)  # (a copy made before the ref was)
+        self._git(self.git_dir, "repack", "-a", "-d", "-q")
+        return True
 
     def size_words(self) -> str:
         """What the copy takes on disk: "5.9 MB"."""

@@ -46,6 +46,7 @@ class Workspace:
         self.long_memory: LongTermMemory | None = None
         self.memory_problem: str | None = None
         self._memory_loading: asyncio.Future[LongTermMemory] | None = None
+        self._closing = False
 
     async def load_memory(self) -> LongTermMemory:
         if self._memory_loading is None:
@@ -116,7 +117,8 @@ class Workspace:
         from core.copies import keep_under_budget
 
         return await asyncio.to_thread(keep_under_budget, self.data_dir, self.sessions(), budget_mb,
-                                       self._open.keys())  # (a live view: a session opened meanwhile is kept too)
+                                       self._open.keys(),  # (a live view: a session opened meanwhile is kept too)
+                                       should_stop=lambda: self._closing)  # (the app's exit waits for the thread)
 
     def opened(self) -> list[Session]:
         return list(self._open.values())
@@ -147,6 +149,7 @@ class Workspace:
         remove_folder(session_dir(self.data_dir, session_id))
 
     async def close(self) -> None:
+        self._closing = True
         if self._loading:
             await asyncio.wait(list(self._loading.values()))
         for session in list(self._open.values()):

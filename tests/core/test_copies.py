@@ -14,7 +14,7 @@ from core.copies import keep_under_budget, kept_copies
 from core.run_lock import live_status
 from core.session import CannotRun
 from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
-from tests.core.test_snapshot import run_with_commands
+from tests.core.test_snapshot import CRLF, run_with_commands
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the copies are made by git, not installed here")
 
@@ -67,3 +67,18 @@ async def test_a_copy_in_use_here_or_by_a_running_process_is_never_removed(store
     assert keep_under_budget(data_dir, rows, 1, in_use={oldest.id}, today=TODAY) == [newest.id]
     assert (oldest.dir / SNAPSHOT_DIR).is_dir() and (middle.dir / SNAPSHOT_DIR).is_dir()
     assert not (newest.dir / SNAPSHOT_DIR).exists()
+
+
+async def test_a_copy_not_in_use_is_packed_and_reads_the_same(store, data_dir, workdir, monkeypatch):
+    import core.snapshot as snapshot_module
+
+    monkeypatch.setattr(snapshot_module, "PACK_LOOSE_OBJECTS", 4)  # (the project has a few files)
+    idle, in_use, _newest = await three_sessions(store, data_dir, workdir)
+    loose = lambda session: sum(1 for _ in (session.dir / SNAPSHOT_DIR / "objects").glob("[0-9a-f][0-9a-f]/*"))  # noqa: E731
+    before = {path: idle.changed_file_diff(change) for change in idle.changed_files() for path in [change.path]}
+    assert loose(idle) >= 4 and loose(in_use) >= 4
+    assert keep_under_budget(data_dir, store.sessions(), 0, in_use={in_use.id}) == []  # no cap: packed only
+    assert loose(idle) < 4 and loose(in_use) >= 4
+    assert {change.path: idle.changed_file_diff(change) for change in idle.changed_files()} == before
+    idle.put_back(["config.ini", "made.txt"])  # from the packed copy, byte for byte
+    assert (workdir / "project0" / "config.ini").read_bytes() == CRLF and not (workdir / "project0" / "made.txt").exists()
