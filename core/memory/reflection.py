@@ -20,6 +20,7 @@ from core.agent.rules import of_put_back
 from core.agent.state import asked_aside
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
@@ -173,6 +174,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"  → {event.name} ok, {event.size or len(event.content):,} chars"
             case ToolResult():
                 yield f"  → {event.name} FAILED: {one_line(event.content, 300)}"
+            case CommandChangedFiles():  # (an ok result is told by its size: the files a command touched, not)
+                yield f"    it changed {event.words()}"
             case ErrorRecorded() if not event.counts:
                 yield f"  ! the provider failed: {one_line(event.message, 200)}"
             case ErrorRecorded() if event.attempt > 1:

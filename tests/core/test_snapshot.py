@@ -306,3 +306,12 @@ async def test_a_failed_command_is_told_with_the_files_it_changed_before_it_fail
     result = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "shell_run")
     assert not result.ok and "exit code 3" in result.content
     assert result.content.endswith("\n[files this command changed in the work folder: half.txt (created)]")
+
+
+async def test_the_reflections_trace_says_what_each_command_changed(store, data_dir, workdir):
+    from core.memory.reflection import trace_lines
+
+    session, _ = await run_with_commands(store, data_dir, workdir)
+    trace = list(trace_lines(session.records))
+    at = trace.index("    it changed made.txt (created), old.log (deleted)")
+    assert trace[at - 1].startswith("  → shell_run ok, ") and trace[at - 1].endswith(" chars")  # its command's result
