@@ -153,6 +153,13 @@ class ToolResult(Event):
     # of repeating it (an unchanged re-read).
     same_as: str = ""
 
+    @property
+    def shown(self) -> str:
+        """The output as the person reads it: the line that tells the agent which files a command
+        changed is left off, as the person is shown those on their own (CommandChangedFiles)."""
+        head, found, line = self.content.rpartition("\n" + FILES_CHANGED_LINE)
+        return head if found and "\n" not in line else self.content
+
 
 @dataclass(frozen=True)
 class FileChanged(Event):
@@ -287,6 +294,7 @@ class FilesPutBack(Event):
 
 
 AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted
+FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how that line begins
 
 
 @dataclass(frozen=True)
@@ -315,7 +323,7 @@ class CommandChangedFiles(Event):
     def for_the_agent(self) -> str:
         """The line that ends the command's result: a formatter or a generator rewrites files its
         output never names, and the agent would otherwise work on from the old."""
-        return f"[files this command changed in the work folder: {self.words(AGENT_FILES_NAMED)}]"
+        return f"{FILES_CHANGED_LINE}{self.words(AGENT_FILES_NAMED)}]"
 
 
 @dataclass(frozen=True)

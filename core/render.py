@@ -68,7 +68,7 @@ def render(record: Record) -> str | None:
         case ToolResult():
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
-            return f"  {mark} {event.name}: {_short(event.content)}{where}"
+            return f"  {mark} {event.name}: {_short(event.shown)}{where}"
         case CommandChangedFiles():
             return f"    ↳ it changed {event.words()}"
         case FileChanged() if event.tells_the_agent:

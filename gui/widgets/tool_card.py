@@ -128,9 +128,7 @@ class ToolCard(QFrame):
             body += f"<b>{title}</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
         if outcome is not None and outcome.content:
-            content = outcome.content
-            if self._changed is not None:  # said below, with more of the files named
-                content = content.removesuffix("\n" + self._changed.for_the_agent())
+            content = outcome.shown  # (the files a command changed: below, with more of them named)
             shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
             body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{PRE}{escape_html(shown)}</pre>"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file

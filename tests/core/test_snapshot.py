@@ -268,6 +268,9 @@ async def test_each_command_is_told_with_the_files_it_changed_and_no_others(stor
     assert results[calls[0]] == ("[no output; exit code 0]\n[files this command changed in the work folder: config.ini]")
     assert "files this command changed" not in results[calls[2]]  # the ignored build file only
     assert "files this command changed in the work folder: calc.py]" in results[calls[3]]
+    # The person reads the files once, on their own line (the CLI, the transcript), not in the output too.
+    assert "files this command changed" not in render(result) and render(result).endswith("[no output; exit code 0]")
+    assert "files this command changed" not in transcript(session.records, "t")
 
 
 def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_path, monkeypatch):
