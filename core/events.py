@@ -291,6 +291,13 @@ class FilesPutBack(Event):
     paths: tuple[str, ...]  # written back as they were (relative to the work folder)
     removed: tuple[str, ...] = ()  # the agent had created them: removed
     reason: str = ""  # the person's why, for the agent (and the reflection)
+    # Of paths and removed: those that came back from the copy made before the agent's first
+    # command (core/snapshot.py), as they were then; the others, as before the session.
+    from_copy: tuple[str, ...] = ()
+
+    def split(self, paths: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        """`paths` (paths or removed) as (those from before the session, those from the copy)."""
+        return [p for p in paths if p not in self.from_copy], [p for p in paths if p in self.from_copy]
 
 
 AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted

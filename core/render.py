@@ -137,11 +137,18 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
 
 
+def put_back_groups(event: FilesPutBack) -> list[tuple[str, list[str]]]:
+    """What a put-back did, for the person: each way a file came back, and its files (the ways the
+    confirmation before it names, core/work_changes.py's dialog)."""
+    (kept, copied), (created, since) = event.split(event.paths), event.split(event.removed)
+    return [("put back as before the session", kept), ("put back as before the agent's first command", copied),
+            ("removed (the agent created them)", created),
+            ("removed (created since the agent's first command)", since)]
+
+
 def put_back_note(event: FilesPutBack) -> str:
     """Files the person put back as they were before the session, for them to read."""
-    parts = [f"put back as before the session: {', '.join(event.paths)}"] if event.paths else []
-    if event.removed:
-        parts.append(f"removed (the agent created them): {', '.join(event.removed)}")
+    parts = [f"{what}: {', '.join(paths)}" for what, paths in put_back_groups(event) if paths]
     why = f" (why: {one_line(event.reason, 300)})" if event.reason else ""
     return "; ".join(parts) + f"{why}; the agent is told at its next step"
 

@@ -565,6 +565,7 @@ class Session:
         kept, workdir = WorkChanges(self.dir), self._work_folder()  # (a put-back must not make a new one)
         restored: list[str] = []
         removed: list[str] = []
+        from_copy: list[str] = []
         failed = ""
         for path in paths:
             try:
@@ -573,7 +574,10 @@ class Session:
                 failed = f"{path} was not put back: {exc}"
                 break
             (restored if change.existed else removed).append(path)
-        event = (FilesPutBack(paths=tuple(restored), removed=tuple(removed), reason=shown_text(reason.strip()))
+            if change.by_command:
+                from_copy.append(path)
+        event = (FilesPutBack(paths=tuple(restored), removed=tuple(removed), reason=shown_text(reason.strip()),
+                              from_copy=tuple(from_copy))
                  if restored or removed else None)
         if event is not None:
             with self._writing():

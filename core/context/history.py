@@ -274,10 +274,12 @@ class History:
 
 def put_back_for_the_agent(event: FilesPutBack) -> str:
     """What the agent reads when the person put files back as they were before the session."""
-    parts = [f"put these files of the work folder back as they were before this session: {', '.join(event.paths)}"] \
-        if event.paths else []
-    if event.removed:
-        parts.append(f"removed these files you had created: {', '.join(event.removed)}")
+    (kept, copied), (created, since) = event.split(event.paths), event.split(event.removed)
+    parts = [f"{what}: {', '.join(paths)}" for what, paths in (
+        ("put these files of the work folder back as they were before this session", kept),
+        ("put these back as they were before your first shell command", copied),
+        ("removed these files you had created", created),
+        ("removed these files, created since your first shell command", since)) if paths]
     why = f" Their reason: {event.reason}" if event.reason else ""
     return (f"[The person {'; and '.join(parts)}. Your changes to them are undone: read a file again before you "
             f"change it, and do not redo what they undid unless they ask.]{why}")

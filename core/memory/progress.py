@@ -13,6 +13,7 @@ from core.agent.options import (
 )
 from core.agent.rules import of_put_back
 from core.events import ErrorDiagnosed, FilesPutBack, HumanAnswer, HumanQuestion
+from core.render import put_back_groups
 from core.text import capitalized
 
 ARGUMENT_PREVIEW_CHARS = 300
@@ -132,9 +133,7 @@ def workdir_moved(previous: str, workdir: str) -> str:
 
 
 def put_back(event: FilesPutBack) -> str:
-    lines = [f"- Put back as before the session: {', '.join(event.paths)}"] if event.paths else []
-    if event.removed:
-        lines.append(f"- Removed (the agent had created them): {', '.join(event.removed)}")
+    lines = [f"- {capitalized(what)}: {', '.join(paths)}" for what, paths in put_back_groups(event) if paths]
     if event.reason:
         lines.append(f"- Why: {_clip(event.reason, 500, ends=False)}")
     return f"\n## [{_stamp()}] ↶ Files put back by the person\n" + "\n".join(lines) + "\n"

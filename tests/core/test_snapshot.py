@@ -86,7 +86,17 @@ async def test_what_commands_changed_is_listed_shown_and_put_back_byte_for_byte(
     await session.send("Go on.")
     assert await session.run() == "done"
     told = str(model.requests[-1].messages)
-    assert "back as they were before this session: config.ini, old.log, calc.py" in told
+    assert ("[The person put these files of the work folder back as they were before this session: calc.py; and put "
+            "these back as they were before your first shell command: config.ini, old.log; and removed these files, "
+            "created since your first shell command: made.txt.") in told
+    from core.render import render
+
+    line = render(next(r for r in session.records if r.event == event))
+    assert line == ("  ↶ put back as before the session: calc.py; put back as before the agent's first command: "
+                    "config.ini, old.log; removed (created since the agent's first command): made.txt (why: undo it "
+                    "all); the agent is told at its next step")
+    progress_text = (session.dir / "progress.md").read_text(encoding="utf-8")
+    assert "- Put back as before the agent's first command: config.ini, old.log\n" in progress_text
 
 
 async def test_the_persons_own_repository_is_not_touched(store, data_dir, workdir, monkeypatch):
