@@ -87,12 +87,21 @@ class WorkFolderSnapshot:
             self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1))
             tree = self._git(workdir, "write-tree").decode().strip()
             self._git(workdir, "update-ref", COPY_REF, tree)  # reachable: pack() keeps what it holds
+            nested = self._repositories_within(workdir)
         except SnapshotFailed as exc:
             remove_folder(self.git_dir)
             self._write_note({"not_kept": f"git could not copy the work folder: {exc}"})
             return
         shutil.copyfile(self.git_dir / "index", self.git_dir / BEFORE_COMMAND_INDEX)
-        self._write_note({"tree": tree, "put_back": []})
+        self._write_note({"tree": tree, "put_back": [], "nested": nested})
+
+    def _repositories_within(self, workdir: Path) -> list[str]:
+        """The folders of the work folder that are git repositories of their own (a clone, a
+        submodule): git copies such a folder as a reference to its repository's commit, never its
+        files, so what changes in them is not told, nor put back."""
+        listed = self._git(workdir, "ls-files", "--stage", "-z")
+        return [entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape") for entry in listed.split(b"\0")
+                if entry.startswith(b"160000 ") and b"\t" in entry]
 
     def _too_large(self, workdir: Path) -> str:
         """Why the folder is too large to copy ("" when it is not), from the files git would copy."""
@@ -121,6 +130,11 @@ class WorkFolderSnapshot:
     def why_not(self) -> str:
         """Why commands' changes are not kept ("" when they are, or no command ran yet)."""
         return str(self._note().get("not_kept", ""))
+
+    @property
+    def nested(self) -> list[str]:
+        """The git repositories within the work folder, whose files the copy does not hold."""
+        return [str(path) for path in self._note().get("nested", [])]
 
     @property
     def taken(self) -> bool:
@@ -203,14 +217,17 @@ class WorkFolderSnapshot:
         """path → changed | created | deleted: the work folder against the index (the copy's, or
         `index`), in git's order (by path)."""
         out = self._git(workdir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                        index=index)
+                        "--ignore-submodules=all", index=index)
         found: dict[str, str] = {}
+        nested = set(self.nested)
         for entry in out.split(b"\0"):
             if len(entry) < 4:
                 continue
             # The index holds the copy (never committed: its first column says "added"); the
             # second column compares the work folder with it.
             code, path = entry[:2].decode(), entry[3:].decode("utf-8", "surrogateescape")
+            if path.endswith("/") or path in nested:  # a git repository of its own: not copied (take)
+                continue
             if code == "??":
                 found[path] = "created"
             elif code[1] == "D":

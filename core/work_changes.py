@@ -11,6 +11,8 @@ from pathlib import Path
 from core.originals import Change, Originals, bytes_now, diff_lines
 from core.snapshot import WorkFolderSnapshot
 
+NESTED_NAMED = 5  # git repositories within the work folder, named where it says their files are not listed
+
 
 def counted(changes: list[Change]) -> str:
     """"3 files changed by the agent, 1 not by it"."""
@@ -63,9 +65,13 @@ class WorkChanges:
         """One sentence on what shell commands changed: listed too, not kept (and why), or none ran.
         `copying`: the session copies the work folder before its first command (SessionStarted)."""
         if self.snapshot.taken:
+            nested = self.snapshot.nested
+            within = (f", nor those in the git repositories within it ({', '.join(nested[:NESTED_NAMED])}"
+                      f"{f' and {len(nested) - NESTED_NAMED:,} more' if len(nested) > NESTED_NAMED else ''}), "
+                      "which git does not copy" if nested else "")
             return ("Files changed by shell commands (or outside Tripane) since the agent's first command are listed "
                     f"too, against a copy of the work folder made before it ({self.snapshot.size_words()} in the "
-                    "session's folder); files its .gitignore leaves out are not.")
+                    f"session's folder); files its .gitignore leaves out are not{within}.")
         if why := self.snapshot.why_not:
             return f"What shell commands changed is not listed: {why}."
         if not copying:

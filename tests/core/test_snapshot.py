@@ -328,3 +328,36 @@ async def test_the_reflections_trace_says_what_each_command_changed(store, data_
     trace = list(trace_lines(session.records))
     at = trace.index("    it changed made.txt (created), old.log (deleted)")
     assert trace[at - 1].startswith("  → shell_run ok, ") and trace[at - 1].endswith(" chars")  # its command's result
+
+
+def test_a_git_repository_within_the_work_folder_is_said_to_be_left_out_not_listed_as_a_file(tmp_path):
+    """git copies a folder that is a repository of its own (a clone, a submodule) as a reference to
+    its commit: what changes in it cannot be told or put back, and it must not pass for a file."""
+    def git(folder, *args):
+        subprocess.run(["git", "-C", str(folder), "-c", "user.name=p", "-c", "user.email=p@example.com", *args],
+                       capture_output=True, check=True)
+
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    (workdir / "vendor" / "lib").mkdir(parents=True)
+    git(workdir / "vendor" / "lib", "init", "-q")
+    (workdir / "vendor" / "lib" / "lib.py").write_text("x = 1\n", encoding="utf-8")
+    git(workdir / "vendor" / "lib", "add", ".")
+    git(workdir / "vendor" / "lib", "commit", "-q", "-m", "lib")
+    (workdir / "top.txt").write_text("top\n", encoding="utf-8")
+    copy.take(workdir)
+    copy.mark(workdir)
+    assert copy.nested == ["vendor/lib"]
+
+    (workdir / "vendor" / "lib" / "lib.py").write_text("x = 2\n", encoding="utf-8")  # a command's changes
+    (workdir / "top.txt").write_text("changed\n", encoding="utf-8")
+    (workdir / "clone").mkdir()
+    git(workdir / "clone", "init", "-q")  # a repository a command made
+    (workdir / "clone" / "c.txt").write_text("c\n", encoding="utf-8")
+    told = copy.command_changes(workdir, "c1")
+    assert (told.changed, told.created, told.deleted) == (("top.txt",), (), ())
+    assert [change.path for change in copy.changes(workdir)] == ["top.txt"]
+    from core.work_changes import WorkChanges
+
+    assert WorkChanges(tmp_path / "session").about_commands().endswith(
+        "files its .gitignore leaves out are not, nor those in the git repositories within it (vendor/lib), which "
+        "git does not copy.")
