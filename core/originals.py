@@ -15,8 +15,9 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from core.memory.working import atomic_write
 from core.tools.context import confine
@@ -87,14 +88,22 @@ def bytes_now(workdir: Path, path: str) -> bytes | None:
     return target.read_bytes() if target.is_file() else None
 
 
-def write_back(workdir: Path, path: str, data: bytes | None) -> None:
-    """The work folder's `path` as `data` (None: no such file), never outside the work folder."""
-    target = confine(workdir, path, "the work folder")
-    if data is None:
-        target.unlink(missing_ok=True)
+def write_back(workdir: Path, path: str, data: bytes | None, link_to: str | None = None) -> None:
+    """The work folder's `path` as `data` (None: no such file), or a symbolic link to `link_to`.
+    The path itself: were it a link now, the link is what is replaced or removed, never the file it
+    points to (a link a command made to the person's file would have had that file deleted). Its
+    folder is confined to the work folder."""
+    where = PurePosixPath(path)
+    target = confine(workdir, str(where.parent), "the work folder") / where.name
+    if target.is_dir() and not target.is_symlink():
+        raise ValueError(f"{path} is a folder now")
+    if data is None or link_to is not None:
+        target.unlink(missing_ok=True)  # (a link: the link)
+        if link_to is not None:
+            os.symlink(link_to, target)
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data)
+        atomic_write(target, data)  # (its rename replaces a link that is there, not what it points to)
 
 
 class Originals:

@@ -44,6 +44,7 @@ COPY_REF = "refs/tripane/copy"  # the copy's tree
 # Loose, each of git's objects is a file of its own, and takes a disk block however small: a copy of
 # 5,000 files took 22 MB on disk (6.6 MB of bytes), packed 5.7 MB in 25 files.
 PACK_LOOSE_OBJECTS = 256
+LINK_MODE, GITLINK_MODE = "120000", "160000"  # git's modes of a symbolic link, and of another repository
 # Why an imported session has no copy (core/export.py).
 NOT_EXPORTED = ("the copy of the work folder made before the first command stays on the computer the session "
                 "was exported from")
@@ -101,7 +102,7 @@ class WorkFolderSnapshot:
         files, so what changes in them is not told, nor put back."""
         listed = self._git(workdir, "ls-files", "--stage", "-z")
         return [entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape") for entry in listed.split(b"\0")
-                if entry.startswith(b"160000 ") and b"\t" in entry]
+                if entry.startswith(GITLINK_MODE.encode() + b" ") and b"\t" in entry]
 
     def _too_large(self, workdir: Path) -> str:
         """Why the folder is too large to copy ("" when it is not), from the files git would copy."""
@@ -187,7 +188,8 @@ class WorkFolderSnapshot:
                  for path, how in self._differing(workdir).items()}
         for path in note.get("put_back", []):
             if path not in found:
-                found[path] = Change(path, self._has(workdir, note["tree"], path), True, "as before", by_command=True)
+                existed = self._mode(workdir, note["tree"], path) is not None
+                found[path] = Change(path, existed, True, "as before", by_command=True)
         return sorted(found.values(), key=lambda change: change.path)
 
     def mark(self, workdir: Path) -> None:
@@ -237,32 +239,45 @@ class WorkFolderSnapshot:
         return found
 
     def before(self, workdir: Path, path: str) -> bytes | None:
-        """The file's bytes in the copy; None when it was not there."""
-        tree = self._note().get("tree")
-        if not tree:
-            raise ValueError("the work folder was not copied before the first command")
-        if not self._has(workdir, tree, path):
+        """The file's bytes in the copy (a link's: where it points); None when it was not there."""
+        tree = self._tree()
+        if self._mode(workdir, tree, path) is None:
             return None
         return self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
 
     def put_back(self, workdir: Path, path: str) -> Change:
-        """The work folder's `path` as it was in the copy: its bytes written back, or the file
-        removed when it was not there."""
-        data = self.before(workdir, path)
-        write_back(workdir, path, data)
+        """The work folder's `path` as it was in the copy: its bytes written back (a symbolic link
+        made again), or the file removed when it was not there."""
+        tree = self._tree()
+        mode = self._mode(workdir, tree, path)
+        if mode == GITLINK_MODE:
+            raise ValueError(f"{path} is a git repository of its own: the copy does not hold its files")
+        data = None if mode is None else self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
+        if mode == LINK_MODE:
+            write_back(workdir, path, None, link_to=os.fsdecode(data))
+        else:
+            write_back(workdir, path, data)
         note = self._note()
         if path not in note.setdefault("put_back", []):
             note["put_back"].append(path)
             self._write_note(note)
         return Change(path, data is not None, True, "as before", by_command=True)
 
-    def _has(self, workdir: Path, tree: str, path: str) -> bool:
-        """Whether the copy (its `tree`) holds `path`."""
-        try:
-            self._git(workdir, "cat-file", "-e", f"{tree}:{path}")
-        except SnapshotFailed:
-            return False
-        return True
+    def _tree(self) -> str:
+        tree = self._note().get("tree")
+        if not tree:
+            raise ValueError("the work folder was not copied before the first command")
+        return str(tree)
+
+    def _mode(self, workdir: Path, tree: str, path: str) -> str | None:
+        """How the copy (its `tree`) holds `path`: git's mode ("100644" a file, LINK_MODE a symbolic
+        link, GITLINK_MODE another repository), or None when it does not."""
+        listed = self._git(workdir, "ls-tree", "-z", "--full-tree", tree, "--", path)
+        for entry in listed.split(b"\0"):
+            info, _, name = entry.partition(b"\t")
+            if info and name.decode("utf-8", "surrogateescape") == path:
+                return info.split(b" ", 1)[0].decode()
+        return None
 
     # --- git --------------------------------------------------------------------------------------
 

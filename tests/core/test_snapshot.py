@@ -14,6 +14,7 @@ from core import snapshot as snapshot_module
 from core.events import FilesPutBack
 from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun
+from core.originals import Change
 from core.snapshot import NOTE_NAME, SNAPSHOT_DIR, WorkFolderSnapshot
 from tests.core.helpers import events_of, make_session
 
@@ -361,3 +362,37 @@ def test_a_git_repository_within_the_work_folder_is_said_to_be_left_out_not_list
     assert WorkChanges(tmp_path / "session").about_commands().endswith(
         "files its .gitignore leaves out are not, nor those in the git repositories within it (vendor/lib), which "
         "git does not copy.")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="making a symbolic link needs a privilege on Windows")
+def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path):
+    """A link a command re-pointed comes back as the link it was, and the file it points to now is
+    left alone; a link a command made is removed, not the person's file it points to."""
+    import os
+
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    workdir.mkdir()
+    for name, text in (("target.txt", "t\n"), ("other.txt", "o\n"), ("important.txt", "precious\n")):
+        (workdir / name).write_text(text, encoding="utf-8")
+    os.symlink("target.txt", workdir / "link")
+    (workdir / "plain.txt").write_text("plain\n", encoding="utf-8")
+    copy.take(workdir)
+    copy.mark(workdir)
+
+    os.remove(workdir / "link")
+    os.symlink("other.txt", workdir / "link")
+    os.symlink("important.txt", workdir / "new_link")
+    os.remove(workdir / "plain.txt")
+    os.symlink("other.txt", workdir / "plain.txt")  # a file made a link
+    told = copy.command_changes(workdir, "c1")
+    assert (told.changed, told.created) == (("link", "plain.txt"), ("new_link",))
+
+    for path in ("link", "new_link", "plain.txt"):
+        copy.put_back(workdir, path)
+    assert os.readlink(workdir / "link") == "target.txt"
+    assert not os.path.lexists(workdir / "new_link")
+    assert not (workdir / "plain.txt").is_symlink() and (workdir / "plain.txt").read_text(encoding="utf-8") == "plain\n"
+    assert [(workdir / n).read_text(encoding="utf-8") for n in ("other.txt", "important.txt", "target.txt")] == [
+        "o\n", "precious\n", "t\n"]
+    assert copy.changes(workdir) == [Change(p, p != "new_link", True, "as before", by_command=True)
+                                     for p in ("link", "new_link", "plain.txt")]
