@@ -16,6 +16,7 @@ import difflib
 import json
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -88,8 +89,10 @@ def bytes_now(workdir: Path, path: str) -> bytes | None:
     return target.read_bytes() if target.is_file() else None
 
 
-def write_back(workdir: Path, path: str, data: bytes | None, link_to: str | None = None) -> None:
-    """The work folder's `path` as `data` (None: no such file), or a symbolic link to `link_to`.
+def write_back(workdir: Path, path: str, data: bytes | None, link_to: str | None = None,
+               executable: bool | None = None) -> None:
+    """The work folder's `path` as `data` (None: no such file), or a symbolic link to `link_to`;
+    `executable`: whether it may be run (None: as it is now; on Windows no file says so).
     The path itself: were it a link now, the link is what is replaced or removed, never the file it
     points to (a link a command made to the person's file would have had that file deleted). Its
     folder is confined to the work folder."""
@@ -104,6 +107,9 @@ def write_back(workdir: Path, path: str, data: bytes | None, link_to: str | None
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)  # (its rename replaces a link that is there, not what it points to)
+        if executable is not None and os.name == "posix":
+            mode = stat.S_IMODE(target.stat().st_mode)
+            os.chmod(target, mode | (mode & 0o444) >> 2 if executable else mode & ~0o111)  # (x where it is readable)
 
 
 class Originals:

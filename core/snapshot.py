@@ -44,7 +44,8 @@ COPY_REF = "refs/tripane/copy"  # the copy's tree
 # Loose, each of git's objects is a file of its own, and takes a disk block however small: a copy of
 # 5,000 files took 22 MB on disk (6.6 MB of bytes), packed 5.7 MB in 25 files.
 PACK_LOOSE_OBJECTS = 256
-LINK_MODE, GITLINK_MODE = "120000", "160000"  # git's modes of a symbolic link, and of another repository
+# git's modes of a file that may be run, a symbolic link, and another repository
+EXECUTABLE_MODE, LINK_MODE, GITLINK_MODE = "100755", "120000", "160000"
 # Why an imported session has no copy (core/export.py).
 NOT_EXPORTED = ("the copy of the work folder made before the first command stays on the computer the session "
                 "was exported from")
@@ -256,7 +257,7 @@ class WorkFolderSnapshot:
         if mode == LINK_MODE:
             write_back(workdir, path, None, link_to=os.fsdecode(data))
         else:
-            write_back(workdir, path, data)
+            write_back(workdir, path, data, executable=None if mode is None else mode == EXECUTABLE_MODE)
         note = self._note()
         if path not in note.setdefault("put_back", []):
             note["put_back"].append(path)

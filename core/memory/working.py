@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -266,10 +267,16 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # (a new file: the system's default)
+        mode = None
+    try:
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:  # the new file in the old one's place keeps its permissions (a script, executable)
+            os.chmod(tmp, mode)
         _replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

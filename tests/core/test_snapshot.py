@@ -12,9 +12,9 @@ import pytest
 
 from core import snapshot as snapshot_module
 from core.events import FilesPutBack
+from core.originals import Change
 from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun
-from core.originals import Change
 from core.snapshot import NOTE_NAME, SNAPSHOT_DIR, WorkFolderSnapshot
 from tests.core.helpers import events_of, make_session
 
@@ -396,3 +396,21 @@ def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path):
         "o\n", "precious\n", "t\n"]
     assert copy.changes(workdir) == [Change(p, p != "new_link", True, "as before", by_command=True)
                                      for p in ("link", "new_link", "plain.txt")]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no permission to run a file")
+def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path):
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    workdir.mkdir()
+    (workdir / "run.sh").write_text("#!/bin/sh\necho one\n", encoding="utf-8")
+    (workdir / "run.sh").chmod(0o755)
+    (workdir / "data.txt").write_text("d\n", encoding="utf-8")
+    copy.take(workdir)
+    copy.mark(workdir)
+    (workdir / "run.sh").unlink()  # rewritten by a command, as a new file: not executable
+    (workdir / "run.sh").write_text("#!/bin/sh\necho two\n", encoding="utf-8")
+    (workdir / "data.txt").chmod(0o755)
+    for path in ("run.sh", "data.txt"):
+        copy.put_back(workdir, path)
+    assert (workdir / "run.sh").read_text(encoding="utf-8") == "#!/bin/sh\necho one\n"
+    assert (workdir / "run.sh").stat().st_mode & 0o111 and not (workdir / "data.txt").stat().st_mode & 0o111

@@ -192,3 +192,16 @@ def test_the_list_shows_the_project_not_its_dependencies_and_says_what_it_passed
     (ctx.workdir / ".git").rmdir()
     (ctx.workdir / ".gitignore").unlink()
     assert "build/out.txt" in file_list(ctx).splitlines() and "app.log" in file_list(ctx).splitlines()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no permission to run a file")
+def test_an_edited_script_stays_executable_and_a_read_only_file_read_only(ctx):
+    script, kept = ctx.workdir / "build.sh", ctx.workdir / "locked.txt"
+    script.write_text("#!/bin/sh\necho one\n", encoding="utf-8")
+    script.chmod(0o750)
+    kept.write_text("a\n", encoding="utf-8")
+    kept.chmod(0o444)
+    file_edit(ctx, "build.sh", "echo one", "echo two")
+    file_write(ctx, "locked.txt", "b\n")
+    assert script.read_text(encoding="utf-8") == "#!/bin/sh\necho two\n" and (script.stat().st_mode & 0o777) == 0o750
+    assert (kept.stat().st_mode & 0o777) == 0o444
