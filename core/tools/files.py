@@ -121,12 +121,17 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
                   else _read_existing(target, path, None))
         if "\r\n" not in content and _uses_crlf(before):
             content, kept = _with_crlf(content), "; its CRLF line endings kept"
+        if before.startswith(BOM) and not content.startswith(BOM):  # (an editor on Windows wrote it so)
+            content, kept = BOM + content, kept + "; its byte order mark kept"
     data = _encoded(content, codec, path)
     ctx.keep_original(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)
     shown = f", {codec}" if encoding else ""
     return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
+
+
+BOM = "\ufeff"  # a UTF-8 file's first character, when the program that wrote it marked it so
 
 
 def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "") -> str:

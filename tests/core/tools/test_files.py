@@ -83,6 +83,16 @@ def test_a_windows_file_keeps_its_crlf_line_endings_through_edits_and_rewrites(c
     assert unix.read_bytes() == b"a = 1\nb = 3\n"
     file_write(ctx, "new.txt", "one\ntwo\n")
     assert (ctx.workdir / "new.txt").read_bytes() == b"one\ntwo\n"
+    # Visual Studio marks a UTF-8 file with a byte order mark: a rewrite keeps it, once.
+    marked = ctx.workdir / "Program.cs"
+    marked.write_bytes(b"\xef\xbb\xbfusing System;\r\nclass A {}\r\n")
+    file_edit(ctx, "Program.cs", "class A", "class B")
+    assert marked.read_bytes() == b"\xef\xbb\xbfusing System;\r\nclass B {}\r\n"
+    said = file_write(ctx, "Program.cs", "using X;\nclass C {}\n")
+    assert said.endswith("its CRLF line endings kept; its byte order mark kept).")
+    assert marked.read_bytes() == b"\xef\xbb\xbfusing X;\r\nclass C {}\r\n"
+    file_write(ctx, "Program.cs", "\ufeffusing Y;\r\n")  # the agent wrote it itself
+    assert marked.read_bytes() == b"\xef\xbb\xbfusing Y;\r\n"
 
 
 def test_offloaded_outputs_are_readable_but_confined(ctx):
