@@ -305,14 +305,11 @@ FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how t
 
 
 @dataclass(frozen=True)
-class CommandChangedFiles(Event):
-    """The work folder's files a shell command changed, found against the folder as it was just
-    before the command (core/snapshot.py): told to the person with the command, not to the agent
-    (recorded after its ToolResult). Each list holds at most COMMAND_FILES_LISTED paths
-    (core/snapshot.py); `more` counts the rest."""
+class ChangedFiles(Event):
+    """Files of the work folder that changed, found against the copy made before the first command
+    and its index of the folder as the agent last left it (core/snapshot.py). Each list holds at
+    most COMMAND_FILES_LISTED paths (core/snapshot.py); `more` counts the rest."""
 
-    kind: ClassVar[str] = "command_changed_files"
-    call_id: str
     changed: tuple[str, ...] = ()
     created: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
@@ -327,10 +324,29 @@ class CommandChangedFiles(Event):
         more = self.count() - min(listed, len(named))
         return ", ".join(named[:listed]) + (f" and {more:,} more" if more > 0 else "")
 
+
+@dataclass(frozen=True)
+class CommandChangedFiles(ChangedFiles):
+    """The files a shell command changed, found against the folder as it was just before it:
+    recorded after its ToolResult, whose output ends with them for the agent (for_the_agent)."""
+
+    kind: ClassVar[str] = "command_changed_files"
+    call_id: str = ""
+
     def for_the_agent(self) -> str:
         """The line that ends the command's result: a formatter or a generator rewrites files its
         output never names, and the agent would otherwise work on from the old."""
         return f"{FILES_CHANGED_LINE}{self.words(AGENT_FILES_NAMED)}]"
+
+
+@dataclass(frozen=True)
+class FilesChangedOutside(ChangedFiles):
+    """Files that changed since the agent's last step, not by its tools: the person's editor,
+    another program, a process a command left running. Looked for once the folder is copied (the
+    first command), at each turn and before each tool that writes; told to the agent, which would
+    otherwise go on from what it read before, and to the person."""
+
+    kind: ClassVar[str] = "files_changed_outside"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesChangedOutside,
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
@@ -71,6 +72,8 @@ def render(record: Record) -> str | None:
             return f"  {mark} {event.name}: {_short(event.shown)}{where}"
         case CommandChangedFiles():
             return f"    ↳ it changed {event.words()}"
+        case FilesChangedOutside():
+            return f"  ⟳ {changed_outside_note(event)}"
         case FileChanged() if event.tells_the_agent:
             return f"  ✎ {describe_edit(event)}"
         case FileChanged() if event.author != "core":
@@ -135,6 +138,10 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
     spent = f"; {spent}" if (spent := request_cost(event.usage)) else ""
     remembered = f"; long-term memory shown: {', '.join(event.memory)}" if event.memory else ""
     return f"{for_the_person(event.text)} (by {event.model}{spent}{remembered})"
+
+
+def changed_outside_note(event: FilesChangedOutside) -> str:
+    return f"changed outside the agent's tools since its last step: {event.words()}; the agent is told"
 
 
 def put_back_groups(event: FilesPutBack) -> list[tuple[str, list[str]]]:

@@ -584,6 +584,7 @@ class Session:
                 self.journal.record(event)
                 self._progress(progress.put_back(event))
             self._take_back_success()
+            kept.mark_put_back(workdir, [*event.paths, *event.removed])
         if failed:
             raise CannotRun(failed + (" (the files before it were)" if event else ""))
         return event

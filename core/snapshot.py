@@ -24,17 +24,19 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from core.events import CommandChangedFiles
+from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
 from core.originals import Change, write_back
 from core.paths import remove_folder
 
 SNAPSHOT_DIR = "snapshot.git"
-# Beside the copy's own index: the folder as it was before the latest command, to tell what that
-# command alone changed.
-BEFORE_COMMAND_INDEX = "before-command.index"
+# Beside the copy's own index: the folder as the agent last left it (mark()), to tell what the next
+# command alone changed, and what changed while the agent was not at work on it. (Its name is from
+# when it was marked before commands only.)
+MARKED_INDEX = "before-command.index"
 COMMAND_FILES_LISTED = 200  # of each kind, in a CommandChangedFiles event; the rest are counted
 NOTE_NAME = "snapshot.json"  # in the session's folder: the snapshot's tree, or why there is none
 MAX_FILES = 20_000
@@ -94,7 +96,7 @@ class WorkFolderSnapshot:
             remove_folder(self.git_dir)
             self._write_note({"not_kept": f"git could not copy the work folder: {exc}"})
             return
-        shutil.copyfile(self.git_dir / "index", self.git_dir / BEFORE_COMMAND_INDEX)
+        shutil.copyfile(self.git_dir / "index", self.git_dir / MARKED_INDEX)
         self._write_note({"tree": tree, "put_back": [], "nested": nested})
 
     def _repositories_within(self, workdir: Path) -> list[str]:
@@ -193,28 +195,43 @@ class WorkFolderSnapshot:
                 found[path] = Change(path, existed, True, "as before", by_command=True)
         return sorted(found.values(), key=lambda change: change.path)
 
-    def mark(self, workdir: Path) -> None:
-        """Before a command (after take()): the folder as it is now, to tell what the command
-        changes. Blocking; SnapshotFailed when git cannot."""
-        if self.taken:  # (an unreadable file is left out, and the rest read: git exits with 1)
-            self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1), index=self._before_command)
+    def mark(self, workdir: Path, paths: Sequence[str] = ()) -> None:
+        """The folder as the agent leaves it now (after take(): before and after each command,
+        after each file tool), against which what changes next is told; or only `paths` (files
+        the person put back, whose news the agent has). Blocking; SnapshotFailed when git cannot."""
+        if not self.taken:
+            return
+        if paths:  # (as they are now: there, or gone; given on stdin, as a command line has a limit)
+            self._git(workdir, "update-index", "--add", "--remove", "-z", "--stdin", index=self._marked,
+                      given="\0".join(paths).encode("utf-8", "surrogateescape"))
+        else:  # (an unreadable file is left out, and the rest read: git exits with 1)
+            self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1), index=self._marked)
 
     def command_changes(self, workdir: Path, call_id: str) -> CommandChangedFiles | None:
         """After a command: what it changed since mark(), or None when nothing (or no copy)."""
-        if not self.taken or not self._before_command.exists():
+        found = self._since_mark(workdir)
+        return None if found is None else CommandChangedFiles(call_id=call_id, **found)
+
+    def outside_changes(self, workdir: Path) -> FilesChangedOutside | None:
+        """What changed since mark(), when the agent was not at work on the folder (thinking,
+        waiting for the person): none of it was the agent's. None when nothing (or no copy)."""
+        found = self._since_mark(workdir)
+        return None if found is None else FilesChangedOutside(**found)
+
+    def _since_mark(self, workdir: Path) -> dict | None:
+        if not self.taken or not self._marked.exists():
             return None
         kinds: dict[str, list[str]] = {"changed": [], "created": [], "deleted": []}
-        for path, how in self._differing(workdir, index=self._before_command).items():
+        for path, how in self._differing(workdir, index=self._marked).items():
             kinds[how].append(path)
         if not any(kinds.values()):
             return None
         more = sum(max(0, len(paths) - COMMAND_FILES_LISTED) for paths in kinds.values())
-        listed = {how: tuple(paths[:COMMAND_FILES_LISTED]) for how, paths in kinds.items()}
-        return CommandChangedFiles(call_id=call_id, more=more, **listed)
+        return {"more": more, **{how: tuple(paths[:COMMAND_FILES_LISTED]) for how, paths in kinds.items()}}
 
     @property
-    def _before_command(self) -> Path:
-        return self.git_dir / BEFORE_COMMAND_INDEX
+    def _marked(self) -> Path:
+        return self.git_dir / MARKED_INDEX
 
     def _differing(self, workdir: Path, index: Path | None = None) -> dict[str, str]:
         """path → changed | created | deleted: the work folder against the index (the copy's, or
@@ -283,7 +300,7 @@ class WorkFolderSnapshot:
     # --- git --------------------------------------------------------------------------------------
 
     def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,),
-             index: Path | None = None) -> bytes:
+             index: Path | None = None, given: bytes | None = None) -> bytes:
         where = [] if bare_init else [f"--git-dir={self.git_dir}", f"--work-tree={workdir}"]
         # Settings of the person's that would change what is kept or run code: off, for this copy.
         # (The repository is Tripane's own, in the person's data folder: git's check of who owns a
@@ -291,7 +308,7 @@ class WorkFolderSnapshot:
         settings = ["-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.fsmonitor=false",
                     "-c", "core.hooksPath=", "-c", "safe.directory=*", "-c", "gc.auto=0"]
         try:
-            done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True,
+            done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True, input=given,
                                   timeout=GIT_TIMEOUT_S, env=_git_environment(index),
                                   creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -18,6 +18,7 @@ from core.events import (
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
+    FilesChangedOutside,
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
@@ -33,6 +34,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.render import (
+    changed_outside_note,
     compaction_sizes,
     diagnosis_note,
     model_change_note,
@@ -112,6 +114,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
             case FilesPutBack():
                 parts.append(quoted(f"↶ {capitalized(put_back_note(event))}"))
+            case FilesChangedOutside():
+                parts.append(quoted(f"⟳ {capitalized(changed_outside_note(event))}"))
             case ReflectionWritten():
                 parts.append(quoted(f"✦ {capitalized(reflection_note(event))}"))
             case ResearchStep() if event.final and event.for_person and event.text.strip():

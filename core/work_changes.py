@@ -5,11 +5,14 @@ older, and exact); the copy tells the rest."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 
 from core.originals import Change, Originals, bytes_now, diff_lines
 from core.snapshot import WorkFolderSnapshot
+
+log = logging.getLogger(__name__)
 
 NESTED_NAMED = 5  # git repositories within the work folder, named where it says their files are not listed
 
@@ -60,6 +63,14 @@ class WorkChanges:
         if path not in self._by_commands:  # (an ignored file is not in the copy: it would be deleted)
             raise ValueError(f"{path} is not one of the files the agent changed")
         return self.snapshot.put_back(workdir, path)
+
+    def mark_put_back(self, workdir: Path, paths: list[str]) -> None:
+        """Files put back are the agent's news already (FilesPutBack): not changes outside it to
+        tell again at its next step. A failure is logged (the agent is then told twice)."""
+        try:
+            self.snapshot.mark(workdir, paths)
+        except OSError as exc:
+            log.warning("the files put back were not marked in the copy: %s", exc)
 
     def about_commands(self, copying: bool = True) -> str:
         """One sentence on what shell commands changed: listed too, not kept (and why), or none ran.

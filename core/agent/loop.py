@@ -39,6 +39,7 @@ from core.agent.research import described
 from core.agent.rules import describe_failure, error_signature, for_the_person
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
+from core.changes import FILE_TOOLS, SHELL_TOOL
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -57,6 +58,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     Event,
+    FilesChangedOutside,
     FlushRequested,
     HumanAnswer,
     HumanQuestion,
@@ -104,6 +106,9 @@ if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
 
 log = logging.getLogger(__name__)
+# Before these, what changed outside the agent since its last step is looked for (it is told), and
+# after them the folder is marked as they left it (_look_outside).
+WRITING_TOOLS = (*FILE_TOOLS, SHELL_TOOL)
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
@@ -509,6 +514,7 @@ class AgentLoop(Delegation):
         self._end("error", f"The model call failed: {exc}")
 
     async def _turn(self, flush: bool = False) -> None:
+        await self._look_outside()
         assembled, plan_version = await self.assemble()
         # Over the budget: compact, unless what the summary would replace is under a tenth of the
         # budget — the prefix and the last two turns alone are too big, as with a very small
@@ -816,11 +822,14 @@ class AgentLoop(Delegation):
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
-            snapshot=WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None,
+            snapshot=self._snapshot(),
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
         ctx = self._tool_context(call.id)
+        writes = call.name in WRITING_TOOLS
+        if writes:  # (the person may have edited while the model thought, or while they approved it)
+            await self._look_outside(ctx.snapshot)
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
@@ -844,9 +853,46 @@ class AgentLoop(Delegation):
             self._result(call, True, content, prepared)
         for event in ctx.told_after:
             self._record(event)
+        if writes and call.name != SHELL_TOOL:  # (a command marks the folder as it leaves it itself)
+            await self._mark(ctx.snapshot)
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:
             self._progress(progress.phase_changed(phase_before, phase_after))
+
+    def _snapshot(self) -> WorkFolderSnapshot | None:
+        return WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None
+
+    async def _look_outside(self, snapshot: WorkFolderSnapshot | None = None) -> None:
+        """The work folder's files that changed since the agent last left it, not by its tools (the
+        person's editor, another program), recorded so that the agent is told; once the folder was
+        copied (the first command). A failure is logged, and the step goes on."""
+        snapshot = snapshot or self._snapshot()
+        if snapshot is None or not snapshot.taken:
+            return
+        workdir = Path(self.state.workdir)
+
+        def look() -> FilesChangedOutside | None:
+            found = snapshot.outside_changes(workdir)
+            if found is not None:
+                snapshot.mark(workdir)
+            return found
+        try:
+            found = await asyncio.to_thread(look)
+        except OSError as exc:  # (SnapshotFailed too; a work folder gone is said by the tool)
+            log.warning("the work folder was not looked at for changes outside the agent: %s", exc)
+            return
+        if found is not None:
+            self._record(found)
+            self._progress(progress.changed_outside(found))
+
+    async def _mark(self, snapshot: WorkFolderSnapshot | None) -> None:
+        """The folder as the agent's file tool left it: what changes next is not the agent's."""
+        if snapshot is None or not snapshot.taken:
+            return
+        try:
+            await asyncio.to_thread(snapshot.mark, Path(self.state.workdir))
+        except OSError as exc:
+            log.warning("the work folder was not marked after a file tool: %s", exc)
 
     def _storable(self, content: str) -> str:
         """A tool's output as it may be kept and sent: UTF-8 whatever file names it has, and no

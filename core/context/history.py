@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from core.events import (
+    AGENT_FILES_NAMED,
     AssistantMessage,
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesChangedOutside,
     FilesPutBack,
     FlushRequested,
     HumanAnswer,
@@ -211,6 +213,10 @@ class History:
                 self._note(told)
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
+            case FilesChangedOutside():
+                self._note(f"[Files of the work folder changed since your last step, not by your tools (by the person, "
+                           f"or another program): {event.words(AGENT_FILES_NAMED)}. What you read of them before is "
+                           "stale: read a file again before you change it.]")
             case ErrorDiagnosed() if event.text:
                 self._note(event.text)
             case ErrorRecorded() if not event.tool:

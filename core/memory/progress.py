@@ -12,7 +12,13 @@ from core.agent.options import (
     unanswered_note,
 )
 from core.agent.rules import of_put_back
-from core.events import ErrorDiagnosed, FilesPutBack, HumanAnswer, HumanQuestion
+from core.events import (
+    ErrorDiagnosed,
+    FilesChangedOutside,
+    FilesPutBack,
+    HumanAnswer,
+    HumanQuestion,
+)
 from core.render import put_back_groups
 from core.text import capitalized
 
@@ -130,6 +136,11 @@ def model_changed(details: str) -> str:
 
 def workdir_moved(previous: str, workdir: str) -> str:
     return f"\n## [{_stamp()}] Work folder moved by the person\n- From {previous} to {workdir}; the agent works there from now on.\n"
+
+
+def changed_outside(event: FilesChangedOutside) -> str:
+    return (f"\n## [{_stamp()}] ⟳ Files changed outside the agent's tools\n- {event.words(40)}\n"
+            "- By the person, or another program, since the agent's last step; it is told.\n")
 
 
 def put_back(event: FilesPutBack) -> str:

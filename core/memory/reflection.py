@@ -25,6 +25,7 @@ from core.events import (
     ErrorDiagnosed,
     ErrorRecorded,
     FileChanged,
+    FilesChangedOutside,
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
@@ -176,6 +177,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"  → {event.name} FAILED: {one_line(event.content, 300)}"
             case CommandChangedFiles():  # (an ok result is told by its size: the files a command touched, not)
                 yield f"    it changed {event.words()}"
+            case FilesChangedOutside():
+                yield f"The person, or another program, changed files: {event.words()}"
             case ErrorRecorded() if not event.counts:
                 yield f"  ! the provider failed: {one_line(event.message, 200)}"
             case ErrorRecorded() if event.attempt > 1:

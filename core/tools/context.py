@@ -89,6 +89,10 @@ class ToolContext:
             return None
         if changed is not None:
             self.told_after.append(changed)
+        try:
+            self.snapshot.mark(self.workdir)  # as the command left it: what changes next is not its
+        except OSError as exc:
+            log.warning("the work folder was not marked after a command: %s", exc)
         return changed
 
     def keep_original(self, target: Path) -> None:

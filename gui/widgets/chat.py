@@ -23,6 +23,7 @@ from core.events import (
     ErrorRecorded,
     Event,
     FileChanged,
+    FilesChangedOutside,
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
@@ -44,6 +45,7 @@ from core.memory.variants import LEARNED
 from core.reasoning import thinking_hidden
 from core.render import (
     aside_note,
+    changed_outside_note,
     compaction_sizes,
     describe_danger,
     describe_edit,
@@ -559,6 +561,8 @@ class ChatView(QScrollArea):
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
             case FilesPutBack():
                 self._notice(f"↶ {escape_html(capitalized(put_back_note(event)))}", into=into)
+            case FilesChangedOutside():
+                self._notice(f"⟳ {escape_html(capitalized(changed_outside_note(event)))}", into=into)
             case ReflectionWritten():
                 said = escape_html(capitalized(reflection_note(event))).replace(
                     LEARNED, f'<a href="{LEARNED_LINK}">{LEARNED}</a>', 1)

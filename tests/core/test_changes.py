@@ -75,8 +75,8 @@ def test_what_commands_changed_joins_the_file_tools_trail():
             SessionStarted(task="t", model="m", workdir="/w"),
             Said("", (ToolCall("w1", "file_write", '{"path": "notes.md", "content": "x"}'),), turn=1),
             ToolResult("w1", "file_write", True, "Created notes.md (1 characters)"),
-            CommandChangedFiles("c1", changed=("notes.md", "setup.cfg"), created=("tmp.txt",), deleted=("old.log",)),
-            CommandChangedFiles("c2", created=("old.log",), deleted=("tmp.txt",), more=30),
+            CommandChangedFiles(call_id="c1", changed=("notes.md", "setup.cfg"), created=("tmp.txt",), deleted=("old.log",)),
+            CommandChangedFiles(call_id="c2", created=("old.log",), deleted=("tmp.txt",), more=30),
     ], 1):
         tally.add(Record("s", seq, "", event))
     # The file tool's word on notes.md stands; a file created and then deleted by commands is no

@@ -98,6 +98,9 @@ async def test_what_commands_changed_is_listed_shown_and_put_back_byte_for_byte(
                     "all); the agent is told at its next step")
     progress_text = (session.dir / "progress.md").read_text(encoding="utf-8")
     assert "- Put back as before the agent's first command: config.ini, old.log\n" in progress_text
+    from core.events import FilesChangedOutside
+
+    assert events_of(session, FilesChangedOutside) == []  # what was put back is told once, as put back
 
 
 async def test_the_persons_own_repository_is_not_touched(store, data_dir, workdir, monkeypatch):
@@ -414,3 +417,44 @@ def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path):
         copy.put_back(workdir, path)
     assert (workdir / "run.sh").read_text(encoding="utf-8") == "#!/bin/sh\necho one\n"
     assert (workdir / "run.sh").stat().st_mode & 0o111 and not (workdir / "data.txt").stat().st_mode & 0o111
+
+
+async def test_files_the_person_changes_between_the_agents_steps_are_told_to_it_and_its_own_are_not(
+        store, data_dir, workdir):
+    from core.events import FilesChangedOutside, ToolResult
+    from core.render import render
+    from core.transcript import transcript
+
+    work_folder_of_a_project(workdir)
+
+    def while_the_model_thinks(request):  # the person, in their editor
+        (workdir / "config.ini").write_text("edited by the person\n", encoding="utf-8")
+        (workdir / "notes.txt").write_text("mine\n", encoding="utf-8")
+        return reply("", call("file_edit", path="calc.py", old="a - b", new="a + b"))
+
+    model = ScriptedModel([
+        command("open('made.txt', 'w').write('new')"),  # the copy is made before it
+        while_the_model_thinks,
+        command("open('calc.py', 'a').write('# more')"),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    told = events_of(session, FilesChangedOutside)
+    assert [(e.changed, e.created, e.deleted) for e in told] == [(("config.ini",), ("notes.txt",), ())]
+    record = next(r for r in session.records if r.event == told[0])
+    edit = next(r for r in session.records if isinstance(r.event, ToolResult) and r.event.name == "file_edit")
+    assert record.seq < edit.seq  # found before the agent's edit ran, and the edit not taken for the person's
+    later = str(model.requests[2].messages)
+    assert ("[Files of the work folder changed since your last step, not by your tools (by the person, or another "
+            "program): config.ini, notes.txt (created). What you read of them before is stale: read a file again "
+            "before you change it.]") in later
+    assert render(record) == ("  ⟳ changed outside the agent's tools since its last step: config.ini, notes.txt "
+                              "(created); the agent is told")
+    assert "> ⟳ Changed outside the agent's tools since its last step: config.ini" in transcript(session.records, "t")
+    assert "⟳ Files changed outside the agent's tools" in (session.dir / "progress.md").read_text(encoding="utf-8")
+    from core.memory.reflection import trace_lines
+
+    assert "The person, or another program, changed files: config.ini, notes.txt (created)" in list(
+        trace_lines(session.records))

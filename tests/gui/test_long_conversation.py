@@ -251,7 +251,7 @@ def test_a_command_card_rebuilt_from_the_log_says_what_the_command_changed(qtbot
     command = ToolCall("c1", "shell_run", '{"command": "ruff format ."}')
     records = [Record("s", 1, "", AssistantMessage("Formatting.", (command,), turn=1)),
                Record("s", 2, "", ToolResult("c1", "shell_run", True, "2 files reformatted")),
-               Record("s", 3, "", CommandChangedFiles("c1", changed=("a.py", "b.py")))]
+               Record("s", 3, "", CommandChangedFiles(call_id="c1", changed=("a.py", "b.py")))]
     chat.show_records(records)
     qtbot.waitUntil(lambda: not chat.building())
     [card] = [item for item in chat.items() if isinstance(item, ToolCard)]

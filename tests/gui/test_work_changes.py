@@ -238,3 +238,25 @@ def test_past_the_cap_settings_allow_the_oldest_sessions_copies_go_at_the_start_
     chosen._accept()
     qtbot.waitUntil(lambda: not copy_of[newer].exists(), timeout=WAIT)
     assert copy_of[newest].is_dir()
+
+
+def test_a_file_the_person_changes_while_the_agent_thinks_is_said_in_the_chat(qtbot, make_window, workdir):
+    import shutil
+    import sys
+
+    if shutil.which("git") is None:
+        pytest.skip("the copy before the first command is made by git, not installed here")
+    (workdir / "notes.txt").write_text("first\n", encoding="utf-8")
+
+    def while_the_model_thinks(request):  # the person saves in their editor
+        (workdir / "notes.txt").write_text("second\n", encoding="utf-8")
+        return reply("", call("file_write", path="out.txt", content="made\n"))
+
+    model = ScriptedModel([reply("", call("shell_run", command=f'"{sys.executable}" -c "print(1)"')),
+                           while_the_model_thinks, reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    # (the agent's own out.txt is not among them)
+    qtbot.waitUntil(lambda: "⟳ Changed outside the agent's tools since its last step: notes.txt; the agent is told"
+                    in chat_says(window), timeout=WAIT)
