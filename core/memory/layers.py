@@ -86,6 +86,7 @@ REPORT_KEPT_CHARS = 6_000  # of a research report in the daily log: the advised 
 VARIANTS = "variants"  # skills/variants/<slug>.md: a variant of the skill, tried against it (variants.py)
 _TRIAL = re.compile(r"trial: (\d+) of \d+ uses?, (\d+) succeeded")
 _RECENT = re.compile(r"latest first: ([✓✗ ]+)")
+_TRIAL_PASSED = re.compile(r"passed its trial at use (\d+): (\d+) of (\d+) uses succeeded")
 
 
 @dataclass
@@ -120,12 +121,17 @@ class Skill:
             if self.trial_uses < TRIAL_USES:
                 self.why = self._trial_words()
                 return ""
-            passed = self.trial_successes / self.trial_uses >= PASS_RATE
-            self.status = "active" if passed else "deprecated"
-            self.why = (f"{'passed' if passed else 'failed'} its trial: {self.trial_successes} of "
-                        f"{self.trial_uses} uses succeeded")
-            return self.why
+            return self._end_trial(self.trial_successes, self.trial_uses)
         return self._deprecated_by_failures()
+
+    def _end_trial(self, successes: int, uses: int, taken_back: str = "") -> str:
+        """The trial's verdict (the use that ended it is named: a success it counted may be taken
+        back, and the trial judged again)."""
+        passed = successes / uses >= PASS_RATE
+        self.status = "active" if passed else "deprecated"
+        self.why = (f"{'passed' if passed else 'failed'} its trial at use {self.uses}: {successes} of {uses} uses "
+                    f"succeeded{taken_back}")
+        return self.why
 
     def take_back_success(self) -> str:
         """The latest use was counted a success, and was not one: the person undid its work. It is
@@ -139,7 +145,11 @@ class Skill:
             self.trial_successes -= 1
             self.why = self._trial_words()
             return ""
-        # (A trial passed is not judged again: the file does not say which use ended it.)
+        ended = _TRIAL_PASSED.match(self.why)
+        if self.status == "active" and ended and int(ended.group(1)) == self.uses:  # the use that passed it
+            successes, uses = int(ended.group(2)) - 1, int(ended.group(3))
+            said = self._end_trial(successes, uses, taken_back=" (a success taken back)")
+            return said if self.status != "active" else ""
         return self._deprecated_by_failures()
 
     def _deprecated_by_failures(self) -> str:

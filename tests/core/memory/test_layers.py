@@ -205,7 +205,7 @@ def test_a_new_skill_is_on_trial_and_becomes_active_when_most_of_its_trial_succe
     assert long_memory.files.record_skill_use("fix-failing-tests", False) == ""
     assert reread(long_memory).why == "trial: 2 of 3 uses, 1 succeeded"
     assert long_memory.files.record_skill_use("fix-failing-tests", True) == (
-        "active — passed its trial: 2 of 3 uses succeeded")
+        "active — passed its trial at use 3: 2 of 3 uses succeeded")
     skill = reread(long_memory)
     assert (skill.status, skill.uses, skill.successes, skill.recent) == ("active", 3, 2, "✓✗✓")
     assert "2 of 3 uses succeeded; latest first: ✓ ✗ ✓" in long_memory.files.skill_path(skill.slug).read_text(encoding="utf-8")
@@ -217,13 +217,13 @@ def test_a_skill_that_fails_its_trial_or_keeps_failing_is_neither_offered_nor_fo
     for _ in range(2):
         long_memory.files.record_skill_use("fix-failing-tests", False)
     assert long_memory.files.record_skill_use("fix-failing-tests", True) == (
-        "deprecated — failed its trial: 1 of 3 uses succeeded")
+        "deprecated — failed its trial at use 3: 1 of 3 uses succeeded")
     assert long_memory.skills_for(task) == []
     assert "Fix failing tests" not in (long_memory.recall_for_task(task).text or "")
 
     # The person sets it back by hand; five failures in a row deprecate it again.
     path = long_memory.files.skill_path("fix-failing-tests")
-    path.write_text(path.read_text(encoding="utf-8").replace("deprecated — failed its trial: 1 of 3 uses succeeded",
+    path.write_text(path.read_text(encoding="utf-8").replace("deprecated — failed its trial at use 3: 1 of 3 uses succeeded",
                                                              "active"), encoding="utf-8")
     assert long_memory.skills_for(task)[0].skill.status == "active"
     said = [long_memory.files.record_skill_use("fix-failing-tests", False) for _ in range(5)]

@@ -339,10 +339,27 @@ def test_a_success_taken_back_counts_in_the_trial_and_in_a_run_of_failures(long_
     assert (reread(long_memory).why, reread(long_memory).recent) == ("trial: 1 of 3 uses, 0 succeeded", "✗")
     assert long_memory.files.take_back_skill_success(SLUG) == ""  # the latest use is a failure already
     long_memory.files.record_skill_use(SLUG, True)
-    assert long_memory.files.record_skill_use(SLUG, True) == "active — passed its trial: 2 of 3 uses succeeded"
+    assert long_memory.files.record_skill_use(SLUG, True) == "active — passed its trial at use 3: 2 of 3 uses succeeded"
+    # The success taken back is the use that passed the trial: the trial is judged again without it.
+    assert long_memory.files.take_back_skill_success(SLUG) == (
+        "deprecated — failed its trial at use 3: 1 of 3 uses succeeded (a success taken back)")
+    assert (reread(long_memory).status, reread(long_memory).successes) == ("deprecated", 1)
+
+
+def test_a_trial_judged_again_without_a_success_taken_back_may_still_pass(long_memory):
+    from tests.core.memory.test_layers import save_fix_skill
+
+    save_fix_skill(long_memory)
+    for _ in range(3):
+        long_memory.files.record_skill_use(SLUG, True)
+    assert long_memory.files.take_back_skill_success(SLUG) == ""  # 2 of 3: still passed
+    assert (reread(long_memory).status, reread(long_memory).why) == (
+        "active", "passed its trial at use 3: 2 of 3 uses succeeded (a success taken back)")
+    long_memory.files.record_skill_use(SLUG, True)  # a later use is not the trial's
     assert long_memory.files.take_back_skill_success(SLUG) == ""
-    assert (reread(long_memory).status, reread(long_memory).successes) == ("active", 1)
-    for _ in range(3):  # with the one taken back before: five failures in a row, the last taken back
+    assert reread(long_memory).status == "active" and reread(long_memory).successes == 2
+    for _ in range(2):  # with the two taken back: five failures in a row, the last taken back
         long_memory.files.record_skill_use(SLUG, False)
+    assert reread(long_memory).status == "active"
     long_memory.files.record_skill_use(SLUG, True)
     assert long_memory.files.take_back_skill_success(SLUG) == "deprecated — 5 failed uses in a row"
