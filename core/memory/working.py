@@ -266,8 +266,8 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     A failed write (a full disk, say) leaves the old file and no temporary file beside it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text if isinstance(text, bytes) else text.encode("utf-8")
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+    try:  # (Windows has a read-only flag only, and no file is renamed over a read-only one there)
+        mode = stat.S_IMODE(os.stat(path).st_mode) if os.name == "posix" else None
     except OSError:  # (a new file: the system's default)
         mode = None
     try:
