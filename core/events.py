@@ -318,6 +318,10 @@ class ChangedFiles(Event):
     def count(self) -> int:
         return len(self.changed) + len(self.created) + len(self.deleted) + self.more
 
+    def paths(self) -> set[str]:
+        """The files named (not those only counted in `more`)."""
+        return {*self.changed, *self.created, *self.deleted}
+
     def words(self, listed: int = 12) -> str:
         """"settings.toml, made.txt (created), old.log (deleted) and 3 more"."""
         named = [*self.changed, *(f"{p} (created)" for p in self.created), *(f"{p} (deleted)" for p in self.deleted)]

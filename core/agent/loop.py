@@ -39,7 +39,7 @@ from core.agent.research import described
 from core.agent.rules import describe_failure, error_signature, for_the_person
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
-from core.changes import FILE_TOOLS, SHELL_TOOL
+from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
 from core.context import compaction
 from core.context.engine import (
     Assembled,
@@ -109,6 +109,9 @@ log = logging.getLogger(__name__)
 # Before these, what changed outside the agent since its last step is looked for (it is told), and
 # after them the folder is marked as they left it (_look_outside).
 WRITING_TOOLS = (*FILE_TOOLS, SHELL_TOOL)
+# The tool that replaces a file whole: refused on a file changed outside since the agent's last step,
+# whose change it would lose (file_edit replaces only the text it names, in the file as it is now).
+REWRITING_TOOL = "file_write"
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
@@ -829,7 +832,13 @@ class AgentLoop(Delegation):
         ctx = self._tool_context(call.id)
         writes = call.name in WRITING_TOOLS
         if writes:  # (the person may have edited while the model thought, or while they approved it)
-            await self._look_outside(ctx.snapshot)
+            outside = await self._look_outside(ctx.snapshot)
+            if call.name == REWRITING_TOOL and outside is not None and (
+                    path := relative(path_of(call.arguments), self.state.workdir)) in outside.paths():
+                self._fail(call.name, "changed_outside", f"Not written: {path} was changed outside your tools since "
+                           "your last step (by the person, or another program), and this rewrite would lose that "
+                           "change. Read it again, then change it (file_edit keeps what you do not replace).", call)
+                return
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started
@@ -862,13 +871,13 @@ class AgentLoop(Delegation):
     def _snapshot(self) -> WorkFolderSnapshot | None:
         return WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None
 
-    async def _look_outside(self, snapshot: WorkFolderSnapshot | None = None) -> None:
+    async def _look_outside(self, snapshot: WorkFolderSnapshot | None = None) -> FilesChangedOutside | None:
         """The work folder's files that changed since the agent last left it, not by its tools (the
-        person's editor, another program), recorded so that the agent is told; once the folder was
-        copied (the first command). A failure is logged, and the step goes on."""
+        person's editor, another program), recorded so that the agent is told, and returned; once
+        the folder was copied (the first command). A failure is logged, and the step goes on."""
         snapshot = snapshot or self._snapshot()
         if snapshot is None or not snapshot.taken:
-            return
+            return None
         workdir = Path(self.state.workdir)
 
         def look() -> FilesChangedOutside | None:
@@ -880,10 +889,11 @@ class AgentLoop(Delegation):
             found = await asyncio.to_thread(look)
         except OSError as exc:  # (SnapshotFailed too; a work folder gone is said by the tool)
             log.warning("the work folder was not looked at for changes outside the agent: %s", exc)
-            return
+            return None
         if found is not None:
             self._record(found)
             self._progress(progress.changed_outside(found))
+        return found
 
     async def _mark(self, snapshot: WorkFolderSnapshot | None) -> None:
         """The folder as the agent's file tool left it: what changes next is not the agent's."""

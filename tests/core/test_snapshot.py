@@ -458,3 +458,35 @@ async def test_files_the_person_changes_between_the_agents_steps_are_told_to_it_
 
     assert "The person, or another program, changed files: config.ini, notes.txt (created)" in list(
         trace_lines(session.records))
+
+
+async def test_a_rewrite_of_a_file_the_person_just_changed_is_refused_and_an_edit_is_not(store, data_dir, workdir):
+    from core.events import ToolResult
+
+    work_folder_of_a_project(workdir)
+    (workdir / "notes.md").write_text("# Notes\n", encoding="utf-8")
+
+    def while_the_model_thinks(request):  # the person adds a line in their editor
+        (workdir / "notes.md").write_text("# Notes\nthe person's line\n", encoding="utf-8")
+        (workdir / "calc.py").write_text("# the person's comment\ndef add(a, b):\n    return a - b\n", encoding="utf-8")
+        return reply("", call("file_write", path="./notes.md", content="# Notes\nthe agent's line\n"),
+                     call("file_edit", path="calc.py", old="a - b", new="a + b"))
+
+    model = ScriptedModel([
+        command("print('first')"),  # the copy is made before it
+        while_the_model_thinks,
+        reply("", call("file_read", path="notes.md")),
+        reply("", call("file_write", path="notes.md", content="# Notes\nthe person's line\nthe agent's line\n")),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    results = [r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.name != "shell_run"]
+    refused = results[0]
+    assert not refused.ok and refused.content.startswith(
+        "Not written: notes.md was changed outside your tools since your last step (by the person, or another "
+        "program), and this rewrite would lose that change. Read it again")
+    assert results[1].ok and results[1].name == "file_edit"  # it replaces only its text, in the file as it is
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "# the person's comment\ndef add(a, b):\n    return a + b\n"
+    assert results[-2].ok and results[-2].name == "file_write"  # read again first: written
+    assert (workdir / "notes.md").read_text(encoding="utf-8") == "# Notes\nthe person's line\nthe agent's line\n"
