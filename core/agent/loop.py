@@ -221,6 +221,9 @@ class AgentLoop(Delegation):
         self._budgeted_for: tuple[str, str | None, int | None] | None = None  # the model it is for
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
+        # The files the agent read or wrote in this run, as they were then (ToolContext.seen): a
+        # reopened session starts with none, and its first rewrite of a file goes unchecked.
+        self._seen_files: dict[str, tuple[int, int]] = {}
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
@@ -825,7 +828,7 @@ class AgentLoop(Delegation):
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
-            snapshot=self._snapshot(),
+            snapshot=self._snapshot(), seen=self._seen_files,
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:

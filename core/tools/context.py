@@ -60,6 +60,28 @@ class ToolContext:
     # The copy of the work folder made before the session's first command (None: not made).
     snapshot: WorkFolderSnapshot | None = None
     call_id: str = ""  # the call the tool runs for
+    # The files the agent last read or wrote, as they were then (path → (mtime_ns, size)), shared
+    # by the session's calls: a rewrite of one that changed since is refused (None: not checked).
+    seen: dict[str, tuple[int, int]] | None = None
+
+    def saw(self, target: Path) -> None:
+        """The agent read or wrote `target` (a path `resolve` gave): as it is now, it is what it knows."""
+        if self.seen is not None:
+            try:
+                found = target.stat()
+            except OSError:
+                return
+            self.seen[str(target)] = (found.st_mtime_ns, found.st_size)
+
+    def changed_since_seen(self, target: Path) -> bool:
+        """Whether `target` changed since the agent last read or wrote it (a file it never did: no)."""
+        if self.seen is None or (known := self.seen.get(str(target))) is None:
+            return False
+        try:
+            found = target.stat()
+        except OSError:  # (gone: a write makes it anew, and loses nothing)
+            return False
+        return (found.st_mtime_ns, found.st_size) != known
 
     @property
     def work_folder_copy_due(self) -> bool:

@@ -64,6 +64,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     shown = f"; encoding {codec}" if encoding else ""
     header = (f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}{shown}{note}]\n" if total
               else f"[{path}: empty file]\n")
+    ctx.saw(target)
     return header + "".join(lines)
 
 
@@ -115,6 +116,10 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     kept = ""
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
         existing_file(target, path)
+        if ctx.changed_since_seen(target):
+            raise ToolError(f"Not written: {path} changed since you last read or wrote it (by a command, the person, "
+                            "or another program), and this rewrite would lose that change. Read it again, then "
+                            "change it (file_edit keeps what it does not replace).")
         # With an encoding named, the agent replaces the file knowingly: its old text only tells
         # the line endings, and a file in another encoding (being converted) has none to keep.
         before = (target.read_bytes().decode(codec, errors="replace") if encoding
@@ -127,6 +132,7 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     ctx.keep_original(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)
+    ctx.saw(target)
     shown = f", {codec}" if encoding else ""
     return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
 
@@ -160,6 +166,7 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     data = _encoded(text.replace(old, new, 1), codec, path)
     ctx.keep_original(target)
     atomic_write(target, data)
+    ctx.saw(target)
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
 
 

@@ -215,3 +215,20 @@ def test_an_edited_script_stays_executable_and_a_read_only_file_read_only(ctx):
     file_write(ctx, "locked.txt", "b\n")
     assert script.read_text(encoding="utf-8") == "#!/bin/sh\necho two\n" and (script.stat().st_mode & 0o777) == 0o750
     assert (kept.stat().st_mode & 0o777) == 0o444
+
+
+def test_a_rewrite_of_a_file_changed_since_the_agent_read_it_is_refused_and_an_edit_goes_on(ctx):
+    ctx.seen = {}
+    notes = ctx.workdir / "notes.md"
+    notes.write_text("# Notes\n", encoding="utf-8")
+    file_write(ctx, "fresh.md", "never read: written\n")
+    file_read(ctx, "notes.md")
+    notes.write_text("# Notes\nthe person's line\n", encoding="utf-8")  # a formatter, or the person
+    with pytest.raises(ToolError, match="Not written: notes.md changed since you last read or wrote it"):
+        file_write(ctx, "notes.md", "# Notes\nthe agent's line\n")
+    assert notes.read_text(encoding="utf-8") == "# Notes\nthe person's line\n"
+    file_edit(ctx, "notes.md", "# Notes", "# My notes")  # on the file as it is: nothing lost
+    file_write(ctx, "notes.md", "# My notes\nthe person's line\nthe agent's line\n")  # its own edit: known
+    file_read(ctx, "fresh.md")
+    file_write(ctx, "fresh.md", "read, then written\n")
+    assert (ctx.workdir / "fresh.md").read_text(encoding="utf-8") == "read, then written\n"
