@@ -80,7 +80,8 @@ class WorkFolderSnapshot:
             return
         remove_folder(self.git_dir)  # a copy left half made by a killed process
         try:
-            self._git(workdir, "init", "--quiet", "--bare", "--template=", str(self.git_dir), bare_init=True)  # (no sample hooks)
+            # (no template: git's sample hooks would take 70 KB of every copy)
+            self._git(workdir, "init", "--quiet", "--bare", "--template=", str(self.git_dir), bare_init=True)
             (self.git_dir / "info").mkdir(exist_ok=True)
             (self.git_dir / "info" / "attributes").write_text(NO_CONVERSIONS, encoding="utf-8")
             if too_large := self._too_large(workdir):
@@ -258,19 +259,14 @@ class WorkFolderSnapshot:
 
     def before(self, workdir: Path, path: str) -> bytes | None:
         """The file's bytes in the copy (a link's: where it points); None when it was not there."""
-        tree = self._tree()
-        if self._mode(workdir, tree, path) is None:
-            return None
-        return self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
+        return self._held(workdir, path)[1]
 
     def put_back(self, workdir: Path, path: str) -> Change:
         """The work folder's `path` as it was in the copy: its bytes written back (a symbolic link
         made again), or the file removed when it was not there."""
-        tree = self._tree()
-        mode = self._mode(workdir, tree, path)
+        mode, data = self._held(workdir, path)
         if mode == GITLINK_MODE:
             raise ValueError(f"{path} is a git repository of its own: the copy does not hold its files")
-        data = None if mode is None else self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
         if mode == LINK_MODE:
             write_back(workdir, path, None, link_to=os.fsdecode(data))
         else:
@@ -280,6 +276,14 @@ class WorkFolderSnapshot:
             note["put_back"].append(path)
             self._write_note(note)
         return Change(path, data is not None, True, "as before", by_command=True)
+
+    def _held(self, workdir: Path, path: str) -> tuple[str | None, bytes | None]:
+        """How the copy holds `path` (its mode: see _mode) and its bytes; (None, None): it does not."""
+        tree = self._tree()
+        mode = self._mode(workdir, tree, path)
+        if mode is None or mode == GITLINK_MODE:  # (another repository's commit: no bytes here)
+            return mode, None
+        return mode, self._git(workdir, "cat-file", "blob", f"{tree}:{path}")
 
     def _tree(self) -> str:
         tree = self._note().get("tree")

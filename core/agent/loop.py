@@ -98,6 +98,7 @@ from core.snapshot import WorkFolderSnapshot
 from core.store import as_disk_full
 from core.text import one_line, shown_text
 from core.tools.context import ToolContext
+from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
 from core.tools.shell import stop_background
 
@@ -838,9 +839,9 @@ class AgentLoop(Delegation):
             outside = await self._look_outside(ctx.snapshot)
             if call.name == REWRITING_TOOL and outside is not None and (
                     path := relative(path_of(call.arguments), self.state.workdir)) in outside.paths():
-                self._fail(call.name, "changed_outside", f"Not written: {path} was changed outside your tools since "
-                           "your last step (by the person, or another program), and this rewrite would lose that "
-                           "change. Read it again, then change it (file_edit keeps what you do not replace).", call)
+                self._fail(call.name, "changed_outside", rewrite_refused(
+                    path, "was changed outside your tools since your last step (by the person, or another program)"),
+                    call)
                 return
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))

@@ -117,9 +117,8 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
         existing_file(target, path)
         if ctx.changed_since_seen(target):
-            raise ToolError(f"Not written: {path} changed since you last read or wrote it (by a command, the person, "
-                            "or another program), and this rewrite would lose that change. Read it again, then "
-                            "change it (file_edit keeps what it does not replace).")
+            raise ToolError(rewrite_refused(path, "changed since you last read or wrote it (by a command, the person, "
+                                                  "or another program)"))
         # With an encoding named, the agent replaces the file knowingly: its old text only tells
         # the line endings, and a file in another encoding (being converted) has none to keep.
         before = (target.read_bytes().decode(codec, errors="replace") if encoding
@@ -135,6 +134,12 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     ctx.saw(target)
     shown = f", {codec}" if encoding else ""
     return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
+
+
+def rewrite_refused(path: str, how: str) -> str:
+    """Why a whole-file rewrite was refused: the file `how` changed since the agent knew it."""
+    return (f"Not written: {path} {how}, and this rewrite would lose that change. Read it again, then change it "
+            "(file_edit keeps what it does not replace).")
 
 
 BOM = "\ufeff"  # a UTF-8 file's first character, when the program that wrote it marked it so
