@@ -189,7 +189,7 @@ class WorkFolderSnapshot:
         if not note.get("tree"):
             return []
         found = {path: Change(path, how != "created", True, "gone" if how == "deleted" else "changed", by_command=True)
-                 for path, how in self._differing(workdir).items()}
+                 for path, how in self._differing(workdir, note).items()}
         for path in note.get("put_back", []):
             if path not in found:
                 existed = self._mode(workdir, note["tree"], path) is not None
@@ -220,10 +220,11 @@ class WorkFolderSnapshot:
         return None if found is None else FilesChangedOutside(**found)
 
     def _since_mark(self, workdir: Path) -> dict | None:
-        if not self.taken or not self._marked.exists():
+        note = self._note()  # (read once: this runs at every turn)
+        if not note.get("tree") or not self._marked.exists():
             return None
         kinds: dict[str, list[str]] = {"changed": [], "created": [], "deleted": []}
-        for path, how in self._differing(workdir, index=self._marked).items():
+        for path, how in self._differing(workdir, note, index=self._marked).items():
             kinds[how].append(path)
         if not any(kinds.values()):
             return None
@@ -234,13 +235,13 @@ class WorkFolderSnapshot:
     def _marked(self) -> Path:
         return self.git_dir / MARKED_INDEX
 
-    def _differing(self, workdir: Path, index: Path | None = None) -> dict[str, str]:
+    def _differing(self, workdir: Path, note: dict, index: Path | None = None) -> dict[str, str]:
         """path → changed | created | deleted: the work folder against the index (the copy's, or
-        `index`), in git's order (by path)."""
+        `index`), in git's order (by path). `note`: the copy's (_note), for the repositories within."""
         out = self._git(workdir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
                         "--ignore-submodules=all", index=index)
         found: dict[str, str] = {}
-        nested = set(self.nested)
+        nested = set(note.get("nested", []))
         for entry in out.split(b"\0"):
             if len(entry) < 4:
                 continue

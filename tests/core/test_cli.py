@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from core.events import UserMessage, encode
 from core.paths import RUN_LOCK
 from core.store import Store
 from tests.support.local_site import send_page, serving
+from tests.support.marks import needs_git
 from tests.support.openai_server import (
     Failure,
     Script,
@@ -259,7 +259,7 @@ def test_run_without_a_model_takes_the_settings_chosen_in_the_window(tmp_path):
         store.close()
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="the copies are made by git, not installed here")
+@needs_git
 def test_a_run_keeps_the_sessions_copies_of_work_folders_under_what_settings_allow(tmp_path):
     from core.paths import session_dir
     from core.scripted import ScriptedModel

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 from dataclasses import replace
 
 import pytest
@@ -15,8 +14,9 @@ from core.run_lock import live_status
 from core.session import CannotRun
 from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
 from tests.core.test_snapshot import CRLF, run_with_commands
+from tests.support.marks import needs_git
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the copies are made by git, not installed here")
+pytestmark = needs_git
 
 TODAY = dt.date(2026, 11, 27)
 

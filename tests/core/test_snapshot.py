@@ -4,7 +4,6 @@ first command, and put back: real sessions, real commands, real git, the scripte
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 
@@ -17,8 +16,9 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import CannotRun
 from core.snapshot import NOTE_NAME, SNAPSHOT_DIR, WorkFolderSnapshot
 from tests.core.helpers import events_of, make_session
+from tests.support.marks import needs_git
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the copy is made by git, not installed here")
+pytestmark = needs_git
 
 CRLF = b"first\r\nsecond\r\n"  # as a Windows editor wrote it: it must come back byte for byte
 

@@ -3,13 +3,12 @@ dialog shows each file's diff, and files are put back as they were (the agent is
 
 from __future__ import annotations
 
-import pytest
-
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QDialog, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
+from tests.support.marks import needs_git
 
 WAIT = 20_000
 
@@ -153,12 +152,10 @@ def test_after_a_put_back_the_list_keeps_the_file_looked_at(qtbot, make_window, 
     qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt — removed again"), timeout=WAIT)
 
 
+@needs_git
 def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make_window, workdir):
-    import shutil
     import sys
 
-    if shutil.which("git") is None:
-        pytest.skip("the copy before the first command is made by git, not installed here")
     (workdir / "settings.toml").write_text("debug = false\n", encoding="utf-8")
     model = ScriptedModel([
         reply("", call("shell_run", command=f'"{sys.executable}" -c "open(\'settings.toml\', \'w\').write(\'debug = true\')"')),
@@ -198,18 +195,16 @@ def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make
     assert (workdir / "settings.toml").read_text(encoding="utf-8") == "debug = false\n"
 
 
+@needs_git
 def test_past_the_cap_settings_allow_the_oldest_sessions_copies_go_at_the_start_and_on_save(
         qtbot, make_window, workdir, tmp_path, settings):
     import os
-    import shutil
 
     from core.paths import session_dir
     from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
     from tests.gui.test_opening import recorded_earlier
     from tests.gui.test_supporting_screens import settings_dialog
 
-    if shutil.which("git") is None:
-        pytest.skip("the copy before the first command is made by git, not installed here")
     (workdir / "blob.bin").write_bytes(os.urandom(700 * 1024))  # (does not compress)
     older, newer, newest = (recorded_earlier(tmp_path / "data", workdir, task, turns=1)
                             for task in ("Older", "Newer", "Newest"))
@@ -240,12 +235,10 @@ def test_past_the_cap_settings_allow_the_oldest_sessions_copies_go_at_the_start_
     assert copy_of[newest].is_dir()
 
 
+@needs_git
 def test_a_file_the_person_changes_while_the_agent_thinks_is_said_in_the_chat(qtbot, make_window, workdir):
-    import shutil
     import sys
 
-    if shutil.which("git") is None:
-        pytest.skip("the copy before the first command is made by git, not installed here")
     (workdir / "notes.txt").write_text("first\n", encoding="utf-8")
 
     def while_the_model_thinks(request):  # the person saves in their editor
