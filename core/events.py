@@ -138,6 +138,15 @@ class AssistantMessage(Event):
 
 
 @dataclass(frozen=True)
+class FileSeen:
+    """A work-folder file as a tool read or wrote it: what the agent knows of it (core/tools/seen.py)."""
+
+    path: str  # relative to the work folder, with "/"
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
 class ToolResult(Event):
     kind: ClassVar[str] = "tool_result"
     call_id: str
@@ -152,6 +161,8 @@ class ToolResult(Event):
     # The call whose identical output is still in the context: this result points to it instead
     # of repeating it (an unchanged re-read).
     same_as: str = ""
+    # The file a file tool read or wrote, as it left it: a reopened session knows it again.
+    seen: FileSeen | None = None
 
     @property
     def shown(self) -> str:
@@ -346,9 +357,10 @@ class CommandChangedFiles(ChangedFiles):
 @dataclass(frozen=True)
 class FilesChangedOutside(ChangedFiles):
     """Files that changed since the agent's last step, not by its tools: the person's editor,
-    another program, a process a command left running. Looked for once the folder is copied (the
-    first command), at each turn and before each tool that writes; told to the agent, which would
-    otherwise go on from what it read before, and to the person."""
+    another program, a process a command left running. Looked for at each turn and before each
+    tool that writes: in the whole folder once it is copied (the first command); before, or without
+    a copy, among the files the agent read or wrote (core/tools/seen.py). Told to the agent, which
+    would otherwise go on from what it read before, and to the person."""
 
     kind: ClassVar[str] = "files_changed_outside"
 

@@ -585,6 +585,8 @@ class Session:
                 self._progress(progress.put_back(event))
             self._take_back_success()
             kept.mark_put_back(workdir, [*event.paths, *event.removed])
+            if self._loop is not None:  # (a loop made later reads them off the log as known)
+                self._loop.seen_files.settle([*event.paths, *event.removed])
         if failed:
             raise CannotRun(failed + (" (the files before it were)" if event else ""))
         return event

@@ -59,6 +59,7 @@ from core.events import (
     ErrorRecorded,
     Event,
     FilesChangedOutside,
+    FileSeen,
     FlushRequested,
     HumanAnswer,
     HumanQuestion,
@@ -100,6 +101,7 @@ from core.text import one_line, shown_text
 from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
+from core.tools.seen import SeenFiles
 from core.tools.shell import stop_background
 
 if TYPE_CHECKING:
@@ -222,9 +224,8 @@ class AgentLoop(Delegation):
         self._budgeted_for: tuple[str, str | None, int | None] | None = None  # the model it is for
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
-        # The files the agent read or wrote in this run, as they were then (ToolContext.seen): a
-        # reopened session starts with none, and its first rewrite of a file goes unchecked.
-        self._seen_files: dict[str, tuple[int, int]] = {}
+        # The files the agent read or wrote, as they were then (ToolContext.seen), once needed.
+        self._seen_files: SeenFiles | None = None
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
@@ -829,7 +830,7 @@ class AgentLoop(Delegation):
                                                                   self._hide_secrets(text))),
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
-            snapshot=self._snapshot(), seen=self._seen_files,
+            snapshot=self._snapshot(), seen=self.seen_files,
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
@@ -861,9 +862,9 @@ class AgentLoop(Delegation):
             await asyncio.to_thread(self._storable, content)
         prepared = await self._prepare_large(call, not error_type, content)
         if error_type:
-            self._fail(call.name, error_type, content, call, prepared)
+            self._fail(call.name, error_type, content, call, prepared, ctx.file_seen)
         else:
-            self._result(call, True, content, prepared)
+            self._result(call, True, content, prepared, ctx.file_seen)
         for event in ctx.told_after:
             self._record(event)
         if writes and call.name != SHELL_TOOL:  # (a command marks the folder as it leaves it itself)
@@ -875,16 +876,26 @@ class AgentLoop(Delegation):
     def _snapshot(self) -> WorkFolderSnapshot | None:
         return WorkFolderSnapshot(self.session_dir) if self.state.config.copy_work_folder else None
 
+    @property
+    def seen_files(self) -> SeenFiles:
+        """The work folder's files the agent read or wrote, as they were then; from the log the
+        first time (a reopened session knows them again), and again in a work folder moved."""
+        if self._seen_files is None or self._seen_files.workdir != Path(self.state.workdir):
+            self._seen_files = SeenFiles.from_records(Path(self.state.workdir), self.journal.records)
+        return self._seen_files
+
     async def _look_outside(self, snapshot: WorkFolderSnapshot | None = None) -> FilesChangedOutside | None:
         """The work folder's files that changed since the agent last left it, not by its tools (the
-        person's editor, another program), recorded so that the agent is told, and returned; once
-        the folder was copied (the first command). A failure is logged, and the step goes on."""
+        person's editor, another program), recorded so that the agent is told, and returned.
+        Before the folder is copied (the first command), or without a copy, only the files the
+        agent read or wrote are looked at. A failure is logged, and the step goes on."""
         snapshot = snapshot or self._snapshot()
-        if snapshot is None or not snapshot.taken:
-            return None
         workdir = Path(self.state.workdir)
+        seen = self.seen_files  # (made here, from the log, not on the worker thread)
 
         def look() -> FilesChangedOutside | None:
+            if snapshot is None or not snapshot.taken:
+                return seen.news()
             found = snapshot.outside_changes(workdir)
             if found is not None:
                 snapshot.mark(workdir)
@@ -936,7 +947,8 @@ class AgentLoop(Delegation):
             saved = await asyncio.to_thread(self._offload, call, content)
         return Prepared(digest, saved)
 
-    def _result(self, call: ToolCall, ok: bool, content: str, prepared: Prepared | None = None) -> None:
+    def _result(self, call: ToolCall, ok: bool, content: str, prepared: Prepared | None = None,
+                seen: FileSeen | None = None) -> None:
         size = len(content)
         offload_path, same_as = None, ""
         digest = prepared.digest if prepared else self._digest(call, ok, content)
@@ -946,7 +958,7 @@ class AgentLoop(Delegation):
         elif size > self.settings.offload_chars:
             offload_path, content = (prepared and prepared.saved) or self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
-                                offload_path=offload_path, size=size, digest=digest, same_as=same_as))
+                                offload_path=offload_path, size=size, digest=digest, same_as=same_as, seen=seen))
         self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
@@ -961,10 +973,10 @@ class AgentLoop(Delegation):
         big_text.write(folder / name, content)
 
     def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None,
-              prepared: Prepared | None = None) -> None:
+              prepared: Prepared | None = None, seen: FileSeen | None = None) -> None:
         """An error the model sees: recorded, written to progress.md, counted for 3-Strike."""
         if call is not None:
-            self._result(call, False, message, prepared)
+            self._result(call, False, message, prepared, seen)
         signature = error_signature(tool, error_type, message)
         attempt = self.state.strikes.get(signature, 0) + 1
         self._record(ErrorRecorded(signature=signature, message=message[:4000], attempt=attempt, tool=tool))

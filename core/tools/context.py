@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.events import CommandChangedFiles, Event
+from core.events import CommandChangedFiles, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
 from core.text import os_path
 from core.tools.registry import ToolError
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
     from core.originals import Originals
     from core.snapshot import WorkFolderSnapshot
+    from core.tools.seen import SeenFiles
 
 log = logging.getLogger(__name__)
 
@@ -60,28 +61,19 @@ class ToolContext:
     # The copy of the work folder made before the session's first command (None: not made).
     snapshot: WorkFolderSnapshot | None = None
     call_id: str = ""  # the call the tool runs for
-    # The files the agent last read or wrote, as they were then (path → (mtime_ns, size)), shared
-    # by the session's calls: a rewrite of one that changed since is refused (None: not checked).
-    seen: dict[str, tuple[int, int]] | None = None
+    # The work folder's files the agent read or wrote, as they were then, shared by the session's
+    # calls: a rewrite of one that changed since is refused (None: not checked).
+    seen: SeenFiles | None = None
+    file_seen: FileSeen | None = None  # the file this call read or wrote, as it left it
 
     def saw(self, target: Path) -> None:
         """The agent read or wrote `target` (a path `resolve` gave): as it is now, it is what it knows."""
         if self.seen is not None:
-            try:
-                found = target.stat()
-            except OSError:
-                return
-            self.seen[str(target)] = (found.st_mtime_ns, found.st_size)
+            self.file_seen = self.seen.saw(target) or self.file_seen
 
     def changed_since_seen(self, target: Path) -> bool:
         """Whether `target` changed since the agent last read or wrote it (a file it never did: no)."""
-        if self.seen is None or (known := self.seen.get(str(target))) is None:
-            return False
-        try:
-            found = target.stat()
-        except OSError:  # (gone: a write makes it anew, and loses nothing)
-            return False
-        return (found.st_mtime_ns, found.st_size) != known
+        return self.seen is not None and self.seen.changed_since_seen(target)
 
     @property
     def work_folder_copy_due(self) -> bool:
@@ -102,6 +94,8 @@ class ToolContext:
     def after_command(self) -> CommandChangedFiles | None:
         """After a shell command: what it changed in the work folder, as an event to record
         (CommandChangedFiles) and returned, when it changed anything. Blocking."""
+        if self.seen is not None and (self.snapshot is None or not self.snapshot.taken):
+            self.seen.settle()  # (without a copy, what it changed of the files seen is its own)
         if self.snapshot is None:
             return None
         try:

@@ -9,6 +9,7 @@ from core.memory.working import WorkingMemory
 from core.tools.context import ToolContext
 from core.tools.files import file_edit, file_list, file_read, file_write
 from core.tools.registry import ToolError
+from core.tools.seen import SeenFiles
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def test_an_edited_script_stays_executable_and_a_read_only_file_read_only(ctx):
 
 
 def test_a_rewrite_of_a_file_changed_since_the_agent_read_it_is_refused_and_an_edit_goes_on(ctx):
-    ctx.seen = {}
+    ctx.seen = SeenFiles(ctx.workdir)
     notes = ctx.workdir / "notes.md"
     notes.write_text("# Notes\n", encoding="utf-8")
     file_write(ctx, "fresh.md", "never read: written\n")

@@ -1,0 +1,114 @@
+"""The files the agent read or wrote, as they were then: a rewrite of one changed since is refused,
+and before the work folder is copied, or without a copy, the changes are told to the agent once.
+A reopened session knows them again. Real sessions, real files, the scripted model."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from core.events import FilesChangedOutside, ToolResult
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from tests.core.helpers import events_of, make_session
+
+TOLD = "[Files of the work folder changed since your last step, not by your tools"
+
+
+def results(session, name: str) -> list[ToolResult]:
+    return [e for e in events_of(session, ToolResult) if e.name == name]
+
+
+async def test_a_file_the_agent_read_and_the_person_changed_before_any_command_is_told_once(
+        store, data_dir, workdir):
+    (workdir / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    (workdir / "other.md").write_text("never read\n", encoding="utf-8")
+
+    def while_the_model_thinks(request):  # the person, in their editor
+        (workdir / "notes.md").write_text("# Notes\nthe person's line\n", encoding="utf-8")
+        (workdir / "other.md").write_text("changed, but the agent never read it\n", encoding="utf-8")
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([
+        reply("", call("file_read", path="notes.md")),
+        while_the_model_thinks,
+        reply("", call("file_write", path="notes.md", content="# Notes\nthe agent's line\n")),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    told = events_of(session, FilesChangedOutside)
+    assert [(e.changed, e.created, e.deleted) for e in told] == [(("notes.md",), (), ())]  # once, and only it
+    assert f"{TOLD} (by the person, or another program): notes.md." in str(model.requests[2].messages)
+    refused = results(session, "file_write")[0]
+    assert not refused.ok and refused.content.startswith("Not written: notes.md")
+    assert (workdir / "notes.md").read_text(encoding="utf-8") == "# Notes\nthe person's line\n"
+
+
+async def test_without_a_copy_a_commands_change_is_not_told_as_the_persons_and_a_rewrite_still_waits_for_a_read(
+        store, data_dir, workdir):
+    (workdir / "calc.py").write_text("x = 1\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_read", path="calc.py")),
+        reply("", call("shell_run", command=f'"{sys.executable}" -c "open(\'calc.py\', \'a\').write(\'y = 2\\n\')"')),
+        reply("", call("file_write", path="calc.py", content="x = 3\n")),
+        reply("", call("file_read", path="calc.py")),
+        reply("", call("file_write", path="calc.py", content="x = 1\ny = 2\nz = 3\n")),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all", copy_work_folder=False)
+    assert await session.run() == "done"
+    assert events_of(session, FilesChangedOutside) == []
+    writes = results(session, "file_write")
+    assert not writes[0].ok and "changed since you last read or wrote it" in writes[0].content
+    assert writes[1].ok and (workdir / "calc.py").read_text(encoding="utf-8") == "x = 1\ny = 2\nz = 3\n"
+
+
+async def test_a_reopened_session_knows_the_files_read_and_tells_what_changed_while_it_was_closed(
+        store, data_dir, workdir):
+    (workdir / "a.md").write_text("a\n", encoding="utf-8")
+    (workdir / "b.md").write_text("b\n", encoding="utf-8")
+    first = ScriptedModel([
+        reply("", call("file_read", path="a.md")),
+        reply("", call("file_read", path="b.md")),
+        reply("", call("shell_run", command=f'"{sys.executable}" -c "open(\'b.md\', \'a\').write(\'by a command\\n\')"')),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, first, approval="all", copy_work_folder=False)
+    assert await session.run() == "done"
+    seen = [e.seen for e in events_of(session, ToolResult) if e.seen is not None]
+    assert [s.path for s in seen] == ["a.md", "b.md"]
+    # While the session is closed, the person edits a.md (an hour later, by its time stamp).
+    (workdir / "a.md").write_text("a, edited by the person\n", encoding="utf-8")
+    later = os.stat(workdir / "a.md").st_mtime + 3600
+    os.utime(workdir / "a.md", (later, later))
+
+    again = ScriptedModel([
+        reply("", call("file_write", path="a.md", content="the agent's a\n")),
+        reply("", call("task_done", summary="done again")),
+    ])
+    reopened = Session.open(store, data_dir, session.id, again)
+    await reopened.send("go on")
+    assert await reopened.wait() == "done"
+    told = events_of(reopened, FilesChangedOutside)
+    assert [e.changed for e in told] == [("a.md",)]  # b.md: the command's doing, before the session closed
+    refused = results(reopened, "file_write")[0]
+    assert not refused.ok and refused.content.startswith("Not written: a.md")
+    assert (workdir / "a.md").read_text(encoding="utf-8") == "a, edited by the person\n"
+
+
+async def test_a_file_the_person_put_back_is_told_as_put_back_not_again_as_changed(store, data_dir, workdir):
+    (workdir / "calc.py").write_text("x = 1\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="x = 1", new="x = 2")),
+        reply("", call("task_done", summary="done")),
+        reply("", call("file_list", path=".")),
+        reply("", call("task_done", summary="done again")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all", copy_work_folder=False)
+    assert await session.run() == "done"
+    assert session.put_back(["calc.py"], "not this") is not None
+    await session.send("go on")
+    assert await session.wait() == "done"
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "x = 1\n"
+    assert events_of(session, FilesChangedOutside) == []
