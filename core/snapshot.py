@@ -7,8 +7,9 @@ first command of a session the whole work folder is copied, the way git copies i
 repository in the session's folder (snapshot.git), never the person's own (whose history, index,
 hooks and settings are not touched). Git keeps each file once, compressed, and says quickly which
 files differ from it afterwards. Files the work folder's .gitignore leaves out (build outputs,
-node_modules, virtual environments) are not copied, nor listed; a folder too large to copy, or a
-computer without git, keeps nothing, and the changes window says why.
+node_modules, virtual environments) are not copied, nor listed, and neither are those of
+ALWAYS_LEFT_OUT in a folder without one; a folder too large to copy, or a computer without git,
+keeps nothing, and the changes window says why.
 
 What is copied is the files' bytes as they are: conversions git would make (line endings,
 filters) are turned off for this repository, so what comes back is what was there.
@@ -53,6 +54,14 @@ NOT_EXPORTED = ("the copy of the work folder made before the first command stays
                 "was exported from")
 # Every conversion off: the bytes kept are the bytes read, and come back as they were.
 NO_CONVERSIONS = "* -text -eol -filter -ident -working-tree-encoding -diff\n"
+# Left out besides what the work folder's .gitignore leaves out, for a folder without one (a folder
+# of data, a script or two): what tools make and make again — a virtual environment or
+# node_modules the agent installs holds thousands of files, which would be copied, listed as a
+# command's changes and looked through at every step; caches; files a file manager leaves.
+ALWAYS_LEFT_OUT = "\n".join([
+    ".venv/", "venv/", "node_modules/", "__pycache__/", "*.py[co]", ".pytest_cache/", ".mypy_cache/",
+    ".ruff_cache/", ".tox/", ".nox/", ".DS_Store", "Thumbs.db", "desktop.ini", "",
+])
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +93,7 @@ class WorkFolderSnapshot:
             self._git(workdir, "init", "--quiet", "--bare", "--template=", str(self.git_dir), bare_init=True)
             (self.git_dir / "info").mkdir(exist_ok=True)
             (self.git_dir / "info" / "attributes").write_text(NO_CONVERSIONS, encoding="utf-8")
+            (self.git_dir / "info" / "exclude").write_text(ALWAYS_LEFT_OUT, encoding="utf-8")
             if too_large := self._too_large(workdir):
                 remove_folder(self.git_dir)
                 self._write_note({"not_kept": too_large})

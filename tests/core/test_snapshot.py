@@ -303,6 +303,23 @@ def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_
     assert copy.command_changes(workdir, "c2") is None  # nothing since
 
 
+def test_in_a_folder_without_a_gitignore_environments_and_caches_are_neither_copied_nor_listed(tmp_path):
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    (workdir / "node_modules" / "left-pad").mkdir(parents=True)
+    (workdir / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n", encoding="utf-8")
+    (workdir / "data.csv").write_text("a,b\n", encoding="utf-8")
+    copy.take(workdir)
+    copy.mark(workdir)
+    assert copy._git(workdir, "ls-tree", "-r", "--name-only", snapshot_module.COPY_REF).split() == [b"data.csv"]
+    # What a command makes of them (a virtual environment, bytecode, a test cache) is not its change.
+    for made in (".venv/bin/python", "venv/lib/site.py", "__pycache__/m.cpython-311.pyc", "pkg/mod.pyc",
+                 ".pytest_cache/v/lastfailed", ".DS_Store", "node_modules/left-pad/index.js", "out.txt"):
+        (workdir / made).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / made).write_text("made\n", encoding="utf-8")
+    told = copy.command_changes(workdir, "c1")
+    assert (told.changed, told.created, told.deleted, told.more) == ((), ("out.txt",), (), 0)
+
+
 async def test_a_file_no_command_changed_is_told_as_not_the_agents(store, data_dir, workdir):
     session, _ = await run_with_commands(store, data_dir, workdir)
     (workdir / "mine.txt").write_text("the person's own note\n", encoding="utf-8")  # in their editor
