@@ -363,6 +363,15 @@ class FilesChangedOutside(ChangedFiles):
     would otherwise go on from what it read before, and to the person."""
 
     kind: ClassVar[str] = "files_changed_outside"
+    # Processes the agent's commands had left running then (a dev server, a watcher): the changes
+    # may be theirs, and each step would otherwise blame the person for a log the server writes.
+    background: int = 0
+
+    def by(self, whose: str = "your") -> str:
+        """Who may have made the changes: "the person, or another program"; with processes
+        running in the background, "…, or a process your commands left running"."""
+        return (f"the person, another program, or a process {whose} commands left running" if self.background
+                else "the person, or another program")
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
 from core.tools.seen import SeenFiles
-from core.tools.shell import stop_background
+from core.tools.shell import running_in_background, stop_background
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -841,7 +841,7 @@ class AgentLoop(Delegation):
             if call.name == REWRITING_TOOL and outside is not None and (
                     path := relative(path_of(call.arguments), self.state.workdir)) in outside.paths():
                 self._fail(call.name, "changed_outside", rewrite_refused(
-                    path, "was changed outside your tools since your last step (by the person, or another program)"),
+                    path, f"was changed outside your tools since your last step (by {outside.by()})"),
                     call)
                 return
         phase_before = _phase(self.memory.read(PLAN)[0])
@@ -906,6 +906,8 @@ class AgentLoop(Delegation):
             log.warning("the work folder was not looked at for changes outside the agent: %s", exc)
             return None
         if found is not None:
+            if running := running_in_background(self.state.session_id):
+                found = dataclass_replace(found, background=running)
             self._record(found)
             self._progress(progress.changed_outside(found))
         return found

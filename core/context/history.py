@@ -214,8 +214,8 @@ class History:
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
             case FilesChangedOutside():
-                self._note(f"[Files of the work folder changed since your last step, not by your tools (by the person, "
-                           f"or another program): {event.words(AGENT_FILES_NAMED)}. What you read of them before is "
+                self._note(f"[Files of the work folder changed since your last step, not by your tools (by "
+                           f"{event.by()}): {event.words(AGENT_FILES_NAMED)}. What you read of them before is "
                            "stale: read a file again before you change it.]")
             case ErrorDiagnosed() if event.text:
                 self._note(event.text)

@@ -140,7 +140,7 @@ def workdir_moved(previous: str, workdir: str) -> str:
 
 def changed_outside(event: FilesChangedOutside) -> str:
     return (f"\n## [{_stamp()}] ⟳ Files changed outside the agent's tools\n- {event.words(40)}\n"
-            "- By the person, or another program, since the agent's last step; it is told.\n")
+            f"- By {event.by('its')}, since the agent's last step; it is told.\n")
 
 
 def put_back(event: FilesPutBack) -> str:

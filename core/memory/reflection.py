@@ -40,7 +40,7 @@ from core.events import (
 from core.llm import ModelRequest
 from core.paths import resource_text
 from core.summary import summarize, summary_rows
-from core.text import one_line
+from core.text import capitalized, one_line
 
 DIMENSIONS = ("outcome", "efficiency", "errors", "strategies", "gaps")
 ACHIEVED = ("yes", "partly", "no")
@@ -178,7 +178,7 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
             case CommandChangedFiles():  # (an ok result is told by its size: the files a command touched, not)
                 yield f"    it changed {event.words()}"
             case FilesChangedOutside():
-                yield f"The person, or another program, changed files: {event.words()}"
+                yield f"{capitalized(event.by('its'))}, changed files: {event.words()}"
             case ErrorRecorded() if not event.counts:
                 yield f"  ! the provider failed: {one_line(event.message, 200)}"
             case ErrorRecorded() if event.attempt > 1:

@@ -160,6 +160,11 @@ def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, drain
             f"stopped when this run ends, or now with: kill -- -{proc.pid}]")
 
 
+def running_in_background(session_id: str) -> int:
+    """How many of the session's commands left a process running that still holds their output."""
+    return sum(not draining.done() for _, draining in _background.get(session_id, []))
+
+
 def stop_background(session_id: str) -> int:
     """Stop what the session's commands left running in the background; how many groups."""
     kept = _background.pop(session_id, [])

@@ -507,3 +507,36 @@ async def test_a_rewrite_of_a_file_the_person_just_changed_is_refused_and_an_edi
     assert (workdir / "calc.py").read_text(encoding="utf-8") == "# the person's comment\ndef add(a, b):\n    return a + b\n"
     assert results[-2].ok and results[-2].name == "file_write"  # read again first: written
     assert (workdir / "notes.md").read_text(encoding="utf-8") == "# Notes\nthe person's line\nthe agent's line\n"
+
+
+async def test_files_a_server_left_running_writes_may_be_its_so_the_person_is_not_blamed_alone(
+        store, data_dir, workdir):
+    import time
+
+    from core.events import FilesChangedOutside
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
+
+    def while_the_model_thinks(request):  # the server goes on writing
+        time.sleep(0.3)
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([
+        reply("", call("shell_run", command=f'"{sys.executable}" serve.py')),
+        while_the_model_thinks,
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    told = events_of(session, FilesChangedOutside)
+    assert told and all(e.background == 1 and e.paths() == {"beat"} for e in told)
+    assert ("not by your tools (by the person, another program, or a process your commands left running): beat"
+            in str(model.requests[-1].messages))
+    assert "By the person, another program, or a process its commands left running" in (
+        session.dir / "progress.md").read_text(encoding="utf-8")
+    from core.render import render
+
+    shown = render(next(r for r in session.records if r.event == told[0]))
+    assert shown == "  ⟳ changed outside the agent's tools since its last step (maybe by a process its commands left " \
+                    f"running): {told[0].words()}; the agent is told"
