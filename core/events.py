@@ -333,6 +333,12 @@ class ChangedFiles(Event):
         """The files named (not those only counted in `more`)."""
         return {*self.changed, *self.created, *self.deleted}
 
+    def without(self, paths: set[str]) -> ChangedFiles | None:
+        """These files but `paths` (None when none is left to name)."""
+        left = dataclasses.replace(self, **{how: tuple(p for p in getattr(self, how) if p not in paths)
+                                            for how in ("changed", "created", "deleted")})
+        return left if left.paths() else None
+
     def words(self, listed: int = 12) -> str:
         """"settings.toml, made.txt (created), old.log (deleted) and 3 more"."""
         named = [*self.changed, *(f"{p} (created)" for p in self.created), *(f"{p} (deleted)" for p in self.deleted)]

@@ -226,6 +226,7 @@ class AgentLoop(Delegation):
         self._plan_version_recited = 0
         # The files the agent read or wrote, as they were then (ToolContext.seen), once needed.
         self._seen_files: SeenFiles | None = None
+        self._changing_in_background: set[str] = set()  # see _look_outside
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
@@ -905,9 +906,15 @@ class AgentLoop(Delegation):
         except OSError as exc:  # (SnapshotFailed too; a work folder gone is said by the tool)
             log.warning("the work folder was not looked at for changes outside the agent: %s", exc)
             return None
+        # A file that changes at every look while a process the commands left running runs (its
+        # log, a heartbeat) is told once, not at every step.
+        running = running_in_background(self.state.session_id)
+        changing, self._changing_in_background = self._changing_in_background, (
+            found.paths() if found is not None and running else set())
+        if found is not None and running:
+            found = found.without(changing)
+            found = found and dataclass_replace(found, background=running)
         if found is not None:
-            if running := running_in_background(self.state.session_id):
-                found = dataclass_replace(found, background=running)
             self._record(found)
             self._progress(progress.changed_outside(found))
         return found

@@ -509,7 +509,7 @@ async def test_a_rewrite_of_a_file_the_person_just_changed_is_refused_and_an_edi
     assert (workdir / "notes.md").read_text(encoding="utf-8") == "# Notes\nthe person's line\nthe agent's line\n"
 
 
-async def test_files_a_server_left_running_writes_may_be_its_so_the_person_is_not_blamed_alone(
+async def test_files_a_server_left_running_writes_may_be_its_and_are_told_once_while_they_keep_changing(
         store, data_dir, workdir):
     import time
 
@@ -522,15 +522,23 @@ async def test_files_a_server_left_running_writes_may_be_its_so_the_person_is_no
         time.sleep(0.3)
         return reply("", call("file_list", path="."))
 
+    def the_person_saves(request):
+        (workdir / "notes.txt").write_text("mine\n", encoding="utf-8")
+        return while_the_model_thinks(request)
+
     model = ScriptedModel([
         reply("", call("shell_run", command=f'"{sys.executable}" serve.py')),
+        while_the_model_thinks,
+        while_the_model_thinks,
+        the_person_saves,
         while_the_model_thinks,
         reply("", call("task_done", summary="done")),
     ])
     session = make_session(store, data_dir, workdir, model, approval="all")
     assert await session.run() == "done"
     told = events_of(session, FilesChangedOutside)
-    assert told and all(e.background == 1 and e.paths() == {"beat"} for e in told)
+    # Told once, not at every step while it goes on changing; the person's file beside it, as ever.
+    assert [(e.background, e.paths()) for e in told] == [(1, {"beat"}), (1, {"notes.txt"})]
     assert ("not by your tools (by the person, another program, or a process your commands left running): beat"
             in str(model.requests[-1].messages))
     assert "By the person, another program, or a process its commands left running" in (
