@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from core.events import FilesChangedOutside, FileSeen, Record, ToolResult
+from core.events import FilesChangedOutside, FileSeen, FilesPutBack, Record, ToolResult
 
 Stat = tuple[int, int] | None  # (mtime_ns, size); None: the file is gone
 
@@ -31,13 +31,16 @@ class SeenFiles:
 
     @classmethod
     def from_records(cls, workdir: Path, records: Iterable[Record]) -> SeenFiles:
-        """The files a session's tools read or wrote, from its log. What changed before its last
-        record is taken as told or as a command's doing; what changed after (while the session
-        was closed) is told at the next step."""
+        """The files a session's tools read or wrote, from its log. What changed before the last
+        record of the work folder (a tool's result, a change told, a put-back) is taken as told
+        or as a command's doing; what changed after (while the session was closed, or while the
+        model thought before it was) is told at the next step. (Not its last record of all: the
+        person's message that reopens it comes after their edits.)"""
         seen = cls(workdir)
         last = None
         for record in records:
-            last = record
+            if isinstance(record.event, (ToolResult, FilesChangedOutside, FilesPutBack)):
+                last = record
             if isinstance(record.event, ToolResult) and record.event.seen is not None:
                 file = record.event.seen
                 seen._seen[file.path] = (file.mtime_ns, file.size)

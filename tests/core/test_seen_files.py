@@ -4,8 +4,8 @@ A reopened session knows them again. Real sessions, real files, the scripted mod
 
 from __future__ import annotations
 
-import os
 import sys
+import time
 
 from core.events import FilesChangedOutside, ToolResult
 from core.scripted import ScriptedModel, call, reply
@@ -78,10 +78,10 @@ async def test_a_reopened_session_knows_the_files_read_and_tells_what_changed_wh
     assert await session.run() == "done"
     seen = [e.seen for e in events_of(session, ToolResult) if e.seen is not None]
     assert [s.path for s in seen] == ["a.md", "b.md"]
-    # While the session is closed, the person edits a.md (an hour later, by its time stamp).
+    # While the session is closed, the person edits a.md; then their message reopens it (a record
+    # made after the edit).
+    time.sleep(0.05)
     (workdir / "a.md").write_text("a, edited by the person\n", encoding="utf-8")
-    later = os.stat(workdir / "a.md").st_mtime + 3600
-    os.utime(workdir / "a.md", (later, later))
 
     again = ScriptedModel([
         reply("", call("file_write", path="a.md", content="the agent's a\n")),
