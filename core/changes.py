@@ -19,6 +19,7 @@ from core.events import (
     AssistantMessage,
     CommandChangedFiles,
     ErrorRecorded,
+    FilesChangedOutside,
     FilesPutBack,
     Record,
     SessionStarted,
@@ -43,6 +44,9 @@ class ChangeTally:
     shell_commands: int = 0
     unnamed: int = 0  # files commands changed beyond those their events name
     workdir: str = ""  # a path the agent gave in full is told relative to it, as a put-back names it
+    # Files the agent changed and that were changed outside its tools since (FilesChangedOutside):
+    # putting them back loses that change too, likely the person's.
+    changed_since: set[str] = field(default_factory=set)
 
     def add(self, record: Record) -> None:
         event = record.event
@@ -53,8 +57,12 @@ class ChangeTally:
         elif isinstance(event, FilesPutBack):  # as before the session: no change of the agent's is left
             for path in (*event.paths, *event.removed):
                 self.changed.pop(path, None)
+                self.changed_since.discard(path)
         elif isinstance(event, CommandChangedFiles):
             self._by_command(event)
+            self.changed_since -= event.paths()
+        elif isinstance(event, FilesChangedOutside):
+            self.changed_since |= event.paths() & self.changed.keys()
         elif isinstance(event, AssistantMessage):
             for call in event.tool_calls:
                 if call.name in FILE_TOOLS and (path := relative(path_of(call.arguments), self.workdir)):
@@ -66,6 +74,7 @@ class ChangeTally:
             if pending is not None and event.ok:
                 tool, path = pending
                 self.changed[path] = _how(tool, event.content, self.changed.get(path))
+                self.changed_since.discard(path)
         elif isinstance(event, ErrorRecorded) and event.tool == SHELL_TOOL:
             if error_type(event.signature) in RAN_AND_FAILED:
                 self.shell_commands += 1

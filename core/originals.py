@@ -50,9 +50,16 @@ class Change:
     # Of those: no command's record names it (CommandChangedFiles), so the person or another
     # program changed it, not the agent.
     outside: bool = False
+    # The agent changed it, and it was changed outside its tools since (FilesChangedOutside): a
+    # put-back loses that change too.
+    then_outside: bool = False
 
     def what(self) -> str:
         """In a few words, for a list."""
+        said = self._what()
+        return f"{said}, then not by the agent" if self.then_outside and self.now != "as before" else said
+
+    def _what(self) -> str:
         if self.by_command:
             if self.now == "as before":
                 return "as before the first command" if self.existed else "removed again"

@@ -24,6 +24,7 @@ from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
 from core.agent.state import SessionState, approval_key, asked_by_helper
+from core.changes import ChangeTally
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
@@ -531,7 +532,10 @@ class Session:
         """The files the agent changed in this session, against what they were before: by its file
         tools, and by its commands (core/work_changes.py). WorkFolderMissing when the work folder
         is gone: every file would seem deleted."""
-        return WorkChanges(self.dir).changes(self._work_folder(), self._named_by_commands())
+        tally = ChangeTally()
+        for record in self.records:
+            tally.add(record)
+        return WorkChanges(self.dir).changes(self._work_folder(), self._named_by_commands(), tally.changed_since)
 
     def _named_by_commands(self) -> set[str] | None:
         """The files the commands' records name; None when one of them only counted some."""

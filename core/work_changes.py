@@ -33,10 +33,12 @@ class WorkChanges:
         self.snapshot = WorkFolderSnapshot(session_dir)
         self._by_commands: set[str] | None = None  # the paths the copy lists, once read
 
-    def changes(self, workdir: Path, by_commands: set[str] | None = None) -> list[Change]:
+    def changes(self, workdir: Path, by_commands: set[str] | None = None,
+                changed_since: set[str] = frozenset()) -> list[Change]:
         """The file tools' files in the order they were first changed, then the commands' by path.
         `by_commands`: the files the commands' records name (CommandChangedFiles); another file
         that differs from the copy is marked as changed outside the agent's work (None: not known).
+        `changed_since`: files the agent changed, and that were changed outside its tools since.
         OriginalsUnreadable when the file tools' list cannot be read; SnapshotFailed when git
         cannot read the copy."""
         kept = self.originals.changes(workdir)
@@ -45,7 +47,8 @@ class WorkChanges:
         if by_commands is not None:
             found = [replace(change, outside=change.now != "as before" and change.path not in by_commands)
                      for change in found]
-        return kept + found
+        return [replace(change, then_outside=True) if change.path in changed_since and not change.outside else change
+                for change in kept + found]
 
     def diff(self, workdir: Path, change: Change) -> list[str]:
         """What was done to the file: before (the session, or the first command) against now."""

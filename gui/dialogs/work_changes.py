@@ -52,6 +52,8 @@ class PutBackDialog(QDialog):
         lines = [f"{what}: {', '.join(paths)}" for what, paths in groups if paths]
         if outside := [c.path for c in chosen if c.outside]:  # (likely the person's own work)
             lines.append(f"\nNot changed by the agent (by you, or another program): {', '.join(outside)}")
+        if since := [c.path for c in chosen if c.then_outside]:
+            lines.append(f"\nChanged since the agent did, by you or another program: {', '.join(since)}")
         self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since is lost, your own edits too.")
         self.said.setWordWrap(True)
         self.why = QLineEdit()

@@ -112,3 +112,29 @@ async def test_a_file_the_person_put_back_is_told_as_put_back_not_again_as_chang
     assert await session.wait() == "done"
     assert (workdir / "calc.py").read_text(encoding="utf-8") == "x = 1\n"
     assert events_of(session, FilesChangedOutside) == []
+
+
+async def test_a_file_changed_since_the_agent_did_is_listed_so_before_it_is_put_back(store, data_dir, workdir):
+    (workdir / "a.md").write_text("a\n", encoding="utf-8")
+    (workdir / "b.md").write_text("b\n", encoding="utf-8")
+
+    def the_person_saves_both(request):
+        (workdir / "a.md").write_text("A, the person's\n", encoding="utf-8")
+        (workdir / "b.md").write_text("B, the person's\n", encoding="utf-8")
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([
+        reply("", call("file_edit", path="a.md", old="a", new="A")),
+        reply("", call("file_edit", path="b.md", old="b", new="B")),
+        the_person_saves_both,
+        reply("", call("file_read", path="b.md")),
+        reply("", call("file_edit", path="b.md", old="B, the person's", new="B, both")),  # the agent's again
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all", copy_work_folder=False)
+    assert await session.run() == "done"
+    assert [e.paths() for e in events_of(session, FilesChangedOutside)] == [{"a.md", "b.md"}]
+    listed = {c.path: c.what() for c in session.changed_files()}
+    assert listed == {"a.md": "changed, then not by the agent", "b.md": "changed"}
+    session.put_back(["a.md"])
+    assert {c.path: c.what() for c in session.changed_files()}["a.md"] == "as before the session"

@@ -253,3 +253,27 @@ def test_a_file_the_person_changes_while_the_agent_thinks_is_said_in_the_chat(qt
     # (the agent's own out.txt is not among them)
     qtbot.waitUntil(lambda: "⟳ Changed outside the agent's tools since its last step: notes.txt; the agent is told"
                     in chat_says(window), timeout=WAIT)
+
+
+def test_a_file_changed_since_the_agent_did_is_named_before_it_is_put_back(qtbot, make_window, workdir):
+    (workdir / "notes.md").write_text("notes\n", encoding="utf-8")
+
+    def the_person_saves(request):
+        (workdir / "notes.md").write_text("NOTES, and the person's line\n", encoding="utf-8")
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([
+        reply("", call("file_edit", path="notes.md", old="notes", new="NOTES")),
+        the_person_saves,
+        reply("", call("task_done", summary="done")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir, approval="all", copy_work_folder=False)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    assert dialog.list.item(0).text() == "notes.md  ·  changed, then not by the agent"
+    dialog.list.selectAll()
+    confirm = dialog._put_back_chosen()
+    assert "Changed since the agent did, by you or another program: notes.md" in confirm.said.text()
+    confirm.reject()
