@@ -686,14 +686,17 @@ class MainWindow(QMainWindow):
         self.keep_copies_under_budget()
         return session
 
-    def _start(self, session: Session) -> None:
+    def _start(self, session: Session, begin: Callable[[], object] | None = None) -> bool:
+        """Start (or `begin` otherwise, as a resume does) the session's run and watch it; False
+        when it was refused, and the person told why."""
         try:
-            session.start()
+            (begin or session.start)()
         except CannotRun as refused:
             self.tell_refusal(refused)
-            return
+            return False
         self._watch_run(session)
         self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did
+        return True
 
     def _watch_run(self, session: Session) -> None:
         """Refresh the controls when the session's current run ends (once per run)."""
@@ -1083,14 +1086,8 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None or session.state.ended:
             return
-        try:
-            session.resume()
-        except CannotRun as refused:
-            self.tell_refusal(refused)
-            return
-        self._watch_run(session)
-        self.refresh_sessions()  # listed as running now that it runs, not as interrupted before it did
-        self._update_controls()
+        if self._start(session, session.resume):
+            self._update_controls()
 
     def stop(self) -> None:
         if self.session is not None and self.session.running:
