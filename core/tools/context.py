@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.events import CommandChangedFiles, Event, FileSeen
+from core.events import AGENT_FILES_NAMED, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
 from core.text import os_path
 from core.tools.registry import ToolError
@@ -91,25 +91,27 @@ class ToolContext:
         except OSError as exc:  # (SnapshotFailed too)
             log.warning("the work folder was not copied or marked before a command: %s", exc)
 
-    def after_command(self) -> CommandChangedFiles | None:
+    def after_command(self) -> str:
         """After a shell command: what it changed in the work folder, as an event to record
-        (CommandChangedFiles) and returned, when it changed anything. Blocking."""
-        if self.seen is not None and (self.snapshot is None or not self.snapshot.taken):
-            self.seen.settle()  # (without a copy, what it changed of the files seen is its own)
-        if self.snapshot is None:
-            return None
+        (CommandChangedFiles), and the line that ends its output for the agent ("" when it
+        changed nothing). Without a copy, the files the agent read or wrote that it changed are
+        named: the agent's reading of them is stale. Blocking."""
+        if self.snapshot is None or not self.snapshot.taken:
+            named = self.seen.settle() if self.seen is not None else None
+            return "" if named is None else \
+                f"\n[files you read or wrote that this command changed: {named.words(AGENT_FILES_NAMED)}]"
         try:
             changed = self.snapshot.command_changes(self.workdir, self.call_id)
         except OSError as exc:  # (SnapshotFailed too)
             log.warning("what a command changed was not found: %s", exc)
-            return None
+            return ""
         if changed is not None:
             self.told_after.append(changed)
         try:
             self.snapshot.mark(self.workdir)  # as the command left it: what changes next is not its
         except OSError as exc:
             log.warning("the work folder was not marked after a command: %s", exc)
-        return changed
+        return "" if changed is None else "\n" + changed.for_the_agent()
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

@@ -16,7 +16,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from core.events import FilesChangedOutside, FileSeen, FilesPutBack, Record, ToolResult
+from core.events import (
+    ChangedFiles,
+    FilesChangedOutside,
+    FileSeen,
+    FilesPutBack,
+    Record,
+    ToolResult,
+)
 
 Stat = tuple[int, int] | None  # (mtime_ns, size); None: the file is gone
 
@@ -78,21 +85,20 @@ class SeenFiles:
     def news(self) -> FilesChangedOutside | None:
         """The files that changed since the agent read or wrote them, not yet told: each told once.
         None when none did. Blocking (a stat of each file seen)."""
+        news = self.settle()
+        return None if news is None else FilesChangedOutside(changed=news.changed, deleted=news.deleted)
+
+    def settle(self, paths: Iterable[str] | None = None) -> ChangedFiles | None:
+        """What changed of the files seen (or of `paths` among them) is known already, not news to
+        tell: a command's doing, or files the person put back (the agent is told of those).
+        Returns the files whose change was not known before (None: none)."""
+        wanted = None if paths is None else set(paths)
         changed, deleted = [], []
         for path, now in self._differing():
-            if path in self._known and self._known[path] == now:
-                continue
-            self._known[path] = now
-            (deleted if now is None else changed).append(path)
-        return FilesChangedOutside(changed=tuple(changed), deleted=tuple(deleted)) if changed or deleted else None
-
-    def settle(self, paths: Iterable[str] | None = None) -> None:
-        """What changed of the files seen (or of `paths` among them) is known already, not news to
-        tell: a command's doing, or files the person put back (the agent is told of those)."""
-        wanted = None if paths is None else set(paths)
-        for path, now in self._differing():
-            if wanted is None or path in wanted:
+            if (wanted is None or path in wanted) and (path not in self._known or self._known[path] != now):
                 self._known[path] = now
+                (deleted if now is None else changed).append(path)
+        return ChangedFiles(changed=tuple(changed), deleted=tuple(deleted)) if changed or deleted else None
 
     def _differing(self) -> list[tuple[str, Stat]]:
         """(path, as it is now) for each file seen that changed since, in the order of the paths."""

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 
 from core import big_text
-from core.events import CommandChangedFiles
 from core.tools.context import ToolContext
 from core.tools.registry import InvalidCall, ToolError
 
@@ -61,15 +60,11 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     try:
         output = await _run(ctx, command, timeout)
     except ToolError as error:  # (a command that failed, timed out or was stopped may have changed files too)
-        raise ToolError(str(error) + _files_changed(await asyncio.to_thread(ctx.after_command))) from None
+        raise ToolError(str(error) + await asyncio.to_thread(ctx.after_command)) from None
     except BaseException:
         await asyncio.to_thread(ctx.after_command)
         raise
-    return output + _files_changed(await asyncio.to_thread(ctx.after_command))
-
-
-def _files_changed(changed: CommandChangedFiles | None) -> str:
-    return "" if changed is None else "\n" + changed.for_the_agent()
+    return output + await asyncio.to_thread(ctx.after_command)
 
 
 async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
