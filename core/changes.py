@@ -44,6 +44,7 @@ class ChangeTally:
     shell_commands: int = 0
     unnamed: int = 0  # files commands changed beyond those their events name
     workdir: str = ""  # a path the agent gave in full is told relative to it, as a put-back names it
+    named_by_commands: set[str] = field(default_factory=set)  # every file a CommandChangedFiles names
     # Files the agent changed and that were changed outside its tools since (FilesChangedOutside):
     # putting them back loses that change too, likely the person's.
     changed_since: set[str] = field(default_factory=set)
@@ -60,6 +61,7 @@ class ChangeTally:
                 self.changed_since.discard(path)
         elif isinstance(event, CommandChangedFiles):
             self._by_command(event)
+            self.named_by_commands |= event.paths()
             self.changed_since -= event.paths()
         elif isinstance(event, FilesChangedOutside):
             self.changed_since |= event.paths() & self.changed.keys()

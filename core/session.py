@@ -29,7 +29,6 @@ from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
     AssistantMessage,
-    CommandChangedFiles,
     FileChanged,
     FilesPutBack,
     HumanAnswer,
@@ -535,17 +534,8 @@ class Session:
         tally = ChangeTally()
         for record in self.records:
             tally.add(record)
-        return WorkChanges(self.dir).changes(self._work_folder(), self._named_by_commands(), tally.changed_since)
-
-    def _named_by_commands(self) -> set[str] | None:
-        """The files the commands' records name; None when one of them only counted some."""
-        named: set[str] = set()
-        for record in self.records:
-            if isinstance(event := record.event, CommandChangedFiles):
-                if event.more:
-                    return None
-                named.update(event.changed, event.created, event.deleted)
-        return named
+        by_commands = None if tally.unnamed else tally.named_by_commands  # (None: not all are named)
+        return WorkChanges(self.dir).changes(self._work_folder(), by_commands, tally.changed_since)
 
     def changed_file_diff(self, change: Change) -> list[str]:
         """What was done to one of changed_files(), as unified diff lines."""
