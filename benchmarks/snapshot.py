@@ -2,7 +2,8 @@
 it takes (the first command waits for it), what it costs on disk, what every command then pays to
 be told with the files it changed, how long the changes window takes to read what differs, and
 what packing the copy (once the session is not in use) takes and saves, and what each turn pays to
-find what changed outside the agent.
+find what changed outside the agent, with the copy or, without one, among the files the agent read
+(core/tools/seen.py).
 
 The folder: FILES source-like text files (~SIZE bytes each, in folders of 50), and a .gitignore'd
 build folder of the same size, which must cost nothing.
@@ -24,7 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot  # noqa: E402
+from core.tools.seen import SeenFiles  # noqa: E402
 from core.work_changes import WorkChanges  # noqa: E402
+
+SEEN_FILES = 1000  # files the agent read, in a long session without a copy
 
 WORDS = ("def", "return", "self", "value", "parser", "token", "if", "else", "for", "in", "import", "class")
 
@@ -92,6 +96,12 @@ def main() -> None:
         packed = copy.pack()  # when the session is no longer in use (core/copies.py)
         pack_s = time.perf_counter() - started
         assert packed and copy.changes(work) == listed
+        seen = SeenFiles(work)
+        for path in sorted((work / "src").rglob("*.py"))[:SEEN_FILES]:
+            seen.saw(path.resolve())
+        started = time.perf_counter()
+        assert seen.news() is None
+        seen_s = time.perf_counter() - started
         figures = {
             "files": args.files, "source_mb": round(source_bytes / 2**20, 1),
             "take_s": round(take_s, 2), "copy_mb": round(folder_bytes(session / SNAPSHOT_DIR) / 2**20, 1),
@@ -100,7 +110,7 @@ def main() -> None:
             "mark_ms": round(mark_s * 1000, 1), "command_changes_ms": round(told_s * 1000, 1),
             "outside_ms": round(outside_s * 1000, 1),
             "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
-            "diff_lines": len(diff),
+            "diff_lines": len(diff), "seen_files": min(SEEN_FILES, args.files), "seen_ms": round(seen_s * 1000, 1),
         }
     if args.json:
         print(json.dumps(figures))
@@ -115,6 +125,8 @@ def main() -> None:
     print(f"  each turn, and before each tool that writes: {figures['outside_ms']} ms to find what changed "
           "outside the agent")
     print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")
+    print(f"  without a copy, each turn: {figures['seen_ms']} ms to look at the {figures['seen_files']:,} files the "
+          "agent read")
 
 
 if __name__ == "__main__":
