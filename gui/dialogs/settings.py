@@ -131,8 +131,9 @@ class SettingsDialog(QDialog):
         self.copy_work_folder = self._check(
             form, "Before the first command:", "Copy the work folder",
             prefs.copy_work_folder,
-            "Before a session's first shell command, Tripane copies the work folder (what its .gitignore leaves out "
-            "excepted) into the session's folder, with git, so that Session → What the agent changed lists what "
+            "Before a session's first shell command, Tripane copies the work folder (what its .gitignore leaves out, "
+            "virtual environments, node_modules and caches excepted) into the session's folder, with git, so that "
+            "Session → What the agent changed lists what "
             "commands changed and puts it back. Off: only the file tools' changes are kept. Up to 20,000 files and "
             "300 MB; the copy goes when the session is deleted, or when the copies take more than allowed below. For "
             "new sessions.")
