@@ -832,6 +832,7 @@ class AgentLoop(Delegation):
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
+            changing_on_their_own=frozenset(self._changing_in_background),
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
@@ -907,10 +908,12 @@ class AgentLoop(Delegation):
             log.warning("the work folder was not looked at for changes outside the agent: %s", exc)
             return None
         # A file that changes at every look while a process the commands left running runs (its
-        # log, a heartbeat) is told once, not at every step.
+        # log, a heartbeat) is told once, not at every step, nor put on a command. (A look that
+        # finds nothing, a moment after the last, keeps what was changing.)
         running = running_in_background(self.state.session_id)
-        changing, self._changing_in_background = self._changing_in_background, (
-            found.paths() if found is not None and running else set())
+        changing = self._changing_in_background
+        if not running or found is not None:
+            self._changing_in_background = found.paths() if found is not None and running else set()
         if found is not None and running:
             found = found.without(changing)
             found = found and dataclass_replace(found, background=running)

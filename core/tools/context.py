@@ -65,6 +65,9 @@ class ToolContext:
     # calls: a rewrite of one that changed since is refused (None: not checked).
     seen: SeenFiles | None = None
     file_seen: FileSeen | None = None  # the file this call read or wrote, as it left it
+    # Files a process the commands left running changes at every step (a server's log): a command
+    # is not said to have changed them.
+    changing_on_their_own: frozenset[str] = frozenset()
 
     def saw(self, target: Path) -> None:
         """The agent read or wrote `target` (a path `resolve` gave): as it is now, it is what it knows."""
@@ -105,6 +108,8 @@ class ToolContext:
         except OSError as exc:  # (SnapshotFailed too)
             log.warning("what a command changed was not found: %s", exc)
             return ""
+        if changed is not None and self.changing_on_their_own:
+            changed = changed.without(set(self.changing_on_their_own))
         if changed is not None:
             self.told_after.append(changed)
         try:

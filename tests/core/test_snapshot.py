@@ -532,6 +532,7 @@ async def test_files_a_server_left_running_writes_may_be_its_and_are_told_once_w
         while_the_model_thinks,
         the_person_saves,
         while_the_model_thinks,
+        reply("", call("shell_run", command=f'"{sys.executable}" -c "import time; time.sleep(0.3)"')),
         reply("", call("task_done", summary="done")),
     ])
     session = make_session(store, data_dir, workdir, model, approval="all")
@@ -539,6 +540,12 @@ async def test_files_a_server_left_running_writes_may_be_its_and_are_told_once_w
     told = events_of(session, FilesChangedOutside)
     # Told once, not at every step while it goes on changing; the person's file beside it, as ever.
     assert [(e.background, e.paths()) for e in told] == [(1, {"beat"}), (1, {"notes.txt"})]
+    # Nor is a later command said to have changed it, though it changed while the command ran.
+    from core.events import CommandChangedFiles, ToolResult
+
+    last = [e for e in events_of(session, ToolResult) if e.name == "shell_run"][-1]
+    assert last.ok and "files this command changed" not in last.content
+    assert [e for e in events_of(session, CommandChangedFiles) if e.call_id == last.call_id] == []
     assert ("not by your tools (by the person, another program, or a process your commands left running): beat"
             in str(model.requests[-1].messages))
     assert "By the person, another program, or a process its commands left running" in (
