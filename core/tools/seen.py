@@ -50,8 +50,7 @@ class SeenFiles:
                 last = record
             if isinstance(record.event, ToolResult) and record.event.seen is not None:
                 file = record.event.seen
-                seen._seen[file.path] = (file.mtime_ns, file.size)
-                seen._known.pop(file.path, None)
+                seen._know(file.path, (file.mtime_ns, file.size))
         if last is not None:
             closed_at = _ns(last.ts)
             for path, now in seen._differing():
@@ -62,21 +61,17 @@ class SeenFiles:
     def saw(self, target: Path) -> FileSeen | None:
         """The agent read or wrote `target` (a path ToolContext.resolve gave): as it is now, it is
         what it knows; returned to be recorded. None for a file outside the work folder."""
-        try:
-            path = target.relative_to(self.workdir.resolve()).as_posix()
-            found = target.stat()
-        except (ValueError, OSError):
+        path, now = self._within(target), _stat(target)
+        if path is None or now is None:
             return None
-        self._seen[path] = (found.st_mtime_ns, found.st_size)
-        self._known.pop(path, None)
-        return FileSeen(path, found.st_mtime_ns, found.st_size)
+        self._know(path, now)
+        return FileSeen(path, *now)
 
     def changed_since_seen(self, target: Path) -> bool:
         """Whether `target` changed since the agent last read or wrote it (a file it never did: no;
         one gone: no, as a write makes it anew and loses nothing)."""
-        try:
-            path = target.relative_to(self.workdir.resolve()).as_posix()
-        except ValueError:
+        path = self._within(target)
+        if path is None:
             return False
         known = self._seen.get(path)
         now = _stat(target)
@@ -99,6 +94,18 @@ class SeenFiles:
                 self._known[path] = now
                 (deleted if now is None else changed).append(path)
         return ChangedFiles(changed=tuple(changed), deleted=tuple(deleted)) if changed or deleted else None
+
+    def _know(self, path: str, stat: tuple[int, int]) -> None:
+        """The agent read or wrote `path`, so found: whatever changed before is old news."""
+        self._seen[path] = stat
+        self._known.pop(path, None)
+
+    def _within(self, target: Path) -> str | None:
+        """`target` relative to the work folder, with "/" (None: outside it)."""
+        try:
+            return target.relative_to(self.workdir.resolve()).as_posix()
+        except ValueError:
+            return None
 
     def _differing(self) -> list[tuple[str, Stat]]:
         """(path, as it is now) for each file seen that changed since, in the order of the paths."""
