@@ -23,6 +23,7 @@ from typing import Any
 
 from core.events import SAID_FIELDS, Event, EventDecodeError, Record, decode, encode
 from core.imports import without
+from core.text import one_line
 
 # sqlite-utils imports NumPy, when installed, to give NumPy numbers column types. Nothing goes
 # through it as NumPy (memory's vectors are stored as bytes), and NumPy's import was a tenth of the
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 # PRAGMA application_id marks the file as ours ("TRIP"), so a foreign SQLite file is recognised.
 APPLICATION_ID = 0x54524950
 SQLITE_HEADER = b"SQLite format 3\x00"
+TITLE_CHARS = 80  # of a session's title: the list, the three files, a question's heading
 BUSY_TIMEOUT_MS = 5000
 # The writer's connection does not checkpoint: copying the WAL into the database and syncing it
 # took up to 25 ms, inside whichever append came after every 4 MB, on the thread that runs the
@@ -182,8 +184,9 @@ def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[st
 
 
 def session_title(task: str) -> str:
-    """A session's title (in the list, and atop its three files): its task's first line."""
-    return task.strip().splitlines()[0][:80] if task.strip() else "Untitled"
+    """A session's title (in the list, atop its three files and its questions): its task's first
+    line, cut between words with an ellipsis when it is long (never "… Tests in t")."""
+    return one_line(task.strip().splitlines()[0], TITLE_CHARS) if task.strip() else "Untitled"
 
 
 def now_iso() -> str:

@@ -192,3 +192,20 @@ def test_sessions_mentioning_searches_what_conversations_say_not_the_events_fiel
                      "nothing": set(),  # only in the damaged row
                      "ab%cd": set(), "1_0": set(),  # LIKE's wildcards are taken as they are
                      "ЖУРНАЛ": {"c"}, "ÉTÉ": {"c"}, "étÉ": {"c"}}  # any case beyond ASCII too
+
+
+def test_a_long_task_is_titled_by_its_first_line_cut_between_words(store, data_dir, workdir):
+    from core.memory.working import FINDINGS, PLAN
+    from core.scripted import ScriptedModel
+    from tests.core.helpers import make_session
+
+    task = ("Fix the rounding bug in calc.py: total() must round half up to cents. Tests in test_calc.py.\n"
+            "Do not touch average().")
+    session = make_session(store, data_dir, workdir, ScriptedModel([]), task=task)
+
+    title = store.session(session.id).title
+    assert title == "Fix the rounding bug in calc.py: total() must round half up to cents. Tests in…"
+    assert session.read_file(FINDINGS)[0].splitlines()[2] == f"Task: {title}"
+    plan = session.read_file(PLAN)[0]
+    assert plan.startswith(f"# Task Plan: {title}\n")
+    assert task in plan  # the goal keeps the whole task
