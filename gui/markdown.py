@@ -64,6 +64,11 @@ def to_html(text: str) -> str:
     return _HEADING.sub(_heading_as_paragraph, html)
 
 
+def inline_html(text: str) -> str:
+    """A phrase's Markdown (`code`, **bold**) as HTML to set inside a sentence: no paragraph."""
+    return _parser().renderInline(displayable(text))
+
+
 def _heading_as_paragraph(match: re.Match) -> str:
     if match.group(1):
         return "</p>"

@@ -14,6 +14,7 @@ from core.agent.rules import for_the_person
 from core.agent.state import asked_by_helper
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
+from gui.markdown import inline_html, to_html
 from gui.mnemonics import as_written
 from gui.qt import (
     QDialog,
@@ -114,7 +115,7 @@ class QuestionDialog(QDialog):
         heading = _block(f"<h3>{TITLES.get(question.reason, 'A question')}</h3>"
                          + (f"<span>{_escape(session_title)}</span>" if session_title else ""))
         layout.addWidget(heading)
-        self.details = DetailsView(f"<p>{_escape(question.question)}</p>" + self._context_html())
+        self.details = DetailsView(self._question_html() + self._context_html())
         layout.addWidget(self.details, 1)
         self.more_turns: QSpinBox | None = None
         if question.reason == "danger_turn":
@@ -164,6 +165,14 @@ class QuestionDialog(QDialog):
             return "Continue (as much again)"
         return option_label(option, self.question)
 
+    def _question_html(self) -> str:
+        """The question as its asker wrote it: the agent's own (or a research helper's) in
+        Markdown, as models write (`average()`, **this**), rendered as its messages are; Tripane's
+        (an approval, 3-Strike, whose errors hold names like __init__) as plain text."""
+        if self.question.reason == "ask_user":
+            return to_html(self.question.question)
+        return f"<p>{_escape(self.question.question)}</p>"
+
     def _context_html(self) -> str:
         context, reason = self.question.context, self.question.reason
         parts = []
@@ -190,7 +199,7 @@ class QuestionDialog(QDialog):
             wait = (f" The agent goes on with it after {self.answer_wait_min} minute"
                     f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."
                     if self.answer_wait_min else "")
-            parts.append(f"<p><b>If you do not answer:</b> {_escape(fallback.rstrip('.'))}.{wait}</p>")
+            parts.append(f"<p><b>If you do not answer:</b> {inline_html(fallback.rstrip('.'))}.{wait}</p>")
         elif reason == "danger_turn":
             if status := context.get("status"):
                 items = "".join(f"<li>{_escape(str(line).lstrip('-* '))}</li>" for line in status)

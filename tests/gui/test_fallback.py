@@ -1,8 +1,10 @@
 """A question with a fallback in the real window: its dialog says what the agent does without an
 answer and after how long; when the wait runs out the dialog goes and the conversation says so.
-The wait is a setting the command line shares."""
+The wait is a setting the command line shares. The agent's question reads as the Markdown it wrote."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -49,3 +51,20 @@ def test_the_wait_is_a_setting_the_command_line_shares(qtbot, make_window, wait)
     qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT)
     assert window.prefs.answer_wait_min == wait
     assert read_settings(window.settings.shared_file)["answer_wait_min"] == wait
+
+
+def test_the_agents_question_reads_as_its_markdown_renders(qtbot, make_window, workdir):
+    question = "Should I also change `average()` the same way? It is **not** in the task.\n\n- yes\n- no"
+    window = make_window(ScriptedModel([reply("", call("human_ask", "ask", question=question, options=["yes", "no"],
+                                                                 fallback="leave `average()` as it is")),
+                                        reply("", call("task_done", summary="left it"))]))
+    start(window, workdir)
+    dialog = wait_for_dialog(qtbot, window, "ask_user")
+
+    shown = dialog.details.toPlainText()
+    assert "change average() the same way? It is not in the task." in shown  # no Markdown marks left
+    assert "If you do not answer: leave average() as it is." in shown
+    html = dialog.details.toHtml()
+    assert re.search(r"<span style=\"[^\"]*font-family:'monospace'[^\"]*\">average\(\)</span>", html)
+    assert re.search(r"<span style=\"[^\"]*font-weight:700[^\"]*\">not</span>", html)
+    dialog.choose("no")
