@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from core import __version__
-from core.text import shown_text
+from core.text import local_time, shown_text
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
 HISTORY_FILES = {"plan": "task_plan.md", "findings": "findings.md", "progress": "progress.md"}
@@ -448,7 +448,7 @@ def _history(store, args) -> int:
         print(f"{name} of {row.id} ({row.title}): {len(versions)} version{'s' if len(versions) != 1 else ''}")
         for version in versions:
             counted = "created" if version.version == 1 else f"+{version.added} -{version.removed}"
-            print(f"  v{version.version:<5} {_local_time(version.ts)}  {version.who:<16} {counted}")
+            print(f"  v{version.version:<5} {local_time(version.ts)}  {version.who:<16} {counted}")
         print(f"The whole text of one: tripane history {row.id} --file {args.file} --version N")
         return EXIT_DONE
     chosen = next((version for version in versions if version.version == args.version), None)
@@ -497,15 +497,6 @@ def _changes(store, data_dir: Path, args) -> int:
               f"+++ {path} (now: {change.what()})")
         print("\n".join(session.changed_file_diff(change)))
     return EXIT_DONE
-
-
-def _local_time(ts: str) -> str:
-    import datetime
-
-    try:
-        return datetime.datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return ts
 
 
 async def _run(store, data_dir: Path, args) -> int:

@@ -469,6 +469,9 @@ class SessionPaused(Event):
 @dataclass(frozen=True)
 class SessionResumed(Event):
     kind: ClassVar[str] = "session_resumed"
+    # When the run had stopped with nobody stopping it (Tripane closed, killed or crashed mid-run):
+    # the time of its last record then. Empty: a run the person paused goes on.
+    interrupted_at: str = ""
 
 
 @dataclass(frozen=True)

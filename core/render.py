@@ -41,7 +41,7 @@ from core.events import (
 )
 from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
-from core.text import one_line
+from core.text import local_time, one_line
 
 PREVIEW = 160
 
@@ -115,11 +115,19 @@ def render(record: Record) -> str | None:
             return f"    ⌕ {research_note(event)}"
         case SessionPaused():
             return "  ‖ paused"
+        case SessionResumed() if event.interrupted_at:
+            return f"  ▶ {resumed_note(event)}"
         case SessionResumed():
             return "  ▶ resumed"
         case SessionEnded():
             return f"■ ended: {event.status} — {_short(event.summary, 400)}"
     return None
+
+
+def resumed_note(event: SessionResumed) -> str:
+    """A run that stopped with nobody stopping it goes on."""
+    return (f"resumed after an interruption: Tripane closed or was stopped mid-run (its last record: "
+            f"{local_time(event.interrupted_at)})")
 
 
 def describe_edit(event: FileChanged) -> str:

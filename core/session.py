@@ -38,6 +38,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     SessionEnded,
+    SessionResumed,
     SessionStarted,
     Usage,
     UserMessage,
@@ -187,6 +188,10 @@ class Session:
         self._loop: AgentLoop | None = None  # one per session: it holds the context engine's memory
         self._run_lock = run_lock(data_dir, session_id)
         self._asking = 0  # the person's questions to a helper working now (they record steps too)
+        # When the run the log leaves running stopped, for a session opened here: found when this
+        # process first writes to it, said when it first runs it ("": nothing to say; None: not
+        # found yet).
+        self._interrupted_at: str | None = None
 
     # --- opening ---------------------------------------------------------------------------------
 
@@ -215,6 +220,7 @@ class Session:
         for change in session.memory.create(title=session_title(config.task), task=config.task):
             session.journal.record(change)
         session._progress(progress.session_started(session.id, config.task, config.model))
+        session._interrupted_at = ""  # its run starts here
         return session
 
     @classmethod
@@ -294,6 +300,8 @@ class Session:
             return
         take_run_lock(self._run_lock, self.id)
         self.follow()
+        if self._interrupted_at is None:  # before this process writes anything: the log as left
+            self._interrupted_at = self.records[-1].ts if self.state.status == "running" and self.records else ""
 
     def follow(self) -> list[Record]:
         """Take in what another process recorded since (read only): a window showing a session that
@@ -406,6 +414,7 @@ class Session:
         status = "interrupted"
         try:
             with self._as_logged_if_disk_full():
+                self._say_if_interrupted()
                 status = await self._agent_loop().run()
             return status
         except DiskFull:
@@ -416,6 +425,14 @@ class Session:
                 self._run_lock.release(force=True)
             log.info("session %s: run ends %s at turn %s, %s tokens", self.id, status, self.state.turn,
                      f"{self.state.tokens_used:,}")
+
+    def _say_if_interrupted(self) -> None:
+        """A run that stopped with nobody stopping it goes on: the conversation, `progress.md` and
+        the reflection say where the gap is (a command it ran may have been cut short)."""
+        if self._interrupted_at:
+            at, self._interrupted_at = self._interrupted_at, ""
+            self._progress(progress.resumed_after_interruption(at))
+            self.journal.record(SessionResumed(interrupted_at=at))
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""

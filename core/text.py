@@ -4,6 +4,7 @@ text that UTF-8 can store whatever file names it carries."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 
 def one_line(text: str, limit: int) -> str:
@@ -19,6 +20,14 @@ def one_line(text: str, limit: int) -> str:
     if flat[limit - 1] != " " and boundary >= limit * 2 // 3:  # the cut falls inside a word
         cut = cut[:boundary]
     return cut.rstrip(" ,;:.") + "…"  # "Mitigation…", not "Mitigation.…"
+
+
+def local_time(ts: str) -> str:
+    """A record's time stamp (ISO, UTC) as this computer's clock read then: 2026-11-27 06:15:41."""
+    try:
+        return datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return ts
 
 
 # Linux allows any bytes in a file name, and Python keeps those that are not UTF-8 as lone

@@ -20,7 +20,7 @@ from core.events import (
     HumanQuestion,
 )
 from core.render import put_back_groups
-from core.text import capitalized
+from core.text import capitalized, local_time
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -117,6 +117,11 @@ def allowed_in_folder(tool: str) -> str:
 def session_ended(status: str, summary: str) -> str:
     icon = {"done": "✅", "capped": "⏹", "aborted": "⏹", "error": "❌"}.get(status, "⏹")
     return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"
+
+
+def resumed_after_interruption(interrupted_at: str) -> str:
+    return (f"\n## [{_stamp()}] ▶ Run resumed after an interruption\nTripane closed or was stopped mid-run; its last "
+            f"record was at {local_time(interrupted_at)}. A command running then may have been cut short.\n")
 
 
 def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str = "") -> str:

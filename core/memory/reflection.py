@@ -33,6 +33,7 @@ from core.events import (
     Record,
     SessionEnded,
     SessionPaused,
+    SessionResumed,
     SessionStarted,
     ToolResult,
     UserMessage,
@@ -207,6 +208,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"(The person changed the model to {event.model}.)"
             case SessionPaused():
                 yield "(The person paused the run.)"
+            case SessionResumed() if event.interrupted_at:
+                yield "(Tripane closed or was stopped mid-run here; the run was resumed later.)"
             case SessionEnded():
                 yield f"Ended {event.status}: {one_line(event.summary, 600)}"
 

@@ -56,6 +56,7 @@ from core.render import (
     recall_note,
     reflection_note,
     research_done_note,
+    resumed_note,
     workdir_note,
 )
 from core.text import capitalized
@@ -583,6 +584,8 @@ class ChatView(QScrollArea):
 
             case SessionPaused():
                 self._notice("‖ Paused", into=into)
+            case SessionResumed() if event.interrupted_at:
+                self._notice(f"▶ {escape_html(capitalized(resumed_note(event)))}", into=into)
             case SessionResumed():
                 self._notice("▶ Resumed", into=into)
             case SessionEnded():

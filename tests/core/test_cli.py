@@ -370,6 +370,8 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
     assert [encode(r.event) for r in after[: len(before)]] == [encode(r.event) for r in before]
     assert [r.seq for r in after] == list(range(1, len(after) + 1))
     assert after[-1].event.kind == "session_ended" and after[-1].event.status == "done"
+    assert [r.event.interrupted_at for r in after if r.event.kind == "session_resumed"] == [before[-1].ts]
+    assert "resumed after an interruption" in out
     assert all((work / f"step{i}.txt").exists() for i in range(10))
     progress = (folder / "progress.md").read_text(encoding="utf-8")
     assert progress.count("findings_add") >= 10 and "Session ended: done" in progress

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.events import ToolResult
 from core.scripted import ScriptedModel, call, reply
+from gui.qt import QLabel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,4 +107,7 @@ def test_a_session_left_mid_run_is_shown_interrupted_and_resume_continues_it(qtb
     qtbot.mouseClick(again.resume_button, qtbot_left())
     qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
     assert again.session.state.status == "ended:done"
+    said = [label.text() for label in again.chat.findChildren(QLabel) if "interruption" in label.text()]
+    assert len(said) == 1 and said[0].startswith("▶ Resumed after an interruption: Tripane closed or was stopped "
+                                                 "mid-run (its last record: "), said
     qtbot.waitUntil(lambda: again.sessions.list.item(0).text().startswith("■"), timeout=10_000)

@@ -1,0 +1,78 @@
+"""A run that stopped with nobody stopping it (Tripane closed, killed or crashed mid-run) says so
+where it goes on: in the conversation, progress.md and the CLI's lines; a run that starts, ends,
+pauses or waits as it should says nothing of the kind."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.events import SessionResumed
+from core.memory.working import PROGRESS
+from core.render import render
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from tests.core.helpers import events_of, make_session, wait_for_question
+
+
+class Hanging(ScriptedModel):
+    """A model still thinking when Tripane goes."""
+
+    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        self.requests.append(request)
+        await asyncio.Event().wait()
+
+
+def finishing() -> ScriptedModel:
+    return ScriptedModel([reply("", call("task_done", summary="listed"))])
+
+
+async def test_a_run_left_mid_step_says_where_it_was_interrupted_when_it_goes_on(store, data_dir, workdir):
+    hanging = Hanging([])
+    session = make_session(store, data_dir, workdir, hanging)
+    session.start()
+    async def asked() -> None:
+        while not hanging.requests:
+            await asyncio.sleep(0.01)
+    await asyncio.wait_for(asked(), 5)
+    await session.close()  # as a killed process: nothing more is recorded
+    last = session.records[-1]
+
+    reopened = Session.open(store, data_dir, session.id, finishing())
+    assert reopened.state.status == "running"  # as the log left it
+    await reopened.send("Go on.")
+    assert await asyncio.wait_for(reopened.wait(), 10) == "done"
+
+    [resumed] = events_of(reopened, SessionResumed)
+    assert resumed.interrupted_at == last.ts
+    assert render(next(r for r in reopened.records if r.event is resumed)).startswith(
+        "  ▶ resumed after an interruption: Tripane closed or was stopped mid-run")
+    progress_text = reopened.read_file(PROGRESS)[0]
+    assert "▶ Run resumed after an interruption" in progress_text
+    assert "may have been cut short" in progress_text
+
+    # Paused and resumed in this process now: a plain resume, once.
+    reopened.pause()
+    await reopened.send("One more thing.")
+    await asyncio.sleep(0.05)
+    reopened.resume()
+    await asyncio.wait_for(reopened.wait(), 10)
+    assert [e.interrupted_at == "" for e in events_of(reopened, SessionResumed)] == [False, True]
+
+
+async def test_a_run_that_starts_ends_or_waits_as_it_should_is_not_said_to_be_interrupted(store, data_dir, workdir):
+    session = make_session(store, data_dir, workdir, finishing())
+    assert await session.run() == "done"  # a new session's first run
+    reopened = Session.open(store, data_dir, session.id, finishing())
+    await reopened.send("And once more.")  # an ended run, reopened and started again by a message
+    assert await asyncio.wait_for(reopened.wait(), 10) == "done"
+    assert events_of(reopened, SessionResumed) == []
+
+    asking = ScriptedModel([reply("", call("shell_run", command="echo hi")), reply("", call("task_done", summary="ok"))])
+    waiting = make_session(store, data_dir, workdir, asking, approval="ask")
+    waiting.start()
+    question = await wait_for_question(waiting)
+    await waiting.close()  # Tripane closed while it waited for the person: nothing was cut short
+    reopened = Session.open(store, data_dir, waiting.id, asking)
+    await reopened.approve(question.qid, approved=True)
+    assert await asyncio.wait_for(reopened.run(), 10) == "done"
+    assert events_of(reopened, SessionResumed) == []
