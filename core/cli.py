@@ -29,6 +29,15 @@ REFLECT_HELP = ("when the task ends, reflect on it (one request to the summary m
                 "long-term memory); the default when Settings says to reflect on each task")
 
 
+def _model_string(text: str) -> str:
+    """--model as argparse takes it: a server's address there is refused, with where it goes."""
+    from core.model_names import model_string_problem
+
+    if problem := model_string_problem(text, "pass it with --api-base"):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
@@ -43,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", help="what the agent should do")
-    run.add_argument("--model", help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
+    run.add_argument("--model", type=_model_string, help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                                     "context window and summary model chosen in the window's Settings)")
     run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
@@ -83,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
-    resume.add_argument("--model", help="go on with another model from here (the session's is gone, refused, too "
+    resume.add_argument("--model", type=_model_string, help="go on with another model from here (the session's is gone, refused, too "
                                        "weak or too dear); its server and window with --api-base, --context-window")
     resume.add_argument("--api-base", help="with --model: the address of its server, for a local or self-hosted one")
     resume.add_argument("--context-window", type=int, metavar="TOKENS",
@@ -114,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
     doctor = commands.add_parser("doctor", help="check this machine: Python, Qt, keyring, data folder, database, provider",
                                  parents=[common])
-    doctor.add_argument("--model", help="also check that this model answers (one tiny request; default: the model "
+    doctor.add_argument("--model", type=_model_string, help="also check that this model answers (one tiny request; default: the model "
                                         "chosen in the window's Settings)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
@@ -144,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "day not reviewed yet): what recurs from task to task, kept beside the "
                                         "reflections; its strategies count toward lessons", parents=[common])
     review.add_argument("--day", help="the day to review, YYYY-MM-DD")
-    review.add_argument("--model", help="the model that reviews (default: the summary model chosen in Settings, "
+    review.add_argument("--model", type=_model_string, help="the model that reviews (default: the summary model chosen in Settings, "
                                         "else the model)")
     review.add_argument("--api-base", help="its server, for a local or self-hosted one")
     review.add_argument("--json", action="store_true", help="print what came of it as one JSON object")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import functools
+import re
 
 from core.llm import load_litellm
 
@@ -20,6 +21,24 @@ PROVIDERS = ("openai", "anthropic", "gemini", "deepseek", "mistral", "xai", "gro
              "fireworks_ai", "cerebras", "moonshot", "zai", "dashscope", "deepinfra", "bedrock", "vertex_ai")
 # Chat models for other work than an agent's: speech, web search, computer use, robots.
 NOT_FOR_AGENTS = ("audio", "realtime", "search", "computer-use", "robotics", "tts", "transcribe", "image")
+
+
+# A server's address where a model's name goes: a URL, or a host and port (a local server's).
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\])(?::\d+)?(?:/|$))",
+                      re.IGNORECASE)
+
+
+def model_string_problem(model: str, instead: str = "put it under API base") -> str:
+    """Why `model` cannot be a model string ("" when it may be one; an empty one is the caller's to
+    refuse): a server's address pasted where the model goes (its provider would be "http:", its
+    key HTTP:_API_KEY, and its first request fail with litellm's "provider not provided").
+    `instead`: where the address goes, as the person meets it (a field, an option)."""
+    model = model.strip()
+    if _ADDRESS.match(model):
+        return (f"{model} is a server's address, not a model: {instead}, and write the model under "
+                "its own name as provider/model (openai/NAME for an OpenAI-compatible server, ollama_chat/NAME for "
+                "Ollama).")
+    return ""
 
 
 def known_chat_models() -> tuple[str, ...]:

@@ -73,6 +73,9 @@ class ChangeModelDialog(QDialog):
         if not model:
             self.error.setText("Enter a model.")
             return
+        if problem := self.connection.model_problem():
+            self.error.setText(problem)
+            return
         try:
             check_window(window)
         except ValueError as exc:

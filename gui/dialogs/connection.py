@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 
 from core.llm import ModelClient, ModelError, is_loopback, is_ollama
+from core.model_names import model_string_problem
 from core.providers import Connection, check_connection
 from core.secrets import (
     NoKeyring,
@@ -126,6 +127,10 @@ class ConnectionFields(QObject):
     def chosen(self) -> tuple[str, str | None]:
         return self.model.currentText().strip(), self.api_base.text().strip() or None
 
+    def model_problem(self) -> str:
+        """Why the model typed cannot be one (a server's address pasted there); "" when it may be."""
+        return model_string_problem(self.model.currentText())
+
     def _look_up_the_key(self) -> None:
         model, api_base = self.chosen()
 
@@ -138,6 +143,9 @@ class ConnectionFields(QObject):
                               name="look up the API key")
 
     def _on_test_clicked(self) -> None:
+        if problem := self.model_problem():
+            self.test_result.setText(f"✗ {problem}")
+            return
         self.test_button.setEnabled(False)
         # Disabling the focused button moves the focus on (to Context window, its text selected, where
         # a keystroke would replace it); it comes back when the test ends, unless the person moved it.
@@ -195,7 +203,8 @@ class ConnectionFields(QObject):
         restyle(self.key_note)  # in the warning's colour, or back to the plain one
 
     def _key_variable(self) -> str:
-        return key_variable(self.model.currentText().strip() or "openai/")
+        model = self.model.currentText().strip()
+        return key_variable(model if model and not self.model_problem() else "openai/")
 
     def store_key_then(self, then: Callable[[], None], on_refused: Callable[[], None] = lambda: None) -> None:
         """Store a typed key in the keyring, then go on. On a worker thread: a locked keyring asks

@@ -140,6 +140,8 @@ class NewSessionDialog(QDialog):
             model = self.model.currentText().strip()
             if not model:
                 raise ValueError("Choose a model first (Settings, Ctrl+,).")
+            if problem := self.connection.model_problem():
+                raise ValueError(problem)
             workdir = Path(self.workdir.text()).expanduser()
             if not workdir.is_dir():
                 raise ValueError(f"The work folder {workdir} does not exist.")

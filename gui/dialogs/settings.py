@@ -250,6 +250,9 @@ class SettingsDialog(QDialog):
         if not self.model.currentText().strip():
             self.error.setText("Enter a model: the agent cannot run without one.")
             return
+        if problem := self.connection.model_problem():
+            self.error.setText(problem)
+            return
         self.connection.store_key_then(self._save)
 
     def _save(self) -> None:

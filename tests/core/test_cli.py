@@ -445,6 +445,15 @@ def test_without_a_display_tripane_explains_instead_of_crashing(tmp_path):
     assert "there is no display here" in result.stderr and "tripane --help" in result.stderr
 
 
+def test_a_servers_address_given_as_the_model_is_refused_with_where_it_goes(tmp_path):
+    code, _out, err = finish(tripane("run", "Say hello", "--model", "http://127.0.0.1:8000/v1", "--workdir",
+                                     str(tmp_path), data_dir=tmp_path))
+    assert code == 2
+    assert ("argument --model: http://127.0.0.1:8000/v1 is a server's address, not a model: pass it with --api-base"
+            in err)
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+
+
 def read_until(stream, wanted: str, timeout: float = 60) -> str:
     """What a process printed, up to and including `wanted` (read a character at a time: a prompt
     has no newline)."""

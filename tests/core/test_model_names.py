@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 
+import pytest
+
 from core.llm import load_litellm
 from core.model_names import (
     DEPRECATION_NOTICE_DAYS,
@@ -13,6 +15,7 @@ from core.model_names import (
     deprecation_near,
     deprecation_words,
     known_chat_models,
+    model_string_problem,
     models_on,
 )
 from core.secrets import provider_of
@@ -84,3 +87,17 @@ def test_a_model_is_pointed_out_from_thirty_days_before_its_deprecation_day_on()
     assert deprecation_near("openai/my-own-model", on=after) == ""
     assert "deprecates this model on" in deprecation_words(day, on=before)
     assert "deprecated this model on" in deprecation_words(day, on=after)
+
+
+@pytest.mark.parametrize("address", ["http://127.0.0.1:8000/v1", "https://api.example.com/v1", "127.0.0.1:11434",
+                                     "localhost:8080", "localhost:1234/v1", "[::1]:8000"])
+def test_a_servers_address_is_not_taken_for_a_model(address):
+    assert model_string_problem(address).startswith(f"{address} is a server's address, not a model: put it under "
+                                                    "API base")
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-5.4-mini", "ollama_chat/llama3.1:8b", "hosted_vllm/Qwen/Qwen3-8B",
+                                   "openrouter/anthropic/claude-sonnet-4.5", "gpt-4o",
+                                   "bedrock/arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-v2"])
+def test_model_strings_are_taken_as_they_are(model):
+    assert model_string_problem(model) == ""

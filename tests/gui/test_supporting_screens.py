@@ -213,6 +213,31 @@ def test_a_locked_keyring_asking_for_its_password_does_not_freeze_the_window(qtb
         keyring.set_keyring(previous)
 
 
+def test_a_servers_address_typed_as_the_model_is_pointed_to_api_base_not_saved_or_sent(qtbot, make_window,
+                                                                                       monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    window = make_window()
+    dialog = window.open_settings()
+    qtbot.waitUntil(lambda: "no keyring service" in dialog.key_note.text().lower(), timeout=WAIT)
+    dialog.model.setCurrentText("http://127.0.0.1:8000/v1")
+    assert "HTTP" not in dialog.key_note.text()  # the key's variable is not made up from "http:"
+
+    dialog.test_button.click()
+    assert dialog.test_result.text() == ("✗ http://127.0.0.1:8000/v1 is a server's address, not a model: put it "
+                                         "under API base, and write the model under its own name as provider/model "
+                                         "(openai/NAME for an OpenAI-compatible server, ollama_chat/NAME for Ollama).")
+    assert dialog.test_button.isEnabled()  # no request went out: nothing to wait for
+    dialog._accept()
+    assert dialog.isVisible() and dialog.error.text() == dialog.test_result.text()[2:]
+    assert window.settings.load().model != "http://127.0.0.1:8000/v1"
+
+    dialog.api_base.setText("http://127.0.0.1:8000/v1")
+    dialog.model.setCurrentText("openai/qwen3-8b")
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    assert window.settings.load().model == "openai/qwen3-8b"
+
+
 def test_closing_settings_while_its_work_runs_leaves_no_error_behind(qtbot, make_window, memory_keyring):
     window = make_window()
     loop, unexpected = asyncio.get_event_loop(), []
@@ -570,6 +595,10 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     prefs.context_window = 16_384
     dialog._accept()
     assert dialog.config.context_window == 16_384
+    dialog.config = None
+    dialog.model.setCurrentText("localhost:11434")
+    dialog._accept()
+    assert dialog.config is None and "localhost:11434 is a server's address, not a model" in dialog.error.text()
 
 
 def test_a_model_used_before_is_offered_with_its_server_and_another_does_not_take_the_settings_server(qtbot,
