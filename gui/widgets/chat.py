@@ -60,7 +60,7 @@ from core.render import (
     workdir_note,
 )
 from core.text import capitalized
-from gui.markdown import displayable
+from gui.markdown import displayable, inline_html
 from gui.qt import (
     QEvent,
     QKeyEvent,
@@ -524,8 +524,11 @@ class ChatView(QScrollArea):
                 self._notice(f"🩺 {escape_html(capitalized(diagnosis_note(event)))}",
                              "notice" if event.text else "error", into)
             case HumanQuestion():
-                self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): "
-                             f"{escape_html(event.question)}", "question", into)
+                # The agent's own question in the Markdown it wrote (`average()` as code), as its
+                # dialog shows it; Tripane's (an approval, 3-Strike's errors) as plain text.
+                asked = inline_html(event.question) if event.reason == "ask_user" else escape_html(event.question)
+                self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): {asked}",
+                             "question", into)
             case HumanAnswer() if event.choice in UNANSWERED:
                 self._notice(escape_html(unanswered_note(self._questions.get(event.qid), event)),
                              "answer", into)

@@ -10,6 +10,7 @@ import pytest
 
 from core.agent import loop as agent_loop
 from core.scripted import ScriptedModel, call, reply
+from gui.qt import QLabel
 from gui.widgets.wrapped_label import WrappedLabel
 from tests.gui.test_window import start, wait_for_dialog
 
@@ -67,4 +68,6 @@ def test_the_agents_question_reads_as_its_markdown_renders(qtbot, make_window, w
     html = dialog.details.toHtml()
     assert re.search(r"<span style=\"[^\"]*font-family:'monospace'[^\"]*\">average\(\)</span>", html)
     assert re.search(r"<span style=\"[^\"]*font-weight:700[^\"]*\">not</span>", html)
+    notice = next(label.text() for label in window.chat.findChildren(QLabel) if "Question for you" in label.text())
+    assert "<code>average()</code>" in notice and "<strong>not</strong>" in notice
     dialog.choose("no")
