@@ -372,6 +372,9 @@ class FilesChangedOutside(ChangedFiles):
     # Processes the agent's commands had left running then (a dev server, a watcher): the changes
     # may be theirs, and each step would otherwise blame the person for a log the server writes.
     background: int = 0
+    # How the files the agent had read or written changed: unified diff lines under each one's name
+    # ("--- calc.py"), capped (core/snapshot.py diff_told); "" without the copy to diff against.
+    diff: str = ""
 
     def by(self, whose: str = "your") -> str:
         """Who may have made the changes: "the person, or another program"; with processes

@@ -80,14 +80,19 @@ MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its s
 def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[str]:
     """What the agent's changes did to the file, as unified diff lines (before → now, no file
     names); a binary or very large file as one line saying its sizes."""
-    sides = [b"" if data is None else data for data in (before, now)]
     if not change.kept:
-        return [f"(the file from before was too large to keep; it has {len(sides[1]):,} bytes now)"]
+        return [f"(the file from before was too large to keep; it has {len(now or b''):,} bytes now)"]
+    return bytes_diff_lines(before, now) or ["(no difference: the file is as it was before the session)"]
+
+
+def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3) -> list[str]:
+    """Unified diff lines of two versions of a file (no file names; None: no such file); a binary
+    or very large file as one line saying its sizes; [] when they do not differ."""
+    sides = [b"" if data is None else data for data in (before, now)]
     if any(len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192] for data in sides):
         return [f"(a binary or very large file: {len(sides[0]):,} bytes before, {len(sides[1]):,} now)"]
     texts = [data.decode("utf-8", errors="replace").splitlines() for data in sides]
-    lines = list(difflib.unified_diff(*texts, lineterm="", n=3))[2:]  # no ---/+++
-    return lines or ["(no difference: the file is as it was before the session)"]
+    return list(difflib.unified_diff(*texts, lineterm="", n=context))[2:]  # no ---/+++
 
 
 def bytes_now(workdir: Path, path: str) -> bytes | None:

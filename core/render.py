@@ -150,7 +150,8 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
 
 def changed_outside_note(event: FilesChangedOutside) -> str:
     maybe = " (maybe by a process its commands left running)" if event.background else ""
-    return f"changed outside the agent's tools since its last step{maybe}: {event.words()}; the agent is told"
+    how = ", with how those it had read or written changed" if event.diff else ""
+    return f"changed outside the agent's tools since its last step{maybe}: {event.words()}; the agent is told{how}"
 
 
 def put_back_groups(event: FilesPutBack) -> list[tuple[str, list[str]]]:

@@ -95,7 +95,7 @@ from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
-from core.snapshot import WorkFolderSnapshot
+from core.snapshot import WorkFolderSnapshot, diff_told
 from core.store import as_disk_full
 from core.text import one_line, shown_text
 from core.tools.context import ToolContext
@@ -895,11 +895,16 @@ class AgentLoop(Delegation):
         workdir = Path(self.state.workdir)
         seen = self.seen_files  # (made here, from the log, not on the worker thread)
 
+        diffs: dict[str, list[str]] = {}
+
         def look() -> FilesChangedOutside | None:
             if snapshot is None or not snapshot.taken:
                 return seen.news()
             found = snapshot.outside_changes(workdir)
             if found is not None:
+                # What changed in the files the agent knew, against the folder as it left them: a
+                # person's fix of the agent's work tells it what they wanted, not only where.
+                diffs.update(snapshot.outside_diffs(workdir, [p for p in found.changed if seen.knows(p)]))
                 snapshot.mark(workdir)
             return found
         try:
@@ -917,6 +922,8 @@ class AgentLoop(Delegation):
         if found is not None and running:
             found = found.without(changing)
             found = found and dataclass_replace(found, background=running)
+        if found is not None and (told := diff_told(diffs, found.changed)):
+            found = dataclass_replace(found, diff=self._storable(told))
         if found is not None:
             self._record(found)
             self._progress(progress.changed_outside(found))

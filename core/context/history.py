@@ -214,9 +214,11 @@ class History:
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
             case FilesChangedOutside():
+                how = (f"\nHow those you had read or written changed (-: as you left them, +: now):\n{event.diff}"
+                       if event.diff else "")
                 self._note(f"[Files of the work folder changed since your last step, not by your tools (by "
                            f"{event.by()}): {event.words(AGENT_FILES_NAMED)}. What you read of them before is "
-                           "stale: read a file again before you change it.]")
+                           f"stale: read a file again before you change it.]{how}")
             case ErrorDiagnosed() if event.text:
                 self._note(event.text)
             case ErrorRecorded() if not event.tool:

@@ -144,8 +144,9 @@ def workdir_moved(previous: str, workdir: str) -> str:
 
 
 def changed_outside(event: FilesChangedOutside) -> str:
+    how = f"{_block(event.diff, 1500)}\n" if event.diff else ""
     return (f"\n## [{_stamp()}] ⟳ Files changed outside the agent's tools\n- {event.words(40)}\n"
-            f"- By {event.by('its')}, since the agent's last step; it is told.\n")
+            f"- By {event.by('its')}, since the agent's last step; it is told.\n{how}")
 
 
 def put_back(event: FilesPutBack) -> str:

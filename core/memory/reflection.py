@@ -180,6 +180,8 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 yield f"    it changed {event.words()}"
             case FilesChangedOutside():
                 yield f"{capitalized(event.by('its'))}, changed files: {event.words()}"
+                if event.diff:  # the person's fix of the agent's work, often: what they wanted
+                    yield f"  how those the agent had read or written changed: {one_line(event.diff, 600)}"
             case ErrorRecorded() if not event.counts:
                 yield f"  ! the provider failed: {one_line(event.message, 200)}"
             case ErrorRecorded() if event.attempt > 1:

@@ -67,6 +67,10 @@ class SeenFiles:
         self._know(path, now)
         return FileSeen(path, *now)
 
+    def knows(self, path: str) -> bool:
+        """Whether the agent read or wrote `path` (relative to the work folder, with "/")."""
+        return path in self._seen
+
     def changed_since_seen(self, target: Path) -> bool:
         """Whether `target` changed since the agent last read or wrote it (a file it never did: no;
         one gone: no, as a write makes it anew and loses nothing)."""

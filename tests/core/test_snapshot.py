@@ -477,6 +477,43 @@ async def test_files_the_person_changes_between_the_agents_steps_are_told_to_it_
         trace_lines(session.records))
 
 
+async def test_the_persons_fix_of_a_file_the_agent_knew_reaches_it_as_a_diff(store, data_dir, workdir):
+    from core.events import FilesChangedOutside
+    from core.memory.reflection import trace_lines
+    from core.render import render
+
+    work_folder_of_a_project(workdir)
+    body = "".join(f"    total += {i}\n" for i in range(30))
+    agents = f"def total():\n    total = 0\n{body}    return round(total, 2)\n"
+
+    def the_person_fixes_it(request):  # in their editor, while the model thinks
+        (workdir / "calc.py").write_text(agents.replace("round(total, 2)", "total"), encoding="utf-8")
+        (workdir / "config.ini").write_text("edited by the person\n", encoding="utf-8")  # never read by the agent
+        return reply("", call("file_list"))
+
+    model = ScriptedModel([
+        reply("", call("file_write", path="calc.py", content=agents)),
+        command("print('tests ran')"),  # the copy is made before it
+        the_person_fixes_it,
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+
+    [told] = events_of(session, FilesChangedOutside)
+    assert told.changed == ("calc.py", "config.ini")
+    assert told.diff == ("--- calc.py\n@@ -31,3 +31,3 @@\n     total += 28\n     total += 29\n"
+                         "-    return round(total, 2)\n+    return total")  # the few lines around the change only
+    note = model.requests[3].messages[-2]["content"]
+    assert note.endswith("read a file again before you change it.]\nHow those you had read or written changed "
+                         f"(-: as you left them, +: now):\n{told.diff}")
+    assert "-    return round(total, 2)\n+    return total" in (session.dir / "progress.md").read_text(encoding="utf-8")
+    assert render(next(r for r in session.records if r.event == told)).endswith(
+        "calc.py, config.ini; the agent is told, with how those it had read or written changed")
+    assert any("how those the agent had read or written changed: --- calc.py" in line
+               for line in trace_lines(session.records))
+
+
 async def test_a_rewrite_of_a_file_the_person_just_changed_is_refused_and_an_edit_is_not(store, data_dir, workdir):
     from core.events import ToolResult
 
@@ -555,3 +592,14 @@ async def test_files_a_server_left_running_writes_may_be_its_and_are_told_once_w
     shown = render(next(r for r in session.records if r.event == told[0]))
     assert shown == "  ⟳ changed outside the agent's tools since its last step (maybe by a process its commands left " \
                     f"running): {told[0].words()}; the agent is told"
+
+
+def test_the_diff_told_of_files_changed_outside_is_capped_and_names_each_file():
+    from core.snapshot import OUTSIDE_DIFF_LINES, diff_told
+
+    diffs = {"a.py": ["@@ -1 +1 @@", "-x", "+y"], "big.txt": [f"+line {i}" for i in range(200)], "unasked": ["+z"]}
+    told = diff_told(diffs, ["a.py", "big.txt", "gone.py"]).split("\n")
+    assert told[:4] == ["--- a.py", "@@ -1 +1 @@", "-x", "+y"] and told[4] == "--- big.txt"
+    assert len(told) == OUTSIDE_DIFF_LINES + 1
+    assert told[-1] == f"… {4 + 1 + 200 - OUTSIDE_DIFF_LINES:,} more lines (read the files)"
+    assert diff_told(diffs, ["gone.py"]) == ""
