@@ -899,7 +899,7 @@ class AgentLoop(Delegation):
 
         def look() -> FilesChangedOutside | None:
             if snapshot is None or not snapshot.taken:
-                return seen.news()
+                return seen.news(diffs)
             found = snapshot.outside_changes(workdir)
             if found is not None:
                 # What changed in the files the agent knew, against the folder as it left them: a

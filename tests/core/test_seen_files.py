@@ -39,7 +39,9 @@ async def test_a_file_the_agent_read_and_the_person_changed_before_any_command_i
     assert await session.run() == "done"
     told = events_of(session, FilesChangedOutside)
     assert [(e.changed, e.created, e.deleted) for e in told] == [(("notes.md",), (), ())]  # once, and only it
+    assert told[0].diff == "--- notes.md\n@@ -1 +1,2 @@\n # Notes\n+the person's line"  # against what it read
     assert f"{TOLD} (by the person, or another program): notes.md." in str(model.requests[2].messages)
+    assert "(-: as you left them, +: now):\n--- notes.md" in model.requests[2].messages[-2]["content"]
     refused = results(session, "file_write")[0]
     assert not refused.ok and refused.content.startswith("Not written: notes.md")
     assert (workdir / "notes.md").read_text(encoding="utf-8") == "# Notes\nthe person's line\n"
@@ -141,3 +143,46 @@ async def test_a_file_changed_since_the_agent_did_is_listed_so_before_it_is_put_
     assert listed == {"a.md": "changed, then not by the agent", "b.md": "changed"}
     session.put_back(["a.md"])
     assert {c.path: c.what() for c in session.changed_files()}["a.md"] == "as before the session"
+
+
+async def test_without_a_copy_a_file_too_large_to_keep_is_told_without_its_diff(store, data_dir, workdir):
+    from core.tools.seen import KEPT_FILE_BYTES
+
+    big = "".join(f"line {i}\n" for i in range(KEPT_FILE_BYTES // 6))
+    (workdir / "big.log").write_text(big, encoding="utf-8")
+    (workdir / "small.txt").write_text("one\n", encoding="utf-8")
+
+    def the_person_edits_both(request):
+        (workdir / "big.log").write_text(big + "the person's line\n", encoding="utf-8")
+        (workdir / "small.txt").write_text("two\n", encoding="utf-8")
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([
+        reply("", call("file_read", path="big.log", limit=5), call("file_read", path="small.txt")),
+        the_person_edits_both,
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, workdir, model, approval="all", copy_work_folder=False)
+    assert await session.run() == "done"
+    [told] = events_of(session, FilesChangedOutside)
+    assert told.changed == ("big.log", "small.txt")
+    assert told.diff == "--- small.txt\n@@ -1 +1 @@\n-one\n+two"
+
+
+def test_the_files_seen_longest_ago_are_let_go_first_past_the_bytes_kept(workdir, monkeypatch):
+    import core.tools.seen as seen_module
+    from core.tools.seen import SeenFiles
+
+    monkeypatch.setattr(seen_module, "KEPT_BYTES", 10)
+    seen = SeenFiles(workdir)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workdir / name).write_text(f"{name[0]}{name[0]}{name[0]}\n", encoding="utf-8")  # 4 bytes each
+        seen.saw((workdir / name).resolve())
+    time.sleep(0.01)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workdir / name).write_text("changed\n", encoding="utf-8")
+    diffs: dict[str, list[str]] = {}
+    news = seen.news(diffs)
+    assert news is not None and news.changed == ("a.txt", "b.txt", "c.txt")  # all told
+    assert sorted(diffs) == ["b.txt", "c.txt"]  # a.txt's bytes were let go for c.txt's
+    assert diffs["c.txt"] == ["@@ -1 +1 @@", "-ccc", "+changed"]
