@@ -18,6 +18,7 @@ import yaml
 from core.agent.options import NO_ANSWER, WITHDRAWN, reason_label
 from core.agent.rules import of_put_back
 from core.agent.state import asked_aside
+from core.changes import ChangeTally
 from core.events import (
     AssistantMessage,
     CommandChangedFiles,
@@ -224,13 +225,21 @@ def _reaction(records: Sequence[Record]) -> str:
     refused = sum(a.choice in ("deny", "stop") for a in answers)
     # The agent's own output rejected: files it changed, put back as they were.
     undone = sum(len(r.event.paths) + len(r.event.removed) for r in records if isinstance(r.event, FilesPutBack))
+    # The agent's output changed by hand: files it changed, changed again outside its tools (the
+    # person's fix, most often; told to the agent, with the diff, in the trace).
+    tally = ChangeTally()
+    for record in records:
+        tally.add(record)
+    fixed = len(tally.changed_since)
     ended = [r.event for r in records if isinstance(r.event, SessionEnded)]
     stopped = any(e.status == "aborted" for e in ended)
-    if not (messages or edits or answers or stopped or undone):
+    if not (messages or edits or answers or stopped or undone or fixed):
         return "No reaction: the person did not intervene."
     return (f"{messages} message(s) after the task, {edits} edit(s) of the plan or findings, {len(answers)} "
             f"answer(s) to questions ({refused} refusing or stopping)"
             + (f", {undone} file(s) the agent changed put back as they were (its changes undone)" if undone else "")
+            + (f", {fixed} file(s) the agent changed then changed outside its tools (the person's fix, or another "
+               "program's)" if fixed else "")
             + ("; the person stopped the run." if stopped else "."))
 
 

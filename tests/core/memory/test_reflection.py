@@ -144,6 +144,21 @@ async def test_files_the_person_put_back_are_in_the_trace_as_the_agents_changes_
     assert "2 file(s) the agent changed put back as they were (its changes undone)." in text
 
 
+async def test_the_persons_fix_of_the_agents_file_is_a_reaction_with_its_diff_in_the_trace(store, data_dir, workdir):
+    def the_person_fixes_it(request):  # in their editor, while the model thinks
+        (workdir / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+        return reply("", call("file_list"))
+
+    model = ScriptedModel([reply("", call("file_write", path="calc.py", content="def add(a, b):\n    return a * b\n")),
+                           the_person_fixes_it,
+                           reply("", call("task_done", summary="Wrote add"))])
+    session = make_session(store, data_dir, workdir, model, task="Write add")
+    assert await session.run() == "done"
+    text = trace(session.records)
+    assert "1 file(s) the agent changed then changed outside its tools (the person's fix, or another program's)." in text
+    assert "--- calc.py @@ -1,2 +1,2 @@ def add(a, b): - return a * b + return a + b" in text  # the diff, one line
+
+
 def test_a_whole_trace_keeps_to_its_cap_however_long_the_task(tmp_path):
     from core.events import SessionStarted
 
