@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
     sessions = commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
     sessions.add_argument("search", nargs="?", default="",
-                          help="only those whose task, title or model holds this text, or whose conversation says it")
+                          help="only those whose task, title, model or work folder holds this text, or whose conversation says it")
     spending = commands.add_parser("spending", help="what the models cost: by day, by model, by session",
                                    parents=[common])
     spending.add_argument("--days", type=int, default=30,

@@ -121,7 +121,7 @@ def import_session(store: Store, data_dir: Path, source: Path) -> str:
         store.create_session(session_id, task=state.config.task, model=state.model)
         reports: list[Path] = []
         try:
-            store.update_session(session_id, status=state.status)
+            store.update_session(session_id, status=state.status, workdir=str(state.workdir))
             store.add_recorded(session_id, records)
             _unpack(archive, session_id, folder, data_dir / MEMORY, reports)
         except BaseException:

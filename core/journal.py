@@ -82,15 +82,19 @@ class Journal:
         return news
 
     def record(self, event: Event) -> Record:
-        before = {"status": self.state.status, "model": self.state.model}
+        before = {"status": self.state.status, "model": self.state.model, "workdir": self._workdir()}
         record = self.store.append(self.session_id, event)
         self._fold(record)
         # The session list (and `tripane list`) shows these without replaying the log.
-        changed = {name: getattr(self.state, name) for name, was in before.items() if getattr(self.state, name) != was}
+        now = {"status": self.state.status, "model": self.state.model, "workdir": self._workdir()}
+        changed = {name: value for name, value in now.items() if value != before[name]}
         if changed:
             self.store.update_session(self.session_id, **changed)
         self.notify(record)
         return record
+
+    def _workdir(self) -> str:
+        return str(self.state.workdir) if self.state.config is not None else ""
 
     def _fold(self, record: Record) -> None:
         self.records.append(record)

@@ -63,6 +63,16 @@ def create_tables(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def add_session_workdir(db: sqlite_utils.Database) -> None:
+    """The session's work folder, in its row: a session is found by its project's folder in the
+    list's search, without its log replayed. Sessions from before: from their log, once."""
+    db["sessions"].add_column("workdir", str, not_null_default="")
+    db.execute("UPDATE sessions SET workdir = COALESCE((SELECT json_extract(data, '$.workdir') FROM events "
+               "WHERE events.session_id = sessions.id AND kind IN ('session_started', 'workdir_moved') "
+               "AND json_valid(data) ORDER BY seq DESC LIMIT 1), '')")
+
+
 class StoreError(Exception):
     """The database cannot be used; the message says why and what to do."""
 
@@ -170,17 +180,19 @@ class SessionRow:
     title: str
     status: str
     model: str
+    workdir: str = ""  # where it works now (moved: its new place)
 
 
 def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[str] = ()) -> list[SessionRow]:
-    """The sessions whose task, title, id or model holds `search`, those whose state it names
-    ("waiting", "running", "ended", "failed", …), and those `mentioning` it in their conversation
-    (Store.sessions_mentioning); all of them for no search."""
+    """The sessions whose task, title, id, model or work folder holds `search`, those whose state
+    it names ("waiting", "running", "ended", "failed", …), and those `mentioning` it in their
+    conversation (Store.sessions_mentioning); all of them for no search."""
     needle = search.strip().lower()
     if not needle:
         return rows
     return [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
-            or needle in r.model.lower() or needle in r.status.split(":") or r.id in mentioning]
+            or needle in r.model.lower() or needle in r.workdir.lower() or needle in r.status.split(":")
+            or r.id in mentioning]
 
 
 def session_title(task: str) -> str:

@@ -74,7 +74,7 @@ class SessionList(QWidget):
             inside = row.id in mentioning
             item = QListWidgetItem(row_text(row, row.id in drafted) + ("\n    said in its conversation" if inside else ""))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
-            item.setToolTip(f"{row.task[:500]}\n\nModel: {row.model}"
+            item.setToolTip(f"{row.task[:500]}\n\nWork folder: {row.workdir}\nModel: {row.model}"
                             + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))
             self.list.addItem(item)
             if row.id == current:

@@ -58,6 +58,7 @@ async def test_an_export_imported_elsewhere_is_the_same_session_there(store, dat
     assert [(r.seq, r.ts, r.event) for r in there.records(session.id)] == [(r.seq, r.ts, r.event) for r in session.records]
     row = there.session(session.id)
     assert (row.title, row.status, row.model) == (store.session(session.id).title, "ended:done", "scripted")
+    assert row.workdir == str(workdir.resolve())  # found by its folder's name there too
     opened = Session.open(there, elsewhere, session.id, ScriptedModel([]))  # and opens as it was
     assert opened.read_file("findings.md") == session.read_file("findings.md")
     assert "Offsets are dropped." in opened.read_file("findings.md")[0] and opened.state.status == "ended:done"

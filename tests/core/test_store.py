@@ -209,3 +209,43 @@ def test_a_long_task_is_titled_by_its_first_line_cut_between_words(store, data_d
     plan = session.read_file(PLAN)[0]
     assert plan.startswith(f"# Task Plan: {title}\n")
     assert task in plan  # the goal keeps the whole task
+
+
+def test_a_session_is_found_by_its_work_folder_and_once_moved_by_its_new_place(store, data_dir, tmp_path):
+    from core.scripted import ScriptedModel
+    from core.store import rows_matching
+    from tests.core.helpers import make_session
+
+    shop, blog = tmp_path / "code" / "shop", tmp_path / "code" / "blog"
+    shop.mkdir(parents=True)
+    blog.mkdir()
+    in_shop = make_session(store, data_dir, shop, ScriptedModel([]), task="Fix the cart")
+    make_session(store, data_dir, blog, ScriptedModel([]), task="Write a post")
+
+    assert store.session(in_shop.id).workdir == str(shop.resolve())
+    assert [row.id for row in rows_matching(store.sessions(), "SHOP")] == [in_shop.id]
+    (tmp_path / "code" / "shop").rename(tmp_path / "code" / "store-front")
+    in_shop.move_workdir(tmp_path / "code" / "store-front")
+    assert rows_matching(store.sessions(), "shop") == []
+    assert [row.id for row in rows_matching(store.sessions(), "store-front")] == [in_shop.id]
+
+
+def test_sessions_from_before_their_rows_held_the_work_folder_get_it_from_their_log(store, data_dir, tmp_path):
+    from core.scripted import ScriptedModel
+    from tests.core.helpers import make_session
+
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    moved = make_session(store, data_dir, tmp_path / "old", ScriptedModel([]), task="Moved since")
+    moved.move_workdir(tmp_path / "new")
+    stayed = make_session(store, data_dir, tmp_path / "old", ScriptedModel([]), task="Stayed")
+    # The database as an earlier Tripane left it: no such column, and its migration not applied.
+    store.db.execute("ALTER TABLE sessions DROP COLUMN workdir")
+    store.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'add_session_workdir'")
+    path = store.path
+    store.close()
+
+    again = Store(path)
+    assert again.session(moved.id).workdir == str((tmp_path / "new").resolve())
+    assert again.session(stayed.id).workdir == str((tmp_path / "old").resolve())
+    again.close()
