@@ -29,6 +29,7 @@ from gui.qt import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    Qt,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -215,6 +216,9 @@ class SettingsDialog(QDialog):
                          owner=self)
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
+        # Opened, the typing goes to the model's name (what a new user types first), not to the tab
+        # bar, first in the focus chain, where it was lost and a Tab then took the API base there.
+        self.model.setFocus(Qt.FocusReason.OtherFocusReason)
 
     @staticmethod
     def _check(form: QFormLayout, row: str, text: str, checked: int, tip: str) -> QCheckBox:

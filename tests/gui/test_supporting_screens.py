@@ -49,6 +49,11 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     window = make_window(settings_=fresh)
     dialog = settings_dialog(qtbot, window)
     assert "Welcome to Tripane" in dialog.findChild(type(dialog.error), "intro").text()
+    # What a new user types first is the model's name: it goes there, not to the tab bar above it.
+    qtbot.waitUntil(lambda: dialog.focusWidget() is dialog.model.lineEdit() or dialog.focusWidget() is dialog.model,
+                    timeout=WAIT)
+    qtbot.keyClicks(dialog.focusWidget(), "openai/gpt-4o-mini")
+    assert dialog.model.currentText() == "openai/gpt-4o-mini"
 
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     dialog.api_key.setText("sk-ant-secret-123")
