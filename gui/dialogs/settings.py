@@ -8,6 +8,7 @@ from pathlib import Path
 from core.copies import copies_taken, taken_words
 from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient
+from core.model_names import model_string_problem
 from core.providers import OLLAMA_BASE, detect_ollama
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
@@ -257,6 +258,12 @@ class SettingsDialog(QDialog):
         if problem := self.connection.model_problem():
             self.error.setText(problem)
             return
+        for what, field in (("Summary model", self.summary_model), ("Research helpers' model", self.helper_model)):
+            if problem := model_string_problem(field.text(), "put the server under API base above (a side model of the same "
+                                                         "provider is reached there)"):
+                self.error.setText(f"{what}: {problem}")
+                field.setFocus()
+                return
         self.connection.store_key_then(self._save)
 
     def _save(self) -> None:

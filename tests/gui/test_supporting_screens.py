@@ -238,6 +238,11 @@ def test_a_servers_address_typed_as_the_model_is_pointed_to_api_base_not_saved_o
 
     dialog.api_base.setText("http://127.0.0.1:8000/v1")
     dialog.model.setCurrentText("openai/qwen3-8b")
+    dialog.summary_model.setText("127.0.0.1:8000")
+    dialog._accept()
+    assert dialog.error.text().startswith("Summary model: 127.0.0.1:8000 is a server's address, not a model: put "
+                                          "the server under API base above")
+    dialog.summary_model.setText("openai/qwen3-1.7b")
     dialog._accept()
     qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
     assert window.settings.load().model == "openai/qwen3-8b"
