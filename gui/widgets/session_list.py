@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from core.store import SessionRow
@@ -21,10 +22,14 @@ MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
 
 
 def row_text(row: SessionRow, drafted: bool = False) -> str:
-    """`drafted`: a message half written to it waits in the message box for it."""
+    """`drafted`: a message half written to it waits in the message box for it. Last, the name of
+    its work folder (the project: what tells apart sessions of several), which a narrow list cuts
+    first."""
     status = row.status.removeprefix("ended:")
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
-    return f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}" + (" · ✎ draft" if drafted else "")
+    folder = re.split(r"[\\/]", row.workdir.rstrip("\\/"))[-1]  # (a Windows path, in a session imported here)
+    return (f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}" + (" · ✎ draft" if drafted else "")
+            + (f" · {folder}" if folder else ""))
 
 
 class SessionList(QWidget):

@@ -156,7 +156,7 @@ def test_a_message_half_written_waits_for_its_session_and_goes_to_no_other(qtbot
     assert window.composer.toPlainText() == ""  # not this session's to send
     rows = {window.sessions.list.item(i).data(Qt.ItemDataRole.UserRole): window.sessions.list.item(i).text()
             for i in range(window.sessions.list.count())}
-    assert rows[here.id].endswith(" · ✎ draft") and "draft" not in rows[earlier]  # the list says which waits
+    assert rows[here.id].endswith(f" · ✎ draft · {workdir.name}") and "draft" not in rows[earlier]  # which waits
     qtbot.keyClicks(window.composer, "Port the tests too")
     window.show_session(here.id)
     qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
@@ -350,3 +350,15 @@ def test_a_search_typed_just_before_the_window_closes_is_not_started_after(qtbot
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
     qtbot.wait(3 * TYPING_PAUSE_MS)
     assert asked == []
+
+
+def test_a_rows_second_line_ends_with_the_name_of_its_work_folder():
+    from core.store import SessionRow
+    from gui.widgets.session_list import row_text
+
+    def row(workdir: str) -> str:
+        return row_text(SessionRow("s", "2026-11-27T05:15:00", "", "Fix it", "Fix it", "ended:done", "m", workdir))
+
+    assert row("/home/ada/code/shop") == "■ Fix it\n    2026-11-27 05:15 · done · shop"
+    assert row("C:\\Users\\ada\\shop\\").endswith("· done · shop")  # imported from Windows
+    assert row("").endswith("· done")  # (a row from before: none known)

@@ -100,7 +100,7 @@ def test_a_session_left_mid_run_is_shown_interrupted_and_resume_continues_it(qtb
 
     again = make_window(ScriptedModel([reply("", call("task_done", summary="listed"))]))
     row = again.sessions.list.item(0).text()
-    assert row.startswith("○") and row.endswith("· interrupted"), row
+    assert row.startswith("○") and row.endswith(f"· interrupted · {workdir.name}"), row  # its project last
     qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
     assert again.status.state.text().startswith("○ Interrupted mid-run")
     assert again.resume_button.isEnabled()
