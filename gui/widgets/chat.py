@@ -566,7 +566,10 @@ class ChatView(QScrollArea):
             case FilesPutBack():
                 self._notice(f"↶ {escape_html(capitalized(put_back_note(event)))}", into=into)
             case FilesChangedOutside():
-                self._notice(f"⟳ {escape_html(capitalized(changed_outside_note(event)))}", into=into)
+                label = rich_label(displayable(f"⟳ {escape_html(capitalized(changed_outside_note(event)))}"), "notice")
+                if event.diff:  # what the agent was told changed: shown on pointing at the line
+                    label.setToolTip(f"<pre>{escape_html(event.diff)}</pre>")
+                self._add(label, into)
             case ReflectionWritten():
                 said = escape_html(capitalized(reflection_note(event))).replace(
                     LEARNED, f'<a href="{LEARNED_LINK}">{LEARNED}</a>', 1)

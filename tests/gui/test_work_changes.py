@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QDialog, QMessageBox, Qt, qt_alive
+from gui.qt import QDialog, QLabel, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
 from tests.support.marks import needs_git
@@ -245,14 +245,17 @@ def test_a_file_the_person_changes_while_the_agent_thinks_is_said_in_the_chat(qt
         (workdir / "notes.txt").write_text("second\n", encoding="utf-8")
         return reply("", call("file_write", path="out.txt", content="made\n"))
 
-    model = ScriptedModel([reply("", call("shell_run", command=f'"{sys.executable}" -c "print(1)"')),
+    model = ScriptedModel([reply("", call("file_read", path="notes.txt")),
+                           reply("", call("shell_run", command=f'"{sys.executable}" -c "print(1)"')),
                            while_the_model_thinks, reply("", call("task_done", summary="done"))])
     window = make_window(model)
     session = start(window, workdir, approval="all")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     # (the agent's own out.txt is not among them)
-    qtbot.waitUntil(lambda: "⟳ Changed outside the agent's tools since its last step: notes.txt; the agent is told"
-                    in chat_says(window), timeout=WAIT)
+    qtbot.waitUntil(lambda: "⟳ Changed outside the agent's tools since its last step: notes.txt; the agent is told, "
+                    "with how those it had read or written changed" in chat_says(window), timeout=WAIT)
+    line = next(label for label in window.chat.findChildren(QLabel) if label.text().startswith("⟳"))
+    assert line.toolTip() == "<pre>--- notes.txt\n@@ -1 +1 @@\n-first\n+second</pre>"  # what the agent was told
 
 
 def test_a_file_changed_since_the_agent_did_is_named_before_it_is_put_back(qtbot, make_window, workdir):
