@@ -167,9 +167,11 @@ class ToolResult(Event):
     @property
     def shown(self) -> str:
         """The output as the person reads it: the line that tells the agent which files a command
-        changed is left off, as the person is shown those on their own (CommandChangedFiles)."""
-        head, found, line = self.content.rpartition("\n" + FILES_CHANGED_LINE)
-        return head if found and "\n" not in line else self.content
+        changed (and how, for those it knew) is left off, as the person is shown those on their
+        own (CommandChangedFiles)."""
+        head, found, rest = self.content.rpartition("\n" + FILES_CHANGED_LINE)
+        _line, _, after = rest.partition("\n")
+        return head if found and (not after or after.startswith(COMMAND_DIFF_HEAD)) else self.content
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,8 @@ class FilesPutBack(Event):
 
 AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted
 FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how that line begins
+# After it, how those of them the agent had read or written changed (core/diffs.py diff_told).
+COMMAND_DIFF_HEAD = "How those you had read or written changed (-: before the command, +: after):"
 
 
 @dataclass(frozen=True)
@@ -373,7 +377,7 @@ class FilesChangedOutside(ChangedFiles):
     # may be theirs, and each step would otherwise blame the person for a log the server writes.
     background: int = 0
     # How the files the agent had read or written changed: unified diff lines under each one's name
-    # ("--- calc.py"), capped (core/snapshot.py diff_told); "" without the copy to diff against.
+    # ("--- calc.py"), capped (core/diffs.py diff_told); "" without the copy to diff against.
     diff: str = ""
 
     def by(self, whose: str = "your") -> str:

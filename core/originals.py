@@ -12,7 +12,6 @@ commands change is found against a copy of the work folder made before the first
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from core.diffs import bytes_diff_lines
 from core.memory.working import atomic_write
 from core.tools.context import confine
 
@@ -74,25 +74,12 @@ class Change:
         return "changed" if self.kept else f"changed (too large to keep, over {MAX_KEPT_BYTES // 2**20} MB)"
 
 
-MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its size
-
-
 def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[str]:
     """What the agent's changes did to the file, as unified diff lines (before → now, no file
     names); a binary or very large file as one line saying its sizes."""
     if not change.kept:
         return [f"(the file from before was too large to keep; it has {len(now or b''):,} bytes now)"]
     return bytes_diff_lines(before, now) or ["(no difference: the file is as it was before the session)"]
-
-
-def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3) -> list[str]:
-    """Unified diff lines of two versions of a file (no file names; None: no such file); a binary
-    or very large file as one line saying its sizes; [] when they do not differ."""
-    sides = [b"" if data is None else data for data in (before, now)]
-    if any(len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192] for data in sides):
-        return [f"(a binary or very large file: {len(sides[0]):,} bytes before, {len(sides[1]):,} now)"]
-    texts = [data.decode("utf-8", errors="replace").splitlines() for data in sides]
-    return list(difflib.unified_diff(*texts, lineterm="", n=context))[2:]  # no ---/+++
 
 
 def bytes_now(workdir: Path, path: str) -> bytes | None:

@@ -25,12 +25,13 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from core.diffs import TOLD_DIFF_CONTEXT, bytes_diff_lines
 from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
-from core.originals import Change, bytes_diff_lines, bytes_now, write_back
+from core.originals import Change, bytes_now, write_back
 from core.paths import remove_folder
 
 SNAPSHOT_DIR = "snapshot.git"
@@ -38,11 +39,6 @@ SNAPSHOT_DIR = "snapshot.git"
 # command alone changed, and what changed while the agent was not at work on it. (Its name is from
 # when it was marked before commands only.)
 MARKED_INDEX = "before-command.index"
-# The diffs of files the agent knew that changed outside its tools: lines around each change, and
-# at most this many lines told (a person's fix of a line or two is the usual case; a file rewritten
-# by a program is better read than diffed).
-OUTSIDE_DIFF_CONTEXT = 2
-OUTSIDE_DIFF_LINES = 80
 COMMAND_FILES_LISTED = 200  # of each kind, in a CommandChangedFiles event; the rest are counted
 NOTE_NAME = "snapshot.json"  # in the session's folder: the snapshot's tree, or why there is none
 MAX_FILES = 20_000
@@ -234,10 +230,10 @@ class WorkFolderSnapshot:
         found = self._since_mark(workdir)
         return None if found is None else FilesChangedOutside(**found)
 
-    def outside_diffs(self, workdir: Path, paths: Sequence[str]) -> dict[str, list[str]]:
-        """How each of `paths` (changed since mark()) differs from the folder as the agent left it:
-        unified diff lines (- as the agent left it, + now), by path; a file not marked, or gone,
-        is left out. Blocking; before mark(), which takes the changes in."""
+    def diffs_since_mark(self, workdir: Path, paths: Sequence[str]) -> dict[str, list[str]]:
+        """How each of `paths` (changed since mark(), by a command or outside the agent's tools)
+        differs from the folder as marked: unified diff lines (- as marked, + now), by path; a file
+        not marked, or gone, is left out. Blocking; before mark(), which takes the changes in."""
         found = {}
         for path in paths:
             now = bytes_now(workdir, path)
@@ -245,7 +241,7 @@ class WorkFolderSnapshot:
                 before = self._git(workdir, "cat-file", "blob", f":{path}", index=self._marked)
             except SnapshotFailed:  # not in the index: it was not there when the agent left the folder
                 continue
-            if now is not None and (lines := bytes_diff_lines(before, now, context=OUTSIDE_DIFF_CONTEXT)):
+            if now is not None and (lines := bytes_diff_lines(before, now, context=TOLD_DIFF_CONTEXT)):
                 found[path] = lines
         return found
 
@@ -363,15 +359,6 @@ class WorkFolderSnapshot:
     def _write_note(self, note: dict) -> None:
         self.note_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.note_path, json.dumps(note, indent=1, ensure_ascii=False))
-
-
-def diff_told(diffs: dict[str, list[str]], paths: Iterable[str]) -> str:
-    """The diffs of `paths` (those of outside_diffs), each under its file's name, as the agent is
-    told them: at most OUTSIDE_DIFF_LINES lines, then how many more (the files can be read)."""
-    lines = [line for path in paths if path in diffs for line in (f"--- {path}", *diffs[path])]
-    if len(lines) > OUTSIDE_DIFF_LINES:
-        lines = [*lines[:OUTSIDE_DIFF_LINES], f"… {len(lines) - OUTSIDE_DIFF_LINES:,} more lines (read the files)"]
-    return "\n".join(lines)
 
 
 def size_words(size: int) -> str:

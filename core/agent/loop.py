@@ -51,6 +51,7 @@ from core.context.engine import (
 from core.context.history import History, OutputSeen
 from core.context.session_facts import session_facts
 from core.context.tail import build_tail
+from core.diffs import diff_told
 from core.events import (
     AssistantMessage,
     Compaction,
@@ -95,7 +96,7 @@ from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
-from core.snapshot import WorkFolderSnapshot, diff_told
+from core.snapshot import WorkFolderSnapshot
 from core.store import as_disk_full
 from core.text import one_line, shown_text
 from core.tools.context import ToolContext
@@ -904,7 +905,7 @@ class AgentLoop(Delegation):
             if found is not None:
                 # What changed in the files the agent knew, against the folder as it left them: a
                 # person's fix of the agent's work tells it what they wanted, not only where.
-                diffs.update(snapshot.outside_diffs(workdir, [p for p in found.changed if seen.knows(p)]))
+                diffs.update(snapshot.diffs_since_mark(workdir, [p for p in found.changed if seen.knows(p)]))
                 snapshot.mark(workdir)
             return found
         try:

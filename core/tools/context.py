@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.events import AGENT_FILES_NAMED, Event, FileSeen
+from core.diffs import diff_told
+from core.events import AGENT_FILES_NAMED, COMMAND_DIFF_HEAD, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
 from core.text import os_path
 from core.tools.registry import ToolError
@@ -99,10 +100,12 @@ class ToolContext:
         (CommandChangedFiles), and the line that ends its output for the agent ("" when it
         changed nothing). Without a copy, the files the agent read or wrote that it changed are
         named: the agent's reading of them is stale. Blocking."""
+        diffs: dict[str, list[str]] = {}  # how the files the agent knew changed: it sees what it did
         if self.snapshot is None or not self.snapshot.taken:
-            named = self.seen.settle() if self.seen is not None else None
+            named = self.seen.settle(diffs=diffs) if self.seen is not None else None
             return "" if named is None else \
-                f"\n[files you read or wrote that this command changed: {named.words(AGENT_FILES_NAMED)}]"
+                f"\n[files you read or wrote that this command changed: {named.words(AGENT_FILES_NAMED)}]" + \
+                _how_they_changed(diff_told(diffs, named.changed))
         try:
             changed = self.snapshot.command_changes(self.workdir, self.call_id)
         except OSError as exc:  # (SnapshotFailed too)
@@ -110,13 +113,16 @@ class ToolContext:
             return ""
         if changed is not None and self.changing_on_their_own:
             changed = changed.without(set(self.changing_on_their_own))
-        if changed is not None:
-            self.told_after.append(changed)
         try:
+            if changed is not None:
+                self.told_after.append(changed)
+                if known := [path for path in changed.changed if self.seen is not None and self.seen.knows(path)]:
+                    diffs = self.snapshot.diffs_since_mark(self.workdir, known)
             self.snapshot.mark(self.workdir)  # as the command left it: what changes next is not its
         except OSError as exc:
             log.warning("the work folder was not marked after a command: %s", exc)
-        return "" if changed is None else "\n" + changed.for_the_agent()
+        return "" if changed is None else "\n" + changed.for_the_agent() + \
+            _how_they_changed(diff_told(diffs, changed.changed))
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first
@@ -156,6 +162,11 @@ class ToolContext:
         if not target.is_dir():
             raise ToolError(f"No such folder: {path!r}.")
         return target
+
+
+def _how_they_changed(diff: str) -> str:
+    """What ends a command's output after the files it changed: the diff of those the agent knew."""
+    return f"\n{COMMAND_DIFF_HEAD}\n{diff}" if diff else ""
 
 
 def _as_meant(root: Path, path: str) -> Path:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from core.diffs import TOLD_DIFF_CONTEXT, bytes_diff_lines
 from core.events import (
     ChangedFiles,
     FilesChangedOutside,
@@ -25,12 +26,10 @@ from core.events import (
     Record,
     ToolResult,
 )
-from core.originals import bytes_diff_lines
-from core.snapshot import OUTSIDE_DIFF_CONTEXT
 
 Stat = tuple[int, int] | None  # (mtime_ns, size); None: the file is gone
 # Without a copy of the work folder to diff against, the bytes of the files the agent read or wrote
-# are kept in memory, so that a change is told with its diff (core/snapshot.py diff_told): those of
+# are kept in memory, so that a change is told with its diff (core/diffs.py): those of
 # a file up to KEPT_FILE_BYTES, and up to KEPT_BYTES in all, the files seen longest ago let go first.
 KEPT_FILE_BYTES = 256 * 1024
 KEPT_BYTES = 16 * 1024 * 1024
@@ -114,7 +113,7 @@ class SeenFiles:
                 (deleted if now is None else changed).append(path)
                 data = now_kept[path] = None if now is None else _small_file(root / path, now)
                 if diffs is not None and data is not None and (before := self._kept.get(path)) is not None:
-                    if lines := bytes_diff_lines(before, data, context=OUTSIDE_DIFF_CONTEXT):
+                    if lines := bytes_diff_lines(before, data, context=TOLD_DIFF_CONTEXT):
                         diffs[path] = lines
         for path, data in now_kept.items():
             self._keep(path, data)  # what a later change is told against

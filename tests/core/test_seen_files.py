@@ -61,9 +61,11 @@ async def test_without_a_copy_a_commands_change_is_not_told_as_the_persons_and_a
     session = make_session(store, data_dir, workdir, model, approval="all", copy_work_folder=False)
     assert await session.run() == "done"
     assert events_of(session, FilesChangedOutside) == []
-    # The agent reads which of the files it knows the command changed: there is no copy to say more.
+    # The agent reads which of the files it knows the command changed, and how (their bytes were
+    # kept): there is no copy to say more.
     assert results(session, "shell_run")[0].content.endswith(
-        "\n[files you read or wrote that this command changed: calc.py]")
+        "\n[files you read or wrote that this command changed: calc.py]\nHow those you had read or written changed "
+        "(-: before the command, +: after):\n--- calc.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2")
     writes = results(session, "file_write")
     assert not writes[0].ok and "changed since you last read or wrote it" in writes[0].content
     assert writes[1].ok and (workdir / "calc.py").read_text(encoding="utf-8") == "x = 1\ny = 2\nz = 3\n"

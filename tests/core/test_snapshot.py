@@ -281,9 +281,15 @@ async def test_each_command_is_told_with_the_files_it_changed_and_no_others(stor
                                       "old.log (deleted)]")
     assert results[calls[0]] == ("[no output; exit code 0]\n[files this command changed in the work folder: config.ini]")
     assert "files this command changed" not in results[calls[2]]  # the ignored build file only
-    assert "files this command changed in the work folder: calc.py]" in results[calls[3]]
+    # calc.py the agent knew (it edited it): how the command changed it too, as it cannot see that otherwise.
+    assert results[calls[3]].endswith(
+        "\n[files this command changed in the work folder: calc.py]\nHow those you had read or written changed "
+        "(-: before the command, +: after):\n--- calc.py\n@@ -1,2 +1,3 @@\n def add(a, b):\n     return a + b\n"
+        "+# and a command")
     # The person reads the files once, on their own line (the CLI, the transcript), not in the output too.
     assert "files this command changed" not in render(result) and render(result).endswith("[no output; exit code 0]")
+    last = next(r.event for r in session.records if isinstance(r.event, ToolResult) and r.event.call_id == calls[3])
+    assert last.shown == "[no output; exit code 0]"  # nor the diff
     assert "files this command changed" not in transcript(session.records, "t")
 
 
@@ -595,11 +601,11 @@ async def test_files_a_server_left_running_writes_may_be_its_and_are_told_once_w
 
 
 def test_the_diff_told_of_files_changed_outside_is_capped_and_names_each_file():
-    from core.snapshot import OUTSIDE_DIFF_LINES, diff_told
+    from core.diffs import TOLD_DIFF_LINES, diff_told
 
     diffs = {"a.py": ["@@ -1 +1 @@", "-x", "+y"], "big.txt": [f"+line {i}" for i in range(200)], "unasked": ["+z"]}
     told = diff_told(diffs, ["a.py", "big.txt", "gone.py"]).split("\n")
     assert told[:4] == ["--- a.py", "@@ -1 +1 @@", "-x", "+y"] and told[4] == "--- big.txt"
-    assert len(told) == OUTSIDE_DIFF_LINES + 1
-    assert told[-1] == f"… {4 + 1 + 200 - OUTSIDE_DIFF_LINES:,} more lines (read the files)"
+    assert len(told) == TOLD_DIFF_LINES + 1
+    assert told[-1] == f"… {4 + 1 + 200 - TOLD_DIFF_LINES:,} more lines (read the files)"
     assert diff_told(diffs, ["gone.py"]) == ""

@@ -1,0 +1,33 @@
+"""Diffs of a file's bytes, and the diffs the agent is told of files it knew that changed: by a
+command it ran, or outside its tools (the person's editor, another program)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its size
+# The diffs the agent is told: lines around each change, and at most this many lines in all (a
+# person's fix of a line or two is the usual case; a file rewritten by a program is better read
+# than diffed).
+TOLD_DIFF_CONTEXT = 2
+TOLD_DIFF_LINES = 80
+
+
+def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3) -> list[str]:
+    """Unified diff lines of two versions of a file (no file names; None: no such file); a binary
+    or very large file as one line saying its sizes; [] when they do not differ."""
+    sides = [b"" if data is None else data for data in (before, now)]
+    if any(len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192] for data in sides):
+        return [f"(a binary or very large file: {len(sides[0]):,} bytes before, {len(sides[1]):,} now)"]
+    texts = [data.decode("utf-8", errors="replace").splitlines() for data in sides]
+    return list(difflib.unified_diff(*texts, lineterm="", n=context))[2:]  # no ---/+++
+
+
+def diff_told(diffs: dict[str, list[str]], paths: Iterable[str]) -> str:
+    """The diffs of `paths` (diff lines by path), each under its file's name, as the agent is told
+    them: at most TOLD_DIFF_LINES lines, then how many more (the files can be read)."""
+    lines = [line for path in paths if path in diffs for line in (f"--- {path}", *diffs[path])]
+    if len(lines) > TOLD_DIFF_LINES:
+        lines = [*lines[:TOLD_DIFF_LINES], f"… {len(lines) - TOLD_DIFF_LINES:,} more lines (read the files)"]
+    return "\n".join(lines)
