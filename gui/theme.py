@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from core.paths import resource_text
-from gui.qt import QApplication, QColor, QPalette, Qt, QWidget
+from gui.qt import QApplication, QColor, QLabel, QPalette, Qt, QWidget
 
 THEMES = ("system", "light", "dark")
 _FUSION_SET = "tripaneFusionSet"
@@ -68,3 +68,14 @@ def apply_theme(app: QApplication, theme: str) -> None:
     sheet = resource_text("styles", f"{theme}.qss")
     if app.styleSheet() != sheet:  # setting it re-polishes every widget, even to the same sheet
         app.setStyleSheet(sheet)
+        _relink(app)
+
+
+def _relink(app: QApplication) -> None:
+    """A label lays out its links in the link colour of the palette it had when its text was set,
+    and keeps it: after a change of theme, the plan's "v12" stayed light-theme blue on the dark
+    grey. Each label with a link has its text set anew, in the new colour."""
+    for widget in app.allWidgets():
+        if isinstance(widget, QLabel) and "<a " in (text := widget.text()):
+            widget.clear()  # (setting the same text does nothing)
+            widget.setText(text)

@@ -524,6 +524,33 @@ def test_theme_toggle_switches_the_palette_and_is_saved(qtbot, make_window, sett
     assert QApplication.style() is style
 
 
+def test_links_take_the_new_themes_colour_when_the_theme_changes(qtbot, make_window):
+    from gui.qt import QColor, QLabel, QPalette
+    from gui.theme import apply_theme
+
+    def link_colours(label: QLabel) -> set[str]:
+        """The colours of the label's link, as drawn: its most saturated pixels."""
+        image = label.grab().toImage()
+        colours = {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())}
+        return {QColor(c).name() for c in colours if QColor(c).hsvSaturation() > 60}
+
+    window = make_window()
+    apply_theme(QApplication.instance(), "light")
+    label = QLabel('<a href="history">v12</a>', window)  # as a pane's version beside its name
+    label.setObjectName("muted")
+    label.resize(80, 30)
+    label.show()
+    qtbot.waitExposed(label)
+    light_link = QApplication.palette().color(QPalette.ColorRole.Link).name()
+    assert light_link in link_colours(label)
+
+    apply_theme(QApplication.instance(), "dark")
+    dark_link = QApplication.palette().color(QPalette.ColorRole.Link).name()
+    qtbot.waitUntil(lambda: dark_link in link_colours(label), timeout=WAIT)  # a dark blue on dark grey, else
+    assert light_link not in link_colours(label)
+    apply_theme(QApplication.instance(), "light")
+
+
 def test_the_system_theme_follows_the_desktop_as_it_goes_dark_and_light(qtbot, make_window, settings, monkeypatch):
     assert Preferences().theme == "system"  # what a first start shows
     window = make_window()
