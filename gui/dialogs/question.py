@@ -179,7 +179,7 @@ class QuestionDialog(QDialog):
         if reason == "three_strike":
             if context.get("step"):  # the plan's line, without its list number and open checkbox
                 step = _STEP_MARKS.sub("", context["step"])
-                parts.append(f"<p><b>Failing step:</b> {_escape(step)}</p>")
+                parts.append(f"<p><b>Failing step:</b> {inline_html(step)}</p>")  # (the plan's Markdown)
             errors = context.get("errors") or []
             if errors:
                 items = "".join(f"<li><code>{_escape(str(e)[:400])}</code></li>" for e in errors)

@@ -99,14 +99,14 @@ def test_a_reboot_answered_in_free_text_and_the_failing_step_read_plainly(qtbot)
     from core.agent.loop import parse_reboot
     reboot = parse_reboot("I kept reading a file that is not there; I should list the folder first.")
     question = HumanQuestion("q3", "three_strike", "The same error three times.", ("retry_with_hint", "stop"),
-                             {"step": "1. [ ] Read the relevant files", "errors": ["No such file: 'missing.py'"] * 3,
-                              "reboot": reboot})
+                             {"step": "1. [ ] Read the relevant files in `src/`",
+                              "errors": ["No such file: 'missing.py'"] * 3, "reboot": reboot})
     dialog = QuestionDialog(question)
     qtbot.addWidget(dialog)
     shown = dialog.details.toPlainText()
     assert "Its answer" in shown and "I should list the folder first" in shown
     assert "text" not in shown.split()  # not the parser's key
-    assert "Failing step: Read the relevant files" in shown  # not the plan's "1. [ ]"
+    assert "Failing step: Read the relevant files in src/\n" in shown  # not the plan's "1. [ ]", nor its backticks
 
 
 # A 1280 × 800 laptop screen at 150 % scaling: what Qt lays the window out in.
