@@ -202,7 +202,7 @@ class QuestionDialog(QDialog):
             parts.append(f"<p><b>If you do not answer:</b> {inline_html(fallback.rstrip('.'))}.{wait}</p>")
         elif reason == "danger_turn":
             if status := context.get("status"):
-                items = "".join(f"<li>{_escape(str(line).lstrip('-* '))}</li>" for line in status)
+                items = "".join(f"<li>{inline_html(str(line).lstrip('-* '))}</li>" for line in status)
                 parts.append(f"<p><b>Where the plan stands:</b></p><ul>{items}</ul>")
             if context.get("step"):
                 parts.append(f"<p><b>Working on:</b> {_escape(_STEP_MARKS.sub('', context['step']))}</p>")

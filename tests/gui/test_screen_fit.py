@@ -182,3 +182,11 @@ def test_the_shortcut_list_fits_the_screen_with_larger_text(qtbot, make_window, 
         pass
     assert_fits(listing)
     assert "Keyboard shortcuts" in listing.text() and "F1" in listing.text()
+
+
+def test_the_turn_thresholds_plan_status_reads_as_the_plans_markdown(qtbot):
+    question = HumanQuestion("q4", "danger_turn", "Turn 30: go on?", ("continue", "stop"),
+                             {"status": ["- Phase: 2", "- Progress: fixing `parse_date`, **tests** next"]})
+    dialog = QuestionDialog(question)
+    qtbot.addWidget(dialog)
+    assert "Progress: fixing parse_date, tests next" in dialog.details.toPlainText()
