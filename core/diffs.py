@@ -12,6 +12,7 @@ MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its s
 # than diffed).
 TOLD_DIFF_CONTEXT = 2
 TOLD_DIFF_LINES = 80
+DIFFED_FILES = 10  # of those a command or the person changed: more would not fit in the lines told
 
 
 def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3) -> list[str]:

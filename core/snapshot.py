@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.diffs import TOLD_DIFF_CONTEXT, bytes_diff_lines
+from core.diffs import DIFFED_FILES, TOLD_DIFF_CONTEXT, bytes_diff_lines
 from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
 from core.originals import Change, bytes_now, write_back
@@ -235,7 +235,7 @@ class WorkFolderSnapshot:
         differs from the folder as marked: unified diff lines (- as marked, + now), by path; a file
         not marked, or gone, is left out. Blocking; before mark(), which takes the changes in."""
         found = {}
-        for path in paths:
+        for path in paths[:DIFFED_FILES]:  # (a git call each)
             now = bytes_now(workdir, path)
             try:
                 before = self._git(workdir, "cat-file", "blob", f":{path}", index=self._marked)

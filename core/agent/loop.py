@@ -905,7 +905,7 @@ class AgentLoop(Delegation):
             if found is not None:
                 # What changed in the files the agent knew, against the folder as it left them: a
                 # person's fix of the agent's work tells it what they wanted, not only where.
-                diffs.update(snapshot.diffs_since_mark(workdir, [p for p in found.changed if seen.knows(p)]))
+                diffs.update(snapshot.diffs_since_mark(workdir, seen.among(found.changed)))
                 snapshot.mark(workdir)
             return found
         try:

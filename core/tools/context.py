@@ -116,7 +116,7 @@ class ToolContext:
         try:
             if changed is not None:
                 self.told_after.append(changed)
-                if known := [path for path in changed.changed if self.seen is not None and self.seen.knows(path)]:
+                if self.seen is not None and (known := self.seen.among(changed.changed)):
                     diffs = self.snapshot.diffs_since_mark(self.workdir, known)
             self.snapshot.mark(self.workdir)  # as the command left it: what changes next is not its
         except OSError as exc:

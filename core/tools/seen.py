@@ -77,9 +77,9 @@ class SeenFiles:
         self._keep(path, _small_file(target, now))
         return FileSeen(path, *now)
 
-    def knows(self, path: str) -> bool:
-        """Whether the agent read or wrote `path` (relative to the work folder, with "/")."""
-        return path in self._seen
+    def among(self, paths: Iterable[str]) -> list[str]:
+        """Those of `paths` (relative to the work folder, with "/") the agent read or wrote."""
+        return [path for path in paths if path in self._seen]
 
     def changed_since_seen(self, target: Path) -> bool:
         """Whether `target` changed since the agent last read or wrote it (a file it never did: no;

@@ -609,3 +609,19 @@ def test_the_diff_told_of_files_changed_outside_is_capped_and_names_each_file():
     assert len(told) == TOLD_DIFF_LINES + 1
     assert told[-1] == f"… {4 + 1 + 200 - TOLD_DIFF_LINES:,} more lines (read the files)"
     assert diff_told(diffs, ["gone.py"]) == ""
+
+
+def test_at_most_ten_changed_files_are_diffed_a_git_call_each(tmp_path):
+    from core.diffs import DIFFED_FILES
+
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    workdir.mkdir()
+    for n in range(DIFFED_FILES + 2):
+        (workdir / f"f{n:02}.txt").write_text("before\n", encoding="utf-8")
+    copy.take(workdir)
+    copy.mark(workdir)
+    for n in range(DIFFED_FILES + 2):
+        (workdir / f"f{n:02}.txt").write_text("after\n", encoding="utf-8")
+    diffs = copy.diffs_since_mark(workdir, [f"f{n:02}.txt" for n in range(DIFFED_FILES + 2)])
+    assert sorted(diffs) == [f"f{n:02}.txt" for n in range(DIFFED_FILES)]
+    assert diffs["f00.txt"] == ["@@ -1 +1 @@", "-before", "+after"]
