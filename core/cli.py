@@ -52,8 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", help="what the agent should do")
-    run.add_argument("--model", type=_model_string, help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
-                                    "context window and summary model chosen in the window's Settings)")
+    run.add_argument("--model", type=_model_string,
+                     help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
+                          "context window and summary model chosen in the window's Settings)")
     run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
     run.add_argument("--context-window", type=int, metavar="TOKENS",
@@ -92,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
-    resume.add_argument("--model", type=_model_string, help="go on with another model from here (the session's is gone, refused, too "
-                                       "weak or too dear); its server and window with --api-base, --context-window")
+    resume.add_argument("--model", type=_model_string,
+                        help="go on with another model from here (the session's is gone, refused, too "
+                             "weak or too dear); its server and window with --api-base, --context-window")
     resume.add_argument("--api-base", help="with --model: the address of its server, for a local or self-hosted one")
     resume.add_argument("--context-window", type=int, metavar="TOKENS",
                         help="with --model: how much it reads at once (default: the model's own)")
@@ -123,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
     doctor = commands.add_parser("doctor", help="check this machine: Python, Qt, keyring, data folder, database, provider",
                                  parents=[common])
-    doctor.add_argument("--model", type=_model_string, help="also check that this model answers (one tiny request; default: the model "
-                                        "chosen in the window's Settings)")
+    doctor.add_argument("--model", type=_model_string,
+                        help="also check that this model answers (one tiny request; default: the model "
+                             "chosen in the window's Settings)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
     export.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
@@ -153,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                                         "day not reviewed yet): what recurs from task to task, kept beside the "
                                         "reflections; its strategies count toward lessons", parents=[common])
     review.add_argument("--day", help="the day to review, YYYY-MM-DD")
-    review.add_argument("--model", type=_model_string, help="the model that reviews (default: the summary model chosen in Settings, "
-                                        "else the model)")
+    review.add_argument("--model", type=_model_string,
+                        help="the model that reviews (default: the summary model chosen in Settings, "
+                             "else the model)")
     review.add_argument("--api-base", help="its server, for a local or self-hosted one")
     review.add_argument("--json", action="store_true", help="print what came of it as one JSON object")
     variant = memory_commands.add_parser("variant", help="test a skill's variant that waits for you, or set one aside "
@@ -171,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
     sessions = commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
     sessions.add_argument("search", nargs="?", default="",
-                          help="only those whose task, title, model or work folder holds this text, or whose conversation says it")
+                          help="only those whose task, title, model or work folder holds this text, or whose "
+                               "conversation says it")
     spending = commands.add_parser("spending", help="what the models cost: by day, by model, by session",
                                    parents=[common])
     spending.add_argument("--days", type=int, default=30,

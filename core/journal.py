@@ -82,19 +82,21 @@ class Journal:
         return news
 
     def record(self, event: Event) -> Record:
-        before = {"status": self.state.status, "model": self.state.model, "workdir": self._workdir()}
+        before = self._listed()
         record = self.store.append(self.session_id, event)
         self._fold(record)
-        # The session list (and `tripane list`) shows these without replaying the log.
-        now = {"status": self.state.status, "model": self.state.model, "workdir": self._workdir()}
-        changed = {name: value for name, value in now.items() if value != before[name]}
+        changed = {name: value for name, value in self._listed().items() if value != before[name]}
         if changed:
             self.store.update_session(self.session_id, **changed)
         self.notify(record)
         return record
 
-    def _workdir(self) -> str:
-        return str(self.state.workdir) if self.state.config is not None else ""
+    def _listed(self) -> dict[str, str]:
+        """What the session's row keeps of its state: the session list (and `tripane list`) shows
+        these, and searches the work folder, without replaying the log."""
+        state = self.state
+        return {"status": state.status, "model": state.model,
+                "workdir": str(state.workdir) if state.config is not None else ""}
 
     def _fold(self, record: Record) -> None:
         self.records.append(record)

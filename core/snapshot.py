@@ -236,12 +236,13 @@ class WorkFolderSnapshot:
         not marked, or gone, is left out. Blocking; before mark(), which takes the changes in."""
         found = {}
         for path in paths[:DIFFED_FILES]:  # (a git call each)
-            now = bytes_now(workdir, path)
+            if (now := bytes_now(workdir, path)) is None:
+                continue
             try:
                 before = self._git(workdir, "cat-file", "blob", f":{path}", index=self._marked)
             except SnapshotFailed:  # not in the index: it was not there when the agent left the folder
                 continue
-            if now is not None and (lines := bytes_diff_lines(before, now, context=TOLD_DIFF_CONTEXT)):
+            if lines := bytes_diff_lines(before, now, context=TOLD_DIFF_CONTEXT):
                 found[path] = lines
         return found
 

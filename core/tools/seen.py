@@ -29,8 +29,8 @@ from core.events import (
 
 Stat = tuple[int, int] | None  # (mtime_ns, size); None: the file is gone
 # Without a copy of the work folder to diff against, the bytes of the files the agent read or wrote
-# are kept in memory, so that a change is told with its diff (core/diffs.py): those of
-# a file up to KEPT_FILE_BYTES, and up to KEPT_BYTES in all, the files seen longest ago let go first.
+# are kept in memory, so that a change is told with its diff (core/diffs.py): those of a file up to
+# KEPT_FILE_BYTES, and up to KEPT_BYTES in all, the files seen longest ago let go first.
 KEPT_FILE_BYTES = 256 * 1024
 KEPT_BYTES = 16 * 1024 * 1024
 

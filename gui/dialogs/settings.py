@@ -258,9 +258,9 @@ class SettingsDialog(QDialog):
         if problem := self.connection.model_problem():
             self.error.setText(problem)
             return
+        where = "put the server under API base above (a side model of the same provider is reached there)"
         for what, field in (("Summary model", self.summary_model), ("Research helpers' model", self.helper_model)):
-            if problem := model_string_problem(field.text(), "put the server under API base above (a side model of the same "
-                                                         "provider is reached there)"):
+            if problem := model_string_problem(field.text(), where):
                 self.error.setText(f"{what}: {problem}")
                 field.setFocus()
                 return

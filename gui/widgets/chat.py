@@ -566,7 +566,8 @@ class ChatView(QScrollArea):
             case FilesPutBack():
                 self._notice(f"↶ {escape_html(capitalized(put_back_note(event)))}", into=into)
             case FilesChangedOutside():
-                label = rich_label(displayable(f"⟳ {escape_html(capitalized(changed_outside_note(event)))}"), "notice")
+                said = escape_html(capitalized(changed_outside_note(event)))
+                label = rich_label(displayable(f"⟳ {said}"), "notice")
                 if event.diff:  # what the agent was told changed: shown on pointing at the line
                     label.setToolTip(f"<pre>{escape_html(event.diff)}</pre>")
                 self._add(label, into)

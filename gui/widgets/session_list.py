@@ -28,7 +28,8 @@ def row_text(row: SessionRow, drafted: bool = False) -> str:
     status = row.status.removeprefix("ended:")
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
     folder = re.split(r"[\\/]", row.workdir.rstrip("\\/"))[-1]  # (a Windows path, in a session imported here)
-    return (f"{mark} {row.title}\n    {row.created[:16].replace('T', ' ')} · {status}" + (" · ✎ draft" if drafted else "")
+    when = row.created[:16].replace("T", " ")
+    return (f"{mark} {row.title}\n    {when} · {status}" + (" · ✎ draft" if drafted else "")
             + (f" · {folder}" if folder else ""))
 
 
