@@ -143,7 +143,11 @@ def spending(store: Store, since: datetime.date | None = None, memory_root: Path
     reviews = review_requests(memory_root, since) if memory_root is not None else ()
     for request in (*requests(store, since), *reviews):
         result.add(request)
-    result.titles = {row.id: row.title for row in store.sessions() if row.id in result.by_session}
+    # Read apart, as the requests are: this runs on a worker thread, and the store's own connection
+    # serves the window meanwhile (a statement of the window's reset this query's cursor, and the
+    # sessions were listed by their ids).
+    result.titles = {sid: title for sid, title in store.read("SELECT id, title FROM sessions", [])
+                     if sid in result.by_session}
     result.titles.update({key: f"Review of the work of {key.removeprefix(REVIEW)}" for key in result.by_session
                           if key.startswith(REVIEW)})
     return result
