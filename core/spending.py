@@ -144,8 +144,8 @@ def spending(store: Store, since: datetime.date | None = None, memory_root: Path
     for request in (*requests(store, since), *reviews):
         result.add(request)
     # Read apart, as the requests are: this runs on a worker thread, and the store's own connection
-    # serves the window meanwhile (a statement of the window's reset this query's cursor, and the
-    # sessions were listed by their ids).
+    # serves the window meanwhile (CI once listed the sessions by their ids, as if this query had
+    # come back empty: the likely cause, not reproduced).
     result.titles = {sid: title for sid, title in store.read("SELECT id, title FROM sessions", [])
                      if sid in result.by_session}
     result.titles.update({key: f"Review of the work of {key.removeprefix(REVIEW)}" for key in result.by_session
