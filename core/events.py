@@ -169,9 +169,7 @@ class ToolResult(Event):
         """The output as the person reads it: the line that tells the agent which files a command
         changed (and how, for those it knew) is left off, as the person is shown those on their
         own (CommandChangedFiles)."""
-        head, found, rest = self.content.rpartition("\n" + FILES_CHANGED_LINE)
-        _line, _, after = rest.partition("\n")
-        return head if found and (not after or after.startswith(COMMAND_DIFF_HEAD)) else self.content
+        return command_output(self.content)
 
 
 @dataclass(frozen=True)
@@ -317,6 +315,14 @@ AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; t
 FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how that line begins
 # After it, how those of them the agent had read or written changed (core/diffs.py diff_told).
 COMMAND_DIFF_HEAD = "How those you had read or written changed (-: before the command, +: after):"
+
+
+def command_output(content: str) -> str:
+    """A command's result (or failure) without what Tripane added at its end for the agent: the
+    files the command changed, and how (ToolContext.after_command)."""
+    head, found, rest = content.rpartition("\n" + FILES_CHANGED_LINE)
+    _line, _, after = rest.partition("\n")
+    return head if found and (not after or after.startswith(COMMAND_DIFF_HEAD)) else content
 
 
 @dataclass(frozen=True)

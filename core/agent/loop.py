@@ -36,7 +36,12 @@ from core.agent.options import (
 )
 from core.agent.replies import not_an_answer
 from core.agent.research import described
-from core.agent.rules import describe_failure, error_signature, for_the_person
+from core.agent.rules import (
+    describe_failure,
+    error_signature,
+    failure_excerpt,
+    for_the_person,
+)
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
 from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
@@ -98,7 +103,7 @@ from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
 from core.snapshot import WorkFolderSnapshot
 from core.store import as_disk_full
-from core.text import one_line, shown_text
+from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
@@ -1074,7 +1079,7 @@ class AgentLoop(Delegation):
             if isinstance(event, AssistantMessage):
                 calls.update((call.id, call) for call in event.tool_calls)
             elif isinstance(event, ToolResult) and event.call_id in calls:
-                failed = "" if event.ok else f" — {one_line(event.content, 120)}"
+                failed = "" if event.ok else f" — {failure_excerpt(event.content, 120)}"
                 steps.append(f"{'✓' if event.ok else '✗'} {described(calls[event.call_id])}{failed}")
         return steps[-RECENT_STEPS_SHOWN:]
 

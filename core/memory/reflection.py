@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from core.agent.options import NO_ANSWER, WITHDRAWN, reason_label
-from core.agent.rules import of_put_back
+from core.agent.rules import failure_excerpt, of_put_back
 from core.agent.state import asked_aside
 from core.changes import ChangeTally
 from core.events import (
@@ -176,7 +176,7 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
             case ToolResult() if event.ok:
                 yield f"  → {event.name} ok, {event.size or len(event.content):,} chars"
             case ToolResult():
-                yield f"  → {event.name} FAILED: {one_line(event.content, 300)}"
+                yield f"  → {event.name} FAILED: {failure_excerpt(event.content, 300)}"
             case CommandChangedFiles():  # (an ok result is told by its size: the files a command touched, not)
                 yield f"    it changed {event.words()}"
             case FilesChangedOutside():

@@ -10,7 +10,7 @@ import json
 import re
 
 from core.agent.options import option_label
-from core.agent.rules import for_the_person
+from core.agent.rules import failures_grouped, for_the_person
 from core.agent.state import asked_by_helper
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
@@ -180,9 +180,10 @@ class QuestionDialog(QDialog):
             if context.get("step"):  # the plan's line, without its list number and open checkbox
                 step = _STEP_MARKS.sub("", context["step"])
                 parts.append(f"<p><b>Failing step:</b> {inline_html(step)}</p>")  # (the plan's Markdown)
-            errors = context.get("errors") or []
-            if errors:
-                items = "".join(f"<li><code>{_escape(str(e)[:400])}</code></li>" for e in errors)
+            if groups := failures_grouped([str(error) for error in context.get("errors") or []]):
+                items = "".join(
+                    f"<li>{f'<i>{count} times, the latest:</i><br>' if count > 1 else ''}"
+                    f"<code>{'<br>'.join(_escape(line) for line in lines)}</code></li>" for lines, count in groups)
                 parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
             if diagnosis := for_the_person(str(context.get("diagnosis") or "")):
                 parts.append(f"<p><b>Diagnosed when it happened before:</b> {_escape(diagnosis)}</p>")

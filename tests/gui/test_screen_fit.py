@@ -109,6 +109,18 @@ def test_a_reboot_answered_in_free_text_and_the_failing_step_read_plainly(qtbot)
     assert "Failing step: Read the relevant files in src/\n" in shown  # not the plan's "1. [ ]", nor its backticks
 
 
+def test_the_errors_of_three_strike_show_what_broke_once_not_a_warning_three_times(qtbot):
+    from tests.core.agent.test_loop import FAILED_RUN
+    question = HumanQuestion("q4", "three_strike", "The same error three times.", ("retry_with_hint", "stop"),
+                             {"step": "Run the tests", "errors": [FAILED_RUN.replace("0.02", t) for t in "123"]})
+    dialog = QuestionDialog(question)
+    qtbot.addWidget(dialog)
+    shown = dialog.details.toPlainText()
+    assert shown.count("3 times, the latest:") == 1 and shown.count("ValueError: invalid literal") == 2
+    assert "1 failed in 3s" in shown and "PytestDeprecationWarning" not in shown
+    assert "Command failed with exit code 1.\n…\n" in shown  # one error's lines, each on its own
+
+
 # A 1280 × 800 laptop screen at 150 % scaling: what Qt lays the window out in.
 LAPTOP_AT_150 = 1280 * 2 // 3
 

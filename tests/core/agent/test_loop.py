@@ -529,6 +529,49 @@ def test_failures_are_counted_by_signature_and_described_by_their_message():
     assert failure_notice("plan_update", long) == described
 
 
+# A failed test run as pytest prints it: a warning first, what broke at the end.
+FAILED_RUN = """Command failed with exit code 1.
+/venv/lib/python3.11/site-packages/pytest_asyncio/plugin.py:306: PytestDeprecationWarning: The configuration option
+  warnings.warn(PytestDeprecationWarning(_DEFAULT_FIXTURE_LOOP_SCOPE_UNSET))
+F
+=================================== FAILURES ===================================
+_______________________________ test_empty_lines _______________________________
+>       assert parse("1\\n\\n2\\n") == [1, 2]
+E   ValueError: invalid literal for int() with base 10: ''
+parse.py:2: ValueError
+=========================== short test summary info ============================
+FAILED test_parse.py::test_empty_lines - ValueError: invalid literal for int() with base 10: ''
+!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!
+1 failed in 0.02s"""
+
+
+def test_a_failed_command_is_shown_by_the_end_of_its_output_where_what_broke_is():
+    from core.agent.rules import error_signature, failure_excerpt, failure_lines, failures_grouped
+    from core.events import FILES_CHANGED_LINE
+
+    told_the_agent = f"{FAILED_RUN}\n{FILES_CHANGED_LINE}out.log]"  # what Tripane added for the agent
+    lines = failure_lines(told_the_agent)
+    assert lines[:2] == ["Command failed with exit code 1.", "…"]  # the warning left out, and said so
+    assert "E   ValueError: invalid literal for int() with base 10: ''" in lines
+    assert lines[-2:] == ["stopping after 1 failures", "1 failed in 0.02s"]  # without pytest's rules of !!!
+    assert not any("PytestDeprecationWarning" in line or "out.log" in line for line in lines)
+    # On one line (the turn threshold's latest steps): the first line, and the end that fits.
+    short = failure_excerpt(told_the_agent, 120)
+    assert short.startswith("Command failed with exit code 1. … ") and short.endswith(
+        "base 10: '' · stopping after 1 failures · 1 failed in 0.02s") and len(short) <= 120
+    assert "ValueError" in failure_excerpt(FAILED_RUN, 300) and "PytestDeprecation" not in failure_excerpt(FAILED_RUN, 300)
+    # Any other failure reads from its start; a short one is whole.
+    other = "old text not found in parse.py\nThe file has: " + "x " * 400
+    assert failure_lines(other)[0] == "old text not found in parse.py" and len("".join(failure_lines(other))) <= 620
+    assert failure_excerpt("No such file: 'a.txt'", 120) == "No such file: 'a.txt'"
+    # The same failure three times, its time aside, is shown once; another one apart.
+    again = FAILED_RUN.replace("0.02s", "0.03s")
+    assert [count for _, count in failures_grouped([FAILED_RUN, again, again, "No such file"])] == [3, 1]
+    assert failures_grouped([FAILED_RUN, again])[0][0][-1] == "1 failed in 0.03s"  # the latest
+    # What Tripane added does not make a failure another one: 3-Strike counts it.
+    assert error_signature("shell_run", "error", told_the_agent) == error_signature("shell_run", "error", FAILED_RUN)
+
+
 async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
     too_long = "x" * 300 + ".txt"  # longer than any file system allows for one name
     model = ScriptedModel([reply("", call("file_write", call_id="w", path=too_long, content="hi")),
