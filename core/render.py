@@ -41,7 +41,7 @@ from core.events import (
 )
 from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
-from core.text import local_time, one_line
+from core.text import capitalized, counted, local_time, one_line
 
 PREVIEW = 160
 
@@ -79,7 +79,7 @@ def render(record: Record) -> str | None:
         case FileChanged() if event.author != "core":
             return f"  ✎ {event.file} v{event.version} by {event.author}"
         case PinsChanged():
-            return f"  📌 {len(event.lines)} pinned line(s) in {event.file}"
+            return f"  📌 {capitalized(pins_note(event))}"
         case ErrorRecorded():
             return f"  ! error (attempt {event.attempt}): {failure_notice(event.tool, event.message)}"
         case ErrorDiagnosed():
@@ -168,6 +168,19 @@ def put_back_note(event: FilesPutBack) -> str:
     parts = [f"{what}: {', '.join(paths)}" for what, paths in put_back_groups(event) if paths]
     why = f" (why: {one_line(event.reason, 300)})" if event.reason else ""
     return "; ".join(parts) + f"{why}; the agent is told at its next step"
+
+
+def pins_note(event: PinsChanged) -> str:
+    """The plan lines the person pinned, for them to read."""
+    if not event.lines:
+        return "no line of the plan is pinned any more"
+    listed = "; ".join(one_line(line, 120) for line in event.lines[:PINS_LISTED])
+    more = f"; and {len(event.lines) - PINS_LISTED} more" if len(event.lines) > PINS_LISTED else ""
+    return (f"{counted(len(event.lines), 'line')} of the plan pinned, which the agent must keep "
+            f"(it may tick a step off): {listed}{more}")
+
+
+PINS_LISTED = 5
 
 
 def workdir_note(event: WorkdirMoved) -> str:

@@ -48,7 +48,7 @@ from core.folder_approvals import FolderApprovals
 from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
-from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory
+from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
 from core.originals import Change
 from core.paths import missing_work_folder, session_dir
 from core.providers import model_window
@@ -753,9 +753,9 @@ class Session:
             raise ValueError("only lines of task_plan.md can be pinned")
         with self._writing(), self._as_logged_if_disk_full():
             text, _ = self.memory.read(name)
-            present = {line.strip() for line in text.splitlines()}
+            present = {pin_key(line) for line in text.splitlines()}
             wanted = tuple(line.strip() for line in lines if line.strip())
-            absent = [line for line in wanted if line not in present]
+            absent = [line for line in wanted if pin_key(line) not in present]
             if absent:
                 raise ValueError(f"cannot pin lines that are not in {name}: {absent}")
             self.memory.set_pins(name, wanted)

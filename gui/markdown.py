@@ -10,6 +10,7 @@ import re
 from functools import cache
 
 from core.imports import HEAVY_IMPORTS
+from core.memory.working import pin_key
 
 _TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the templates, not for display
@@ -57,6 +58,26 @@ def set_stand_ins(table: dict[int, str]) -> None:
 def displayable(text: str) -> str:
     """The text with each marker this machine cannot draw replaced by its stand-in."""
     return text.translate(_stand_ins) if _stand_ins else text
+
+
+PIN_SHOWN = " 📌"
+
+
+def pins_marked(text: str, pins: tuple[str, ...]) -> str:
+    """The plan with a pin after each line the person pinned (a ticked-off pinned step too), so
+    that what the agent must keep is seen where it is; not inside a fenced block, which shows its
+    lines as they are."""
+    if not pins:
+        return text
+    keys = {pin_key(line) for line in pins}
+    lines, fenced = text.splitlines(keepends=True), False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.strip() and pin_key(line) in keys:
+            body = line.rstrip("\r\n")
+            lines[i] = body + PIN_SHOWN + line[len(body):]
+    return "".join(lines)
 
 
 def to_html(text: str) -> str:

@@ -19,6 +19,7 @@ from core.events import (
     FileChanged,
     HumanAnswer,
     HumanQuestion,
+    PinsChanged,
     Record,
     SessionEnded,
     UserMessage,
@@ -601,7 +602,8 @@ class MainWindow(QMainWindow):
         for call_id, started in session.running_tools().items():  # their cards count from then
             self.chat.tool_output(call_id, "", started)
         for name, pane in self.panes.items():
-            pane.bind(lambda name=name, session=session: session.read_file(name))
+            pane.bind(lambda name=name, session=session: session.read_file(name),
+                      (lambda name=name, session=session: session.state.pins.get(name, ())) if name == PLAN else None)
         self.refresh_sessions()  # and the title
         self._update_controls()
         # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
@@ -908,7 +910,7 @@ class MainWindow(QMainWindow):
         if session is not self.session:
             return
         self.chat.add_record(record)
-        if isinstance(event, FileChanged) and event.file in self.panes:
+        if isinstance(event, (FileChanged, PinsChanged)) and event.file in self.panes:
             self.panes[event.file].refresh()
         self._update_controls()
 

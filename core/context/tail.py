@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from core.agent.state import SessionState
+from core.memory.working import pin_key
 
 PLAN_RECITATION_CHARS = 6000
 PIN_MARK = "📌 "
@@ -19,7 +20,7 @@ _PHASE_LINE = re.compile(r"^\s*-\s*Phase:", re.IGNORECASE)
 FOCUS_STEPS = 2  # open steps named in the compact recitation; the rest are counted
 
 
-def compact_plan(plan: str, pinned: set[str]) -> str:
+def compact_plan(plan: str, pinned: set[str]) -> str:  # (pinned: their pin_key)
     """What keeps the agent on course, in a few lines: the goal, the phase the next open step is
     in, the next open steps, how many remain, and the pinned lines. It is recited every turn and is
     the part of each request that the provider cannot serve from its cache, so it stays small; the
@@ -42,7 +43,7 @@ def compact_plan(plan: str, pinned: set[str]) -> str:
             open_count += 1
             if len(steps) < FOCUS_STEPS:
                 steps.append((heading, stripped))
-        if stripped in pinned:
+        if pin_key(stripped) in pinned:
             kept_pins.append(stripped)
     lines = [f"Goal: {goal[:300]}"] if goal else []
     current = steps[0][0] if steps else ""
@@ -59,9 +60,9 @@ def compact_plan(plan: str, pinned: set[str]) -> str:
 
 def recite_plan(plan: str, version: int, pins: tuple[str, ...], full: bool = True) -> str:
     """The plan's lines (or its focus), pinned lines marked, after a one-line heading."""
-    pinned = set(pins)
+    pinned = {pin_key(line) for line in pins}
     source = plan if full else compact_plan(plan, pinned)
-    lines = [PIN_MARK + line if line.strip() in pinned else line for line in source.splitlines()]
+    lines = [PIN_MARK + line if pin_key(line) in pinned else line for line in source.splitlines()]
     text = "\n".join(lines)
     if len(text) > PLAN_RECITATION_CHARS:
         text = text[:PLAN_RECITATION_CHARS] + "\n… [plan truncated here; the full file is session:task_plan.md]"

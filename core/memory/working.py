@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import re
 import stat
 import sys
 import time
@@ -70,6 +71,15 @@ class _Known:
     def ends_with_newline(self) -> bool:
         last = next((part for part in reversed(self._parts) if part), "")
         return last.endswith("\n")
+
+
+_CHECKBOX = re.compile(r"^((?:[-*+]|\d+[.)])\s*)\[[ xX~-]\]")
+
+
+def pin_key(line: str) -> str:
+    """What of a pinned line must stay: its words, not whether its step is ticked off. The person
+    pins a step so that it stays in the plan; the agent marking it done ("- [x]") is its work."""
+    return _CHECKBOX.sub(r"\1[ ]", line.strip())
 
 
 @dataclass
@@ -192,13 +202,13 @@ class WorkingMemory:
         self.pins[name] = tuple(line.strip() for line in lines if line.strip())
 
     def _check_pins(self, name: str, text: str) -> None:
-        present = {line.strip() for line in text.splitlines()}
-        missing = [line for line in self.pins.get(name, ()) if line not in present]
+        present = {pin_key(line) for line in text.splitlines()}
+        missing = [line for line in self.pins.get(name, ()) if pin_key(line) not in present]
         if missing:
             known = self._known[name]
             listed = "\n".join(f"  {line}" for line in missing)
             raise WriteRefused(
-                f"{name}: the person pinned these lines and they must stay exactly as written:\n"
+                f"{name}: the person pinned these lines and they must stay as written (a step may be ticked off):\n"
                 f"{listed}\nYour write was not applied. Keep the pinned lines and write again.",
                 known.text,
                 known.version,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.memory.working import pin_key
 from gui.qt import (
     QDialog,
     QDialogButtonBox,
@@ -26,7 +27,7 @@ class PinDialog(QDialog):
         self.lines = QListWidget()
         self.lines.setAccessibleName("Plan lines to pin")
         self.lines.setAccessibleDescription(explained.text())
-        seen = set()
+        seen, keys = set(), {pin_key(line) for line in pinned}
         for line in plan.splitlines():
             stripped = line.strip()
             if not stripped or stripped in seen:
@@ -34,7 +35,7 @@ class PinDialog(QDialog):
             seen.add(stripped)
             item = QListWidgetItem(stripped)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if stripped in pinned else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if pin_key(stripped) in keys else Qt.CheckState.Unchecked)
             self.lines.addItem(item)
         layout.addWidget(self.lines, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)

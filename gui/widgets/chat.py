@@ -29,6 +29,7 @@ from core.events import (
     HumanQuestion,
     MemoryRecalled,
     ModelChanged,
+    PinsChanged,
     Record,
     ReflectionWritten,
     ResearchStep,
@@ -52,6 +53,7 @@ from core.render import (
     diagnosis_note,
     flush_note,
     model_change_note,
+    pins_note,
     put_back_note,
     recall_note,
     reflection_note,
@@ -544,6 +546,8 @@ class ChatView(QScrollArea):
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(self._history_link)
                 self._add(label, into)
+            case PinsChanged():
+                self._notice(f"📌 {escape_html(capitalized(pins_note(event)))}", into=into)
             case Danger():
                 self._notice(f"⚠ {escape_html(describe_danger(event))}", "error", into)
             case MemoryRecalled() if event.text:

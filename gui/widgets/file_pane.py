@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gui.keys import keeps_escape
-from gui.markdown import STYLE, TAIL_CHARS, changed_fraction, render_file, to_html
+from gui.markdown import (
+    STYLE,
+    TAIL_CHARS,
+    changed_fraction,
+    pins_marked,
+    render_file,
+    to_html,
+)
 from gui.qt import (
     QEvent,
     QHBoxLayout,
@@ -31,6 +38,7 @@ from gui.widgets.find_bar import FindBar, TextViewFinder
 from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
+Pins = Callable[[], tuple[str, ...]]  # the lines of the file the person pinned
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
 
@@ -64,6 +72,7 @@ class FilePane(QWidget):
         # followed while the view is there. Opened at its start, a long log never followed.
         self.log = log
         self._loader: Loader | None = None
+        self._pins: Pins | None = None
         self._shown_text = ""
         self.version = 0
         self.base_version = 0  # the version the open edit started from
@@ -134,10 +143,10 @@ class FilePane(QWidget):
 
     # --- showing --------------------------------------------------------------------------------
 
-    def bind(self, loader: Loader | None) -> None:
-        """Show another session's file (None: none)."""
+    def bind(self, loader: Loader | None, pins: Pins | None = None) -> None:
+        """Show another session's file (None: none), its pinned lines marked."""
         self.set_editing(False)
-        self._loader = loader
+        self._loader, self._pins = loader, pins
         self._shown_text = ""
         self._keep_at = None
         self._aim = None
@@ -179,6 +188,8 @@ class FilePane(QWidget):
             return
         self._dirty = False
         text, version = self._loader()
+        if self._pins is not None:  # what is shown, compared and rendered: the lines marked
+            text = pins_marked(text, self._pins())
         self.version = version
         self.version_label.setText(f'<a href="history">v{version}</a>')
         if self.editing and version != self.base_version:

@@ -244,6 +244,40 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     assert "The person answered: Retry with a hint — The file is called present.txt" in session.read_file(PROGRESS)[0]
 
 
+def test_pinned_lines_are_marked_in_the_plan_and_the_chat_says_what_was_pinned(qtbot, make_window, workdir):
+    from gui.dialogs.pins import PinDialog
+    from gui.markdown import displayable
+
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    pane = window.panes[PLAN]
+    qtbot.mouseClick(pane.pin_button, Qt.MouseButton.LeftButton)
+    dialog = next(d for d in window.findChildren(PinDialog) if d.isVisible())
+    for i in range(dialog.lines.count()):
+        item = dialog.lines.item(i)
+        if item.text() in ("Write hello.txt", "1. [ ] Check the result against the goal"):
+            item.setCheckState(Qt.CheckState.Checked)
+    dialog.accept()
+
+    pin = displayable("📌")
+    qtbot.waitUntil(lambda: f"Check the result against the goal {pin}" in pane.viewer.toPlainText(), timeout=WAIT)
+    shown = pane.viewer.toPlainText()
+    assert f"\nWrite hello.txt {pin}\n" in shown and f"Call task_done with a summary {pin}" not in shown
+    assert ("2 lines of the plan pinned, which the agent must keep (it may tick a step off): Write hello.txt; "
+            "1. [ ] Check the result against the goal") in chat_says(window)
+    # The step ticked off stays pinned, and marked.
+    text, version = session.read_file(PLAN)
+    session.edit_file(PLAN, text.replace("1. [ ] Check the result", "1. [x] Check the result"), version)
+    qtbot.waitUntil(lambda: "☑ Check the result" in pane.viewer.toPlainText(), timeout=WAIT)
+    assert f"Check the result against the goal {pin}" in pane.viewer.toPlainText()
+    # Opened again, the dialog has the pinned lines checked, the ticked step too.
+    qtbot.mouseClick(pane.pin_button, Qt.MouseButton.LeftButton)
+    again = next(d for d in window.findChildren(PinDialog) if d.isVisible() and d is not dialog)
+    assert again.chosen() == ["Write hello.txt", "1. [x] Check the result against the goal"]
+    again.reject()
+
+
 def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
     model = ScriptedModel([], default=reply("", call("file_list")))
     window = make_window(model)

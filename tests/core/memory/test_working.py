@@ -95,6 +95,17 @@ def test_the_agent_cannot_remove_a_pinned_line_but_the_person_can(memory):
     assert memory.read(PLAN) == ("# Plan\n", 4)
 
 
+def test_the_agent_may_tick_off_a_pinned_step_but_not_reword_it(memory):
+    memory.write(PLAN, "# Plan\n- [ ] Run the tests again\n1. [ ] Ship it\n", base_version=1, author="user")
+    memory.set_pins(PLAN, ("- [ ] Run the tests again", "1. [ ] Ship it"))
+    memory.write(PLAN, "# Plan\n- [x] Run the tests again\n1. [X] Ship it\n", base_version=2, author="agent")
+    with pytest.raises(WriteRefused, match="a step may be ticked off"):  # its words stay as written
+        memory.write(PLAN, "# Plan\n- [x] Run some tests\n1. [X] Ship it\n", base_version=3, author="agent")
+    with pytest.raises(WriteRefused, match="Ship it"):  # and the step stays in the plan
+        memory.write(PLAN, "# Plan\n- [x] Run the tests again\n", base_version=3, author="agent")
+    assert memory.read(PLAN) == ("# Plan\n- [x] Run the tests again\n1. [X] Ship it\n", 3)
+
+
 def test_appends_need_no_base_version_and_carry_a_small_diff(memory):
     _, before = memory.read(PROGRESS)
     change = memory.append(PROGRESS, "## entry one", author="core")
