@@ -174,8 +174,8 @@ def pins_note(event: PinsChanged) -> str:
     """The plan lines the person pinned, for them to read."""
     if not event.lines:
         return "no line of the plan is pinned any more"
-    listed = "; ".join(one_line(line, 120) for line in event.lines[:PINS_LISTED])
-    more = f"; and {len(event.lines) - PINS_LISTED} more" if len(event.lines) > PINS_LISTED else ""
+    listed = ", ".join(f"“{one_line(line, 120)}”" for line in event.lines[:PINS_LISTED])
+    more = f" and {len(event.lines) - PINS_LISTED} more" if len(event.lines) > PINS_LISTED else ""
     return (f"{counted(len(event.lines), 'line')} of the plan pinned, which the agent must keep "
             f"(it may tick a step off): {listed}{more}")
 

@@ -14,7 +14,7 @@ from gui.markdown import set_stand_ins
 from gui.qt import QApplication, QFont, QTextLayout
 
 # Every emoji core/ writes, each with a plain symbol (DejaVu Sans has them all; each is checked).
-STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "✎", "❓": "?", "💬": "↳", "🏁": "⚑",
+STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "⚲", "❓": "?", "💬": "↳", "🏁": "⚑",
              "🚨": "⚠", "🔓": "✓", "⏱": "◷", "🩺": "✚"}
 
 

@@ -264,8 +264,8 @@ def test_pinned_lines_are_marked_in_the_plan_and_the_chat_says_what_was_pinned(q
     qtbot.waitUntil(lambda: f"Check the result against the goal {pin}" in pane.viewer.toPlainText(), timeout=WAIT)
     shown = pane.viewer.toPlainText()
     assert f"\nWrite hello.txt {pin}\n" in shown and f"Call task_done with a summary {pin}" not in shown
-    assert ("2 lines of the plan pinned, which the agent must keep (it may tick a step off): Write hello.txt; "
-            "1. [ ] Check the result against the goal") in chat_says(window)
+    assert ("2 lines of the plan pinned, which the agent must keep (it may tick a step off): “Write hello.txt”, "
+            "“1. [ ] Check the result against the goal”") in chat_says(window)
     # The step ticked off stays pinned, and marked.
     text, version = session.read_file(PLAN)
     session.edit_file(PLAN, text.replace("1. [ ] Check the result", "1. [x] Check the result"), version)
