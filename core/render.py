@@ -6,6 +6,7 @@ from core.agent.options import NO_ANSWER, WITHDRAWN
 from core.agent.research import described
 from core.agent.rules import (
     PUT_BACK_FOR_THE_PERSON,
+    failure_excerpt,
     failure_notice,
     for_the_person,
     of_put_back,
@@ -69,7 +70,8 @@ def render(record: Record) -> str | None:
         case ToolResult():
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
-            return f"  {mark} {event.name}: {_short(event.shown)}{where}"
+            said = _short(event.shown) if event.ok else failure_excerpt(event.content, PREVIEW)  # (what broke)
+            return f"  {mark} {event.name}: {said}{where}"
         case CommandChangedFiles():
             return f"    ↳ it changed {event.words()}"
         case FilesChangedOutside():

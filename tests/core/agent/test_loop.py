@@ -570,6 +570,11 @@ def test_a_failed_command_is_shown_by_the_end_of_its_output_where_what_broke_is(
     assert failures_grouped([FAILED_RUN, again])[0][0][-1] == "1 failed in 0.03s"  # the latest
     # What Tripane added does not make a failure another one: 3-Strike counts it.
     assert error_signature("shell_run", "error", told_the_agent) == error_signature("shell_run", "error", FAILED_RUN)
+    # The terminal's line for the failed call (tripane run) says what broke, too.
+    from core.events import Record
+    from core.render import render
+    line = render(Record("s", 7, "2026-11-27T08:00:00Z", ToolResult("c1", "shell_run", False, told_the_agent)))
+    assert line.startswith("  ✗ shell_run: Command failed with exit code 1. … ") and line.endswith("1 failed in 0.02s")
 
 
 async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
