@@ -10,7 +10,9 @@ from core.agent.rules import (
     failure_notice,
     for_the_person,
     of_put_back,
+    output_excerpt,
 )
+from core.changes import SHELL_TOOL
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
@@ -70,7 +72,8 @@ def render(record: Record) -> str | None:
         case ToolResult():
             mark = "✓" if event.ok else "✗"
             where = f" (full output: {event.offload_path})" if event.offload_path else ""
-            said = _short(event.shown) if event.ok else failure_excerpt(event.content, PREVIEW)  # (what broke)
+            said = (failure_excerpt(event.content, PREVIEW) if not event.ok  # (what broke)
+                    else output_excerpt(event.shown, PREVIEW) if event.name == SHELL_TOOL else _short(event.shown))
             return f"  {mark} {event.name}: {said}{where}"
         case CommandChangedFiles():
             return f"    ↳ it changed {event.words()}"

@@ -69,12 +69,23 @@ def failure_excerpt(message: str, limit: int) -> str:
     if not _of_a_command(lines) or len(flat) <= limit:
         return one_line(flat, limit) if lines else "(no message)"
     head = one_line(lines[0], limit // 2)
-    room = limit - len(head) - 3
-    tail = " · ".join(" ".join(line.split()) for line in lines[1:])[-room:]  # (· where a line ended)
+    return f"{head} … {_end_of(lines[1:], limit - len(head) - 3)}"
+
+
+def output_excerpt(output: str, limit: int) -> str:
+    """A command's output on one line of at most `limit` characters: its end, where a command
+    says how it went ("12 passed", "Build succeeded"), after whatever it printed first."""
+    lines = _meaningful_lines(output, undecorated=True)
+    flat = " ".join(" ".join(lines).split())
+    return flat if len(flat) <= limit else f"… {_end_of(lines, limit - 2)}"
+
+
+def _end_of(lines: list[str], room: int) -> str:
+    """As much of the end of `lines` as fits in `room` characters, on one line, from a word on."""
+    tail = " · ".join(" ".join(line.split()) for line in lines)[-room:]  # (· where a line ended)
     if " " in tail[: room // 3]:  # start at a word, never half one
         tail = tail[tail.index(" ") + 1:]
-    tail = tail.lstrip("· ")
-    return f"{head} … {tail}"
+    return tail.lstrip("· ")
 
 
 def failures_grouped(messages: list[str]) -> list[tuple[list[str], int]]:

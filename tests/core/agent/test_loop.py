@@ -546,7 +546,12 @@ FAILED test_parse.py::test_empty_lines - ValueError: invalid literal for int() w
 
 
 def test_a_failed_command_is_shown_by_the_end_of_its_output_where_what_broke_is():
-    from core.agent.rules import error_signature, failure_excerpt, failure_lines, failures_grouped
+    from core.agent.rules import (
+        error_signature,
+        failure_excerpt,
+        failure_lines,
+        failures_grouped,
+    )
     from core.events import FILES_CHANGED_LINE
 
     told_the_agent = f"{FAILED_RUN}\n{FILES_CHANGED_LINE}out.log]"  # what Tripane added for the agent
@@ -575,6 +580,10 @@ def test_a_failed_command_is_shown_by_the_end_of_its_output_where_what_broke_is(
     from core.render import render
     line = render(Record("s", 7, "2026-11-27T08:00:00Z", ToolResult("c1", "shell_run", False, told_the_agent)))
     assert line.startswith("  ✗ shell_run: Command failed with exit code 1. … ") and line.endswith("1 failed in 0.02s")
+    passed = FAILED_RUN.split("\n", 1)[1].split("F\n")[0] + ("." * 80 + " [ 50%]\n") * 2 + "1 passed in 0.01s\n[exit code 0]"
+    line = render(Record("s", 8, "2026-11-27T08:00:00Z", ToolResult("c2", "shell_run", True, passed)))
+    assert line.startswith("  ✓ shell_run: … ") and line.endswith("1 passed in 0.01s · [exit code 0]"), line
+    assert len(line) < 180 and "PytestDeprecationWarning" not in line
 
 
 async def test_a_refusal_by_the_system_is_an_error_the_model_reads_not_a_tool_bug(store, data_dir, workdir, caplog):
