@@ -384,6 +384,7 @@ class MainWindow(QMainWindow):
         self.sessions.delete_requested.connect(lambda _id: self.delete_session())
         self.sessions.search_changed.connect(lambda text: (self.refresh_sessions(), self.mentions.search(text)))
         self.mentions.changed.connect(self.refresh_sessions)
+        self.mentions.changed.connect(self._show_where_the_shown_session_says_it)
         self.send_button.clicked.connect(self.send_message)
         self.pause_button.clicked.connect(self.pause)
         self.resume_button.clicked.connect(self.resume)
@@ -505,6 +506,14 @@ class MainWindow(QMainWindow):
         self._waiting = sum(1 for row in rows if row.status == "waiting")
         shown = self.session.id if self.session is not None else None
         self._update_title(next((row.title for row in rows if row.id == shown), ""))
+
+    def _show_where_the_shown_session_says_it(self) -> None:
+        """The session shown is among those the search found by what they say: as opening one of
+        them does, its conversation shows where (searching for an error seen in it, the person
+        would otherwise find its row marked and nothing more, clicking the row being no change)."""
+        search = self.sessions.search.text()
+        if self.session is not None and self.session.id in self.mentions.mentioning(search):
+            self.chat_find.show_text(search.strip())
 
     def _update_title(self, shown_title: str = "") -> None:
         """The session shown (its title as the list has it), and how many wait for the person: the

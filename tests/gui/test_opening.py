@@ -258,6 +258,15 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     qtbot.waitUntil(lambda: shown_now(window) == quiet, timeout=WAIT)
     assert not bar.isVisible()
 
+    # Searching for what the session already shown says shows where, too.
+    window.show_session(failing)
+    qtbot.waitUntil(lambda: shown_now(window) == failing, timeout=WAIT)
+    assert not bar.isVisible()
+    qtbot.keyClicks(window.sessions.search, "ImportError")
+    qtbot.waitUntil(lambda: bar.isVisible() and bar.property("found") == "yes", timeout=WAIT)
+    assert bar.text() == "ImportError" and window.sessions.search.hasFocus()  # typing goes on in the search
+    assert window.chat.cards["t1"].details.selectedText() == "ImportError"
+
 
 def test_copy_as_markdown_puts_the_conversation_on_the_clipboard(qtbot, make_window, workdir):
     window, here = showing_a_finished_run(qtbot, make_window, workdir)
