@@ -16,6 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -151,6 +152,25 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
     return not isinstance(exc, sqlite3.OperationalError)  # no code given: busy and locked are operational
 
 
+def damage_found(database: Path, exc: sqlite3.DatabaseError) -> str:
+    """The damage SQLite's own check finds in a database that failed to open otherwise than by
+    saying it is damaged ("": none). A damaged page can read as no rows, and what fails is then
+    what follows: the record of the schema's migrations read as empty, creating the tables again
+    failed with 'table "sessions" already exists'. Only on such a failure, as the check reads the
+    whole file; never for a database that is busy or locked, which is whole."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
+        return ""
+    try:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=1)) as conn:
+            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        return str(error) if is_damage(error) else ""
+    return "" if verdict == "ok" else f"SQLite's check: {one_line(verdict.removeprefix('*** in database main ***'), 200)}"
+
+
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+
+
 def set_aside(database: Path) -> Path:
     """Rename a database that cannot be opened, with its write-ahead log and shared-memory file,
     to a name that says so and when; nothing is deleted, and a new database can start in its
@@ -229,8 +249,10 @@ class Store:
                 conn.close()  # a refused file is not held open: on Windows it could not be set aside
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
-            if is_damage(exc):
-                raise DamagedDatabase(self.path, f"{self.path} is damaged or not a Tripane database ({exc}).") from exc
+            found = "" if is_damage(exc) else damage_found(self.path, exc)
+            if found or is_damage(exc):
+                raise DamagedDatabase(self.path, f"{self.path} is damaged or not a Tripane database "
+                                                 f"({found or exc}).") from exc
             raise StoreError(f"{self.path} cannot be opened ({exc}).", "It was left untouched; close what else "
                              "has it open, or choose another data folder with --data-dir.") from exc
         self._checkpoints = _Checkpoints(self.path)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 import sqlite3
 
 import pytest
@@ -104,6 +105,30 @@ def test_a_database_damaged_where_it_starts_can_be_set_aside_and_a_new_one_start
     assert fresh.sessions() == []
     fresh.close()
     assert set_aside(path) != aside  # a second one the same second gets a name of its own
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_a_database_whose_damage_reads_as_missing_rows_is_found_damaged_not_refused_for_what_follows(data_dir, seed):
+    """Scribbled pages can read as no rows: the record of the schema's migrations, read as empty,
+    made Tripane create its tables again, and the person was told 'table "sessions" already
+    exists', with nothing to do about it. SQLite's own check finds the damage."""
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    for k in range(3):
+        store.create_session(f"s{k}", task=f"task {k}", model="m")
+        for i in range(60):
+            store.append(f"s{k}", ToolResult(f"c{i}", "shell_run", i % 3 != 0, f"output {i} " * (i % 17 + 1)))
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    raw, scribble = bytearray(path.read_bytes()), random.Random(seed)
+    for i in range(4096, len(raw), 7):
+        raw[i] = scribble.randrange(256)
+    path.write_bytes(bytes(raw))
+
+    with pytest.raises(DamagedDatabase, match="is damaged") as refused:
+        Store(path)
+    assert "already exists" not in refused.value.what
+    assert path.read_bytes() == bytes(raw)  # untouched: the person chooses to set it aside
 
 
 def test_a_file_that_is_not_sqlite_is_a_damaged_database(data_dir):
