@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also check that this model answers (one tiny request; default: the model "
                              "chosen in the window's Settings)")
     doctor.add_argument("--api-base", help="the server address for --model, for local servers")
+    doctor.add_argument("--set-aside-damaged", action="store_true",
+                        help="if the database is damaged: rename it beside itself (nothing is deleted) and read "
+                             "back the sessions it still holds into a new one, before the checks")
     export = commands.add_parser("export", help="a session as a zip: the three files and the event log", parents=[common])
     export.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     export.add_argument("--out", type=Path, help="the zip to write (default: ./tripane-ID.zip)")
@@ -326,6 +329,11 @@ async def _doctor(data_dir: Path, args) -> int:
     from core.doctor import report, run_checks
     from core.user_settings import SHARED, read_settings
 
+    if args.set_aside_damaged:
+        from core.paths import DB_NAME
+        from core.salvage import set_aside_if_damaged
+
+        print(set_aside_if_damaged(data_dir / DB_NAME) + ".\n")
     model, api_base = args.model, args.api_base
     saved = {**SHARED, **read_settings()}
     if not model:  # the model chosen in the window's Settings, with its server

@@ -105,6 +105,10 @@ def check_data_dir(data_dir: Path) -> Check:
     return Check("Data folder", "ok", f"{data_dir} is writable")
 
 
+SET_ASIDE_ADVICE = ("tripane doctor --set-aside-damaged renames it beside itself (nothing is deleted) and reads back "
+                    "the sessions it still holds into a new one")
+
+
 def check_database(data_dir: Path) -> Check:
     from core.paths import DB_NAME
     from core.store import Store, StoreError
@@ -115,15 +119,14 @@ def check_database(data_dir: Path) -> Check:
     try:
         store = Store(path)
     except StoreError as exc:
-        return Check("Database", "fail", str(exc), "move the file aside; Tripane starts a new one")
+        return Check("Database", "fail", str(exc), SET_ASIDE_ADVICE)
     try:
         problems = store.integrity_problems()
         sessions = len(store.sessions())
     finally:
         store.close()
     if problems:
-        return Check("Database", "fail", f"{path}: {'; '.join(problems[:3])}",
-                     "copy the file somewhere safe, then move it aside; Tripane starts a new one")
+        return Check("Database", "fail", f"{path}: {'; '.join(problems[:3])}", SET_ASIDE_ADVICE)
     return Check("Database", "ok", f"{path}: intact, {sessions} session(s)")
 
 

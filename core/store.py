@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,9 @@ class DamagedDatabase(StoreError):
 
     def __init__(self, path: Path, what: str):
         self.path = path
-        super().__init__(what, "It was left untouched; move it aside or choose another data folder with --data-dir.")
+        super().__init__(what, "It was left untouched. `tripane doctor --set-aside-damaged` sets it aside and reads "
+                               "back the sessions it still holds into a new one; or choose another data folder "
+                               "with --data-dir.")
 
 
 class DiskFull(StoreError):
@@ -363,6 +365,15 @@ class Store:
             self.db.conn.executemany(
                 "INSERT INTO events (session_id, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
                 [(session_id, seq, ts, event.kind, encode(event)) for seq, (ts, event) in enumerate(records, 1)])
+
+    def restore_session(self, row: SessionRow, records: list[Record]) -> None:
+        """Put in a session as a damaged database still held it (core/salvage.py): its row, and its
+        events with their own numbers, which other events refer to, in one transaction."""
+        with self._guard(), self.db.atomic():
+            self.db["sessions"].insert(asdict(row))
+            self.db.conn.executemany(
+                "INSERT INTO events (session_id, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
+                [(row.id, record.seq, record.ts, record.event.kind, encode(record.event)) for record in records])
 
     def records(self, session_id: str, after_seq: int = 0) -> list[Record]:
         return list(self.iter_records(session_id, after_seq))

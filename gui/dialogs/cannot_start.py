@@ -7,12 +7,16 @@ for any problem, another folder or another try; or to quit, changing nothing.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 
+from core import salvage
 from core.store import DamagedDatabase, StoreError, set_aside
-from gui.qt import QFileDialog, QMessageBox
+from gui.qt import QApplication, QFileDialog, QMessageBox, Qt
 from gui.settings import AppSettings
+
+log = logging.getLogger(__name__)
 
 SET_ASIDE, OTHER_FOLDER, TRY_AGAIN, QUIT = "set_aside", "other_folder", "try_again", "quit"
 TITLE = "Tripane cannot start"
@@ -33,12 +37,12 @@ def problem_box(error: Exception, data_dir: Path) -> QMessageBox:
     damaged = isinstance(error, DamagedDatabase)
     lines = ["Nothing was changed."]
     if damaged:
-        lines.append(f"“Set it aside” renames it {error.path.name}.damaged-DATE in the same folder — nothing is "
-                     "deleted, and SQLite's tools may still recover it — and starts a new, empty database. Your "
+        lines.append(f"“Set it aside” renames it {error.path.name}.damaged-DATE in the same folder (nothing is "
+                     "deleted) and starts a new database, with the sessions that can still be read from it. Your "
                      "sessions' files stay in their folders.")
     lines.append(f"Data folder: {data_dir}")
     box.setInformativeText("\n\n".join(lines))
-    choices = [(SET_ASIDE, "Set it aside and start afresh", QMessageBox.ButtonRole.AcceptRole)] if damaged else \
+    choices = [(SET_ASIDE, "Set it aside and read back what it holds", QMessageBox.ButtonRole.AcceptRole)] if damaged else \
         [(TRY_AGAIN, "Try again", QMessageBox.ButtonRole.AcceptRole)]
     choices += [(OTHER_FOLDER, "Choose another folder…", QMessageBox.ButtonRole.ActionRole),
                 (QUIT, "Quit", QMessageBox.ButtonRole.RejectRole)]
@@ -57,6 +61,19 @@ def ask(error: Exception, data_dir: Path) -> str:
     return (clicked.property("choice") if clicked is not None else None) or QUIT
 
 
+def read_back(aside: Path, database: Path) -> str:
+    """Put what the damaged database, set aside, still holds into a new one in its place."""
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a large log takes a few seconds
+    try:
+        saved = salvage.read_back(aside, database)
+    except Exception:  # the new database is still there to start with: the window opens on it
+        log.exception("reading back the damaged database failed")
+        return "nothing could be read back from it (the log file says why)"
+    finally:
+        QApplication.restoreOverrideCursor()
+    return saved.words()
+
+
 def how_to_go_on(error: Exception, data_dir: Path, settings: AppSettings,
                  remember_folder: bool) -> tuple[Path, str] | None:
     """The data folder to try next and a note for the window (what was done), or None to quit.
@@ -70,7 +87,7 @@ def how_to_go_on(error: Exception, data_dir: Path, settings: AppSettings,
                 error = StoreError(f"{error.path} could not be set aside: {exc.strerror or exc}. "
                                    "Close any program that has it open.")
                 continue
-            return data_dir, f"The damaged database was set aside as {aside.name}; this one is new."
+            return data_dir, f"The damaged database was set aside as {aside.name}; {read_back(aside, error.path)}."
         if choice == OTHER_FOLDER:
             folder = QFileDialog.getExistingDirectory(None, "A data folder for Tripane", str(data_dir.parent))
             if not folder:

@@ -31,7 +31,7 @@ def test_a_damaged_database_fails_with_what_to_do_and_is_not_touched(tmp_path):
     path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)  # the header, then garbage
     before = path.read_bytes()
     result = check_database(tmp_path)
-    assert result.level == "fail" and "move the file aside" in result.fix
+    assert result.level == "fail" and "tripane doctor --set-aside-damaged" in result.fix
     assert path.read_bytes() == before
 
 

@@ -46,9 +46,9 @@ def test_the_start_up_problem_is_told_in_words_with_ways_on_not_flags(tmp_path):
     box = cannot_start.problem_box(damaged.value, data)
     assert "not an SQLite database" in box.text() and "--data-dir" not in box.text() + box.informativeText()
     assert {b.text(): b.property("choice") for b in box.buttons()} == {
-        "Set it aside and start afresh": cannot_start.SET_ASIDE,
+        "Set it aside and read back what it holds": cannot_start.SET_ASIDE,
         "Choose another folder…": cannot_start.OTHER_FOLDER, "Quit": cannot_start.QUIT}
-    assert box.defaultButton().text() == "Set it aside and start afresh" and box.escapeButton().text() == "Quit"
+    assert box.defaultButton().text() == "Set it aside and read back what it holds" and box.escapeButton().text() == "Quit"
 
     unusable = FileExistsError(17, "File exists", str(tmp_path / "a file, not a folder"))
     box = cannot_start.problem_box(unusable, tmp_path / "a file, not a folder")
@@ -99,6 +99,26 @@ def test_a_damaged_database_set_aside_from_the_dialog_makes_way_for_a_new_one(tm
     assert len(aside) == 1 and aside[0].read_bytes() == before  # kept whole
     assert window.workspace.store.sessions() == [] and (data / "tripane.db").read_bytes()[:6] == b"SQLite"
     assert f"set aside as {aside[0].name}" in window.statusBar().currentMessage()
+
+
+def test_the_sessions_a_damaged_database_still_holds_are_read_back_into_the_new_one(
+        tmp_path, settings, opened_windows, answer_dialogs, workdir):
+    from tests.core.test_salvage import PAGE, filled
+    data = tmp_path / "data"
+    data.mkdir()
+    before = filled(data / "tripane.db", workdir)
+    raw = bytearray((data / "tripane.db").read_bytes())
+    raw[PAGE:2 * PAGE] = b"\xa5" * PAGE  # the page after the schema's: the record of its migrations
+    (data / "tripane.db").write_bytes(bytes(raw))
+    answer_dialogs("Set it aside")
+
+    window, listener = opened = gui.app.open_main_window(settings, data, remember_folder=True)
+
+    opened_windows.append(opened)
+    assert {row.id for row in window.workspace.store.sessions()} == set(before)
+    assert "; 3 sessions (456 events) were read back from it." in window.statusBar().currentMessage()
+    window.refresh_sessions()
+    assert set(window.sessions.ids()) == set(before)
 
 
 @pytest.mark.parametrize("remember", [True, False])
