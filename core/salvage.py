@@ -2,16 +2,14 @@
 
 A damaged page loses the rows on it, not the whole log: the sessions whose events are readable
 reopen where they were (those that lost some of their events may lack those steps), instead of the
-person starting with an empty list after setting the damaged file aside. Rows are read a chunk of
-rowids at a time, and a chunk that fails row by row, so one bad page costs only its own rows.
+person starting with an empty list after setting the damaged file aside (core/store.py
+readable_rows reads them).
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections import defaultdict
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,17 +20,13 @@ from core.store import (
     SessionRow,
     Store,
     StoreError,
+    readable_rows,
     session_title,
     set_aside,
 )
 
 log = logging.getLogger(__name__)
 
-CHUNK = 500  # rowids read at once
-# Where the table's last rowid cannot be read, reading stops after this many empty chunks in a row.
-EMPTY_CHUNKS_AT_THE_END = 20
-SESSION_COLUMNS = ("id", "created", "updated", "task", "title", "status", "model")
-EVENT_COLUMNS = ("session_id", "seq", "ts", "kind", "data")
 
 
 @dataclass(frozen=True)
@@ -83,19 +77,13 @@ def read_back(aside: Path, database: Path) -> Salvaged:
 def salvage(damaged: Path, into: Store) -> Salvaged:
     """Put the sessions still readable in `damaged` (set aside: core/store.py set_aside) into the
     new database `into`, their events as they were recorded, numbers and stamps and all."""
-    try:
-        conn = sqlite3.connect(f"{damaged.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.DatabaseError:
-        return Salvaged(incomplete=True)
-    with closing(conn):
-        rows, rows_lost = _readable(conn, "sessions", SESSION_COLUMNS)
-        events, events_lost = _readable(conn, "events", EVENT_COLUMNS)
+    rows, events, lost = readable_rows(damaged)
     listed = {row[0]: row for row in rows if all(isinstance(value, str) for value in row)}
     logs: dict[str, dict[int, tuple[str, str, str]]] = defaultdict(dict)
     for session_id, seq, ts, kind, data in events:
         if isinstance(session_id, str) and isinstance(seq, int) and all(isinstance(v, str) for v in (ts, kind, data)):
             logs[session_id].setdefault(seq, (ts, kind, data))
-    saved = Salvaged(incomplete=rows_lost or events_lost or len(listed) > len(logs))
+    saved = Salvaged(incomplete=lost or len(listed) > len(logs))
     for session_id, log_rows in logs.items():
         records = _decoded(session_id, log_rows)
         state = SessionState(session_id)
@@ -110,7 +98,7 @@ def salvage(damaged: Path, into: Store) -> Salvaged:
                          state.status, state.model, str(state.workdir))
         try:
             into.restore_session(row, records)
-        except (StoreError, sqlite3.IntegrityError) as exc:
+        except StoreError as exc:
             log.warning("session %s could not be restored from the damaged database: %s", session_id, exc)
             saved = Salvaged(saved.sessions, saved.events, incomplete=True)
             continue
@@ -128,32 +116,3 @@ def _decoded(session_id: str, rows: dict[int, tuple[str, str, str]]) -> list[Rec
         except EventDecodeError:  # scribbled over: left out, or the session could not be opened at all
             continue
     return records
-
-
-def _readable(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> tuple[list[tuple], bool]:
-    """The rows of `table` that can be read, and whether some could not."""
-    select = f"SELECT {', '.join(columns)} FROM {table} WHERE rowid >= ? AND rowid < ?"
-    try:
-        conn.execute(select, (0, 0)).fetchall()
-    except sqlite3.DatabaseError:  # the table itself is gone from the schema
-        return [], True
-    try:
-        top: int | None = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
-    except sqlite3.DatabaseError:
-        top = None
-    found: list[tuple] = []
-    lost, start, empty_run = top is None, 1, 0
-    while start <= top if top is not None else empty_run < EMPTY_CHUNKS_AT_THE_END:
-        try:
-            chunk = conn.execute(select, (start, start + CHUNK)).fetchall()
-        except sqlite3.DatabaseError:
-            lost, chunk = True, []
-            for rowid in range(start, start + CHUNK):
-                try:
-                    chunk += conn.execute(select, (rowid, rowid + 1)).fetchall()
-                except sqlite3.DatabaseError:
-                    continue
-        found += chunk
-        empty_run = 0 if chunk else empty_run + 1
-        start += CHUNK
-    return found, lost

@@ -173,6 +173,61 @@ def damage_found(database: Path, exc: sqlite3.DatabaseError) -> str:
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 
 
+# Of a damaged database, rows are read a chunk of rowids at a time, and a chunk that fails row by
+# row, so one bad page costs only its own rows.
+SALVAGE_CHUNK = 500
+# Where a table's last rowid cannot be read, reading stops after this many empty chunks in a row.
+EMPTY_CHUNKS_AT_THE_END = 20
+ROWS_PER_PAGE_AT_MOST = 1000  # (a row takes a few bytes at least, a page 4 KB)
+SESSION_COLUMNS = ("id", "created", "updated", "task", "title", "status", "model")
+EVENT_COLUMNS = ("session_id", "seq", "ts", "kind", "data")
+
+
+def readable_rows(damaged: Path) -> tuple[list[tuple], list[tuple], bool]:
+    """What a damaged database still holds (core/salvage.py puts it into a new one): its sessions'
+    rows (SESSION_COLUMNS) and its events' (EVENT_COLUMNS) that can be read, and whether some could
+    not be. Values are as read: a scribbled page may give any."""
+    try:
+        conn = sqlite3.connect(f"{damaged.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return [], [], True
+    with closing(conn):
+        rows, rows_lost = _readable(conn, "sessions", SESSION_COLUMNS)
+        events, events_lost = _readable(conn, "events", EVENT_COLUMNS)
+    return rows, events, rows_lost or events_lost
+
+
+def _readable(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> tuple[list[tuple], bool]:
+    """The rows of `table` that can be read, and whether some could not."""
+    select = f"SELECT {', '.join(columns)} FROM {table} WHERE rowid >= ? AND rowid < ?"
+    try:
+        conn.execute(select, (0, 0)).fetchall()
+    except sqlite3.DatabaseError:  # the table itself is gone from the schema
+        return [], True
+    try:
+        top: int | None = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+        if top > conn.execute("PRAGMA page_count").fetchone()[0] * ROWS_PER_PAGE_AT_MOST:
+            top = None  # read from a scribbled page: no bound to read up to
+    except sqlite3.DatabaseError:
+        top = None
+    found: list[tuple] = []
+    lost, start, empty_run = top is None, 1, 0
+    while start <= top if top is not None else empty_run < EMPTY_CHUNKS_AT_THE_END:
+        try:
+            chunk = conn.execute(select, (start, start + SALVAGE_CHUNK)).fetchall()
+        except sqlite3.DatabaseError:
+            lost, chunk = True, []
+            for rowid in range(start, start + SALVAGE_CHUNK):
+                try:
+                    chunk += conn.execute(select, (rowid, rowid + 1)).fetchall()
+                except sqlite3.DatabaseError:
+                    continue
+        found += chunk
+        empty_run = 0 if chunk else empty_run + 1
+        start += SALVAGE_CHUNK
+    return found, lost
+
+
 def set_aside(database: Path) -> Path:
     """Rename a database that cannot be opened, with its write-ahead log and shared-memory file,
     to a name that says so and when; nothing is deleted, and a new database can start in its
@@ -370,9 +425,9 @@ class Store:
         """Put in a session as a damaged database still held it (core/salvage.py): its row, and its
         events with their own numbers, which other events refer to, in one transaction."""
         with self._guard(), self.db.atomic():
-            self.db["sessions"].insert(asdict(row))
+            self.db["sessions"].insert(asdict(row), ignore=True)
             self.db.conn.executemany(
-                "INSERT INTO events (session_id, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO events (session_id, seq, ts, kind, data) VALUES (?, ?, ?, ?, ?)",
                 [(row.id, record.seq, record.ts, record.event.kind, encode(record.event)) for record in records])
 
     def records(self, session_id: str, after_seq: int = 0) -> list[Record]:
