@@ -42,7 +42,7 @@ from core.events import (
 from core.llm import ModelRequest
 from core.paths import resource_text
 from core.summary import summarize, summary_rows
-from core.text import capitalized, one_line
+from core.text import capitalized, one_line, sentence
 
 DIMENSIONS = ("outcome", "efficiency", "errors", "strategies", "gaps")
 ACHIEVED = ("yes", "partly", "no")
@@ -374,8 +374,8 @@ def describe(report: Report, standing: Sequence[str] = ()) -> str:
         stands = [*standing, *[""] * len(report.strategies)]
         parts.append("### Strategies\n" + "\n".join(
             f"- **{s.text}** ({s.confidence.lower()} confidence{', urgent' if s.urgent else ''})"
-            + (f" When: {s.when}." if s.when else "")
-            + (f" Effect: {s.effect}." if s.effect else "") + (f" — {stand}" if stand else "")
+            + (f" When: {sentence(s.when)}" if s.when else "")  # (the model's may end in a period)
+            + (f" Effect: {sentence(s.effect)}" if s.effect else "") + (f" — {stand}" if stand else "")
             for s, stand in zip(report.strategies, stands)))
     if report.gaps:
         parts.append("### Gaps\n" + "\n".join(f"- {t}" for t in report.gaps))

@@ -41,7 +41,7 @@ from core.memory.variants import (
     variant_of,
 )
 from core.memory.working import atomic_write
-from core.text import counted
+from core.text import counted, sentence
 
 REFLECTIONS = "reflections"
 PROMOTE_AT = 3  # reflections on different sessions
@@ -361,7 +361,7 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_l
 
     def line(candidate: Candidate) -> str:
         strategy = candidate.strategy
-        when = f" When: {strategy.when}." if strategy.when else ""
+        when = f" When: {sentence(strategy.when)}" if strategy.when else ""
         first, where = candidate.suggestions[0]
         index = where.report.strategies.index(first) if where.report else 0
         rel = where.path.relative_to(memory.files.root).as_posix()

@@ -110,6 +110,11 @@ def test_the_report_written_back_reads_as_itself():
     assert parse(report.to_yaml()) == report
 
 
+def test_a_strategy_whose_words_end_a_sentence_reads_with_one_period():
+    text = describe(parse(report_yaml(when="A test fails with a traceback.")))
+    assert "When: A test fails with a traceback. Effect: fewer wasted edits." in text and ".." not in text
+
+
 # --- what the model reads ------------------------------------------------------------------------
 
 async def test_the_trace_has_the_task_failures_the_person_and_the_end(store, data_dir, workdir):
