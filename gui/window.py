@@ -977,7 +977,7 @@ class MainWindow(QMainWindow):
         # While another session is being opened (chosen in the list, or right-clicked there), the
         # session's commands wait for it: they would act on the one still on screen.
         settled = has and self._opening is None
-        for name in ("question", "edit_plan", "edit_findings", "save_edit", "compact", "inspector", "export",
+        for name in ("question", "edit_plan", "edit_findings", "pin_plan", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
                      "file_history", "summary", "work_changes"):
             self.actions_by_name[name].setEnabled(settled)

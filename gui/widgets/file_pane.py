@@ -98,7 +98,7 @@ class FilePane(QWidget):
         self.save_button.setToolTip("Send your edit to the agent (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
         self.pin_button = SnugButton("Pin…")
-        self.pin_button.setToolTip("Pin lines the agent must keep verbatim")
+        self.pin_button.setToolTip("Pin lines the agent must keep (Ctrl+Shift+P)")
         self.pin_button.clicked.connect(lambda: self.pin_requested.emit(self.name))
         header = QHBoxLayout()
         header.setContentsMargins(4, 2, 4, 2)

@@ -271,8 +271,8 @@ def test_pinned_lines_are_marked_in_the_plan_and_the_chat_says_what_was_pinned(q
     session.edit_file(PLAN, text.replace("1. [ ] Check the result", "1. [x] Check the result"), version)
     qtbot.waitUntil(lambda: "☑ Check the result" in pane.viewer.toPlainText(), timeout=WAIT)
     assert f"Check the result against the goal {pin}" in pane.viewer.toPlainText()
-    # Opened again, the dialog has the pinned lines checked, the ticked step too.
-    qtbot.mouseClick(pane.pin_button, Qt.MouseButton.LeftButton)
+    # Opened again (Session → Pin plan lines…, Ctrl+Shift+P), the pinned lines are checked, the ticked step too.
+    window.actions_by_name["pin_plan"].trigger()
     again = next(d for d in window.findChildren(PinDialog) if d.isVisible() and d is not dialog)
     assert again.chosen() == ["Write hello.txt", "1. [x] Check the result against the goal"]
     again.reject()
