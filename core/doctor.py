@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.logs import log_path, log_paths, starts_an_error_to_report
 from core.secrets import cloud_of, key_variable, keyring_backend
+from core.text import counted
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
@@ -127,7 +128,7 @@ def check_database(data_dir: Path) -> Check:
         store.close()
     if problems:
         return Check("Database", "fail", f"{path}: {'; '.join(problems[:3])}", SET_ASIDE_ADVICE)
-    return Check("Database", "ok", f"{path}: intact, {sessions} session(s)")
+    return Check("Database", "ok", f"{path}: intact, {counted(sessions, 'session')}")
 
 
 def check_memory(data_dir: Path) -> Check:
@@ -209,7 +210,7 @@ def check_log(data_dir: Path) -> Check:
     if not errors:
         return Check("Log", "ok", f"{sizes}; no errors lately")
     latest, where = errors[-1]
-    return Check("Log", "warn", f"{len(errors)} error(s) lately; the latest, in {where}: {latest[:200]}",
+    return Check("Log", "warn", f"{counted(len(errors), 'error')} lately; the latest, in {where}: {latest[:200]}",
                  "the lines after it hold the traceback; attach the file to a bug report (keys are masked in it)")
 
 

@@ -73,7 +73,7 @@ def _strategies(memory: LongTermMemory) -> int:
 
     reflections = kept(memory)
     found = candidates(memory, reflections)
-    print(f"{len(reflections)} reflection(s) in {memory.files.root / 'reflections'}.")
+    print(f"{counted(len(reflections), 'reflection')} in {memory.files.root / 'reflections'}.")
     if not found:
         print("No strategy suggested with high or medium confidence yet.")
         return 0

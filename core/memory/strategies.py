@@ -349,7 +349,7 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_l
     reflections = kept(memory)
     found = candidates(memory, reflections)
     unread = sum(k.report is None for k in reflections)
-    parts = [f"*{len(reflections)} reflection(s) kept in memory/{REFLECTIONS}/"
+    parts = [f"*{counted(len(reflections), 'reflection')} kept in memory/{REFLECTIONS}/"
              + (f", {unread} of them not readable as a report" if unread else "")
              + f". A strategy becomes a lesson once the reflections on {PROMOTE_AT} different sessions suggest it;"
              " the lessons that bear on a task are quoted to the agent at its start.*"]
@@ -379,7 +379,7 @@ def overview(memory: LongTermMemory, lesson_link: LinkFor | None = None, skill_l
         def belief_line(belief: Belief) -> str:
             said = ("to confirm: it was contradicted" if belief.to_confirm else "confirmed" if belief.confidence > CONFIRMED
                     else "told to the agent" if belief.believed else "not yet told to the agent")
-            return (f"- **{belief.text}** — *confidence {belief.confidence:.2f} from {belief.evidence} signal(s)"
+            return (f"- **{belief.text}** — *confidence {belief.confidence:.2f} from {counted(belief.evidence, 'signal')}"
                     + (f", {belief.contradictions} contradicting" if belief.contradictions else "") + f"; {said}*")
 
         parts.append("### What you showed you want (from reflections)\n" + "\n".join(map(belief_line, preferences)))

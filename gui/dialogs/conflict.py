@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import NamedTuple
 
+from core.text import counted
 from gui.qt import (
     QColor,
     QDialog,
@@ -38,7 +39,7 @@ class ConflictDialog(QDialog):
         differences = differing_lines(mine, agents)
         changed = len(differences.mine) + len(differences.agents)
         summary = QLabel(f"The agent saved version {agents_version} of {file_name} after you started editing. "
-                         f"The two versions differ in {changed} line(s), shaded below. Choose which to keep.")
+                         f"The two versions differ in {counted(changed, 'line')}, shaded below. Choose which to keep.")
         summary.setObjectName("summary")
         summary.setWordWrap(True)
         layout.addWidget(summary)

@@ -10,6 +10,7 @@ from core.folder_approvals import FolderApprovals
 from core.llm import ModelClient
 from core.model_names import model_string_problem
 from core.providers import OLLAMA_BASE, detect_ollama
+from core.text import counted
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
@@ -242,7 +243,7 @@ class SettingsDialog(QDialog):
         if not models:
             self.ollama.setText("No Ollama server found on this computer (that is fine with a hosted provider).")
             return
-        self.ollama.setText(f"Ollama is running with {len(models)} model(s); pick one from the list.")
+        self.ollama.setText(f"Ollama is running with {counted(len(models), 'model')}; pick one from the list.")
         current = self.model.currentText()
         for name in models:
             if self.model.findText(name) < 0:

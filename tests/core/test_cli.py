@@ -744,7 +744,7 @@ def test_run_reflect_reflects_as_the_task_ends_and_reflect_lists_what_came_of_it
         assert code == 1 and "nothing to reflect on" in err and "Traceback" not in err
     code, out, err = finish(tripane("memory", "strategies", data_dir=tmp_path))
     assert code == 0, err
-    assert "1 reflection(s)" in out and f"1 of 3 sessions  {STRATEGY} (when: a test fails)" in out
+    assert "1 reflection in" in out and f"1 of 3 sessions  {STRATEGY} (when: a test fails)" in out
     code, out, err = finish(tripane("memory", "learned", data_dir=tmp_path))
     assert code == 0 and f"### Strategies on their way\n- **{STRATEGY}** When: a test fails. — *1 of 3 sessions*" in out
     code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))

@@ -23,7 +23,7 @@ def test_a_sound_database_and_writable_folder_pass(tmp_path):
     Store(tmp_path / DB_NAME).close()
     assert check_data_dir(tmp_path).level == "ok"
     database = check_database(tmp_path)
-    assert database.level == "ok" and "intact, 0 session(s)" in database.detail
+    assert database.level == "ok" and "intact, 0 sessions" in database.detail
 
 
 def test_a_damaged_database_fails_with_what_to_do_and_is_not_touched(tmp_path):
@@ -120,7 +120,7 @@ def test_the_log_check_names_the_latest_error_of_a_real_log(tmp_path):
     finally:
         stop_logging()
     check = check_log(data)
-    assert check.level == "warn" and "2 error(s)" in check.detail and "unexpected error 2" in check.detail
+    assert check.level == "warn" and "2 errors" in check.detail and "unexpected error 2" in check.detail
     assert "bug report" in check.fix
 
 
@@ -137,7 +137,7 @@ def test_the_log_check_reads_the_cli_log_too_and_names_the_latest_error_of_both(
     logging.getLogger("core.agent.loop").error("the run's newer error")
     stop_logging()
     check = check_log(data)
-    assert check.level == "warn" and "2 error(s)" in check.detail
+    assert check.level == "warn" and "2 errors" in check.detail
     assert "the run's newer error" in check.detail and CLI_LOG_NAME in check.detail
 
 

@@ -95,7 +95,7 @@ def test_the_command_line_sets_a_damaged_database_aside_and_reads_it_back(data_d
 
     assert "was damaged: it was set aside as tripane.db.damaged-" in out
     assert "and 3 sessions (456 events) were read back from it." in out
-    assert "intact, 3 session(s)" in out  # the checks then find the new one sound
+    assert "intact, 3 sessions" in out  # the checks then find the new one sound
     code, out, err = finish(tripane("list", data_dir=data_dir))
     assert code == 0 and all(session_id in out for session_id in before)
     code, out, err = finish(tripane("doctor", "--set-aside-damaged", data_dir=data_dir))

@@ -32,7 +32,7 @@ def test_the_differing_lines_are_shaded_and_scrolled_into_view(qtbot):
     for view in (mine_view, agents_view):
         assert view.firstVisibleBlock().blockNumber() > 10  # the first difference is on screen
         assert view.textCursor().blockNumber() == 51
-    assert "differ in 5 line(s)" in dialog.findChild(QLabel, "summary").text()
+    assert "differ in 5 lines" in dialog.findChild(QLabel, "summary").text()
 
 
 def test_a_version_that_only_adds_lines_has_them_marked_and_the_other_scrolled_to_the_place(qtbot):

@@ -463,7 +463,7 @@ def test_the_overview_lists_lessons_strategies_on_their_way_and_skills(data_dir)
                           source="s1")
         memory.files.record_skill_use("fix-failing-tests", False)
         text = strategies.overview(memory, make)
-        assert text.startswith("*4 reflection(s) kept in memory/reflections/.")
+        assert text.startswith("*4 reflections kept in memory/reflections/.")
         lessons, rest = text.split("### Lessons (MEMORY.md)\n")[1].split("### Strategies on their way\n")
         waiting, skills = rest.split("### Skills\n")
         assert "- **Keep commits small** — *m1, from s0, " in lessons
@@ -561,9 +561,9 @@ def test_beliefs_grow_with_signals_and_a_contradicted_one_is_the_persons_to_conf
         assert (pytest_q.evidence, pytest_q.believed) == (1, False)  # one choice is not yet a preference
         assert (round(tabs.confidence, 2), tabs.evidence, tabs.believed) == (0.4, 2, False)  # hints stay hints
         text = strategies.overview(memory)
-        assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); confirmed*" not in text  # 0.9 is not past it
-        assert "- **Answer in French** — *confidence 0.90 from 1 signal(s); told to the agent*" in text
-        assert "- **Keep commits small** — *confidence 0.70 from 2 signal(s), 1 contradicting; to confirm" in text
+        assert "- **Answer in French** — *confidence 0.90 from 1 signal; confirmed*" not in text  # 0.9 is not past it
+        assert "- **Answer in French** — *confidence 0.90 from 1 signal; told to the agent*" in text
+        assert "- **Keep commits small** — *confidence 0.70 from 2 signals, 1 contradicting; to confirm" in text
         strategies.save(memory, "s4", "m", "", with_preferences(("Log in with token=ghp_abcdefghijklmnopqrstuvwx1234", "HIGH")))
         recalled = memory.recall_for_task("Translate the changelog").text
         assert "ghp_" not in recalled  # the guard's terms hold for what a reflection wrote too
