@@ -628,7 +628,9 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             question = session.state.runs_question
             if question is None:
                 raise ValueError(f"session {session.id} has no open question to answer")
-            await session.answer(question.qid, args.answer, args.text)
+            from core.agent.options import option_typed
+
+            await session.answer(question.qid, option_typed(args.answer, question) or args.answer, args.text)
         if args.message:
             await session.send(args.message)
         elif session.state.ended:
@@ -988,6 +990,8 @@ def _read_line(prompt: str, out=None) -> asyncio.Future[str]:
 
 async def _ask_on_terminal(question, out=None) -> tuple[str, str]:
     """The person's answer typed at the terminal, asked on `out` (stdout by default)."""
+    from core.agent.options import option_typed, options_typed
+
     out = out or sys.stdout
     typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
     for key, value in question.context.get("reboot", {}).items():
@@ -996,10 +1000,11 @@ async def _ask_on_terminal(question, out=None) -> tuple[str, str]:
     if question.reason == "approval":
         print(f"    {question.context.get('tool')}: {question.context.get('arguments')}", file=out)
     while True:
-        choice = (await _read_line("  your choice: ", out)).strip()
-        if choice and (not typed or choice in question.options):
+        answer = (await _read_line("  your choice: ", out)).strip()
+        choice = option_typed(answer, question) or ("" if typed else answer)  # (the agent's: any answer)
+        if choice:
             break
-        print(f"  please answer one of: {', '.join(question.options)}", file=out)
+        print(f"  please answer one of: {options_typed(question)} (its name or its number)", file=out)
     text = (await _read_line("  details (optional): ", out)).strip()
     return choice, text
 

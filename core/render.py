@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.agent.options import NO_ANSWER, WITHDRAWN
+from core.agent.options import NO_ANSWER, WITHDRAWN, options_typed, reason_label
 from core.agent.research import described
 from core.agent.rules import (
     PUT_BACK_FOR_THE_PERSON,
@@ -92,8 +92,8 @@ def render(record: Record) -> str | None:
         case Danger():
             return f"  ⚠ {describe_danger(event)}"
         case HumanQuestion():
-            options = f" [{' / '.join(event.options)}]" if event.options else ""
-            return f"? question {event.qid} ({event.reason}): {event.question}{options}"
+            options = f" [{options_typed(event)}]" if event.options else ""
+            return f"? question {event.qid} ({reason_label(event.reason)}): {event.question}{options}"
         case HumanAnswer() if event.choice == NO_ANSWER:
             return f"  ⏱ {event.qid}: {event.text}; the agent goes on with its fallback"
         case HumanAnswer() if event.choice == WITHDRAWN:

@@ -47,6 +47,26 @@ def option_label(choice: str, question: HumanQuestion | None = None) -> str:
     return OPTION_LABELS.get(choice, choice)
 
 
+def options_typed(question: HumanQuestion) -> str:
+    """The question's options as the terminal offers them: each as it is typed, with what it does
+    where its name does not say it ("always_call: always allow this command in this folder")."""
+    shown = []
+    for number, option in enumerate(question.options, 1):
+        label = option_label(option, question)
+        said = label.lower() in (option.lower(), option.replace("_", " ").lower())
+        shown.append(f"{number}. {option}" + ("" if said else f": {label[:1].lower()}{label[1:]}"))
+    return " / ".join(shown)
+
+
+def option_typed(typed: str, question: HumanQuestion) -> str:
+    """The option the person typed at the terminal: its name, its number or its label ("": none)."""
+    wanted = typed.strip().lower()
+    for number, option in enumerate(question.options, 1):
+        if wanted in (option.lower(), str(number), option_label(option, question).lower()):
+            return option
+    return ""
+
+
 APPROVING = ("approve", "always_call", "always")
 
 

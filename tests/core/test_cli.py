@@ -79,7 +79,7 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
         args = ("--model", "openai/scripted", "--api-base", server.url)
         code, out, err = finish(tripane("run", "Add a license", *args, "--workdir", str(work), data_dir=tmp_path))
         assert code == 3, err
-        assert "Which license?" in out and "[MIT / GPL]" in out
+        assert "Which license?" in out and "[1. MIT / 2. GPL]" in out
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
 
         # While another Tripane (here, this process) runs the session, resume refuses to touch it.
@@ -88,8 +88,8 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
             code, _, err = finish(tripane("resume", session_id, "--answer", "MIT", data_dir=tmp_path))
         assert code == 2 and "is being run by another Tripane" in err and "Traceback" not in err
 
-        code, out, err = finish(tripane("resume", session_id[:15], "--answer", "MIT", "--text", "the usual",
-                                        data_dir=tmp_path))
+        code, out, err = finish(tripane("resume", session_id[:15], "--answer", "1", "--text", "the usual",
+                                        data_dir=tmp_path))  # (by its number, as the question listed it)
         assert code == 0, err
         assert "Changed in the work folder: LICENSE (created)" in out  # told as the run ends
     assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\nthe usual"
@@ -417,6 +417,28 @@ def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
     assert code == 0, seen.decode(errors="replace")
     assert b"Which license?" in seen
     assert (work / "LICENSE").read_text(encoding="utf-8") == "The person answered: MIT\npermissive please"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_an_approval_says_what_each_option_does_and_takes_its_number(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    command = f'"{sys.executable}" -c "print(42)"'
+    script = positional([Turn(tool_calls=(tool("shell_run", "t1", command=command),)),
+                         Turn(tool_calls=(tool("task_done", "t2", summary="printed"),))])
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "Print 42", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work), "--no-memory"], tmp_path,
+                                   {b"your choice:": b"always allow\n", b"please answer one of": b"3\n",
+                                    b"details (optional):": b"\n"})
+    text = seen.decode(errors="replace").replace("\r\n", "\n")
+    assert code == 0, text
+    assert ("(approval): Allow shell_run? [1. approve / 2. deny / 3. always_call: always allow this command in this "
+            "folder / 4. always: always allow shell_run]") in text
+    assert "please answer one of: 1. approve" in text  # "always allow" is no option's whole name: asked again
+    assert "✓ shell_run: 42" in text  # 3: always allowed, in this folder
+    allowed = json.loads((tmp_path / "approvals.json").read_text(encoding="utf-8"))["folders"]
+    assert list(allowed.values()) == [[f"shell_run\ncommand={command}"]]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
