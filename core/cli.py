@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     changes = commands.add_parser("changes", help="the files the agent changed in a session (with its file tools or "
                                   "shell commands), what was done to each, and putting files back as they were",
                                   parents=[common])
-    changes.add_argument("session", help="session id or a unique prefix")
+    changes.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     changes.add_argument("paths", nargs="*", help="files of the work folder (as listed): print what the agent did "
                                                   "to each")
     # Its files either after it or before it: argparse takes `ID --put-back A B` and `ID A B --put-back`.
