@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         self.session: Session | None = None
         self.bridges: dict[str, SessionBridge] = {}
         self.dialogs: dict[str, QuestionDialog] = {}
+        self._plan_edit_answers: dict[str, tuple[str, str]] = {}  # session → the 3-Strike question a plan save answers
         self.inspector: ContextInspector | None = None
         self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
@@ -1005,6 +1006,7 @@ class MainWindow(QMainWindow):
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir),
                                 answer_wait_min=config.answer_wait_min if config else 0)
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
+        dialog.plan_edit_requested.connect(lambda qid, text, s=session: self.edit_plan_to_answer(s, qid, text))
         self.dialogs[question.qid] = dialog
         dialog.show()
         dialog.raise_()
@@ -1019,6 +1021,20 @@ class MainWindow(QMainWindow):
         elif session is not None:
             self.statusBar().showMessage("This session is not waiting for an answer.", 4000)
 
+    def edit_plan_to_answer(self, session: Session, qid: str, hint: str) -> None:
+        """3-Strike's "Edit the plan": the plan opens in its editor, and the person's save both
+        sends the edit (the agent reads it as a diff) and answers the question; till then the agent
+        waits, as for any answer."""
+        self.show_session(session.id)  # (open already: it is waiting on this question)
+        pane = self.panes[PLAN]
+        if self.session is not session:
+            return
+        self._plan_edit_answers[session.id] = (qid, hint)
+        pane.set_editing(True)
+        pane.notice.setText("The agent waits for your edit of the plan: Save (Ctrl+S) sends it and answers its "
+                            "3-Strike question (Cancel, then Ctrl+Shift+A, to answer otherwise).")
+        pane.notice.setVisible(True)
+
     def answer(self, session: Session, qid: str, choice: str, text: str) -> None:
         dialog = self.dialogs.get(qid)
 
@@ -1029,6 +1045,7 @@ class MainWindow(QMainWindow):
 
         def failed(error: BaseException) -> None:
             if dialog is not None:
+                dialog.show()  # (hidden while the person edited the plan that answers it)
                 dialog.show_error(str(error))
         self.keeper.run(session.answer(qid, choice, text), on_success=answered, on_failure=failed)
 
@@ -1143,6 +1160,9 @@ class MainWindow(QMainWindow):
             pane.notice.setVisible(True)
             return
         pane.saved()
+        qid, hint = self._plan_edit_answers.pop(session.id, ("", ""))
+        if name == PLAN and qid and qid not in session.state.answers:
+            self.answer(session, qid, "edit_plan", hint)
 
     def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:
         dialog = ConflictDialog(name, mine, refused.current_text, refused.current_version, self)

@@ -41,6 +41,13 @@ Message = dict[str, Any]
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
 
+
+# What the person's answer to 3-Strike asks of the agent, where its name alone would not say it.
+STRIKE_ANSWERS = {
+    "skip_step": " (leave the failing step: mark it skipped in the plan and go on with the next)",
+    "edit_plan": " (the person edits the plan: go on from the plan as they leave it, their diff above or to come)",
+}
+
 class OutputSeen(NamedTuple):
     """An information tool's output in the context now: an identical one can point to it."""
     call_id: str
@@ -201,9 +208,10 @@ class History:
                 question = self._questions.get(event.qid)
                 if question is not None and question.reason not in ANSWERED_IN_TOOL_RESULT:
                     detail = f"\n{event.text.strip()}" if event.text.strip() else ""
+                    meaning = STRIKE_ANSWERS.get(event.choice, "") if question.reason == "three_strike" else ""
                     self._note(
                         f"[The person answered the {question.reason.replace('_', ' ')} question "
-                        f"\"{question.question.splitlines()[0]}\": {event.choice}]{detail}"
+                        f"\"{question.question.splitlines()[0]}\": {event.choice}{meaning}]{detail}"
                     )
             case WorkdirMoved():
                 told = (f"[The person moved the work folder: it is now {event.workdir} (it was {event.previous}; "

@@ -99,6 +99,8 @@ class DetailsView(QTextBrowser):
 
 class QuestionDialog(QDialog):
     answered = Signal(str, str, str)  # qid, choice, text
+    # 3-Strike's "Edit the plan": the person edits it in its pane, and saving it answers (qid, text).
+    plan_edit_requested = Signal(str, str)
 
     def __init__(self, question: HumanQuestion, session_title: str = "", parent: QWidget | None = None,
                  session_id: str = "", workdir: str = "", answer_wait_min: int = 0):
@@ -237,6 +239,9 @@ class QuestionDialog(QDialog):
             choice, text = text, ""
         if reason == "three_strike" and choice in ("retry_with_hint", "change_model") and not text:
             return self.show_error("Type the hint, or the model to change to, first.")
+        if reason == "three_strike" and choice == "edit_plan":  # answered by the edit, once saved
+            self.hide()  # out of the pane's way; the question stays open (Ctrl+Shift+A shows it again)
+            return self.plan_edit_requested.emit(self.question.qid, text)
         self._set_buttons_enabled(False)  # one answer per question; an error re-enables them
         self.answered.emit(self.question.qid, choice, text)
 

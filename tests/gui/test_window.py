@@ -244,6 +244,32 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     assert "The person answered: Retry with a hint — The file is called present.txt" in session.read_file(PROGRESS)[0]
 
 
+def test_three_strikes_edit_the_plan_opens_the_plan_and_its_save_answers(qtbot, make_window, workdir):
+    missing = reply("", call("file_read", path="missing.txt"))
+    model = ScriptedModel([missing, missing, missing, reply("", call("task_done", summary="read present.txt"))],
+                          side_replies=[reply("root_cause: no such file\nkind: A\ntry_instead: list the folder"),
+                                        reply('{"goal": "read missing.txt", "tried": "three reads"}')])
+    window = make_window(model)
+    session = start(window, workdir)
+    dialog = wait_for_dialog(qtbot, window, "three_strike")
+    dialog.text.setPlainText("It was renamed")
+    qtbot.mouseClick(dialog.buttons["edit_plan"], Qt.MouseButton.LeftButton)
+
+    pane = window.panes[PLAN]
+    assert not dialog.isVisible() and pane.editing and "Save (Ctrl+S) sends it and answers" in pane.notice.text()
+    assert session.state.open_question is not None  # the agent waits for the edit
+    pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Read present.txt, not missing.txt\n")
+    pane.save()
+
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    answers = [r.event for r in session.records if isinstance(r.event, HumanAnswer)]
+    assert [(a.choice, a.text) for a in answers] == [("edit_plan", "It was renamed")]
+    told = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert "+- Read present.txt, not missing.txt" in told  # the edit, as a diff
+    assert told.index("+- Read present.txt") < told.index("edit_plan (the person edits the plan: go on from")
+    assert not pane.editing
+
+
 def test_pinned_lines_are_marked_in_the_plan_and_the_chat_says_what_was_pinned(qtbot, make_window, workdir):
     from gui.dialogs.pins import PinDialog
     from gui.markdown import displayable
