@@ -1030,6 +1030,8 @@ class MainWindow(QMainWindow):
         if self.session is not session:
             return
         self._plan_edit_answers[session.id] = (qid, hint)
+        self.raise_()
+        self.activateWindow()  # the dialog, which had the keys, is hidden: Ctrl+S is the window's
         pane.set_editing(True)
         pane.notice.setText("The agent waits for your edit of the plan: Save (Ctrl+S) sends it and answers its "
                             "3-Strike question (Cancel, then Ctrl+Shift+A, to answer otherwise).")
