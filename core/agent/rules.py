@@ -34,8 +34,8 @@ def failure_lines(message: str, chars: int = FAILURE_TAIL_CHARS) -> list[str]:
     errors that made 3-Strike): a command's first line, which only says how it ended, then the end
     of its output, where what broke is (an exception, pytest's summary) after whatever it printed
     first (a deprecation warning), "…" standing for the lines left out; any other failure's
-    message from its start, up to `chars`."""
-    lines = _meaningful_lines(message, undecorated=True)
+    message from its start, up to `chars`; each line as indented as it was."""
+    lines = _meaningful_lines(message, undecorated=True, indented=True)
     if not lines:
         return ["(no message)"]
     if not _of_a_command(lines):
@@ -110,15 +110,21 @@ def _masked(lines: list[str]) -> str:
 SIGNATURE_EDGE_CHARS = 4000
 
 
-def _meaningful_lines(message: str, undecorated: bool = False) -> list[str]:
-    """A failure's non-blank lines, stripped, of its two ends only if it is long; without what
+def _meaningful_lines(message: str, undecorated: bool = False, indented: bool = False) -> list[str]:
+    """A failure's non-blank lines, stripped (`indented`: on the right only, as a traceback's
+    caret under the code it points at needs), of its two ends only if it is long; without what
     Tripane added to a command's output for the agent (the files it changed, and how). Undecorated
     for the person: without the rules of ===, ___ or !!! a test runner draws around its words."""
     text = command_output(message)
     if len(text) > 2 * SIGNATURE_EDGE_CHARS:
         text = f"{text[:SIGNATURE_EDGE_CHARS]}\n{text[-SIGNATURE_EDGE_CHARS:]}"
-    lines = (_RULE.sub("", line) if undecorated else line for line in text.splitlines())
-    return [line.strip() for line in lines if line.strip()]
+    lines = (_undecorated(line) if undecorated else line for line in text.splitlines())
+    return [line.rstrip() if indented else line.strip() for line in lines if line.strip()]
+
+
+def _undecorated(line: str) -> str:
+    bare = _RULE.sub("", line)
+    return bare.strip() if bare != line else line  # (the words a rule was drawn around, not its place)
 
 
 _RULE = re.compile(r"([=_!*#~+-])\1{3,}")

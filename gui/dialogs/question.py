@@ -184,8 +184,9 @@ class QuestionDialog(QDialog):
                 parts.append(f"<p><b>Failing step:</b> {inline_html(step)}</p>")  # (the plan's Markdown)
             if groups := failures_grouped([str(error) for error in context.get("errors") or []]):
                 items = "".join(
-                    f"<li>{f'<i>{count} times, the latest:</i><br>' if count > 1 else ''}"
-                    f"<code>{'<br>'.join(_escape(line) for line in lines)}</code></li>" for lines, count in groups)
+                    f"<li>{f'<i>{count} times, the latest:</i>' if count > 1 else ''}"
+                    f"<pre style='white-space: pre-wrap; margin-top: 0'>{_escape(chr(10).join(lines))}</pre></li>"  # (its spacing)
+                    for lines, count in groups)
                 parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
             if diagnosis := for_the_person(str(context.get("diagnosis") or "")):
                 parts.append(f"<p><b>Diagnosed when it happened before:</b> {_escape(diagnosis)}</p>")
