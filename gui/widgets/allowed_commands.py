@@ -28,9 +28,10 @@ class AllowedCommands(QWidget):
         self.list.setAccessibleName("Commands allowed without asking")
         for folder, keys in sorted(approvals.everything().items()):
             for key in keys:
-                item = QListWidgetItem(f"{describe(key)}   — in {folder}")
+                # The folder on a line of its own: after a long command it was out of sight.
+                item = QListWidgetItem(f"{describe(key)}\n    in {folder}")
                 item.setData(Qt.ItemDataRole.UserRole, (folder, key))
-                item.setToolTip(folder)
+                item.setToolTip(f"{describe(key)}\nin {folder}")
                 self.list.addItem(item)
         self.list.setMaximumHeight(110)
         self.remove = QPushButton("&Remove")

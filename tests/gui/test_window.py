@@ -780,7 +780,7 @@ def test_a_command_allowed_in_a_folder_is_listed_in_settings_and_can_be_taken_ba
 
     settings = window.open_settings()
     listed = settings.allowed.list
-    assert [listed.item(i).text() for i in range(listed.count())] == [f"shell_run: echo hi   — in {workdir.resolve()}"]
+    assert [listed.item(i).text() for i in range(listed.count())] == [f"shell_run: echo hi\n    in {workdir.resolve()}"]
     listed.setCurrentRow(0)
     qtbot.mouseClick(settings.allowed.remove, Qt.MouseButton.LeftButton)
     assert listed.count() == 0 and session.approvals.allowed(workdir)  # taken back on Save, not before
