@@ -118,7 +118,8 @@ def import_session(store: Store, data_dir: Path, source: Path) -> str:
             state.apply(Record(session_id, seq, ts, event))
         assert state.config is not None  # _recorded made sure it starts so
         folder = session_dir(data_dir, session_id)
-        store.create_session(session_id, task=state.config.task, model=state.model)
+        # Listed when it started, among the others by their start, not as begun at its import.
+        store.create_session(session_id, task=state.config.task, model=state.model, created=records[0][0])
         reports: list[Path] = []
         try:
             store.update_session(session_id, status=state.status, workdir=str(state.workdir))

@@ -344,11 +344,12 @@ class Store:
 
     # --- sessions --------------------------------------------------------------------------------
 
-    def create_session(self, session_id: str, *, task: str, model: str) -> None:
+    def create_session(self, session_id: str, *, task: str, model: str, created: str = "") -> None:
+        """`created`: when it started, for a session recorded elsewhere (an imported export); now by default."""
         stamp = now_iso()
         with self._guard():
             self.db["sessions"].insert(
-                {"id": session_id, "created": stamp, "updated": stamp, "task": task,
+                {"id": session_id, "created": created or stamp, "updated": stamp, "task": task,
                  "title": session_title(task),
                  "status": "new", "model": model}
             )

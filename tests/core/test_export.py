@@ -59,6 +59,7 @@ async def test_an_export_imported_elsewhere_is_the_same_session_there(store, dat
     row = there.session(session.id)
     assert (row.title, row.status, row.model) == (store.session(session.id).title, "ended:done", "scripted")
     assert row.workdir == str(workdir.resolve())  # found by its folder's name there too
+    assert row.created == session.records[0].ts  # listed when it started, not when it was imported
     opened = Session.open(there, elsewhere, session.id, ScriptedModel([]))  # and opens as it was
     assert opened.read_file("findings.md") == session.read_file("findings.md")
     assert "Offsets are dropped." in opened.read_file("findings.md")[0] and opened.state.status == "ended:done"
