@@ -211,6 +211,8 @@ class ChatView(QScrollArea):
         self._wanted_from = 0  # the first record to build: older chunks are built up to it
         self._results: dict[str, ToolResult] = {}  # by call id: a card built after its result's record
         self._command_changes: dict[str, CommandChangedFiles] = {}  # by call id, as _results
+        self._repeated: set[str] = set()  # call ids of failures that happened before (_tally)
+        self._last_failed = ""
         self._approvals: dict[str, str] = {}  # approval questions not answered yet: qid → call id
         # The questions, by qid: what an "always" allowed, the fallback an unanswered one went on with.
         self._questions: dict[str, HumanQuestion] = {}
@@ -262,6 +264,7 @@ class ChatView(QScrollArea):
         self._to_rewrap.clear()
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes, self._command_changes = {}, {}, {}
+        self._repeated, self._last_failed = set(), ""
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self.earlier.setVisible(False)
@@ -361,13 +364,8 @@ class ChatView(QScrollArea):
         self.folder = folder
         self._records = records
         for index, record in enumerate(records):  # the tally goes through them all, shown or not
-            self.changes.add(record)
-            self._note_approval(record.event)
-            if isinstance(record.event, ToolResult):
-                self._results[record.event.call_id] = record.event
-            elif isinstance(record.event, CommandChangedFiles):
-                self._command_changes[record.event.call_id] = record.event
-            elif isinstance(record.event, SessionEnded):
+            self._tally(record)
+            if isinstance(record.event, SessionEnded):
                 self._ended_changes[index] = (self.changes.summary(), bool(self.changes.changed))
         self._shown_from = len(records)
         self._wanted_from = max(0, len(records) - count)
@@ -475,13 +473,23 @@ class ChatView(QScrollArea):
 
     def add_record(self, record: Record) -> None:
         """A record that just happened: its item goes at the end."""
-        self.changes.add(record)
-        self._note_approval(record.event)
-        if isinstance(record.event, ToolResult):  # its card may be in a chunk not built yet
-            self._results[record.event.call_id] = record.event
-        elif isinstance(record.event, CommandChangedFiles):
-            self._command_changes[record.event.call_id] = record.event
+        self._tally(record)
         self._build(record)
+
+    def _tally(self, record: Record) -> None:
+        """What the conversation keeps of each record, shown or not: a card may be in a chunk not
+        built yet, and gets its result, the files its command changed, and whether its failure was
+        one that happened before (folded: the first one shows it, the error line says which try)."""
+        event = record.event
+        self.changes.add(record)
+        self._note_approval(event)
+        if isinstance(event, ToolResult):
+            self._results[event.call_id] = event
+            self._last_failed = self._last_failed if event.ok else event.call_id
+        elif isinstance(event, CommandChangedFiles):
+            self._command_changes[event.call_id] = event
+        elif isinstance(event, ErrorRecorded) and event.counts and event.attempt > 1 and self._last_failed:
+            self._repeated.add(self._last_failed)
 
     def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
         """The record's items: at the end of the conversation (live), or of `into`, a page of
@@ -503,7 +511,7 @@ class ChatView(QScrollArea):
                     card.stop_requested.connect(self.tool_stop_requested)
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
-                        card.set_result(self._results[call.id])
+                        card.set_result(self._results[call.id], repeated=call.id in self._repeated)
                         if call.id in self._command_changes:
                             card.set_changed_files(self._command_changes[call.id])
                     elif call.id in self._approvals.values():
@@ -520,6 +528,9 @@ class ChatView(QScrollArea):
                 if card is not None and into is None:
                     card.set_changed_files(event)
             case ErrorRecorded():
+                if into is None and (card := self.cards.get(self._last_failed)) is not None \
+                        and self._last_failed in self._repeated:
+                    card.fold_repeated()
                 self._notice(f"⚠ Error, attempt {event.attempt}: "
                              f"{escape_html(failure_notice(event.tool, event.message))}", "error", into)
             case ErrorDiagnosed():

@@ -209,7 +209,8 @@ class ToolCard(QFrame):
         url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
         return f'Full output{size}: <a href="{url}">{escape_html(path)}</a>'
 
-    def set_result(self, result: ToolResult) -> None:
+    def set_result(self, result: ToolResult, repeated: bool = False) -> None:
+        """`repeated`: a failure that happened before, folded (the first one is shown)."""
         self.status = "ok" if result.ok else "error"
         self._same_as = result.same_as
         self._outcome = result
@@ -217,9 +218,14 @@ class ToolCard(QFrame):
         self.stop_button.setVisible(False)
         self._render()
         if not result.ok:
-            self.header.setChecked(True)  # errors are shown, not folded away
+            self.header.setChecked(not repeated)  # errors are shown, not folded away
         elif self._opened_for_output and not self._person_chose:
             self.header.setChecked(False)  # folded as results are: the live view was for the wait
+
+    def fold_repeated(self) -> None:
+        """The failure shown happened before: folded, unless the person unfolded it."""
+        if not self._person_chose:
+            self.header.setChecked(False)
 
     def set_changed_files(self, changed: CommandChangedFiles) -> None:
         """The files of the work folder the command changed (told after its result)."""

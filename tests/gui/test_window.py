@@ -228,6 +228,15 @@ def test_three_strike_dialog_shows_the_errors_and_its_answer_reaches_the_agent(q
     assert "Tripane's diagnosis of a failure that happened twice" in chat_says(window)  # 🩺, or its stand-in
     assert "once more stops the run" not in shown + chat_says(window)  # said to the agent, not to the person
     assert set(dialog.buttons) == {"retry_with_hint", "skip_step", "edit_plan", "change_model", "stop"}
+    # The first failure is unfolded; the same one again is folded, its error line saying which try.
+    def unfolded() -> list[bool]:  # the failed calls' cards, in the order they ran
+        failed = [r.event.call_id for r in session.records if isinstance(r.event, ToolResult) and not r.event.ok]
+        cards = window.chat.cards
+        return [cards[i].header.isChecked() for i in failed if i in cards and cards[i].status == "error"]
+    assert unfolded() == [True, False, False] and "Error, attempt 3" in chat_says(window)
+    window.chat.show_records(session.records, folder=session.dir)  # as when the session is opened again
+    qtbot.waitUntil(lambda: len(unfolded()) == 3, timeout=WAIT)
+    assert unfolded() == [True, False, False]
     dialog.text.setPlainText("The file is called present.txt")
     qtbot.mouseClick(dialog.buttons["retry_with_hint"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
