@@ -59,12 +59,13 @@ def options_typed(question: HumanQuestion) -> str:
 
 
 def option_typed(typed: str, question: HumanQuestion) -> str:
-    """The option the person typed at the terminal: its name, its number or its label ("": none)."""
-    wanted = typed.strip().lower()
-    for number, option in enumerate(question.options, 1):
-        if wanted in (option.lower(), str(number), option_label(option, question).lower()):
-            return option
-    return ""
+    """The option the person typed at the terminal: its name, its number or its label ("": none).
+    A name first: the agent's options may be numbers themselves ("2", "1")."""
+    wanted, options = typed.strip().lower(), question.options
+    by_name = [option for option in options if option.lower() == wanted]
+    by_number = [option for number, option in enumerate(options, 1) if str(number) == wanted]
+    by_label = [option for option in options if option_label(option, question).lower() == wanted]
+    return next(iter(by_name + by_number + by_label), "")
 
 
 APPROVING = ("approve", "always_call", "always")

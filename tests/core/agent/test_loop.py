@@ -720,3 +720,17 @@ async def test_a_step_announced_and_not_taken_is_not_the_final_answer_and_a_narr
     assert question.reason == "three_strike" and session.state.turn == 3
     session.stop()
     await session.wait()
+
+
+def test_an_option_typed_on_the_terminal_is_taken_by_its_name_first_then_its_number_or_label():
+    from core.agent.options import option_typed, options_typed
+    from core.events import HumanQuestion
+
+    numbers = HumanQuestion("q1", "ask_user", "Which port?", ("2", "1"))
+    assert option_typed("1", numbers) == "1" and option_typed("2", numbers) == "2"  # names, not places
+    approval = HumanQuestion("q2", "approval", "Allow shell_run?", ("approve", "deny", "always_call", "always"),
+                             {"tool": "shell_run", "arguments": '{"command": "make"}'})
+    assert [option_typed(t, approval) for t in ("3", "Always allow shell_run", " DENY ", "yes")] == [
+        "always_call", "always", "deny", ""]
+    assert options_typed(approval) == ("1. approve / 2. deny / 3. always_call: always allow this command in this "
+                                       "folder / 4. always: always allow shell_run")
