@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from core.agent.options import NO_ANSWER, WITHDRAWN, options_typed, reason_label
+from core.agent.options import (
+    NO_ANSWER,
+    WITHDRAWN,
+    option_label,
+    options_typed,
+    reason_label,
+)
 from core.agent.research import described
 from core.agent.rules import (
     PUT_BACK_FOR_THE_PERSON,
@@ -100,7 +106,7 @@ def render(record: Record) -> str | None:
             return f"  ↩ {event.qid} withdrawn: {event.text}"
         case HumanAnswer():
             detail = f" — {_short(event.text)}" if event.text.strip() else ""
-            return f"  answer to {event.qid}: {event.choice}{detail}"
+            return f"  answer to {event.qid}: {option_label(event.choice)}{detail}"  # (as the question listed it)
         case MemoryRecalled() if event.text:
             return f"  🧠 long-term memory recalled{recall_note(event, ' (', ')')}"
         case Compaction():

@@ -734,3 +734,8 @@ def test_an_option_typed_on_the_terminal_is_taken_by_its_name_first_then_its_num
         "always_call", "always", "deny", ""]
     assert options_typed(approval) == ("1. approve / 2. deny / 3. always_call: always allow this command in this "
                                        "folder / 4. always: always allow shell_run")
+    # The terminal's line for the answer says it as the question listed it.
+    from core.events import HumanAnswer, Record
+    from core.render import render
+    line = render(Record("s", 9, "2026-11-27T08:00:00Z", HumanAnswer("q3", "retry_with_hint", "skip blank lines")))
+    assert line == "  answer to q3: Retry with a hint — skip blank lines"
