@@ -24,9 +24,9 @@ from core.store import (
     session_title,
     set_aside,
 )
+from core.text import counted
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class Salvaged:
         """What was read back, for the person."""
         if not self.sessions:
             return "nothing could be read back from it"
-        said = (f"{self.sessions:,} session{'s' * (self.sessions != 1)} ({self.events:,} "
-                f"event{'s' * (self.events != 1)}) {'were' if self.sessions != 1 else 'was'} read back from it")
+        said = (f"{counted(self.sessions, 'session')} ({counted(self.events, 'event')}) "
+                f"{'were' if self.sessions != 1 else 'was'} read back from it")
         return said + ("; the rest could not be read, so some sessions may lack steps or be missing"
                        if self.incomplete else "")
 
@@ -83,14 +83,15 @@ def salvage(damaged: Path, into: Store) -> Salvaged:
     for session_id, seq, ts, kind, data in events:
         if isinstance(session_id, str) and isinstance(seq, int) and all(isinstance(v, str) for v in (ts, kind, data)):
             logs[session_id].setdefault(seq, (ts, kind, data))
-    saved = Salvaged(incomplete=lost or len(listed) > len(logs))
+    sessions, restored, incomplete = 0, 0, lost or len(listed) > len(logs)
     for session_id, log_rows in logs.items():
         records = _decoded(session_id, log_rows)
         state = SessionState(session_id)
         for record in records:
             state.apply(record)
+        incomplete = incomplete or len(records) < len(log_rows)
         if state.config is None:  # its start is lost: it could not be opened
-            saved = Salvaged(saved.sessions, saved.events, incomplete=True)
+            incomplete = True
             continue
         kept = listed.get(session_id)
         row = SessionRow(session_id, kept[1] if kept else records[0].ts, kept[2] if kept else records[-1].ts,
@@ -100,11 +101,10 @@ def salvage(damaged: Path, into: Store) -> Salvaged:
             into.restore_session(row, records)
         except StoreError as exc:
             log.warning("session %s could not be restored from the damaged database: %s", session_id, exc)
-            saved = Salvaged(saved.sessions, saved.events, incomplete=True)
+            incomplete = True
             continue
-        saved = Salvaged(saved.sessions + 1, saved.events + len(records),
-                         saved.incomplete or len(records) < len(log_rows))
-    return saved
+        sessions, restored = sessions + 1, restored + len(records)
+    return Salvaged(sessions, restored, incomplete)
 
 
 def _decoded(session_id: str, rows: dict[int, tuple[str, str, str]]) -> list[Record]:

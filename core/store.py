@@ -163,7 +163,7 @@ def damage_found(database: Path, exc: sqlite3.DatabaseError) -> str:
     if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
         return ""
     try:
-        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=1)) as conn:
+        with closing(_read_only(database)) as conn:
             verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
     except sqlite3.DatabaseError as error:
         return str(error) if is_damage(error) else ""
@@ -171,6 +171,11 @@ def damage_found(database: Path, exc: sqlite3.DatabaseError) -> str:
 
 
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def _read_only(database: Path) -> sqlite3.Connection:
+    """A connection that can only read: a damaged file is looked at, never written to."""
+    return sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
 
 
 # Of a damaged database, rows are read a chunk of rowids at a time, and a chunk that fails row by
@@ -188,7 +193,7 @@ def readable_rows(damaged: Path) -> tuple[list[tuple], list[tuple], bool]:
     rows (SESSION_COLUMNS) and its events' (EVENT_COLUMNS) that can be read, and whether some could
     not be. Values are as read: a scribbled page may give any."""
     try:
-        conn = sqlite3.connect(f"{damaged.resolve().as_uri()}?mode=ro", uri=True)
+        conn = _read_only(damaged)
     except sqlite3.DatabaseError:
         return [], [], True
     with closing(conn):
