@@ -883,7 +883,7 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
             print(f"  (no answer within {minutes} min: the agent goes on with its fallback — "
                   f"{question.context['fallback']})", flush=True)
         elsewhere = answered.setdefault(question.qid, loop.create_future())
-        asker = asyncio.ensure_future(_ask_on_terminal(question))
+        asker = asyncio.ensure_future(_ask_on_terminal(question, session=session))
         await asyncio.wait([task, asker, elsewhere], return_when=asyncio.FIRST_COMPLETED)
         if not asker.done():  # Ctrl+C at the prompt stopped the run, or the wait ran out
             asker.cancel()
@@ -988,8 +988,10 @@ def _read_line(prompt: str, out=None) -> asyncio.Future[str]:
     return line
 
 
-async def _ask_on_terminal(question, out=None) -> tuple[str, str]:
-    """The person's answer typed at the terminal, asked on `out` (stdout by default)."""
+async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
+    """The person's answer typed at the terminal, asked on `out` (stdout by default). 3-Strike's
+    "edit_plan" waits for the person to edit the session's plan in their editor, which reaches the
+    agent as their edit (a diff), as the window's editor does."""
     from core.agent.options import option_typed, options_typed
 
     out = out or sys.stdout
@@ -1005,8 +1007,26 @@ async def _ask_on_terminal(question, out=None) -> tuple[str, str]:
         if choice:
             break
         print(f"  please answer one of: {options_typed(question)} (its name or its number)", file=out)
+    if question.reason == "three_strike" and choice == "edit_plan" and session is not None:
+        await _edit_plan_in_editor(session, out)
     text = (await _read_line("  details (optional): ", out)).strip()
     return choice, text
+
+
+async def _edit_plan_in_editor(session, out) -> None:
+    from core.memory.working import PLAN
+
+    before, version = session.read_file(PLAN)
+    path = session.memory.path(PLAN)
+    print(f"  Edit the plan in your editor and save it: {path}", file=out)
+    await _read_line("  press Enter once it is saved: ", out)
+    try:
+        after = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"  the plan could not be read ({exc.strerror or exc}): the agent goes on without your edit", file=out)
+        return
+    if after != before:
+        session.edit_file(PLAN, after, version)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -377,9 +378,11 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
     assert progress.count("findings_add") >= 10 and "Session ended: done" in progress
 
 
-def on_a_terminal(argv: list[str], data_dir: Path, replies: dict[bytes, bytes] | None = None) -> tuple[int, bytes]:
+def on_a_terminal(argv: list[str], data_dir: Path,
+                  replies: dict[bytes, bytes | Callable[[], bytes]] | None = None) -> tuple[int, bytes]:
     """Run the CLI with a pseudo-terminal for stdin, stdout and stderr, as in a person's terminal;
-    each of `replies` is typed once when its prompt shows. The return code and all it wrote."""
+    each of `replies` is typed once when its prompt shows (a function: what the person does at that
+    prompt, then the keys it gives). The return code and all it wrote."""
     import pty
     import select
 
@@ -399,7 +402,7 @@ def on_a_terminal(argv: list[str], data_dir: Path, replies: dict[bytes, bytes] |
                 break
         for prompt, answer in (replies or {}).items():
             if prompt in seen and prompt not in typed:
-                os.write(master, answer)
+                os.write(master, answer() if callable(answer) else answer)
                 typed.add(prompt)
     proc.wait(timeout=30)
     os.close(master)
@@ -439,6 +442,30 @@ def test_on_a_terminal_an_approval_says_what_each_option_does_and_takes_its_numb
     assert "✓ shell_run: 42" in text  # 3: always allowed, in this folder
     allowed = json.loads((tmp_path / "approvals.json").read_text(encoding="utf-8"))["folders"]
     assert list(allowed.values()) == [[f"shell_run\ncommand={command}"]]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_three_strikes_edit_the_plan_waits_for_the_persons_edit_and_sends_it(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    failing = Turn(tool_calls=(tool("shell_run", command=f'"{sys.executable}" -c "import sys; sys.exit(3)"'),))
+    script = positional([failing, failing, failing, Turn(tool_calls=(tool("task_done", summary="planned"),))])
+
+    def edit_the_plan() -> bytes:  # in the person's editor, then Enter
+        plan = next((tmp_path / "sessions").iterdir()) / "task_plan.md"
+        plan.write_text(plan.read_text(encoding="utf-8") + "- Ask before running it again\n", encoding="utf-8")
+        return b"\n"
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "Run it", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work), "--approve", "all", "--no-memory", "--no-diagnosis"],
+                                   tmp_path, {b"your choice:": b"3\n", b"once it is saved:": edit_the_plan,
+                                              b"details (optional):": b"\n"})
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert "Edit the plan in your editor and save it: " in text and "task_plan.md" in text
+    told = json.dumps(server.requests[-1]["messages"])
+    assert "The person edited task_plan.md" in told and "+- Ask before running it again" in told
+    assert told.index("+- Ask before running it again") < told.index("edit_plan (the person edits the plan")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
