@@ -1027,7 +1027,9 @@ class MainWindow(QMainWindow):
         waits, as for any answer."""
         self.show_session(session.id)  # (open already: it is waiting on this question)
         pane = self.panes[PLAN]
-        if self.session is not session:
+        if self.session is not session:  # another one still opening: the question is asked again
+            if (dialog := self.dialogs.get(qid)) is not None:
+                dialog.show()
             return
         self._plan_edit_answers[session.id] = (qid, hint)
         self.raise_()
@@ -1162,8 +1164,9 @@ class MainWindow(QMainWindow):
             pane.notice.setVisible(True)
             return
         pane.saved()
-        qid, hint = self._plan_edit_answers.pop(session.id, ("", ""))
-        if name == PLAN and qid and qid not in session.state.answers:
+        # (Only the plan's save answers: saving the findings meanwhile leaves the question waiting.)
+        qid, hint = self._plan_edit_answers.pop(session.id, ("", "")) if name == PLAN else ("", "")
+        if qid and qid not in session.state.answers:
             self.answer(session, qid, "edit_plan", hint)
 
     def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:

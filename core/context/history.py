@@ -41,7 +41,6 @@ Message = dict[str, Any]
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
 
-
 # What the person's answer to 3-Strike asks of the agent, where its name alone would not say it.
 STRIKE_ANSWERS = {
     "skip_step": " (leave the failing step: mark it skipped in the plan and go on with the next)",

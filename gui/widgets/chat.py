@@ -485,7 +485,8 @@ class ChatView(QScrollArea):
         self._note_approval(event)
         if isinstance(event, ToolResult):
             self._results[event.call_id] = event
-            self._last_failed = self._last_failed if event.ok else event.call_id
+            if not event.ok:
+                self._last_failed = event.call_id
         elif isinstance(event, CommandChangedFiles):
             self._command_changes[event.call_id] = event
         elif isinstance(event, ErrorRecorded) and event.counts and event.attempt > 1 and self._last_failed:
