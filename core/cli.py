@@ -993,6 +993,7 @@ async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
     "edit_plan" waits for the person to edit the session's plan in their editor, which reaches the
     agent as their edit (a diff), as the window's editor does."""
     from core.agent.options import option_typed, options_typed
+    from core.agent.state import more_budget_words
 
     out = out or sys.stdout
     typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
@@ -1009,8 +1010,13 @@ async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
         print(f"  please answer one of: {options_typed(question)} (its name or its number)", file=out)
     if question.reason == "three_strike" and choice == "edit_plan" and session is not None:
         await _edit_plan_in_editor(session, out)
+    more = ""
+    if question.reason == "budget" and choice == "continue":
+        again = more_budget_words(int(question.context.get("more_tokens") or 0),
+                                  float(question.context.get("more_usd") or 0))
+        more = (await _read_line(f"  how much more? (Enter: as much again, {again}): ", out)).strip() or again
     text = (await _read_line("  details (optional): ", out)).strip()
-    return choice, text
+    return choice, ". ".join(part for part in (more, text) if part)
 
 
 async def _edit_plan_in_editor(session, out) -> None:

@@ -1058,17 +1058,20 @@ class AgentLoop(Delegation):
         return event
 
     def _ask_danger(self) -> None:
-        """The turn threshold's question, with what the person needs to decide: where the plan
-        stands, the step being worked on, and the latest steps."""
         turn = self.state.turn
         self._record(Danger(turn=turn, level="stop", limit=turn))
-        plan, _ = self.memory.read(PLAN)
         self._ask(
             "danger_turn",
             f"The agent has used {turn} turns. Continue (how many more turns?), give guidance, or stop?",
-            DANGER_OPTIONS, {"turn": turn, "status": sections_of(plan).get("current status", [])[:6],
-                             "step": current_step(plan), "recent": self._latest_steps()},
+            DANGER_OPTIONS, {"turn": turn} | self._where_the_work_stands(),
         )
+
+    def _where_the_work_stands(self) -> dict:
+        """What the person needs to decide whether a run goes on (the turn threshold, the budget
+        cap): where the plan stands, the step being worked on, and the latest steps."""
+        plan, _ = self.memory.read(PLAN)
+        return {"status": sections_of(plan).get("current status", [])[:6], "step": current_step(plan),
+                "recent": self._latest_steps()}
 
     def _latest_steps(self) -> list[str]:
         """The latest tool calls in a line each: what was called, and a failure's message."""
@@ -1089,8 +1092,12 @@ class AgentLoop(Delegation):
         cap = " and ".join(part for part in (
             f"{state.budget_tokens:,} tokens" if state.budget_tokens else "",
             f"${state.budget_usd:.2f}" if state.budget_usd else "") if part)
-        self._ask("budget", f"The budget cap ({cap}) is reached: {used} used. Continue with as much again, or stop?",
-                  BUDGET_OPTIONS, {"tokens": state.tokens_used, "cost_usd": state.usage.cost_usd})
+        config = state.config
+        grant = {"more_tokens": config.budget_tokens if config and state.budget_tokens else 0,
+                 "more_usd": config.budget_usd if config and state.budget_usd else 0.0}  # as much again, unless told
+        self._ask("budget", f"The budget cap ({cap}) is reached: {used} used. Continue (how much more?), or stop?",
+                  BUDGET_OPTIONS, {"tokens": state.tokens_used, "cost_usd": state.usage.cost_usd} | grant
+                  | self._where_the_work_stands())
 
     async def _three_strike(self, signature: str) -> None:
         errors = [r.event.message for r in self.journal.records

@@ -243,7 +243,7 @@ class SessionState:
         elif question.reason == "danger_turn" and answer.choice in ("continue", "guidance"):
             self.danger_limit = self.turn + continue_turns(answer)
         elif question.reason == "budget" and answer.choice == "continue":
-            self._raise_budget()
+            self._raise_budget(answer)
         elif question.reason == "approval" and answer.choice == "always":
             self.always_allowed.add(question.context.get("tool", ""))
         elif question.reason == "approval" and answer.choice == "always_call":
@@ -262,13 +262,16 @@ class SessionState:
         return bool((self.budget_tokens and self.tokens_used >= self.budget_tokens)
                     or (self.budget_usd and self.usage.cost_usd >= self.budget_usd))
 
-    def _raise_budget(self) -> None:
-        """Grant as much again as the session started with, counted from what is used now."""
+    def _raise_budget(self, answer: HumanAnswer) -> None:
+        """Grant what the answer names ("$2 more", "50,000 more tokens"), else as much again as
+        the session started with, counted from what is used now."""
         assert self.config is not None
+        tokens, usd = more_budget(answer.text, self.config.budget_tokens if self.budget_tokens else 0,
+                                  self.config.budget_usd if self.budget_usd else 0.0)
         if self.budget_tokens:
-            self.budget_tokens = self.tokens_used + self.config.budget_tokens
+            self.budget_tokens = self.tokens_used + tokens
         if self.budget_usd:
-            self.budget_usd = self.usage.cost_usd + self.config.budget_usd
+            self.budget_usd = self.usage.cost_usd + usd
 
 
 def asked_by_helper(question: HumanQuestion) -> bool:
@@ -285,6 +288,32 @@ def continue_turns(answer: HumanAnswer) -> int:
     """How many more turns a 'continue' answer grants: a number in the text, else the default."""
     number = re.search(r"\d+", answer.text)  # the first number: "10 more turns. Fix the 2 tests" → 10
     return max(1, int(number.group())) if answer.choice == "continue" and number else DEFAULT_CONTINUE_TURNS
+
+
+_DOLLARS = re.compile(r"\$\s*(\d[\d,]*(?:\.\d+)?)")
+_TOKENS = re.compile(r"(\d[\d,]*)\s*(?:more\s+)?tokens", re.I)
+_NUMBER = re.compile(r"^\s*(\d[\d,]*(?:\.\d+)?)\b")
+
+
+def more_budget(text: str, tokens: int, usd: float) -> tuple[int, float]:
+    """How much more a budget question's "continue" grants, for the caps in force (a cap of 0 is
+    none): what its text names — "$2 more", "50,000 more tokens", or a bare number for the only
+    cap there is — else `tokens` and `usd`, as much again as the session started with."""
+    def number(match: re.Match | None) -> float | None:
+        return float(match.group(1).replace(",", "")) if match else None
+
+    dollars, counted = number(_DOLLARS.search(text)), number(_TOKENS.search(text))
+    if dollars is None and counted is None and bool(tokens) != bool(usd):  # "2" for the one cap
+        bare = number(_NUMBER.match(text))
+        dollars, counted = (bare, None) if usd else (None, bare)
+    return (int(counted) if counted and tokens else tokens), (dollars if dollars and usd else usd)
+
+
+def more_budget_words(tokens: int, usd: float) -> str:
+    """A grant in the words `more_budget` reads: "$2.00 more and 50,000 more tokens"."""
+    return " and ".join(part for part in (
+        (f"${usd:.2f} more" if usd >= 0.01 else f"${usd:.4f} more") if usd else "",
+        f"{tokens:,} more tokens" if tokens else "") if part)
 
 
 # What makes two calls the same call for "always allow this call": a command's or a page's text

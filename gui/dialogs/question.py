@@ -11,13 +11,14 @@ import re
 
 from core.agent.options import option_label
 from core.agent.rules import failures_grouped, for_the_person
-from core.agent.state import asked_by_helper
+from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
 from gui.dialogs.forms import on_ctrl_enter
 from gui.markdown import inline_html, to_html
 from gui.mnemonics import as_written
 from gui.qt import (
     QDialog,
+    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -120,6 +121,8 @@ class QuestionDialog(QDialog):
         self.details = DetailsView(self._question_html() + self._context_html())
         layout.addWidget(self.details, 1)
         self.more_turns: QSpinBox | None = None
+        self.more_usd: QDoubleSpinBox | None = None
+        self.more_tokens: QSpinBox | None = None
         if question.reason == "danger_turn":
             self.more_turns = QSpinBox()
             self.more_turns.setRange(1, 500)
@@ -127,6 +130,8 @@ class QuestionDialog(QDialog):
             row = QFormLayout()
             row.addRow("Continue for this many more turns:", self.more_turns)
             layout.addLayout(row)
+        elif question.reason == "budget":
+            layout.addLayout(self._more_budget_rows())
         prompt = QLabel(HELPER_TEXT_PROMPT if asked_by_helper(question)
                         else TEXT_PROMPTS.get(question.reason, "Details (optional):"))
         layout.addWidget(prompt)
@@ -155,6 +160,27 @@ class QuestionDialog(QDialog):
             on_ctrl_enter(self, lambda: self.choose("answer"))
             self.text.setPlaceholderText("Ctrl+Enter to send")
 
+    def _more_budget_rows(self) -> QFormLayout:
+        """How much more the person grants if they continue: as much again as the session started
+        with, to change (one row a cap in force)."""
+        rows = QFormLayout()
+        context = self.question.context
+        if usd := float(context.get("more_usd") or 0):
+            self.more_usd = QDoubleSpinBox()
+            self.more_usd.setDecimals(2 if usd >= 0.01 else 4)  # (a cap below a cent, set on the command line)
+            self.more_usd.setRange(10 ** -self.more_usd.decimals(), 100000)
+            self.more_usd.setPrefix("$")
+            self.more_usd.setValue(usd)
+            rows.addRow("Continue until this much more is spent:", self.more_usd)
+        if tokens := int(context.get("more_tokens") or 0):
+            self.more_tokens = QSpinBox()
+            self.more_tokens.setRange(1, 2_000_000_000)
+            self.more_tokens.setGroupSeparatorShown(True)
+            self.more_tokens.setSuffix(" tokens")
+            self.more_tokens.setValue(tokens)
+            rows.addRow("Continue until this many more are used:", self.more_tokens)
+        return rows
+
     def _options(self) -> tuple[str, ...]:
         if self.question.reason == "ask_user":
             return tuple(self.question.options) + ("answer",)
@@ -163,8 +189,6 @@ class QuestionDialog(QDialog):
     def _label(self, option: str) -> str:
         if option == "answer":
             return "Send answer"
-        if self.question.reason == "budget" and option == "continue":
-            return "Continue (as much again)"
         return option_label(option, self.question)
 
     def _question_html(self) -> str:
@@ -204,7 +228,7 @@ class QuestionDialog(QDialog):
                     f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."
                     if self.answer_wait_min else "")
             parts.append(f"<p><b>If you do not answer:</b> {inline_html(fallback.rstrip('.'))}.{wait}</p>")
-        elif reason == "danger_turn":
+        elif reason in ("danger_turn", "budget"):
             if status := context.get("status"):
                 items = "".join(f"<li>{inline_html(str(line).lstrip('-* '))}</li>" for line in status)
                 parts.append(f"<p><b>Where the plan stands:</b></p><ul>{items}</ul>")
@@ -213,10 +237,6 @@ class QuestionDialog(QDialog):
             if recent := context.get("recent"):
                 items = "".join(f"<li><code>{_escape(str(line))}</code></li>" for line in recent)
                 parts.append(f"<p><b>The latest steps:</b></p><ol>{items}</ol>")
-        elif reason == "budget":
-            cost = float(context.get("cost_usd", 0))
-            parts.append(f"<p><b>Used:</b> {context.get('tokens', 0):,} tokens"
-                         f"{f', ${cost:.4f}' if cost else ''}</p>")  # without a price, no "$0.0000"
         return "".join(parts)
 
     def _arguments_text(self) -> str:
@@ -234,6 +254,8 @@ class QuestionDialog(QDialog):
         reason = self.question.reason
         if reason == "danger_turn" and choice == "continue" and self.more_turns is not None:
             text = f"{self.more_turns.value()} more turns" + (f". {text}" if text else "")
+        if reason == "budget" and choice == "continue" and (granted := self._granted()):
+            text = f"{granted}" + (f". {text}" if text else "")
         if reason == "ask_user" and choice == "answer":
             if not text:
                 return self.show_error("Type an answer, or pick one of the options.")
@@ -245,6 +267,11 @@ class QuestionDialog(QDialog):
             return self.plan_edit_requested.emit(self.question.qid, text)
         self._set_buttons_enabled(False)  # one answer per question; an error re-enables them
         self.answered.emit(self.question.qid, choice, text)
+
+    def _granted(self) -> str:
+        """The budget granted, in the words the core reads: "$2.00 more"."""
+        return more_budget_words(self.more_tokens.value() if self.more_tokens else 0,
+                                 self.more_usd.value() if self.more_usd else 0.0)
 
     def show_error(self, message: str) -> None:
         self.error.setText(f"<span>{_escape(message)}</span>")

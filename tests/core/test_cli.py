@@ -469,6 +469,24 @@ def test_on_a_terminal_three_strikes_edit_the_plan_waits_for_the_persons_edit_an
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_the_budget_cap_asks_how_much_more(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    listing = Turn(tool_calls=(tool("file_list"),))  # 110 tokens a request, as the server counts them
+    script = positional([listing] * 4 + [Turn(tool_calls=(tool("task_done", summary="listed"),))])
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "List it", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work), "--budget-tokens", "250", "--no-memory"], tmp_path,
+                                   {b"your choice:": b"1\n", b"(Enter: as much again": b"120\n",
+                                    b"details (optional):": b"\n"})
+    text = seen.decode(errors="replace").replace("\r\n", "\n")
+    assert code == 0, text  # 330 used + 120 granted: the fourth request (440) stays under, and the task ends
+    assert "The budget cap (250 tokens) is reached: 330 tokens used" in text
+    assert "how much more? (Enter: as much again, 250 more tokens):" in text
+    assert "answer to q" in text and "Continue — 120" in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
 def test_on_a_terminal_a_running_command_shows_its_output_as_it_goes(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

@@ -333,6 +333,24 @@ def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
     assert session.state.status == "ended:aborted"
 
 
+def test_the_budget_dialog_shows_the_latest_steps_and_grants_what_the_person_sets(qtbot, make_window, workdir):
+    costly = ModelReply("", (ToolCall("c", "file_list", "{}"),), usage=Usage(prompt_tokens=400, completion_tokens=100))
+    window = make_window(ScriptedModel([], default=costly))
+    session = start(window, workdir, budget_tokens=1200)
+    dialog = wait_for_dialog(qtbot, window, "budget")
+    shown = dialog.details.toPlainText()
+    assert "1,500 tokens used" in shown and "The latest steps:" in shown and "✓ file_list" in shown
+    assert "Working on: " in shown and dialog.more_usd is None
+    assert dialog.more_tokens.value() == 1200  # as much again, unless the person sets another
+
+    dialog.more_tokens.setValue(600)
+    qtbot.mouseClick(dialog.buttons["continue"], Qt.MouseButton.LeftButton)
+    second = wait_for_dialog(qtbot, window, "budget", after=dialog)
+    assert session.state.turn == 5  # 1,500 + 600 → asked at 2,100
+    qtbot.mouseClick(second.buttons["stop"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+
 def test_a_question_closed_unanswered_comes_back_and_its_answer_still_counts(qtbot, make_window, workdir):
     model = ScriptedModel([reply("", call("shell_run", command="echo approved")),
                            reply("", call("task_done", summary="ran it"))])

@@ -501,6 +501,41 @@ async def test_budget_cap_asks_and_a_continue_grants_as_much_again(store, data_d
     assert reopened.state.budget_tokens == 2700
 
 
+async def test_the_budget_question_shows_where_the_work_stands_and_a_continue_grants_what_the_person_names(
+        store, data_dir, workdir):
+    from core.events import Usage
+
+    costly = ModelReply("", (ToolCall("c", "file_list", "{}"),), usage=Usage(prompt_tokens=400, completion_tokens=100))
+    session = make_session(store, data_dir, workdir, ScriptedModel([], default=costly), budget_tokens=1200)
+    session.start()
+    question = await wait_for_question(session)
+
+    # What the person needs to decide, as at the turn threshold, and as much again offered.
+    assert question.context["recent"] == ["✓ file_list"] * 3 and question.context["step"].startswith("1. [ ]")
+    assert question.context["status"][0].startswith("- Phase: ")
+    assert (question.context["more_tokens"], question.context["more_usd"]) == (1200, 0)
+    assert "Continue (how much more?)" in question.question
+    await session.answer(question.qid, "continue", "600 more tokens. Finish the listing")
+    second = await wait_for_question(session)
+    assert second.reason == "budget" and session.state.turn == 5  # 1,500 + 600 granted → asked at 2,100
+    await session.answer(second.qid, "stop")
+    assert await session.wait() == "aborted"
+
+
+def test_a_budget_continue_grants_the_amount_its_text_names_for_the_caps_in_force():
+    from core.agent.state import more_budget, more_budget_words
+
+    assert more_budget("", 1200, 0.0) == (1200, 0.0)  # as much again
+    assert more_budget("$2.50 more", 0, 1.0) == (0, 2.5)
+    assert more_budget("50,000 more tokens and $3 more", 1000, 1.0) == (50000, 3.0)
+    assert more_budget("$3 more", 1000, 1.0) == (1000, 3.0)  # the token cap: as much again
+    assert more_budget("0.5. the 2 tests left", 0, 1.0) == (0, 0.5)  # a bare number, for the one cap
+    assert more_budget("2", 1000, 1.0) == (1000, 1.0)  # …but not when it could be either
+    assert more_budget("keep going, 3 tests left", 0, 1.0) == (0, 1.0)  # a number in the note is no grant
+    assert more_budget(more_budget_words(600, 0.25), 1000, 1.0) == (600, 0.25)  # the words the window sends
+    assert more_budget_words(0, 0.005) == "$0.0050 more"
+
+
 def test_failures_are_counted_by_signature_and_described_by_their_message():
     from core.agent.rules import describe_failure, error_signature, failure_notice
 
