@@ -148,7 +148,8 @@ class MainWindow(QMainWindow):
         self.keeper = TaskKeeper()
         self.session: Session | None = None
         self.bridges: dict[str, SessionBridge] = {}
-        self.dialogs: dict[str, QuestionDialog] = {}
+        # The open questions' dialogs, by session and question: each session numbers its own (q15 in two)
+        self.dialogs: dict[tuple[str, str], QuestionDialog] = {}
         self._plan_edit_answers: dict[str, tuple[str, str]] = {}  # session → the 3-Strike question a plan save answers
         self.inspector: ContextInspector | None = None
         self._activity, self._activity_detail = "idle", ""
@@ -867,8 +868,8 @@ class MainWindow(QMainWindow):
         bridge = self.bridges.pop(session_id, None)
         if bridge is not None:
             bridge.detach()
-        for qid in [qid for qid, dialog in self.dialogs.items() if dialog.session_id == session_id]:
-            self._take_question_away(qid)
+        for sid, qid in [key for key in self.dialogs if key[0] == session_id]:
+            self._take_question_away(sid, qid)
         self.drafts.forget(session_id)
         self.histories.forget(session_id)
         self.asides.forget(session_id)
@@ -891,9 +892,9 @@ class MainWindow(QMainWindow):
         self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions(),
                         on_failure=refused)
 
-    def _take_question_away(self, qid: str) -> None:
+    def _take_question_away(self, session_id: str, qid: str) -> None:
         """Its question answered, or its session deleted: the dialog will not be shown again."""
-        dialog = self.dialogs.pop(qid, None)
+        dialog = self.dialogs.pop((session_id, qid), None)
         if dialog is not None:
             dialog.close()
             dialog.deleteLater()
@@ -905,7 +906,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, HumanQuestion):
             self.show_question(session, event)
         elif isinstance(event, HumanAnswer):
-            self._take_question_away(event.qid)
+            self._take_question_away(session.id, event.qid)
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
             self.reflections.run_ended(session)
@@ -994,7 +995,7 @@ class MainWindow(QMainWindow):
     def show_question(self, session: Session, question: HumanQuestion) -> None:
         if question.qid in session.state.answers:
             return
-        if (shown := self.dialogs.get(question.qid)) is not None:
+        if (shown := self.dialogs.get((session.id, question.qid))) is not None:
             # Closed with Esc or its close button, to answer later: brought back, as it was.
             shown.show()
             shown.raise_()
@@ -1007,7 +1008,7 @@ class MainWindow(QMainWindow):
                                 answer_wait_min=config.answer_wait_min if config else 0)
         dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
         dialog.plan_edit_requested.connect(lambda qid, text, s=session: self.edit_plan_to_answer(s, qid, text))
-        self.dialogs[question.qid] = dialog
+        self.dialogs[session.id, question.qid] = dialog
         dialog.show()
         dialog.raise_()
         self.alert(f"{title}: {question.question}", session_id=session.id)
@@ -1028,7 +1029,7 @@ class MainWindow(QMainWindow):
         self.show_session(session.id)  # (open already: it is waiting on this question)
         pane = self.panes[PLAN]
         if self.session is not session:  # another one still opening: the question is asked again
-            if (dialog := self.dialogs.get(qid)) is not None:
+            if (dialog := self.dialogs.get((session.id, qid))) is not None:
                 dialog.show()
             return
         self._plan_edit_answers[session.id] = (qid, hint)
@@ -1040,7 +1041,7 @@ class MainWindow(QMainWindow):
         pane.notice.setVisible(True)
 
     def answer(self, session: Session, qid: str, choice: str, text: str) -> None:
-        dialog = self.dialogs.get(qid)
+        dialog = self.dialogs.get((session.id, qid))
 
         def answered(_result) -> None:
             if not session.running and not session.state.ended:

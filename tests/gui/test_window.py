@@ -400,6 +400,27 @@ def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
     assert card.status == "error" and card.details.isVisible()  # a refusal is shown, not folded
 
 
+def test_two_sessions_asking_their_question_of_the_same_number_each_have_their_own_dialog(
+        qtbot, make_window, workdir):
+    # Each session numbers its questions from its events (q3 in both): the second's was taken for
+    # the first's, shown again instead of its own, and answering one closed the other's.
+    model = ScriptedModel([], default=reply("", call("shell_run", command="echo hi")))
+    window = make_window(model)
+    first = start(window, workdir, task="First", approval="ask")
+    first_dialog = wait_for_dialog(qtbot, window, "approval")
+    second = start(window, workdir, task="Second", approval="ask")
+    second_dialog = wait_for_dialog(qtbot, window, "approval", after=first_dialog)
+    assert first_dialog.question.qid == second_dialog.question.qid
+    assert (first_dialog.session_id, second_dialog.session_id) == (first.id, second.id)
+
+    qtbot.mouseClick(second_dialog.buttons["deny"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: second_dialog.question.qid in second.state.answers, timeout=WAIT)
+    assert first_dialog.isVisible() and first.state.open_question is not None  # still asked, still waiting
+    first.stop()
+    second.stop()
+    qtbot.waitUntil(lambda: not first.running and not second.running, timeout=WAIT)
+
+
 def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
     model = ScriptedModel([], default=reply("", call("file_list")))
     window = make_window(model)
