@@ -9,7 +9,9 @@ the window instead of growing it.
 
 from __future__ import annotations
 
-from gui.qt import QApplication, QEvent, QObject, QSize, QWidget
+from gui.qt import QApplication, QEvent, QObject, QPoint, QSize, QWidget
+
+CASCADE_STEP = QPoint(36, 36)  # a window opened over others of its kind: below and right of the last
 
 # The title bar and borders the window manager adds around the window Qt sizes.
 FRAME_ROOM = QSize(16, 48)
@@ -59,3 +61,17 @@ def center_on_screen(window: QWidget) -> None:
     screen = window.screen() or QApplication.primaryScreen()
     area = screen.availableGeometry()
     window.move(area.center() - window.rect().center())
+
+
+def cascade_over(window: QWidget, others: list[QWidget]) -> None:
+    """Move the shown `window` down and right of the lowest of `others` open at the same place
+    (two sessions' questions, asked at once): exactly over it, the one beneath would pass unseen.
+    Kept on the screen: past its edge, it starts again from the screen's top left."""
+    shown = [other for other in others if other is not window and other.isVisible()]
+    if not shown:
+        return
+    spot = max((other.pos() for other in shown), key=lambda p: (p.y(), p.x())) + CASCADE_STEP
+    area = (window.screen() or QApplication.primaryScreen()).availableGeometry()
+    if spot.x() + window.width() > area.right() or spot.y() + window.height() > area.bottom():
+        spot = area.topLeft() + CASCADE_STEP
+    window.move(spot)

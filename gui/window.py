@@ -83,7 +83,7 @@ from gui.qt import (
     qt_alive,
 )
 from gui.reflections import Reflections
-from gui.screen_fit import center_on_screen, fit_to_screen
+from gui.screen_fit import cascade_over, center_on_screen, fit_to_screen
 from gui.session_search import MentionSearch
 from gui.settings import AppSettings, Preferences
 from gui.single_instance import InstanceServer
@@ -1010,6 +1010,7 @@ class MainWindow(QMainWindow):
         dialog.plan_edit_requested.connect(lambda qid, text, s=session: self.edit_plan_to_answer(s, qid, text))
         self.dialogs[session.id, question.qid] = dialog
         dialog.show()
+        cascade_over(dialog, list(self.dialogs.values()))
         dialog.raise_()
         self.alert(f"{title}: {question.question}", session_id=session.id)
         self.question_shown.emit(dialog)

@@ -406,12 +406,17 @@ def test_two_sessions_asking_their_question_of_the_same_number_each_have_their_o
     # the first's, shown again instead of its own, and answering one closed the other's.
     model = ScriptedModel([], default=reply("", call("shell_run", command="echo hi")))
     window = make_window(model)
+    # Both recall from long-term memory (loaded after the first frame): the same events, numbered alike.
+    qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
     first = start(window, workdir, task="First", approval="ask")
     first_dialog = wait_for_dialog(qtbot, window, "approval")
     second = start(window, workdir, task="Second", approval="ask")
     second_dialog = wait_for_dialog(qtbot, window, "approval", after=first_dialog)
     assert first_dialog.question.qid == second_dialog.question.qid
     assert (first_dialog.session_id, second_dialog.session_id) == (first.id, second.id)
+    # Not exactly over the first, which would pass unseen beneath it; and on the screen.
+    assert second_dialog.pos() != first_dialog.pos()
+    assert second_dialog.screen().availableGeometry().contains(second_dialog.geometry().topLeft())
 
     qtbot.mouseClick(second_dialog.buttons["deny"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: second_dialog.question.qid in second.state.answers, timeout=WAIT)
