@@ -633,7 +633,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             await session.answer(question.qid, option_typed(args.answer, question) or args.answer, args.text)
         if args.message:
             await session.send(args.message)
-        elif session.state.ended:
+        # Ended on an error, its cause fixed (--model, a key, a server started): the failed step again.
+        elif session.state.ended and not session.reopen_after_error():
             print(f"Session {session.id} has ended ({session.state.status.removeprefix('ended:')}). "
                   "Give it a new instruction with --message.")
             return EXIT_DONE
@@ -907,6 +908,9 @@ async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive
         print(changed, flush=True)
         if _kept_any(session):
             print(f"  (what, file by file, or put them back: tripane changes {session.id})", flush=True)
+    if status == "error" and not as_json:
+        print(f"Once the cause is fixed, go on from where it stopped: tripane resume {session.id} "
+              "(--model M for another model)", file=sys.stderr)
     return EXIT_DONE if status == "done" else EXIT_FAILED
 
 

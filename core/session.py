@@ -71,6 +71,8 @@ if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates 
 
 log = logging.getLogger(__name__)
 
+ENDED_ON_ERROR = "ended:error"  # a run the provider's error (or a missing work folder) ended: Resume goes on
+
 # Questions whose answer must be one of the offered options (the loop acts on them by name).
 TYPED_QUESTIONS = ("three_strike", "danger_turn", "approval", "budget")
 EDITABLE_FILES = (PLAN, FINDINGS)
@@ -765,9 +767,25 @@ class Session:
         self.control.pause()
 
     def resume(self) -> None:
+        """Go on: a paused run, one Tripane closed mid-run, or one that ended on an error once its
+        cause is fixed (a key given, a server started, the model changed): the step that failed is
+        tried again. A run that ended otherwise goes on with a message: what next is the person's."""
         self.control.resume()
-        if not self.running and not self.state.ended:
+        if self.running:
+            return
+        self.reopen_after_error()
+        if not self.state.ended:
             self.start()
+
+    def reopen_after_error(self) -> bool:
+        """A run that ended on an error goes on at its next start (its `SessionResumed`): whether
+        it had ended so (and is not running)."""
+        if self.running or self.state.status != ENDED_ON_ERROR:
+            return False
+        self._check_work_folder()  # (not yet moved: it would be marked as going on, and not run)
+        with self._writing():
+            self.journal.record(SessionResumed())
+        return True
 
     def stop(self) -> None:
         self.control.stop()

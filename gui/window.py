@@ -33,7 +33,13 @@ from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.model_names import deprecation_near
 from core.run_lock import INTERRUPTED
-from core.session import CannotRun, Session, SessionConfig, WorkFolderMissing
+from core.session import (
+    ENDED_ON_ERROR,
+    CannotRun,
+    Session,
+    SessionConfig,
+    WorkFolderMissing,
+)
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
@@ -969,7 +975,8 @@ class MainWindow(QMainWindow):
             widget.setEnabled(has and not elsewhere)
         self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT)
         self.pause_button.setEnabled(running and not paused)
-        self.resume_button.setEnabled(has and not state.ended and not elsewhere and (paused or not running))
+        goes_on = has and (not state.ended or state.status == ENDED_ON_ERROR)  # (an error's cause fixed)
+        self.resume_button.setEnabled(goes_on and not elsewhere and (paused or not running))
         self.stop_button.setEnabled(running)
         # The menu and the shortcuts offer what the buttons offer: Ctrl+P on an ended session would
         # otherwise hold the run a later message starts.
@@ -1118,7 +1125,7 @@ class MainWindow(QMainWindow):
 
     def resume(self) -> None:
         session = self.session
-        if session is None or session.state.ended:
+        if session is None or session.state.ended and session.state.status != ENDED_ON_ERROR:
             return
         if self._start(session, session.resume):
             self._update_controls()

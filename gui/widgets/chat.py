@@ -112,7 +112,7 @@ ITEM_SPACING = 6
 AFTER_ENDING = {
     "error": "Once the cause is fixed (a missing or refused API key, or a model the provider does not know: "
              "Session → Change model, Ctrl+Shift+L, takes the key or another model; a local server: start it), "
-             "send a message: the agent continues from here.",
+             "Resume (Ctrl+R) tries the failed step again, or send a message: the agent continues from here.",
     "aborted": "Send a message to continue from here.",
 }
 

@@ -139,12 +139,13 @@ def test_resume_goes_on_with_another_model_when_the_sessions_is_gone(tmp_path):
     with ScriptedServer(gone) as old, ScriptedServer(done) as new:
         code, out, err = finish(tripane("run", "Sum the numbers", "--model", "openai/gpt-4-32k", "--api-base",
                                         old.url, "--workdir", str(work), "--no-memory", data_dir=tmp_path))
-        assert code == 1 and "does not know this model" in out + err
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        assert code == 1 and "does not know this model" in out + err
+        assert f"go on from where it stopped: tripane resume {session_id}" in err
         code, _, err = finish(tripane("resume", session_id, "--api-base", new.url, data_dir=tmp_path))
         assert code == 2 and "go with --model" in err and "Traceback" not in err
         code, out, err = finish(tripane("resume", session_id, "--model", "openai/served-model", "--api-base",
-                                        new.url, "--message", "Go on.", "--no-memory", data_dir=tmp_path))
+                                        new.url, "--no-memory", data_dir=tmp_path))  # (no --message needed)
         assert code == 0, err
     assert "model changed by the person from openai/gpt-4-32k to openai/served-model" in out
     assert "done on the other model" in out and [body["model"] for body in new.requests] == ["served-model"]

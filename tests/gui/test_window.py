@@ -426,6 +426,20 @@ def test_two_sessions_asking_their_question_of_the_same_number_each_have_their_o
     qtbot.waitUntil(lambda: not first.running and not second.running, timeout=WAIT)
 
 
+def test_a_run_ended_on_a_provider_error_goes_on_with_resume(qtbot, make_window, workdir):
+    down = ModelError("connection", "Could not reach the server at http://127.0.0.1:9/v1 (Connection error): "
+                      "is it running, and is the API base right?", retryable=True)
+    window = make_window(ScriptedModel([down, reply("", call("task_done", summary="went on"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.status == "ended:error" and not session.running, timeout=WAIT)
+    assert window.resume_button.isEnabled() and not window.pause_button.isEnabled()
+    assert "Resume (Ctrl+R) tries the failed step again" in chat_says(window)
+
+    qtbot.mouseClick(window.resume_button, Qt.MouseButton.LeftButton)  # the server is up again
+    qtbot.waitUntil(lambda: session.state.status == "ended:done", timeout=WAIT)
+    assert not window.resume_button.isEnabled()  # a run that ended otherwise goes on with a message
+
+
 def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
     model = ScriptedModel([], default=reply("", call("file_list")))
     window = make_window(model)

@@ -471,6 +471,25 @@ async def test_a_provider_down_three_times_running_is_not_a_three_strike(store, 
     assert "STRIKE" not in session.read_file("progress.md")[0]
 
 
+async def test_a_run_ended_on_a_provider_error_goes_on_with_resume_from_the_step_that_failed(
+        store, data_dir, workdir):
+    down = ModelError("connection", "Could not reach the server at http://127.0.0.1:9/v1 (Connection error): "
+                      "is it running, and is the API base right?", retryable=True)
+    model = ScriptedModel([reply("", call("file_list")), down, reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "error"
+    session.resume()  # the server is up again: no message needed to go on
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+    kinds = [r.event.kind for r in session.records]
+    assert kinds.index("session_ended") < kinds.index("session_resumed")
+    failed, again = model.requests[1], model.requests[2]
+    assert again.messages[:len(failed.messages) - 1] == failed.messages[:-1]  # only the tail may differ
+    assert not [m for m in again.messages if m["role"] == "user" and "go on" in str(m["content"]).lower()]
+
+    session.resume()  # a run that ended otherwise (done) goes on with a message only
+    assert not session.running and session.state.status == "ended:done"
+
+
 async def test_text_reply_without_tools_ends_and_a_new_message_continues(store, data_dir, workdir):
     model = ScriptedModel([reply("Which file do you mean?"), reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model)
