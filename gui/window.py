@@ -387,6 +387,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         QApplication.styleHints().colorSchemeChanged.connect(self.desktop_scheme_changed)
         self.sessions.session_selected.connect(self.show_session)
+        self.sessions.session_chosen.connect(lambda _id: self.composer.setFocus())  # (Enter in the search)
         self.sessions.new_requested.connect(self.new_session)
         self.sessions.rename_requested.connect(lambda _id: self.rename_session())
         self.sessions.delete_requested.connect(lambda _id: self.delete_session())

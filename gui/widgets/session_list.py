@@ -6,8 +6,11 @@ import re
 from collections.abc import Collection
 
 from core.store import SessionRow
+from gui.keys import keeps_escape
 from gui.qt import (
+    QEvent,
     QHBoxLayout,
+    QKeyEvent,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -33,8 +36,31 @@ def row_text(row: SessionRow, drafted: bool = False) -> str:
             + (f" · {folder}" if folder else ""))
 
 
+class SessionSearch(QLineEdit):
+    """The sessions' search box, worked from the keyboard as a quick-open: Down goes into the
+    matches, Enter opens the chosen one (the first, if none is) and Esc clears the search — never
+    stopping the shown session's run, as Esc elsewhere in the window does."""
+    moved_down = Signal()
+    chosen = Signal()
+
+    def event(self, event: QEvent) -> bool:
+        return True if keeps_escape(event) else super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        key = event.key()
+        if key == Qt.Key.Key_Escape:
+            self.clear()
+        elif key == Qt.Key.Key_Down:
+            self.moved_down.emit()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.chosen.emit()
+        else:
+            super().keyPressEvent(event)
+
+
 class SessionList(QWidget):
     session_selected = Signal(str)
+    session_chosen = Signal(str)  # Enter in the search: opened, and the person goes on to it
     new_requested = Signal()
     rename_requested = Signal(str)
     delete_requested = Signal(str)
@@ -43,8 +69,9 @@ class SessionList(QWidget):
     def __init__(self):
         super().__init__()
         self.setObjectName("session_list")
-        self.search = QLineEdit()
+        self.search = SessionSearch()
         self.search.setAccessibleName("Search sessions")
+        self.search.setToolTip("Down: into the matches · Enter: open the chosen one (else the first) · Esc: clear")
         self.search.setPlaceholderText("Search sessions (Ctrl+K)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.search_changed)
@@ -53,6 +80,8 @@ class SessionList(QWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
+        self.search.moved_down.connect(self._into_the_list)
+        self.search.chosen.connect(self._choose)
         new, rename, delete = SnugButton("New"), SnugButton("Rename"), SnugButton("Delete")
         self.row_buttons = (rename, delete)  # for the selected session: off while none is
         new.setToolTip("New session (Ctrl+N)")
@@ -87,6 +116,19 @@ class SessionList(QWidget):
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
         self._enable_row_buttons()
+
+    def _into_the_list(self) -> None:
+        if self.list.count():
+            self.list.setFocus()
+            if self.list.currentItem() is None:
+                self.list.setCurrentRow(0)
+
+    def _choose(self) -> None:
+        if not self.list.count():
+            return
+        if self.list.currentItem() is None:
+            self.list.setCurrentRow(0)  # (opens it)
+        self.session_chosen.emit(self.current_id())
 
     def _enable_row_buttons(self) -> None:
         for button in self.row_buttons:

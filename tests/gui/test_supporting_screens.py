@@ -430,6 +430,29 @@ def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdi
     assert window.session is None or window.session.id != first.id
 
 
+def test_a_session_is_found_and_opened_from_the_keyboard(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
+    second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: first.state.ended and second.state.ended and window.session is second, timeout=WAIT)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+
+    qtbot.keyClick(window.chat, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(window.sessions.search, "parser")
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_Return)  # the first match opens, to write to
+    qtbot.waitUntil(lambda: window.session is first, timeout=WAIT)
+    assert window.composer.hasFocus()
+
+    qtbot.keyClick(window.composer, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_Escape)  # cleared: both listed again
+    assert window.sessions.ids() == [second.id, first.id]
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_Down)  # into the list, at the shown one
+    assert window.sessions.list.hasFocus() and window.sessions.current_id() == first.id
+    qtbot.keyClick(window.sessions.list, Qt.Key.Key_Up)
+    qtbot.waitUntil(lambda: window.session is second, timeout=WAIT)
+
+
 @pytest.mark.qt_log_ignore("This plugin does not support grabbing the keyboard")  # a popup menu, offscreen
 def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_window, workdir, monkeypatch):
     from gui import window as window_module

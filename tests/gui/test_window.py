@@ -181,6 +181,9 @@ def test_ctrl_f_finds_in_the_focused_pane_or_the_conversation_and_esc_there_only
     assert not window.chat_find.isVisible() and window.chat.hasFocus() and session.running
     qtbot.keyClick(window.chat, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     assert window.sessions.search.hasFocus()  # Ctrl+K: find a session
+    qtbot.keyClicks(window.sessions.search, "hello")
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_Escape)
+    assert window.sessions.search.text() == "" and not session.control.stop_requested  # cleared; the run goes on
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
 
