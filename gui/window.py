@@ -388,6 +388,7 @@ class MainWindow(QMainWindow):
         QApplication.styleHints().colorSchemeChanged.connect(self.desktop_scheme_changed)
         self.sessions.session_selected.connect(self.show_session)
         self.sessions.session_chosen.connect(lambda _id: self.composer.setFocus())  # (Enter in the search)
+        self.sessions.search_left.connect(self.composer.setFocus)
         self.sessions.new_requested.connect(self.new_session)
         self.sessions.rename_requested.connect(lambda _id: self.rename_session())
         self.sessions.delete_requested.connect(lambda _id: self.delete_session())

@@ -38,18 +38,22 @@ def row_text(row: SessionRow, drafted: bool = False) -> str:
 
 class SessionSearch(QLineEdit):
     """The sessions' search box, worked from the keyboard as a quick-open: Down goes into the
-    matches, Enter opens the chosen one (the first, if none is) and Esc clears the search — never
-    stopping the shown session's run, as Esc elsewhere in the window does."""
+    matches, Enter opens the chosen one (the first, if none is) and Esc clears the search, then
+    goes back to the message box — never stopping the shown session's run, as Esc elsewhere in the
+    window does."""
     moved_down = Signal()
     chosen = Signal()
+    left = Signal()
 
     def event(self, event: QEvent) -> bool:
         return True if keeps_escape(event) else super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
         key = event.key()
-        if key == Qt.Key.Key_Escape:
+        if key == Qt.Key.Key_Escape and self.text():
             self.clear()
+        elif key == Qt.Key.Key_Escape:  # an empty search: back to the message box
+            self.left.emit()
         elif key == Qt.Key.Key_Down:
             self.moved_down.emit()
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
@@ -61,6 +65,7 @@ class SessionSearch(QLineEdit):
 class SessionList(QWidget):
     session_selected = Signal(str)
     session_chosen = Signal(str)  # Enter in the search: opened, and the person goes on to it
+    search_left = Signal()  # Esc in an empty search
     new_requested = Signal()
     rename_requested = Signal(str)
     delete_requested = Signal(str)
@@ -82,6 +87,7 @@ class SessionList(QWidget):
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
         self.search.moved_down.connect(self._into_the_list)
         self.search.chosen.connect(self._choose)
+        self.search.left.connect(self.search_left)
         new, rename, delete = SnugButton("New"), SnugButton("Rename"), SnugButton("Delete")
         self.row_buttons = (rename, delete)  # for the selected session: off while none is
         new.setToolTip("New session (Ctrl+N)")

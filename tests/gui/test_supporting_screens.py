@@ -447,6 +447,9 @@ def test_a_session_is_found_and_opened_from_the_keyboard(qtbot, make_window, wor
     qtbot.keyClick(window.composer, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(window.sessions.search, Qt.Key.Key_Escape)  # cleared: both listed again
     assert window.sessions.ids() == [second.id, first.id]
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_Escape)  # empty: back to the message box
+    assert window.composer.hasFocus()
+    qtbot.keyClick(window.composer, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(window.sessions.search, Qt.Key.Key_Down)  # into the list, at the shown one
     assert window.sessions.list.hasFocus() and window.sessions.current_id() == first.id
     qtbot.keyClick(window.sessions.list, Qt.Key.Key_Up)
