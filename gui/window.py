@@ -506,6 +506,7 @@ class MainWindow(QMainWindow):
     def _show_no_session(self) -> None:
         self.chat.show_placeholder(NO_SESSION)
         self._update_title()
+        self._update_controls()  # (the shown one deleted mid-run: its Send, Pause and Stop with it)
 
     def refresh_sessions(self) -> None:
         current = self._opening or (self.session.id if self.session else None)
@@ -860,10 +861,13 @@ class MainWindow(QMainWindow):
         if not session_id:
             return
         row = self.workspace.store.session(session_id)
+        open_ = self.workspace.already_open(session_id)
+        running = ("It is running: its run is stopped first, and a command it runs now with it.\n\n"
+                   if open_ is not None and open_.running else "")
         box = QMessageBox(QMessageBox.Icon.Warning, "Delete session",
-                          f"Delete “{row.title}”?\n\nIts event log, the three files, its offloaded outputs and the "
-                          "copies kept to put the work folder's files back are removed; the work folder is not "
-                          "touched. This cannot be undone.",
+                          f"Delete “{row.title}”?\n\n{running}Its event log, the three files, its offloaded outputs "
+                          "and the copies kept to put the work folder's files back are removed; the work folder is "
+                          "not touched. This cannot be undone.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(session_id))

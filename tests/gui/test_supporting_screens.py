@@ -430,6 +430,22 @@ def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdi
     assert window.session is None or window.session.id != first.id
 
 
+def test_deleting_the_shown_session_mid_run_stops_it_and_leaves_nothing_to_send_or_stop(
+        qtbot, make_window, workdir, monkeypatch):
+    window = make_window(ScriptedModel([], default=reply("", call("file_list"))))
+    session = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.turn >= 2, timeout=WAIT)
+    assert window.stop_button.isEnabled()
+    asked = []
+    monkeypatch.setattr(QMessageBox, "open", lambda box: asked.append(box.text()) or box.done(QMessageBox.StandardButton.Yes))
+    window.delete_session()
+    assert "It is running: its run is stopped first" in asked[0]
+    qtbot.waitUntil(lambda: window.sessions.ids() == [] and not session.running, timeout=WAIT)
+    assert window.session is None and not session.dir.exists()
+    buttons = (window.send_button, window.pause_button, window.resume_button, window.stop_button)
+    assert not any(button.isEnabled() for button in buttons)
+
+
 def test_a_session_is_found_and_opened_from_the_keyboard(qtbot, make_window, workdir):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
