@@ -7,10 +7,11 @@ is deferred with a timer or run in the background (gui/tasks.py).
 
 from __future__ import annotations
 
-from core.events import Record
+from core.events import AssistantMessage, Record, SessionEnded, ToolResult
 from core.journal import Notice, StatusChanged, TextDelta, ToolOutput
 from core.session import Session
 from gui.qt import QObject, Signal
+from gui.widgets.tool_card import LIVE_KEEP_CHARS
 
 
 class SessionBridge(QObject):
@@ -23,16 +24,35 @@ class SessionBridge(QObject):
     def __init__(self, session: Session, parent: QObject | None = None):
         super().__init__(parent)
         self.session = session
+        # What a session shown later needs to look as it would had it been shown all along: what
+        # it is doing now, the reply it is writing, and the end of what its running calls printed so far.
+        self.activity, self.detail = "idle", ""
+        self.output: dict[str, str] = {}  # by call id, while the call runs
+        self.thinking, self.writing = "", ""  # the reply being streamed, until it is recorded
         self._unsubscribe = session.subscribe(self._on_notice)
 
     def _on_notice(self, notice: Notice) -> None:
         if isinstance(notice, Record):
+            if isinstance(notice.event, ToolResult):
+                self.output.pop(notice.event.call_id, None)
+            elif isinstance(notice.event, (AssistantMessage, SessionEnded)):
+                self.thinking, self.writing = "", ""
             self.record_added.emit(notice)
+        elif isinstance(notice, TextDelta) and notice.reasoning:
+            self.thinking += notice.text
+            self.reasoning_streamed.emit(notice.text)
         elif isinstance(notice, TextDelta):
-            (self.reasoning_streamed if notice.reasoning else self.text_streamed).emit(notice.text)
+            self.writing += notice.text
+            self.text_streamed.emit(notice.text)
         elif isinstance(notice, StatusChanged):
+            if notice.activity == "retrying":  # the reply streams anew
+                self.thinking, self.writing = "", ""
+            self.activity, self.detail = notice.activity, notice.detail
             self.activity_changed.emit(notice.activity, notice.detail)
         elif isinstance(notice, ToolOutput):
+            if notice.text:  # (as much as its card keeps)
+                kept = self.output.get(notice.call_id, "") + notice.text
+                self.output[notice.call_id] = kept[-LIVE_KEEP_CHARS:]
             self.tool_output.emit(notice.call_id, notice.text)
 
     def detach(self) -> None:

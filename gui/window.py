@@ -611,9 +611,16 @@ class MainWindow(QMainWindow):
         self._watch(session)
         self.session = session
         self.drafts.take(session.id)
-        self._activity, self._activity_detail = "idle", ""
+        bridge = self.bridges[session.id]  # (what it does now: it may have run while another was shown)
+        self._activity, self._activity_detail = (bridge.activity, bridge.detail) if session.running else ("idle", "")
         self.statusBar().clearMessage()  # e.g. the other session's retry
+        if self._activity == "retrying":  # …or this one's
+            self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
+        if session.running and bridge.thinking:  # the reply it is writing now, from its start
+            self.chat.stream_reasoning(bridge.thinking)
+        if session.running and bridge.writing:
+            self.chat.stream(bridge.writing)
         search = self.sessions.search.text()
         if session.id in self.mentions.mentioning(search):  # found by what it says: shown where it says it
             self.chat_find.show_text(search.strip())
@@ -621,6 +628,8 @@ class MainWindow(QMainWindow):
             self.chat_find.setVisible(False)
         for call_id, started in session.running_tools().items():  # their cards count from then
             self.chat.tool_output(call_id, "", started)
+            if printed := bridge.output.get(call_id):  # with what they printed so far
+                self.chat.tool_output(call_id, printed)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name),
                       (lambda name=name, session=session: session.state.pins.get(name, ())) if name == PLAN else None)

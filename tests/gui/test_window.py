@@ -746,6 +746,67 @@ def command_running(qtbot, make_window, workdir, command: str, printed: str):
     return session, card
 
 
+def test_a_session_shown_again_mid_command_shows_what_it_printed_meanwhile_and_what_it_does(
+        qtbot, make_window, workdir):
+    (workdir / "suite.py").write_text(
+        "import pathlib, time\n"
+        "def wait(name):\n"
+        "    deadline = time.monotonic() + 30\n"
+        "    while not pathlib.Path(name).exists() and time.monotonic() < deadline:\n"
+        "        time.sleep(0.05)\n"
+        "print('collected 3 items', flush=True)\n"
+        "wait('step')\n"
+        "print('test_one PASSED', flush=True)\n"
+        "wait('go')\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("shell_run", "c1", command=f'"{sys.executable}" suite.py')),
+                           reply("", call("task_done", summary="nothing to do")),
+                           reply("", call("task_done", summary="ran it"))])
+    window = make_window(model)
+    first = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards and "collected" in window.chat.cards["c1"].details.text(),
+                    timeout=WAIT)
+    second = start(window, workdir, task="Another task")  # shown instead
+    qtbot.waitUntil(lambda: window.session is second and second.state.ended, timeout=WAIT)
+    (workdir / "step").write_text("", encoding="utf-8")  # the first prints on, unseen
+    qtbot.waitUntil(lambda: "PASSED" in window.bridges[first.id].output.get("c1", ""), timeout=WAIT)
+
+    window.show_session(first.id)
+    qtbot.waitUntil(lambda: window.session is first and "c1" in window.chat.cards, timeout=WAIT)
+    shown = window.chat.cards["c1"].details.text()
+    assert "collected 3 items" in shown and "test_one PASSED" in shown  # not only what it prints from now on
+    assert window.status.state.text() == "● Running shell_run"  # not idle
+    (workdir / "go").write_text("", encoding="utf-8")
+    qtbot.waitUntil(lambda: first.state.ended and not first.running, timeout=WAIT)
+    assert not window.bridges[first.id].output  # (kept only while the call runs)
+
+
+def test_a_session_shown_again_mid_reply_shows_the_reply_from_its_start(qtbot, make_window, workdir):
+    gate = asyncio.Event()
+
+    class HalfWritten(ScriptedModel):
+        """Its first reply streams its first words, then waits for the gate."""
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+            if self._main_calls == 0:
+                self._main_calls += 1
+                on_text("I am writing the **report** on")
+                await gate.wait()
+                return reply("I am writing the **report** on the parser.", call("task_done", summary="reported"))
+            return await super().complete(request, on_text, on_retry, on_reasoning)
+
+    window = make_window(HalfWritten([None, reply("", call("task_done", summary="nothing to do"))]))
+    first = start(window, workdir)
+    qtbot.waitUntil(lambda: first.id in window.bridges and bool(window.bridges[first.id].writing), timeout=WAIT)
+    second = start(window, workdir, task="Another task")  # shown instead
+    qtbot.waitUntil(lambda: window.session is second and second.state.ended, timeout=WAIT)
+
+    window.show_session(first.id)
+    qtbot.waitUntil(lambda: window.session is first, timeout=WAIT)
+    assert window.chat._live_text == "I am writing the **report** on"  # from its start, not from now on
+    gate.set()
+    qtbot.waitUntil(lambda: first.state.ended, timeout=WAIT)
+    assert window.chat._live_text == "" and not window.bridges[first.id].writing
+
+
 def test_a_running_command_shows_its_output_and_time_as_it_goes(qtbot, make_window, workdir):
     """A test suite that runs for minutes: the card says how long it has run and shows what the
     command prints, then folds to its result like any card."""
