@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 
 log = logging.getLogger(__name__)
 SERVICE = "Tripane"
+_TOLD: set[str] = set()  # why the keyring could not be read, each said once in the log
 
 
 def provider_of(model: str) -> str:
@@ -54,7 +55,9 @@ def get_api_key(model: str, api_base: str | None = None) -> str | None:
 
         return keyring.get_password(SERVICE, key_name(model, api_base))
     except Exception as exc:  # no keyring backend: fall back to the provider's environment variable
-        log.info("keyring unavailable (%s); using environment variables for API keys", exc)
+        if str(exc) not in _TOLD:  # (asked before every request: once is enough for the log)
+            _TOLD.add(str(exc))
+            log.info("keyring unavailable (%s); using environment variables for API keys", exc)
         return None
 
 

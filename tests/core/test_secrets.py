@@ -21,6 +21,19 @@ from core.secrets import (
 from tests.core.helpers import events_of, make_session
 
 
+def test_a_keyring_that_cannot_be_read_is_said_once_in_the_log_not_at_each_request(monkeypatch, caplog):
+    import keyring
+
+    def unreadable(service, username):
+        raise RuntimeError("No recommended backend was available (a test's)")
+    monkeypatch.setattr(keyring, "get_password", unreadable)
+    with caplog.at_level("INFO", logger="core.secrets"):
+        assert [get_api_key("openai/gpt-4o-mini") for _ in range(3)] == [None, None, None]
+    assert [r.getMessage() for r in caplog.records].count(
+        "keyring unavailable (No recommended backend was available (a test's)); "
+        "using environment variables for API keys") == 1
+
+
 def test_with_no_keyring_service_a_key_is_refused_not_silently_dropped():
     # The tests run on keyring's null backend, which accepts a key and keeps nothing.
     name, problem = keyring_backend()
