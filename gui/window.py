@@ -134,6 +134,11 @@ def dropped_folder(data) -> Path | None:
     return path if path.is_dir() else None
 
 
+# A question of a session another Tripane runs is that one's to ask: this one cannot record an answer.
+ASKED_ELSEWHERE = ("Another Tripane runs this session (a terminal's tripane run, or another window): answer its "
+                   "question there. Once that run stops, it is asked here.")
+
+
 class MainWindow(QMainWindow):
     question_shown = Signal(object)  # the QuestionDialog, for tests and screenshots
     closed = Signal()
@@ -449,7 +454,10 @@ class MainWindow(QMainWindow):
             if session is not None and not session.running:
                 session.follow()  # each record reaches the views, and the controls, through the bridge
                 if session.run_elsewhere() != self._elsewhere:  # that run began or ended
+                    ended_there = self._elsewhere
                     self._update_controls()
+                    if ended_there and session.state.open_question is not None:  # still asking: here now
+                        self.show_question(session, session.state.open_question)
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
             log.warning("could not follow other Tripanes' changes: %s", exc)
 
@@ -1017,6 +1025,8 @@ class MainWindow(QMainWindow):
     def show_question(self, session: Session, question: HumanQuestion) -> None:
         if question.qid in session.state.answers:
             return
+        if session.run_elsewhere():  # asked where it runs (a terminal's `tripane run`), and answered there
+            return
         if (shown := self.dialogs.get((session.id, question.qid))) is not None:
             # Closed with Esc or its close button, to answer later: brought back, as it was.
             shown.show()
@@ -1040,7 +1050,9 @@ class MainWindow(QMainWindow):
     def show_open_question(self) -> None:
         """The question the shown session waits on, again (its dialog may have been closed)."""
         session = self.session
-        if session is not None and session.state.open_question is not None:
+        if session is not None and session.state.open_question is not None and session.run_elsewhere():
+            self.statusBar().showMessage(ASKED_ELSEWHERE, 8000)
+        elif session is not None and session.state.open_question is not None:
             self.show_question(session, session.state.open_question)
         elif session is not None:
             self.statusBar().showMessage("This session is not waiting for an answer.", 4000)

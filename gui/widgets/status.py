@@ -21,6 +21,7 @@ STATE_TEXT = {
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),
+    "elsewhere_waiting": ("? Waiting for an answer in another Tripane", "waiting"),
     "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
 }
 
@@ -149,6 +150,10 @@ class SessionStatusBar(QStatusBar):
                                  "sessions.")
         if state.ended:
             self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
+        elif activity == "elsewhere" and state.status == "waiting":  # asked there, not here
+            self._set_state(*STATE_TEXT["elsewhere_waiting"])
+            self.state.setToolTip("Another Tripane runs this session (a terminal's tripane run, or another window): "
+                                  "its question is answered there.")
         elif state.status in ("paused", "waiting"):
             self._set_state(*STATE_TEXT[state.status])
         elif activity == "running_tool" and detail:

@@ -45,3 +45,33 @@ def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_
     assert [r.event.name for r in session.records if isinstance(r.event, ToolResult)][-2:] == ["file_list", "task_done"]
     assert window.status.state.text() == "■ Ended: done"
     assert window.composer.placeholderText().startswith("Message the agent")
+
+
+def test_a_question_asked_in_a_terminal_is_answered_there_and_asked_here_once_that_run_stops(
+        qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="first pass"))))
+    script = positional([
+        Turn(tool_calls=(tool("task_done", summary="unused: the window's run is scripted in-process"),)),
+        Turn(tool_calls=(tool("human_ask", "t1", question="Which license?", options=["MIT", "GPL"],
+                              fallback="MIT"),)),
+    ])
+    with ScriptedServer(script) as server:
+        # A question with a fallback keeps a terminal with nobody at it waiting (for its minutes).
+        session = window.start_session(SessionConfig(task="Add a license", model="openai/scripted",
+                                                     api_base=server.url, workdir=workdir, answer_wait_min=5))
+        qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+        terminal = tripane("resume", session.id, "--message", "Now the license.", data_dir=tmp_path / "data",
+                           env={"OPENAI_API_KEY": "sk-test"})
+        try:
+            qtbot.waitUntil(lambda: window.status.state.text() == "? Waiting for an answer in another Tripane",
+                            timeout=WAIT)
+            # Not a dialog this window could not record the answer of: the terminal asks it.
+            assert not any(dialog.isVisible() for dialog in window.dialogs.values())
+            window.show_open_question()  # Ctrl+Shift+A
+            assert "answer its question there" in window.statusBar().currentMessage()
+        finally:
+            terminal.kill()
+            terminal.wait(timeout=30)
+    # That run gone, the question still open: asked here now.
+    qtbot.waitUntil(lambda: any(dialog.isVisible() for dialog in window.dialogs.values()), timeout=WAIT)
+    assert next(iter(window.dialogs.values())).question.question == "Which license?"
