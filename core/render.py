@@ -50,7 +50,7 @@ from core.events import (
 )
 from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
-from core.text import capitalized, counted, local_time, one_line
+from core.text import capitalized, counted, local_time, money, one_line
 
 PREVIEW = 160
 
@@ -328,5 +328,5 @@ def request_cost(used: Usage) -> str:
     """A side request's tokens and cost ("1,500 tokens, $0.0020"); "" when its provider said nothing."""
     if not (used.prompt_tokens or used.completion_tokens):
         return ""
-    cost = f", ${used.cost_usd:.4f}" if used.cost_usd else ""
+    cost = f", {money(used.cost_usd)}" if used.cost_usd else ""
     return f"{used.prompt_tokens + used.completion_tokens:,} tokens{cost}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.store import Store
-from core.text import counted
+from core.text import counted, money
 
 KINDS = ("assistant_message", "compaction", "reflection", "research_step", "error_diagnosed")
 REVIEW_COSTS = "reviews.jsonl"  # in memory/: one line per request of a day's review (core/memory/review.py)
@@ -156,11 +156,6 @@ def spending(store: Store, since: datetime.date | None = None, memory_root: Path
 def since_days(days: int | None, today: Callable[[], datetime.date] = datetime.date.today) -> datetime.date | None:
     """The first day of the last `days` days, today included; None (all) for no number."""
     return None if not days else today() - datetime.timedelta(days=days - 1)
-
-
-def money(cost: float) -> str:
-    """A cost as people read it: cents for what is over a dollar, more digits for small sums."""
-    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
 def known_cost(cost: float, prompt_tokens: int) -> str | None:

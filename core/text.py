@@ -69,3 +69,11 @@ def sentence(text: str) -> str:
     """The text ending as a sentence does (a person's words, with Tripane's after them)."""
     text = text.rstrip()
     return text if not text or text.endswith((".", "!", "?", "…", "。", "！", "？")) else text + "."
+
+
+def money(cost: float) -> str:
+    """A cost as people read it: cents for what is over a dollar, more digits for small sums, and
+    a sum too small for those digits as under their least ("$0.0000" would read as free)."""
+    if 0 < cost < 0.00005:
+        return "<$0.0001"
+    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"

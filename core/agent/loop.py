@@ -103,7 +103,7 @@ from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
 from core.snapshot import WorkFolderSnapshot
 from core.store import as_disk_full
-from core.text import shown_text
+from core.text import money, shown_text
 from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
@@ -1088,7 +1088,7 @@ class AgentLoop(Delegation):
 
     def _ask_budget(self) -> None:
         state = self.state
-        used = f"{state.tokens_used:,} tokens" + (f", ${state.usage.cost_usd:.4f}" if state.usage.cost_usd else "")
+        used = f"{state.tokens_used:,} tokens" + (f", {money(state.usage.cost_usd)}" if state.usage.cost_usd else "")
         cap = " and ".join(part for part in (
             f"{state.budget_tokens:,} tokens" if state.budget_tokens else "",
             f"${state.budget_usd:.2f}" if state.budget_usd else "") if part)

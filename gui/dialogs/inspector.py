@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from core.context.engine import Assembled
 from core.events import AssistantMessage, Record
+from core.text import money
 from gui.qt import (
     QColor,
     QDialog,
@@ -105,7 +106,7 @@ class TokenChart(QWidget):
                 else "prefix reused (the provider reports no cache)")
         total_cost = sum(row["cost"] for row in self.rows)
         # No line is drawn without a price: "$0.0000" would say the requests were free.
-        cost = f"orange: cumulative cost ${total_cost:.4f}" if total_cost > 0 else "cost unknown (no price for this model)"
+        cost = f"orange: cumulative cost {money(total_cost)}" if total_cost > 0 else "cost unknown (no price for this model)"
         return f"{_count(len(self.rows), 'request')} · dark: {dark} · {cost}"
 
 class ContextInspector(QDialog):
@@ -142,7 +143,7 @@ class ContextInspector(QDialog):
         for i, row in enumerate(rows):
             cells = (str(row["turn"]) + (" (flush)" if row["flush"] else ""), f"{row['prompt']:,}",
                      f"{row['reuse']:.1%}", f"{row['cached']:,}",
-                     f"${row['cost']:.4f}" if row["cost"] else "–")  # no price known: not free
+                     money(row["cost"]) if row["cost"] else "–")  # no price known: not free
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

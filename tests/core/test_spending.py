@@ -16,6 +16,7 @@ from core.events import (
 )
 from core.spending import report, since_days, spending
 from core.store import Store
+from core.text import money
 from tests.core.test_cli import finish, tripane
 
 
@@ -105,3 +106,8 @@ def test_tripane_spending_prints_the_report_or_json(tmp_path):
                                      "cost_usd": 0.0375}
     code, _, err = finish(tripane("spending", "--days", "-1", data_dir=tmp_path))
     assert code == 2 and "--days" in err
+
+
+def test_a_cost_reads_as_people_read_it_and_a_tiny_one_not_as_free():
+    assert [money(c) for c in (1234.5, 1, 0.25, 0.00012, 0.00003, 0)] == [
+        "$1,234.50", "$1.00", "$0.2500", "$0.0001", "<$0.0001", "$0.0000"]
