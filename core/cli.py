@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "neither listed by `tripane changes` nor put back; Settings: 'Copy the work folder')")
     run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
 
-    resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, or a question)", parents=[common])
+    resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, a question, or an error once its cause is fixed)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
