@@ -16,6 +16,8 @@ from pathlib import Path
 
 from core.changes import may_have_changed_files
 from core.events import (
+    AssistantMessage,
+    Compaction,
     FileChanged,
     HumanAnswer,
     HumanQuestion,
@@ -134,6 +136,8 @@ def dropped_folder(data) -> Path | None:
     return path if path.is_dir() else None
 
 
+INSPECTOR_REFRESH_MS = 400  # the open inspector takes in a running session's new requests at most this often
+
 # A question of a session another Tripane runs is that one's to ask: this one cannot record an answer.
 ASKED_ELSEWHERE = ("Another Tripane runs this session (a terminal's tripane run, or another window): answer its "
                    "question there. Once that run stops, it is asked here.")
@@ -163,6 +167,7 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[tuple[str, str], QuestionDialog] = {}
         self._plan_edit_answers: dict[str, tuple[str, str]] = {}  # session → the 3-Strike question a plan save answers
         self.inspector: ContextInspector | None = None
+        self._inspector_refresh: QTimer | None = None
         self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
         self._shut_down = False
@@ -625,6 +630,8 @@ class MainWindow(QMainWindow):
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
+        if self.inspector is not None and self.inspector.isVisible():
+            self._fill_inspector(session)
         if session.running and bridge.thinking:  # the reply it is writing now, from its start
             self.chat.stream_reasoning(bridge.thinking)
         if session.running and bridge.writing:
@@ -950,6 +957,9 @@ class MainWindow(QMainWindow):
         if session is not self.session:
             return
         self.chat.add_record(record)
+        if isinstance(event, (AssistantMessage, Compaction)) and self.inspector is not None \
+                and self.inspector.isVisible():  # (a step or more at once: one refresh)
+            self._inspector_refresh.start()
         if isinstance(event, (FileChanged, PinsChanged)) and event.file in self.panes:
             self.panes[event.file].refresh()
         self._update_controls()
@@ -1350,12 +1360,33 @@ class MainWindow(QMainWindow):
             return None
         if self.inspector is None:
             self.inspector = ContextInspector(self)
+            self._inspector_refresh = QTimer(self.inspector)
+            self._inspector_refresh.setSingleShot(True)
+            self._inspector_refresh.setInterval(INSPECTOR_REFRESH_MS)
+            self._inspector_refresh.timeout.connect(self._refresh_inspector)
+        self.inspector.summary.setText("Assembling the context (the first time loads the tokenizer)…")
+        self._fill_inspector(session)
+        bring_to_front(self.inspector)
+        return self.inspector
+
+    def _fill_inspector(self, session: Session) -> None:
+        """The inspector shows the session shown: its requests and its context as the next request
+        would send it (the answer of an assembly begun for another session is dropped)."""
         inspector = self.inspector
+        assert inspector is not None
+        inspector.session_id = session.id
+        inspector.setWindowTitle(f"Context inspector — {self.workspace.title(session.id)} — Tripane")
         inspector.show_requests(session.records)
-        inspector.summary.setText("Assembling the context (the first time loads the tokenizer)…")
-        self.keeper.run(session.inspect_context(), on_success=inspector.show_context, on_failure=inspector.show_failure)
-        bring_to_front(inspector)
-        return inspector
+
+        def assembled(context, sid=session.id) -> None:
+            if qt_alive(inspector) and inspector.session_id == sid:
+                inspector.show_context(context)
+        self.keeper.run(session.inspect_context(), on_success=assembled, on_failure=inspector.show_failure)
+
+    def _refresh_inspector(self) -> None:
+        """The open inspector follows the session shown, and its requests as they are made."""
+        if self.inspector is not None and self.inspector.isVisible() and self.session is not None:
+            self._fill_inspector(self.session)
 
     # --- closing --------------------------------------------------------------------------------
 

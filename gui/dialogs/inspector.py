@@ -114,6 +114,7 @@ class ContextInspector(QDialog):
         super().__init__(parent)
         self.setObjectName("inspector")
         self.setWindowTitle("Context inspector — Tripane")
+        self.session_id = ""  # the session it shows
         layout = QVBoxLayout(self)
         self.summary = QLabel("Assembling the context…")
         self.summary.setObjectName("summary")

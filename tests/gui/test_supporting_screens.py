@@ -517,6 +517,27 @@ def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir)
     assert len(inspector.chart.rows) == 2
 
 
+def test_the_open_inspector_follows_the_session_shown_and_its_requests_as_they_are_made(
+        qtbot, make_window, workdir):
+    model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed")),
+                           reply("", call("file_list")), reply("", call("file_list")),
+                           reply("", call("task_done", summary="counted"))])
+    window = make_window(model)
+    first = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: first.state.ended, timeout=WAIT)
+    inspector = window.open_inspector()
+    qtbot.waitUntil(lambda: "List the files" in inspector.context_view.toPlainText(), timeout=WAIT)
+    assert inspector.table.rowCount() == 2 and "List the files" in inspector.windowTitle()
+
+    second = window.start_session(SessionConfig(task="Count the files", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: second.state.ended, timeout=WAIT)
+    qtbot.waitUntil(lambda: inspector.table.rowCount() == 3 and "Count the files" in inspector.windowTitle()
+                    and "Count the files" in inspector.context_view.toPlainText(), timeout=WAIT)
+    window.show_session(first.id)
+    qtbot.waitUntil(lambda: inspector.table.rowCount() == 2 and "List the files" in inspector.windowTitle(),
+                    timeout=WAIT)
+
+
 def test_window_geometry_and_splitters_are_remembered(qtbot, make_window, settings):
     window = make_window()
     window.resize(760, 590)  # within the offscreen screen (800 × 800), which geometry is clamped to
