@@ -26,6 +26,8 @@ from gui.qt import (
     QDialogButtonBox,
     QFormLayout,
     QPlainTextEdit,
+    QPushButton,
+    Qt,
     QVBoxLayout,
     QWidget,
 )
@@ -101,6 +103,11 @@ class NewSessionDialog(QDialog):
         self._show_instructions()
         layout.addLayout(form)
         layout.addWidget(self.error)
+        self.create_folder = QPushButton("Create the folder and start")
+        self.create_folder.setVisible(False)
+        self.create_folder.clicked.connect(self._create_folder)
+        self.workdir.textChanged.connect(lambda _text: self.create_folder.setVisible(False))
+        layout.addWidget(self.create_folder, 0, Qt.AlignmentFlag.AlignLeft)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
         connection.busy_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
@@ -126,6 +133,17 @@ class NewSessionDialog(QDialog):
         self.budget_usd.setValue(config.budget_usd)
         self.task.setFocus()
 
+    def _create_folder(self) -> None:
+        folder = Path(self.workdir.text()).expanduser()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.error.setText(f"The folder {folder} could not be created: {exc.strerror or exc}.")
+            return
+        self.create_folder.setVisible(False)
+        self.error.setText("")
+        self._accept()
+
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""
         folder = Path(self.workdir.text()).expanduser()
@@ -144,7 +162,9 @@ class NewSessionDialog(QDialog):
                 raise ValueError(problem)
             workdir = Path(self.workdir.text()).expanduser()
             if not workdir.is_dir():
-                raise ValueError(f"The work folder {workdir} does not exist.")
+                self.create_folder.setVisible(not workdir.exists())  # a new project's: made here
+                raise ValueError(f"The work folder {workdir} does not exist." if not workdir.exists()
+                                 else f"{workdir} is a file, not a folder.")
             # The window and summary model chosen in Settings go with its model only, as on the
             # command line; another model goes to its own server, not the Settings model's.
             settings_model = model == prefs.model.strip()

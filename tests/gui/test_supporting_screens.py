@@ -872,6 +872,28 @@ def test_the_new_session_dialog_offers_the_folders_used_lately(qtbot, make_windo
     assert dialog.config.workdir == folders[1]
 
 
+def test_a_new_session_in_a_folder_not_made_yet_offers_to_make_it(qtbot, workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini", workdir=str(workdir)))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.task.setPlainText("Start a changelog")
+    (workdir / "notes.txt").write_text("a file", encoding="utf-8")
+    dialog.workdir.setText(str(workdir / "notes.txt"))
+    dialog._accept()
+    assert "is a file, not a folder" in dialog.error.text() and not dialog.create_folder.isVisible()
+
+    new = workdir / "projects" / "changelog"
+    dialog.workdir.setText(str(new))
+    dialog._accept()
+    assert dialog.config is None and "does not exist" in dialog.error.text() and dialog.create_folder.isVisible()
+    qtbot.mouseClick(dialog.create_folder, Qt.MouseButton.LeftButton)
+    assert new.is_dir() and dialog.config is not None and dialog.config.workdir == new
+    assert dialog.result() == dialog.DialogCode.Accepted
+
+
 def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences
