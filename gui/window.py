@@ -114,6 +114,7 @@ log = logging.getLogger(__name__)
 FOLLOW_MS = 1500
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
+ALERT_SHOWN_MS = 15_000  # a run of another session that ended, said in the status bar
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
 NO_SESSION = ("<p><b>No session is open.</b></p>"
               "<p>Pick one on the left, or start one with <b>New</b> (Ctrl+N): a task for the agent and the "
@@ -1116,8 +1117,11 @@ class MainWindow(QMainWindow):
 
     def alert(self, message: str, title: str = "Tripane needs you", session_id: str = "") -> None:
         """The taskbar entry flashes and the tray says why, unless the person is looking already. A
-        click on the tray's message shows the session it is about (`session_id`)."""
+        click on the tray's message shows the session it is about (`session_id`); a person in the
+        window looking at another session reads it in the status bar."""
         if self.isActiveWindow():
+            if session_id and (self.session is None or self.session.id != session_id):
+                self.statusBar().showMessage(f"{title} — {message[:200]}", ALERT_SHOWN_MS)
             return
         QApplication.alert(self)
         self.attention_requested.emit(title, message)

@@ -75,6 +75,24 @@ def quit_box(window) -> QMessageBox | None:
                  if box.isVisible() and box.windowTitle() == "Quit Tripane?"), None)
 
 
+def test_a_run_of_another_session_that_ends_is_said_in_the_status_bar(qtbot, make_window, workdir, monkeypatch):
+    waits = f'"{sys.executable}" -c "import pathlib, time; [time.sleep(0.05) for _ in range(600) if not pathlib.Path(\'go\').exists()]"'
+    model = ScriptedModel([reply("", call("shell_run", command=waits)),
+                           reply("", call("task_done", summary="nothing to do")),
+                           reply("", call("task_done", summary="the files listed"))])
+    window = make_window(model)
+    monkeypatch.setattr(window, "isActiveWindow", lambda: True)  # the person works in the window
+    seen = watch(window)
+    first = start(window, workdir, task="List the files", approval="all")
+    qtbot.waitUntil(lambda: bool(first.running_tools()), timeout=WAIT)
+    second = start(window, workdir, task="Another task")  # shown instead
+    qtbot.waitUntil(lambda: second.state.ended, timeout=WAIT)
+    (workdir / "go").write_text("", encoding="utf-8")
+    qtbot.waitUntil(lambda: first.state.ended, timeout=WAIT)
+    assert window.session is second and seen == []  # no tray, no flashing: the person is here
+    assert window.statusBar().currentMessage() == "Task done — List the files: the files listed"
+
+
 def test_quitting_while_the_agent_works_asks_first_and_cancel_keeps_it_working(qtbot, make_window, workdir):
     window, session = start_working(qtbot, make_window, workdir)
 
