@@ -15,11 +15,12 @@ GROUP = "drafts"
 TYPING_PAUSE_MS = 1000
 
 
-def folder_group(data_dir: Path) -> str:
-    """The settings group of one data folder's drafts. Windows over other data folders keep
-    theirs in the same settings; within its own group a window knows that a draft whose session
-    is gone was deleted (by another window over the folder, say), and drops it."""
-    return f"{GROUP}/{hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]}"
+def folder_group(data_dir: Path, group: str = GROUP) -> str:
+    """The settings group of one data folder's drafts (or of what else `group` keeps by session).
+    Windows over other data folders keep theirs in the same settings; within its own group a
+    window knows that a draft whose session is gone was deleted (by another window over the
+    folder, say), and drops it."""
+    return f"{group}/{hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]}"
 
 
 class Drafts(QObject):

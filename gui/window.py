@@ -69,6 +69,7 @@ from gui.glyphs import check_markers
 from gui.icon import app_icon
 from gui.markdown import warm_up as warm_markdown
 from gui.menus import bind_session_list, build_menus, session_context_menu
+from gui.pane_edits import PaneEdits
 from gui.qt import (
     QApplication,
     QCloseEvent,
@@ -203,6 +204,7 @@ class MainWindow(QMainWindow):
         self.composer.workdir = self._shown_workdir
         known = {row.id for row in self.workspace.store.sessions()}
         self.drafts = Drafts(self.composer, self.settings.q, known.__contains__, self.workspace.data_dir)
+        self.pane_edits = PaneEdits(self.settings.q, known.__contains__, self.workspace.data_dir)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
@@ -527,7 +529,8 @@ class MainWindow(QMainWindow):
         search = self.sessions.search.text()
         mentioning = self.mentions.mentioning(search)
         rows = self.workspace.sessions()
-        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning, self.drafts.waiting)
+        drafted = set(self.drafts.waiting) | {session_id for session_id, _ in self.pane_edits.waiting}  # (a plan edit)
+        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning, drafted)
         self._waiting = sum(1 for row in rows if row.status == "waiting")
         shown = self.session.id if self.session is not None else None
         self._update_title(next((row.title for row in rows if row.id == shown), ""))
@@ -623,6 +626,7 @@ class MainWindow(QMainWindow):
     def _present(self, session: Session) -> None:
         check_markers()  # before the panes and the chat render its files' markers
         self._watch(session)
+        self._keep_pane_edits()  # the session shown before: its edits wait for it
         self.session = session
         self.drafts.take(session.id)
         bridge = self.bridges[session.id]  # (what it does now: it may have run while another was shown)
@@ -649,6 +653,8 @@ class MainWindow(QMainWindow):
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name),
                       (lambda name=name, session=session: session.state.pins.get(name, ())) if name == PLAN else None)
+            if kept := self.pane_edits.take(session.id, name):
+                pane.take_up_edit(*kept)
         self.refresh_sessions()  # and the title
         self._update_controls()
         # Kept now, not only as the window closes: after a crash or a kill, Tripane opens on the
@@ -658,6 +664,17 @@ class MainWindow(QMainWindow):
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
+
+    def _open_pane_edits(self) -> dict[tuple[str, str], tuple[str, int]]:
+        """The shown session's edits of its plan and findings not saved yet."""
+        if self.session is None:
+            return {}
+        return {(self.session.id, name): edit for name, pane in self.panes.items()
+                if (edit := pane.unsaved_edit()) is not None}
+
+    def _keep_pane_edits(self) -> None:
+        for (session_id, name), (text, version) in self._open_pane_edits().items():
+            self.pane_edits.keep(session_id, name, text, version)
 
     def _shown_workdir(self) -> Path | None:
         state = self.session.state if self.session is not None else None
@@ -908,6 +925,7 @@ class MainWindow(QMainWindow):
         for sid, qid in [key for key in self.dialogs if key[0] == session_id]:
             self._take_question_away(sid, qid)
         self.drafts.forget(session_id)
+        self.pane_edits.forget(session_id)
         self.histories.forget(session_id)
         self.asides.forget(session_id)
         for dialog in self._work_changes_dialogs():  # its originals go with the session's folder
@@ -1430,6 +1448,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         self.save_layout()
         self.drafts.save()
+        self.pane_edits.save(self._open_pane_edits())
         # Gone from the screen at once: closing the sessions and the store may wait seconds for
         # work no one can interrupt (the memory index loading on a worker thread, a few seconds
         # after a start), and a window that stays after Quit looks hung. The process ends when

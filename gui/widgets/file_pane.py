@@ -76,6 +76,7 @@ class FilePane(QWidget):
         self._shown_text = ""
         self.version = 0
         self.base_version = 0  # the version the open edit started from
+        self._edit_began_as = ""  # its text then: an edit that changed nothing needs no keeping
         self._rendering = False
         self._dirty = False
         self._keep_at: float | None = None  # where to show the file after rendering it again
@@ -288,7 +289,7 @@ class FilePane(QWidget):
     def _on_edit_button_toggled(self, editing: bool) -> None:
         if editing and self._loader is not None:
             text, version = self._loader()
-            self.base_version = version
+            self.base_version, self._edit_began_as = version, text
             self.editor.setPlainText(text)
             self.stack.setCurrentWidget(self.editor)
             self.editor.setFocus()
@@ -297,6 +298,22 @@ class FilePane(QWidget):
             self.notice.setVisible(False)
         self.save_button.setEnabled(self.editing)
         self.edit_button.setText("Cancel" if self.editing else "Edit")
+
+    def unsaved_edit(self) -> tuple[str, int] | None:
+        """The open edit, if it changed the file: its text and the version it was begun on."""
+        if self.editing and self.editor.toPlainText() != self._edit_began_as:
+            return self.editor.toPlainText(), self.base_version
+        return None
+
+    def take_up_edit(self, text: str, base_version: int) -> None:
+        """Open the editor on an edit kept from before (another session was shown, or Tripane
+        closed): saving it goes on from the version it was begun on."""
+        self.set_editing(True)
+        self.continue_from(text, base_version)
+        self._edit_began_as = ""  # (unsaved until saved or cancelled)
+        self.notice.setText("Your edit, not saved yet: Save (Ctrl+S) sends it to the agent, Cancel drops it.")
+        self.notice.setVisible(True)
+        self.refresh(now=True)  # (a file changed since says so)
 
     def save(self) -> None:
         if self.editing:

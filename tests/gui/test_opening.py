@@ -210,6 +210,39 @@ def test_drafts_are_kept_through_a_restart_and_a_crash(qtbot, make_window, workd
     assert stored.value(f"{folder_group(tmp_path / 'other')}/20260101-000000-else") == "grouped, elsewhere"
 
 
+def test_an_unsaved_plan_edit_waits_for_its_session_and_through_a_restart(
+        qtbot, make_window, workdir, tmp_path, settings):
+    earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    pane = window.panes[PLAN]
+    pane.set_editing(True)
+    pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Person: keep the old API\n")
+    window.panes["findings.md"].set_editing(True)  # opened, nothing changed: nothing to keep
+
+    window.show_session(earlier)  # switching sessions dropped the edit without a word
+    qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
+    assert not pane.editing
+    assert window.sessions.list.item(window.sessions.ids().index(here.id)).text().endswith(
+        f" · ✎ draft · {workdir.name}")  # the list says which session has one waiting
+    window.show_session(here.id)
+    qtbot.waitUntil(lambda: shown_now(window) == here.id, timeout=WAIT)
+    assert pane.editing and pane.editor.toPlainText().endswith("- Person: keep the old API\n")
+    assert "not saved yet" in pane.notice.text() and not window.panes["findings.md"].editing
+
+    window.close_now()  # closing Tripane did too
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    reopened = make_window(settings_=AppSettings(QSettings(settings.q.fileName(), QSettings.Format.IniFormat)))
+    qtbot.waitUntil(lambda: shown_now(reopened) == here.id, timeout=WAIT)
+    pane = reopened.panes[PLAN]
+    qtbot.waitUntil(lambda: pane.editing, timeout=WAIT)
+    assert pane.editor.toPlainText().endswith("- Person: keep the old API\n")
+    qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not pane.editing, timeout=WAIT)
+    session = reopened.session
+    assert session.read_file(PLAN)[0].endswith("- Person: keep the old API\n")
+    assert any(isinstance(r.event, FileChanged) and r.event.author == "user" for r in session.records)  # as yours
+
+
 def test_a_draft_kept_before_drafts_were_grouped_by_folder_is_taken_in(qtbot, make_window, workdir, tmp_path,
                                                                        settings):
     earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=3)
