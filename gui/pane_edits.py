@@ -9,16 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gui.drafts import folder_group
-from gui.qt import QSettings
+from gui.drafts import TYPING_PAUSE_MS, folder_group
+from gui.qt import QObject, QSettings, QTimer
 
 GROUP = "pane_edits"
 
 
-class PaneEdits:
-    def __init__(self, settings: QSettings, exists: Callable[[str], bool], data_dir: Path):
-        """`exists`: whether a session is in this window's log (a deleted one's edit is dropped)."""
-        self.settings = settings
+class PaneEdits(QObject):
+    def __init__(self, settings: QSettings, exists: Callable[[str], bool], data_dir: Path,
+                 open_now: Callable[[], dict[tuple[str, str], tuple[str, int]]], parent: QObject | None = None):
+        """`exists`: whether a session is in this window's log (a deleted one's edit is dropped);
+        `open_now`: the edits open in the panes, kept a moment after typing stops (a crash loses
+        none) and as Tripane closes."""
+        super().__init__(parent)
+        self.settings, self.open_now = settings, open_now
+        self._timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
+        self._timer.timeout.connect(self.save)
         self.group = folder_group(data_dir, GROUP)
         self.waiting: dict[tuple[str, str], tuple[str, int]] = {}
         self.settings.beginGroup(self.group)
@@ -45,9 +51,14 @@ class PaneEdits:
             del self.waiting[key]
         self.save()
 
-    def save(self, open_now: dict[tuple[str, str], tuple[str, int]] | None = None) -> None:
-        """Keep the waiting edits, and `open_now` (those in the panes), in the settings."""
-        edits = {**self.waiting, **(open_now or {})}
+    def changed(self) -> None:
+        """An edit was typed in, opened or closed (saved, cancelled): kept once typing pauses."""
+        self._timer.start()
+
+    def save(self) -> None:
+        """Keep the waiting edits, and those open in the panes, in the settings."""
+        self._timer.stop()
+        edits = {**self.waiting, **self.open_now()}
         self.settings.remove(self.group)
         self.settings.beginGroup(self.group)
         for (session_id, name), (text, version) in edits.items():

@@ -204,7 +204,8 @@ class MainWindow(QMainWindow):
         self.composer.workdir = self._shown_workdir
         known = {row.id for row in self.workspace.store.sessions()}
         self.drafts = Drafts(self.composer, self.settings.q, known.__contains__, self.workspace.data_dir)
-        self.pane_edits = PaneEdits(self.settings.q, known.__contains__, self.workspace.data_dir)
+        self.pane_edits = PaneEdits(self.settings.q, known.__contains__, self.workspace.data_dir,
+                                    self._open_pane_edits, self)
         self.panes = {
             PLAN: FilePane(PLAN, "Task Plan", self.keeper, editable=True, pinnable=True),
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
@@ -422,6 +423,7 @@ class MainWindow(QMainWindow):
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
             pane.history_requested.connect(self.histories.show)
+            pane.edit_changed.connect(self.pane_edits.changed)
 
     # --- layout memory --------------------------------------------------------------------------
 
@@ -1448,7 +1450,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         self.save_layout()
         self.drafts.save()
-        self.pane_edits.save(self._open_pane_edits())
+        self.pane_edits.save()
         # Gone from the screen at once: closing the sessions and the store may wait seconds for
         # work no one can interrupt (the memory index loading on a worker thread, a few seconds
         # after a start), and a window that stays after Quit looks hung. The process ends when

@@ -61,6 +61,7 @@ class FilePane(QWidget):
     save_requested = Signal(str, str, int)  # file name, text, base version
     pin_requested = Signal(str)  # file name
     history_requested = Signal(str)  # file name
+    edit_changed = Signal()  # the open edit was typed in, opened or closed
 
     def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False,
                  log: bool = False):
@@ -118,6 +119,7 @@ class FilePane(QWidget):
         self.viewer.setAccessibleName(f"{title} ({name})")
         self.viewer.document().setDefaultStyleSheet(STYLE)
         self.editor = PaneEditor()
+        self.editor.textChanged.connect(self.edit_changed)
         self.editor.setObjectName("editor")
         self.editor.setAccessibleName(f"Edit {title} ({name})")
         self.notice = QLabel("")
@@ -298,6 +300,7 @@ class FilePane(QWidget):
             self.notice.setVisible(False)
         self.save_button.setEnabled(self.editing)
         self.edit_button.setText("Cancel" if self.editing else "Edit")
+        self.edit_changed.emit()
 
     def unsaved_edit(self) -> tuple[str, int] | None:
         """The open edit, if it changed the file: its text and the version it was begun on."""

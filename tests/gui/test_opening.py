@@ -218,6 +218,10 @@ def test_an_unsaved_plan_edit_waits_for_its_session_and_through_a_restart(
     pane.set_editing(True)
     pane.editor.setPlainText(pane.editor.toPlainText() + "\n- Person: keep the old API\n")
     window.panes["findings.md"].set_editing(True)  # opened, nothing changed: nothing to keep
+    stored = QSettings(settings.q.fileName(), QSettings.Format.IniFormat)
+    key = f"{folder_group(tmp_path / 'data', 'pane_edits')}/{here.id}|{PLAN}"
+    # Kept a moment after typing stops, with no close: a crash now would not lose it.
+    qtbot.waitUntil(lambda: "keep the old API" in str((stored.sync(), stored.value(key))[1]), timeout=WAIT)
 
     window.show_session(earlier)  # switching sessions dropped the edit without a word
     qtbot.waitUntil(lambda: shown_now(window) == earlier, timeout=WAIT)
@@ -241,6 +245,7 @@ def test_an_unsaved_plan_edit_waits_for_its_session_and_through_a_restart(
     session = reopened.session
     assert session.read_file(PLAN)[0].endswith("- Person: keep the old API\n")
     assert any(isinstance(r.event, FileChanged) and r.event.author == "user" for r in session.records)  # as yours
+    qtbot.waitUntil(lambda: (stored.sync(), stored.value(key))[1] is None, timeout=WAIT)  # sent: not kept
 
 
 def test_a_draft_kept_before_drafts_were_grouped_by_folder_is_taken_in(qtbot, make_window, workdir, tmp_path,
