@@ -84,6 +84,7 @@ from gui.qt import (
     QSplitter,
     QSystemTrayIcon,
     Qt,
+    QTextCursor,
     QTimer,
     QUrl,
     QVBoxLayout,
@@ -169,6 +170,7 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[tuple[str, str], QuestionDialog] = {}
         self._plan_edit_answers: dict[str, tuple[str, str]] = {}  # session → the 3-Strike question a plan save answers
         self.inspector: ContextInspector | None = None
+        self._task_not_started = ""  # a task typed in the New session window, closed without starting
         self._inspector_refresh: QTimer | None = None
         self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
@@ -707,10 +709,20 @@ class MainWindow(QMainWindow):
             self.open_settings(first_run=True)
             return None
         dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory)
+        if self._task_not_started:  # typed, then closed without starting (Esc by mistake, say)
+            dialog.task.setPlainText(self._task_not_started)
+            dialog.task.moveCursor(QTextCursor.MoveOperation.End)
         if folder is not None:
             dialog.workdir.setText(str(folder))
             dialog.task.setFocus()
-        dialog.finished.connect(lambda result: result and dialog.config and self.start_session(dialog.config))
+
+        def finished(result: int) -> None:
+            if result and dialog.config:
+                self._task_not_started = ""
+                self.start_session(dialog.config)
+            elif not dialog.filled_in_like:  # (another session's task is not the person's draft)
+                self._task_not_started = dialog.task.toPlainText() if dialog.task.toPlainText().strip() else ""
+        dialog.finished.connect(finished)
         open_once(dialog)
         return dialog
 

@@ -115,6 +115,7 @@ class NewSessionDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
+        self.filled_in_like = False  # with another session's task and settings (fill_in_like)
         on_ctrl_enter(self, self._accept)
         fit_to_screen(self, 620, 320)
         grow_with_content(self)
@@ -124,6 +125,7 @@ class NewSessionDialog(QDialog):
         (after any change) at its server, its reasoning effort and approvals."""
         config = state.config
         assert config is not None
+        self.filled_in_like = True
         self.task.setPlainText(config.task)
         self.workdir.setText(state.workdir)  # where it was moved, if it was
         self.model.setCurrentText(state.model)

@@ -872,6 +872,20 @@ def test_the_new_session_dialog_offers_the_folders_used_lately(qtbot, make_windo
     assert dialog.config.workdir == folders[1]
 
 
+def test_a_task_typed_in_the_new_session_window_closed_without_starting_comes_back(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    dialog = window.new_session()
+    qtbot.keyClicks(dialog.task, "Port the parser to the new tokenizer, keeping the old API")
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # by mistake
+    again = window.new_session()
+    assert again.task.toPlainText() == "Port the parser to the new tokenizer, keeping the old API"
+    again.workdir.setText(str(workdir))
+    again.model.setCurrentText("scripted")
+    again._accept()
+    qtbot.waitUntil(lambda: window.session is not None, timeout=WAIT)
+    assert window.new_session().task.toPlainText() == ""  # started: no longer waiting
+
+
 def test_a_new_session_in_a_folder_not_made_yet_offers_to_make_it(qtbot, workdir):
     from gui.dialogs.new_session import NewSessionDialog
     from gui.settings import Preferences
