@@ -935,9 +935,13 @@ def _waits_for_fallback(session, question) -> int:
 
 
 async def _leave_waiting(session) -> int:
+    question = session.state.runs_question
     await session.close()
     print(f"Waiting for a person: answer with `tripane resume {session.id} --answer CHOICE [--text TEXT]`",
           file=sys.stderr)
+    if question is not None and question.reason == "budget":  # how much more, else as much again
+        print("  (the budget: --answer continue --text '$2 more', or '50000 more tokens'; without --text, as much "
+              "again as the cap)", file=sys.stderr)
     return EXIT_WAITING
 
 

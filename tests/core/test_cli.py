@@ -109,6 +109,22 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     assert code == 0 and session_id in out
 
 
+def test_a_budget_cap_without_a_terminal_says_how_to_grant_more_and_resume_grants_it(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    listing = Turn(tool_calls=(tool("file_list"),))  # 110 tokens a request, as the server counts them
+    script = positional([listing] * 4 + [Turn(tool_calls=(tool("task_done", summary="listed"),))])
+    with ScriptedServer(script) as server:
+        code, out, err = finish(tripane("run", "List it", "--model", "openai/scripted", "--api-base", server.url,
+                                        "--workdir", str(work), "--budget-tokens", "250", "--no-memory",
+                                        data_dir=tmp_path))
+        assert code == 3 and "--answer continue --text '$2 more', or '50000 more tokens'" in err
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        code, out, err = finish(tripane("resume", session_id, "--answer", "continue", "--text", "120 more tokens",
+                                        "--no-memory", data_dir=tmp_path))
+    assert code == 0 and "listed" in out  # 330 used + 120: the fourth request (440) stays under the cap
+
+
 @pytest.mark.parametrize("today, said", [("2099-01-01", True), ("2000-01-01", False)])
 def test_a_run_on_a_model_its_provider_deprecates_says_so_first(tmp_path, monkeypatch, capsys, today, said):
     import core.model_names
