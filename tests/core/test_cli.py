@@ -109,12 +109,17 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
     assert code == 0 and session_id in out
 
 
+def four_listings():
+    """Four listings (110 tokens a request, as the server counts them), then done: a cap of 250
+    tokens stops it after the third, at 330."""
+    listing = Turn(tool_calls=(tool("file_list"),))
+    return positional([listing] * 4 + [Turn(tool_calls=(tool("task_done", summary="listed"),))])
+
+
 def test_a_budget_cap_without_a_terminal_says_how_to_grant_more_and_resume_grants_it(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    listing = Turn(tool_calls=(tool("file_list"),))  # 110 tokens a request, as the server counts them
-    script = positional([listing] * 4 + [Turn(tool_calls=(tool("task_done", summary="listed"),))])
-    with ScriptedServer(script) as server:
+    with ScriptedServer(four_listings()) as server:
         code, out, err = finish(tripane("run", "List it", "--model", "openai/scripted", "--api-base", server.url,
                                         "--workdir", str(work), "--budget-tokens", "250", "--no-memory",
                                         data_dir=tmp_path))
@@ -489,9 +494,7 @@ def test_on_a_terminal_three_strikes_edit_the_plan_waits_for_the_persons_edit_an
 def test_on_a_terminal_the_budget_cap_asks_how_much_more(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    listing = Turn(tool_calls=(tool("file_list"),))  # 110 tokens a request, as the server counts them
-    script = positional([listing] * 4 + [Turn(tool_calls=(tool("task_done", summary="listed"),))])
-    with ScriptedServer(script) as server:
+    with ScriptedServer(four_listings()) as server:
         code, seen = on_a_terminal(["run", "List it", "--model", "openai/scripted", "--api-base", server.url,
                                     "--workdir", str(work), "--budget-tokens", "250", "--no-memory"], tmp_path,
                                    {b"your choice:": b"1\n", b"(Enter: as much again": b"120\n",
