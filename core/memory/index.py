@@ -46,8 +46,18 @@ AUTO_EXACT_ABOVE = 20_000
 # minutes of embedding for nothing a search can use: skipped, and said so.
 MAX_FILE_BYTES = 2_000_000
 SCHEMA_VERSION = "2"
+# How the keyword index holds text (searchable()); another form is rebuilt from the chunks, without
+# embedding anything again. "2": Chinese and Japanese characters each a token.
+FTS_FORM = "2"
 EMBED_BATCH = 32
 _WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
+# Chinese and Japanese write words without spaces: FTS5's tokenizer takes a whole clause for one
+# token, and no word within it is found ("解析器" in "导入CSV文件时解析器崩溃" was not, nor "CSV"). The
+# index holds each such character as a token of its own, and a query's run of them is looked for
+# as its overlapping pairs, each a phrase: the way search engines take these scripts in.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, CJK ideographs
+_CJK_CHAR = re.compile(f"([{_CJK}])")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its "
     "me my no not of on or our so that the their them then there these they this to was we were what when "
@@ -141,6 +151,8 @@ class MemoryIndex:
         # stemmer lets "offsets" find "offset" and "parsing" find "parse".
         c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(heading, text, content='chunks', "
                   "content_rowid='id', tokenize=\"porter unicode61 remove_diacritics 2 tokenchars '_'\")")
+        if self._meta("fts_form") != FTS_FORM:
+            self._index_keywords_again()
         c.execute("CREATE TABLE IF NOT EXISTS vectors (id INTEGER PRIMARY KEY, vector BLOB)")
         c.execute("CREATE TABLE IF NOT EXISTS sentence_cache (hash TEXT PRIMARY KEY, vector BLOB)")
         self._set_meta("schema", SCHEMA_VERSION)
@@ -152,6 +164,16 @@ class MemoryIndex:
             c.execute("UPDATE files SET sha256 = ''")  # forces re-embedding at the next sync
             self._set_meta("embedder", name)
         c.execute("SELECT count(*) FROM chunks").fetchone()  # reads a page: a damaged file fails here
+
+    def _index_keywords_again(self) -> None:
+        """The keyword index anew from the chunks, in today's searchable() form (an index made by
+        an older Tripane held another); the vectors stay as they are."""
+        c = self.conn
+        c.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")  # (the chunks stay)
+        for chunk_id, heading, text in c.execute("SELECT id, heading, text FROM chunks").fetchall():
+            c.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (?, ?, ?)",
+                      (chunk_id, searchable(heading), searchable(text)))
+        self._set_meta("fts_form", FTS_FORM)
 
     def _drop_all(self) -> None:
         self._drop_vec_table()
@@ -276,7 +298,7 @@ class MemoryIndex:
                     (source.path, source.layer, source.day, chunk.heading, chunk.start_line, chunk.end_line,
                      chunk.text)).fetchone()[0]
                 c.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (?, ?, ?)",
-                          (chunk_id, chunk.heading, chunk.text))
+                          (chunk_id, searchable(chunk.heading), searchable(chunk.text)))
                 if vectors is not None:
                     blob = vectors[index].tobytes()
                     c.execute("INSERT INTO vectors (id, vector) VALUES (?, ?)", (chunk_id, blob))
@@ -318,7 +340,7 @@ class MemoryIndex:
             for chunk_id, heading, text in rows:
                 # External-content FTS5: a delete must repeat the indexed values.
                 c.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) VALUES ('delete', ?, ?, ?)",
-                          (chunk_id, heading, text))
+                          (chunk_id, searchable(heading), searchable(text)))
                 c.execute("DELETE FROM vectors WHERE id = ?", (chunk_id,))
                 if has_vec_table and self.backend == "sqlite-vec":
                     c.execute("DELETE FROM vec_chunks WHERE rowid = ?", (chunk_id,))
@@ -472,13 +494,30 @@ class MemoryIndex:
             list(ids))}
 
 
+def searchable(text: str) -> str:
+    """`text` as the keyword index holds it: each Chinese or Japanese character a word of its own."""
+    return _CJK_CHAR.sub(r" \1 ", text) if _CJK_RUN.search(text) else text
+
+
 def fts_terms(query: str) -> list[str]:
-    """The meaningful words of `query`, each quoted for FTS5 (so no input is a syntax error)."""
+    """The meaningful words of `query`, each quoted for FTS5 (so no input is a syntax error); a run
+    of Chinese or Japanese characters, as its overlapping pairs (each a phrase of two)."""
     words: list[str] = []
     for word in _WORD.findall(query):
         if word.lower() in STOPWORDS or len(word) < 2:
             continue
-        quoted = '"' + word.replace('"', '""') + '"'
-        if quoted not in words:
-            words.append(quoted)
+        for part in _cjk_pairs(word):
+            quoted = '"' + searchable(part).strip().replace('"', '""') + '"'
+            if quoted not in words:
+                words.append(quoted)
     return words[:16]
+
+
+def _cjk_pairs(word: str) -> list[str]:
+    """The word, or where it holds Chinese or Japanese, its other parts and its runs' pairs."""
+    if not _CJK_RUN.search(word):
+        return [word]
+    parts = [part for part in _CJK_RUN.split(word) if len(part) >= 2]
+    for run in _CJK_RUN.findall(word):
+        parts += [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+    return parts

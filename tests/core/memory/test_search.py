@@ -173,3 +173,38 @@ def test_huge_and_binary_files_are_skipped_with_the_reason_and_the_rest_is_index
     with caplog.at_level(logging.WARNING, logger="core.memory.index"):
         assert len(long_memory.refresh().skipped) == 2
     assert not caplog.records  # said once per version of a file, not at every search
+
+
+CHINESE = {"daily/2026-11-13.md": "# 2026-11-13\n\n## 解析器崩溃\n- 导入CSV文件时解析器崩溃，原因是空行\n- 修复：跳过空行\n\n"
+                                  "## 发布\n- 打了v2.3.0标签，写了更新日志\n"}
+
+
+def test_chinese_words_within_a_clause_are_found_by_keywords(long_memory):
+    # Written without spaces, a whole clause was one token: no word within it was found.
+    write_notes(long_memory, {**NOTES, **CHINESE})
+    crash = "daily/2026-11-13.md:3"
+    for query in ("解析器", "空行", "CSV 解析器", "解析器为什么崩溃"):  # a word, a word beside Latin, a question
+        assert paths(long_memory.search(query, mode="keyword", top_k=1)) == [crash], query
+    assert paths(long_memory.search("更新日志", mode="keyword", top_k=1)) == ["daily/2026-11-13.md:7"]
+    assert paths(long_memory.search("read_header", mode="keyword", top_k=1)) == ["daily/2026-11-10.md:8"]
+
+
+def test_a_keyword_index_of_an_older_form_is_made_again_without_embedding_again(data_dir, embedder):
+    from core.memory.index import searchable
+
+    memory = LongTermMemory(data_dir, embedder)
+    write_notes(memory, CHINESE)
+    memory.refresh()
+    conn = memory.index.conn  # as an older Tripane left it: the clauses whole, and no form noted
+    conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+    conn.execute("INSERT INTO chunks_fts (rowid, heading, text) SELECT id, heading, text FROM chunks")
+    conn.execute("DELETE FROM meta WHERE key = 'fts_form'")
+    assert not memory.search("空行", mode="keyword") and searchable("空行") != "空行"
+    memory.close()
+
+    again = LongTermMemory(data_dir, embedder)
+    try:
+        assert paths(again.search("空行", mode="keyword", top_k=1)) == ["daily/2026-11-13.md:3"]
+        assert again.refresh().sentences_embedded == 0  # the vectors were kept
+    finally:
+        again.close()
