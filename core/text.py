@@ -77,3 +77,27 @@ def money(cost: float) -> str:
     if 0 < cost < 0.00005:
         return "<$0.0001"
     return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+# Chinese and Japanese are written without spaces between words: split on spaces, or taken as \w
+# runs, a whole clause is one "word". Where words are counted or compared, each of their characters
+# counts (a character is about a token), and a run of them is compared by its overlapping pairs.
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, CJK ideographs
+CJK_CHAR = re.compile(f"[{CJK}]")
+CJK_RUN = re.compile(f"[{CJK}]+")
+_OTHER_WORD = re.compile(f"[^\\W{CJK}]+")
+
+
+def cjk_pairs(run: str) -> list[str]:
+    """A run of Chinese or Japanese characters as its overlapping pairs (one character alone, itself)."""
+    return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def word_set(text: str) -> set[str]:
+    """The words of `text`, case folded, to compare texts by: runs of letters and digits, and for
+    Chinese and Japanese, pairs of characters."""
+    folded = text.casefold()
+    words = set(_OTHER_WORD.findall(folded))
+    for run in CJK_RUN.findall(folded):
+        words.update(cjk_pairs(run))
+    return words

@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.text import CJK, CJK_CHAR
+
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80
 _HEADING = re.compile(r"^#{1,6}\s+\S")
+_UNIT = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,11 @@ class Chunk:
 
 
 def estimate_tokens(text: str) -> int:
-    return (len(text.split()) * 4 + 2) // 3
+    """About 4/3 tokens a word, and one a Chinese or Japanese character (written without spaces,
+    a whole paragraph of them was one word, and never cut into chunks)."""
+    characters = len(CJK_CHAR.findall(text))
+    words = len(CJK_CHAR.sub(" ", text).split()) if characters else len(text.split())
+    return (words * 4 + 2) // 3 + characters
 
 
 def chunk_markdown(text: str, max_tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS, *,
@@ -91,7 +98,7 @@ def _split_long(number: int, line: str, max_tokens: int) -> list[tuple[int, str,
     tokens = estimate_tokens(line)
     if tokens <= max_tokens // 2:
         return [(number, line, tokens)]
-    words = line.split()
+    units = list(_UNIT.finditer(line))  # its words, and each Chinese or Japanese character
     step = max(1, (max_tokens // 2) * 3 // 4)
-    return [(number, " ".join(words[i:i + step]), estimate_tokens(" ".join(words[i:i + step])))
-            for i in range(0, len(words), step)]
+    parts = (line[group[0].start():group[-1].end()] for group in (units[i:i + step] for i in range(0, len(units), step)))
+    return [(number, part, estimate_tokens(part)) for part in parts]

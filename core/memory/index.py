@@ -30,6 +30,7 @@ import numpy as np
 from core.memory.chunking import Chunk, chunk_markdown
 from core.memory.embedding import Embedder, sentences, similarity
 from core.store import as_disk_full, connect_index
+from core.text import CJK_CHAR, CJK_RUN, cjk_pairs
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +56,6 @@ _WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
 # token, and no word within it is found ("解析器" in "导入CSV文件时解析器崩溃" was not, nor "CSV"). The
 # index holds each such character as a token of its own, and a query's run of them is looked for
 # as its overlapping pairs, each a phrase: the way search engines take these scripts in.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, CJK ideographs
-_CJK_CHAR = re.compile(f"([{_CJK}])")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its "
     "me my no not of on or our so that the their them then there these they this to was we were what when "
@@ -170,9 +168,15 @@ class MemoryIndex:
         an older Tripane held another); the vectors stay as they are."""
         c = self.conn
         c.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")  # (the chunks stay)
-        for chunk_id, heading, text in c.execute("SELECT id, heading, text FROM chunks").fetchall():
+        with_cjk: set[str] = set()
+        for chunk_id, path, heading, text in c.execute("SELECT id, path, heading, text FROM chunks").fetchall():
             c.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (?, ?, ?)",
                       (chunk_id, searchable(heading), searchable(text)))
+            if CJK_RUN.search(text):
+                with_cjk.add(path)
+        # Cut into chunks as one word before (core/memory/chunking.py): cut again at the next sync,
+        # their unchanged sentences' vectors taken from the cache.
+        c.executemany("UPDATE files SET sha256 = '' WHERE path = ?", [(path,) for path in with_cjk])
         self._set_meta("fts_form", FTS_FORM)
 
     def _drop_all(self) -> None:
@@ -496,7 +500,7 @@ class MemoryIndex:
 
 def searchable(text: str) -> str:
     """`text` as the keyword index holds it: each Chinese or Japanese character a word of its own."""
-    return _CJK_CHAR.sub(r" \1 ", text) if _CJK_RUN.search(text) else text
+    return CJK_CHAR.sub(lambda char: f" {char.group()} ", text) if CJK_RUN.search(text) else text
 
 
 def fts_terms(query: str) -> list[str]:
@@ -515,9 +519,9 @@ def fts_terms(query: str) -> list[str]:
 
 def _cjk_pairs(word: str) -> list[str]:
     """The word, or where it holds Chinese or Japanese, its other parts and its runs' pairs."""
-    if not _CJK_RUN.search(word):
+    if not CJK_RUN.search(word):
         return [word]
-    parts = [part for part in _CJK_RUN.split(word) if len(part) >= 2]
-    for run in _CJK_RUN.findall(word):
-        parts += [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+    parts = [part for part in CJK_RUN.split(word) if len(part) >= 2]
+    for run in CJK_RUN.findall(word):
+        parts += cjk_pairs(run)
     return parts

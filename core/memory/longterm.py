@@ -31,6 +31,7 @@ from core.memory.layers import (
     MemoryFiles,
     Skill,
 )
+from core.text import word_set
 from core.tools.context import confine
 from core.tools.registry import ToolError
 
@@ -386,8 +387,9 @@ def claims_contradict(first: str, second: str) -> bool:
 
 
 def word_overlap(first: str, second: str) -> float:
-    """Share of words in common (Jaccard), ignoring the entry metadata and case."""
-    a, b = set(re.findall(r"\w+", first.casefold())), set(re.findall(r"\w+", second.casefold()))
+    """Share of words in common (Jaccard), ignoring the entry metadata and case (Chinese and
+    Japanese by their pairs of characters: see core.text.word_set)."""
+    a, b = word_set(first), word_set(second)
     return len(a & b) / len(a | b) if a and b else 0.0
 
 

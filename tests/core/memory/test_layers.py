@@ -291,3 +291,21 @@ def test_past_fifty_kilobytes_the_doctor_moves_superseded_entries_out_of_memory_
     assert hits and all(not h.path.startswith("archive/") for h in hits)  # kept, not searched
     assert long_memory.doctor().superseded == []
     long_memory.close()
+
+
+def test_chinese_notes_are_cut_into_chunks_and_compared_by_their_words():
+    from core.memory.longterm import word_overlap
+
+    # Written without spaces, a page of Chinese was one "word": about one token, never cut.
+    section = "# 笔记\n\n" + "解析器在导入CSV文件时崩溃，原因是空行没有被跳过。" * 60
+    assert estimate_tokens(section) > 1400
+    chunks = chunk_markdown(section)
+    assert len(chunks) >= 4 and all(estimate_tokens(c.text) <= 420 for c in chunks)
+    line = section.split("\n\n", 1)[1]
+    for chunk in chunks:  # windows of the text as it is, cut where words allow, from its start to its end
+        assert chunk.text.split("笔记\n", 1)[1].replace("\n", "").strip() in line
+    assert chunks[0].text.split("\n\n", 1)[1].startswith("解析器") and chunks[-1].text.endswith("被跳过。")
+    # Alike in words (a skill's trigger and a task, two lessons), where before it was all or nothing.
+    assert word_overlap("导入CSV时解析器崩溃", "解析器崩溃于导入CSV") > 0.5
+    assert word_overlap("完全不同的事情", "解析器崩溃") == 0.0
+    assert estimate_tokens("parse the header") == 4  # English counted as before
