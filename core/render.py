@@ -50,7 +50,7 @@ from core.events import (
 )
 from core.memory.history import line_counts
 from core.reasoning import thinking_hidden
-from core.text import capitalized, counted, local_time, money, one_line
+from core.text import capitalized, counted, local_time, money, one_line, word_count
 
 PREVIEW = 160
 
@@ -71,7 +71,7 @@ def render(record: Record) -> str | None:
         case AssistantMessage():
             calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in event.tool_calls)
             said = _short(event.text) if event.text else ""
-            thought = f"(thought {len(event.reasoning.split()):,} words) " if event.reasoning else ""
+            thought = f"(thought {word_count(event.reasoning):,} words) " if event.reasoning else ""
             if thinking_hidden(event.reasoning, event.thinking_blocks):
                 thought = "(thought, hidden by the provider) "
             return f"[turn {event.turn}] agent: {thought}{said}{' → ' if said and calls else ''}{calls}"

@@ -101,3 +101,19 @@ def word_set(text: str) -> set[str]:
     for run in CJK_RUN.findall(folded):
         words.update(cjk_pairs(run))
     return words
+
+
+# Their punctuation (、。「」，：；！？（）) separates, as a space does: no word of its own.
+_CJK_OR_ITS_PUNCTUATION = re.compile(f"[{CJK}\u3000-\u303f\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f]")
+
+
+def words_and_characters(text: str) -> tuple[int, int]:
+    """How many words `text` holds apart from Chinese and Japanese, and how many characters of those."""
+    characters = len(CJK_CHAR.findall(text))
+    return len((_CJK_OR_ITS_PUNCTUATION.sub(" ", text) if characters else text).split()), characters
+
+
+def word_count(text: str) -> int:
+    """Words as a reader counts them: each Chinese or Japanese character one (a thinking written in
+    Chinese was "1 word")."""
+    return sum(words_and_characters(text))

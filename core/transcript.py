@@ -44,7 +44,7 @@ from core.render import (
     workdir_note,
 )
 from core.summary import summarize, summary_rows
-from core.text import capitalized
+from core.text import capitalized, word_count
 
 OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
 ARGUMENT_CHARS = 1500
@@ -132,7 +132,7 @@ def transcript(records: list[Record], title: str) -> str:
 def _reply(event: AssistantMessage, results: dict[str, ToolResult]) -> str:
     lines = [f"## Agent (turn {event.turn})" if event.turn else "## Agent"]
     if event.reasoning.strip():
-        words = len(event.reasoning.split())
+        words = word_count(event.reasoning)
         lines.append(f"<details><summary>Thought ({words:,} words)</summary>\n\n{event.reasoning.strip()}\n\n</details>")
     if event.text.strip():
         lines.append(event.text.strip())

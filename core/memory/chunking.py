@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.text import CJK, CJK_CHAR
+from core.text import CJK, words_and_characters
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80
@@ -29,8 +29,7 @@ class Chunk:
 def estimate_tokens(text: str) -> int:
     """About 4/3 tokens a word, and one a Chinese or Japanese character (written without spaces,
     a whole paragraph of them was one word, and never cut into chunks)."""
-    characters = len(CJK_CHAR.findall(text))
-    words = len(CJK_CHAR.sub(" ", text).split()) if characters else len(text.split())
+    words, characters = words_and_characters(text)
     return (words * 4 + 2) // 3 + characters
 
 

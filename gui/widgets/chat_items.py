@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 
+from core.text import word_count
 from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -125,7 +126,7 @@ class MessageItem(QFrame):
             self.layout().insertWidget(2, self.reasoning_body)
         self.reasoning = text
         self.reasoning_header.setVisible(bool(text))
-        words = len(text.split())
+        words = word_count(text)
         counted = "hidden by the provider" if hidden else f"{words:,} word{'s' * (words != 1)}"
         self.reasoning_header.setText(f"{'Thinking…' if live else 'Thought'} ({counted})")
         if self.reasoning_header.isChecked():

@@ -24,3 +24,12 @@ def test_a_text_without_spaces_near_the_limit_is_cut_at_the_limit():
 def test_a_sentence_gets_its_full_stop_unless_it_has_an_ending():
     assert sentence("use the docs in the repo  ") == "use the docs in the repo."
     assert sentence("Really?") == "Really?" and sentence("不要。") == "不要。" and sentence("") == ""
+
+
+def test_words_are_counted_as_a_reader_counts_them_chinese_and_japanese_by_character():
+    from core.text import word_count
+
+    assert word_count("Read the file first.") == 4
+    assert word_count("先读取文件，再运行测试。") == 10  # a thinking written in Chinese was "1 word"
+    assert word_count("用 pytest 运行测试") == 6  # mixed: pytest a word, each character one
+    assert word_count("ファイルを読む") == 7
