@@ -19,7 +19,7 @@ def one_line(text: str, limit: int) -> str:
     boundary = cut.rfind(" ")
     if flat[limit - 1] != " " and boundary >= limit * 2 // 3:  # the cut falls inside a word
         cut = cut[:boundary]
-    return cut.rstrip(" ,;:.") + "…"  # "Mitigation…", not "Mitigation.…"
+    return cut.rstrip(" ,;:.，、；：。") + "…"  # "Mitigation…", not "Mitigation.…" (nor "解析器，…")
 
 
 def local_time(ts: str) -> str:

@@ -33,3 +33,7 @@ def test_words_are_counted_as_a_reader_counts_them_chinese_and_japanese_by_chara
     assert word_count("先读取文件，再运行测试。") == 10  # a thinking written in Chinese was "1 word"
     assert word_count("用 pytest 运行测试") == 6  # mixed: pytest a word, each character one
     assert word_count("ファイルを読む") == 7
+
+
+def test_a_long_chinese_line_is_cut_without_its_punctuation_before_the_ellipsis():
+    assert one_line("修复解析器，让它跳过空行，然后运行测试", 7) == "修复解析器…"
