@@ -1002,6 +1002,7 @@ async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
     agent as their edit (a diff), as the window's editor does."""
     from core.agent.options import option_typed, options_typed
     from core.agent.state import more_budget_words
+    from core.events import ToolCall
 
     out = out or sys.stdout
     typed = question.reason in ("three_strike", "danger_turn", "approval", "budget")
@@ -1009,7 +1010,8 @@ async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
         if value:
             print(f"    {key}: {value}", file=out)
     if question.reason == "approval":
-        print(f"    {question.context.get('tool')}: {question.context.get('arguments')}", file=out)
+        arguments = ToolCall("", "", str(question.context.get("arguments", ""))).readable_arguments()
+        print(f"    {question.context.get('tool')}: {arguments}", file=out)
     while True:
         answer = (await _read_line("  your choice: ", out)).strip()
         choice = option_typed(answer, question) or ("" if typed else answer)  # (the agent's: any answer)

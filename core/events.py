@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -34,6 +35,10 @@ class Event:
             EVENT_TYPES[cls.kind] = cls
 
 
+# A file name's byte that is not UTF-8, as Python holds it: no UTF-8 text can (core.text.shown_text).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 @dataclass(frozen=True)
 class ToolCall:
     id: str
@@ -48,6 +53,16 @@ class ToolCall:
         if not isinstance(arguments, dict):
             raise ValueError("the arguments must be a JSON object")
         return arguments
+
+    def readable_arguments(self) -> str:
+        """The arguments as a person reads them (progress.md, the terminal, a transcript): letters
+        as themselves where the model or its provider escaped them ("\\u89e3\\u6790" for 解析, \\u00e9
+        for é); malformed ones as they came."""
+        try:
+            readable = json.dumps(self.parsed_arguments(), ensure_ascii=False)
+        except ValueError:
+            return self.arguments
+        return readable if readable.isascii() or not _LONE_SURROGATE.search(readable) else self.arguments
 
     def sendable_arguments(self) -> str:
         """The arguments as the history sends them back: as they came when they are a JSON object.

@@ -69,7 +69,7 @@ def render(record: Record) -> str | None:
         case UserMessage():
             return f"you: {_short(event.text)}"
         case AssistantMessage():
-            calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in event.tool_calls)
+            calls = ", ".join(f"{c.name}({_short(c.readable_arguments(), 60)})" for c in event.tool_calls)
             said = _short(event.text) if event.text else ""
             thought = f"(thought {word_count(event.reasoning):,} words) " if event.reasoning else ""
             if thinking_hidden(event.reasoning, event.thinking_blocks):

@@ -142,7 +142,7 @@ def _reply(event: AssistantMessage, results: dict[str, ToolResult]) -> str:
 
 def _call(call: ToolCall, result: ToolResult | None) -> str:
     outcome = "(no result)" if result is None else ("✓" if result.ok else "✗ failed")
-    text = f"**{call.name}** {outcome}\n\n" + fenced(cut(call.arguments, ARGUMENT_CHARS), "json")
+    text = f"**{call.name}** {outcome}\n\n" + fenced(cut(call.readable_arguments(), ARGUMENT_CHARS), "json")
     if result is not None and result.shown.strip():
         text += "\n\n" + fenced(cut(result.shown, OUTPUT_CHARS))
     if result is not None and result.offload_path:  # too long for the context: the whole of it

@@ -984,7 +984,7 @@ class AgentLoop(Delegation):
             offload_path, content = (prepared and prepared.saved) or self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
                                 offload_path=offload_path, size=size, digest=digest, same_as=same_as, seen=seen))
-        self._progress(progress.tool_call(self.state.turn, call.name, call.arguments, ok, content))
+        self._progress(progress.tool_call(self.state.turn, call.name, call.readable_arguments(), ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
         name = f"turn{self.state.turn:04d}-{safe_name(call.id)}.txt"

@@ -172,7 +172,7 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
                 said = f": {one_line(event.text, 300)}" if event.text.strip() else ""
                 yield f"Turn {event.turn}{said}"
                 for call in event.tool_calls:
-                    yield f"  call {call.name}({one_line(call.arguments, 160)})"
+                    yield f"  call {call.name}({one_line(call.readable_arguments(), 160)})"
             case ToolResult() if event.ok:
                 yield f"  → {event.name} ok, {event.size or len(event.content):,} chars"
             case ToolResult():

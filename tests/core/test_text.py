@@ -37,3 +37,13 @@ def test_words_are_counted_as_a_reader_counts_them_chinese_and_japanese_by_chara
 
 def test_a_long_chinese_line_is_cut_without_its_punctuation_before_the_ellipsis():
     assert one_line("修复解析器，让它跳过空行，然后运行测试", 7) == "修复解析器…"
+
+
+def test_a_calls_escaped_letters_read_as_themselves_where_people_read_them():
+    from core.events import ToolCall
+
+    escaped = ToolCall("c", "findings_add", '{"title": "\\u7a7a\\u884c", "body": "caf\\u00e9"}')
+    assert escaped.readable_arguments() == '{"title": "空行", "body": "café"}'
+    assert ToolCall("c", "x", '{"broken": ').readable_arguments() == '{"broken": '  # as it came
+    named = ToolCall("c", "file_read", '{"path": "caf\\udce9.txt"}')  # a name's byte that is not UTF-8
+    assert named.readable_arguments() == named.arguments  # kept escaped: no UTF-8 file can hold it

@@ -793,3 +793,12 @@ def test_an_option_typed_on_the_terminal_is_taken_by_its_name_first_then_its_num
     from core.render import render
     line = render(Record("s", 9, "2026-11-27T08:00:00Z", HumanAnswer("q3", "retry_with_hint", "skip blank lines")))
     assert line == "  answer to q3: Retry with a hint — skip blank lines"
+
+
+async def test_progress_md_shows_a_calls_arguments_with_their_letters_not_escapes(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("findings_add", title="空行导致崩溃", body="int('') 会抛出 ValueError")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    progress = session.read_file("progress.md")[0]
+    assert '"title": "空行导致崩溃"' in progress and "\\u7a7a" not in progress
