@@ -25,8 +25,11 @@ async def plan_update(ctx: ToolContext, content: str) -> str:
     dropped = [line for line in _sections(current) if line not in _sections(content)]
     if dropped and len(dropped) * 2 >= len(_sections(current)):  # a restructure may drop a section; not half
         # The tail recites only a focus of the plan; rewriting the file from it would lose the rest.
-        raise ToolError(f"plan_update replaces the whole file, and this text drops the section(s) {', '.join(dropped)}. "
-                        f"Send the complete plan; edit it from the current text:\n\n--- current task_plan.md "
+        # Headings of its own, none of the plan's: translated, most likely (Tripane reads them).
+        renamed = (" Keep the headings as they are, in English, whatever language you write the rest in."
+                   if set(_sections(content)) and not set(_sections(content)) & set(_sections(current)) else "")
+        raise ToolError(f"plan_update replaces the whole file, and this text drops the section(s) {', '.join(dropped)}."
+                        f"{renamed} Send the complete plan; edit it from the current text:\n\n--- current task_plan.md "
                         f"(version {version}) ---\n{current}")
     try:
         change = ctx.memory.write(PLAN, content, base_version=ctx.plan_version_seen, author="agent")
