@@ -230,30 +230,22 @@ async def test_pinned_line_survives_an_agent_rewrite(store, data_dir, workdir):
 
 
 async def test_a_plan_update_that_drops_most_of_the_plan_is_refused_with_the_current_text(store, data_dir, workdir):
-    # What an agent would send if it rewrote the plan from the tail's short recitation.
     model = ScriptedModel([
+        # What an agent would send if it rewrote the plan from the tail's short recitation…
         reply("", call("plan_update", content="Goal: do it\nNext: 1. [ ] Read the relevant files\n")),
-        reply("", call("task_done", summary="ok")),
-    ])
-    session = make_session(store, data_dir, workdir, model)
-    assert await session.run() == "done"
-
-    refused = events_of(session, ToolResult)[0]
-    assert not refused.ok and "drops the section(s) ## Goal" in refused.content
-    assert "--- current task_plan.md (version 1) ---" in refused.content and "## Execution Plan" in refused.content
-    assert "## Execution Plan" in session.read_file(PLAN)[0]
-    assert "in English" not in refused.content  # (no heading of its own: not a translation)
-
-
-async def test_a_plan_written_with_its_headings_translated_is_refused_saying_to_keep_them(store, data_dir, workdir):
-    model = ScriptedModel([
+        # …and one that wrote it in Chinese, headings and all.
         reply("", call("plan_update", content="# 任务计划\n\n## 目标\n跳过空行\n\n## 当前状态\n- 阶段：1\n")),
         reply("", call("task_done", summary="ok")),
     ])
     session = make_session(store, data_dir, workdir, model)
     assert await session.run() == "done"
-    refused = events_of(session, ToolResult)[0]
-    assert not refused.ok and "Keep the headings as they are, in English" in refused.content
+
+    refused, translated = events_of(session, ToolResult)[:2]
+    assert not refused.ok and "drops the section(s) ## Goal" in refused.content
+    assert "--- current task_plan.md (version 1) ---" in refused.content and "## Execution Plan" in refused.content
+    assert "## Execution Plan" in session.read_file(PLAN)[0]
+    assert "in English" not in refused.content  # (no heading of its own: not a translation)
+    assert not translated.ok and "Keep the headings as they are, in English" in translated.content
 
 
 async def test_huge_tool_output_is_offloaded_and_readable_back(store, data_dir, workdir):
