@@ -7,12 +7,14 @@ from __future__ import annotations
 import logging
 
 from core.store import Store
+from core.text import CJK_CHAR
 from gui.qt import QObject, QTimer, Signal
 from gui.tasks import TaskKeeper
 
 log = logging.getLogger(__name__)
 
 MIN_CHARS = 3  # fewer match nearly every session, and say little
+MIN_CJK_CHARS = 2  # in Chinese or Japanese, two characters are a word ("空行", "解析")
 TYPING_PAUSE_MS = 250
 
 
@@ -43,7 +45,7 @@ class MentionSearch(QObject):
 
     def _ask(self) -> None:
         needle = self._wanted
-        if len(needle) < MIN_CHARS:
+        if len(needle) < (MIN_CJK_CHARS if CJK_CHAR.search(needle) else MIN_CHARS):
             if self._found[0]:
                 self._found = ("", frozenset())
                 self.changed.emit()

@@ -13,6 +13,7 @@ from core.events import (
     SessionStarted,
     ToolCall,
     ToolResult,
+    UserMessage,
 )
 from core.memory.working import FILES, PLAN, PROGRESS, WorkingMemory
 from core.paths import DB_NAME
@@ -304,6 +305,18 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     qtbot.waitUntil(lambda: bar.isVisible() and bar.property("found") == "yes", timeout=WAIT)
     assert bar.text() == "ImportError" and window.sessions.search.hasFocus()  # typing goes on in the search
     assert window.chat.cards["t1"].details.selectedText() == "ImportError"
+
+
+def test_a_chinese_word_of_two_characters_is_searched_for_in_the_conversations(qtbot, make_window, workdir, tmp_path):
+    quiet = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=2)
+    said = recorded_earlier(tmp_path / "data", workdir, "Tidy the imports", turns=2)
+    store = Store(tmp_path / "data" / DB_NAME)
+    store.append(said, UserMessage("先跳过空行，再运行测试"))
+    store.close()
+    window = make_window(ScriptedModel([]))
+    window.sessions.search.setText("空行")  # two characters: a word (three, in English)
+    qtbot.waitUntil(lambda: window.sessions.ids() == [said], timeout=WAIT)
+    assert quiet not in window.sessions.ids()
 
 
 def test_copy_as_markdown_puts_the_conversation_on_the_clipboard(qtbot, make_window, workdir):
