@@ -112,7 +112,9 @@ class QuestionDialog(QDialog):
         self.workdir = workdir  # where an approved command runs
         self.setObjectName(f"question_{question.reason}")
         self.setModal(False)
-        self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')} — Tripane")
+        # Named by its session too: two sessions' questions are two windows alike in the taskbar.
+        named = f" — {session_title}" if session_title else ""
+        self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')}{named} — Tripane")
         self.setMinimumWidth(DETAILS_WIDTH + 20)
         layout = QVBoxLayout(self)
         heading = _block(f"<h3>{TITLES.get(question.reason, 'A question')}</h3>"

@@ -417,6 +417,7 @@ def test_two_sessions_asking_their_question_of_the_same_number_each_have_their_o
     second_dialog = wait_for_dialog(qtbot, window, "approval", after=first_dialog)
     assert first_dialog.question.qid == second_dialog.question.qid
     assert (first_dialog.session_id, second_dialog.session_id) == (first.id, second.id)
+    assert "— First —" in first_dialog.windowTitle() and "— Second —" in second_dialog.windowTitle()  # (taskbar)
     # Not exactly over the first, which would pass unseen beneath it; and on the screen.
     assert second_dialog.pos() != first_dialog.pos()
     assert second_dialog.screen().availableGeometry().contains(second_dialog.geometry().topLeft())
