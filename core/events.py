@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
+
+from core.text import storable
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -33,10 +34,6 @@ class Event:
             if cls.kind in EVENT_TYPES:
                 raise TypeError(f"event kind {cls.kind!r} registered twice")
             EVENT_TYPES[cls.kind] = cls
-
-
-# A file name's byte that is not UTF-8, as Python holds it: no UTF-8 text can (core.text.shown_text).
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ class ToolCall:
             readable = json.dumps(self.parsed_arguments(), ensure_ascii=False)
         except ValueError:
             return self.arguments
-        return readable if readable.isascii() or not _LONE_SURROGATE.search(readable) else self.arguments
+        return readable if storable(readable) else self.arguments  # (a file name's byte that is not UTF-8)
 
     def sendable_arguments(self) -> str:
         """The arguments as the history sends them back: as they came when they are a JSON object.

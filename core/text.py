@@ -37,10 +37,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
 
 
+def storable(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: it holds no lone surrogate (see shown_text)."""
+    return text.isascii() or not _SURROGATE.search(text)
+
+
 def shown_text(text: str) -> str:
     """`text` storable as UTF-8: a byte of a file name that is not UTF-8 is written `\\xNN`, as
     Python writes it (which `os_path` reads back), and any other lone surrogate becomes U+FFFD."""
-    if text.isascii() or not _SURROGATE.search(text):
+    if storable(text):
         return text
     return _SURROGATE.sub(_escape_surrogate, text)
 
