@@ -122,3 +122,16 @@ def word_count(text: str) -> int:
     """Words as a reader counts them: each Chinese or Japanese character one (a thinking written in
     Chinese was "1 word")."""
     return sum(words_and_characters(text))
+
+
+_WORD_OR_CJK_CHAR = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
+
+
+def first_words(text: str, most: int) -> str | None:
+    """The start of `text` up to its `most`th word (each Chinese or Japanese character one, as
+    word_count counts), as written, line breaks kept; None when it holds no more than that."""
+    for count, word in enumerate(_WORD_OR_CJK_CHAR.finditer(text), 1):
+        if count == most:
+            rest = text[word.end():]
+            return None if not rest.strip() else text[:word.end()]
+    return None

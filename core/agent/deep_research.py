@@ -23,6 +23,7 @@ from core.agent.research import Report, Research
 from core.events import ResearchStep, Usage
 from core.llm import ModelError, ModelRequest
 from core.paths import resource_text
+from core.text import first_words
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,8 @@ def _combining(research: Research, reports: Sequence[tuple[str, Report | ModelEr
 
 
 def _words(text: str, most: int) -> str:
-    words = text.split(" ")
-    return text.strip() if len(words) <= most else " ".join(words[:most]) + " … (cut here)"
+    start = first_words(text, most)  # a report in Chinese has few spaces: its characters are counted
+    return text.strip() if start is None else start.strip() + " … (cut here)"
 
 
 def _request(research: Research, prompt: str, asked: str) -> ModelRequest:

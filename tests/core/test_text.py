@@ -35,6 +35,14 @@ def test_words_are_counted_as_a_reader_counts_them_chinese_and_japanese_by_chara
     assert word_count("ファイルを読む") == 7
 
 
+def test_the_first_words_of_a_text_count_chinese_by_character_and_keep_its_lines():
+    from core.text import first_words
+
+    assert first_words("Totals are rounded.\n\nTax is 20%.", 4) == "Totals are rounded.\n\nTax"
+    assert first_words("Totals are rounded.", 3) is None  # no more than that: nothing to cut
+    assert first_words("合计按行四舍五入，税率为百分之二十。", 8) == "合计按行四舍五入"  # no spaces: it was kept whole
+
+
 def test_a_long_chinese_line_is_cut_without_its_punctuation_before_the_ellipsis():
     assert one_line("修复解析器，让它跳过空行，然后运行测试", 7) == "修复解析器…"
 

@@ -710,6 +710,24 @@ async def test_a_deep_research_part_whose_model_fails_is_said_to_have_failed_and
     assert result_of(session, "d1").ok
 
 
+async def test_a_deep_research_parts_long_report_is_cut_for_the_combining_request_in_chinese_too(
+        store, data_dir, workdir):
+    from core.agent.deep_research import PART_WORDS
+
+    long_report = "合计按行四舍五入。" * 400  # 3,600 characters, no space: "one word" it was kept whole
+    model = PartsTogether(
+        [delegate(question="发票怎么算？", kind="deep"), reply("", call("task_done", summary="ok"))],
+        {"合计？": [reply(long_report)], "税？": [reply("税率为百分之二十。")]},
+        [reply("parts: ['合计？', '税？']"), reply("合计按行，税率百分之二十。")])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    combine = [r for r in model.requests if not r.tools][-1].messages[1]["content"]
+    part = combine.split("## Part 1: 合计？\n\n")[1].split("\n\n## Part 2")[0]
+    assert part.endswith(" … (cut here)") and len(part) < PART_WORDS + 20
+    assert "## Part 2: 税？\n\n税率为百分之二十。" in combine
+
+
 async def test_a_deep_research_whose_every_part_fails_fails_the_call_as_one_helper_would(store, data_dir, workdir):
     failure = ModelError("auth", "AuthenticationError: the key was revoked")
     model = PartsTogether(
