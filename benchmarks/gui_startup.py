@@ -7,7 +7,7 @@ The time is taken by the parent from just before it spawns the process, so it in
 interpreter and every import. It also reports whether litellm or NumPy had been imported by then
 (neither may be: litellm takes seconds, NumPy a tenth of the start). Target: ≤ 1.0 s here.
 
-    python benchmarks/gui_startup.py [--runs 7] [--command "dist/Tripane/tripane"]
+    python benchmarks/gui_startup.py [--runs 7] [--sessions 5] [--command "dist/Tripane/tripane"]
 
 Uses QT_QPA_PLATFORM from the environment (offscreen if unset; xcb under Xvfb for a real display).
 """
@@ -27,8 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-def prepare(folder: Path) -> tuple[Path, Path]:
-    """A data folder with a few ended sessions, and settings with a model, as a returning user has."""
+def prepare(folder: Path, sessions: int) -> tuple[Path, Path]:
+    """A data folder with ended sessions (a few, or a long-time user's many), and settings with a
+    model, as a returning user has."""
     sys.path.insert(0, str(ROOT))
     import asyncio
 
@@ -40,7 +41,7 @@ def prepare(folder: Path) -> tuple[Path, Path]:
     data = folder / "data"
     data.mkdir()
     store = Store(data / DB_NAME)
-    for i in range(5):
+    for i in range(sessions):
         model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="ok"))])
         session = Session.create(store, data, SessionConfig(task=f"Task {i}", model="scripted", workdir=folder), model)
         asyncio.run(session.run())
@@ -53,6 +54,7 @@ def prepare(folder: Path) -> tuple[Path, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--sessions", type=int, default=5, help="ended sessions in the list (default 5)")
     parser.add_argument("--command", help="the program to start (default: this Python with -m core.cli)")
     args = parser.parse_args()
     env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
@@ -60,7 +62,7 @@ def main() -> None:
     command = shlex.split(args.command) if args.command else [sys.executable, "-m", "core.cli"]
     times, loaded_early = [], set()
     with tempfile.TemporaryDirectory() as tmp:
-        data, settings = prepare(Path(tmp))
+        data, settings = prepare(Path(tmp), args.sessions)
         for _ in range(args.runs):
             start = time.perf_counter()
             result = subprocess.run([*command, "--data-dir", str(data), "gui", "--settings", str(settings)],
@@ -72,7 +74,7 @@ def main() -> None:
             times.append(elapsed)
             loaded_early.update(line.split()[1:])
     figures = {"benchmark": "gui_startup", "command": " ".join(command), "platform": env["QT_QPA_PLATFORM"],
-               "runs": args.runs,
+               "runs": args.runs, "sessions": args.sessions,
                "first_frame_s_median": round(statistics.median(times), 3), "first_frame_s_min": round(min(times), 3),
                "first_frame_s_max": round(max(times), 3), "imported_before_first_frame": sorted(loaded_early)}
     print(json.dumps(figures))

@@ -56,7 +56,7 @@ from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.side_writers import first_reply, side_writers
-from core.store import DiskFull, Store, session_title
+from core.store import DiskFull, SessionIdTaken, Store, StoreError, session_title
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolError, ToolRegistry
@@ -170,6 +170,25 @@ def new_session_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
+ID_TRIES = 20
+
+
+def _claim_session_id(store: Store, data_dir: Path, config: SessionConfig) -> str:
+    """A new session's id, its row made. The random part is short (the id is typed, in `tripane
+    resume ID`): sessions started by a script, many a second, drew the same one, and the second
+    session's start failed. A folder left by a deleted session is not taken over either."""
+    for _ in range(ID_TRIES):
+        session_id = new_session_id()
+        if session_dir(data_dir, session_id).exists():
+            continue
+        try:
+            store.create_session(session_id, task=config.task, model=config.model)
+        except SessionIdTaken:
+            continue
+        return session_id
+    raise StoreError(f"no free session id in {ID_TRIES} tries in {store.path}")
+
+
 class Session:
     def __init__(self, store: Store, data_dir: Path, session_id: str, model: ModelClient,
                  registry: ToolRegistry | None = None, settings: LoopSettings = LoopSettings(),
@@ -202,8 +221,7 @@ class Session:
                **kwargs) -> Session:
         workdir = usable_workdir(config.workdir)
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
-        session = cls(store, data_dir, new_session_id(), model, **kwargs)
-        store.create_session(session.id, task=config.task, model=config.model)
+        session = cls(store, data_dir, _claim_session_id(store, data_dir, config), model, **kwargs)
         start = SessionStarted(
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,

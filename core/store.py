@@ -93,6 +93,10 @@ class DamagedDatabase(StoreError):
                                "with --data-dir.")
 
 
+class SessionIdTaken(StoreError):
+    """A session of this id exists: another was created in the same second with the same random part."""
+
+
 class DiskFull(StoreError):
     """The disk (or the quota) holding Tripane's data is full. What was saved before stays; what
     happened after could not be written, so the run stops there, as a crash would, and resumes
@@ -352,12 +356,15 @@ class Store:
     def create_session(self, session_id: str, *, task: str, model: str, created: str = "") -> None:
         """`created`: when it started, for a session recorded elsewhere (an imported export); now by default."""
         stamp = now_iso()
-        with self._guard():
-            self.db["sessions"].insert(
-                {"id": session_id, "created": created or stamp, "updated": stamp, "task": task,
-                 "title": session_title(task),
-                 "status": "new", "model": model}
-            )
+        try:
+            with self._guard():
+                self.db["sessions"].insert(
+                    {"id": session_id, "created": created or stamp, "updated": stamp, "task": task,
+                     "title": session_title(task),
+                     "status": "new", "model": model}
+                )
+        except sqlite3.IntegrityError as exc:
+            raise SessionIdTaken(f"a session {session_id} exists already in {self.path}") from exc
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         with self._guard():

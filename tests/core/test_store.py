@@ -274,3 +274,20 @@ def test_sessions_from_before_their_rows_held_the_work_folder_get_it_from_their_
     assert again.session(moved.id).workdir == str((tmp_path / "new").resolve())
     assert again.session(stayed.id).workdir == str((tmp_path / "old").resolve())
     again.close()
+
+
+def test_sessions_started_in_the_same_second_with_the_same_random_part_get_ids_of_their_own(
+        store, data_dir, workdir, monkeypatch):
+    import core.session
+    from core.paths import session_dir
+    from core.scripted import ScriptedModel
+    from tests.core.helpers import make_session
+
+    drawn = iter(["20261127-140000-abcd", "20261127-140000-abcd", "20261127-140000-dead", "20261127-140000-beef"])
+    monkeypatch.setattr(core.session, "new_session_id", lambda: next(drawn))
+    session_dir(data_dir, "20261127-140000-dead").mkdir(parents=True)  # left by a deleted session
+    first = make_session(store, data_dir, workdir, ScriptedModel([]), task="first")
+    second = make_session(store, data_dir, workdir, ScriptedModel([]), task="second")  # a script's loop
+
+    assert (first.id, second.id) == ("20261127-140000-abcd", "20261127-140000-beef")
+    assert store.session(first.id).task == "first" and store.session(second.id).task == "second"
