@@ -736,6 +736,15 @@ class ChatView(QScrollArea):
             self.verticalScrollBar().setValue(maximum)
         self._show_latest()
 
+    def bring_into_view(self, y: int, margin: int) -> None:
+        """Show the conversation's point `y` (in its widget), `margin` below and above it, and stay
+        there: a match found near the end was scrolled past, to the end, as the card it unfolded
+        grew and the view, still following the conversation, went on to its end."""
+        self._keep_from_bottom = None
+        self.ensureVisible(0, y, 0, margin)
+        self._follow = False
+        self._show_latest()
+
     def to_latest(self) -> None:
         """To the end of the conversation, and following it from there."""
         self._keep_from_bottom = None

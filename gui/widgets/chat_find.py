@@ -230,7 +230,7 @@ class ConversationFinder:
         if line is not None and line.isValid():
             y += line.y()
         where = label.mapTo(self.chat.widget(), QPoint(0, int(y)))
-        self.chat.ensureVisible(0, where.y(), 0, self.chat.viewport().height() // 3)
+        self.chat.bring_into_view(where.y(), self.chat.viewport().height() // 3)
 
     # --- older records --------------------------------------------------------------------------
 

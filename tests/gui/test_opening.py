@@ -3,6 +3,7 @@ is ready, the status bar says what is coming, and a change of mind meanwhile is 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -305,6 +306,32 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     qtbot.waitUntil(lambda: bar.isVisible() and bar.property("found") == "yes", timeout=WAIT)
     assert bar.text() == "ImportError" and window.sessions.search.hasFocus()  # typing goes on in the search
     assert window.chat.cards["t1"].details.selectedText() == "ImportError"
+
+
+def test_a_session_opened_from_the_search_shows_the_match_near_its_end_in_view(qtbot, make_window, workdir, tmp_path):
+    noted = recorded_earlier(tmp_path / "data", workdir, "Check the totals", turns=3)
+    store = Store(tmp_path / "data" / DB_NAME)
+    body = json.dumps({"title": "Totals", "body": "The total is a plain sum; " * 30})
+    store.append(noted, AssistantMessage("Noting it.", (ToolCall("f1", "findings_add", body),)))
+    store.append(noted, ToolResult("f1", "findings_add", True, "Finding recorded in findings.md (version 2)."))
+    for turn in range(4, 6):  # two steps after it: the match is near the end, its card folded
+        store.append(noted, AssistantMessage(f"Step {turn}.", (ToolCall(f"c{turn}", "file_list", "{}"),), turn=turn))
+        store.append(noted, ToolResult(f"c{turn}", "file_list", True, "a.py\nb.py\n"))
+    store.close()
+    window = make_window(ScriptedModel([]))
+    window.show()
+    window.refresh_sessions()
+    qtbot.keyClicks(window.sessions.search, "plain sum")
+    qtbot.waitUntil(lambda: window.sessions.ids() == [noted], timeout=WAIT)
+    window.sessions.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.chat_find.property("found") == "yes", timeout=WAIT)
+    qtbot.wait(200)  # the unfolded card laid out
+    details = window.chat.cards["f1"].details
+    assert details.selectedText() == "plain sum" and details.isVisible()
+    # The match is in the card's first lines, and they are in view: the card's unfolding had the
+    # view, which followed the end, go on to the end, past it.
+    top = details.mapTo(window.chat.viewport(), details.rect().topLeft()).y()
+    assert 0 <= top < window.chat.viewport().height() - 40
 
 
 def test_a_chinese_word_of_two_characters_is_searched_for_in_the_conversations(qtbot, make_window, workdir, tmp_path):
