@@ -18,6 +18,11 @@ MIN_CJK_CHARS = 2  # in Chinese or Japanese, two characters are a word ("空行"
 TYPING_PAUSE_MS = 250
 
 
+def long_enough(needle: str) -> bool:
+    """Whether the conversations are searched for `needle` (stripped)."""
+    return len(needle) >= (MIN_CJK_CHARS if CJK_CHAR.search(needle) else MIN_CHARS)
+
+
 class MentionSearch(QObject):
     changed = Signal()  # the sessions found for the text now searched (or none are, any more)
 
@@ -43,16 +48,25 @@ class MentionSearch(QObject):
         needle, ids = self._found
         return ids if needle and needle == text.strip() else frozenset()
 
+    def searching(self, text: str) -> bool:
+        """Whether what the conversations say about `text` is still to come."""
+        needle = text.strip()
+        return long_enough(needle) and self._found[0] != needle
+
     def _ask(self) -> None:
         needle = self._wanted
-        if len(needle) < (MIN_CJK_CHARS if CJK_CHAR.search(needle) else MIN_CHARS):
+        if not long_enough(needle):
             if self._found[0]:
                 self._found = ("", frozenset())
                 self.changed.emit()
             return
         self.keeper.in_thread(self.store.sessions_mentioning, needle, name="search conversations", owner=self,
                               on_success=lambda ids: self._answered(needle, ids),
-                              on_failure=lambda error: log.warning("searching the conversations failed: %s", error))
+                              on_failure=lambda error: self._failed(needle, error))
+
+    def _failed(self, needle: str, error: BaseException) -> None:
+        log.warning("searching the conversations failed: %s", error)
+        self._answered(needle, set())  # found in none: the list no longer says it is searching
 
     def _answered(self, needle: str, ids: set[str]) -> None:
         if needle == self._wanted:  # not a text typed over since

@@ -534,7 +534,9 @@ class MainWindow(QMainWindow):
         mentioning = self.mentions.mentioning(search)
         rows = self.workspace.sessions()
         drafted = set(self.drafts.waiting) | {session_id for session_id, _ in self.pane_edits.waiting}  # (a plan edit)
-        self.sessions.show_rows(rows_matching(rows, search, mentioning), current, mentioning, drafted)
+        matching = rows_matching(rows, search, mentioning)
+        self.sessions.show_rows(matching, current, mentioning, drafted)
+        self.sessions.show_found(search, len(matching), len(rows), self.mentions.searching(search))
         self._waiting = sum(1 for row in rows if row.status == "waiting")
         shown = self.session.id if self.session is not None else None
         self._update_title(next((row.title for row in rows if row.id == shown), ""))

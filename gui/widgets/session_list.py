@@ -6,11 +6,13 @@ import re
 from collections.abc import Collection
 
 from core.store import SessionRow
+from core.text import one_line
 from gui.keys import keeps_escape
 from gui.qt import (
     QEvent,
     QHBoxLayout,
     QKeyEvent,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -19,6 +21,7 @@ from gui.qt import (
     QWidget,
     Signal,
 )
+from gui.session_search import MIN_CHARS, long_enough
 from gui.widgets.snug_button import SnugButton
 
 MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
@@ -80,6 +83,12 @@ class SessionList(QWidget):
         self.search.setPlaceholderText("Search sessions (Ctrl+K)")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.search_changed)
+        # What the search found: how many of the sessions, or none (an empty list said nothing, and
+        # whether the conversations were still being searched).
+        self.found = QLabel()
+        self.found.setObjectName("muted")  # (grey, as the theme has it)
+        self.found.setWordWrap(True)
+        self.found.setVisible(False)
         self.list = QListWidget()
         self.list.setAccessibleName("Sessions")
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -102,6 +111,7 @@ class SessionList(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.search)
+        layout.addWidget(self.found)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
 
@@ -122,6 +132,23 @@ class SessionList(QWidget):
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
         self._enable_row_buttons()
+
+    def show_found(self, search: str, shown: int, total: int, searching: bool) -> None:
+        """Under the search: how many of the `total` sessions it shows, and whether what their
+        conversations say is still being searched (`searching`)."""
+        search = search.strip()
+        if not search:
+            text = ""
+        elif shown:
+            text = f"{shown:,} of {total:,} sessions" + (" · searching their conversations…" if searching else "")
+        elif searching:
+            text = "No title matches · searching what the conversations say…"
+        else:
+            text = (f"No session matches “{one_line(search, 40)}”."
+                    + ("" if long_enough(search) else f" Conversations are searched from {MIN_CHARS} characters."))
+        self.found.setText(text)
+        self.found.setVisible(bool(text))
+        self.search.setAccessibleDescription(text)
 
     def _into_the_list(self) -> None:
         if self.list.count():

@@ -277,9 +277,13 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     window.refresh_sessions()
     assert set(window.sessions.ids()) == {quiet, failing}
 
+    found = window.sessions.found
+    assert not found.isVisible()
     qtbot.keyClicks(window.sessions.search, "Cannot Import")
     assert window.sessions.ids() == []  # no title says it: at once, nothing
+    assert found.isVisible() and found.text() == "No title matches · searching what the conversations say…"
     qtbot.waitUntil(lambda: window.sessions.ids() == [failing], timeout=WAIT)  # its conversation does
+    assert found.text() == "1 of 2 sessions"
     row = window.sessions.list.item(0)
     assert row.text().endswith("\n    said in its conversation") and "holds the text searched for" in row.toolTip()
 
@@ -291,8 +295,15 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     card = window.chat.cards["t1"]
     assert card.details.hasSelectedText() and card.details.selectedText() == "cannot import"
 
+    window.sessions.search.setText("Cannot Importt")  # a typo: said, once the conversations are searched too
+    qtbot.waitUntil(lambda: found.text() == "No session matches “Cannot Importt”.", timeout=WAIT)
+    window.sessions.search.setText("zq")
+    assert found.text() == "No session matches “zq”. Conversations are searched from 3 characters."
+    window.sessions.search.setText("parser")
+    assert found.text() == "1 of 2 sessions · searching their conversations…"
     window.sessions.search.setText("")  # every session again, none marked
     qtbot.waitUntil(lambda: set(window.sessions.ids()) == {quiet, failing}, timeout=WAIT)
+    assert not found.isVisible()
     assert not any(window.sessions.list.item(i).text().endswith("said in its conversation") for i in range(2))
     window.show_session(quiet)  # what was found was in the other conversation
     qtbot.waitUntil(lambda: shown_now(window) == quiet, timeout=WAIT)
