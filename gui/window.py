@@ -39,13 +39,14 @@ from core.session import (
     ENDED_ON_ERROR,
     CannotRun,
     Session,
+    SessionBusy,
     SessionConfig,
     WorkFolderMissing,
 )
 from core.spending import since_days, spending
 from core.store import DiskFull, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
-from core.text import capitalized
+from core.text import capitalized, one_line
 from core.transcript import transcript
 from gui.asides import Asides
 from gui.bridge import SessionBridge
@@ -116,6 +117,7 @@ log = logging.getLogger(__name__)
 FOLLOW_MS = 1500
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
+DELETE_LISTED = 8  # sessions named in the confirmation of a deletion of many (the rest counted)
 ALERT_SHOWN_MS = 15_000  # a run of another session that ended, said in the status bar
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
 NO_SESSION = ("<p><b>No session is open.</b></p>"
@@ -508,7 +510,7 @@ class MainWindow(QMainWindow):
         current = self.sessions.current_id()
         index = ids.index(current) + step if current in ids else 0
         if 0 <= index < len(ids):
-            self.sessions.list.setCurrentRow(index)
+            self.sessions.go_to_row(index)
 
     def find_session(self) -> None:
         self.show_sessions_list(True)
@@ -915,24 +917,71 @@ class MainWindow(QMainWindow):
         self.refresh_sessions()  # and the title
 
     def delete_session(self) -> None:
-        session_id = self.sessions.current_id()
-        if not session_id:
+        """The sessions selected in the list (else the current one), after the person confirms."""
+        ids = self.sessions.chosen_ids()
+        if not ids:
             return
-        row = self.workspace.store.session(session_id)
-        open_ = self.workspace.already_open(session_id)
-        running = ("It is running: its run is stopped first, and a command it runs now with it.\n\n"
-                   if open_ is not None and open_.running else "")
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete session",
-                          f"Delete “{row.title}”?\n\n{running}Its event log, the three files, its offloaded outputs "
-                          "and the copies kept to put the work folder's files back are removed; the work folder is "
-                          "not touched. This cannot be undone.",
+        titles = [self.workspace.store.session(session_id).title for session_id in ids]
+        running = [session_id for session_id in ids
+                   if (open_ := self.workspace.already_open(session_id)) is not None and open_.running]
+        if len(ids) == 1:
+            question = f"Delete “{titles[0]}”?"
+            its = "Its event log, the three files, its offloaded outputs and the copies kept"
+            stopped = ("It is running: its run is stopped first, and a command it runs now with it.\n\n"
+                       if running else "")
+        else:
+            shown = "\n".join(f"• {one_line(title, 70)}" for title in titles[:DELETE_LISTED])
+            more = f"\n• … and {len(ids) - DELETE_LISTED:,} more" if len(ids) > DELETE_LISTED else ""
+            question = f"Delete these {len(ids):,} sessions?\n\n{shown}{more}"
+            its = "Their event logs, their three files, offloaded outputs and the copies kept"
+            stopped = (f"{len(running):,} of them {'is' if len(running) == 1 else 'are'} running: their runs are "
+                       "stopped first, and the commands they run now with them.\n\n" if running else "")
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete session" if len(ids) == 1 else "Delete sessions",
+                          f"{question}\n\n{stopped}{its} to put the work folder's files back are removed; the "
+                          "work folder is not touched. This cannot be undone.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(session_id))
+        box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._delete(ids))
         open_once(box)
 
-    def _delete(self, session_id: str) -> None:
-        self._last_session_pending = False  # it may be the one being deleted
+    def _delete(self, ids: list[str]) -> None:
+        self._last_session_pending = False  # it may be one being deleted
+        shown_id = self.session.id if self.session is not None else None
+        for session_id in ids:
+            self._forget(session_id)
+        if shown_id in ids:
+            self.session = None
+            for pane in self.panes.values():
+                pane.bind(None)
+            self.status.show_state(None)
+            self._show_no_session()
+
+        def done(refusals: list[tuple[str, str]]) -> None:  # e.g. another Tripane runs one: it is kept
+            self.statusBar().clearMessage()
+            self.refresh_sessions()
+            if refusals:
+                self.tell("\n\n".join(message for _id, message in refusals))
+            if shown_id in {session_id for session_id, _message in refusals}:
+                self.show_session(shown_id)
+        self.keeper.run(self._delete_each(ids), on_success=done,
+                        on_failure=lambda error: done([(ids[0], str(error))]))
+
+    async def _delete_each(self, ids: list[str]) -> list[tuple[str, str]]:
+        """Delete them in turn, the window answering between two (hundreds may be selected); the
+        refusals, by session."""
+        refusals: list[tuple[str, str]] = []
+        for number, session_id in enumerate(ids, 1):
+            if len(ids) > 1:
+                self.statusBar().showMessage(f"Deleting sessions… {number:,} of {len(ids):,}")
+            try:
+                await self.workspace.delete(session_id)
+            except (SessionBusy, StoreError, OSError) as exc:
+                refusals.append((session_id, str(exc)))
+            await asyncio.sleep(0)
+        return refusals
+
+    def _forget(self, session_id: str) -> None:
+        """What the window keeps of a session being deleted: its questions, drafts, dialogs."""
         if self._opening == session_id:
             self._stop_opening()
         bridge = self.bridges.pop(session_id, None)
@@ -947,21 +996,6 @@ class MainWindow(QMainWindow):
         for dialog in self._work_changes_dialogs():  # its originals go with the session's folder
             if dialog.session.id == session_id:
                 dialog.close()
-        shown = self.session is not None and self.session.id == session_id
-        if shown:
-            self.session = None
-            for pane in self.panes.values():
-                pane.bind(None)
-            self.status.show_state(None)
-            self._show_no_session()
-
-        def refused(error: BaseException) -> None:  # e.g. another Tripane runs it: nothing was deleted
-            self.tell(str(error))
-            self.refresh_sessions()
-            if shown:
-                self.show_session(session_id)
-        self.keeper.run(self.workspace.delete(session_id), on_success=lambda _r: self.refresh_sessions(),
-                        on_failure=refused)
 
     def _take_question_away(self, session_id: str, qid: str) -> None:
         """Its question answered, or its session deleted: the dialog will not be shown again."""

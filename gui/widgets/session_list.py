@@ -9,8 +9,10 @@ from core.store import SessionRow
 from core.text import one_line
 from gui.keys import keeps_escape
 from gui.qt import (
+    QAbstractItemView,
     QEvent,
     QHBoxLayout,
+    QItemSelectionModel,
     QKeyEvent,
     QLabel,
     QLineEdit,
@@ -92,6 +94,10 @@ class SessionList(QWidget):
         self.list = QListWidget()
         self.list.setAccessibleName("Sessions")
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # Shift- and Ctrl-click select several, for Delete: a long-time user's hundreds of old
+        # sessions went one confirmation each. The current one is still the one shown.
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.list.itemSelectionChanged.connect(self._enable_row_buttons)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_list_current_item_changed)
         self.search.moved_down.connect(self._into_the_list)
@@ -101,7 +107,7 @@ class SessionList(QWidget):
         self.row_buttons = (rename, delete)  # for the selected session: off while none is
         new.setToolTip("New session (Ctrl+N)")
         rename.setToolTip("Rename the session (F2)")
-        delete.setToolTip("Delete the session (Delete)")
+        delete.setToolTip("Delete the selected sessions (Delete; Shift- or Ctrl-click selects several)")
         new.clicked.connect(self.new_requested)
         rename.clicked.connect(lambda: self.current_id() and self.rename_requested.emit(self.current_id()))
         delete.clicked.connect(lambda: self.current_id() and self.delete_requested.emit(self.current_id()))
@@ -118,18 +124,35 @@ class SessionList(QWidget):
     def show_rows(self, rows: list[SessionRow], current: str | None, mentioning: Collection[str] = (),
                   drafted: Collection[str] = ()) -> None:
         """`mentioning`: the sessions whose conversation holds the text searched for; `drafted`:
-        those a message half written to waits for."""
+        those a message half written to waits for.
+
+        The same sessions in the same order (a run's events change their state) are updated in
+        place: rebuilt, the list lost the person's Shift-click anchor mid-selection. The person's
+        selection is kept, unless the window moved to another session (a new one, Ctrl+PgDown):
+        then it is that one alone."""
+        current = current or ""
+        moved = current != self.current_id()
         self.list.blockSignals(True)
-        self.list.clear()
-        for row in rows:
+        if [row.id for row in rows] != self.ids():
+            selected = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
+            self.list.clear()
+            for row in rows:
+                item = QListWidgetItem()
+                item.setData(Qt.ItemDataRole.UserRole, row.id)
+                self.list.addItem(item)
+                item.setSelected(row.id in selected and not moved)
+        for index, row in enumerate(rows):
             inside = row.id in mentioning
-            item = QListWidgetItem(row_text(row, row.id in drafted) + ("\n    said in its conversation" if inside else ""))
-            item.setData(Qt.ItemDataRole.UserRole, row.id)
+            item = self.list.item(index)
+            item.setText(row_text(row, row.id in drafted) + ("\n    said in its conversation" if inside else ""))
             item.setToolTip(f"{row.task[:500]}\n\nWork folder: {row.workdir}\nModel: {row.model}"
                             + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))
-            self.list.addItem(item)
-            if row.id == current:
-                self.list.setCurrentItem(item)
+            if row.id == current and (moved or self.list.currentItem() is None):
+                self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.ClearAndSelect if moved
+                                         else QItemSelectionModel.SelectionFlag.NoUpdate)
+        if moved and current not in self.ids():  # none shown, or one the search leaves out
+            self.list.selectionModel().clearCurrentIndex()
+            self.list.clearSelection()
         self.list.blockSignals(False)
         self._enable_row_buttons()
 
@@ -154,18 +177,31 @@ class SessionList(QWidget):
         if self.list.count():
             self.list.setFocus()
             if self.list.currentItem() is None:
-                self.list.setCurrentRow(0)
+                self.go_to_row(0)
 
     def _choose(self) -> None:
         if not self.list.count():
             return
         if self.list.currentItem() is None:
-            self.list.setCurrentRow(0)  # (opens it)
+            self.go_to_row(0)  # (opens it)
         self.session_chosen.emit(self.current_id())
 
     def _enable_row_buttons(self) -> None:
-        for button in self.row_buttons:
-            button.setEnabled(self.list.currentItem() is not None)
+        rename, delete = self.row_buttons
+        chosen = len(self.chosen_ids())
+        rename.setEnabled(chosen == 1)  # (of the current one)
+        delete.setEnabled(chosen > 0)
+
+    def chosen_ids(self) -> list[str]:
+        """The sessions Delete acts on, in the list's order: those selected, else the current one."""
+        selected = [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())
+                    if self.list.item(i).isSelected()]
+        current = self.current_id()
+        return selected or ([current] if current else [])
+
+    def go_to_row(self, row: int) -> None:
+        """Make row `row` the current one (which shows it), and the only one selected."""
+        self.list.setCurrentRow(row, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def current_id(self) -> str:
         item = self.list.currentItem()

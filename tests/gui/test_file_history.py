@@ -133,6 +133,6 @@ def test_the_progress_history_grows_as_the_run_appends_and_offers_no_restore(qtb
     assert dialog.chosen_version() == session.read_file(PROGRESS)[1]  # the newest stayed chosen
 
     # Deleting the session closes its histories.
-    window._delete(session.id)
+    window._delete([session.id])
     assert not window.histories.open
 

@@ -89,7 +89,7 @@ def test_a_session_deleted_while_it_opens_is_not_shown(qtbot, make_window, workd
     earlier = recorded_earlier(tmp_path / "data", workdir, "Port the parser", turns=1_500)
     window = make_window(ScriptedModel([]))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(earlier))  # starts opening it
+    window.sessions.go_to_row(window.sessions.ids().index(earlier))  # starts opening it
     assert "Opening “Port the parser” …" in chat_says(window) and "No session" not in chat_says(window)
     window.delete_session()
     qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
@@ -120,7 +120,7 @@ def test_a_session_that_cannot_be_replayed_says_why_and_keeps_the_one_shown(qtbo
     session_id, why = broken(window, workdir, tmp_path)
     window.refresh_sessions()
 
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(session_id))
+    window.sessions.go_to_row(window.sessions.ids().index(session_id))
     qtbot.waitUntil(lambda: any(box.isVisible() for box in window.findChildren(QMessageBox)), timeout=WAIT)
     told = next(box for box in window.findChildren(QMessageBox) if box.isVisible()).text()
     assert f"{session_id} cannot be opened" in told and why in told
@@ -287,7 +287,7 @@ def test_the_sessions_search_finds_what_a_conversation_says_and_shows_where(qtbo
     row = window.sessions.list.item(0)
     assert row.text().endswith("\n    said in its conversation") and "holds the text searched for" in row.toolTip()
 
-    window.sessions.list.setCurrentRow(0)
+    window.sessions.go_to_row(0)
     qtbot.waitUntil(lambda: shown_now(window) == failing, timeout=WAIT)
     bar = window.chat_find
     qtbot.waitUntil(lambda: bar.property("found") == "yes", timeout=WAIT)
@@ -334,7 +334,7 @@ def test_a_session_opened_from_the_search_shows_the_match_near_its_end_in_view(q
     window.refresh_sessions()
     qtbot.keyClicks(window.sessions.search, "plain sum")
     qtbot.waitUntil(lambda: window.sessions.ids() == [noted], timeout=WAIT)
-    window.sessions.list.setCurrentRow(0)
+    window.sessions.go_to_row(0)
     qtbot.waitUntil(lambda: window.chat_find.property("found") == "yes", timeout=WAIT)
     qtbot.wait(200)  # the unfolded card laid out
     details = window.chat.cards["f1"].details

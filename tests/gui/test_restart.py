@@ -62,7 +62,7 @@ def test_a_killed_and_restarted_app_shows_the_session_and_its_pending_question(q
 def test_a_command_approved_after_the_restart_runs(qtbot, make_window, settings, tmp_path, workdir):
     killed_at_its_question(tmp_path, settings, workdir, "approval")
     window = make_window(ScriptedModel([reply("", call("task_done", summary="ran it"))]))
-    window.sessions.list.setCurrentRow(0)
+    window.sessions.go_to_row(0)
     qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=10_000)
     dialog = next(iter(window.dialogs.values()))
     assert dialog.question.reason == "approval"

@@ -375,7 +375,7 @@ def test_the_session_shown_at_closing_is_shown_at_the_next_start(qtbot, make_win
     first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
     second = window.start_session(SessionConfig(task="Write release notes", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: first.state.ended and second.state.ended, timeout=WAIT)
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(first.id))
+    window.sessions.go_to_row(window.sessions.ids().index(first.id))
     assert window.session.id == first.id
     window.close_now()
 
@@ -422,12 +422,58 @@ def test_sessions_can_be_searched_renamed_and_deleted(qtbot, make_window, workdi
     window.refresh_sessions()
     assert any("Release notes 1.2" in window.sessions.list.item(i).text() for i in range(window.sessions.list.count()))
 
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(first.id))
+    window.sessions.go_to_row(window.sessions.ids().index(first.id))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
     window.delete_session()
     qtbot.waitUntil(lambda: window.sessions.ids() == [second.id], timeout=WAIT)
     assert not first.dir.exists() and second.dir.exists()
     assert window.session is None or window.session.id != first.id
+
+
+def test_several_sessions_selected_with_ctrl_and_shift_clicks_are_deleted_with_one_confirmation(
+        qtbot, make_window, workdir, monkeypatch):
+    from core.run_lock import run_lock
+
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    window.show()
+    tasks = ["Port the parser", "Fix the login page", "Tidy the imports", "Write release notes", "Add the CSV export"]
+    sessions = [window.start_session(SessionConfig(task=task, model="scripted", workdir=workdir)) for task in tasks]
+    qtbot.waitUntil(lambda: all(s.state.ended for s in sessions) and window.session is sessions[-1], timeout=WAIT)
+    listing = window.sessions.list
+    ids = window.sessions.ids()  # newest first: CSV export, release notes, imports, login page, parser
+
+    def click(row: int, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+        qtbot.mouseClick(listing.viewport(), Qt.MouseButton.LeftButton, modifier,
+                         listing.visualItemRect(listing.item(row)).center())
+
+    click(1)
+    click(3, Qt.KeyboardModifier.ShiftModifier)  # rows 1 to 3
+    click(2, Qt.KeyboardModifier.ControlModifier)  # but not row 2
+    assert window.sessions.chosen_ids() == [ids[1], ids[3]]
+    rename, delete = window.sessions.row_buttons
+    assert not rename.isEnabled() and delete.isEnabled()  # rename is of one session
+    window.refresh_sessions()  # as a run's events do: the selection stays
+    assert window.sessions.chosen_ids() == [ids[1], ids[3]]
+
+    held = run_lock(window.workspace.data_dir, ids[3])  # another Tripane runs that one: it is kept
+    held.acquire()
+    asked = []
+    monkeypatch.setattr(QMessageBox, "open", lambda box: asked.append(box.text()) or box.done(QMessageBox.StandardButton.Yes))
+    told = []
+    monkeypatch.setattr(window, "tell", told.append)
+    window.delete_session()
+    assert asked[0].startswith("Delete these 2 sessions?\n\n• Write release notes\n• Fix the login page\n\n")
+    assert "Their event logs, their three files" in asked[0]
+    qtbot.waitUntil(lambda: window.sessions.ids() == [ids[0], ids[2], ids[3], ids[4]], timeout=WAIT)
+    assert told and "is being run by another Tripane" in told[0]
+    held.release()
+    by_id = {s.id: s for s in sessions}
+    assert not by_id[ids[1]].dir.exists() and by_id[ids[3]].dir.exists() and by_id[ids[0]].dir.exists()
+
+    window.show_session_beside(1)  # moved to another session from the keyboard: it alone is chosen
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id == window.sessions.current_id(),
+                    timeout=WAIT)
+    assert window.sessions.chosen_ids() == [window.sessions.current_id()] and rename.isEnabled()
 
 
 def test_deleting_the_shown_session_mid_run_stops_it_and_leaves_nothing_to_send_or_stop(
@@ -975,7 +1021,7 @@ def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_wind
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     session = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.ended and window.session is session, timeout=WAIT)
-    window.sessions.list.setCurrentRow(0)
+    window.sessions.go_to_row(0)
 
     for _ in range(3):
         for open_one in (window.new_session, window.rename_session, window.delete_session,

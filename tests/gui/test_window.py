@@ -683,7 +683,7 @@ def test_deleting_a_session_that_waits_for_an_answer_takes_its_question_away(qtb
     session = start(window, workdir, approval="ask")
     dialog = wait_for_dialog(qtbot, window, "approval")
 
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(session.id))
+    window.sessions.go_to_row(window.sessions.ids().index(session.id))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
     window.delete_session()
     qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)

@@ -133,7 +133,7 @@ def changes_after_writing(qtbot, make_window, workdir, *names: str):
 
 def test_deleting_the_session_closes_its_changes_window(qtbot, make_window, workdir, monkeypatch):
     window, session, dialog = changes_after_writing(qtbot, make_window, workdir, "one.txt")
-    window.sessions.list.setCurrentRow(window.sessions.ids().index(session.id))
+    window.sessions.go_to_row(window.sessions.ids().index(session.id))
     monkeypatch.setattr(QMessageBox, "open", lambda box: box.done(QMessageBox.StandardButton.Yes))
     window.delete_session()
     qtbot.waitUntil(lambda: window.sessions.ids() == [], timeout=WAIT)
