@@ -203,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="put these files (or the PATHS) back as they were before the session (a file the agent "
                               "created is removed); the agent is told at its next step")
     changes.add_argument("--why", default="", help="with --put-back: why, for the agent to read")
+    delete = commands.add_parser("delete", help="delete sessions: their event logs, three files, offloads and copies "
+                                                "(the work folder is not touched)", parents=[common])
+    delete.add_argument("sessions", nargs="+", metavar="SESSION", help="session ids or unique prefixes")
+    delete.add_argument("--yes", "-y", action="store_true",
+                        help="without asking (which a script, not at a terminal, must say)")
     show = commands.add_parser("show", help="print a session's events and where its files are", parents=[common])
     show.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     shown_as = show.add_mutually_exclusive_group()
@@ -305,6 +310,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _spending(store, data_dir, args)
         if args.command == "import":
             return _import(store, data_dir, args.file)
+        if args.command == "delete":
+            return _delete(store, data_dir, args.sessions, args.yes)
         if args.command == "export":
             from core.export import export_session
 
@@ -368,6 +375,39 @@ def _list_sessions(store, data_dir: Path, search: str = "") -> int:
         said = "  (said in its conversation)" if row.id in mentioning else ""
         print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}{said}")
     return EXIT_DONE
+
+
+def _delete(store, data_dir: Path, prefixes: list[str], confirmed: bool) -> int:
+    """Each session named, after the person confirms (at a terminal) or said --yes; one another
+    Tripane runs is kept and said."""
+    from core.run_lock import live_status
+    from core.session import SessionBusy, delete_session
+
+    rows = live_status(data_dir, list({row.id: row for row in map(store.find_session, prefixes)}.values()))
+    for row in rows:
+        print(f"{row.id}  {row.status:<14} {row.title}")
+    if not confirmed:
+        if not sys.stdin.isatty():
+            print("tripane: deleting cannot be undone: run it at a terminal to be asked, or add --yes", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            answer = input(f"Delete {'this session' if len(rows) == 1 else f'these {len(rows)} sessions'}? "
+                           "This cannot be undone. [y/N] ")
+        except EOFError:  # Ctrl+D
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return EXIT_DONE
+    kept = 0
+    for row in rows:
+        try:
+            delete_session(store, data_dir, row.id)
+        except SessionBusy as busy:
+            kept += 1
+            print(f"Kept {row.id}: {busy}", file=sys.stderr)
+        else:
+            print(f"Deleted {row.id}")
+    return EXIT_FAILED if kept else EXIT_DONE
 
 
 def _import(store, data_dir: Path, source: Path) -> int:

@@ -50,7 +50,7 @@ from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
 from core.originals import Change
-from core.paths import missing_work_folder, session_dir
+from core.paths import missing_work_folder, remove_folder, session_dir
 from core.providers import model_window
 from core.reasoning import check_effort
 from core.render import model_change_details
@@ -153,6 +153,18 @@ def take_run_lock(lock: FileLock, session_id: str, wait_s: float = LOCK_WAIT_S) 
         raise SessionBusy(
             f"Session {session_id} is being run by another Tripane (another window, or `tripane run` / "
             "`tripane resume` in a terminal). Wait for it to stop, or stop it there.") from None
+
+
+def delete_session(store: Store, data_dir: Path, session_id: str) -> None:
+    """Remove a session that is not open here: its events and its folder (the three files,
+    offloads, copies). SessionBusy, and nothing removed, while another Tripane runs it."""
+    lock = run_lock(data_dir, session_id)
+    take_run_lock(lock, session_id)  # not from under another Tripane running it
+    try:
+        store.delete_session(session_id)
+    finally:
+        lock.release(force=True)  # before the folder goes: Windows cannot delete a held file
+    remove_folder(session_dir(data_dir, session_id))
 
 
 def usable_workdir(folder: str | Path) -> Path:

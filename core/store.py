@@ -401,8 +401,8 @@ class Store:
         with self._guard():
             rows = list(self.db.query("SELECT * FROM sessions WHERE id LIKE ? || '%'", [prefix]))
         if len(rows) != 1:
-            what = "no session" if not rows else f"{len(rows)} sessions"
-            raise StoreError(f"{what} match {prefix!r}")
+            what = "no session matches" if not rows else f"{len(rows)} sessions match"
+            raise StoreError(f"{what} {prefix!r}" + (" (give more of the id: tripane sessions lists them)" if rows else ""))
         return SessionRow(**rows[0])
 
     def delete_session(self, session_id: str) -> None:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
-from core.paths import DB_NAME, remove_folder, session_dir
-from core.run_lock import live_status, run_by_nobody, run_lock
-from core.session import Session, SessionConfig, take_run_lock
+from core.paths import DB_NAME
+from core.run_lock import live_status, run_by_nobody
+from core.session import Session, SessionConfig, delete_session
 from core.store import SessionRow, Store
 
 if TYPE_CHECKING:
@@ -140,13 +140,7 @@ class Workspace:
         session = self._open.pop(session_id, None)
         if session is not None:
             await session.close()
-        lock = run_lock(self.data_dir, session_id)
-        take_run_lock(lock, session_id)  # not from under another Tripane running it
-        try:
-            self.store.delete_session(session_id)
-        finally:
-            lock.release(force=True)  # before the folder goes: Windows cannot delete a held file
-        remove_folder(session_dir(self.data_dir, session_id))
+        delete_session(self.store, self.data_dir, session_id)
 
     async def close(self) -> None:
         self._closing = True

@@ -524,6 +524,51 @@ def test_on_a_terminal_a_running_command_shows_its_output_as_it_goes(tmp_path):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux desktops need DISPLAY or WAYLAND_DISPLAY")
+def three_sessions(data_dir: Path, work: Path) -> list[str]:
+    from core.scripted import ScriptedModel
+    from core.session import Session, SessionConfig
+
+    store = Store(data_dir / "tripane.db")
+    ids = [Session.create(store, data_dir, SessionConfig(task=task, model="scripted", workdir=work), ScriptedModel([])).id
+           for task in ("Port the parser", "Fix the login page", "Tidy the imports")]
+    store.close()
+    return ids
+
+
+def test_delete_asks_or_takes_yes_and_keeps_a_session_another_tripane_runs(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    parser, login, imports = three_sessions(tmp_path, work)
+    code, out, err = finish(tripane("delete", parser, data_dir=tmp_path))  # not at a terminal: nobody to ask
+    assert code == 2 and "run it at a terminal to be asked, or add --yes" in err
+    assert (tmp_path / "sessions" / parser).is_dir()
+
+    with FileLock(str(tmp_path / "sessions" / imports / RUN_LOCK)):  # another Tripane runs it
+        code, out, err = finish(tripane("delete", parser, imports[:20], "--yes", data_dir=tmp_path))
+    assert code == 1
+    assert f"Deleted {parser}" in out and f"Kept {imports}: Session {imports} is being run by another Tripane" in err
+    assert {row.id for row in Store(tmp_path / "tripane.db").sessions()} == {login, imports}
+    assert not (tmp_path / "sessions" / parser).exists() and (tmp_path / "sessions" / imports).is_dir()
+    assert work.is_dir()  # the work folder is not touched
+
+    code, _, err = finish(tripane("delete", "2", "--yes", data_dir=tmp_path))  # both ids start so
+    assert code == 2 and "2 sessions match '2'" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_delete_at_a_terminal_asks_first(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    parser, login, _imports = three_sessions(tmp_path, work)
+    code, seen = on_a_terminal(["delete", parser, login], tmp_path, {b"[y/N]": b"n\n"})
+    assert code == 0 and b"Delete these 2 sessions? This cannot be undone." in seen and b"Nothing deleted." in seen
+    assert b"Port the parser" in seen and b"Fix the login page" in seen  # what would go, shown first
+    assert (tmp_path / "sessions" / parser).is_dir()
+    code, seen = on_a_terminal(["delete", parser], tmp_path, {b"[y/N]": b"y\n"})
+    assert code == 0 and f"Deleted {parser}".encode() in seen
+    assert not (tmp_path / "sessions" / parser).exists() and (tmp_path / "sessions" / login).is_dir()
+
+
 def test_without_a_display_tripane_explains_instead_of_crashing(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     result = subprocess.run([sys.executable, "-m", "core.cli", "--data-dir", str(tmp_path)], cwd=ROOT, env=env,
