@@ -58,6 +58,19 @@ def session_dir(data_dir: Path, session_id: str) -> Path:
     return data_dir / "sessions" / session_id
 
 
+def data_dir_of(session_folder: Path) -> Path:
+    """The data folder a session's folder (session_dir's) is in."""
+    return session_folder.parent.parent
+
+
+def within(path: Path, folder: Path) -> Path | None:
+    """`path` relative to `folder` (both resolved) when it is in it, or is it; else None."""
+    try:
+        return path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return None
+
+
 @cache
 def resource_text(*parts: str) -> str:
     node = resources.files("resources")

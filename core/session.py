@@ -50,7 +50,13 @@ from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
 from core.originals import Change
-from core.paths import missing_work_folder, remove_folder, session_dir
+from core.paths import (
+    data_dir_of,
+    missing_work_folder,
+    remove_folder,
+    session_dir,
+    within,
+)
 from core.providers import model_window
 from core.reasoning import check_effort
 from core.render import model_change_details
@@ -167,11 +173,20 @@ def delete_session(store: Store, data_dir: Path, session_id: str) -> None:
     remove_folder(session_dir(data_dir, session_id))
 
 
-def usable_workdir(folder: str | Path) -> Path:
-    """The folder as a session's work folder (absolute), or ValueError saying why it cannot be."""
+TRIPANES_OWN_FOLDERS = ("sessions", "memory", "logs")  # of its data folder
+
+
+def usable_workdir(folder: str | Path, data_dir: Path | None = None) -> Path:
+    """The folder as a session's work folder (absolute), or ValueError saying why it cannot be.
+    `data_dir`: Tripane's data folder, which it may hold (a home folder does) or be in (a project
+    folder kept beside the data), but not be, nor be in its own folders."""
     workdir = Path(folder).expanduser().resolve()
     if not workdir.is_dir():
         raise ValueError(f"the workdir {workdir} does not exist or is not a folder")
+    if data_dir is not None and (workdir == data_dir.resolve() or any(
+            within(workdir, data_dir / own) is not None for own in TRIPANES_OWN_FOLDERS)):
+        raise ValueError(f"the workdir {workdir} is Tripane's own data folder, or one of its folders: choose the "
+                         "project's folder")
     if shown_text(str(workdir)) != str(workdir):  # the log, progress.md and every request are UTF-8
         raise ValueError(f"the workdir's path {shown_text(str(workdir))} is not UTF-8 text (a name from an older "
                          "system): rename that folder, or choose one whose path is")
@@ -231,7 +246,7 @@ class Session:
     @classmethod
     def create(cls, store: Store, data_dir: Path, config: SessionConfig, model: ModelClient,
                **kwargs) -> Session:
-        workdir = usable_workdir(config.workdir)
+        workdir = usable_workdir(config.workdir, data_dir)
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, _claim_session_id(store, data_dir, config), model, **kwargs)
         start = SessionStarted(
@@ -557,7 +572,7 @@ class Session:
         computer): tools work there from the next call on, and the agent is told. Not while the
         run works (a command may be running in the old place). None when it is there already."""
         self._not_while_working("The work folder can be moved")
-        workdir = str(usable_workdir(folder))
+        workdir = str(usable_workdir(folder, data_dir_of(self.dir)))
         if workdir == self.state.workdir:
             return None
         event = WorkdirMoved(workdir=workdir, previous=self.state.workdir)

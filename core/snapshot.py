@@ -21,6 +21,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -32,7 +33,7 @@ from core.diffs import DIFFED_FILES, TOLD_DIFF_CONTEXT, bytes_diff_lines
 from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
 from core.originals import Change, bytes_now, write_back
-from core.paths import remove_folder
+from core.paths import data_dir_of, remove_folder, within
 
 SNAPSHOT_DIR = "snapshot.git"
 # Beside the copy's own index: the folder as the agent last left it (mark()), to tell what the next
@@ -94,7 +95,8 @@ class WorkFolderSnapshot:
             self._git(workdir, "init", "--quiet", "--bare", "--template=", str(self.git_dir), bare_init=True)
             (self.git_dir / "info").mkdir(exist_ok=True)
             (self.git_dir / "info" / "attributes").write_text(NO_CONVERSIONS, encoding="utf-8")
-            (self.git_dir / "info" / "exclude").write_text(ALWAYS_LEFT_OUT, encoding="utf-8")
+            (self.git_dir / "info" / "exclude").write_text(ALWAYS_LEFT_OUT + self._data_folder_within(workdir),
+                                                            encoding="utf-8")
             if too_large := self._too_large(workdir):
                 remove_folder(self.git_dir)
                 self._write_note({"not_kept": too_large})
@@ -110,6 +112,15 @@ class WorkFolderSnapshot:
             return
         shutil.copyfile(self.git_dir / "index", self.git_dir / MARKED_INDEX)
         self._write_note({"tree": tree, "put_back": [], "nested": nested})
+
+    def _data_folder_within(self, workdir: Path) -> str:
+        """Tripane's data folder, as the copy leaves it out, when the work folder holds it (a home
+        folder does): the copy would hold its own growing self, and every step Tripane's own
+        writes, the database and this session's files, were told the agent as changed by another."""
+        inside = within(data_dir_of(self.git_dir.parent), workdir)
+        if inside is None or not inside.parts:
+            return ""
+        return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", inside.as_posix()) + "/\n"
 
     def _repositories_within(self, workdir: Path) -> list[str]:
         """The folders of the work folder that are git repositories of their own (a clone, a

@@ -96,7 +96,7 @@ from core.memory import MIN_SCORE, progress
 from core.memory.layers import Episode, sections_of
 from core.memory.working import PLAN, PROGRESS, WorkingMemory
 from core.originals import Originals
-from core.paths import missing_work_folder, resource_text
+from core.paths import data_dir_of, missing_work_folder, resource_text
 from core.providers import model_window
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
@@ -839,6 +839,7 @@ class AgentLoop(Delegation):
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
             changing_on_their_own=frozenset(self._changing_in_background),
+            data_dir=data_dir_of(self.session_dir),
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from core.diffs import diff_told
 from core.events import AGENT_FILES_NAMED, COMMAND_DIFF_HEAD, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
+from core.paths import within
 from core.text import os_path
 from core.tools.registry import ToolError
 
@@ -69,6 +70,9 @@ class ToolContext:
     # Files a process the commands left running changes at every step (a server's log): a command
     # is not said to have changed them.
     changing_on_their_own: frozenset[str] = frozenset()
+    # Tripane's data folder, which the work folder may hold (a home folder does): not written by
+    # the file tools (None: not checked).
+    data_dir: Path | None = None
 
     def saw(self, target: Path) -> None:
         """The agent read or wrote `target` (a path `resolve` gave): as it is now, it is what it knows."""
@@ -154,7 +158,13 @@ class ToolContext:
             if name not in FILES:
                 raise ToolError(f"Unknown session file {name!r}: the session files are {', '.join(FILES)}.")
             return self.memory.path(name)
-        return confine(self.workdir, path, "the workdir")
+        target = confine(self.workdir, path, "the workdir")
+        if write and self.data_dir is not None and within(target, self.data_dir) is not None \
+                and within(self.workdir, self.data_dir) is None:
+            raise ToolError(f"Refused: {path!r} is in Tripane's own data folder ({self.data_dir}), which the work folder "
+                            "holds: its database and the sessions' files are Tripane's to write (the plan and "
+                            "findings through plan_update and findings_add). Work on the project's files.")
+        return target
 
     def resolve_folder(self, path: str) -> Path:
         """A folder to walk, named as `resolve` takes it."""

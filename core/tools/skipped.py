@@ -33,6 +33,9 @@ class Skipper:
     folders_skipped: int = 0
     files_ignored: int = 0
     gitignore: bool = True  # off for a walk of a folder .gitignore excludes: the agent asked for it
+    # Tripane's own data folder, when the work folder holds it (a home folder does): its database
+    # and every session's files are no part of the project (None: not checked).
+    data_dir: Path | None = None
     _top: Path | None = None  # the git repository's top folder (the workdir outside one)
     _specs: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
     _in_folder: dict[Path, list[tuple[Path, pathspec.GitIgnoreSpec]]] = field(default_factory=dict)
@@ -82,6 +85,8 @@ class Skipper:
         if name in DEPENDENCY_FOLDERS:
             return DEPENDENCY_FOLDERS[name]
         path = folder / name
+        if self.data_dir is not None and path == self.data_dir:
+            return "Tripane's own data folder"
         for marker, why in MARKER_FILES.items():
             if (path / marker).is_file():
                 return why

@@ -25,6 +25,7 @@ from gui.qt import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     Qt,
@@ -35,6 +36,9 @@ from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.workspace import connection_test_client
+
+HOME_NOTE = ("This is your home folder: the agent may read and change any of your files. A project's own folder "
+             "keeps its work there.")
 
 
 def proposed_workdir(last_used: str, cwd: Path, from_terminal: bool) -> str:
@@ -77,6 +81,13 @@ class NewSessionDialog(QDialog):
         self.workdir = self.recent.lineEdit()
         self.workdir.setText(proposed_workdir(prefs.workdir, Path.cwd(), started_from_terminal()))
         form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
+        # Home is what a first start offers: said, as the agent may then change any of the person's files.
+        self.folder_note = QLabel(HOME_NOTE)
+        self.folder_note.setObjectName("warning")
+        self.folder_note.setWordWrap(True)
+        form.addRow("", self.folder_note)
+        self.form = form
+        self.workdir.textChanged.connect(self._show_folder_note)
         # The model, the server it goes to and its key, as in Settings: a model other than the
         # Settings one goes to the server it was used at (none: its provider's own), shown and
         # editable; one whose key is not stored yet says so, and takes it here.
@@ -102,6 +113,7 @@ class NewSessionDialog(QDialog):
         self.workdir.textChanged.connect(self._show_instructions)
         self._show_instructions()
         layout.addLayout(form)
+        self._show_folder_note()  # (once in the dialog: shown before, a parentless label is a window of its own)
         layout.addWidget(self.error)
         self.create_folder = QPushButton("Create the folder and start")
         self.create_folder.setVisible(False)
@@ -145,6 +157,13 @@ class NewSessionDialog(QDialog):
         self.create_folder.setVisible(False)
         self.error.setText("")
         self._accept()
+
+    def _show_folder_note(self) -> None:
+        try:
+            home = Path(self.workdir.text().strip() or ".").expanduser().resolve() == Path.home().resolve()
+        except (OSError, RuntimeError):  # (a path that cannot be resolved: not home)
+            home = False
+        self.form.setRowVisible(self.folder_note, home)
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""

@@ -625,3 +625,53 @@ def test_at_most_ten_changed_files_are_diffed_a_git_call_each(tmp_path):
     diffs = copy.diffs_since_mark(workdir, [f"f{n:02}.txt" for n in range(DIFFED_FILES + 2)])
     assert sorted(diffs) == [f"f{n:02}.txt" for n in range(DIFFED_FILES)]
     assert diffs["f00.txt"] == ["@@ -1 +1 @@", "-before", "+after"]
+
+
+async def test_a_work_folder_holding_tripanes_data_folder_leaves_it_out(tmp_path):
+    """A home folder as the work folder holds Tripane's data folder (~/Library/Tripane): its
+    copy held its own growing self, and at every step Tripane's own writes were told the agent as
+    changed by another; the file tools do not write there either."""
+    from core.events import CommandChangedFiles, FilesChangedOutside, ToolResult
+    from core.paths import DB_NAME
+    from core.store import Store
+
+    home = tmp_path / "home me"  # (a space, which the left-out path escapes)
+    data_dir = home / "Library" / "Tripane [test]"  # (as on macOS: not a hidden folder)
+    data_dir.mkdir(parents=True)
+    (home / "notes.txt").write_text("mine\n", encoding="utf-8")
+    store = Store(data_dir / DB_NAME)
+    model = ScriptedModel([
+        command("open('made.txt', 'w').write('new')"),
+        reply("", call("file_list")),
+        reply("", call("file_write", path="Library/Tripane [test]/tripane.db", content="gone")),
+        command("open('notes.txt', 'a').write('more')"),
+        reply("", call("task_done", summary="done")),
+    ])
+    session = make_session(store, data_dir, home, model, approval="all")
+    assert await session.run() == "done"
+
+    told = events_of(session, CommandChangedFiles)
+    assert [(e.changed, e.created, e.deleted) for e in told] == [((), ("made.txt",), ()), (("notes.txt",), (), ())]
+    assert not events_of(session, FilesChangedOutside)  # Tripane's own writes between the steps are not told
+    listed = next(e for e in events_of(session, ToolResult) if e.name == "file_list").content
+    assert listed.startswith("made.txt\nnotes.txt\n") and "tripane.db" not in listed  # nor listed
+    assert "Library/Tripane [test]/ (Tripane's own data folder)" in listed
+    refused = next(e for e in events_of(session, ToolResult) if e.name == "file_write")
+    assert not refused.ok and "is in Tripane's own data folder" in refused.content
+    assert store.sessions()[0].id == session.id  # the database is as Tripane left it
+    copied = WorkFolderSnapshot(session.dir)._git(home, "ls-tree", "-r", "--name-only", snapshot_module.COPY_REF)
+    assert copied.split() == [b"notes.txt"]
+    store.close()
+
+
+def test_tripanes_data_folder_or_its_own_folders_are_refused_as_a_work_folder(store, data_dir):
+    from core.session import usable_workdir
+
+    inside = data_dir / "sessions"
+    inside.mkdir(exist_ok=True)
+    for refused in (inside, data_dir):
+        with pytest.raises(ValueError, match="is Tripane's own data folder, or one of its folders"):
+            make_session(store, data_dir, refused, ScriptedModel([]))
+    assert usable_workdir(data_dir.parent, data_dir) == data_dir.parent.resolve()  # holding it is fine
+    (data_dir / "projects" / "shop").mkdir(parents=True)  # and so is being beside it
+    assert usable_workdir(data_dir / "projects" / "shop", data_dir) == (data_dir / "projects" / "shop").resolve()

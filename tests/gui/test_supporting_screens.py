@@ -972,6 +972,26 @@ def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(q
     assert dialog.config.project_instructions is False
 
 
+def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtbot, workdir, tmp_path, monkeypatch):
+    from gui.dialogs.new_session import HOME_NOTE, NewSessionDialog
+    from gui.settings import Preferences
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))  # (Windows)
+    monkeypatch.setattr("gui.dialogs.new_session.started_from_terminal", lambda: False)  # (from a launcher)
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini"))  # a first start: home is offered
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.workdir.text() == str(home)
+    assert dialog.folder_note.isVisible() and dialog.folder_note.text() == HOME_NOTE
+    dialog.workdir.setText(str(workdir))
+    assert not dialog.folder_note.isVisible()
+    dialog.workdir.setText("~/")
+    assert dialog.folder_note.isVisible()
+
+
 def test_a_few_requests_are_a_few_narrow_bars(qtbot):
     from gui.dialogs.inspector import BAR_STEP_MAX, TokenChart
     from gui.qt import QColor
