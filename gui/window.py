@@ -101,6 +101,7 @@ from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
 from gui.theme import apply_theme, shown_theme
+from gui.typing_watch import TypingWatch
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
@@ -117,6 +118,7 @@ log = logging.getLogger(__name__)
 FOLLOW_MS = 1500
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
+QUESTION_AFTER_TYPING_POLL_MS = 300  # how often a question held while the person types looks for a pause
 DELETE_LISTED = 8  # sessions named in the confirmation of a deletion of many (the rest counted)
 ALERT_SHOWN_MS = 15_000  # a run of another session that ended, said in the status bar
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
@@ -170,6 +172,11 @@ class MainWindow(QMainWindow):
         self.bridges: dict[str, SessionBridge] = {}
         # The open questions' dialogs, by session and question: each session numbers its own (q15 in two)
         self.dialogs: dict[tuple[str, str], QuestionDialog] = {}
+        # Questions that came while the person typed in the window, shown once they pause.
+        self.typing_watch = TypingWatch(self)
+        self._held_questions: list[tuple[Session, HumanQuestion]] = []
+        self._questions_after_typing = QTimer(self, singleShot=True, interval=QUESTION_AFTER_TYPING_POLL_MS)
+        self._questions_after_typing.timeout.connect(self._ask_after_typing)
         self._plan_edit_answers: dict[str, tuple[str, str]] = {}  # session → the 3-Strike question a plan save answers
         self.inspector: ContextInspector | None = None
         self._task_not_started = ""  # a task typed in the New session window, closed without starting
@@ -215,6 +222,8 @@ class MainWindow(QMainWindow):
             FINDINGS: FilePane(FINDINGS, "Findings", self.keeper, editable=True),
             PROGRESS: FilePane(PROGRESS, "Progress", self.keeper, log=True),
         }
+        self.typing_watch.watch(self.composer, self.sessions.search, self.chat_find,
+                                *(field for pane in self.panes.values() for field in (pane.editor, pane.find_bar)))
         self._last_session_pending = True  # until shown after the first frame, or the person acts first
         self.setAcceptDrops(True)
         self._build_layout()
@@ -982,6 +991,7 @@ class MainWindow(QMainWindow):
 
     def _forget(self, session_id: str) -> None:
         """What the window keeps of a session being deleted: its questions, drafts, dialogs."""
+        self._held_questions = [(s, q) for s, q in self._held_questions if s.id != session_id]
         if self._opening == session_id:
             self._stop_opening()
         bridge = self.bridges.pop(session_id, None)
@@ -1101,7 +1111,8 @@ class MainWindow(QMainWindow):
 
     # --- the person in the loop -----------------------------------------------------------------
 
-    def show_question(self, session: Session, question: HumanQuestion) -> None:
+    def show_question(self, session: Session, question: HumanQuestion, asked: bool = False) -> None:
+        """`asked`: the person asked for it (Ctrl+Shift+A), so it is shown even as they type."""
         if question.qid in session.state.answers:
             return
         if session.run_elsewhere():  # asked where it runs (a terminal's `tripane run`), and answered there
@@ -1113,6 +1124,13 @@ class MainWindow(QMainWindow):
             shown.activateWindow()
             return
         title = self.workspace.title(session.id)
+        if not asked and self.typing_watch.typing():  # it would take the keys typed (gui/typing_watch.py)
+            if (session, question) not in self._held_questions:
+                self._held_questions.append((session, question))
+            self._questions_after_typing.start()
+            self.statusBar().showMessage(f"? {one_line(title, 60)}: a question for you, shown when you pause typing",
+                                         ALERT_SHOWN_MS)
+            return
         workdir = session.state.workdir if session.state.config else ""
         config = session.state.config
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir),
@@ -1126,13 +1144,22 @@ class MainWindow(QMainWindow):
         self.alert(f"{title}: {question.question}", session_id=session.id)
         self.question_shown.emit(dialog)
 
+    def _ask_after_typing(self) -> None:
+        """The questions held while the person typed, once they pause."""
+        if self.typing_watch.typing():
+            self._questions_after_typing.start()
+            return
+        held, self._held_questions = self._held_questions, []
+        for session, question in held:
+            self.show_question(session, question)
+
     def show_open_question(self) -> None:
         """The question the shown session waits on, again (its dialog may have been closed)."""
         session = self.session
         if session is not None and session.state.open_question is not None and session.run_elsewhere():
             self.statusBar().showMessage(ASKED_ELSEWHERE, 8000)
         elif session is not None and session.state.open_question is not None:
-            self.show_question(session, session.state.open_question)
+            self.show_question(session, session.state.open_question, asked=True)
         elif session is not None:
             self.statusBar().showMessage("This session is not waiting for an answer.", 4000)
 

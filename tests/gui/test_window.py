@@ -1058,3 +1058,42 @@ def test_a_moved_work_folder_is_given_its_new_place_from_the_refusal(qtbot, make
     window.send_message()
     qtbot.waitUntil(lambda: session.state.ended and (moved / "notes.md").exists(), timeout=WAIT)
     assert not project.exists()
+
+
+def test_a_question_that_comes_while_the_person_types_waits_for_a_pause(qtbot, make_window, workdir):
+    """Opened at once, the question took the keyboard: the message being typed went on in its
+    answer box, and the Ctrl+Enter meant to send the message sent it as the answer."""
+    release = asyncio.Event()
+
+    class Held(ScriptedModel):
+        async def complete(self, request, *args, **kwargs):
+            await release.wait()
+            return await super().complete(request, *args, **kwargs)
+
+    window = make_window(Held([reply("", call("human_ask", question="Also update the docs?", options=["yes", "no"])),
+                               reply("", call("task_done", summary="ok"))]))
+    window.show()
+    session = start(window, workdir, task="List the files")
+    qtbot.waitUntil(lambda: window.session is session and window.composer.isEnabled(), timeout=WAIT)
+    release.set()
+    typed = ""
+    for _ in range(100):  # typing, a key now and then, as the question comes
+        qtbot.keyClicks(window.composer, "a")
+        typed += "a"
+        if session.state.open_question is not None:
+            break
+        qtbot.wait(200)
+    for _ in range(3):  # and on
+        qtbot.wait(400)
+        assert not any(d.isVisible() for d in window.dialogs.values())  # held while the person types
+        qtbot.keyClicks(window.composer, "b")
+        typed += "b"
+    assert "a question for you, shown when you pause typing" in window.statusBar().currentMessage()
+    dialog = wait_for_dialog(qtbot, window, "ask_user")  # the pause came: now it opens
+    assert window.composer.toPlainText() == typed and dialog.text.toPlainText() == ""
+
+    window.show_open_question()  # asked for (Ctrl+Shift+A), it opens even as the person types
+    dialog.close()
+    qtbot.keyClicks(window.composer, "!")
+    window.show_open_question()
+    assert dialog.isVisible()
