@@ -41,6 +41,13 @@ def tripane(*args: str, data_dir: Path, cwd: Path | None = None, env: dict[str, 
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", **kwargs)
 
 
+def work_folder(tmp_path: Path) -> Path:
+    """A work folder beside the data folder's own (the data folder itself is refused)."""
+    folder = tmp_path / "work"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
@@ -61,7 +68,7 @@ def test_bad_usage_and_bad_input_exit_2_with_a_message(tmp_path):
     assert code == 2 and "--model" in err
     code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path / "nope"), data_dir=tmp_path))
     assert code == 2 and "does not exist" in err
-    code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(tmp_path), "--context-window", "512",
+    code, _, err = finish(tripane("run", "t", "--model", "m", "--workdir", str(work_folder(tmp_path)), "--context-window", "512",
                                   data_dir=tmp_path))
     assert code == 2 and "give at least 4,096" in err and "Traceback" not in err
     code, _, err = finish(tripane("show", data_dir=tmp_path))
@@ -220,7 +227,7 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
 
     with ScriptedServer(script) as server:
         code, out, err = finish(tripane("run", "Check the project", "--model", "openai/scripted", "--api-base",
-                                        server.url, "--workdir", str(tmp_path), "--no-memory", data_dir=tmp_path))
+                                        server.url, "--workdir", str(work_folder(tmp_path)), "--no-memory", data_dir=tmp_path))
     assert code == 0, err
     assert len(served) == 2
     assert "tripane: The provider's reply broke off in the middle: " in err and "(attempt 2 of 5)." in err
@@ -236,7 +243,7 @@ def test_the_context_window_summary_and_helper_model_flags_are_the_sessions(tmp_
     done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
     with ScriptedServer(done) as server:
         code, _, err = finish(tripane("run", "Check", "--model", "openai/scripted", "--api-base", server.url,
-                                      "--workdir", str(tmp_path), "--no-memory", "--context-window", "16384",
+                                      "--workdir", str(work_folder(tmp_path)), "--no-memory", "--context-window", "16384",
                                       "--summary-model", "openai/cheap", "--helper-model", "openai/reader",
                                       data_dir=tmp_path))
     assert code == 0, err
@@ -315,7 +322,7 @@ def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
     cp1252 = {"PYTHONIOENCODING": "cp1252"}
     with ScriptedServer(done) as server:
         code, out, err = finish(tripane("run", task, "--model", "openai/scripted", "--api-base", server.url,
-                                        "--workdir", str(tmp_path), "--no-memory", data_dir=tmp_path, env=cp1252))
+                                        "--workdir", str(work_folder(tmp_path)), "--no-memory", data_dir=tmp_path, env=cp1252))
     assert code == 0, err
     assert "总结完成 ✓" in out and "Traceback" not in err
     session_id = Store(tmp_path / "tripane.db").sessions()[0].id
