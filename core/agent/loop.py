@@ -94,7 +94,7 @@ from core.llm import (
 from core.logs import TOLD
 from core.memory import MIN_SCORE, progress
 from core.memory.layers import Episode, sections_of
-from core.memory.working import PLAN, PROGRESS, WorkingMemory
+from core.memory.working import PLAN, PROGRESS, WorkingMemory, current_step
 from core.originals import Originals
 from core.paths import data_dir_of, missing_work_folder, resource_text
 from core.providers import model_window
@@ -1149,14 +1149,6 @@ def parse_reboot(text: str) -> dict[str, str]:
         except ValueError:
             pass
     return {key: "" for key in REBOOT_KEYS} | {"text": text.strip()}
-
-
-def current_step(plan: str) -> str:
-    """The first unchecked step of the plan: what the agent was working on."""
-    for line in plan.splitlines():
-        if re.match(r"^\s*(\d+\.|[-*])\s*\[ \]", line):
-            return line.strip()
-    return ""
 
 
 def _phase(plan: str) -> str:

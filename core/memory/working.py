@@ -76,6 +76,14 @@ class _Known:
 _CHECKBOX = re.compile(r"^((?:[-*+]|\d+[.)])\s*)\[[ xX~-]\]")
 
 
+def current_step(plan: str) -> str:
+    """The first unchecked step of the plan: what the agent was working on."""
+    for line in plan.splitlines():
+        if re.match(r"^\s*(\d+\.|[-*])\s*\[ \]", line):
+            return line.strip()
+    return ""
+
+
 def pin_key(line: str) -> str:
     """What of a pinned line must stay: its words, not whether its step is ticked off. The person
     pins a step so that it stays in the plan; the agent marking it done ("- [x]") is its work."""

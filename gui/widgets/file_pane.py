@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.memory.working import PLAN, current_step
 from gui.keys import keeps_escape
 from gui.markdown import (
     STYLE,
@@ -294,6 +295,7 @@ class FilePane(QWidget):
             self.base_version, self._edit_began_as = version, text
             self.editor.setPlainText(text)
             self.stack.setCurrentWidget(self.editor)
+            self._cursor_where_edited(text)
             self.editor.setFocus()
         else:
             self.stack.setCurrentWidget(self.viewer)
@@ -301,6 +303,21 @@ class FilePane(QWidget):
         self.save_button.setEnabled(self.editing)
         self.edit_button.setText("Cancel" if self.editing else "Edit")
         self.edit_changed.emit()
+
+    def _cursor_where_edited(self, text: str) -> None:
+        """The cursor where an edit most likely goes: at the end of the plan's current step (the
+        one 3-Strike stopped on), at the end of the findings (a finding is added there); at the
+        start, the first key typed broke the plan's title."""
+        step = current_step(text) if self.name == PLAN else ""
+        line = next((n for n, each in enumerate(text.split("\n")) if step and each.strip() == step), None)
+        if line is not None:
+            cursor = QTextCursor(self.editor.document().findBlockByNumber(line))
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        else:
+            cursor = self.editor.textCursor()
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+        self.editor.setTextCursor(cursor)
+        self.editor.centerCursor()
 
     def unsaved_edit(self) -> tuple[str, int] | None:
         """The open edit, if it changed the file: its text and the version it was begun on."""

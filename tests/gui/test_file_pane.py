@@ -137,3 +137,22 @@ def test_an_entry_appended_after_a_list_is_rendered_as_the_whole_file_renders_it
     assert heading[1] is False and heading[2] > 400  # a bold heading, not a list item
     assert heading in structure(growing)
     assert structure(growing) == structure(whole)
+
+
+def test_the_editor_opens_with_the_cursor_where_an_edit_most_likely_goes(qtbot):
+    plan = ("# Task Plan: Fix the zed import\n\n## Goal\nFix it.\n\n## Execution Plan\n### Phase 1\n"
+            "- [x] Read the sources\n- [ ] Run the tests until they pass\n- [ ] Write the notes\n")
+    findings = "# Research Findings\n\n## [2026-11-27] zed\nNot installed.\n"
+    panes = {}
+    for name, title, text in (("task_plan.md", "Task Plan", plan), ("findings.md", "Findings", findings)):
+        pane = panes[name] = FilePane(name, title, TaskKeeper(), editable=True)
+        qtbot.addWidget(pane)
+        pane.show()
+        pane.bind(lambda text=text: (text, 1))
+        pane.set_editing(True)
+    # The plan's: at the end of its current step (what 3-Strike stopped on), not before its title.
+    cursor = panes["task_plan.md"].editor.textCursor()
+    assert cursor.block().text() == "- [ ] Run the tests until they pass" and cursor.atBlockEnd()
+    assert panes["findings.md"].editor.textCursor().atEnd()  # a finding is added at the end
+    qtbot.keyClicks(panes["task_plan.md"].editor, " (pin zed first)")
+    assert "- [ ] Run the tests until they pass (pin zed first)\n" in panes["task_plan.md"].editor.toPlainText()
