@@ -98,13 +98,17 @@ class ChangeTally:
         self.unnamed += event.more
 
     def summary(self) -> str:
-        """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none."""
+        """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none.
+        (What a command changed is named when the work folder was copied; without a copy it is not
+        known, so a run of commands alone says no more than that they ran.)"""
         parts = []
         if self.changed:
             named = [f"{path} ({how})" for path, how in list(self.changed.items())[:LISTED]]
             more = max(0, len(self.changed) - LISTED) + self.unnamed
             parts.append(", ".join(named) + (f" and {more} more" if more > 0 else ""))
         if self.shell_commands:  # (what they changed is found in the work folder: core/work_changes.py)
+            if not parts:  # ("Changed in the work folder: 3 shell commands ran" said a change no one found)
+                parts.append("no file by its file tools")
             parts.append("1 shell command ran" if self.shell_commands == 1 else
                          f"{self.shell_commands} shell commands ran")
         return "; ".join(parts)

@@ -39,6 +39,13 @@ def test_nothing_changed_says_nothing():
     assert changes_line([]) == ""
 
 
+async def test_commands_that_changed_no_file_are_not_said_to_have_changed_one(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo hi")), reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    assert changes_line(session.records) == "Changed in the work folder: no file by its file tools; 1 shell command ran"
+
+
 async def test_files_put_back_are_no_longer_told_as_changed_and_a_full_path_is_told_as_put_back_names_it(
         store, data_dir, workdir):
     (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
