@@ -329,8 +329,18 @@ class FilePane(QWidget):
         """Open the editor on an edit kept from before (another session was shown, or Tripane
         closed): saving it goes on from the version it was begun on."""
         self.set_editing(True)
+        now = self.editor.toPlainText()  # the file as it is
         self.continue_from(text, base_version)
         self._edit_began_as = ""  # (unsaved until saved or cancelled)
+        # The cursor where the person was, most likely: at the end of the first line their edit changed.
+        mine, its = text.split("\n"), now.split("\n")
+        changed = next((n for n, (a, b) in enumerate(zip(mine, its)) if a != b),
+                       min(len(mine), len(its)) if len(mine) != len(its) else None)
+        if changed is not None:
+            cursor = QTextCursor(self.editor.document().findBlockByNumber(min(changed, len(mine) - 1)))
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+            self.editor.setTextCursor(cursor)
+            self.editor.centerCursor()
         self.notice.setText("Your edit, not saved yet: Save (Ctrl+S) sends it to the agent, Cancel drops it.")
         self.notice.setVisible(True)
         self.refresh(now=True)  # (a file changed since says so)

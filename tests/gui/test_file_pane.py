@@ -156,3 +156,17 @@ def test_the_editor_opens_with_the_cursor_where_an_edit_most_likely_goes(qtbot):
     assert panes["findings.md"].editor.textCursor().atEnd()  # a finding is added at the end
     qtbot.keyClicks(panes["task_plan.md"].editor, " (pin zed first)")
     assert "- [ ] Run the tests until they pass (pin zed first)\n" in panes["task_plan.md"].editor.toPlainText()
+
+
+def test_an_edit_taken_up_again_opens_with_the_cursor_where_it_changed_the_file(qtbot):
+    plan = "# Task Plan: Port\n\n## Execution Plan\n- [ ] Port the parser\n- [ ] Port the tests\n"
+    pane = FilePane("task_plan.md", "Task Plan", TaskKeeper(), editable=True)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.bind(lambda: (plan, 3))
+    pane.take_up_edit(plan.replace("Port the parser", "Port the parser (keep the old API)"), 3)
+    cursor = pane.editor.textCursor()
+    assert cursor.block().text() == "- [ ] Port the parser (keep the old API)" and cursor.atBlockEnd()
+    pane.set_editing(False)
+    pane.take_up_edit(plan + "- [ ] Write the notes\n", 3)  # lines added at the end: there
+    assert pane.editor.textCursor().block().text() == "- [ ] Write the notes"
