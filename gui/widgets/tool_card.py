@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import time
 from pathlib import Path
 
 from core.events import CommandChangedFiles, ToolCall, ToolResult
+from core.text import one_line
 from core.tools.context import STOPPABLE_TOOLS
 from gui.mnemonics import as_written
 from gui.qt import (
@@ -37,6 +39,8 @@ PREVIEW_CHARS = 4000  # of a result, shown in the card (Copy result copies all o
 # name, so "the first one" would be file_edit's replacement text or human_ask's options). A search
 # is about its text more than the folder it searched.
 SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
+PROSE_KEYS = frozenset({"question", "title", "summary"})  # (a command or a path is shown as it is)
+MARKDOWN_MARKS = re.compile(r"\*\*|__|`")
 # A running command's latest output lines, as a terminal shows them: enough to see a test run
 # move, few enough that the card does not push the conversation away.
 LIVE_LINES = 12
@@ -107,6 +111,7 @@ class ToolCard(QFrame):
             return self.call.arguments
 
     def _summary(self) -> str:
+        key = None
         try:
             arguments = json.loads(self.call.arguments or "{}")
             if isinstance(arguments, dict):
@@ -116,8 +121,9 @@ class ToolCard(QFrame):
                 first = ""
         except ValueError:
             first = self.call.arguments
-        first = " ".join(str(first).split())
-        return first[:70] + ("…" if len(first) > 70 else "")
+        if key in PROSE_KEYS:  # the agent's Markdown, read as the dialog shows it: "**12**" was its header
+            first = MARKDOWN_MARKS.sub("", str(first))
+        return one_line(str(first), 71)
 
     def _render(self) -> None:
         self._render_header()

@@ -69,6 +69,9 @@ def test_an_ampersand_from_the_agent_shows_and_gives_no_alt_shortcut(qtbot):
     qtbot.addWidget(card)
     assert QKeySequence.mnemonic(card.header.text()).isEmpty()
     assert card.header.text().replace("&&", "&").endswith("http.server 8000 &")
+    asked = ToolCard(ToolCall("c2", "human_ask", json.dumps({"question": "Should the count go to **12** or to `20`?"})))
+    qtbot.addWidget(asked)
+    assert asked.header.text().endswith("human_ask  Should the count go to 12 or to 20?")  # read as the dialog shows it
     question = HumanQuestion("q1", "ask_user", "What next?", ("Tests & docs", "Stop"), {})
     dialog, answers = open_dialog(qtbot, question)
     button = dialog.buttons["Tests & docs"]
