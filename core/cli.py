@@ -644,6 +644,7 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
                                project_instructions=not args.no_project_instructions)
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
+        _say_started(session)
     else:
         session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
         if not args.model and (args.api_base or args.context_window):
@@ -689,6 +690,16 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
         await review_finished_day(long_memory)
     return status
+
+
+def _say_started(session) -> None:
+    """Its id at once (to follow it elsewhere: tripane show ID -f), and where it works: the
+    current folder by default, which may be the home folder."""
+    workdir = Path(session.state.workdir)
+    print(f"Session {session.id}, working in {workdir}", file=sys.stderr, flush=True)
+    if workdir == Path.home().resolve():
+        print("tripane: that is your home folder: the agent may read and change any of your files (--workdir "
+              "names a project's folder)", file=sys.stderr, flush=True)
 
 
 async def _point_out_deprecation(session) -> None:

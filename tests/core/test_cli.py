@@ -89,6 +89,8 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
         assert code == 3, err
         assert "Which license?" in out and "[1. MIT / 2. GPL]" in out
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        assert err.startswith(f"Session {session_id}, working in {work.resolve()}\n")  # its id at once
+        assert "your home folder" not in err
 
         # While another Tripane (here, this process) runs the session, resume refuses to touch it.
         window = FileLock(str(tmp_path / "sessions" / session_id / RUN_LOCK))
@@ -237,6 +239,17 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert "WARNING core.llm: model call failed" in log and "retry 1" in log
     assert "run starts at turn 0" in log and "run ends done" in log
     assert not (tmp_path / "logs" / "tripane.log").exists()
+
+
+def test_a_run_in_the_home_folder_says_so_first(tmp_path):
+    home = work_folder(tmp_path)
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        code, _, err = finish(tripane("run", "Tidy up", "--model", "openai/scripted", "--api-base", server.url,
+                                      "--no-memory", data_dir=tmp_path, cwd=home,
+                                      env={"HOME": str(home), "USERPROFILE": str(home)}))
+    assert code == 0, err
+    assert "that is your home folder: the agent may read and change any of your files" in err
 
 
 def test_the_context_window_summary_and_helper_model_flags_are_the_sessions(tmp_path):
