@@ -418,7 +418,7 @@ class MainWindow(QMainWindow):
         self.sessions.search_left.connect(self.composer.setFocus)
         self.sessions.new_requested.connect(self.new_session)
         self.sessions.rename_requested.connect(lambda _id: self.rename_session())
-        self.sessions.delete_requested.connect(lambda _id: self.delete_session())
+        self.sessions.delete_requested.connect(self.delete_session)
         self.sessions.search_changed.connect(lambda text: (self.refresh_sessions(), self.mentions.search(text)))
         self.mentions.changed.connect(self.refresh_sessions)
         self.mentions.changed.connect(self._show_where_the_shown_session_says_it)

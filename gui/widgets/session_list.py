@@ -73,7 +73,7 @@ class SessionList(QWidget):
     search_left = Signal()  # Esc in an empty search
     new_requested = Signal()
     rename_requested = Signal(str)
-    delete_requested = Signal(str)
+    delete_requested = Signal()  # of the sessions chosen (chosen_ids)
     search_changed = Signal(str)
 
     def __init__(self):
@@ -110,7 +110,7 @@ class SessionList(QWidget):
         delete.setToolTip("Delete the selected sessions (Delete; Shift- or Ctrl-click selects several)")
         new.clicked.connect(self.new_requested)
         rename.clicked.connect(lambda: self.current_id() and self.rename_requested.emit(self.current_id()))
-        delete.clicked.connect(lambda: self.current_id() and self.delete_requested.emit(self.current_id()))
+        delete.clicked.connect(lambda: self.chosen_ids() and self.delete_requested.emit())
         buttons = QHBoxLayout()
         for button in (new, rename, delete):
             buttons.addWidget(button)

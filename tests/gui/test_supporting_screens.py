@@ -461,7 +461,7 @@ def test_several_sessions_selected_with_ctrl_and_shift_clicks_are_deleted_with_o
     monkeypatch.setattr(QMessageBox, "open", lambda box: asked.append(box.text()) or box.done(QMessageBox.StandardButton.Yes))
     told = []
     monkeypatch.setattr(window, "tell", told.append)
-    window.delete_session()
+    qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)  # (or the Delete key, or Session → Delete…)
     assert asked[0].startswith("Delete these 2 sessions?\n\n• Write release notes\n• Fix the login page\n\n")
     assert "Their event logs, their three files" in asked[0]
     qtbot.waitUntil(lambda: window.sessions.ids() == [ids[0], ids[2], ids[3], ids[4]], timeout=WAIT)
