@@ -695,11 +695,12 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 def _say_started(session) -> None:
     """Its id at once (to follow it elsewhere: tripane show ID -f), and where it works: the
     current folder by default, which may be the home folder."""
+    from core.paths import HOME_FOLDER_NOTE, is_home_folder
+
     workdir = Path(session.state.workdir)
     print(f"Session {session.id}, working in {workdir}", file=sys.stderr, flush=True)
-    if workdir == Path.home().resolve():
-        print("tripane: that is your home folder: the agent may read and change any of your files (--workdir "
-              "names a project's folder)", file=sys.stderr, flush=True)
+    if is_home_folder(workdir):
+        print(f"tripane: that is {HOME_FOLDER_NOTE} (--workdir names a project's folder)", file=sys.stderr, flush=True)
 
 
 async def _point_out_deprecation(session) -> None:

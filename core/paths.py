@@ -63,6 +63,17 @@ def data_dir_of(session_folder: Path) -> Path:
     return session_folder.parent.parent
 
 
+HOME_FOLDER_NOTE = "your home folder: the agent may read and change any of your files"  # ("This is …")
+
+
+def is_home_folder(folder: Path) -> bool:
+    """Whether `folder` is the person's home folder (the work folder a first start offers)."""
+    try:
+        return folder.expanduser().resolve() == Path.home().resolve()
+    except (OSError, RuntimeError):  # (a path that cannot be resolved, or no home: not it)
+        return False
+
+
 def within(path: Path, folder: Path) -> Path | None:
     """`path` relative to `folder` (both resolved) when it is in it, or is it; else None."""
     try:

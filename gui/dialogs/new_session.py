@@ -9,6 +9,7 @@ from pathlib import Path
 from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
+from core.paths import HOME_FOLDER_NOTE, is_home_folder
 from core.session import SessionConfig
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
@@ -37,8 +38,7 @@ from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.workspace import connection_test_client
 
-HOME_NOTE = ("This is your home folder: the agent may read and change any of your files. A project's own folder "
-             "keeps its work there.")
+HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
 
 
 def proposed_workdir(last_used: str, cwd: Path, from_terminal: bool) -> str:
@@ -159,11 +159,7 @@ class NewSessionDialog(QDialog):
         self._accept()
 
     def _show_folder_note(self) -> None:
-        try:
-            home = Path(self.workdir.text().strip() or ".").expanduser().resolve() == Path.home().resolve()
-        except (OSError, RuntimeError):  # (a path that cannot be resolved: not home)
-            home = False
-        self.form.setRowVisible(self.folder_note, home)
+        self.form.setRowVisible(self.folder_note, is_home_folder(Path(self.workdir.text().strip() or ".")))
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""

@@ -310,12 +310,12 @@ class FilePane(QWidget):
         start, the first key typed broke the plan's title."""
         step = current_step(text) if self.name == PLAN else ""
         line = next((n for n, each in enumerate(text.split("\n")) if step and each.strip() == step), None)
-        if line is not None:
-            cursor = QTextCursor(self.editor.document().findBlockByNumber(line))
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
-        else:
-            cursor = self.editor.textCursor()
-            cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._cursor_at_end_of_line(line if line is not None else text.count("\n"))
+
+    def _cursor_at_end_of_line(self, line: int) -> None:
+        """The editor's cursor at the end of line `line` (from 0), in the middle of the view."""
+        cursor = QTextCursor(self.editor.document().findBlockByNumber(line))
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
         self.editor.setTextCursor(cursor)
         self.editor.centerCursor()
 
@@ -337,10 +337,7 @@ class FilePane(QWidget):
         changed = next((n for n, (a, b) in enumerate(zip(mine, its)) if a != b),
                        min(len(mine), len(its)) if len(mine) != len(its) else None)
         if changed is not None:
-            cursor = QTextCursor(self.editor.document().findBlockByNumber(min(changed, len(mine) - 1)))
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
-            self.editor.setTextCursor(cursor)
-            self.editor.centerCursor()
+            self._cursor_at_end_of_line(min(changed, len(mine) - 1))
         self.notice.setText("Your edit, not saved yet: Save (Ctrl+S) sends it to the agent, Cancel drops it.")
         self.notice.setVisible(True)
         self.refresh(now=True)  # (a file changed since says so)
