@@ -270,7 +270,7 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     """
     root = ctx.resolve_folder(path)
     entries: list[str] = []
-    skipper = Skipper(ctx.workdir.resolve(), data_dir=ctx.data_dir.resolve() if ctx.data_dir else None)
+    skipper = Skipper(ctx.workdir.resolve(), data_dir=ctx.data_dir)
     for name, _ in walk_files(root, pattern, skipper):
         entries.append(name)
         if len(entries) >= MAX_LIST_ENTRIES:

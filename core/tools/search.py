@@ -67,7 +67,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     too_big: list[str] = []
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     stopped = ""
-    skipper = Skipper(workdir, data_dir=ctx.data_dir.resolve() if ctx.data_dir else None)
+    skipper = Skipper(workdir, data_dir=ctx.data_dir)
     for name, full in walk_files(root, pattern, skipper):
         files_seen += 1
         if files_seen > MAX_FILES:

@@ -34,11 +34,16 @@ class Skipper:
     files_ignored: int = 0
     gitignore: bool = True  # off for a walk of a folder .gitignore excludes: the agent asked for it
     # Tripane's own data folder, when the work folder holds it (a home folder does): its database
-    # and every session's files are no part of the project (None: not checked).
+    # and every session's files are no part of the project (None: not checked). Resolved, as the
+    # walk's folders are.
     data_dir: Path | None = None
     _top: Path | None = None  # the git repository's top folder (the workdir outside one)
     _specs: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
     _in_folder: dict[Path, list[tuple[Path, pathspec.GitIgnoreSpec]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.data_dir is not None:
+            self.data_dir = self.data_dir.resolve()
 
     def start(self, root: Path) -> None:
         """Before a walk of `root`: a folder asked for by its path is walked, even one .gitignore
