@@ -31,30 +31,55 @@ def fit_to_screen(window: QWidget, width: int, height: int) -> None:
     window.resize(min(width, room.width()), min(height, room.height()))
 
 
-class _GrowWithContent(QObject):
-    """Makes a window taller when its content needs more height than it has, up to its screen."""
+class _FollowContent(QObject):
+    """Keeps a window as tall as its content needs, up to its screen: taller when a word-wrapped
+    text in it gets longer, and back down, no lower than it was, when the text goes again."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.own_height: int | None = None  # the height it had before it grew; None: not grown
+        self.asked: int | None = None  # the height asked for: a window manager grants it later
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if not isinstance(watched, QWidget):
+            return False
+        kind = event.type()
         # The window's layout has been brought up to date by the time filters see the request.
-        if event.type() == QEvent.Type.LayoutRequest and isinstance(watched, QWidget):
-            _grow_to_content(watched)
+        if kind in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._follow(watched)
+        elif kind == QEvent.Type.Resize and watched.isVisible():
+            if event.size().height() != self.asked:
+                self.own_height = None  # the person's size (or the window manager's) is its own now
+            self.asked = None
         return False
+
+    def _follow(self, window: QWidget) -> None:
+        layout = window.layout()
+        if layout is None:
+            return
+        needed = (layout.totalHeightForWidth(window.width()) if layout.hasHeightForWidth()
+                  else layout.totalMinimumSize().height())
+        needed = min(needed, screen_room(window).height())
+        height = self.asked or window.height()
+        if needed > height:
+            if self.own_height is None:
+                self.own_height = height
+            self._resize(window, needed)
+        elif self.own_height is not None and needed < height:
+            self._resize(window, max(needed, self.own_height))
+
+    def _resize(self, window: QWidget, height: int) -> None:
+        if height != window.height():
+            self.asked = height
+            window.resize(window.width(), height)
 
 
 def grow_with_content(window: QWidget) -> None:
     """Let `window`, sized once when it opens, grow when a word-wrapped text in it gets longer (a
-    connection test's answer, an error): its layout's minimum ignores the height wrapped text needs
-    at the window's width, so Qt would squeeze the text and cut its end off instead."""
-    window.installEventFilter(_GrowWithContent(window))
-
-
-def _grow_to_content(window: QWidget) -> None:
-    layout = window.layout()
-    if layout is None or not layout.hasHeightForWidth():
-        return
-    needed = min(layout.totalHeightForWidth(window.width()), screen_room(window).height())
-    if needed > window.height():
-        window.resize(window.width(), needed)
+    connection test's answer, an error), and shrink back when it is gone: its layout's minimum
+    ignores the height wrapped text needs at the window's width, so Qt would squeeze the text and
+    cut its end off instead; and left grown, the window spreads its rows apart over a gap."""
+    window.installEventFilter(_FollowContent(window))
 
 
 def center_on_screen(window: QWidget) -> None:

@@ -972,7 +972,8 @@ def test_the_new_session_dialog_says_whether_the_folder_has_agent_instructions(q
     assert dialog.config.project_instructions is False
 
 
-def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtbot, workdir, tmp_path, monkeypatch):
+def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtbot, workdir, tmp_path, monkeypatch,
+                                                                            memory_keyring):
     from gui.dialogs.new_session import HOME_NOTE, NewSessionDialog
     from gui.settings import Preferences
 
@@ -986,10 +987,23 @@ def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtb
     dialog.show()
     assert dialog.workdir.text() == str(home)
     assert dialog.folder_note.isVisible() and dialog.folder_note.text() == HOME_NOTE
+    note = dialog.folder_note
+    qtbot.waitUntil(lambda: note.height() >= note.heightForWidth(note.width()) > 0, timeout=2_000)
+    with_note = dialog.height()
     dialog.workdir.setText(str(workdir))
     assert not dialog.folder_note.isVisible()
+    # The dialog gives the note's room back: left as tall, it spread its rows apart over the gap.
+    qtbot.waitUntil(lambda: dialog.height() < with_note, timeout=2_000)
     dialog.workdir.setText("~/")
     assert dialog.folder_note.isVisible()
+    qtbot.waitUntil(lambda: dialog.height() == with_note, timeout=2_000)
+    assert note.height() >= note.heightForWidth(note.width())  # the whole note, none of it cut
+    assert dialog.connection.key_note.isHidden()  # (with no keyring, its note comes later and moves the rows)
+    # A height the person gives the dialog is theirs: the note's going does not take it back.
+    dialog.resize(dialog.width(), with_note + 100)
+    dialog.workdir.setText(str(workdir))
+    qtbot.wait(100)  # (what would shrink it comes in a posted layout request)
+    assert dialog.height() == with_note + 100
 
 
 def test_a_few_requests_are_a_few_narrow_bars(qtbot):
