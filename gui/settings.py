@@ -84,11 +84,13 @@ class Preferences:
                                           lambda line: line.split("\t", 1)[0] == model, RECENT_MODELS)
 
     def server_of(self, model: str) -> str:
-        """The server a model is reached at: the one chosen in Settings for its model, else the one
-        it was last used at; "" for a provider's own (another model does not go to a local server)."""
-        if model == self.model:
-            return self.api_base
-        return next((api_base for used, api_base in self.models_used() if used == model), "")
+        """The server a model is reached at: the one it was last used at or chosen at in Settings,
+        whichever came last (a server corrected in New session is offered again, not the Settings
+        typo it corrected); "" for a provider's own (another model does not go to a local server)."""
+        used = next((api_base for used, api_base in self.models_used() if used == model), None)
+        if used is not None:
+            return used
+        return self.api_base if model == self.model else ""
 
     def data_path(self) -> Path:
         return data_dir_from(self.data_dir)

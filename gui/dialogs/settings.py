@@ -271,6 +271,8 @@ class SettingsDialog(QDialog):
         prefs = self.prefs
         prefs.model = self.model.currentText().strip()
         prefs.api_base = self.api_base.text().strip()
+        if prefs.model:
+            prefs.remember_model(prefs.model, prefs.api_base)  # the newest choice of its server
         prefs.context_window = self.context_window.value()
         prefs.summary_model = self.summary_model.text().strip()
         prefs.helper_model = self.helper_model.text().strip()

@@ -776,6 +776,35 @@ def test_a_model_used_before_is_offered_with_its_server_and_another_does_not_tak
     assert chosen("openai/gpt-4o-mini") == (None, None, None)
 
 
+def test_a_server_corrected_in_new_session_is_offered_again_until_settings_chooses_one(qtbot, make_window, workdir,
+                                                                                     memory_keyring):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    window.prefs.model, window.prefs.api_base = "openai/local-coder", "http://127.0.0.1:8080/v1s"  # a typo
+
+    def new_session_offers() -> str:
+        dialog = window.new_session()
+        qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+        offered = dialog.api_base.text()
+        dialog.reject()
+        return offered
+
+    assert new_session_offers() == "http://127.0.0.1:8080/v1s"
+    dialog = window.new_session()
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog.api_base.setText("http://127.0.0.1:8080/v1")  # corrected here, not in Settings
+    dialog.task.setPlainText("Tidy the changelog")
+    dialog._accept()
+    qtbot.waitUntil(lambda: window.session is not None and window.session.state.ended, timeout=WAIT)
+    assert new_session_offers() == "http://127.0.0.1:8080/v1"  # where it worked, not the typo again
+
+    settings = window.open_settings()
+    settings.api_base.setText("http://127.0.0.1:9090/v1")  # another server chosen in Settings: the newest
+    settings._accept()
+    qtbot.waitUntil(lambda: closed(settings), timeout=WAIT)
+    assert window.prefs.api_base == "http://127.0.0.1:9090/v1"
+    assert new_session_offers() == "http://127.0.0.1:9090/v1"
+
+
 def test_a_new_session_shows_where_its_model_goes_and_takes_the_key_it_lacks(qtbot, make_window, workdir,
                                                                             memory_keyring):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
