@@ -1078,6 +1078,8 @@ class MainWindow(QMainWindow):
         elsewhere = self._elsewhere = has and not running and not state.ended and session.run_elsewhere()
         # Logged as running, run by no process: Tripane closed, or was killed, mid-run.
         interrupted = has and not running and not elsewhere and state.status == "running"
+        if interrupted:  # a call it was making reads unfinished, not "…" as if it still ran
+            self.chat.run_stopped()
         self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity,
                                self._activity_detail)
         if has and state.config is not None:

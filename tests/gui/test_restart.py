@@ -111,3 +111,24 @@ def test_a_session_left_mid_run_is_shown_interrupted_and_resume_continues_it(qtb
     assert len(said) == 1 and said[0].startswith("▶ Resumed after an interruption: Tripane closed or was stopped "
                                                  "mid-run (its last record: "), said
     qtbot.waitUntil(lambda: again.sessions.list.item(0).text().startswith("■"), timeout=10_000)
+
+
+def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_the_agent(qtbot, make_window,
+                                                                                        workdir):
+    from core.session import SessionConfig
+
+    command = f'"{sys.executable}" -c "import time; print(1, flush=True); time.sleep(60)"'
+    window = make_window(ScriptedModel([reply("", call("shell_run", "c1", command=command))]))
+    session = window.start_session(SessionConfig(task="Count", model="scripted", workdir=workdir, approval="all"))
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards and window.chat.cards["c1"].started, timeout=10_000)
+    window.close_now()  # Quit, confirmed while the command runs
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
+
+    again = make_window(ScriptedModel([reply("", call("task_done", summary="counted"))]))
+    qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
+    card = again.chat.cards["c1"]  # not "…" as if it still ran: nothing runs it any more
+    assert card.status == "running" and card.header.text().endswith("· unfinished: the run stopped")
+    qtbot.mouseClick(again.resume_button, qtbot_left())
+    qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
+    assert card.status == "error" and "unfinished" not in card.header.text()
+    assert "its effect is unknown" in card.details.text()  # what the agent was told
