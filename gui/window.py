@@ -44,7 +44,7 @@ from core.session import (
     WorkFolderMissing,
 )
 from core.spending import since_days, spending
-from core.store import DiskFull, StoreError, as_disk_full, rows_matching
+from core.store import DiskFull, SessionRow, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line
 from core.transcript import transcript
@@ -549,6 +549,7 @@ class MainWindow(QMainWindow):
         self.sessions.show_rows(matching, current, mentioning, drafted)
         self.sessions.show_found(search, len(matching), len(rows), self.mentions.searching(search))
         self._waiting = sum(1 for row in rows if row.status == "waiting")
+        self._enable_answering()
         shown = self.session.id if self.session is not None else None
         self._update_title(next((row.title for row in rows if row.id == shown), ""))
 
@@ -1100,7 +1101,8 @@ class MainWindow(QMainWindow):
         # While another session is being opened (chosen in the list, or right-clicked there), the
         # session's commands wait for it: they would act on the one still on screen.
         settled = has and self._opening is None
-        for name in ("question", "edit_plan", "edit_findings", "pin_plan", "save_edit", "compact", "inspector", "export",
+        self._enable_answering()
+        for name in ("edit_plan", "edit_findings", "pin_plan", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
                      "file_history", "summary", "work_changes"):
             self.actions_by_name[name].setEnabled(settled)
@@ -1110,6 +1112,12 @@ class MainWindow(QMainWindow):
         working = running and state.status not in ("paused", "waiting") and not state.ended
         self.actions_by_name["reflect"].setEnabled(settled and not elsewhere and not working
                                                    and session.id not in self.reflections.working)
+
+    def _enable_answering(self) -> None:
+        """Answer the question: the shown session's, or the one that waits for the person longest
+        (none shown, or it asks nothing)."""
+        self.actions_by_name["question"].setEnabled(self._opening is None and (self.session is not None
+                                                                               or self._waiting > 0))
 
     # --- the person in the loop -----------------------------------------------------------------
 
@@ -1156,14 +1164,23 @@ class MainWindow(QMainWindow):
             self.show_question(session, question)
 
     def show_open_question(self) -> None:
-        """The question the shown session waits on, again (its dialog may have been closed)."""
+        """The question the shown session waits on, again (its dialog may have been closed); or,
+        when it asks nothing, the session that has waited longest (the title counts them)."""
         session = self.session
         if session is not None and session.state.open_question is not None and session.run_elsewhere():
             self.statusBar().showMessage(ASKED_ELSEWHERE, 8000)
         elif session is not None and session.state.open_question is not None:
             self.show_question(session, session.state.open_question, asked=True)
-        elif session is not None:
-            self.statusBar().showMessage("This session is not waiting for an answer.", 4000)
+        elif (waiting := self._longest_waiting()) is not None:
+            self.show_session(waiting.id)  # its question is asked as it is shown
+        else:
+            self.statusBar().showMessage("No session is waiting for an answer.", 4000)
+
+    def _longest_waiting(self) -> SessionRow | None:
+        """Of the other sessions waiting for the person, the one that has waited longest."""
+        shown = self.session.id if self.session is not None else None
+        waiting = [row for row in self.workspace.sessions() if row.status == "waiting" and row.id != shown]
+        return min(waiting, key=lambda row: row.updated, default=None)
 
     def edit_plan_to_answer(self, session: Session, qid: str, hint: str) -> None:
         """3-Strike's "Edit the plan": the plan opens in its editor, and the person's save both

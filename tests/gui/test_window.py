@@ -375,7 +375,27 @@ def test_a_question_closed_unanswered_comes_back_and_its_answer_still_counts(qtb
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     assert session.state.status == "ended:done"
     window.show_open_question()
-    assert "not waiting for an answer" in window.statusBar().currentMessage()
+    assert window.statusBar().currentMessage() == "No session is waiting for an answer."
+
+
+def test_answer_the_question_goes_to_the_session_that_waits_when_the_one_shown_asks_nothing(qtbot, make_window,
+                                                                                             workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="echo approved"))],
+                          default=reply("", call("task_done", summary="done")))
+    window = make_window(model)
+    waiting = start(window, workdir, task="Run the script", approval="ask")
+    dialog = wait_for_dialog(qtbot, window, "approval")
+    dialog.close()  # to answer later; meanwhile another session is started, and ends
+    other = start(window, workdir, task="Tidy up")
+    qtbot.waitUntil(lambda: other.state.ended, timeout=WAIT)
+    assert window.session is other and window.windowTitle().startswith("(1 waiting for you)")
+
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: window.session is waiting and dialog.isVisible(), timeout=WAIT)
+    qtbot.mouseClick(dialog.buttons["approve"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: waiting.state.ended, timeout=WAIT)
 
 
 def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
