@@ -1,8 +1,8 @@
-"""Keys that a widget takes back from the window's shortcuts."""
+"""Keys a text field takes back from the window's shortcuts (Esc), and those it gives them."""
 
 from __future__ import annotations
 
-from gui.qt import QEvent, Qt
+from gui.qt import QEvent, Qt, QWidget
 
 
 def keeps_escape(event: QEvent) -> bool:
@@ -12,4 +12,25 @@ def keeps_escape(event: QEvent) -> bool:
     if event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Escape:
         event.accept()
         return True
+    return False
+
+
+# The modifiers of the window's shortcuts: a key typed without one is text, and is passed on at once.
+SHORTCUT_MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                      | Qt.KeyboardModifier.MetaModifier)
+
+
+def gives_window_keys(widget: QWidget, event: QEvent) -> bool:
+    """The window's own shortcuts win over a text field's editing keys. Linux's key bindings make
+    Ctrl+E "end of line" and Ctrl+K "delete to the end of the line" in every text field, which
+    claim them first: in the message box, Find a session (Ctrl+K) deleted the rest of the line
+    being written, and Edit plan (Ctrl+E) did nothing. A text field calls this from event(); the
+    shortcut override, left unaccepted, lets the window's enabled command have the key."""
+    if event.type() != QEvent.Type.ShortcutOverride or not event.modifiers() & SHORTCUT_MODIFIERS:
+        return False
+    pressed = event.keyCombination()
+    for action in widget.window().actions():
+        if action.isEnabled() and any(keys.count() == 1 and keys[0] == pressed for keys in action.shortcuts()):
+            event.ignore()
+            return True
     return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gui.keys import keeps_escape
+from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import QEvent, QKeyEvent, QMimeData, QPlainTextEdit, Qt, QTextCursor
 
 
@@ -27,7 +27,8 @@ class Composer(QPlainTextEdit):
         self._recalled: tuple[int, str] | None = None  # how far back the box shows, and what
 
     def event(self, event: QEvent) -> bool:
-        return (bool(self.toPlainText()) and keeps_escape(event)) or super().event(event)
+        return ((bool(self.toPlainText()) and keeps_escape(event)) or gives_window_keys(self, event)
+                or super().event(event))
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
         plain = event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)

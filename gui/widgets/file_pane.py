@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.memory.working import PLAN, current_step
-from gui.keys import keeps_escape
+from gui.keys import gives_window_keys, keeps_escape
 from gui.markdown import (
     STYLE,
     TAIL_CHARS,
@@ -55,7 +55,7 @@ class PaneEditor(QPlainTextEdit):
     run they are steering, so the editor keeps the key, and does nothing with it."""
 
     def event(self, event: QEvent) -> bool:
-        return keeps_escape(event) or super().event(event)
+        return keeps_escape(event) or gives_window_keys(self, event) or super().event(event)
 
 
 class FilePane(QWidget):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from gui.keys import keeps_escape
+from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
     QLineEdit,
@@ -102,7 +102,8 @@ class FindBar(QLineEdit):
         self.setToolTip(why)
 
     def event(self, event: QEvent) -> bool:
-        return keeps_escape(event) or super().event(event)  # Esc closes the bar (keyPressEvent)
+        # Esc closes the bar (keyPressEvent)
+        return keeps_escape(event) or gives_window_keys(self, event) or super().event(event)
 
     def keyPressEvent(self, event) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from core.store import SessionRow
 from core.text import one_line
-from gui.keys import keeps_escape
+from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QAbstractItemView,
     QEvent,
@@ -51,7 +51,7 @@ class SessionSearch(QLineEdit):
     left = Signal()
 
     def event(self, event: QEvent) -> bool:
-        return True if keeps_escape(event) else super().event(event)
+        return True if keeps_escape(event) or gives_window_keys(self, event) else super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
         key = event.key()

@@ -71,3 +71,39 @@ def test_files_dropped_or_pasted_are_written_as_paths_the_agents_tools_take(qtbo
     text.setText(" and its tests")
     box.insertFromMimeData(text)  # text is text
     assert box.toPlainText().endswith(f"{tmp_path / 'notes.txt'}` and its tests")
+
+
+def linux_editing_keys(base):
+    """A text field's event() claiming Ctrl+E and Ctrl+K as Linux's key bindings make every Qt
+    text field do ("end of line", "delete to the end of the line"); the tests' offscreen platform
+    has Windows' bindings, which claim neither."""
+    from gui.qt import QEvent
+
+    def event(self, event):
+        if (event.type() == QEvent.Type.ShortcutOverride and event.modifiers() == Qt.KeyboardModifier.ControlModifier
+                and event.key() in (Qt.Key.Key_E, Qt.Key.Key_K)):
+            event.accept()
+            return True
+        return base(self, event)
+    return event
+
+
+def test_the_windows_shortcuts_win_over_a_text_fields_editing_keys(qtbot, make_window, workdir, monkeypatch):
+    from gui.qt import QLineEdit, QPlainTextEdit
+
+    monkeypatch.setattr(QPlainTextEdit, "event", linux_editing_keys(QPlainTextEdit.event))
+    monkeypatch.setattr(QLineEdit, "event", linux_editing_keys(QLineEdit.event))
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Tidy up", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=10_000)
+
+    composer = window.composer
+    composer.setPlainText("Check the tests, then the docs")
+    composer.setFocus()
+    qtbot.keyClick(composer, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)  # Find a session
+    assert window.sessions.search.hasFocus()
+    assert composer.toPlainText() == "Check the tests, then the docs"
+    qtbot.keyClick(window.sessions.search, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # Edit plan
+    assert window.panes["task_plan.md"].editing
