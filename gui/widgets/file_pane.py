@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.memory.working import PLAN, current_step
+from core.memory.working import FINDINGS, PLAN, current_step
+from gui.dialogs.forms import open_once
 from gui.keys import gives_window_keys, keeps_escape
 from gui.markdown import (
     STYLE,
@@ -21,7 +22,9 @@ from gui.markdown import (
 from gui.qt import (
     QEvent,
     QHBoxLayout,
+    QIcon,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QScrollBar,
     QStackedWidget,
@@ -40,6 +43,7 @@ from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
 Pins = Callable[[], tuple[str, ...]]  # the lines of the file the person pinned
+EDIT_KEYS = {PLAN: "Ctrl+E", FINDINGS: "Ctrl+Shift+E"}  # as the Session menu has them
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
 
@@ -95,8 +99,8 @@ class FilePane(QWidget):
         self.version_label.linkActivated.connect(lambda _link: self.history_requested.emit(self.name))
         self.edit_button = SnugButton("Edit")
         self.edit_button.setCheckable(True)
-        self.edit_button.setToolTip("Edit this file (Ctrl+E)")
-        self.edit_button.toggled.connect(self._on_edit_button_toggled)
+        self.edit_button.setToolTip(f"Edit this file ({EDIT_KEYS[name]})" if name in EDIT_KEYS else "Edit this file")
+        self.edit_button.toggled.connect(self._edit_toggled_by_person)  # (set_editing's are not signalled)
         self.save_button = SnugButton("Save")
         self.save_button.setToolTip("Send your edit to the agent (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
@@ -280,14 +284,42 @@ class FilePane(QWidget):
     def set_editing(self, editing: bool) -> None:
         if editing and self._loader is None:
             editing = False
-        self.edit_button.blockSignals(True)
-        self.edit_button.setChecked(editing)
-        self.edit_button.blockSignals(False)
+        self._check_edit_button(editing)
         self._on_edit_button_toggled(editing)
 
     def toggle_editing(self) -> None:
         if self.edit_button.isVisible():
-            self.set_editing(not self.editing)
+            self.leave_editing() if self.editing else self.set_editing(True)
+
+    def leave_editing(self) -> None:
+        """The person's Cancel: an edit that changed the file is discarded only once they say so
+        (Ctrl+E pressed out of habit, for the end of a line, threw a long edit away unasked)."""
+        if self.unsaved_edit() is None:
+            self.set_editing(False)
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Discard the edit? — Tripane",
+                          f"Your changes to the {self.title_text.lower()} are not saved, and the agent has not "
+                          "seen them. Discard them?", QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                          self)
+        keep = box.button(QMessageBox.StandardButton.Cancel)
+        keep.setText("Keep editing")
+        keep.setIcon(QIcon())  # (not Cancel's cross: it cancels nothing of the person's)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda result: result == QMessageBox.StandardButton.Discard and self.set_editing(False))
+        open_once(box)
+
+    def _edit_toggled_by_person(self, editing: bool) -> None:
+        if editing:
+            self._on_edit_button_toggled(True)
+            return
+        self._check_edit_button(True)  # still editing, until the edit is left
+        self.leave_editing()
+
+    def _check_edit_button(self, checked: bool) -> None:
+        """The Edit/Cancel button as the pane is, without signalling it as the person's click."""
+        self.edit_button.blockSignals(True)
+        self.edit_button.setChecked(checked)
+        self.edit_button.blockSignals(False)
 
     def _on_edit_button_toggled(self, editing: bool) -> None:
         if editing and self._loader is not None:

@@ -170,3 +170,40 @@ def test_an_edit_taken_up_again_opens_with_the_cursor_where_it_changed_the_file(
     pane.set_editing(False)
     pane.take_up_edit(plan + "- [ ] Write the notes\n", 3)  # lines added at the end: there
     assert pane.editor.textCursor().block().text() == "- [ ] Write the notes"
+
+
+def test_leaving_an_edit_that_changed_the_plan_asks_before_discarding_it(qtbot):
+    from gui.qt import QMessageBox, Qt
+
+    pane = FilePane("task_plan.md", "Task Plan", TaskKeeper(), editable=True)
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.bind(lambda: ("# Plan\n- [ ] one\n", 1))
+    qtbot.waitUntil(lambda: "☐ one" in pane.viewer.toPlainText())
+    assert pane.edit_button.toolTip() == "Edit this file (Ctrl+E)"
+
+    def asked() -> QMessageBox | None:
+        return next((box for box in pane.findChildren(QMessageBox) if box.isVisible()), None)
+
+    pane.toggle_editing()  # Ctrl+E
+    pane.editor.insertPlainText("\n- [ ] two, which took a while to write")
+    qtbot.mouseClick(pane.edit_button, Qt.MouseButton.LeftButton)  # Cancel
+    qtbot.waitUntil(lambda: asked() is not None)
+    assert pane.editing and pane.edit_button.isChecked()
+    qtbot.mouseClick(asked().button(QMessageBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)  # Keep editing
+    qtbot.waitUntil(lambda: asked() is None)
+    assert pane.editing and "two, which took a while" in pane.editor.toPlainText()
+
+    pane.toggle_editing()  # Ctrl+E again, out of habit
+    qtbot.waitUntil(lambda: asked() is not None)
+    qtbot.mouseClick(asked().button(QMessageBox.StandardButton.Discard), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not pane.editing)
+    assert not pane.edit_button.isChecked() and pane.edit_button.text() == "Edit"
+
+    pane.toggle_editing()  # an edit that changed nothing is left at once
+    pane.toggle_editing()
+    assert not pane.editing and asked() is None
+
+    findings = FilePane("findings.md", "Findings", TaskKeeper(), editable=True)
+    qtbot.addWidget(findings)
+    assert findings.edit_button.toolTip() == "Edit this file (Ctrl+Shift+E)"
