@@ -835,6 +835,17 @@ class Session:
     def stop(self) -> None:
         self.control.stop()
 
+    def stop_unrun(self) -> bool:
+        """End a session that no run drives: interrupted, or paused or waiting for an answer since
+        Tripane started again. Stop ended only a run, and such a session waited to be resumed
+        forever (or counted among those waiting for the person). False when it runs or has ended.
+        Raises SessionBusy while another process runs it."""
+        if self.running or self.state.ended:
+            return False
+        with self._writing():
+            self._agent_loop().stopped_by_person()
+        return True
+
     def running_tools(self) -> dict[str, float]:
         """The calls running now in this process, by id, and when each started (time.monotonic)."""
         return self.control.running_since()

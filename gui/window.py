@@ -120,6 +120,8 @@ RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "
                     "error": "Run failed"}
 QUESTION_AFTER_TYPING_POLL_MS = 300  # how often a question held while the person types looks for a pause
 DELETE_LISTED = 8  # sessions named in the confirmation of a deletion of many (the rest counted)
+# How a session nothing runs was left, as its end is asked ("… is not running: it was interrupted …").
+LEFT_AS = {"running": "was interrupted mid-run", "paused": "is paused", "waiting": "waits for your answer"}
 ALERT_SHOWN_MS = 15_000  # a run of another session that ended, said in the status bar
 UNEXPECTED_QUIET_S = 60  # between two notices of an unexpected error (each is in the log)
 NO_SESSION = ("<p><b>No session is open.</b></p>"
@@ -425,7 +427,7 @@ class MainWindow(QMainWindow):
         self.send_button.clicked.connect(self.send_message)
         self.pause_button.clicked.connect(self.pause)
         self.resume_button.clicked.connect(self.resume)
-        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.clicked.connect(self.end_session)
         self.chat.tool_stop_requested.connect(self.stop_command)
         self.chat.history_requested.connect(self.histories.show)
         self.chat.reflection_requested.connect(self.reflections.show)
@@ -1092,12 +1094,18 @@ class MainWindow(QMainWindow):
         self.pause_button.setEnabled(running and not paused)
         goes_on = has and (not state.ended or state.status == ENDED_ON_ERROR)  # (an error's cause fixed)
         self.resume_button.setEnabled(goes_on and not elsewhere and (paused or not running))
-        self.stop_button.setEnabled(running)
+        # Stop also ends a session nothing runs (interrupted; paused or asking since a restart),
+        # which otherwise waited to be resumed, and counted among those waiting, ever after. Esc
+        # stops only a run: pressed in passing, it asked to end a session.
+        endable = has and not running and not elsewhere and not state.ended and self._opening is None
+        self.stop_button.setEnabled(running or endable)
+        self.stop_button.setToolTip("Esc" if not endable else "End this session where it is: nothing runs it now")
         # The menu and the shortcuts offer what the buttons offer: Ctrl+P on an ended session would
         # otherwise hold the run a later message starts.
         for name, button in (("send", self.send_button), ("pause", self.pause_button),
-                             ("resume", self.resume_button), ("stop", self.stop_button)):
+                             ("resume", self.resume_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
+        self.actions_by_name["stop"].setEnabled(running)
         # While another session is being opened (chosen in the list, or right-clicked there), the
         # session's commands wait for it: they would act on the one still on screen.
         settled = has and self._opening is None
@@ -1288,6 +1296,32 @@ class MainWindow(QMainWindow):
     def stop(self) -> None:
         if self.session is not None and self.session.running:
             self.session.stop()
+
+    def end_session(self) -> None:
+        """The Stop button: a run stops; a session nothing runs is ended where it is, once the
+        person says so (it can be taken up again by a message, as any ended session)."""
+        session = self.session
+        if session is None or session.running:
+            self.stop()
+            return
+        left = LEFT_AS.get(session.state.status, "stopped where it was")
+        box = QMessageBox(QMessageBox.Icon.Question, "End the session? — Tripane",
+                          f"{self._title_of(session.id)} is not running: it {left}. End it where it is? A call it "
+                          "left open is closed as stopped; a message to it later goes on from there.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("End it")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda result: result == QMessageBox.StandardButton.Yes and self._end_unrun(session))
+        open_once(box)
+
+    def _end_unrun(self, session: Session) -> None:
+        try:
+            session.stop_unrun()
+        except (SessionBusy, StoreError) as exc:
+            self.tell(f"{self._title_of(session.id)} could not be ended:\n\n{exc}")
+        self.refresh_sessions()
+        if session is self.session:
+            self._update_controls()
 
     def stop_command(self, call_id: str) -> None:
         """Stop one running command of the shown session; the run goes on."""

@@ -251,8 +251,7 @@ class AgentLoop(Delegation):
                 try:
                     await self._step()
                 except StopRequested:
-                    self._close_open_calls("Stopped by the person before this call finished.")
-                    self._end("aborted", "Stopped by the person.")
+                    self.stopped_by_person()
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
@@ -285,6 +284,11 @@ class AgentLoop(Delegation):
 
     def _progress(self, text: str) -> None:
         self._record(self.memory.append(PROGRESS, text, author="core"))
+
+    def stopped_by_person(self) -> None:
+        """The person's Stop: the calls still open are closed, and the session ends."""
+        self._close_open_calls("Stopped by the person before this call finished.")
+        self._end("aborted", "Stopped by the person.")
 
     def _end(self, status: str, summary: str) -> None:
         if self.state.ended:

@@ -26,7 +26,8 @@ def finishing() -> ScriptedModel:
     return ScriptedModel([reply("", call("task_done", summary="listed"))])
 
 
-async def test_a_run_left_mid_step_says_where_it_was_interrupted_when_it_goes_on(store, data_dir, workdir):
+async def left_mid_step(store, data_dir, workdir) -> Session:
+    """A session whose model was still thinking when Tripane went: nothing more is recorded."""
     hanging = Hanging([])
     session = make_session(store, data_dir, workdir, hanging)
     session.start()
@@ -34,7 +35,12 @@ async def test_a_run_left_mid_step_says_where_it_was_interrupted_when_it_goes_on
         while not hanging.requests:
             await asyncio.sleep(0.01)
     await asyncio.wait_for(asked(), 5)
-    await session.close()  # as a killed process: nothing more is recorded
+    await session.close()  # as a killed process
+    return session
+
+
+async def test_a_run_left_mid_step_says_where_it_was_interrupted_when_it_goes_on(store, data_dir, workdir):
+    session = await left_mid_step(store, data_dir, workdir)
     last = session.records[-1]
 
     reopened = Session.open(store, data_dir, session.id, finishing())
@@ -76,3 +82,29 @@ async def test_a_run_that_starts_ends_or_waits_as_it_should_is_not_said_to_be_in
     await reopened.approve(question.qid, approved=True)
     assert await asyncio.wait_for(reopened.run(), 10) == "done"
     assert events_of(reopened, SessionResumed) == []
+
+
+async def test_a_session_no_run_drives_is_stopped_where_it_is_without_a_run(store, data_dir, workdir):
+    from core.events import SessionEnded, ToolResult
+
+    session = await left_mid_step(store, data_dir, workdir)
+    model = finishing()
+    reopened = Session.open(store, data_dir, session.id, model)
+    assert reopened.stop_unrun()
+    assert reopened.state.status == "ended:aborted" and model.requests == []  # no step taken to stop it
+    assert [e.summary for e in events_of(reopened, SessionEnded)] == ["Stopped by the person."]
+    assert events_of(reopened, SessionResumed) == []  # it was not resumed
+    assert "Session ended: aborted" in reopened.read_file(PROGRESS)[0]
+    assert not reopened.stop_unrun()  # ended already
+
+    asking = ScriptedModel([reply("", call("shell_run", "c1", command="echo hi"))])
+    waiting = make_session(store, data_dir, workdir, asking, approval="ask")
+    waiting.start()
+    await wait_for_question(waiting)
+    await waiting.close()  # closed while it waited for an approval: the title counted it ever after
+    reopened = Session.open(store, data_dir, waiting.id, finishing())
+    assert reopened.state.open_question is not None
+    assert reopened.stop_unrun()
+    assert reopened.state.open_question is None and reopened.state.status == "ended:aborted"
+    [closed] = [e for e in events_of(reopened, ToolResult) if e.call_id == "c1"]
+    assert not closed.ok and "Stopped by the person" in closed.content

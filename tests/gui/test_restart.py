@@ -132,3 +132,36 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
     qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
     assert card.status == "error" and "unfinished" not in card.header.text()
     assert "its effect is unknown" in card.details.text()  # what the agent was told
+
+
+def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qtbot, make_window, workdir):
+    from core.session import SessionConfig
+    from gui.qt import QMessageBox
+
+    window = make_window(ScriptedModel([reply("", call("shell_run", "c1", command="echo hi"))]))
+    session = window.start_session(SessionConfig(task="Say hi", model="scripted", workdir=workdir, approval="ask"))
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=10_000)
+    window.close_now()  # Quit while it waits for the approval
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
+
+    model = ScriptedModel([])  # it is not run to be ended: nothing is asked of the model
+    again = make_window(model)
+    qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
+    for dialog in again.dialogs.values():
+        dialog.close()  # the person does not answer: they want it over with
+    assert again.windowTitle().startswith("(1 waiting for you)")
+    assert again.stop_button.isEnabled() and not again.actions_by_name["stop"].isEnabled()  # (Esc stops runs)
+
+    def asked() -> QMessageBox | None:
+        return next((box for box in again.findChildren(QMessageBox) if box.isVisible()), None)
+
+    qtbot.mouseClick(again.stop_button, qtbot_left())
+    qtbot.waitUntil(lambda: asked() is not None, timeout=10_000)
+    assert "is not running: it waits for your answer. End it where it is?" in asked().text()
+    qtbot.mouseClick(asked().button(QMessageBox.StandardButton.Yes), qtbot_left())
+    qtbot.waitUntil(lambda: again.session.state.ended, timeout=10_000)
+    assert again.session.state.status == "ended:aborted" and model.requests == []
+    assert not again.windowTitle().startswith("(1 waiting")
+    assert again.sessions.list.item(0).text().startswith("■")
+    assert not again.stop_button.isEnabled()
+    assert again.chat.cards["c1"].status == "error"  # the call it left open, closed as stopped
