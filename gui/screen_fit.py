@@ -38,7 +38,8 @@ class _FollowContent(QObject):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.own_height: int | None = None  # the height it had before it grew; None: not grown
-        self.asked: int | None = None  # the height asked for: a window manager grants it later
+        # The heights asked for, oldest first: a window manager grants each later, in turn.
+        self.asked: list[int] = []
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         if not isinstance(watched, QWidget):
@@ -48,19 +49,32 @@ class _FollowContent(QObject):
         if kind in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
             self._follow(watched)
         elif kind == QEvent.Type.Resize and watched.isVisible():
-            if event.size().height() != self.asked:
-                self.own_height = None  # the person's size (or the window manager's) is its own now
-            self.asked = None
+            granted, before = event.size().height(), event.oldSize().height()
+            if granted in self.asked:
+                del self.asked[:self.asked.index(granted) + 1]
+            elif 0 < before < granted <= self._needed(watched):  # Qt grew it to its content's minimum
+                if self.own_height is None:
+                    self.own_height = before
+            else:  # the person's size (or the window manager's) is its own now
+                self.own_height = None
+                self.asked.clear()
         return False
 
-    def _follow(self, window: QWidget) -> None:
+    @staticmethod
+    def _needed(window: QWidget) -> int:
+        """The height the window's content needs at its width, up to its screen; 0 for no layout."""
         layout = window.layout()
         if layout is None:
-            return
+            return 0
         needed = (layout.totalHeightForWidth(window.width()) if layout.hasHeightForWidth()
                   else layout.totalMinimumSize().height())
-        needed = min(needed, screen_room(window).height())
-        height = self.asked or window.height()
+        return min(needed, screen_room(window).height())
+
+    def _follow(self, window: QWidget) -> None:
+        needed = self._needed(window)
+        if not needed:
+            return
+        height = self._height(window)
         if needed > height:
             if self.own_height is None:
                 self.own_height = height
@@ -68,9 +82,13 @@ class _FollowContent(QObject):
         elif self.own_height is not None and needed < height:
             self._resize(window, max(needed, self.own_height))
 
+    def _height(self, window: QWidget) -> int:
+        """The window's height, or the last one asked for, if the window manager has not yet granted it."""
+        return self.asked[-1] if self.asked else window.height()
+
     def _resize(self, window: QWidget, height: int) -> None:
-        if height != window.height():
-            self.asked = height
+        if height != self._height(window):
+            self.asked.append(height)
             window.resize(window.width(), height)
 
 

@@ -202,3 +202,28 @@ def test_the_turn_thresholds_plan_status_reads_as_the_plans_markdown(qtbot):
     dialog = QuestionDialog(question)
     qtbot.addWidget(dialog)
     assert "Progress: fixing parse_date, tests next" in dialog.details.toPlainText()
+
+
+def test_a_dialog_qt_grew_for_a_line_shrinks_back_when_the_line_goes(qtbot):
+    """Qt grows a window to its layout's new minimum by itself (a note shown); the window then
+    spread its rows over the note's room once it went, as if the person had made it taller."""
+    from gui.qt import QDialog, QVBoxLayout
+    from gui.screen_fit import fit_to_screen, grow_with_content
+
+    dialog = QDialog()
+    qtbot.addWidget(dialog)
+    layout = QVBoxLayout(dialog)
+    for row in range(5):
+        layout.addWidget(QPushButton(f"Row {row}"))
+    note = QLabel("A note\nof three\nlines")
+    layout.addWidget(note)
+    note.setVisible(False)
+    fit_to_screen(dialog, 400, 100)
+    grow_with_content(dialog)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
+    without_note = dialog.height()
+    note.setVisible(True)
+    qtbot.waitUntil(lambda: dialog.height() > without_note)
+    note.setVisible(False)
+    qtbot.waitUntil(lambda: dialog.height() == without_note)
