@@ -292,6 +292,7 @@ class ModelChanged(Event):
     context_window: int | None = None  # None: the model's own
     previous: str = ""
     reasoning_effort: str | None = None  # None: as it was
+    server_changed: bool | None = None  # api_base is not the one before (None: an older log, which did not say)
 
 
 @dataclass(frozen=True)

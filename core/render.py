@@ -283,21 +283,26 @@ def flush_note(event: Compaction) -> str:
 
 def model_change_note(event: ModelChanged) -> str:
     details = model_change_details(event)
-    return f"{details} by the person" if _effort_only(event) else f"model changed by the person {details}"
+    return f"{details} by the person" if _same_model(event) else f"model changed by the person {details}"
 
 
 def model_change_details(event: ModelChanged) -> str:
-    """What the person changed: 'from A to B at URL, …', or only how hard the model thinks."""
-    if _effort_only(event):
-        return f"reasoning effort of {event.model} set to {effort_words(event.reasoning_effort or '')}"
-    where = f" at {event.api_base}" if event.api_base else ""
+    """What the person changed: 'from A to B at URL, …', the server of the same model (it moved:
+    "from A to A" said nothing), or only how hard the model thinks."""
     window = f", a {event.context_window:,}-token window" if event.context_window else ""
     effort = "" if event.reasoning_effort is None else f", reasoning effort {effort_words(event.reasoning_effort)}"
+    if _same_model(event) and event.server_changed:
+        where = event.api_base or "its provider's own"
+        return f"server of {event.model} set to {where}{window}{effort}"
+    if _same_model(event):
+        return f"reasoning effort of {event.model} set to {effort_words(event.reasoning_effort or '')}"
+    where = f" at {event.api_base}" if event.api_base else ""
     return f"from {event.previous} to {event.model}{where}{window}{effort}"
 
 
-def _effort_only(event: ModelChanged) -> bool:
-    return event.reasoning_effort is not None and event.model == event.previous
+def _same_model(event: ModelChanged) -> bool:
+    """The same model, its server moved or its effort set (an older log's same model: its effort)."""
+    return event.model == event.previous and (bool(event.server_changed) or event.reasoning_effort is not None)
 
 
 def effort_words(effort: str) -> str:

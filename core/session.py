@@ -561,7 +561,8 @@ class Session:
                                                          state.reasoning_effort):
             return None
         event = ModelChanged(model=model, api_base=api_base, context_window=context_window, previous=state.model,
-                             reasoning_effort=reasoning_effort if effort != state.reasoning_effort else None)
+                             reasoning_effort=reasoning_effort if effort != state.reasoning_effort else None,
+                             server_changed=api_base != state.api_base)
         with self._writing():
             self.journal.record(event)
             self._progress(progress.model_changed(model_change_details(event)))

@@ -1135,3 +1135,19 @@ async def test_openrouter_reasoning_details_go_back_with_their_reply_and_only_to
     assert events_of(session, AssistantMessage)[0].reasoning_details == (thought, encrypted)
     # Another model (here through OpenRouter as well) is not sent the first model's.
     assert sent_back(server.requests[2]) == [None, None]
+
+
+async def test_the_same_model_moved_to_another_server_is_said_so(store, data_dir, workdir):
+    from core.render import model_change_note
+
+    session = make_session(store, data_dir, workdir, client(), model="openai/test", api_base="http://127.0.0.1:8000/v1")
+    moved = await session.change_model("openai/test", "http://127.0.0.1:8001/v1")  # the server restarted elsewhere
+    assert model_change_note(moved) == "server of openai/test set to http://127.0.0.1:8001/v1 by the person"
+    assert "Server of openai/test set to http://127.0.0.1:8001/v1, from the next request on." in session.read_file(
+        "progress.md")[0]
+    both = await session.change_model("openai/test", None, reasoning_effort="low")
+    assert model_change_note(both) == "server of openai/test set to its provider's own, reasoning effort low by the person"
+    effort = await session.change_model("openai/test", reasoning_effort="high")
+    assert model_change_note(effort) == "reasoning effort of openai/test set to high by the person"
+    other = await session.change_model("openai/other", "http://127.0.0.1:8002/v1")
+    assert model_change_note(other) == "model changed by the person from openai/test to openai/other at http://127.0.0.1:8002/v1"
