@@ -40,21 +40,24 @@ class PutBackDialog(QDialog):
 
     def __init__(self, chosen: list[Change], parent: QWidget):
         super().__init__(parent)
-        self.setWindowTitle("Put files back?")
+        one = len(chosen) == 1
+        self.setWindowTitle("Put the file back?" if one else "Put files back?")
         self.setObjectName("put_back")
         groups = [  # (the files a command changed are told by the copy made before the first command)
             ("Put back as before the session", [c.path for c in chosen if c.existed and not c.by_command]),
             ("Put back as before the agent's first command", [c.path for c in chosen if c.existed and c.by_command]),
-            ("Remove (the agent created them)", [c.path for c in chosen if not c.existed and not c.by_command]),
+            ("Remove (the agent created {})", [c.path for c in chosen if not c.existed and not c.by_command]),
             ("Remove (created since the agent's first command, by a command or outside Tripane)",
              [c.path for c in chosen if not c.existed and c.by_command]),
         ]
-        lines = [f"{what}: {', '.join(paths)}" for what, paths in groups if paths]
+        lines = [f"{what.format('it' if len(paths) == 1 else 'them')}: {', '.join(paths)}"
+                 for what, paths in groups if paths]
         if outside := [c.path for c in chosen if c.outside]:  # (likely the person's own work)
             lines.append(f"\nNot changed by the agent (by you, or another program): {', '.join(outside)}")
         if since := [c.path for c in chosen if c.then_outside]:
             lines.append(f"\nChanged since the agent did, by you or another program: {', '.join(since)}")
-        self.said = QLabel("\n".join(lines) + "\n\nWhat changed in them since is lost, your own edits too.")
+        self.said = QLabel("\n".join(lines) + f"\n\nWhat changed in {'it' if one else 'them'} since is lost, your own "
+                           "edits too.")
         self.said.setWordWrap(True)
         self.why = QLineEdit()
         self.why.setPlaceholderText("Why (optional): the agent reads it, and does not redo what you undid")

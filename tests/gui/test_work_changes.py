@@ -46,7 +46,8 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
     confirm = dialog.findChild(QDialog, "put_back")
     qtbot.waitUntil(lambda: confirm is not None and confirm.isVisible(), timeout=WAIT)
     assert "Put back as before the session: parsing.py" in confirm.said.text()
-    assert "Remove (the agent created them): tests/test_parsing.py" in confirm.said.text()
+    assert "Remove (the agent created it): tests/test_parsing.py" in confirm.said.text()
+    assert confirm.said.text().endswith("What changed in them since is lost, your own edits too.")  # the two
     assert (workdir / "tests" / "test_parsing.py").exists()  # nothing before the person says so
     confirm.why.setText("strip() is needed: inputs come with newlines")
     qtbot.keyClick(confirm.why, Qt.Key.Key_Return)  # Enter puts back, as the default button
