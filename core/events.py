@@ -127,7 +127,9 @@ class SessionStarted(Event):
 @dataclass(frozen=True)
 class UserMessage(Event):
     kind: ClassVar[str] = "user_message"
-    text: str
+    text: str  # a long one's start and end, around a notice naming its file (core/offload.py)
+    offload_path: str | None = None  # where a long one is kept whole
+    size: int = 0  # a long one's length, in characters
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from core.events import (
     SessionResumed,
     SessionStarted,
     Usage,
-    UserMessage,
     WorkdirMoved,
 )
 from core.folder_approvals import FolderApprovals
@@ -49,6 +48,7 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
+from core.offload import person_message
 from core.originals import Change
 from core.paths import (
     data_dir_of,
@@ -507,7 +507,7 @@ class Session:
             self.control.inbox.append(text)
             return
         with self._writing():
-            self.journal.record(UserMessage(text))
+            self.journal.record(person_message(text, self.dir))
             self.start()
 
     async def answer(self, qid: str, choice: str, text: str = "") -> None:

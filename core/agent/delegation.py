@@ -9,6 +9,7 @@ import dataclasses
 import logging
 import re
 
+from core import offload
 from core.agent.deep_research import deep_research
 from core.agent.options import WITHDRAWN, denial, refused_by_policy
 from core.agent.research import (
@@ -212,7 +213,7 @@ class Delegation:
         content = await asyncio.to_thread(self._storable, content)
         if len(content) > HELPER_READ_CHARS:  # kept whole, as the agent's large outputs are (a page may change)
             name = f"research-{safe_name(call_id)}-{safe_name(read.id)}.txt"
-            await asyncio.to_thread(self._save_output, name, content)
+            await asyncio.to_thread(offload.save, self.session_dir, name, content)
             content = (f"{content[:HELPER_READ_CHARS]}\n[cut here, at {HELPER_READ_CHARS:,} of {len(content):,} "
                        f"characters. The whole output is saved: read on with file_read path=offload:{name} and an "
                        f"offset, or read a narrower range.]")

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from string import Template
 from typing import TYPE_CHECKING, NamedTuple
 
-from core import big_text
+from core import big_text, offload
 from core.agent import diagnosis, put_back_diagnosis
 from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
@@ -77,7 +77,6 @@ from core.events import (
     ToolCall,
     ToolResult,
     Usage,
-    UserMessage,
     WindowLearned,
 )
 from core.journal import Journal, StatusChanged, TextDelta, ToolOutput
@@ -154,24 +153,6 @@ def repeated_output_notice(tool: str, seen: OutputSeen, size: int) -> str:
              f"Its start and end are above in this conversation; the whole of it is in "
              f"offload:{PurePosixPath(seen.offload_path).name}.")
     return f"[Unchanged: the same {size:,} characters your {tool} call {seen.call_id} returned at turn {seen.turn}. {where}]"
-
-
-def offload_excerpt(content: str, name: str, keep_chars: int) -> str:
-    """What stays in the context of an offloaded output: its start and its end, cut at line breaks,
-    around a notice naming the file. The end matters as much as the start: a test run's or a
-    build's verdict is in its last lines."""
-    head_chars = keep_chars * 7 // 10
-    head = content[:head_chars]
-    if (cut := head.rfind("\n")) > head_chars // 2:
-        head = head[: cut + 1]
-    tail = content[len(content) - (keep_chars - head_chars):]
-    if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
-        tail = tail[cut + 1:]
-    head = head.rstrip("\n")
-    lines = big_text.count(content, "\n") + (not content.endswith("\n"))
-    notice = (f"… [{len(content):,} characters, {lines:,} lines; whole output in offload:{name}; start and end "
-              f"shown. Read any part with file_read(path=\"offload:{name}\", offset=LINE).]")
-    return f"{head}\n{notice}\n{tail}"
 
 
 # Outputs at least this long are hashed and saved on a worker thread (see _prepare_large).
@@ -350,7 +331,7 @@ class AgentLoop(Delegation):
 
     def _take_inbox(self) -> None:
         while self.control.inbox:
-            self._record(UserMessage(self.control.inbox.pop(0)))
+            self._record(offload.person_message(self.control.inbox.pop(0), self.session_dir))
 
     # --- long-term memory ------------------------------------------------------------------------
 
@@ -993,14 +974,8 @@ class AgentLoop(Delegation):
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:
         name = f"turn{self.state.turn:04d}-{safe_name(call.id)}.txt"
-        self._save_output(name, content)
-        return f"offload/{name}", offload_excerpt(content, name, self.settings.offload_keep_chars)
-
-    def _save_output(self, name: str, content: str) -> None:
-        """A large output kept whole in the session's offload/ folder, where `offload:NAME` reads it."""
-        folder = self.session_dir / "offload"
-        folder.mkdir(parents=True, exist_ok=True)
-        big_text.write(folder / name, content)
+        return offload.save(self.session_dir, name, content), offload.excerpt(content, name,
+                                                                             self.settings.offload_keep_chars)
 
     def _fail(self, tool: str, error_type: str, message: str, call: ToolCall | None = None,
               prepared: Prepared | None = None, seen: FileSeen | None = None) -> None:

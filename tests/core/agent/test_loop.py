@@ -270,6 +270,45 @@ async def test_huge_tool_output_is_offloaded_and_readable_back(store, data_dir, 
     assert max(len(json.dumps(m)) for m in model.requests[1].messages[1:]) < 10_000  # after the system prompt
 
 
+async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back(store, data_dir, workdir):
+    """Sent whole, a 2 MB paste went into every request after it, over any model's window."""
+    from core.events import UserMessage
+
+    log = "".join(f"12:00:{i % 60:02d} worker {i}: connection reset by peer\n" for i in range(40_000))
+    pasted = f"Here is the log from last night:\n{log}Why did the workers drop?"
+    model = ScriptedModel([
+        reply("", call("task_done", summary="first")),
+        lambda req: reply("", call("file_read", path="offload:message-0001.txt", offset=20_001, limit=1)),
+        reply("", call("task_done", summary="read it")),
+    ])
+    session = make_session(store, data_dir, workdir, model, context_window=16_000)
+    assert await session.run() == "done"
+    await session.send(pasted)
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+
+    message = events_of(session, UserMessage)[-1]
+    assert message.size == len(pasted) and message.offload_path == "offload/message-0001.txt"
+    assert (session.dir / message.offload_path).read_text(encoding="utf-8") == pasted  # whole, lost nothing
+    said = message.text
+    assert said.startswith("Here is the log from last night:") and said.endswith("Why did the workers drop?")
+    assert "whole message in offload:message-0001.txt" in said and len(said) < 7_000
+    assert max(len(json.dumps(m)) for m in model.requests[1].messages[1:]) < 10_000
+    read_back = events_of(session, ToolResult)[-2]
+    assert read_back.ok and "worker 19999: connection reset" in read_back.content
+
+    await session.send("Short ones stay whole.")
+    await asyncio.wait_for(session.wait(), 10)
+    assert events_of(session, UserMessage)[-1] == UserMessage("Short ones stay whole.")
+
+    session.pause()  # a run in progress takes a message at its next step: offloaded there too
+    await session.send("Keep going.")
+    await session.send(pasted)
+    session.resume()
+    await asyncio.wait_for(session.wait(), 10)
+    again = events_of(session, UserMessage)[-1]
+    assert again.offload_path == "offload/message-0002.txt" and again.text == said.replace("0001", "0002")
+
+
 def _offload_name(request) -> str:
     content = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
     return content.split("offload:")[1].split(";")[0]

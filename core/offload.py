@@ -1,0 +1,54 @@
+"""Long texts kept whole in a session's offload/ folder, and what of them stays in the context.
+
+A tool's long output and a long message from the person (a pasted log or file) are kept whole
+there, where `offload:NAME` reads them, and the conversation keeps their start and their end
+around a notice naming the file. Sent whole, a 2 MB paste went into every request after it, over
+any model's window: the session could go no further.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from pathlib import Path
+
+from core import big_text
+from core.events import UserMessage
+
+MESSAGE_OFFLOAD_CHARS = 20_000  # the person's messages longer than this are offloaded (about 5,000 tokens)
+MESSAGE_KEEP_CHARS = 6_000  # what of them stays in the conversation: their start and their end
+
+
+def save(session_dir: Path, name: str, text: str) -> str:
+    """`text` kept whole as offload/NAME in the session's folder; its path there."""
+    folder = session_dir / "offload"
+    folder.mkdir(parents=True, exist_ok=True)
+    big_text.write(folder / name, text)
+    return f"offload/{name}"
+
+
+def excerpt(content: str, name: str, keep_chars: int, what: str = "output") -> str:
+    """What stays in the context of an offloaded text: its start and its end, cut at line breaks,
+    around a notice naming the file. The end matters as much as the start: a test run's or a
+    build's verdict is in its last lines, and a person's question after a pasted log."""
+    head_chars = keep_chars * 7 // 10
+    head = content[:head_chars]
+    if (cut := head.rfind("\n")) > head_chars // 2:
+        head = head[: cut + 1]
+    tail = content[len(content) - (keep_chars - head_chars):]
+    if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
+        tail = tail[cut + 1:]
+    head = head.rstrip("\n")
+    lines = big_text.count(content, "\n") + (not content.endswith("\n"))
+    notice = (f"… [{len(content):,} characters, {lines:,} lines; whole {what} in offload:{name}; start and end "
+              f"shown. Read any part with file_read(path=\"offload:{name}\", offset=LINE).]")
+    return f"{head}\n{notice}\n{tail}"
+
+
+def person_message(text: str, session_dir: Path) -> UserMessage:
+    """A message from the person as it is recorded: whole, or offloaded when it is long."""
+    if len(text) <= MESSAGE_OFFLOAD_CHARS:
+        return UserMessage(text)
+    folder = session_dir / "offload"
+    name = next(name for n in count(1) if not (folder / (name := f"message-{n:04d}.txt")).exists())
+    path = save(session_dir, name, text)
+    return UserMessage(excerpt(text, name, MESSAGE_KEEP_CHARS, "message"), offload_path=path, size=len(text))
