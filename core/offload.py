@@ -52,3 +52,34 @@ def person_message(text: str, session_dir: Path) -> UserMessage:
     name = next(name for n in count(1) if not (folder / (name := f"message-{n:04d}.txt")).exists())
     path = save(session_dir, name, text)
     return UserMessage(excerpt(text, name, MESSAGE_KEEP_CHARS, "message"), offload_path=path, size=len(text))
+
+
+# A task longer than this (a pasted specification) is kept whole in offload/task.md, and the plan's
+# Goal, recited to the agent at every step, holds its start and points there.
+TASK_BRIEF_CHARS = 1_500
+TASK_FILE = "task.md"
+
+
+def save_task(session_dir: Path, task: str) -> None:
+    """A long task kept whole, where the plan's Goal and the conversation point (before either)."""
+    if len(task.strip()) > TASK_BRIEF_CHARS:
+        save(session_dir, TASK_FILE, task.strip())
+
+
+def task_brief(task: str) -> str:
+    """The task as the plan's Goal holds it: whole, or a long one's start and where the rest is."""
+    task = task.strip()
+    if len(task) <= TASK_BRIEF_CHARS:
+        return task
+    head = task[:TASK_BRIEF_CHARS]
+    if (cut := head.rfind("\n")) > TASK_BRIEF_CHARS // 2:
+        head = head[:cut]
+    return (f"{head.rstrip()}\n… [the task goes on: {len(task):,} characters in all, whole in offload:{TASK_FILE}; "
+            f"read it with file_read(path=\"offload:{TASK_FILE}\")]")
+
+
+def shown_task(task: str) -> str:
+    """The task as the conversation shows it: whole, or a very long one's start and end (as a long
+    message of the person's), the whole of it in offload/task.md."""
+    task = task.strip()
+    return task if len(task) <= MESSAGE_OFFLOAD_CHARS else excerpt(task, TASK_FILE, MESSAGE_KEEP_CHARS, "task")

@@ -48,7 +48,7 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
-from core.offload import person_message
+from core.offload import person_message, save_task
 from core.originals import Change
 from core.paths import (
     data_dir_of,
@@ -264,6 +264,7 @@ class Session:
         except BaseException:  # a session without its start event could never be opened: none at all
             store.delete_session(session.id)
             raise
+        save_task(session.dir, config.task)  # (before the plan, whose Goal points to it)
         for change in session.memory.create(title=session_title(config.task), task=config.task):
             session.journal.record(change)
         session._progress(progress.session_started(session.id, config.task, config.model))

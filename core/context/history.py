@@ -33,6 +33,7 @@ from core.events import (
     UserMessage,
     WorkdirMoved,
 )
+from core.offload import shown_task
 from core.reasoning import THINKING_MODEL, passes_reasoning_back
 
 Message = dict[str, Any]
@@ -165,7 +166,7 @@ class History:
             case SessionStarted():
                 self._api_base = event.api_base
                 self._note(
-                    f"# Task\n{event.task.strip()}\n\nWorkdir: {event.workdir}\n"
+                    f"# Task\n{shown_task(event.task)}\n\nWorkdir: {event.workdir}\n"
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
                 )
             case UserMessage() | FlushRequested():

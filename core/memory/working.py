@@ -21,6 +21,7 @@ from pathlib import Path
 from string import Template
 
 from core.events import FileChanged
+from core.offload import task_brief
 from core.paths import resource_text
 
 PLAN, FINDINGS, PROGRESS = "task_plan.md", "findings.md", "progress.md"
@@ -106,7 +107,7 @@ class WorkingMemory:
     def create(self, *, title: str, task: str, names: tuple[str, ...] = FILES) -> list[FileChanged]:
         """Write the three files (or `names` of them) from the templates (version 1 each)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        values = {"title": title, "task": task.strip()}
+        values = {"title": title, "task": task_brief(task)}  # recited at every step: a long one in brief
         changes = []
         for name in names:
             text = Template(resource_text("templates", name)).safe_substitute(values)

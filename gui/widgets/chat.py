@@ -43,6 +43,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.memory.variants import LEARNED
+from core.offload import shown_task
 from core.reasoning import thinking_hidden
 from core.render import (
     aside_note,
@@ -498,7 +499,7 @@ class ChatView(QScrollArea):
         event = record.event
         match event:
             case SessionStarted():  # what the person asked, at the top, as any message of theirs
-                self._add(MessageItem("user", event.task, when=stamp(record.ts)), into)
+                self._add(MessageItem("user", shown_task(event.task), when=stamp(record.ts)), into)
             case UserMessage():
                 self._add(MessageItem("user", event.text, when=stamp(record.ts)), into)
             case AssistantMessage():

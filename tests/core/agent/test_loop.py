@@ -309,6 +309,27 @@ async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back
     assert again.offload_path == "offload/message-0002.txt" and again.text == said.replace("0001", "0002")
 
 
+async def test_a_long_task_is_recited_in_brief_and_kept_whole_for_the_agent_to_read(store, data_dir, workdir):
+    """A pasted specification as the task: the plan's Goal, recited at every step, held all of it."""
+    spec = "Build the importer.\n" + "".join(f"- Rule {i}: rows of kind {i} go to table t{i}.\n" for i in range(1_500))
+    model = ScriptedModel([
+        reply("", call("file_read", path="offload:task.md", offset=1_400, limit=1)),
+        reply("", call("task_done", summary="read the rules")),
+    ])
+    session = make_session(store, data_dir, workdir, model, task=spec)
+    assert await session.run() == "done"
+
+    assert (session.dir / "offload" / "task.md").read_text(encoding="utf-8") == spec.strip()
+    goal = session.read_file(PLAN)[0].split("## Goal\n", 1)[1].split("\n## ", 1)[0]
+    assert goal.startswith("Build the importer.\n- Rule 0:") and "whole in offload:task.md" in goal
+    assert len(goal) < 2_000 and "Rule 1499" not in goal
+    first = json.dumps(model.requests[0].messages)
+    assert "whole task in offload:task.md" in first and "Rule 1499" in first  # its start and its end
+    assert len(first) < len(spec)
+    read_back = events_of(session, ToolResult)[0]
+    assert read_back.ok and "Rule 1398: rows of kind 1398" in read_back.content  # (line 1,400)
+
+
 def _offload_name(request) -> str:
     content = [m for m in request.messages if m["role"] == "tool"][-1]["content"]
     return content.split("offload:")[1].split(";")[0]
