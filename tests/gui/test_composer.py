@@ -107,3 +107,15 @@ def test_the_windows_shortcuts_win_over_a_text_fields_editing_keys(qtbot, make_w
     assert composer.toPlainText() == "Check the tests, then the docs"
     qtbot.keyClick(window.sessions.search, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # Edit plan
     assert window.panes["task_plan.md"].editing
+
+
+def test_a_long_paste_sent_is_said_to_be_kept_in_a_file_the_agent_reads(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Tidy up", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
+    log = "".join(f"line {i}: connection reset\n" for i in range(2_000))
+    window.composer.setPlainText(f"Here is the log:\n{log}What broke?")
+    window.send_message()
+    qtbot.waitUntil(lambda: "Your message is long (" in window.statusBar().currentMessage(), timeout=10_000)
+    assert "the agent reads its start and end, and the rest from a file" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: (session.dir / "offload" / "message-0001.txt").exists(), timeout=10_000)
