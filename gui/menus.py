@@ -112,7 +112,10 @@ def session_context_menu(window: MainWindow, position) -> QMenu | None:
         return None
     menu = QMenu(window)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    for name in SESSION_MENU:
+    chosen = len(window.sessions.chosen_ids())
+    if chosen > 1:  # what acts on several: the rest acts on the one shown, and would rename it alone
+        menu.addAction(f"Delete {chosen:,} sessions…", window.delete_session)
+    for name in SESSION_MENU if chosen <= 1 else ():
         if name is None:
             menu.addSeparator()
         else:

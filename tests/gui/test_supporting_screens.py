@@ -545,6 +545,16 @@ def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_
     empty = window.sessions.list.viewport().rect().bottomLeft() - type(where)(0, 2)
     assert window._session_context_menu(empty) is None  # below the last session: no menu
 
+    # Both selected: what acts on several, not a Rename of the one shown alone.
+    window.sessions.list.selectAll()
+    menu = window._session_context_menu(where)
+    assert [action.text() for action in menu.actions()] == ["Delete 2 sessions…"]
+    menu.actions()[0].trigger()
+    confirm = next(box for box in window.findChildren(QMessageBox) if box.isVisible())
+    assert confirm.text().startswith("Delete these 2 sessions?")
+    confirm.reject()
+    menu.close()
+
 
 def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir):
     model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed"))])
