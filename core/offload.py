@@ -18,12 +18,25 @@ MESSAGE_OFFLOAD_CHARS = 20_000  # the person's messages longer than this are off
 MESSAGE_KEEP_CHARS = 6_000  # what of them stays in the conversation: their start and their end
 
 
+def folder_of(session_dir: Path) -> Path:
+    """The session's offload/ folder, which `offload:NAME` in a file tool's path reads."""
+    return session_dir / "offload"
+
+
 def save(session_dir: Path, name: str, text: str) -> str:
     """`text` kept whole as offload/NAME in the session's folder; its path there."""
-    folder = session_dir / "offload"
+    folder = folder_of(session_dir)
     folder.mkdir(parents=True, exist_ok=True)
     big_text.write(folder / name, text)
     return f"offload/{name}"
+
+
+def _start(text: str, chars: int) -> str:
+    """The first `chars` of `text`, cut after a line break if one comes in their second half."""
+    head = text[:chars]
+    if (cut := head.rfind("\n")) > chars // 2:
+        head = head[: cut + 1]
+    return head.rstrip("\n")
 
 
 def excerpt(content: str, name: str, keep_chars: int, what: str = "output") -> str:
@@ -31,13 +44,10 @@ def excerpt(content: str, name: str, keep_chars: int, what: str = "output") -> s
     around a notice naming the file. The end matters as much as the start: a test run's or a
     build's verdict is in its last lines, and a person's question after a pasted log."""
     head_chars = keep_chars * 7 // 10
-    head = content[:head_chars]
-    if (cut := head.rfind("\n")) > head_chars // 2:
-        head = head[: cut + 1]
+    head = _start(content, head_chars)
     tail = content[len(content) - (keep_chars - head_chars):]
     if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
         tail = tail[cut + 1:]
-    head = head.rstrip("\n")
     lines = big_text.count(content, "\n") + (not content.endswith("\n"))
     notice = (f"… [{len(content):,} characters, {lines:,} lines; whole {what} in offload:{name}; start and end "
               f"shown. Read any part with file_read(path=\"offload:{name}\", offset=LINE).]")
@@ -48,7 +58,7 @@ def person_message(text: str, session_dir: Path) -> UserMessage:
     """A message from the person as it is recorded: whole, or offloaded when it is long."""
     if len(text) <= MESSAGE_OFFLOAD_CHARS:
         return UserMessage(text)
-    folder = session_dir / "offload"
+    folder = folder_of(session_dir)
     name = next(name for n in count(1) if not (folder / (name := f"message-{n:04d}.txt")).exists())
     path = save(session_dir, name, text)
     return UserMessage(excerpt(text, name, MESSAGE_KEEP_CHARS, "message"), offload_path=path, size=len(text))
@@ -71,10 +81,7 @@ def task_brief(task: str) -> str:
     task = task.strip()
     if len(task) <= TASK_BRIEF_CHARS:
         return task
-    head = task[:TASK_BRIEF_CHARS]
-    if (cut := head.rfind("\n")) > TASK_BRIEF_CHARS // 2:
-        head = head[:cut]
-    return (f"{head.rstrip()}\n… [the task goes on: {len(task):,} characters in all, whole in offload:{TASK_FILE}; "
+    return (f"{_start(task, TASK_BRIEF_CHARS).rstrip()}\n… [the task goes on: {len(task):,} characters in all, whole in offload:{TASK_FILE}; "
             f"read it with file_read(path=\"offload:{TASK_FILE}\")]")
 
 

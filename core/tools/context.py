@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import offload
 from core.diffs import diff_told
 from core.events import AGENT_FILES_NAMED, COMMAND_DIFF_HEAD, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
@@ -141,7 +142,7 @@ class ToolContext:
 
     @property
     def offload_dir(self) -> Path:
-        return self.session_dir / "offload"
+        return offload.folder_of(self.session_dir)
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the agent named, confined to the workdir; to read, also `offload:NAME` (a saved
