@@ -54,14 +54,23 @@ def excerpt(content: str, name: str, keep_chars: int, what: str = "output") -> s
     return f"{head}\n{notice}\n{tail}"
 
 
-def person_message(text: str, session_dir: Path) -> UserMessage:
+def message_limit(budget_tokens: int | None) -> int:
+    """The longest message of the person's taken whole: for a small window, less. A message takes
+    at most a quarter of the `budget_tokens` a request may fill (about four characters a token),
+    when they are known."""
+    return MESSAGE_OFFLOAD_CHARS if budget_tokens is None else min(MESSAGE_OFFLOAD_CHARS, budget_tokens)
+
+
+def person_message(text: str, session_dir: Path, budget_tokens: int | None = None) -> UserMessage:
     """A message from the person as it is recorded: whole, or offloaded when it is long."""
-    if len(text) <= MESSAGE_OFFLOAD_CHARS:
+    limit = message_limit(budget_tokens)
+    if len(text) <= limit:
         return UserMessage(text)
     folder = folder_of(session_dir)
     name = next(name for n in count(1) if not (folder / (name := f"message-{n:04d}.txt")).exists())
     path = save(session_dir, name, text)
-    return UserMessage(excerpt(text, name, MESSAGE_KEEP_CHARS, "message"), offload_path=path, size=len(text))
+    keep = min(MESSAGE_KEEP_CHARS, limit * 3 // 10)
+    return UserMessage(excerpt(text, name, keep, "message"), offload_path=path, size=len(text))
 
 
 # A task longer than this (a pasted specification) is kept whole in offload/task.md, and the plan's

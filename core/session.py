@@ -48,7 +48,7 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
-from core.offload import person_message, save_task
+from core.offload import message_limit, person_message, save_task
 from core.originals import Change
 from core.paths import (
     data_dir_of,
@@ -508,8 +508,12 @@ class Session:
             self.control.inbox.append(text)
             return
         with self._writing():
-            self.journal.record(person_message(text, self.dir))
+            self.journal.record(person_message(text, self.dir, self._agent_loop().message_budget()))
             self.start()
+
+    def message_limit(self) -> int:
+        """The longest message taken whole into the conversation; a longer one is offloaded."""
+        return message_limit(self._agent_loop().message_budget())
 
     async def answer(self, qid: str, choice: str, text: str = "") -> None:
         with self._writing():  # first: another process may have answered it meanwhile

@@ -34,7 +34,6 @@ from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.model_names import deprecation_near
-from core.offload import MESSAGE_OFFLOAD_CHARS
 from core.run_lock import INTERRUPTED
 from core.session import (
     ENDED_ON_ERROR,
@@ -1279,7 +1278,7 @@ class MainWindow(QMainWindow):
         def sent(_result) -> None:
             self._watch_run(session)
             self._update_controls()
-            if len(text) > MESSAGE_OFFLOAD_CHARS:  # (the chat shows where: the notice in it is the agent's)
+            if len(text) > session.message_limit():  # (the chat shows where: the notice in it is the agent's)
                 self.statusBar().showMessage(f"Your message is long ({len(text):,} characters): the agent reads its "
                                              "start and end, and the rest from a file kept in the session.", 15_000)
         self.keeper.run(session.send(text), on_success=sent,

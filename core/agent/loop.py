@@ -331,7 +331,7 @@ class AgentLoop(Delegation):
 
     def _take_inbox(self) -> None:
         while self.control.inbox:
-            self._record(offload.person_message(self.control.inbox.pop(0), self.session_dir))
+            self._record(offload.person_message(self.control.inbox.pop(0), self.session_dir, self.message_budget()))
 
     # --- long-term memory ------------------------------------------------------------------------
 
@@ -453,6 +453,12 @@ class AgentLoop(Delegation):
 
     def _serving(self) -> tuple[str, str | None, int | None]:
         return self.state.model, self.state.api_base, self.state.context_window
+
+    def message_budget(self) -> int | None:
+        """The tokens a request may fill, for what is known of the window without asking litellm
+        (None before then): how long a message of the person's may be before it is offloaded."""
+        window = self.state.learned_window or self.state.context_window or self._window
+        return budget_for(window, self.state.config.reserve_output) if window else None
 
     async def _budget_for_the_model(self, engine: ContextEngine) -> None:
         """The person chose another model since the budget was set: budget for its window (a

@@ -309,6 +309,24 @@ async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back
     assert again.offload_path == "offload/message-0002.txt" and again.text == said.replace("0001", "0002")
 
 
+async def test_a_small_window_takes_a_shorter_message_whole(store, data_dir, workdir):
+    """A 4,096-token local model: 10,000 characters, under the usual limit, are over its budget."""
+    from core.events import UserMessage
+
+    model = ScriptedModel([], default=reply("", call("task_done", summary="ok")))
+    session = make_session(store, data_dir, workdir, model, context_window=4_096)
+    assert await session.run() == "done"
+    paste = "".join(f"line {i}: a value of the table\n" for i in range(350))
+    assert 8_000 < len(paste) < 20_000
+    await session.send(paste)
+    await asyncio.wait_for(session.wait(), 10)
+    message = events_of(session, UserMessage)[-1]
+    assert message.offload_path and message.size == len(paste) and len(message.text) < 1_000
+    await session.send("line 1: short")
+    await asyncio.wait_for(session.wait(), 10)
+    assert events_of(session, UserMessage)[-1].offload_path is None
+
+
 async def test_a_long_task_is_recited_in_brief_and_kept_whole_for_the_agent_to_read(store, data_dir, workdir):
     """A pasted specification as the task: the plan's Goal, recited at every step, held all of it."""
     spec = "Build the importer.\n" + "".join(f"- Rule {i}: rows of kind {i} go to table t{i}.\n" for i in range(1_500))
