@@ -24,6 +24,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Session", "&Pause", "Ctrl+P", "pause", "pause"),
     ("&Session", "&Resume", "Ctrl+R", "resume", "resume"),
     ("&Session", "S&top", "Esc", "stop", "stop"),
+    ("&Session", "End the session…", None, "end_session", "end_session"),  # one nothing runs (see end_session)
     ("&Session", "&Edit plan", "Ctrl+E", lambda w: w.panes[PLAN].toggle_editing(), "edit_plan"),
     ("&Session", "Edit &findings", "Ctrl+Shift+E", lambda w: w.panes[FINDINGS].toggle_editing(), "edit_findings"),
     ("&Session", "Pin plan lines…", "Ctrl+Shift+P", lambda w: w.on_pane_pin_requested(PLAN), "pin_plan"),

@@ -1106,6 +1106,7 @@ class MainWindow(QMainWindow):
                              ("resume", self.resume_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
         self.actions_by_name["stop"].setEnabled(running)
+        self.actions_by_name["end_session"].setEnabled(endable)
         # While another session is being opened (chosen in the list, or right-clicked there), the
         # session's commands wait for it: they would act on the one still on screen.
         settled = has and self._opening is None

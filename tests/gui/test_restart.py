@@ -151,6 +151,7 @@ def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qt
         dialog.close()  # the person does not answer: they want it over with
     assert again.windowTitle().startswith("(1 waiting for you)")
     assert again.stop_button.isEnabled() and not again.actions_by_name["stop"].isEnabled()  # (Esc stops runs)
+    assert again.actions_by_name["end_session"].isEnabled()  # Session → End the session…, as the button
 
     def asked() -> QMessageBox | None:
         return next((box for box in again.findChildren(QMessageBox) if box.isVisible()), None)
@@ -163,5 +164,5 @@ def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qt
     assert again.session.state.status == "ended:aborted" and model.requests == []
     assert not again.windowTitle().startswith("(1 waiting")
     assert again.sessions.list.item(0).text().startswith("■")
-    assert not again.stop_button.isEnabled()
+    assert not again.stop_button.isEnabled() and not again.actions_by_name["end_session"].isEnabled()
     assert again.chat.cards["c1"].status == "error"  # the call it left open, closed as stopped
