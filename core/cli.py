@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
-    run.add_argument("task", help="what the agent should do")
+    run.add_argument("task", nargs="?", help="what the agent should do (or --task-file)")
+    run.add_argument("--task-file", type=Path, metavar="FILE",
+                     help="the task read from a UTF-8 text file (a long specification), in place of TASK")
     run.add_argument("--model", type=_model_string,
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
@@ -232,10 +234,32 @@ def _utf8_output() -> None:
             stream.reconfigure(encoding="utf-8")
 
 
+def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Path | None) -> str:
+    """`tripane run`'s task: as typed, or read from --task-file (one of the two). A specification
+    pasted on a command line meets the shell's quoting, and cmd's 8,191-character limit."""
+    if task is not None and task_file is not None:
+        parser.error("give the task or --task-file, not both")
+    if task_file is None:
+        if not task or not task.strip():
+            parser.error("give the task: what the agent should do (or --task-file FILE)")
+        return task
+    try:
+        text = task_file.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        parser.error(f"the task file {task_file} cannot be read: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        parser.error(f"the task file {task_file} is not UTF-8 text")
+    if not text.strip():
+        parser.error(f"the task file {task_file} is empty")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     _utf8_output()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "run":
+        args.task = _task_given(parser, args.task, args.task_file)
     for name in ("task", "message", "answer", "text"):  # bytes a terminal sent that are not UTF-8
         if isinstance(getattr(args, name, None), str):
             setattr(args, name, shown_text(getattr(args, name)))

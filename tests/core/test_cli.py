@@ -241,6 +241,33 @@ def test_a_reply_that_breaks_off_is_retried_and_the_retry_is_said_on_stderr(tmp_
     assert not (tmp_path / "logs" / "tripane.log").exists()
 
 
+def test_a_long_task_is_read_from_a_file_and_a_bad_one_is_refused_plainly(tmp_path):
+    spec = tmp_path / "spec.md"
+    spec.write_text("Build the importer.\n" + "".join(f"- Rule {i}: kind {i} goes to t{i}.\n" for i in range(900)),
+                    encoding="utf-8")
+    work = work_folder(tmp_path)
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        code, _, err = finish(tripane("run", "--task-file", str(spec), "--model", "openai/scripted", "--api-base",
+                                      server.url, "--workdir", str(work), "--no-memory", data_dir=tmp_path))
+    assert code == 0, err
+    store = Store(tmp_path / "tripane.db")
+    session = store.sessions()[0]
+    assert store.records(session.id)[0].event.task == spec.read_text(encoding="utf-8")
+    assert session.title == "Build the importer."
+    assert (tmp_path / "sessions" / session.id / "offload" / "task.md").exists()  # (and the plan points there)
+
+    (tmp_path / "latin1.md").write_bytes("Café: r\xe9sum\xe9".encode("latin-1"))
+    (tmp_path / "empty.md").write_text("  \n", encoding="utf-8")
+    for args, said in ((["Also typed", "--task-file", str(spec)], "give the task or --task-file, not both"),
+                       ([], "give the task: what the agent should do (or --task-file FILE)"),
+                       (["--task-file", str(tmp_path / "nope.md")], "nope.md cannot be read: No such file"),
+                       (["--task-file", str(tmp_path / "latin1.md")], "latin1.md is not UTF-8 text"),
+                       (["--task-file", str(tmp_path / "empty.md")], "empty.md is empty")):
+        code, _, err = finish(tripane("run", *args, "--model", "m", "--workdir", str(work), data_dir=tmp_path))
+        assert code == 2 and said in err and "Traceback" not in err, (args, err)
+
+
 def test_a_run_in_the_home_folder_says_so_first(tmp_path):
     home = work_folder(tmp_path)
     done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
