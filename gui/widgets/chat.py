@@ -112,7 +112,8 @@ ITEM_SPACING = 6
 # What the person can do after a run that did not finish its task: a message continues it.
 AFTER_ENDING = {
     "error": "Once the cause is fixed (a missing or refused API key, or a model the provider does not know: "
-             "Session → Change model, Ctrl+Shift+L, takes the key or another model; a local server: start it), "
+             "Session → Change model, Ctrl+Shift+L, takes the key, another model or the server's new address; a "
+             "local server: start it), "
              "Resume (Ctrl+R) tries the failed step again, or send a message: the agent continues from here.",
     "aborted": "Send a message to continue from here.",
 }

@@ -458,6 +458,7 @@ def test_a_run_ended_on_a_provider_error_goes_on_with_resume(qtbot, make_window,
     qtbot.waitUntil(lambda: session.state.status == "ended:error" and not session.running, timeout=WAIT)
     assert window.resume_button.isEnabled() and not window.pause_button.isEnabled()
     assert "Resume (Ctrl+R) tries the failed step again" in chat_says(window)
+    assert "Ctrl+Shift+L, takes the key, another model or the server's new address" in chat_says(window)
 
     qtbot.mouseClick(window.resume_button, Qt.MouseButton.LeftButton)  # the server is up again
     qtbot.waitUntil(lambda: session.state.status == "ended:done", timeout=WAIT)
