@@ -68,6 +68,11 @@ SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_
                 "summary", "reflect", "ask_helper", None, "delete")  # right-click
 
 
+def shortcut_of(name: str) -> str:
+    """The key of the command `name`, as the table has it (its tooltip elsewhere names the same)."""
+    return next(str(keys) for *_, keys, _do, each in COMMANDS if each == name and keys)
+
+
 def build_menus(window: MainWindow) -> dict[str, QAction]:
     """The menu bar's menus and their actions, by name; each action's shortcut works window-wide."""
     menus: dict[str, QMenu] = {}

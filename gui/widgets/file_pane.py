@@ -19,6 +19,7 @@ from gui.markdown import (
     render_file,
     to_html,
 )
+from gui.menus import shortcut_of
 from gui.qt import (
     QEvent,
     QHBoxLayout,
@@ -43,7 +44,7 @@ from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
 Pins = Callable[[], tuple[str, ...]]  # the lines of the file the person pinned
-EDIT_KEYS = {PLAN: "Ctrl+E", FINDINGS: "Ctrl+Shift+E"}  # as the Session menu has them
+EDIT_KEYS = {PLAN: shortcut_of("edit_plan"), FINDINGS: shortcut_of("edit_findings")}
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
 
