@@ -9,8 +9,10 @@ wrote.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import hashlib
+import locale
 import os
 import re
 import stat
@@ -158,7 +160,14 @@ class WorkingMemory:
                 continue
             if _stat(path) == known.stat:
                 continue
-            disk = _read_text(path)
+            seen = _stat(path)
+            data = path.read_bytes()
+            disk = _as_tripane_writes(data)
+            if disk.encode("utf-8") != data and _stat(path) == seen:
+                # Saved by an editor on Windows (CRLF, a byte order mark, UTF-16): the file goes back
+                # to the form Tripane writes, or every line would be a change in the diff, and the
+                # appends after it would mix line ends and no longer match the log.
+                atomic_write(path, disk)
             if _sha(disk) == known.sha256:
                 known.stat = _stat(path)
                 continue
@@ -322,8 +331,17 @@ def _replace(source: Path, target: Path) -> None:
             time.sleep(0.02 * (attempt + 1))
 
 
-def _read_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+def _as_tripane_writes(data: bytes) -> str:
+    """A working-memory file's text as Tripane writes it: UTF-8 without a byte order mark, LF line ends."""
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:  # saved as "ANSI" by an editor on Windows: the system's code page
+            text = data.decode(locale.getencoding(), errors="replace")
+        text = text.removeprefix("\ufeff")
+    return text.replace("\r\n", "\n")
 
 
 def _sha(text: str) -> str:

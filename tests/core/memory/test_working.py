@@ -127,6 +127,57 @@ def test_edits_made_outside_tripane_are_detected_once(memory):
     assert memory.read(FINDINGS)[0].endswith("- edited in vim\n")
 
 
+def _saved_elsewhere(path, data: bytes) -> None:
+    path.write_bytes(data)
+    os.utime(path, ns=(1, 1))  # make sure the stat differs even on coarse clocks
+
+
+def test_an_outside_edit_saved_with_windows_line_ends_is_the_lines_it_changed(memory):
+    """An editor on Windows may save the plan with CRLF line ends (or a byte order mark): the
+    agent is told of the line the person added, not of a whole file changed, and the file goes back
+    to LF, so that the appends after it and the log agree with it."""
+    path = memory.path(PLAN)
+    edited = path.read_text(encoding="utf-8").replace("## Technical Decisions\n", "## Technical Decisions\n- Keep the names\n")
+    _saved_elsewhere(path, b"\xef\xbb\xbf" + edited.replace("\n", "\r\n").encode("utf-8"))
+    [change] = memory.check_external()
+    changed = [line for line in change.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ["+- Keep the names"]
+    assert memory.read(PLAN)[0] == edited
+    assert path.read_bytes() == edited.encode("utf-8")
+    assert memory.check_external() == []
+
+
+def test_a_save_that_changed_only_the_line_ends_is_no_change(memory):
+    path = memory.path(FINDINGS)
+    text, version = memory.read(FINDINGS)
+    _saved_elsewhere(path, text.replace("\n", "\r\n").encode("utf-8"))
+    assert memory.check_external() == []
+    assert memory.read(FINDINGS) == (text, version)
+    assert memory.append(FINDINGS, "## next", author="agent").diff.endswith("@@\n+## next\n")
+    assert path.read_bytes() == memory.read(FINDINGS)[0].encode("utf-8")
+
+
+def test_an_outside_edit_saved_as_utf16_is_read_as_text(memory):
+    """Windows' Notepad saves "Unicode" as UTF-16 with a byte order mark."""
+    path = memory.path(FINDINGS)
+    edited = memory.read(FINDINGS)[0] + "- café noted\n"
+    _saved_elsewhere(path, edited.replace("\n", "\r\n").encode("utf-16"))
+    [change] = memory.check_external()
+    assert "+- café noted" in change.diff.splitlines()
+    assert memory.read(FINDINGS)[0] == edited and path.read_bytes() == edited.encode("utf-8")
+
+
+def test_an_outside_edit_saved_in_the_systems_code_page_keeps_its_letters(memory, monkeypatch):
+    """Notepad's "ANSI" is the system's code page (cp1252 on a Western Windows), not UTF-8."""
+    monkeypatch.setattr("locale.getencoding", lambda: "cp1252")
+    path = memory.path(FINDINGS)
+    edited = memory.read(FINDINGS)[0] + "- café noted\n"
+    _saved_elsewhere(path, edited.encode("cp1252"))
+    [change] = memory.check_external()
+    assert change.diff.splitlines()[-1] == "+- café noted"
+    assert path.read_bytes() == edited.encode("utf-8")
+
+
 def test_restore_takes_over_the_logged_version(tmp_path):
     first = WorkingMemory(tmp_path / "s")
     changes = first.create(title="t", task="t")
