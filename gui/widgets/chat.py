@@ -222,6 +222,10 @@ class ChatView(QScrollArea):
         self._running: dict[str, float] = {}  # calls seen starting: id → when (time.monotonic)
         # By record index: what a SessionEnded notice tells, and whether the file tools changed files.
         self._ended_changes: dict[int, tuple[str, bool]] = {}
+        # A session ended by a reply without a call has that reply as its summary: its notice
+        # points to the answer above rather than repeat it, flattened (by the SessionEnded's seq).
+        self._ends_on_answer: set[int] = set()
+        self._last_answer = ""
         self._build_more = QTimer(self, singleShot=True, interval=0)
         self._build_more.timeout.connect(self._build_older)
         self._keep_from_bottom: int | None = None  # while older items go in above: the view stays put
@@ -267,6 +271,7 @@ class ChatView(QScrollArea):
         self._records, self._shown_from, self._wanted_from = [], 0, 0
         self._results, self._ended_changes, self._command_changes = {}, {}, {}
         self._repeated, self._last_failed = set(), ""
+        self._ends_on_answer, self._last_answer = set(), ""
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self.earlier.setVisible(False)
@@ -493,6 +498,10 @@ class ChatView(QScrollArea):
             self._command_changes[event.call_id] = event
         elif isinstance(event, ErrorRecorded) and event.counts and event.attempt > 1 and self._last_failed:
             self._repeated.add(self._last_failed)
+        elif isinstance(event, AssistantMessage):
+            self._last_answer = event.text.strip()
+        elif isinstance(event, SessionEnded) and event.summary.strip() and event.summary.strip() == self._last_answer:
+            self._ends_on_answer.add(record.seq)
 
     def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
         """The record's items: at the end of the conversation (live), or of `into`, a page of
@@ -619,7 +628,8 @@ class ChatView(QScrollArea):
                 link = f' — <a href="{CHANGES_LINK}">see what, or put files back</a>' if files else ""
                 changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                label = rich_label(displayable(f"■ <b>Ended: {event.status}</b> — {escape_html(event.summary)}"
+                summary = "the answer above" if record.seq in self._ends_on_answer else escape_html(event.summary)
+                label = rich_label(displayable(f"■ <b>Ended: {event.status}</b> — {summary}"
                                                f"{changed}{after}"), "ended")
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(lambda _href: self.changes_requested.emit())
