@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from core.agent.options import (
     NO_ANSWER,
     WITHDRAWN,
@@ -131,8 +133,21 @@ def render(record: Record) -> str | None:
         case SessionResumed():
             return "  ▶ resumed"
         case SessionEnded():
-            return f"■ ended: {event.status} — {_short(event.summary, 400)}"
+            return ended_line(event)
     return None
+
+
+def ended_line(event: SessionEnded) -> str:
+    """How a run ended, and its summary whole: a run ended by the agent's answer has the answer as
+    its summary, the thing the person ran it for (its step's line shows only the start). A long or
+    Markdown one goes below, indented, its lines as written."""
+    summary = event.summary.strip()
+    if "\n" not in summary and len(summary) <= ENDED_INLINE:
+        return f"■ ended: {event.status}" + (f" — {summary}" if summary else "")
+    return f"■ ended: {event.status}\n" + textwrap.indent(summary, "  ")
+
+
+ENDED_INLINE = 400  # characters of a one-line summary that stay on the line
 
 
 def resumed_note(event: SessionResumed) -> str:

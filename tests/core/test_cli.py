@@ -355,6 +355,25 @@ def test_a_run_keeps_the_sessions_copies_of_work_folders_under_what_settings_all
     assert "was removed on" in WorkFolderSnapshot(session_dir(data, earlier.id)).why_not
 
 
+def test_the_answer_a_run_ends_with_is_printed_whole_as_written(tmp_path):
+    """`tripane run "Review mod.py"` in a terminal: the answer is what the person ran it for. The
+    agent's line shows its start; the end gives all of it, its Markdown lines as they are."""
+    answer = "## Review of `mod.py`\n\n" + "\n".join(f"{n}. Point {n}: " + "detail " * 20 for n in range(1, 9))
+    assert len(answer) > 1000
+    done = positional([Turn(text=answer)])
+    with ScriptedServer(done) as server:
+        code, out, err = finish(tripane("run", "Review mod.py", "--model", "openai/scripted", "--api-base", server.url,
+                                        "--workdir", str(work_folder(tmp_path)), "--no-memory", data_dir=tmp_path))
+    assert code == 0, err
+    ending = out[out.index("■ ended: done"):]
+    assert ending.startswith("■ ended: done\n")
+    assert [line.strip() for line in ending.splitlines()[1:answer.count("\n") + 2]] == [
+        line.strip() for line in answer.splitlines()]
+    session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+    code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
+    assert "8. Point 8: " in out[out.index("■ ended: done"):]
+
+
 def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
     """Windows gives a pipe or a file the ANSI code page (cp1252): no ✓, ■ or Chinese in it."""
     task = "Summarise 漢字 notes ✓"
