@@ -884,16 +884,26 @@ class LiveEcho:
 async def _drive(session, as_json: bool) -> int:
     from core.events import HumanAnswer, HumanQuestion, Record
     from core.export import record_json
-    from core.journal import StatusChanged, ToolOutput
+    from core.journal import StatusChanged, TextDelta, ToolOutput
     from core.render import render
+    from core.reply_line import ReplyLine
 
     interactive = sys.stdin.isatty() and not as_json
     waiting: asyncio.Queue[HumanQuestion] = asyncio.Queue()
     answered: dict[str, asyncio.Future[None]] = {}  # by qid: set when an answer is recorded, from anywhere
     # On a terminal, what a command prints shows as it comes (on stderr: stdout stays the events).
     echo = LiveEcho(sys.stderr) if sys.stderr.isatty() and not as_json else None
+    waiting_line = ReplyLine(sys.stderr) if echo is not None else None  # while the model is asked
 
     def show(notice) -> None:
+        if waiting_line is not None:
+            if isinstance(notice, TextDelta):
+                waiting_line.streamed(notice.text, notice.reasoning)
+                return
+            waiting_line.stop()
+            if isinstance(notice, StatusChanged) and notice.activity == "thinking":
+                waiting_line.asked()
+                return
         if isinstance(notice, ToolOutput):
             if echo is not None:
                 echo.write(notice.text)
@@ -919,6 +929,8 @@ async def _drive(session, as_json: bool) -> int:
         return await _drive_run(session, as_json, waiting, interactive, answered)
     finally:  # what is recorded after the run (a reflection) is printed by whoever records it
         unsubscribe()
+        if waiting_line is not None:
+            waiting_line.stop()
 
 
 async def _drive_run(session, as_json: bool, waiting: asyncio.Queue, interactive: bool,

@@ -137,6 +137,17 @@ def render(record: Record) -> str | None:
     return None
 
 
+def reply_progress(waited_s: float, thought: int, written: int) -> str:
+    """How far a model call in progress has come (the window's status bar, a terminal's passing
+    line): a local model may read for minutes before its first word, then write slowly."""
+    seconds = f"{int(waited_s)} s"
+    if written:
+        return f"writing its reply · {written:,} characters · {seconds}"
+    if thought:
+        return f"thinking · {seconds}"
+    return f"waiting for the model · {seconds}"
+
+
 def ended_line(event: SessionEnded) -> str:
     """How a run ended, and its summary whole: a run ended by the agent's answer has the answer as
     its summary, the thing the person ran it for (its step's line shows only the start). A long or

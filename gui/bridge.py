@@ -7,6 +7,8 @@ is deferred with a timer or run in the background (gui/tasks.py).
 
 from __future__ import annotations
 
+import time
+
 from core.events import AssistantMessage, Record, SessionEnded, ToolResult
 from core.journal import Notice, StatusChanged, TextDelta, ToolOutput
 from core.session import Session
@@ -29,6 +31,7 @@ class SessionBridge(QObject):
         self.activity, self.detail = "idle", ""
         self.output: dict[str, str] = {}  # by call id, while the call runs
         self.thinking, self.writing = "", ""  # the reply being streamed, until it is recorded
+        self.asked_at: float | None = None  # when the model was asked (time.monotonic), while it is
         self._unsubscribe = session.subscribe(self._on_notice)
 
     def _on_notice(self, notice: Notice) -> None:
@@ -48,6 +51,7 @@ class SessionBridge(QObject):
             if notice.activity == "retrying":  # the reply streams anew
                 self.thinking, self.writing = "", ""
             self.activity, self.detail = notice.activity, notice.detail
+            self.asked_at = time.monotonic() if notice.activity == "thinking" else None
             self.activity_changed.emit(notice.activity, notice.detail)
         elif isinstance(notice, ToolOutput):
             if notice.text:  # (as much as its card keeps)

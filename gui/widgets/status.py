@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from core import model_names
 from core.agent.state import SessionState
 from core.model_names import deprecation_words
-from core.render import effort_words
+from core.render import effort_words, reply_progress
 from core.spending import known_cost
-from gui.qt import QLabel, QStatusBar, Qt, Signal
+from core.text import capitalized
+from gui.qt import QLabel, QStatusBar, Qt, QTimer, Signal
 from gui.theme import set_style_property
 from gui.widgets.elided_label import ElidedLabel
 
@@ -27,6 +29,7 @@ STATE_TEXT = {
 
 if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
+    from gui.bridge import SessionBridge
 
 
 def effort_shown(state: SessionState) -> str:
@@ -92,6 +95,9 @@ class SessionStatusBar(QStatusBar):
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
+        self._reply: SessionBridge | None = None  # while the session shown asks its model (follow_reply)
+        self._reply_clock = QTimer(self, interval=1000)
+        self._reply_clock.timeout.connect(self._show_reply)
         self.memory = ElidedLabel("Memory: loading…")
         self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
@@ -169,6 +175,26 @@ class SessionStatusBar(QStatusBar):
         self.model.setToolTip(f"{said}Reasoning effort: {effort_words(state.reasoning_effort)}. Click to change "
                               "either (Session → Change model, Ctrl+Shift+L).")
         set_style_property(self.model, "level", "warn" if day else "")
+
+    def follow_reply(self, bridge: SessionBridge | None) -> None:
+        """While the session shown asks its model (`bridge`: its bridge then, else None): how long
+        it has waited, then whether it thinks or writes and how much, each second. A model on the
+        person's computer may read a long context for minutes before its first word."""
+        self._reply = bridge
+        self._show_reply()
+
+    def _show_reply(self) -> None:
+        bridge = self._reply
+        if bridge is None or bridge.asked_at is None:
+            self._reply_clock.stop()
+            return
+        self._reply_clock.start()
+        progress = reply_progress(time.monotonic() - bridge.asked_at, len(bridge.thinking), len(bridge.writing))
+        self._set_state(f"● {capitalized(progress)}", "running")
+        if not bridge.thinking and not bridge.writing:
+            self.state.setToolTip("The model has not begun its reply. A model on this computer reads the whole "
+                                  "context first, which takes minutes for a long one on a slow machine. Stop (Esc) "
+                                  "stops the run.")
 
     def _set_state(self, text: str, kind: str) -> None:
         self.state.setText(text)

@@ -511,6 +511,21 @@ def test_on_a_terminal_the_question_is_asked_and_answered_there(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
+def test_on_a_terminal_a_slow_model_is_seen_being_waited_for(tmp_path):
+    """A model on this computer may read for minutes before its first word: the terminal says so,
+    counting, and the line is gone when the step's line is printed."""
+    slow = positional([Turn(tool_calls=(tool("task_done", summary="read it all"),), delay_s=3.5)])
+    with ScriptedServer(slow) as server:
+        code, seen = on_a_terminal(["run", "Read slowly", "--model", "openai/scripted", "--api-base", server.url,
+                                    "--workdir", str(work_folder(tmp_path)), "--no-memory"], tmp_path)
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert "… waiting for the model · 2 s" in text and "… waiting for the model · 3 s" in text
+    wiped = "\r" + " " * len("  … waiting for the model · 3 s") + "\r"
+    assert text.index(wiped) < text.index("[turn 1]")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only")
 def test_on_a_terminal_an_approval_says_what_each_option_does_and_takes_its_number(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

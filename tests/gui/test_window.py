@@ -534,6 +534,36 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     assert window.statusBar().currentMessage() == ""
 
 
+def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_window, workdir):
+    """A model on this computer may read for minutes before its first word: the status bar counts
+    the wait, then says whether it thinks or writes, and how much."""
+    thought, wrote, go_on = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    class SlowModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+            if not self.requests:
+                await thought.wait()
+                on_reasoning("The person wants")
+                await wrote.wait()
+                on_text("x" * 1200)
+                await go_on.wait()
+            return await super().complete(request, on_text, on_retry)
+
+    window = make_window(SlowModel([reply("x" * 1200, call("task_done", summary="ok"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: window.status.state.text() == "● Waiting for the model · 1 s", timeout=WAIT)
+    assert "has not begun its reply" in window.status.state.toolTip()
+    thought.set()
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Thinking · "), timeout=WAIT)
+    wrote.set()
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Writing its reply · 1,200 characters · "),
+                    timeout=WAIT)
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    qtbot.wait(1100)  # the clock stopped with the reply: the end stays said
+    assert window.status.state.text() == "■ Ended: done"
+
+
 def ended_by(qtbot, make_window, workdir, error: ModelError):
     """A run the model's error ended, then done once it goes on; and the chat's ending notice."""
     model = ScriptedModel([error, reply("", call("task_done", summary="done once it went on"))])

@@ -1,0 +1,69 @@
+"""A passing line on a terminal while the model is asked.
+
+A model on the person's own computer may read a long context for minutes before its first word,
+and write a long answer at a few words a second; `tripane run` prints a step's line only once its
+reply is whole. Without this line that is minutes of silence, which reads as a hang. It is redrawn
+in place each second, and wiped before anything else is printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from core.render import reply_progress
+
+
+class ReplyLine:
+    INTERVAL_S = 1.0
+    SHOWN_AFTER_S = 2.0  # a quick reply (most of a hosted model's) comes without the line flashing by
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic):
+        self.stream = stream
+        self.clock = clock
+        self.started: float | None = None  # when the model was asked; None: it is not
+        self.thought = self.written = 0  # characters of its thinking and of its reply so far
+        self._shown = 0  # the length of the line on the terminal, to wipe it
+        self._ticking: asyncio.Task | None = None
+
+    def asked(self) -> None:
+        """The model is asked (again, after a retry): the line counts from now."""
+        self.started, self.thought, self.written = self.clock(), 0, 0
+        if self._ticking is None or self._ticking.done():
+            self._ticking = asyncio.get_running_loop().create_task(self._tick())
+
+    def streamed(self, text: str, reasoning: bool) -> None:
+        if reasoning:
+            self.thought += len(text)
+        else:
+            self.written += len(text)
+
+    def stop(self) -> None:
+        """The reply is whole, or something else happens: the line goes."""
+        self.started = None
+        if self._ticking is not None:
+            self._ticking.cancel()
+            self._ticking = None
+        self.wipe()
+
+    def draw(self) -> None:
+        if self.started is None or self.clock() - self.started < self.SHOWN_AFTER_S:
+            return
+        line = f"  … {reply_progress(self.clock() - self.started, self.thought, self.written)}"
+        # Spaces, not an escape sequence, clear the rest: a console on Windows may not read escapes.
+        self.stream.write("\r" + line.ljust(self._shown))
+        self.stream.flush()
+        self._shown = len(line)
+
+    def wipe(self) -> None:
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self.stream.flush()
+            self._shown = 0
+
+    async def _tick(self) -> None:
+        while self.started is not None:
+            await asyncio.sleep(self.INTERVAL_S)
+            self.draw()
