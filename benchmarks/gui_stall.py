@@ -56,7 +56,7 @@ class StreamingModel:
     def __init__(self):
         self.calls = 0
 
-    async def complete(self, request: ModelRequest, on_text=None, on_retry=None, on_reasoning=None) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text=None, on_retry=None, on_reasoning=None, on_call=None) -> ModelReply:
         if not request.tools or request.tool_choice == "none":
             return ModelReply("summary")
         self.calls += 1

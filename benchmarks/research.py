@@ -105,7 +105,7 @@ class Routed(ScriptedModel):
     def helper(self, request: ModelRequest) -> bool:
         return len(request.tools) == len(READING_TOOLS)
 
-    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
         self.requests.append(request)
         if not self.helper(request):
             return self.agent.pop(0)

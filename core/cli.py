@@ -884,7 +884,7 @@ class LiveEcho:
 async def _drive(session, as_json: bool) -> int:
     from core.events import HumanAnswer, HumanQuestion, Record
     from core.export import record_json
-    from core.journal import StatusChanged, TextDelta, ToolOutput
+    from core.journal import CallWriting, StatusChanged, TextDelta, ToolOutput
     from core.render import render
     from core.reply_line import ReplyLine
 
@@ -897,8 +897,8 @@ async def _drive(session, as_json: bool) -> int:
 
     def show(notice) -> None:
         if waiting_line is not None:
-            if isinstance(notice, TextDelta):
-                waiting_line.streamed(notice.text, notice.reasoning)
+            if isinstance(notice, (TextDelta, CallWriting)):
+                waiting_line.streamed(notice)
                 return
             waiting_line.stop()
             if isinstance(notice, StatusChanged) and notice.activity == "thinking":

@@ -29,6 +29,29 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class CallWriting:
+    """A piece of a tool call's arguments, as the model writes them (a long file_write's content
+    takes a slow model minutes). Only its size is told; the call is an event once whole."""
+
+    session_id: str
+    name: str
+    chars: int
+
+
+@dataclass
+class CallsWritten:
+    """The tool call a streaming reply is writing, and how much of its arguments has come."""
+
+    name: str = ""
+    chars: int = 0
+
+    def add(self, piece: CallWriting) -> None:
+        if piece.name != self.name:
+            self.name, self.chars = piece.name, 0
+        self.chars += piece.chars
+
+
+@dataclass(frozen=True)
 class StatusChanged:
     """Something a view shows changed without a stored event (e.g. a model call started)."""
 
@@ -47,7 +70,7 @@ class ToolOutput:
     text: str = ""
 
 
-Notice = Record | TextDelta | StatusChanged | ToolOutput
+Notice = Record | TextDelta | CallWriting | StatusChanged | ToolOutput
 Subscriber = Callable[[Notice], Any]
 
 

@@ -114,13 +114,15 @@ class Retry:
 
 TextSink = Callable[[str], None]
 RetrySink = Callable[[Retry], None]
+CallSink = Callable[[str, str], None]  # a tool call's name, and a piece of its arguments as they stream
 
 
 class ModelClient(Protocol):
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
-        """The reply; while it streams, its answer's text goes to `on_text` and a reasoning
-        model's thinking to `on_reasoning`."""
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
+                       on_call: CallSink | None = None) -> ModelReply:
+        """The reply; while it streams, its answer's text goes to `on_text`, a reasoning model's
+        thinking to `on_reasoning`, and its tool calls' arguments to `on_call`."""
 
 
 _litellm: Any = None
@@ -206,7 +208,8 @@ class LiteLLMClient:
         self._cannot_think: set[tuple[str, str | None]] = set()
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
+                       on_call: CallSink | None = None) -> ModelReply:
         if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()
@@ -215,7 +218,7 @@ class LiteLLMClient:
             if (request.model, request.api_base) in self._cannot_think:
                 request = replace(request, reasoning_effort="")
             try:
-                return await self._complete_once(litellm, request, on_text, on_reasoning)
+                return await self._complete_once(litellm, request, on_text, on_reasoning, on_call)
             except ModelError as exc:
                 # A model its server cannot make think (an Ollama model without the capability): the
                 # effort is the person's wish for any model that can, so this one goes on without.
@@ -239,7 +242,7 @@ class LiteLLMClient:
                 attempt += 1
 
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
-                             on_reasoning: TextSink | None = None) -> ModelReply:
+                             on_reasoning: TextSink | None = None, on_call: CallSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         messages = signed_thinking_for(messages, request.model)
@@ -276,7 +279,7 @@ class LiteLLMClient:
             kwargs["api_key"] = "not-needed"
         try:
             stream = await litellm.acompletion(**kwargs)
-            reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning)
+            reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning, on_call)
             return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
         except ModelError:
             raise
@@ -337,9 +340,11 @@ class _Pieces:
     """A streamed reply as its chunks arrive: text, reasoning, tool calls (in parts), usage, finish
     reason."""
 
-    def __init__(self, on_text: TextSink | None, on_reasoning: TextSink | None = None):
+    def __init__(self, on_text: TextSink | None, on_reasoning: TextSink | None = None,
+                 on_call: CallSink | None = None):
         self.on_text = on_text
         self.on_reasoning = on_reasoning
+        self.on_call = on_call
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.thinking = ThinkSplitter()
@@ -378,6 +383,8 @@ class _Pieces:
             if tc.function is not None:
                 slot["name"] += tc.function.name or ""
                 slot["arguments"] += tc.function.arguments or ""
+                if self.on_call and tc.function.arguments:  # a long file written: minutes, for a slow model
+                    self.on_call(slot["name"], tc.function.arguments)
 
     def _take_thinking_block(self, block: Any) -> None:
         """A piece of one of Claude's thinking blocks: some of its text, its signature (last), or a
@@ -414,8 +421,9 @@ class _Pieces:
 
 
 async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None,
-                   timeout_s: float | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
-    pieces = _Pieces(on_text, on_reasoning)
+                   timeout_s: float | None = None, on_reasoning: TextSink | None = None,
+                   on_call: CallSink | None = None) -> ModelReply:
+    pieces = _Pieces(on_text, on_reasoning, on_call)
     chunks = stream.__aiter__()
     while True:
         try:

@@ -137,10 +137,13 @@ def render(record: Record) -> str | None:
     return None
 
 
-def reply_progress(waited_s: float, thought: int, written: int) -> str:
+def reply_progress(waited_s: float, thought: int, written: int, call: str = "", call_chars: int = 0) -> str:
     """How far a model call in progress has come (the window's status bar, a terminal's passing
-    line): a local model may read for minutes before its first word, then write slowly."""
+    line): a local model may read for minutes before its first word, then write slowly. `call`:
+    the tool call it writes now, `call_chars` of its arguments so far."""
     seconds = f"{int(waited_s)} s"
+    if call:
+        return f"writing a call to {call} · {call_chars:,} characters · {seconds}"
     if written:
         return f"writing its reply · {written:,} characters · {seconds}"
     if thought:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from core.journal import CallsWritten, CallWriting, TextDelta
 from core.render import reply_progress
 
 
@@ -25,20 +26,24 @@ class ReplyLine:
         self.clock = clock
         self.started: float | None = None  # when the model was asked; None: it is not
         self.thought = self.written = 0  # characters of its thinking and of its reply so far
+        self.call = CallsWritten()
         self._shown = 0  # the length of the line on the terminal, to wipe it
         self._ticking: asyncio.Task | None = None
 
     def asked(self) -> None:
         """The model is asked (again, after a retry): the line counts from now."""
-        self.started, self.thought, self.written = self.clock(), 0, 0
+        self.started, self.thought, self.written, self.call = self.clock(), 0, 0, CallsWritten()
         if self._ticking is None or self._ticking.done():
             self._ticking = asyncio.get_running_loop().create_task(self._tick())
 
-    def streamed(self, text: str, reasoning: bool) -> None:
-        if reasoning:
-            self.thought += len(text)
+    def streamed(self, piece: TextDelta | CallWriting) -> None:
+        if isinstance(piece, CallWriting):  # a long file being written
+            self.call.add(piece)
+        elif piece.reasoning:
+            self.thought += len(piece.text)
         else:
-            self.written += len(text)
+            self.written += len(piece.text)
+
 
     def stop(self) -> None:
         """The reply is whole, or something else happens: the line goes."""
@@ -51,7 +56,8 @@ class ReplyLine:
     def draw(self) -> None:
         if self.started is None or self.clock() - self.started < self.SHOWN_AFTER_S:
             return
-        line = f"  … {reply_progress(self.clock() - self.started, self.thought, self.written)}"
+        waited = self.clock() - self.started
+        line = f"  … {reply_progress(waited, self.thought, self.written, self.call.name, self.call.chars)}"
         # Spaces, not an escape sequence, clear the rest: a console on Windows may not read escapes.
         self.stream.write("\r" + line.ljust(self._shown))
         self.stream.flush()

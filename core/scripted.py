@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import ToolCall, Usage
-from core.llm import ModelError, ModelReply, ModelRequest, RetrySink, TextSink
+from core.llm import CallSink, ModelError, ModelReply, ModelRequest, RetrySink, TextSink
 
 Step = ModelReply | ModelError | Callable[[ModelRequest], "ModelReply | ModelError"]
 
@@ -41,7 +41,8 @@ class ScriptedModel:
     _main_calls: int = 0
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
-                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None) -> ModelReply:
+                       on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
+                       on_call: CallSink | None = None) -> ModelReply:
         self.requests.append(request)
         if request.tool_choice == "none" or not request.tools:
             result: ModelReply | ModelError = (
@@ -63,4 +64,6 @@ class ScriptedModel:
             on_reasoning(result.reasoning)
         if on_text and result.text:
             on_text(result.text)
+        for tool_call in result.tool_calls if on_call else ():
+            on_call(tool_call.name, tool_call.arguments)
         return result

@@ -10,7 +10,14 @@ from __future__ import annotations
 import time
 
 from core.events import AssistantMessage, Record, SessionEnded, ToolResult
-from core.journal import Notice, StatusChanged, TextDelta, ToolOutput
+from core.journal import (
+    CallsWritten,
+    CallWriting,
+    Notice,
+    StatusChanged,
+    TextDelta,
+    ToolOutput,
+)
 from core.session import Session
 from gui.qt import QObject, Signal
 from gui.widgets.tool_card import LIVE_KEEP_CHARS
@@ -31,6 +38,7 @@ class SessionBridge(QObject):
         self.activity, self.detail = "idle", ""
         self.output: dict[str, str] = {}  # by call id, while the call runs
         self.thinking, self.writing = "", ""  # the reply being streamed, until it is recorded
+        self.call = CallsWritten()  # …and the call it writes
         self.asked_at: float | None = None  # when the model was asked (time.monotonic), while it is
         self._unsubscribe = session.subscribe(self._on_notice)
 
@@ -39,7 +47,7 @@ class SessionBridge(QObject):
             if isinstance(notice.event, ToolResult):
                 self.output.pop(notice.event.call_id, None)
             elif isinstance(notice.event, (AssistantMessage, SessionEnded)):
-                self.thinking, self.writing = "", ""
+                self.thinking, self.writing, self.call = "", "", CallsWritten()
             self.record_added.emit(notice)
         elif isinstance(notice, TextDelta) and notice.reasoning:
             self.thinking += notice.text
@@ -47,9 +55,11 @@ class SessionBridge(QObject):
         elif isinstance(notice, TextDelta):
             self.writing += notice.text
             self.text_streamed.emit(notice.text)
+        elif isinstance(notice, CallWriting):
+            self.call.add(notice)
         elif isinstance(notice, StatusChanged):
             if notice.activity == "retrying":  # the reply streams anew
-                self.thinking, self.writing = "", ""
+                self.thinking, self.writing, self.call = "", "", CallsWritten()
             self.activity, self.detail = notice.activity, notice.detail
             self.asked_at = time.monotonic() if notice.activity == "thinking" else None
             self.activity_changed.emit(notice.activity, notice.detail)

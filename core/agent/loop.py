@@ -79,7 +79,7 @@ from core.events import (
     Usage,
     WindowLearned,
 )
-from core.journal import Journal, StatusChanged, TextDelta, ToolOutput
+from core.journal import CallWriting, Journal, StatusChanged, TextDelta, ToolOutput
 from core.llm import (
     ModelClient,
     ModelError,
@@ -504,6 +504,7 @@ class AgentLoop(Delegation):
                 lambda text: self.journal.notify(TextDelta(session_id, text)),
                 lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe())),
                 lambda thought: self.journal.notify(TextDelta(session_id, thought, reasoning=True)),
+                on_call=lambda name, piece: self.journal.notify(CallWriting(session_id, name, len(piece))),
             ))
         except ModelError as exc:
             if not end_on_error:

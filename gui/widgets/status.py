@@ -189,9 +189,10 @@ class SessionStatusBar(QStatusBar):
             self._reply_clock.stop()
             return
         self._reply_clock.start()
-        progress = reply_progress(time.monotonic() - bridge.asked_at, len(bridge.thinking), len(bridge.writing))
+        progress = reply_progress(time.monotonic() - bridge.asked_at, len(bridge.thinking), len(bridge.writing),
+                                  bridge.call.name, bridge.call.chars)
         self._set_state(f"● {capitalized(progress)}", "running")
-        if not bridge.thinking and not bridge.writing:
+        if not bridge.thinking and not bridge.writing and not bridge.call.name:
             self.state.setToolTip("The model has not begun its reply. A model on this computer reads the whole "
                                   "context first, which takes minutes for a long one on a slow machine. Stop (Esc) "
                                   "stops the run.")

@@ -17,7 +17,7 @@ from tests.core.helpers import events_of, make_session, wait_for_question
 class Hanging(ScriptedModel):
     """A model still thinking when Tripane goes."""
 
-    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
         self.requests.append(request)
         await asyncio.Event().wait()
 

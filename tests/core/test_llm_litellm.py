@@ -620,6 +620,21 @@ async def test_a_reply_that_breaks_off_midway_is_tried_again_and_the_person_is_t
     assert "".join(streamed) == text[:16] + text
 
 
+async def test_a_tool_calls_arguments_are_told_as_they_stream():
+    """A slow model writing a long file_write takes minutes over its arguments: they are told in
+    pieces as they come, with the call's name, so a view can say so."""
+    content = "line of the file\n" * 200
+    script = positional([Turn(tool_calls=(tool("file_write", path="notes.md", content=content),))])
+    pieces: list[tuple[str, str]] = []
+    with ScriptedServer(script) as server:
+        reply = await LiteLLMClient(retries=0).complete(
+            ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}], api_base=server.url),
+            on_call=lambda name, piece: pieces.append((name, piece)))
+    [call] = reply.tool_calls
+    assert len(pieces) >= 2 and {name for name, _ in pieces} == {"file_write"}
+    assert "".join(piece for _, piece in pieces) == call.arguments
+
+
 async def test_a_session_rides_out_a_broken_reply_and_records_it_once(store, data_dir, workdir):
     done = Turn(text="Checked.", tool_calls=(tool("task_done", summary="ok"),))
     script = first_then(Turn(text="Checked.", tool_calls=done.tool_calls, break_after=2, stall_s=3), done)

@@ -90,7 +90,7 @@ async def test_what_another_process_wrote_is_taken_in_before_this_one_writes(sto
 class Hanging(ScriptedModel):
     """A model that never answers: the session stays mid-run until it is closed."""
 
-    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+    async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
         self.requests.append(request)
         await asyncio.Event().wait()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 
+from core.journal import CallWriting, TextDelta
 from core.reply_line import ReplyLine
 
 
@@ -20,15 +21,20 @@ def test_the_line_counts_the_wait_then_the_thinking_then_the_reply_and_goes_with
         now[0] += 12
         line.draw()
         assert out.getvalue() == "\r  … waiting for the model · 12 s"
-        line.streamed("Let me see", reasoning=True)
+        line.streamed(TextDelta("s", "Let me see", reasoning=True))
         now[0] += 3
         line.draw()
         assert out.getvalue().endswith("\r  … thinking · 15 s".ljust(len("\r  … waiting for the model · 12 s")))
-        line.streamed("x" * 1500, reasoning=False)
+        line.streamed(TextDelta("s", "x" * 1500))
         line.draw()
         assert out.getvalue().endswith("\r  … writing its reply · 1,500 characters · 15 s")
+        for piece in (CallWriting("s", "file_write", 9000), CallWriting("s", "file_write", 3400)):
+            line.streamed(piece)  # a long file being written
+        line.draw()
+        assert out.getvalue().endswith("\r  … writing a call to file_write · 12,400 characters · 15 s")
         line.stop()
-        assert out.getvalue().endswith("\r" + " " * len("  … writing its reply · 1,500 characters · 15 s") + "\r")
+        assert out.getvalue().endswith("\r" + " " * len("  … writing a call to file_write · 12,400 characters · 15 s")
+                                       + "\r")
         line.stop()  # stopped twice (the reply, then the step's line): nothing more is written
         written = out.getvalue()
         now[0] += 30

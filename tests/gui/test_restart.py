@@ -86,7 +86,7 @@ def test_a_session_left_mid_run_is_shown_interrupted_and_resume_continues_it(qtb
     from core.session import SessionConfig
 
     class Hanging(ScriptedModel):  # the model is still thinking when the window closes
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             self.requests.append(request)
             await asyncio.Event().wait()
 

@@ -511,7 +511,7 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     class FlakyModel(ScriptedModel):
         """The first call breaks off after a few words, as a stalled provider does, and is tried again."""
 
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             if not self.requests:
                 on_text("Half a rep")
                 on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 4.0))
@@ -537,15 +537,17 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
 def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_window, workdir):
     """A model on this computer may read for minutes before its first word: the status bar counts
     the wait, then says whether it thinks or writes, and how much."""
-    thought, wrote, go_on = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    thought, wrote, calls, go_on = asyncio.Event(), asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     class SlowModel(ScriptedModel):
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             if not self.requests:
                 await thought.wait()
                 on_reasoning("The person wants")
                 await wrote.wait()
                 on_text("x" * 1200)
+                await calls.wait()
+                on_call("file_write", '{"content": "' + "y" * 20000)
                 await go_on.wait()
             return await super().complete(request, on_text, on_retry)
 
@@ -557,6 +559,9 @@ def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_
     qtbot.waitUntil(lambda: window.status.state.text().startswith("● Thinking · "), timeout=WAIT)
     wrote.set()
     qtbot.waitUntil(lambda: window.status.state.text().startswith("● Writing its reply · 1,200 characters · "),
+                    timeout=WAIT)
+    calls.set()  # then a long file, in its call's arguments
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Writing a call to file_write · 20,013 characters"),
                     timeout=WAIT)
     go_on.set()
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
@@ -837,7 +842,7 @@ def test_a_session_shown_again_mid_reply_shows_the_reply_from_its_start(qtbot, m
 
     class HalfWritten(ScriptedModel):
         """Its first reply streams its first words, then waits for the gate."""
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             if self._main_calls == 0:
                 self._main_calls += 1
                 on_text("I am writing the **report** on")
@@ -1016,7 +1021,7 @@ def test_a_reasoning_models_thinking_is_counted_as_it_comes_and_folded_above_its
     thinking = "The plan says read first, so I read the file. " * 30
 
     class ThinkingModel(ScriptedModel):
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             if not self.requests:
                 on_reasoning(thinking)
                 await go_on.wait()
@@ -1046,7 +1051,7 @@ def test_a_reply_that_only_thought_and_called_leaves_no_empty_line_for_its_answe
     """The thinking streamed and the reply ended before the chat drew it (Claude's thinking, then
     a call): the message shows its thinking, and no blank line where an answer would be."""
     class ThinkingModel(ScriptedModel):
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             on_reasoning("Read the file first.")
             return await super().complete(request, on_text, on_retry, on_reasoning)
 

@@ -502,7 +502,7 @@ async def test_stop_during_a_model_call_aborts_at_once(store, data_dir, workdir)
     started = asyncio.Event()
 
     class SlowModel(ScriptedModel):
-        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             started.set()
             await asyncio.sleep(60)
 
