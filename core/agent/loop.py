@@ -53,7 +53,7 @@ from core.context.engine import (
     budget_for,
     choose_fixed_zone,
 )
-from core.context.history import History, OutputSeen
+from core.context.history import STOPPED_BY_PERSON, History, OutputSeen
 from core.context.session_facts import session_facts
 from core.context.tail import build_tail
 from core.diffs import diff_told
@@ -85,6 +85,7 @@ from core.llm import (
     ModelError,
     ModelReply,
     ModelRequest,
+    Retry,
     count_tokens,
     encode_tokens,
     prepare_tokenizer,
@@ -215,6 +216,8 @@ class AgentLoop(Delegation):
         self._seen_files: SeenFiles | None = None
         self._changing_in_background: set[str] = set()  # see _look_outside
         self._reply_cut_off = False  # the last reply ended at the output limit (finish_reason "length")
+        self._written: list[str] = []  # the reply being streamed, as far as it came (_call_model)
+        self._asked_with: Assembled | None = None  # the context it answers (_reply)
         self._call_ids: set[str] | None = None  # the ids of the session's calls so far, once needed
         self._together: dict[str, int] = {}  # see Delegation
         self._helpers_asking = asyncio.Lock()
@@ -498,11 +501,18 @@ class AgentLoop(Delegation):
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
         session_id = self.state.session_id
         self.journal.notify(StatusChanged(session_id, "thinking"))
+        written = self._written = []  # the reply's text so far: what a Stop keeps (_keep_stopped_reply)
+
+        def streamed(text: str) -> None:
+            written.append(text)
+            self.journal.notify(TextDelta(session_id, text))
+
+        def retried(retry: Retry) -> None:
+            written.clear()  # the reply streams anew
+            self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))
         try:
             return await self.control.interruptible(self.model.complete(
-                request,
-                lambda text: self.journal.notify(TextDelta(session_id, text)),
-                lambda retry: self.journal.notify(StatusChanged(session_id, "retrying", retry.describe())),
+                request, streamed, retried,
                 lambda thought: self.journal.notify(TextDelta(session_id, thought, reasoning=True)),
                 on_call=lambda name, piece: self.journal.notify(CallWriting(session_id, name, len(piece))),
             ))
@@ -534,25 +544,13 @@ class AgentLoop(Delegation):
         if flush and supports_tool_choice(self.state.model):
             tool_choice = "required"
         try:
-            reply = await self._call_model(self._request(assembled, tool_choice), end_on_error=False)
-        except ModelError as exc:
-            if exc.kind != "context_window":
-                self._model_failed(exc)
-                return
-            self._learn_window(exc.window)
-            if flush:
-                # The flush turn is the whole context and its instruction: over the window it cannot
-                # run. The compaction goes on without it (its event says so; the log keeps all).
-                log.warning("the flush turn is over the model's window: compacting without it")
-                return
-            # A window overflow is the one provider error compaction can cure: once, then give up.
-            if not await self._compact():
-                self._model_failed(exc)
-                return
-            assembled, plan_version = await self.assemble()
-            reply = await self._call_model(self._request(assembled))
-            if reply is None:
-                return
+            reply, assembled, plan_version = await self._reply(assembled, plan_version, tool_choice, flush)
+        except StopRequested:
+            if not flush:  # (a flush's words are not the person's to read)
+                self._keep_stopped_reply()
+            raise
+        if reply is None:
+            return
         self._plan_version_seen = plan_version
         if reply.tool_calls:
             reply = dataclass_replace(reply, tool_calls=self._with_own_ids(reply.tool_calls))
@@ -577,6 +575,42 @@ class AgentLoop(Delegation):
             self._fail("", *problem)
         else:
             self._end("done", reply.text.strip())
+
+    async def _reply(self, assembled: Assembled, plan_version: int, tool_choice: str,
+                     flush: bool) -> tuple[ModelReply | None, Assembled, int]:
+        """The model's reply (None: the call failed, which ended the run, or a flush could not
+        run), with the context it answered: another one after a compaction a window overflow forced."""
+        self._asked_with = assembled
+        try:
+            return await self._call_model(self._request(assembled, tool_choice), end_on_error=False), assembled, plan_version
+        except ModelError as exc:
+            self._written = []  # (a reply the error broke off is not one a Stop would keep)
+            if exc.kind != "context_window":
+                self._model_failed(exc)
+                return None, assembled, plan_version
+            self._learn_window(exc.window)
+            if flush:
+                # The flush turn is the whole context and its instruction: over the window it cannot
+                # run. The compaction goes on without it (its event says so; the log keeps all).
+                log.warning("the flush turn is over the model's window: compacting without it")
+                return None, assembled, plan_version
+            # A window overflow is the one provider error compaction can cure: once, then give up.
+            if not await self._compact():
+                self._model_failed(exc)
+                return None, assembled, plan_version
+            assembled, plan_version = await self.assemble()
+            self._asked_with = assembled
+            return await self._call_model(self._request(assembled)), assembled, plan_version
+
+    def _keep_stopped_reply(self) -> None:
+        """The person stopped the model mid-reply: what it had written, which they read as it came,
+        is kept in the conversation (a slow model's answer may have taken minutes), and the agent is
+        told it was cut short. A call half written is not kept, nor thinking without a signature."""
+        text = "".join(self._written)
+        if not text.strip() or self._asked_with is None:
+            return
+        self._record(AssistantMessage(text=text, model=self.state.model, turn=self.state.turn + 1,
+                                      metrics={**self._asked_with.metrics(), STOPPED_BY_PERSON: True}))
 
     def _with_own_ids(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """The calls, each with an id no other call of the session has (see with_own_ids)."""

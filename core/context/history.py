@@ -41,6 +41,11 @@ Message = dict[str, Any]
 # Answers to these reach the model as the result of the tool call that raised them.
 ANSWERED_IN_TOOL_RESULT = ("ask_user", "approval")
 
+# A reply the person stopped mid-way is kept as far as it came (AgentLoop._keep_stopped_reply),
+# marked so in its metrics, and followed by this note.
+STOPPED_BY_PERSON = "stopped_by_person"
+STOPPED_NOTE = "[The person stopped your reply above before you finished it.]"
+
 
 # What the person's answer to 3-Strike asks of the agent, where its name alone would not say it.
 STRIKE_ANSWERS = {
@@ -181,6 +186,8 @@ class History:
                     self._open_calls = {c.id for c in event.tool_calls}
                 self._append(reply_message(event.text, event.tool_calls, event.model, self._api_base,
                                            event.reasoning, event.thinking_blocks, event.reasoning_details))
+                if event.metrics.get(STOPPED_BY_PERSON):
+                    self._note(STOPPED_NOTE)
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})

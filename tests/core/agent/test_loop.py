@@ -513,6 +513,60 @@ async def test_stop_during_a_model_call_aborts_at_once(store, data_dir, workdir)
     assert await asyncio.wait_for(session.wait(), 5) == "aborted"
 
 
+async def test_a_reply_stopped_midway_is_kept_and_the_agent_told_so(store, data_dir, workdir):
+    """A slow model's long answer, stopped by the person after a minute of it: what they read stays
+    in the conversation (it is in the log), and the agent, asked again, knows it was cut short."""
+    halfway = asyncio.Event()
+
+    class SlowModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
+            if not self.requests:
+                self.requests.append(request)
+                on_reasoning("Which module first?")
+                on_text("## Review\n\n1. The helpers differ ")
+                on_text("only in a constant.")
+                halfway.set()
+                await asyncio.sleep(60)
+            return await super().complete(request, on_text, on_retry, on_reasoning, on_call)
+
+    model = SlowModel([reply("Thanks for stopping me; shorter then.", call("task_done", summary="short"))])
+    session = make_session(store, data_dir, workdir, model)
+    session.start()
+    await asyncio.wait_for(halfway.wait(), 5)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    kept = events_of(session, AssistantMessage)
+    assert [m.text for m in kept] == ["## Review\n\n1. The helpers differ only in a constant."]
+    assert kept[0].tool_calls == () and kept[0].reasoning == "" and kept[0].metrics["stopped_by_person"]
+    assert session.records[-1].event == SessionEnded("aborted", "Stopped by the person.")
+
+    await session.send("Shorter, please.")
+    assert await asyncio.wait_for(session.wait(), 5) == "done"
+    asked = model.requests[-1].messages
+    said = [m for m in asked if m["role"] == "assistant"]
+    assert said[0]["content"] == "## Review\n\n1. The helpers differ only in a constant."
+    after = asked[asked.index(said[0]) + 1:]
+    assert after[0]["content"].startswith("[The person stopped your reply above before you finished it.]")
+    assert "Shorter, please." in json.dumps(after)
+
+
+async def test_a_reply_stopped_before_its_first_word_leaves_nothing(store, data_dir, workdir):
+    started = asyncio.Event()
+
+    class SilentModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
+            started.set()
+            on_call("file_write", '{"path": "a.md", "content": "half')  # a call half written is not kept
+            await asyncio.sleep(60)
+
+    session = make_session(store, data_dir, workdir, SilentModel([]))
+    session.start()
+    await asyncio.wait_for(started.wait(), 5)
+    session.stop()
+    assert await asyncio.wait_for(session.wait(), 5) == "aborted"
+    assert events_of(session, AssistantMessage) == []
+
+
 async def test_pause_holds_the_loop_between_steps_until_resume(store, data_dir, workdir):
     model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="ok"))])
     session = make_session(store, data_dir, workdir, model)
