@@ -776,7 +776,10 @@ class MainWindow(QMainWindow):
         self._watch(session)
         self.session = None
         self.show_session(session.id)
-        self._start(session)
+        if self._start(session):
+            # The keys go where the run is steered, or stopped (Esc), from: not back to the search,
+            # where the window starts and where Esc only leaves the search.
+            self.composer.setFocus()
         self.keep_copies_under_budget()
         return session
 

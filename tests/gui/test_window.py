@@ -485,6 +485,27 @@ def test_a_message_sent_mid_run_reaches_the_agent(qtbot, make_window, workdir):
     assert any(isinstance(w, MessageItem) and w.role == "user" for w in window.chat.items())
 
 
+def test_a_session_started_leaves_the_keys_in_the_message_box_where_esc_stops_it(qtbot, make_window, workdir):
+    """The window starts in the sessions' search, where Esc only leaves the search: after Start, the
+    person steers the run with a message, or stops it with Esc, from where the keys are."""
+    model = ScriptedModel([], default=reply("", call("file_list")))
+    window = make_window(model)
+    window.prefs.model = "openai/local-coder"
+    window.find_session()
+    dialog = window.new_session()
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog.task.setPlainText("List the files, again and again")
+    dialog.workdir.setText(str(workdir))
+    dialog._accept()
+    qtbot.waitUntil(lambda: window.session is not None and len(model.requests) >= 1, timeout=WAIT)
+    assert window.focusWidget() is window.composer
+    window.activateWindow()  # as the closing dialog gives it back
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.session.state.ended and not window.session.running, timeout=WAIT)
+    assert window.session.state.status == "ended:aborted"
+
+
 def test_a_compaction_shows_in_the_chat_with_the_context_size_before_and_after(qtbot, make_window, workdir):
     """A local model's 8k window: long reads fill it within a few turns and the context is compacted."""
     (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
