@@ -189,19 +189,34 @@ def is_loopback(api_base: str | None) -> bool:
         return False
 
 
+HOSTED_SILENCE_S = 180.0
+# A model on this computer reads the whole context before its first word: on a machine without a
+# fast GPU, 16k tokens take minutes. Given up on, the request is sent again and read again from the
+# start, for ever; the window counts the wait, and Stop ends it.
+LOCAL_SILENCE_S = 1200.0
+
+
+def silence_allowed(model: str, api_base: str | None) -> float:
+    """How long a provider may stay silent before it is given up on (a timeout): longer for a
+    server on this computer, whose silence is its work, not a lost connection."""
+    here = is_loopback(api_base) if api_base else is_ollama(model)  # (Ollama's default address is local)
+    return LOCAL_SILENCE_S if here else HOSTED_SILENCE_S
+
+
 class LiteLLMClient:
     def __init__(
         self,
         *,
         retries: int = 4,
         backoff_s: float = 1.0,
-        timeout_s: float = 180.0,
+        timeout_s: float | None = None,
         api_key: Callable[[str, str | None], str | None] | None = None,
     ):
         self.retries = retries
         self.backoff_s = backoff_s
         # How long the provider may stay silent: before its first byte, and between two pieces of a
-        # streamed reply (a long reply from a slow model may take longer than this in all).
+        # streamed reply (a long reply from a slow model may take longer than this in all). None:
+        # by where the model runs (silence_allowed).
         self.timeout_s = timeout_s
         self._api_key = api_key
         # (model, api_base) of models whose server refused to be asked to think: asked no more.
@@ -243,7 +258,7 @@ class LiteLLMClient:
 
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
                              on_reasoning: TextSink | None = None, on_call: CallSink | None = None) -> ModelReply:
-        timeout_s = request.timeout_s or self.timeout_s
+        timeout_s = request.timeout_s or self.timeout_s or silence_allowed(request.model, request.api_base)
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         messages = signed_thinking_for(messages, request.model)
         kwargs: dict[str, Any] = {

@@ -21,7 +21,9 @@ from core.events import (
 )
 from core.journal import StatusChanged, TextDelta
 from core.llm import (
+    HOSTED_SILENCE_S,
     INTERLEAVED_THINKING,
+    LOCAL_SILENCE_S,
     LiteLLMClient,
     ModelError,
     ModelRequest,
@@ -29,6 +31,7 @@ from core.llm import (
     load_litellm,
     needs_cache_markers,
     provider_words,
+    silence_allowed,
     window_in,
 )
 from core.render import render
@@ -585,6 +588,24 @@ def first_then(first: Turn, then: Turn):
         calls.append(request)
         return first if len(calls) == 1 else then
     return script
+
+
+def test_a_server_on_this_computer_may_stay_silent_longer_than_a_hosted_one():
+    """A local model reading a long context is silent for minutes before its first word."""
+    assert silence_allowed("openai/gpt-5.4-mini", None) == HOSTED_SILENCE_S
+    assert silence_allowed("openai/coder", "https://gpu.example.com/v1") == HOSTED_SILENCE_S
+    for model, api_base in (("ollama/qwen3", None), ("ollama_chat/qwen3", None),
+                            ("openai/coder", "http://127.0.0.1:8080/v1"), ("openai/coder", "http://localhost:1234/v1")):
+        assert silence_allowed(model, api_base) == LOCAL_SILENCE_S > HOSTED_SILENCE_S
+
+
+async def test_a_local_server_reading_its_prompt_is_waited_for(monkeypatch):
+    monkeypatch.setattr("core.llm.HOSTED_SILENCE_S", 0.5)
+    monkeypatch.setattr("core.llm.LOCAL_SILENCE_S", 5.0)
+    with ScriptedServer(lambda request: Turn(text="read it all", delay_s=1.5)) as server:
+        reply = await LiteLLMClient(retries=0).complete(
+            ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert reply.text == "read it all" and len(server.requests) == 1
 
 
 async def test_a_silent_provider_is_a_timeout_that_says_how_long_it_waited():
