@@ -39,7 +39,7 @@ class SessionBridge(QObject):
         self.output: dict[str, str] = {}  # by call id, while the call runs
         self.thinking, self.writing = "", ""  # the reply being streamed, until it is recorded
         self.call = CallsWritten()  # …and the call it writes
-        self.asked_at: float | None = None  # when the model was asked (time.monotonic), while it is
+        self.since = time.monotonic()  # when it began what it does now
         self._unsubscribe = session.subscribe(self._on_notice)
 
     def _on_notice(self, notice: Notice) -> None:
@@ -61,7 +61,7 @@ class SessionBridge(QObject):
             if notice.activity == "retrying":  # the reply streams anew
                 self.thinking, self.writing, self.call = "", "", CallsWritten()
             self.activity, self.detail = notice.activity, notice.detail
-            self.asked_at = time.monotonic() if notice.activity == "thinking" else None
+            self.since = time.monotonic()
             self.activity_changed.emit(notice.activity, notice.detail)
         elif isinstance(notice, ToolOutput):
             if notice.text:  # (as much as its card keeps)

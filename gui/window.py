@@ -1088,8 +1088,7 @@ class MainWindow(QMainWindow):
             self.chat.run_stopped()
         self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity,
                                self._activity_detail)
-        asking = running and self._activity == "thinking" and state.status == "running"
-        self.status.follow_reply(self.bridges.get(session.id) if asking else None)
+        self.status.follow_activity(self.bridges.get(session.id) if running and state.status == "running" else None)
         if has and state.config is not None:
             self._look_up_deprecation(state.model, state.api_base)
         paused = has and state.status == "paused"

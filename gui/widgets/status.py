@@ -27,6 +27,9 @@ STATE_TEXT = {
     "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
 }
 
+# What the session shown does that the status bar counts the seconds of (a tool's card counts its own).
+TIMED = ("thinking", "compacting", "diagnosing", "diagnosing_put_back")
+
 if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
     from gui.bridge import SessionBridge
@@ -95,9 +98,9 @@ class SessionStatusBar(QStatusBar):
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
-        self._reply: SessionBridge | None = None  # while the session shown asks its model (follow_reply)
-        self._reply_clock = QTimer(self, interval=1000)
-        self._reply_clock.timeout.connect(self._show_reply)
+        self._activity: SessionBridge | None = None  # while the session shown does one of TIMED
+        self._activity_clock = QTimer(self, interval=1000)
+        self._activity_clock.timeout.connect(self._show_activity)
         self.memory = ElidedLabel("Memory: loading…")
         self.memory.setObjectName("memory")
         for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
@@ -176,21 +179,25 @@ class SessionStatusBar(QStatusBar):
                               "either (Session → Change model, Ctrl+Shift+L).")
         set_style_property(self.model, "level", "warn" if day else "")
 
-    def follow_reply(self, bridge: SessionBridge | None) -> None:
-        """While the session shown asks its model (`bridge`: its bridge then, else None): how long
-        it has waited, then whether it thinks or writes and how much, each second. A model on the
-        person's computer may read a long context for minutes before its first word."""
-        self._reply = bridge
-        self._show_reply()
+    def follow_activity(self, bridge: SessionBridge | None) -> None:
+        """While the session shown asks its model, or compacts or diagnoses (`bridge`: its bridge
+        then, else None): for how long, and, of a reply, whether the model thinks or writes and how
+        much, each second. A model on the person's computer may read for minutes before its first
+        word, and a summary of a long history takes as long."""
+        self._activity = bridge if bridge is not None and bridge.activity in TIMED else None
+        self._show_activity()
 
-    def _show_reply(self) -> None:
-        bridge = self._reply
-        if bridge is None or bridge.asked_at is None:
-            self._reply_clock.stop()
+    def _show_activity(self) -> None:
+        bridge = self._activity
+        if bridge is None or bridge.activity not in TIMED:
+            self._activity_clock.stop()
             return
-        self._reply_clock.start()
-        progress = reply_progress(time.monotonic() - bridge.asked_at, len(bridge.thinking), len(bridge.writing),
-                                  bridge.call.name, bridge.call.chars)
+        self._activity_clock.start()
+        seconds = time.monotonic() - bridge.since
+        if bridge.activity != "thinking":
+            self._set_state(f"{STATE_TEXT[bridge.activity][0]} · {int(seconds)} s", STATE_TEXT[bridge.activity][1])
+            return
+        progress = reply_progress(seconds, len(bridge.thinking), len(bridge.writing), bridge.call.name, bridge.call.chars)
         self._set_state(f"● {capitalized(progress)}", "running")
         if not bridge.thinking and not bridge.writing and not bridge.call.name:
             self.state.setToolTip("The model has not begun its reply. A model on this computer reads the whole "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+import time
 from pathlib import Path
 
 from core.events import Compaction, HumanAnswer, ToolCall, ToolResult, Usage
@@ -588,6 +589,27 @@ def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     qtbot.wait(1100)  # the clock stopped with the reply: the end stays said
     assert window.status.state.text() == "■ Ended: done"
+
+
+def test_a_compaction_and_a_diagnosis_count_their_seconds_too(qtbot):
+    """A summary of a long history by a local model takes minutes as well."""
+    from types import SimpleNamespace
+
+    from core.journal import CallsWritten
+    from gui.widgets.status import SessionStatusBar
+
+    bar = SessionStatusBar()
+    qtbot.addWidget(bar)
+    bridge = SimpleNamespace(activity="compacting", since=time.monotonic() - 95, thinking="", writing="",
+                             call=CallsWritten())
+    bar.follow_activity(bridge)
+    assert bar.state.text() == "● Compacting the context · 95 s"
+    bridge.activity, bridge.since = "diagnosing", time.monotonic() - 3
+    qtbot.waitUntil(lambda: bar.state.text() == "● Diagnosing a repeated failure · 4 s", timeout=3000)
+    bridge.activity = "running_tool"  # its card counts; the bar leaves the text the window sets
+    bar.state.setText("● Running shell_run")
+    qtbot.wait(1100)
+    assert bar.state.text() == "● Running shell_run"
 
 
 def ended_by(qtbot, make_window, workdir, error: ModelError):
