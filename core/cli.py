@@ -885,7 +885,7 @@ async def _drive(session, as_json: bool) -> int:
     from core.events import HumanAnswer, HumanQuestion, Record
     from core.export import record_json
     from core.journal import CallWriting, StatusChanged, TextDelta, ToolOutput
-    from core.render import render
+    from core.render import TIMED_ACTIVITIES, render
     from core.reply_line import ReplyLine
 
     interactive = sys.stdin.isatty() and not as_json
@@ -901,8 +901,8 @@ async def _drive(session, as_json: bool) -> int:
                 waiting_line.streamed(notice)
                 return
             waiting_line.stop()
-            if isinstance(notice, StatusChanged) and notice.activity == "thinking":
-                waiting_line.asked()
+            if isinstance(notice, StatusChanged) and notice.activity in TIMED_ACTIVITIES:
+                waiting_line.began(notice.activity)
                 return
         if isinstance(notice, ToolOutput):
             if echo is not None:

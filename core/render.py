@@ -137,18 +137,29 @@ def render(record: Record) -> str | None:
     return None
 
 
-def reply_progress(waited_s: float, thought: int, written: int, call: str = "", call_chars: int = 0) -> str:
-    """How far a model call in progress has come (the window's status bar, a terminal's passing
-    line): a local model may read for minutes before its first word, then write slowly. `call`:
-    the tool call it writes now, `call_chars` of its arguments so far."""
-    seconds = f"{int(waited_s)} s"
-    if call:
-        return f"writing a call to {call} · {call_chars:,} characters · {seconds}"
-    if written:
-        return f"writing its reply · {written:,} characters · {seconds}"
-    if thought:
-        return f"thinking · {seconds}"
-    return f"waiting for the model · {seconds}"
+# What a run does that takes long enough to count its seconds (the window's status bar, a
+# terminal's passing line), with its words; a tool's card counts its own. "thinking": a model call.
+TIMED_ACTIVITIES = {
+    "thinking": "waiting for the model",
+    "compacting": "compacting the context",
+    "diagnosing": "diagnosing a repeated failure",
+    "diagnosing_put_back": "diagnosing the work you put back",
+}
+
+
+def activity_progress(activity: str, seconds: float, thought: int = 0, written: int = 0, call: str = "",
+                      call_chars: int = 0) -> str:
+    """How far one of TIMED_ACTIVITIES has come. Of a model call, whether it thinks or writes and
+    how much (`thought`, `written`: characters; `call`: the tool call it writes, `call_chars` of its
+    arguments): a local model may read for minutes before its first word, then write slowly."""
+    counted = f"{int(seconds)} s"
+    if activity == "thinking" and call:
+        return f"writing a call to {call} · {call_chars:,} characters · {counted}"
+    if activity == "thinking" and written:
+        return f"writing its reply · {written:,} characters · {counted}"
+    if activity == "thinking" and thought:
+        return f"thinking · {counted}"
+    return f"{TIMED_ACTIVITIES[activity]} · {counted}"
 
 
 def ended_line(event: SessionEnded) -> str:

@@ -1,4 +1,4 @@
-"""A passing line on a terminal while the model is asked.
+"""A passing line on a terminal while the model is asked, or the context compacted.
 
 A model on the person's own computer may read a long context for minutes before its first word,
 and write a long answer at a few words a second; `tripane run` prints a step's line only once its
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from core.journal import CallsWritten, CallWriting, TextDelta
-from core.render import reply_progress
+from core.render import activity_progress
 
 
 class ReplyLine:
@@ -24,14 +24,16 @@ class ReplyLine:
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic):
         self.stream = stream
         self.clock = clock
-        self.started: float | None = None  # when the model was asked; None: it is not
+        self.activity = "thinking"
+        self.started: float | None = None  # when the run began it; None: it does none of them
         self.thought = self.written = 0  # characters of its thinking and of its reply so far
         self.call = CallsWritten()
         self._shown = 0  # the length of the line on the terminal, to wipe it
         self._ticking: asyncio.Task | None = None
 
-    def asked(self) -> None:
-        """The model is asked (again, after a retry): the line counts from now."""
+    def began(self, activity: str) -> None:
+        """The run began one of TIMED_ACTIVITIES (the model asked, a compaction): the line counts from now."""
+        self.activity = activity
         self.started, self.thought, self.written, self.call = self.clock(), 0, 0, CallsWritten()
         if self._ticking is None or self._ticking.done():
             self._ticking = asyncio.get_running_loop().create_task(self._tick())
@@ -56,8 +58,8 @@ class ReplyLine:
     def draw(self) -> None:
         if self.started is None or self.clock() - self.started < self.SHOWN_AFTER_S:
             return
-        waited = self.clock() - self.started
-        line = f"  … {reply_progress(waited, self.thought, self.written, self.call.name, self.call.chars)}"
+        seconds = self.clock() - self.started
+        line = f"  … {activity_progress(self.activity, seconds, self.thought, self.written, self.call.name, self.call.chars)}"
         # Spaces, not an escape sequence, clear the rest: a console on Windows may not read escapes.
         self.stream.write("\r" + line.ljust(self._shown))
         self.stream.flush()

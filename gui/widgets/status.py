@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from core import model_names
 from core.agent.state import SessionState
 from core.model_names import deprecation_words
-from core.render import effort_words, reply_progress
+from core.render import TIMED_ACTIVITIES, activity_progress, effort_words
 from core.spending import known_cost
 from core.text import capitalized
 from gui.qt import QLabel, QStatusBar, Qt, QTimer, Signal
@@ -17,18 +17,15 @@ from gui.widgets.elided_label import ElidedLabel
 
 STATE_TEXT = {
     "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
-    "retrying": ("↻ Retrying the model", "waiting"), "compacting": ("● Compacting the context", "running"),
-    "diagnosing": ("● Diagnosing a repeated failure", "running"),
-    "diagnosing_put_back": ("● Diagnosing the work you put back", "running"),
+    "retrying": ("↻ Retrying the model", "waiting"),
+    **{activity: (f"● {capitalized(words)}", "running") for activity, words in TIMED_ACTIVITIES.items()
+       if activity != "thinking"},
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),
     "elsewhere_waiting": ("? Waiting for an answer in another Tripane", "waiting"),
     "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
 }
-
-# What the session shown does that the status bar counts the seconds of (a tool's card counts its own).
-TIMED = ("thinking", "compacting", "diagnosing", "diagnosing_put_back")
 
 if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
@@ -98,7 +95,7 @@ class SessionStatusBar(QStatusBar):
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
-        self._activity: SessionBridge | None = None  # while the session shown does one of TIMED
+        self._activity: SessionBridge | None = None  # while the session shown does one of TIMED_ACTIVITIES
         self._activity_clock = QTimer(self, interval=1000)
         self._activity_clock.timeout.connect(self._show_activity)
         self.memory = ElidedLabel("Memory: loading…")
@@ -184,22 +181,19 @@ class SessionStatusBar(QStatusBar):
         then, else None): for how long, and, of a reply, whether the model thinks or writes and how
         much, each second. A model on the person's computer may read for minutes before its first
         word, and a summary of a long history takes as long."""
-        self._activity = bridge if bridge is not None and bridge.activity in TIMED else None
+        self._activity = bridge if bridge is not None and bridge.activity in TIMED_ACTIVITIES else None
         self._show_activity()
 
     def _show_activity(self) -> None:
         bridge = self._activity
-        if bridge is None or bridge.activity not in TIMED:
+        if bridge is None or bridge.activity not in TIMED_ACTIVITIES:
             self._activity_clock.stop()
             return
         self._activity_clock.start()
-        seconds = time.monotonic() - bridge.since
-        if bridge.activity != "thinking":
-            self._set_state(f"{STATE_TEXT[bridge.activity][0]} · {int(seconds)} s", STATE_TEXT[bridge.activity][1])
-            return
-        progress = reply_progress(seconds, len(bridge.thinking), len(bridge.writing), bridge.call.name, bridge.call.chars)
-        self._set_state(f"● {capitalized(progress)}", "running")
-        if not bridge.thinking and not bridge.writing and not bridge.call.name:
+        progress = activity_progress(bridge.activity, time.monotonic() - bridge.since, len(bridge.thinking),
+                                     len(bridge.writing), bridge.call.name, bridge.call.chars)
+        self._set_state(f"● {capitalized(progress)}", STATE_TEXT[bridge.activity][1])
+        if bridge.activity == "thinking" and not bridge.thinking and not bridge.writing and not bridge.call.name:
             self.state.setToolTip("The model has not begun its reply. A model on this computer reads the whole "
                                   "context first, which takes minutes for a long one on a slow machine. Stop (Esc) "
                                   "stops the run.")

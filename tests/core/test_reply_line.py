@@ -15,7 +15,7 @@ def test_the_line_counts_the_wait_then_the_thinking_then_the_reply_and_goes_with
 
     async def scenario() -> None:
         line = ReplyLine(out, clock=lambda: now[0])
-        line.asked()
+        line.began("thinking")
         line.draw()
         assert out.getvalue() == ""  # a quick reply comes without the line flashing by
         now[0] += 12
@@ -50,7 +50,7 @@ def test_the_line_is_redrawn_each_second_while_the_model_is_asked():
     async def scenario() -> None:
         line = ReplyLine(out)
         line.SHOWN_AFTER_S, line.INTERVAL_S = 0.0, 0.02
-        line.asked()
+        line.began("thinking")
         await asyncio.sleep(0.15)
         line.stop()
         drawn = out.getvalue().count("waiting for the model")
@@ -58,3 +58,18 @@ def test_the_line_is_redrawn_each_second_while_the_model_is_asked():
         assert drawn >= 3 and out.getvalue().count("waiting for the model") == drawn
 
     asyncio.run(scenario())
+
+
+def test_a_compaction_is_counted_as_well():
+    now = [0.0]
+    out = io.StringIO()
+
+    async def scenario() -> None:
+        line = ReplyLine(out, clock=lambda: now[0])
+        line.began("compacting")  # a local model's summary of a long history
+        now[0] += 12
+        line.draw()
+        line.stop()
+
+    asyncio.run(scenario())
+    assert out.getvalue().startswith("\r  … compacting the context · 12 s")
