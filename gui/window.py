@@ -1086,18 +1086,21 @@ class MainWindow(QMainWindow):
         interrupted = has and not running and not elsewhere and state.status == "running"
         if interrupted:  # a call it was making reads unfinished, not "…" as if it still ran
             self.chat.run_stopped()
+        paused = has and state.status == "paused"
+        # Asked to pause: it does so after the step it is in, which a slow model's reply makes minutes.
+        pausing = running and not paused and session.control.pause_requested
         self.status.show_state(state, "elsewhere" if elsewhere else INTERRUPTED if interrupted else self._activity,
-                               self._activity_detail)
-        self.status.follow_activity(self.bridges.get(session.id) if running and state.status == "running" else None)
+                               self._activity_detail, pausing=pausing)
+        self.status.follow_activity(self.bridges.get(session.id) if running and state.status == "running" else None,
+                                    pausing=pausing)
         if has and state.config is not None:
             self._look_up_deprecation(state.model, state.api_base)
-        paused = has and state.status == "paused"
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)
         self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT)
-        self.pause_button.setEnabled(running and not paused)
+        self.pause_button.setEnabled(running and not paused and not pausing)
         goes_on = has and (not state.ended or state.status == ENDED_ON_ERROR)  # (an error's cause fixed)
-        self.resume_button.setEnabled(goes_on and not elsewhere and (paused or not running))
+        self.resume_button.setEnabled(goes_on and not elsewhere and (paused or pausing or not running))
         # Stop also ends a session nothing runs (interrupted; paused or asking since a restart),
         # which otherwise waited to be resumed, and counted among those waiting, ever after. Esc
         # stops only a run: pressed in passing, it asked to end a session.

@@ -27,6 +27,8 @@ STATE_TEXT = {
     "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
 }
 
+PAUSING = "‖ Pausing after this step"
+
 if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
     from gui.bridge import SessionBridge
@@ -96,6 +98,7 @@ class SessionStatusBar(QStatusBar):
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())
         self._activity: SessionBridge | None = None  # while the session shown does one of TIMED_ACTIVITIES
+        self._pausing = False
         self._activity_clock = QTimer(self, interval=1000)
         self._activity_clock.timeout.connect(self._show_activity)
         self.memory = ElidedLabel("Memory: loading…")
@@ -120,8 +123,9 @@ class SessionStatusBar(QStatusBar):
             level = "warn" if (status.notice or problem) else ""
         set_style_property(self.memory, "level", level)
 
-    def show_state(self, state: SessionState | None, activity: str = "idle", detail: str = "") -> None:
-        """`detail`: for running_tool, the tool's name."""
+    def show_state(self, state: SessionState | None, activity: str = "idle", detail: str = "",
+                   pausing: bool = False) -> None:
+        """`detail`: for running_tool, the tool's name. `pausing`: asked to pause, it finishes its step."""
         if state is None or state.config is None:
             for label in (self.model, self.turn, self.reads, self.tokens, self.reuse, self.cost):
                 label.setText("")
@@ -162,6 +166,8 @@ class SessionStatusBar(QStatusBar):
                                   "its question is answered there.")
         elif state.status in ("paused", "waiting"):
             self._set_state(*STATE_TEXT[state.status])
+        elif pausing:
+            self._set_state(PAUSING, "paused")
         elif activity == "running_tool" and detail:
             self._set_state(f"● Running {detail}", "running")
         else:
@@ -176,12 +182,13 @@ class SessionStatusBar(QStatusBar):
                               "either (Session → Change model, Ctrl+Shift+L).")
         set_style_property(self.model, "level", "warn" if day else "")
 
-    def follow_activity(self, bridge: SessionBridge | None) -> None:
+    def follow_activity(self, bridge: SessionBridge | None, pausing: bool = False) -> None:
         """While the session shown asks its model, or compacts or diagnoses (`bridge`: its bridge
         then, else None): for how long, and, of a reply, whether the model thinks or writes and how
         much, each second. A model on the person's computer may read for minutes before its first
         word, and a summary of a long history takes as long."""
         self._activity = bridge if bridge is not None and bridge.activity in TIMED_ACTIVITIES else None
+        self._pausing = pausing
         self._show_activity()
 
     def _show_activity(self) -> None:
@@ -192,7 +199,10 @@ class SessionStatusBar(QStatusBar):
         self._activity_clock.start()
         progress = activity_progress(bridge.activity, time.monotonic() - bridge.since, len(bridge.thinking),
                                      len(bridge.writing), bridge.call.name, bridge.call.chars)
-        self._set_state(f"● {capitalized(progress)}", STATE_TEXT[bridge.activity][1])
+        if self._pausing:
+            self._set_state(f"{PAUSING} · {progress}", "paused")
+        else:
+            self._set_state(f"● {capitalized(progress)}", STATE_TEXT[bridge.activity][1])
         if bridge.activity == "thinking" and not bridge.thinking and not bridge.writing and not bridge.call.name:
             self.state.setToolTip("The model has not begun its reply. A model on this computer reads the whole "
                                   "context first, which takes minutes for a long one on a slow machine. Stop (Esc) "

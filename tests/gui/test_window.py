@@ -591,6 +591,33 @@ def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_
     assert window.status.state.text() == "■ Ended: done"
 
 
+def test_a_pause_asked_during_a_long_reply_says_it_waits_for_the_step_and_can_be_taken_back(qtbot, make_window,
+                                                                                           workdir):
+    """A pause takes effect after the step the run is in: with a slow model, minutes later. Until
+    then the status bar says so, Pause is not offered twice, and Resume takes the pause back."""
+    go_on = asyncio.Event()
+
+    class SlowModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
+            if not self.requests:
+                await go_on.wait()
+            return await super().complete(request, on_text, on_retry)
+
+    window = make_window(SlowModel([reply("", call("file_list"))], default=reply("", call("task_done", summary="ok"))))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Waiting for the model"), timeout=WAIT)
+    window.pause()
+    assert window.status.state.text().startswith("‖ Pausing after this step · waiting for the model · ")
+    assert not window.pause_button.isEnabled() and window.resume_button.isEnabled()
+    window.resume()  # taken back
+    assert window.status.state.text().startswith("● Waiting for the model")
+    assert window.pause_button.isEnabled() and not window.resume_button.isEnabled()
+    window.pause()
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.status == "paused", timeout=WAIT)
+    assert window.status.state.text() == "‖ Paused" and window.resume_button.isEnabled()
+
+
 def test_a_compaction_and_a_diagnosis_count_their_seconds_too(qtbot):
     """A summary of a long history by a local model takes minutes as well."""
     from types import SimpleNamespace
