@@ -7,6 +7,7 @@ the tokenizer, which loads litellm); the request table and chart come from the s
 from __future__ import annotations
 
 from core.context.engine import Assembled
+from core.context.history import STOPPED_BY_PERSON
 from core.events import AssistantMessage, Record
 from core.text import money
 from gui.qt import (
@@ -38,7 +39,8 @@ def request_rows(records: list[Record]) -> list[dict]:
             prompt = usage.prompt_tokens or int(metrics.get("prompt_tokens_est", 0))
             rows.append({"turn": event.turn, "prompt": prompt, "reuse": float(metrics.get("prefix_reuse", 0.0)),
                          "cached": usage.cached_tokens, "cost": usage.cost_usd,
-                         "flush": bool(metrics.get("flush"))})
+                         # the silent turn before a compaction; a reply the person stopped midway
+                         "note": "flush" if metrics.get("flush") else "stopped" if metrics.get(STOPPED_BY_PERSON) else ""})
     return rows
 
 
@@ -142,7 +144,7 @@ class ContextInspector(QDialog):
         rows = request_rows(records)
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
-            cells = (str(row["turn"]) + (" (flush)" if row["flush"] else ""), f"{row['prompt']:,}",
+            cells = (str(row["turn"]) + (f" ({row['note']})" if row["note"] else ""), f"{row['prompt']:,}",
                      f"{row['reuse']:.1%}", f"{row['cached']:,}",
                      money(row["cost"]) if row["cost"] else "–")  # no price known: not free
             for j, text in enumerate(cells):

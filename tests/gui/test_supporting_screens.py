@@ -573,6 +573,18 @@ def test_the_inspector_shows_zones_and_each_request(qtbot, make_window, workdir)
     assert len(inspector.chart.rows) == 2
 
 
+def test_the_inspector_marks_the_flush_and_a_reply_stopped_midway(qtbot):
+    from core.events import AssistantMessage, Record
+
+    inspector = ContextInspector()
+    qtbot.addWidget(inspector)
+    inspector.show_requests([Record("s", 1, "", AssistantMessage("", turn=1)),
+                             Record("s", 2, "", AssistantMessage("", turn=2, metrics={"flush": True})),
+                             Record("s", 3, "", AssistantMessage("Half an answ", turn=3,
+                                                                 metrics={"stopped_by_person": True}))])
+    assert [inspector.table.item(row, 0).text() for row in range(3)] == ["1", "2 (flush)", "3 (stopped)"]
+
+
 def test_the_open_inspector_follows_the_session_shown_and_its_requests_as_they_are_made(
         qtbot, make_window, workdir):
     model = ScriptedModel([reply("", call("file_list")), reply("", call("task_done", summary="listed")),
