@@ -73,6 +73,17 @@ def person_message(text: str, session_dir: Path, budget_tokens: int | None = Non
     return UserMessage(excerpt(text, name, keep, "message"), offload_path=path, size=len(text))
 
 
+def whole_message(message: UserMessage, session_dir: Path) -> str:
+    """A message of the person's as they sent it: a long one read back from its file (its excerpt
+    if the file is gone or unreadable)."""
+    if not message.offload_path:
+        return message.text
+    try:
+        return (session_dir / message.offload_path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return message.text
+
+
 # A task longer than this (a pasted specification) is kept whole in offload/task.md, and the plan's
 # Goal, recited to the agent at every step, holds its start and points there.
 TASK_BRIEF_CHARS = 1_500

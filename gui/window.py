@@ -34,6 +34,7 @@ from core.memory import MIN_SCORE
 from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.model_names import deprecation_near
+from core.offload import whole_message
 from core.run_lock import INTERRUPTED
 from core.session import (
     ENDED_ON_ERROR,
@@ -701,9 +702,12 @@ class MainWindow(QMainWindow):
         return Path(state.workdir) if state is not None and state.config is not None else None
 
     def _messages_sent(self) -> list[str]:
-        """The person's messages to the shown session, oldest first (Up in the message box)."""
-        records = self.session.records if self.session is not None else []
-        return [record.event.text for record in records if isinstance(record.event, UserMessage)]
+        """The person's messages to the shown session, oldest first (Up in the message box), a long
+        one whole, as they sent it, not as the conversation keeps it."""
+        if self.session is None:
+            return []
+        return [whole_message(record.event, self.session.dir) for record in self.session.records
+                if isinstance(record.event, UserMessage)]
 
     def _watch(self, session: Session) -> None:
         if session.id in self.bridges:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.events import UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QMimeData, Qt, QUrl
@@ -51,6 +52,24 @@ def test_the_window_recalls_the_messages_sent_to_the_session_shown(qtbot, make_w
                     and "Sort them by date too" in window._messages_sent(), timeout=WAIT)
     qtbot.keyClick(window.composer, Qt.Key.Key_Up)
     assert window.composer.toPlainText() == "Sort them by date too"
+
+
+def test_up_brings_back_a_long_message_whole_not_as_the_conversation_keeps_it(qtbot, make_window, workdir):
+    """A pasted log the conversation keeps as its start and end: Up gives the person what they sent."""
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Read the log", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    pasted = "".join(f"line {n}: worker 3 retried the upload\n" for n in range(2000)) + "Why does it retry?"
+    window.composer.setPlainText(pasted)
+    window.send_message()
+    def sent() -> list[UserMessage]:
+        return [r.event for r in session.records if isinstance(r.event, UserMessage)]
+    qtbot.waitUntil(lambda: bool(sent()) and session.state.ended and not session.running, timeout=WAIT)
+    kept = sent()[-1]
+    assert kept.offload_path and len(kept.text) < len(pasted)
+    window.composer.setFocus()
+    qtbot.keyClick(window.composer, Qt.Key.Key_Up)
+    assert window.composer.toPlainText() == pasted
 
 
 def test_files_dropped_or_pasted_are_written_as_paths_the_agents_tools_take(qtbot, tmp_path):
