@@ -225,7 +225,9 @@ class HumanAnswer(Event):
     kind: ClassVar[str] = "human_answer"
     qid: str
     choice: str
-    text: str = ""
+    text: str = ""  # a long one's start and end, around a notice naming its file (core/offload.py)
+    offload_path: str | None = None  # where a long one is kept whole
+    size: int = 0  # a long one's length, in characters
 
 
 @dataclass(frozen=True)

@@ -63,14 +63,22 @@ def message_limit(budget_tokens: int | None) -> int:
 
 def person_message(text: str, session_dir: Path, budget_tokens: int | None = None) -> UserMessage:
     """A message from the person as it is recorded: whole, or offloaded when it is long."""
+    kept, path, size = persons_text(text, session_dir, budget_tokens, "message")
+    return UserMessage(kept, offload_path=path, size=size)
+
+
+def persons_text(text: str, session_dir: Path, budget_tokens: int | None, what: str) -> tuple[str, str | None, int]:
+    """What the person wrote (a message, an answer: `what`) as the conversation keeps it: whole,
+    or, when it is long, its start and end, kept whole in offload/WHAT-NNNN.txt. The text kept,
+    the file's path in the session folder (None: whole) and the whole's length (0: whole)."""
     limit = message_limit(budget_tokens)
     if len(text) <= limit:
-        return UserMessage(text)
+        return text, None, 0
     folder = folder_of(session_dir)
-    name = next(name for n in count(1) if not (folder / (name := f"message-{n:04d}.txt")).exists())
+    name = next(name for n in count(1) if not (folder / (name := f"{what}-{n:04d}.txt")).exists())
     path = save(session_dir, name, text)
     keep = min(MESSAGE_KEEP_CHARS, limit * 3 // 10)
-    return UserMessage(excerpt(text, name, keep, "message"), offload_path=path, size=len(text))
+    return excerpt(text, name, keep, what), path, len(text)
 
 
 def whole_message(message: UserMessage, session_dir: Path) -> str:

@@ -48,7 +48,7 @@ from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
-from core.offload import message_limit, person_message, save_task
+from core.offload import message_limit, person_message, persons_text, save_task
 from core.originals import Change
 from core.paths import (
     data_dir_of,
@@ -524,7 +524,7 @@ class Session:
                 raise ValueError(f"question {qid} was already answered")
             if question.reason in TYPED_QUESTIONS and choice not in question.options:
                 raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
-            self._record_answer(question, choice, text)
+            self._record_answer(question, choice, text, long_offloaded=True)
         if question.reason == "approval" and choice == "always_call":  # later sessions here too
             self.approvals.allow(self.state.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))
@@ -543,8 +543,11 @@ class Session:
             self._record_answer(question, WITHDRAWN, why)
         self.control.answered(qid)
 
-    def _record_answer(self, question: HumanQuestion, choice: str, text: str) -> None:
-        answer = HumanAnswer(qid=question.qid, choice=choice, text=text)
+    def _record_answer(self, question: HumanQuestion, choice: str, text: str, long_offloaded: bool = False) -> None:
+        """`long_offloaded`: the person's text, which a pasted log makes too long for the context."""
+        kept, path, size = (persons_text(text, self.dir, self._agent_loop().message_budget(), "answer")
+                            if long_offloaded else (text, None, 0))
+        answer = HumanAnswer(qid=question.qid, choice=choice, text=kept, offload_path=path, size=size)
         self.journal.record(answer)
         self._progress(progress.answer(answer, question))
 

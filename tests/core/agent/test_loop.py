@@ -270,6 +270,26 @@ async def test_huge_tool_output_is_offloaded_and_readable_back(store, data_dir, 
     assert max(len(json.dumps(m)) for m in model.requests[1].messages[1:]) < 10_000  # after the system prompt
 
 
+async def test_a_log_pasted_as_an_answer_is_offloaded_as_a_message_is(store, data_dir, workdir):
+    """Asked "what does the log say?", the person pastes it into the question's box."""
+    from core.events import HumanAnswer
+
+    log = "".join(f"12:00:{i % 60:02d} worker {i}: connection reset by peer\n" for i in range(40_000))
+    model = ScriptedModel([reply("", call("human_ask", question="What does last night's log say?")),
+                           reply("", call("task_done", summary="read it"))])
+    session = make_session(store, data_dir, workdir, model, context_window=16_000)
+    session.start()
+    question = await wait_for_question(session)
+    await session.answer(question.qid, "answer", log + "That is all of it.")
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+
+    answer = events_of(session, HumanAnswer)[-1]
+    assert answer.offload_path == "offload/answer-0001.txt" and answer.size == len(log) + len("That is all of it.")
+    assert (session.dir / answer.offload_path).read_text(encoding="utf-8") == log + "That is all of it."
+    assert "whole answer in offload:answer-0001.txt" in answer.text and answer.text.endswith("That is all of it.")
+    assert max(len(json.dumps(m)) for m in model.requests[1].messages[1:]) < 10_000
+
+
 async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back(store, data_dir, workdir):
     """Sent whole, a 2 MB paste went into every request after it, over any model's window."""
     from core.events import UserMessage
