@@ -544,10 +544,17 @@ class Session:
         self.control.answered(qid)
 
     def _record_answer(self, question: HumanQuestion, choice: str, text: str, long_offloaded: bool = False) -> None:
-        """`long_offloaded`: the person's text, which a pasted log makes too long for the context."""
-        kept, path, size = (persons_text(text, self.dir, self._agent_loop().message_budget(), "answer")
-                            if long_offloaded else (text, None, 0))
-        answer = HumanAnswer(qid=question.qid, choice=choice, text=kept, offload_path=path, size=size)
+        """`long_offloaded`: the person's words, which a pasted log makes too long for the context,
+        are kept as a long message is: the details, and the choice of a question without options
+        (the answer itself, typed)."""
+        path, size = None, 0
+        if long_offloaded:
+            budget = self._agent_loop().message_budget()
+            if not question.options:
+                choice, path, size = persons_text(choice, self.dir, budget, "answer")
+            text, text_path, text_size = persons_text(text, self.dir, budget, "answer")
+            path, size = (text_path, text_size) if text_path else (path, size)
+        answer = HumanAnswer(qid=question.qid, choice=choice, text=text, offload_path=path, size=size)
         self.journal.record(answer)
         self._progress(progress.answer(answer, question))
 

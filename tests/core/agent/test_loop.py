@@ -280,14 +280,25 @@ async def test_a_log_pasted_as_an_answer_is_offloaded_as_a_message_is(store, dat
     session = make_session(store, data_dir, workdir, model, context_window=16_000)
     session.start()
     question = await wait_for_question(session)
-    await session.answer(question.qid, "answer", log + "That is all of it.")
+    await session.answer(question.qid, log + "That is all of it.")  # typed as the answer (the window's way)
     assert await asyncio.wait_for(session.wait(), 10) == "done"
 
     answer = events_of(session, HumanAnswer)[-1]
     assert answer.offload_path == "offload/answer-0001.txt" and answer.size == len(log) + len("That is all of it.")
     assert (session.dir / answer.offload_path).read_text(encoding="utf-8") == log + "That is all of it."
-    assert "whole answer in offload:answer-0001.txt" in answer.text and answer.text.endswith("That is all of it.")
+    assert "whole answer in offload:answer-0001.txt" in answer.choice and answer.choice.endswith("That is all of it.")
     assert max(len(json.dumps(m)) for m in model.requests[1].messages[1:]) < 10_000
+    assert (session.dir / "progress.md").stat().st_size < 20_000
+
+    model.steps.append(reply("", call("human_ask", question="Anything else?", options=["no", "yes"])))
+    model.steps.append(reply("", call("task_done", summary="read that too")))
+    await session.send("One more thing.")
+    question = await wait_for_question(session)
+    await session.answer(question.qid, "yes", "details: " + log)  # a choice, with a long detail
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+    answer = events_of(session, HumanAnswer)[-1]
+    assert answer.choice == "yes" and answer.offload_path == "offload/answer-0002.txt"
+    assert answer.text.startswith("details: ") and len(answer.text) < 7_000
 
 
 async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back(store, data_dir, workdir):
