@@ -87,6 +87,7 @@ from gui.widgets.chat_items import (
     now_stamp,
     rich_label,
     stamp,
+    with_lines,
 )
 from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
@@ -558,9 +559,13 @@ class ChatView(QScrollArea):
                 self._notice(escape_html(unanswered_note(self._questions.get(event.qid), event)),
                              "answer", into)
             case HumanAnswer():
-                detail = f" — {escape_html(event.text)}" if event.text else ""
-                label = option_label(event.choice, self._questions.get(event.qid))
-                self._notice(f"↳ You answered <b>{escape_html(label)}</b>{detail}", "answer", into)
+                question = self._questions.get(event.qid)
+                detail = f" — {with_lines(event.text)}" if event.text else ""
+                if question is None or question.options:  # a choice among the question's options
+                    said = f"<b>{escape_html(option_label(event.choice, question))}</b>"
+                else:  # typed: a log pasted as the answer keeps its lines
+                    said = f"<br>{with_lines(event.choice)}"
+                self._notice(f"↳ You answered {said}{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 said = escape_html(describe_edit(event))
                 version = f"version {event.version}"  # a link to the file's history, at this version

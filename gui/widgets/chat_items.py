@@ -40,6 +40,11 @@ def escape_html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def with_lines(text: str) -> str:
+    """Plain text in a rich label, its line breaks kept (HTML would run its lines together)."""
+    return escape_html(text.strip("\n")).replace("\n", "<br>")
+
+
 # Preformatted text (tool output, code blocks) wraps its long lines: one long line must not make
 # the whole conversation wider than its pane.
 PRE = '<pre style="white-space: pre-wrap">'

@@ -1,8 +1,16 @@
-"""The notice a session ends with says how it ended, without repeating the answer just above it."""
+"""The notices of the conversation: how a session ended, without repeating the answer just above
+it; the person's answer to a question, a typed one with its lines."""
 
 from __future__ import annotations
 
-from core.events import AssistantMessage, Record, SessionEnded, UserMessage
+from core.events import (
+    AssistantMessage,
+    HumanAnswer,
+    HumanQuestion,
+    Record,
+    SessionEnded,
+    UserMessage,
+)
 from gui.widgets.chat import ChatView
 
 ANSWER = "## Review of `mod.py`\n\n- Every helper has a docstring.\n\n```python\ndef scaled(x):\n    return x\n```"
@@ -36,3 +44,18 @@ def test_a_summary_of_its_own_is_told(qtbot):
                        Record("s", 2, "", SessionEnded("done", "All 150 steps done."))])
     qtbot.waitUntil(lambda: not chat.building())
     assert "All 150 steps done." in ended_text(chat) and "answer above" not in ended_text(chat)
+
+
+def test_a_typed_answer_keeps_its_lines_and_a_chosen_one_reads_as_its_button(qtbot):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.show_records([
+        Record("s", 1, "", HumanQuestion(qid="q1", reason="ask_user", question="What does the log say?")),
+        Record("s", 2, "", HumanAnswer(qid="q1", choice="12:00 worker 1: reset\n12:00 worker 2: <reset>")),
+        Record("s", 3, "", HumanQuestion(qid="q2", reason="ask_user", question="Go on?", options=("yes", "no"))),
+        Record("s", 4, "", HumanAnswer(qid="q2", choice="yes", text="but slowly\nand carefully")),
+    ])
+    qtbot.waitUntil(lambda: not chat.building())
+    typed, chosen = [item.text() for item in chat.items() if item.objectName() == "answer"]
+    assert typed == "↳ You answered <br>12:00 worker 1: reset<br>12:00 worker 2: &lt;reset&gt;"
+    assert chosen == "↳ You answered <b>yes</b> — but slowly<br>and carefully"
