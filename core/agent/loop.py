@@ -507,9 +507,14 @@ class AgentLoop(Delegation):
             written.append(text)
             self.journal.notify(TextDelta(session_id, text))
 
+        asking = [True]  # (False once this call is over: a retry's wait ending later tells nothing)
+
         def retried(retry: Retry) -> None:
             written.clear()  # the reply streams anew
             self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))
+            # The wait over, the model is asked again: a view counts that, and shows the retry no more.
+            asyncio.get_running_loop().call_later(
+                retry.delay_s, lambda: asking[0] and self.journal.notify(StatusChanged(session_id, "thinking")))
         try:
             return await self.control.interruptible(self.model.complete(
                 request, streamed, retried,
@@ -521,6 +526,8 @@ class AgentLoop(Delegation):
                 raise
             self._model_failed(exc)
             return None
+        finally:
+            asking[0] = False
 
     def _model_failed(self, exc: ModelError) -> None:
         signature = f"model:{exc.kind}"

@@ -556,6 +556,26 @@ def test_a_retried_model_call_says_why_and_drops_the_half_streamed_reply(qtbot, 
     assert window.statusBar().currentMessage() == ""
 
 
+def test_once_a_retrys_wait_is_over_the_model_is_seen_asked_again(qtbot, make_window, workdir):
+    go_on = asyncio.Event()
+
+    class FlakyModel(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
+            if not self.requests:
+                on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 0.3))
+                await asyncio.sleep(0.3)  # the client's wait, then the call made again
+                await go_on.wait()
+            return await super().complete(request, on_text, on_retry)
+
+    window = make_window(FlakyModel([reply("Done.", call("task_done", summary="ok"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: window.status.state.text() == "↻ Retrying the model", timeout=WAIT)
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Waiting for the model · "), timeout=WAIT)
+    assert window.statusBar().currentMessage() == ""  # the retry's reason goes with it
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+
 def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_window, workdir):
     """A model on this computer may read for minutes before its first word: the status bar counts
     the wait, then says whether it thinks or writes, and how much."""
