@@ -46,7 +46,6 @@ class ReplyLine:
         else:
             self.written += len(piece.text)
 
-
     def stop(self) -> None:
         """The reply is whole, or something else happens: the line goes."""
         self.started = None
@@ -56,10 +55,11 @@ class ReplyLine:
         self.wipe()
 
     def draw(self) -> None:
-        if self.started is None or self.clock() - self.started < self.SHOWN_AFTER_S:
+        seconds = self.clock() - self.started if self.started is not None else 0.0
+        if self.started is None or seconds < self.SHOWN_AFTER_S:
             return
-        seconds = self.clock() - self.started
-        line = f"  … {activity_progress(self.activity, seconds, self.thought, self.written, self.call.name, self.call.chars)}"
+        progress = activity_progress(self.activity, seconds, self.thought, self.written, self.call.name, self.call.chars)
+        line = f"  … {progress}"
         # Spaces, not an escape sequence, clear the rest: a console on Windows may not read escapes.
         self.stream.write("\r" + line.ljust(self._shown))
         self.stream.flush()

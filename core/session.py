@@ -553,7 +553,8 @@ class Session:
             if not question.options:
                 choice, path, size = persons_text(choice, self.dir, budget, "answer")
             text, text_path, text_size = persons_text(text, self.dir, budget, "answer")
-            path, size = (text_path, text_size) if text_path else (path, size)
+            if text_path:  # (both long: the details' file; each excerpt names its own)
+                path, size = text_path, text_size
         answer = HumanAnswer(qid=question.qid, choice=choice, text=text, offload_path=path, size=size)
         self.journal.record(answer)
         self._progress(progress.answer(answer, question))
