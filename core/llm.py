@@ -189,8 +189,21 @@ def is_loopback(api_base: str | None) -> bool:
         return False
 
 
+def is_own_network(api_base: str | None) -> bool:
+    """A server on this computer or on the person's own network (a GPU box at home or in the
+    office): a private address, or a name only a local network resolves (gpu-box, gpu-box.local)."""
+    if not api_base:
+        return False
+    host = urlparse(api_base).hostname or ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # a name
+        return bool(host) and ("." not in host or host.endswith((".local", ".lan", ".home.arpa")))
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 HOSTED_SILENCE_S = 180.0
-# A model on this computer reads the whole context before its first word: on a machine without a
+# A model on the person's own hardware reads the whole context before its first word: without a
 # fast GPU, 16k tokens take minutes. Given up on, the request is sent again and read again from the
 # start, for ever; the window counts the wait, and Stop ends it.
 LOCAL_SILENCE_S = 1200.0
@@ -198,9 +211,9 @@ LOCAL_SILENCE_S = 1200.0
 
 def silence_allowed(model: str, api_base: str | None) -> float:
     """How long a provider may stay silent before it is given up on (a timeout): longer for a
-    server on this computer, whose silence is its work, not a lost connection."""
-    here = is_loopback(api_base) if api_base else is_ollama(model)  # (Ollama's default address is local)
-    return LOCAL_SILENCE_S if here else HOSTED_SILENCE_S
+    server on the person's own hardware, whose silence is its work, not a lost connection."""
+    own = is_own_network(api_base) if api_base else is_ollama(model)  # (Ollama's default address is local)
+    return LOCAL_SILENCE_S if own else HOSTED_SILENCE_S
 
 
 class LiteLLMClient:

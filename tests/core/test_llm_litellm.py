@@ -590,13 +590,19 @@ def first_then(first: Turn, then: Turn):
     return script
 
 
-def test_a_server_on_this_computer_may_stay_silent_longer_than_a_hosted_one():
+def test_a_server_on_the_persons_own_hardware_may_stay_silent_longer_than_a_hosted_one():
     """A local model reading a long context is silent for minutes before its first word."""
     assert silence_allowed("openai/gpt-5.4-mini", None) == HOSTED_SILENCE_S
     assert silence_allowed("openai/coder", "https://gpu.example.com/v1") == HOSTED_SILENCE_S
+    assert silence_allowed("openai/coder", "http://8.8.8.8:8000/v1") == HOSTED_SILENCE_S
+    assert silence_allowed("openai/coder", "http://[2001:4860::8888]:8000/v1") == HOSTED_SILENCE_S
     for model, api_base in (("ollama/qwen3", None), ("ollama_chat/qwen3", None),
-                            ("openai/coder", "http://127.0.0.1:8080/v1"), ("openai/coder", "http://localhost:1234/v1")):
-        assert silence_allowed(model, api_base) == LOCAL_SILENCE_S > HOSTED_SILENCE_S
+                            ("openai/coder", "http://127.0.0.1:8080/v1"), ("openai/coder", "http://localhost:1234/v1"),
+                            # a GPU box on the person's own network
+                            ("openai/coder", "http://192.168.1.20:8000/v1"), ("openai/coder", "http://10.0.0.5:11434"),
+                            ("openai/coder", "http://gpu-box:8000/v1"), ("openai/coder", "http://gpu-box.local:8000/v1"),
+                            ("openai/coder", "http://[fe80::1]:8000/v1")):
+        assert silence_allowed(model, api_base) == LOCAL_SILENCE_S > HOSTED_SILENCE_S, api_base
 
 
 async def test_a_local_server_reading_its_prompt_is_waited_for(monkeypatch):
