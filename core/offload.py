@@ -8,6 +8,7 @@ any model's window: the session could go no further.
 
 from __future__ import annotations
 
+import functools
 from itertools import count
 from pathlib import Path
 
@@ -86,10 +87,15 @@ def whole_message(message: UserMessage, session_dir: Path) -> str:
     if the file is gone or unreadable)."""
     if not message.offload_path:
         return message.text
+    return _kept_file(session_dir / message.offload_path) or message.text
+
+
+@functools.lru_cache(maxsize=8)  # Up, pressed again and again, reads each once (a file is never rewritten)
+def _kept_file(path: Path) -> str | None:
     try:
-        return (session_dir / message.offload_path).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return message.text
+        return None
 
 
 # A task longer than this (a pasted specification) is kept whole in offload/task.md, and the plan's

@@ -16,10 +16,8 @@ from gui.theme import set_style_property
 from gui.widgets.elided_label import ElidedLabel
 
 STATE_TEXT = {
-    "thinking": ("● Thinking", "running"), "running_tool": ("● Running a tool", "running"),
-    "retrying": ("↻ Retrying the model", "waiting"),
-    **{activity: (f"● {capitalized(words)}", "running") for activity, words in TIMED_ACTIVITIES.items()
-       if activity != "thinking"},
+    "running_tool": ("● Running a tool", "running"), "retrying": ("↻ Retrying the model", "waiting"),
+    **{activity: (f"● {capitalized(words)}", "running") for activity, words in TIMED_ACTIVITIES.items()},
     "running": ("● Running", "running"), "paused": ("‖ Paused", "paused"), "waiting": ("? Waiting for you", "waiting"),
     "new": ("○ Idle", "idle"), "idle": ("○ Idle", "idle"),
     "elsewhere": ("● Running in another Tripane", "running"),
