@@ -49,7 +49,10 @@ class Skipper:
         """Before a walk of `root`: a folder asked for by its path is walked, even one .gitignore
         excludes (its files too)."""
         self._top = next((p for p in (self.workdir, *self.workdir.parents) if (p / ".git").exists()), self.workdir)
-        if root != self.workdir and self._why_skipped(root.parent, root.name) == ".gitignore":
+        # By .gitignore itself, not by _why_skipped, whose first answer for node_modules is
+        # "dependencies": node_modules/ asked for by its path was still walked with its own
+        # .gitignore line on, which passed over every folder in it.
+        if root != self.workdir and self._gitignored(root.parent, root.name):
             self.gitignore = False
 
     def folders_to_walk(self, folder: Path, names: list[str]) -> list[str]:
@@ -95,10 +98,12 @@ class Skipper:
         for marker, why in MARKER_FILES.items():
             if (path / marker).is_file():
                 return why
-        if self.gitignore and any(spec.match_file(_relative(path, base) + "/")
-                                  for base, spec in self._specs_over(folder)):
+        if self.gitignore and self._gitignored(folder, name):
             return ".gitignore"
         return None
+
+    def _gitignored(self, folder: Path, name: str) -> bool:
+        return any(spec.match_file(_relative(folder / name, base) + "/") for base, spec in self._specs_over(folder))
 
     def _specs_over(self, folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
         """The .gitignore rules that apply in `folder`: its own and its parents', from the top of the

@@ -8,7 +8,7 @@ import pytest
 from core.memory.working import WorkingMemory
 from core.tools.builtin import builtin_registry
 from core.tools.context import ToolContext
-from core.tools.files import file_read
+from core.tools.files import file_list, file_read
 from core.tools.registry import ToolError
 from core.tools.search import MAX_FILE_BYTES, file_search
 
@@ -183,3 +183,15 @@ def test_dependencies_virtual_environments_caches_and_gitignored_files_are_not_s
     assert file_search(ctx, "needle", path="node_modules").splitlines()[0] == "node_modules/react/index.js:1: needle"
     assert file_search(ctx, "needle", path="src/generated").splitlines()[0] == "src/generated/out.py:1: needle"
     assert file_read(ctx, "app.log").endswith("\nneedle\n")  # and any file is read by its name
+
+
+def test_node_modules_asked_for_by_its_path_is_searched_when_gitignore_lists_it_too(ctx):
+    # Nearly every JavaScript project's .gitignore lists node_modules/: asked for by its path, the
+    # folder's packages were still passed over by that line, and the agent told to give the path
+    # it had given.
+    (ctx.workdir / ".git").mkdir()
+    write(ctx, ".gitignore", "node_modules/\n")
+    write(ctx, "node_modules/react/index.js", "needle\n")
+    found = file_search(ctx, "needle", path="node_modules")
+    assert found.splitlines()[0] == "node_modules/react/index.js:1: needle" and "not searched" not in found
+    assert file_list(ctx, "node_modules").splitlines() == ["react/index.js"]
