@@ -166,8 +166,12 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
         old, new = _with_crlf(old), _with_crlf(new)
     count = text.count(old) if old else 0
     if count != 1:
-        found = "not found" if count == 0 else f"found {count} times"
-        raise ToolError(f"file_edit: the text to replace was {found} in {path!r}; it must occur exactly once.")
+        # No tool name before it: the failure line the person reads already begins "file_edit failed:".
+        if count == 0:
+            raise ToolError(f"The text to replace was not found in {path!r}; it must occur exactly once. "
+                            "Read the lines again with file_read and copy them as they are.")
+        raise ToolError(f"The text to replace was found {count:,} times in {path!r}; it must occur exactly "
+                        "once. Include more of the lines around it, so that it is found only where you mean.")
     data = _encoded(text.replace(old, new, 1), codec, path)
     ctx.keep_original(target)
     atomic_write(target, data)

@@ -60,10 +60,11 @@ def test_write_edit_and_list(ctx):
     assert file_write(ctx, "src/app.py", "print('hi')\n").startswith("Created")
     assert file_edit(ctx, "src/app.py", "hi", "hello").startswith("Edited")
     assert (ctx.workdir / "src/app.py").read_text(encoding="utf-8") == "print('hello')\n"
-    with pytest.raises(ToolError, match="not found"):
+    with pytest.raises(ToolError, match=r"^The text to replace was not found in 'src/app.py'.* Read the lines again"):
         file_edit(ctx, "src/app.py", "absent", "x")
     file_write(ctx, "src/b.py", "x")
-    with pytest.raises(ToolError, match="found 2 times"):
+    # Said without the tool's name, which the failure line before it already gives, and with what to do.
+    with pytest.raises(ToolError, match=r"^The text to replace was found 2 times .* Include more of the lines around it"):
         file_write(ctx, "src/c.py", "aa"), file_edit(ctx, "src/c.py", "a", "b")
     assert file_list(ctx, ".", "*.py").splitlines() == ["src/app.py", "src/b.py", "src/c.py"]
 
