@@ -11,11 +11,12 @@ from pathlib import Path
 from core.memory.working import atomic_write
 from core.text import shown_text
 from core.tools.context import ToolContext
+from core.tools.overview import fitted_listing
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
 
 BINARY_PROBE_BYTES = 8192
-MAX_LIST_ENTRIES = 500
+LIST_NOTE_ROOM = 600  # of a list's output, kept for the note of what it passed over
 MAX_WRITE_CHARS = 5_000_000
 READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
 
@@ -260,29 +261,27 @@ def _with_crlf(text: str) -> str:
 
 
 def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
-    """List the files and folders under a folder of the workdir, recursively.
+    """List the files under a folder of the workdir, recursively.
 
     Use it to find your way in an unfamiliar project before reading files. Hidden folders (names
     starting with a dot), dependency and cache folders (node_modules, virtual environments) and
     what .gitignore excludes are passed over (named at the end: give such a folder as the path to
-    list it), entries are sorted, and the list stops at 500 entries: narrow the path or the pattern
-    when it does. Counts as a reading action for the 2-Action Rule.
+    list it), and entries are sorted. A list too long to show whole shows the folders deeper down
+    as one line each with the number of files in it: give one as the path to list it. Counts as a
+    reading action for the 2-Action Rule.
 
     Args:
         path: Folder relative to the workdir.
         pattern: Shell-style filter on file names, for example `*.py`.
     """
     root = ctx.resolve_folder(path)
-    entries: list[str] = []
     skipper = Skipper(ctx.workdir.resolve(), data_dir=ctx.data_dir)
-    for name, _ in walk_files(root, pattern, skipper):
-        entries.append(name)
-        if len(entries) >= MAX_LIST_ENTRIES:
-            entries.append(f"[stopped at {MAX_LIST_ENTRIES} entries; narrow the path or pattern]")
-            break
-    if not entries:
-        entries.append(f"[no files matching {pattern!r} under {path!r}]")
-    return "\n".join(entries + [note] if (note := skipper.note("listed")) else entries)
+    names = (name for name, _ in walk_files(root, pattern, skipper))
+    where = f"under {path!r}" + (f" matching {pattern!r}" if pattern != "*" else "")
+    listed = fitted_listing(names, ctx.output_chars - LIST_NOTE_ROOM, where)
+    if not listed:
+        listed = f"[no files {where}]" if pattern != "*" else f"[no files under {path!r}]"
+    return "\n".join([listed, note] if (note := skipper.note("listed")) else [listed])
 
 
 def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str, Path]]:

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pathspec
 
-DEPENDENCY_FOLDERS = {"node_modules": "dependencies", "__pycache__": "Python's cache",
-                      "bower_components": "dependencies"}
+DEPENDENCY_FOLDERS = {"node_modules": "dependencies", "bower_components": "dependencies"}
+# Passed over without a word: no task is about them, and a Python project has one in every folder,
+# which filled the note's names and left out the folders the agent may need.
+UNSAID_FOLDERS = {"__pycache__"}
 MARKER_FILES = {"pyvenv.cfg": "a virtual environment", "CACHEDIR.TAG": "a cache folder"}
 MAX_NAMED = 5  # folders named in the note; the rest are counted
 MAX_GITIGNORE_BYTES = 256 * 1024  # a generated one larger than this is not a person's list
@@ -59,7 +61,7 @@ class Skipper:
         """Of `folder`'s subfolders `names`, those to walk into, sorted."""
         kept = []
         for name in sorted(names):
-            if name.startswith("."):
+            if name.startswith(".") or name in UNSAID_FOLDERS:
                 continue  # tools' storage (.git, .venv, .idea): skipped without a word, as always
             why = self._why_skipped(folder, name)
             if why is None:

@@ -197,7 +197,7 @@ def test_the_list_shows_the_project_not_its_dependencies_and_says_what_it_passed
     lines = file_list(ctx).splitlines()
     assert lines[:6] == [".gitignore", "keep.log", "packages/web/index.js", "src/.gitignore", "src/app.py",
                          "[not listed: build/ (.gitignore), node_modules/ (dependencies), target/ (a cache folder), "
-                         "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 2 more folders, "
+                         "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 1 more folder, "
                          "2 files .gitignore excludes. Give a folder's path to list it if the task is about it]"]
     assert file_list(ctx, "venv").splitlines() == ["pyvenv.cfg", "lib/site.py"]  # asked for: listed
     # A folder that is neither a repository nor has a .gitignore: everything but the usual folders.
@@ -234,3 +234,4 @@ def test_a_rewrite_of_a_file_changed_since_the_agent_read_it_is_refused_and_an_e
     file_read(ctx, "fresh.md")
     file_write(ctx, "fresh.md", "read, then written\n")
     assert (ctx.workdir / "fresh.md").read_text(encoding="utf-8") == "read, then written\n"
+

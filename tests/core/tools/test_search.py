@@ -176,7 +176,7 @@ def test_dependencies_virtual_environments_caches_and_gitignored_files_are_not_s
     assert lines[:4] == ["keep.log:1: needle", "packages/web/index.js:1: needle", "src/app.py:1: needle = 1",
                          "[3 matching lines in 3 files under '.']"]
     assert lines[4] == ("[not searched: build/ (.gitignore), node_modules/ (dependencies), target/ (a cache folder), "
-                        "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 2 more folders, "
+                        "venv/ (a virtual environment), packages/web/node_modules/ (dependencies), 1 more folder, "
                         "2 files .gitignore excludes. Give a folder's path to search it if the task is about it]")
     # Asked for by its path, a folder passed over is searched, .gitignore or not.
     assert file_search(ctx, "needle", path="build").splitlines()[0] == "build/out.txt:1: needle"
