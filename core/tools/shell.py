@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from core import big_text
 from core.tools.context import ToolContext
+from core.tools.files import BINARY_PROBE_BYTES
 from core.tools.registry import InvalidCall, ToolError
 
 TIMED_OUT = "Command timed out after"  # how the error of a command that ran out of time begins
@@ -178,7 +179,11 @@ async def _decoded(chunks: list[bytes], size: int, before: str = "", after: str 
     """The output as text between `before` and `after`. A large one is put together on a worker
     thread: joining, decoding and framing 64 MB on the event loop stalled the window for 0.2 s."""
     def text() -> str:
-        return before + big_text.by_lines(decode_output(b"".join(chunks)), as_terminal_shows) + after
+        data = b"".join(chunks)
+        if is_binary_output(data):  # (sent as text, it was 4,000 characters of NULs and � for the model)
+            return (f"{before}[binary output: {size:,} bytes, not text, so not shown; send it to a file "
+                    f"(> out.bin) to keep it]{after}")
+        return before + big_text.by_lines(decode_output(data), as_terminal_shows) + after
     return text() if size < BACKGROUND_DECODE_BYTES else await asyncio.to_thread(text)
 
 
@@ -193,10 +198,20 @@ class LiveOutput:
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict" if _console_encoding() else "replace")
         self.pending: list[str] = []
         self.timer: asyncio.TimerHandle | None = None
+        self.first = True
+        self.binary = False
 
     def feed(self, chunk: bytes) -> None:
-        if self.sink is None:
+        if self.sink is None or self.binary:
             return
+        if self.first:  # the first bytes tell binary output, and UTF-16 text (wmic writes it to a pipe)
+            self.first = False
+            if is_binary_output(chunk):
+                self.binary = True
+                self.sink("[binary output, not shown]\n")
+                return
+            if wide := _wide_codec(chunk[:BINARY_PROBE_BYTES]):
+                self.decoder = codecs.getincrementaldecoder(wide)("replace")
         try:
             text = self.decoder.decode(chunk)
         except UnicodeDecodeError:  # on Windows, a tool writing the console's code page: read the rest in it
@@ -302,7 +317,9 @@ def decode_output(data: bytes, fallback: str | None = None) -> str:
     """A command's output as text. UTF-8 as a rule; a line that is not UTF-8 is read in the
     console's code page on Windows (cmd's built-ins and older tools write the OEM code page: `dir`
     of a folder named Café), so a mix of the two reads right line by line. Elsewhere, bytes that
-    are not UTF-8 become �."""
+    are not UTF-8 become �. UTF-16 (which some Windows tools write to a pipe) is read as such."""
+    if wide := _wide_codec(data[:BINARY_PROBE_BYTES]):
+        return data.decode(wide, errors="replace")
     try:
         return big_text.decode_utf8(data) if len(data) > big_text.SLICE else data.decode("utf-8")
     except UnicodeDecodeError:
@@ -315,6 +332,24 @@ def decode_output(data: bytes, fallback: str | None = None) -> str:
         except UnicodeDecodeError:
             lines.append(line.decode(encoding or "utf-8", errors="replace"))
     return "".join(lines)
+
+
+def is_binary_output(data: bytes) -> bool:
+    """NUL bytes near the start, as a file read tells a binary file (core/tools/files.py), unless
+    they are UTF-16 text's."""
+    probe = data[:BINARY_PROBE_BYTES]
+    return b"\x00" in probe and _wide_codec(probe) is None
+
+
+def _wide_codec(probe: bytes) -> str | None:
+    """"utf-16" for output with a UTF-16 byte order mark, "utf-16-le" for text whose every other
+    byte is NUL (wmic's, without a mark); None for any other."""
+    if b"\x00" not in probe:
+        return None
+    if probe.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    odd, even = probe[1::2], probe[0::2]
+    return "utf-16-le" if len(odd) >= 2 and odd.count(0) >= 0.9 * len(odd) and not even.count(0) else None
 
 
 @functools.cache

@@ -115,6 +115,24 @@ async def test_the_live_view_reads_a_console_code_page_too(monkeypatch):
     assert "".join(seen) == "ok \u2713 café\r\n Directory of C:\\Café\r\n"
 
 
+async def test_binary_output_is_named_not_sent_and_utf16_output_is_read(ctx):
+    # `cat` of a shared library gave the model 4,000 characters of NULs and �, and the live view
+    # the same; wmic and some other Windows tools write UTF-16 to a pipe, NULs between the letters.
+    seen: list[str] = []
+    ctx.on_output = seen.append
+    binary = f'"{sys.executable}" -c "import sys; sys.stdout.buffer.write(bytes(range(256)) * 100)"'
+    out = await shell_run(ctx, binary)
+    assert out == ("[binary output: 25,600 bytes, not text, so not shown; send it to a file (> out.bin) to keep it]"
+                   "\n[exit code 0]")
+    assert "".join(seen).endswith("[binary output, not shown]\n") and "\x00" not in "".join(seen)
+    seen.clear()
+    wide = f'"{sys.executable}" -c "import sys; sys.stdout.buffer.write(\'Name  Size\\r\\nCafé  12\\r\\n\'.encode(\'utf-16-le\'))"'
+    assert await shell_run(ctx, wide) == "Name  Size\r\nCafé  12\r\n\n[exit code 0]"
+    await asyncio.sleep(shell.LIVE_INTERVAL_S * 2)
+    assert "Café  12" in "".join(seen)
+    assert decode_output("ok ✓\n".encode("utf-16")) == "ok ✓\n"  # with a byte order mark
+
+
 async def test_python_commands_write_utf8_unless_the_person_chose_otherwise(ctx, monkeypatch):
     """A Python program writing to a pipe on Windows uses the ANSI code page and dies on ✓."""
     probe = f'"{sys.executable}" -c "import os, sys; print(os.environ.get(\'PYTHONIOENCODING\'), sys.stdout.encoding)"'
