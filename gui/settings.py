@@ -118,8 +118,13 @@ class AppSettings:
             except (TypeError, ValueError):
                 pass
         shared = read_settings(self.shared_file)
+        chosen_here = (prefs.model, prefs.api_base)
         for name, value in shared.items():
             setattr(prefs, name, value)
+        if prefs.configured and (prefs.model, prefs.api_base) != chosen_here:
+            # The file was edited since (by hand: a server moved to another port): its choice is
+            # the newest, or New session would offer the model's server last used here again.
+            prefs.remember_model(prefs.model, prefs.api_base)
         if not shared and prefs.configured:  # chosen before the file existed: the command line gets them too
             self._share(prefs)
         return prefs

@@ -51,6 +51,7 @@ from core.text import capitalized, one_line
 from core.transcript import transcript
 from gui.asides import Asides
 from gui.bridge import SessionBridge
+from gui.desktop_open import open_on_desktop
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.forms import open_once
@@ -75,7 +76,6 @@ from gui.pane_edits import PaneEdits
 from gui.qt import (
     QApplication,
     QCloseEvent,
-    QDesktopServices,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -88,7 +88,6 @@ from gui.qt import (
     Qt,
     QTextCursor,
     QTimer,
-    QUrl,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -307,8 +306,7 @@ class MainWindow(QMainWindow):
 
     def open_folder(self, folder: Path, what: str) -> None:
         """The folder in the desktop's file manager, or where it is when none opens it."""
-        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-            self.tell(f"No file manager could open the folder. {what} is in:\n{folder}")
+        open_on_desktop(folder, self, f"No file manager could open the folder. {what} is in:\n{folder}")
 
     def open_session_folder(self) -> None:
         if self.session is not None:  # the three files, offload/, compaction/ and the exports

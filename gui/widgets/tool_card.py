@@ -12,6 +12,7 @@ from pathlib import Path
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.text import one_line
 from core.tools.context import STOPPABLE_TOOLS
+from gui.desktop_open import open_on_desktop
 from gui.mnemonics import as_written
 from gui.qt import (
     QApplication,
@@ -90,6 +91,8 @@ class ToolCard(QFrame):
         layout.addLayout(row)
         self.details = rich_label("", "tool_details")
         self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
+        self.details.setOpenExternalLinks(False)  # its one link, the whole output's file: opened below
+        self.details.linkActivated.connect(self._open_full_output)
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._outcome: ToolResult | None = None
@@ -214,6 +217,10 @@ class ToolCard(QFrame):
             return f"Full output{size}: {escape_html(path)}"
         url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
         return f'Full output{size}: <a href="{url}">{escape_html(path)}</a>'
+
+    def _open_full_output(self, href: str) -> None:
+        path = Path(QUrl(href).toLocalFile())
+        open_on_desktop(path, self, f"No program could open the file of the whole output. It is in:\n{path}")
 
     def set_result(self, result: ToolResult, repeated: bool = False) -> None:
         """`repeated`: a failure that happened before, folded (the first one is shown)."""

@@ -85,10 +85,10 @@ def test_about_names_the_version_and_where_things_are(qtbot, make_window, tmp_pa
 
 def test_the_session_and_working_folders_open_and_say_where_they_are_when_nothing_can(
         qtbot, make_window, workdir, monkeypatch):
-    from gui import window as window_module
+    from gui import desktop_open
 
     opened = []
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
     assert not window.actions_by_name["session_folder"].isEnabled()  # no session shown yet
     session = start(window, workdir)
@@ -98,16 +98,16 @@ def test_the_session_and_working_folders_open_and_say_where_they_are_when_nothin
     assert opened == [str(session.dir), str(workdir)]
     assert (session.dir / "task_plan.md").exists()
 
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: False)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: False)
     window.actions_by_name["session_folder"].trigger()
     assert any(str(session.dir) in box.text() for box in boxes(window))
 
 
 def test_the_log_folder_opens_from_the_help_menu(qtbot, make_window, tmp_path, monkeypatch, logged):
-    from gui import window as window_module
+    from gui import desktop_open
 
     opened = []
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     window = make_window()
     logging.getLogger("gui").warning("something to find")
     window.actions_by_name["log_folder"].trigger()

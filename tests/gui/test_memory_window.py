@@ -20,10 +20,10 @@ def seed_memory(data_dir) -> None:
 
 
 def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path, monkeypatch):
-    from gui import window as window_module
+    from gui import desktop_open
 
     opened = []
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     seed_memory(tmp_path / "data")
     window = make_window()
     qtbot.waitUntil(lambda: window.workspace.long_memory is not None, timeout=WAIT)
@@ -90,10 +90,10 @@ def test_the_embedding_model_is_chosen_in_settings_for_the_data_folder(qtbot, ma
 
 
 def test_the_memory_folder_opens_from_the_search_window(qtbot, make_window, tmp_path, monkeypatch):
-    from gui import window as window_module
+    from gui import desktop_open
 
     opened = []
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     window = make_window()
     window.open_memory_search().open_folder.click()
     assert opened == [str(tmp_path / "data" / "memory")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from dataclasses import fields
 from pathlib import Path
@@ -520,7 +521,7 @@ def test_a_session_is_found_and_opened_from_the_keyboard(qtbot, make_window, wor
 
 @pytest.mark.qt_log_ignore("This plugin does not support grabbing the keyboard")  # a popup menu, offscreen
 def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_window, workdir, monkeypatch):
-    from gui import window as window_module
+    from gui import desktop_open
 
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     first = window.start_session(SessionConfig(task="Refactor the parser", model="scripted", workdir=workdir))
@@ -538,7 +539,7 @@ def test_a_right_click_on_a_session_offers_what_can_be_done_with_it(qtbot, make_
                      "Open working folder", "What the agent changed…", "Summary…", "Reflect on the task…",
                      "Ask a helper…", "Delete…"]
     opened = []
-    monkeypatch.setattr(window_module.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
     next(a for a in menu.actions() if a.text().replace("&", "") == "Open session folder").trigger()
     assert opened == [str(first.dir)]
     menu.close()
@@ -1136,3 +1137,20 @@ def test_a_new_session_offers_the_folder_tripane_was_typed_in(tmp_path, monkeypa
     assert proposed_workdir(str(last), tmp_path / "home", from_terminal=True) == str(last)
     root = Path(project.anchor)
     assert proposed_workdir(str(last), root, from_terminal=True) == str(last)
+
+
+def test_a_server_changed_in_the_settings_file_by_hand_is_the_one_new_session_offers(tmp_path):
+    # New session offers a model with the server it was last used at; an address corrected in
+    # settings.json (the server moved to another port) was put back by that older use.
+    from gui.settings import AppSettings, Preferences
+
+    settings = AppSettings(QSettings(str(tmp_path / "app.ini"), QSettings.Format.IniFormat))
+    prefs = Preferences(model="openai/local-coder", api_base="http://127.0.0.1:8080/v1")
+    prefs.remember_model(prefs.model, prefs.api_base)
+    settings.save(prefs)
+    shared = json.loads(settings.shared_file.read_text(encoding="utf-8"))
+    settings.shared_file.write_text(json.dumps(shared | {"api_base": "http://127.0.0.1:9090/v1"}), encoding="utf-8")
+    loaded = settings.load()
+    assert loaded.server_of("openai/local-coder") == "http://127.0.0.1:9090/v1"
+    settings.save(loaded)  # and unchanged since, the window's own choices stand as they were
+    assert AppSettings(settings.q).load().models_used() == [("openai/local-coder", "http://127.0.0.1:9090/v1")]

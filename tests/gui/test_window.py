@@ -990,6 +990,31 @@ def test_a_card_the_person_folded_stays_folded_while_output_comes(qtbot):
     assert not card.header.isChecked() and "Output so far" not in card.details.text()
 
 
+def test_the_whole_output_opens_from_its_card_or_says_where_it_is_when_nothing_opens_it(qtbot, tmp_path,
+                                                                                          monkeypatch):
+    # Under a bare window manager nothing opens a .txt file: the link did nothing, and said nothing.
+    from gui import desktop_open
+
+    (tmp_path / "offload").mkdir()
+    (tmp_path / "offload" / "turn0001-c1.txt").write_text("line\n" * 100_000, encoding="utf-8")
+    card = ToolCard(ToolCall("c1", "shell_run", '{"command": "find /"}'), folder=tmp_path)
+    qtbot.addWidget(card)
+    card.set_result(ToolResult("c1", "shell_run", True, "line\n… [cut]", offload_path="offload/turn0001-c1.txt",
+                               size=500_000))
+    href = re.search(r'<a href="([^"]+)">offload/turn0001-c1.txt</a>', card.details.text()).group(1)
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    card.details.linkActivated.emit(href)
+    assert opened == [str(tmp_path / "offload" / "turn0001-c1.txt")]
+    assert not [box for box in QApplication.topLevelWidgets() if isinstance(box, QMessageBox) and box.isVisible()]
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: False)
+    card.details.linkActivated.emit(href)
+    shown = [box for box in QApplication.topLevelWidgets() if isinstance(box, QMessageBox) and box.isVisible()]
+    assert len(shown) == 1 and shown[0].text() == (
+        f"No program could open the file of the whole output. It is in:\n{tmp_path / 'offload' / 'turn0001-c1.txt'}")
+    shown[0].close()
+
+
 def echo_awaiting_approval(qtbot, make_window, workdir):
     """A window whose session asks to run `echo hi`: (window, session, the approval dialog)."""
     model = ScriptedModel([reply("", call("shell_run", "c1", command="echo hi")),

@@ -1,0 +1,22 @@
+"""Files and folders opened with the program the desktop opens them with, and where they are when
+nothing does: a Linux desktop without a handler for the file's type, a bare window manager. A link
+that opened nothing said nothing, and the person clicked it again and again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gui.dialogs.forms import open_once
+from gui.qt import QDesktopServices, QMessageBox, Qt, QUrl, QWidget
+
+
+def open_on_desktop(path: Path, parent: QWidget, unopened: str) -> QMessageBox | None:
+    """`unopened`: what the person is told when nothing opens it, saying where it is (selectable,
+    to be copied into a file manager or a terminal). The message box, if shown."""
+    if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+        return None
+    box = QMessageBox(QMessageBox.Icon.Information, "Tripane", unopened, QMessageBox.StandardButton.Ok,
+                      parent.window())
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    open_once(box)
+    return box
