@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -27,6 +28,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.store import Store
 from tests.core.helpers import events_of, make_session, person_edits_plan
+from tests.support.local_site import send_page, serving
 
 
 def auto_answer(session: Session) -> None:
@@ -488,19 +490,33 @@ async def test_a_re_read_after_compaction_dropped_the_first_shows_the_output_aga
     assert reopened.journal.history.output_in_view(results["b1"].digest).call_id == "b2"
 
 
-async def test_a_repeated_large_listing_points_to_the_saved_output(store, data_dir, workdir):
-    for i in range(400):  # a listing over 4,000 characters: offloaded
+class _LongPage(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_GET(self):
+        send_page(self, ("<html><body>" + "".join(f"<p>Paragraph {i}: the notes say more.</p>" for i in range(400))
+                         + "</body></html>").encode())
+
+
+async def test_a_repeated_large_output_points_to_the_saved_one_and_a_listing_to_itself(store, data_dir, workdir):
+    for i in range(400):  # a listing of a large folder: as much as fits the output's room
         (workdir / f"file_{i:03d}.txt").write_text("x", encoding="utf-8")
-    model = ScriptedModel([reply("", call("file_list", call_id="l1")), reply("", call("file_list", call_id="l2")),
-                           reply("", call("shell_run", call_id="s1", command="ls")),
-                           reply("", call("shell_run", call_id="s2", command="ls")),
-                           reply("", call("task_done", summary="ok"))])
-    session = make_session(store, data_dir, workdir, model, approval="all")
-    assert await session.run() == "done"
+    with serving(_LongPage) as address:
+        model = ScriptedModel([reply("", call("web_fetch", call_id="w1", url=f"{address}/notes")),
+                               reply("", call("web_fetch", call_id="w2", url=f"{address}/notes")),
+                               reply("", call("file_list", call_id="l1")), reply("", call("file_list", call_id="l2")),
+                               reply("", call("shell_run", call_id="s1", command="ls")),
+                               reply("", call("shell_run", call_id="s2", command="ls")),
+                               reply("", call("task_done", summary="ok"))])
+        session = make_session(store, data_dir, workdir, model, approval="all")
+        assert await session.run() == "done"
     results = {e.call_id: e for e in events_of(session, ToolResult)}
-    first, again = results["l1"], results["l2"]
-    assert first.offload_path and not again.offload_path and again.same_as == "l1"
+    first, again = results["w1"], results["w2"]
+    assert first.offload_path and not again.offload_path and again.same_as == "w1"
     assert f"the whole of it is in offload:{first.offload_path.split('/')[-1]}" in again.content
+    listed, listed_again = results["l1"], results["l2"]
+    assert not listed.offload_path and listed_again.same_as == "l1" and "still above" in listed_again.content
     # A command's output is not information gathered: shown again (excerpted), never pointed to.
     assert not results["s1"].digest and not results["s2"].same_as and results["s2"].offload_path
 
