@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import PurePath, PurePosixPath
 
 from core.agent.rules import error_type
 from core.events import (
@@ -26,6 +26,7 @@ from core.events import (
     ToolResult,
     WorkdirMoved,
 )
+from core.text import counted
 
 FILE_TOOLS = ("file_write", "file_edit")
 SHELL_TOOL = "shell_run"
@@ -33,6 +34,7 @@ SHELL_TOOL = "shell_run"
 # the middle) may have changed files; a refused one (denied, not allowed, malformed) did not run.
 RAN_AND_FAILED = ("error", "interrupted")
 LISTED = 12  # files named in the summary; the rest are counted
+BY_A_COMMAND = "by a command"  # the end of how a command changed a file ("created by a command")
 
 
 @dataclass
@@ -103,15 +105,41 @@ class ChangeTally:
         known, so a run of commands alone says no more than that they ran.)"""
         parts = []
         if self.changed:
-            named = [f"{path} ({how})" for path, how in list(self.changed.items())[:LISTED]]
-            more = max(0, len(self.changed) - LISTED) + self.unnamed
-            parts.append(", ".join(named) + (f" and {more} more" if more > 0 else ""))
+            parts.append(self._files())
         if self.shell_commands:  # (what they changed is found in the work folder: core/work_changes.py)
             if not parts:  # ("Changed in the work folder: 3 shell commands ran" said a change no one found)
                 parts.append("no file by its file tools")
             parts.append("1 shell command ran" if self.shell_commands == 1 else
                          f"{self.shell_commands} shell commands ran")
         return "; ".join(parts)
+
+    def _files(self) -> str:
+        """The files named, the file tools' first: those the agent meant to change. When commands
+        changed more than can be named (a formatter run over a package), they are counted with the
+        folder they are in: 600 of their names hid the one file the agent edited."""
+        by_tools = [f"{path} ({how})" for path, how in self.changed.items() if not how.endswith(BY_A_COMMAND)]
+        by_commands = [path for path, how in self.changed.items() if how.endswith(BY_A_COMMAND)]
+        if len(by_tools) + len(by_commands) <= LISTED:
+            named = by_tools + [f"{path} ({self.changed[path]})" for path in by_commands]
+            return ", ".join(named) + (f" and {self.unnamed:,} more" if self.unnamed else "")
+        text = ", ".join(by_tools[:LISTED]) + (f" and {len(by_tools) - LISTED:,} more" if len(by_tools) > LISTED else "")
+        if by_commands or self.unnamed:
+            count = len(by_commands) + self.unnamed
+            under = _common_folder(by_commands) if not self.unnamed else ""  # (unnamed ones may be anywhere)
+            by_them = f"{counted(count, 'file')} changed by commands" + (f" in {under}/" if under else "")
+            text = f"{text}, {by_them}" if text else by_them
+        return text
+
+
+def _common_folder(paths: list[str]) -> str:
+    """The deepest folder all of `paths` are in ("" for the work folder itself)."""
+    folders = [PurePosixPath(path).parent.parts for path in paths]
+    common: list[str] = []
+    for parts in zip(*folders):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    return "/".join(common)
 
 
 def may_have_changed_files(event) -> bool:

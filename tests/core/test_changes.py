@@ -92,3 +92,23 @@ def test_what_commands_changed_joins_the_file_tools_trail():
                              "old.log": "changed by a command"}
     assert tally.summary() == ("notes.md (created), setup.cfg (changed by a command), old.log (changed by a "
                                "command) and 30 more")
+
+
+def test_many_files_changed_by_commands_are_counted_with_their_folder_after_the_file_tools_ones():
+    # A formatter run over a package changed 600 files: their names filled the line, "and 590 more",
+    # and hid the one file the agent edited with its own tool.
+    from core.events import AssistantMessage as Said
+    from core.events import CommandChangedFiles, Record, SessionStarted, ToolCall, ToolResult
+
+    tally = ChangeTally()
+    events = [SessionStarted(task="t", model="m", workdir="/w"),
+              CommandChangedFiles(call_id="c1", changed=tuple(f"src/pkg/llms/m{i:03}.py" for i in range(590)),
+                                  created=tuple(f"src/pkg/llms/sub/n{i}.py" for i in range(10))),
+              Said("", (ToolCall("e1", "file_edit", '{"path": "src/main.py", "old": "a", "new": "b"}'),), turn=2),
+              ToolResult("e1", "file_edit", True, "Edited src/main.py")]
+    for seq, event in enumerate(events, 1):
+        tally.add(Record("s", seq, "", event))
+    assert tally.summary() == "src/main.py (edited), 600 files changed by commands in src/pkg/llms/"
+    # Files a command changed beyond those its event names may be anywhere: counted, no folder said.
+    tally.add(Record("s", 9, "", CommandChangedFiles(call_id="c2", changed=("README.md",), more=40)))
+    assert tally.summary() == "src/main.py (edited), 641 files changed by commands"
