@@ -33,6 +33,7 @@ from gui.widgets.tool_card import diff_html
 INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
          "each. Put one back and it is as it was before the session; a file the agent created is removed. The "
          "agent reads what you put back at its next step.")
+NAMED = 8  # files named in each line of the question whether to put them back; the rest are counted
 
 
 class PutBackDialog(QDialog):
@@ -50,12 +51,12 @@ class PutBackDialog(QDialog):
             ("Remove (created since the agent's first command, by a command or outside Tripane)",
              [c.path for c in chosen if not c.existed and c.by_command]),
         ]
-        lines = [f"{what.format('it' if len(paths) == 1 else 'them')}: {', '.join(paths)}"
+        lines = [f"{what.format('it' if len(paths) == 1 else 'them')}: {_named(paths)}"
                  for what, paths in groups if paths]
         if outside := [c.path for c in chosen if c.outside]:  # (likely the person's own work)
-            lines.append(f"\nNot changed by the agent (by you, or another program): {', '.join(outside)}")
+            lines.append(f"\nNot changed by the agent (by you, or another program): {_named(outside)}")
         if since := [c.path for c in chosen if c.then_outside]:
-            lines.append(f"\nChanged since the agent did, by you or another program: {', '.join(since)}")
+            lines.append(f"\nChanged since the agent did, by you or another program: {_named(since)}")
         self.said = QLabel("\n".join(lines) + f"\n\nWhat changed in {'it' if one else 'them'} since is lost, your own "
                            "edits too.")
         self.said.setWordWrap(True)
@@ -72,6 +73,13 @@ class PutBackDialog(QDialog):
         layout.addWidget(self.why)
         layout.addWidget(buttons)
         self.resize(560, self.sizeHint().height())
+
+
+def _named(paths: list[str]) -> str:
+    """The first few paths and how many more: all 600 files a formatter changed, named, made the
+    question taller than the screen, its buttons below the bottom edge."""
+    more = len(paths) - NAMED
+    return ", ".join(paths[:NAMED]) + (f" and {more:,} more ({len(paths):,} files)" if more > 0 else "")
 
 
 def row(change: Change) -> str:

@@ -98,7 +98,13 @@ def test_many_files_changed_by_commands_are_counted_with_their_folder_after_the_
     # A formatter run over a package changed 600 files: their names filled the line, "and 590 more",
     # and hid the one file the agent edited with its own tool.
     from core.events import AssistantMessage as Said
-    from core.events import CommandChangedFiles, Record, SessionStarted, ToolCall, ToolResult
+    from core.events import (
+        CommandChangedFiles,
+        Record,
+        SessionStarted,
+        ToolCall,
+        ToolResult,
+    )
 
     tally = ChangeTally()
     events = [SessionStarted(task="t", model="m", workdir="/w"),

@@ -281,3 +281,22 @@ def test_a_file_changed_since_the_agent_did_is_named_before_it_is_put_back(qtbot
     confirm = dialog._put_back_chosen()
     assert "Changed since the agent did, by you or another program: notes.md" in confirm.said.text()
     confirm.reject()
+
+
+def test_putting_back_hundreds_of_files_asks_in_a_few_lines_with_its_buttons_on_screen(qtbot):
+    # All 600 files a formatter changed, named, made the question taller than the screen, its
+    # Put back and Cancel below the bottom edge.
+    from core.originals import Change
+    from gui.dialogs.work_changes import PutBackDialog
+    from gui.qt import QWidget
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    chosen = [Change(f"src/pkg/llms/module_{i:03}.py", existed=True, kept=True, now="changed", by_command=True)
+              for i in range(600)] + [Change("src/main.py", existed=True, kept=True, now="changed")]
+    confirm = PutBackDialog(chosen, parent)
+    lines = confirm.said.text().splitlines()
+    assert lines[0] == "Put back as before the session: src/main.py"
+    assert lines[1] == ("Put back as before the agent's first command: "
+                        + ", ".join(f"src/pkg/llms/module_{i:03}.py" for i in range(8)) + " and 592 more (600 files)")
+    assert confirm.sizeHint().height() < 400
