@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePath, PurePosixPath
+from pathlib import PurePath
 
 from core.agent.rules import error_type
 from core.events import (
@@ -26,6 +26,7 @@ from core.events import (
     ToolResult,
     WorkdirMoved,
 )
+from core.paths import common_folder, folder_of
 from core.text import counted
 
 FILE_TOOLS = ("file_write", "file_edit")
@@ -45,6 +46,7 @@ class ChangeTally:
     changed: dict[str, str] = field(default_factory=dict)
     shell_commands: int = 0
     unnamed: int = 0  # files commands changed beyond those their events name
+    unnamed_within: list[str] = field(default_factory=list)  # the folders those are in (as events say)
     workdir: str = ""  # a path the agent gave in full is told relative to it, as a put-back names it
     named_by_commands: set[str] = field(default_factory=set)  # every file a CommandChangedFiles names
     # Files the agent changed and that were changed outside its tools since (FilesChangedOutside):
@@ -98,6 +100,8 @@ class ChangeTally:
             else:
                 self.changed[path] = "deleted by a command"
         self.unnamed += event.more
+        if event.more:
+            self.unnamed_within.append(event.within)
 
     def summary(self) -> str:
         """e.g. "calc.py (edited), tests/test_calc.py (created); 3 shell commands ran"; "" if none.
@@ -125,21 +129,10 @@ class ChangeTally:
         text = ", ".join(by_tools[:LISTED]) + (f" and {len(by_tools) - LISTED:,} more" if len(by_tools) > LISTED else "")
         if by_commands or self.unnamed:
             count = len(by_commands) + self.unnamed
-            under = _common_folder(by_commands) if not self.unnamed else ""  # (unnamed ones may be anywhere)
+            under = common_folder([*map(folder_of, by_commands), *self.unnamed_within])
             by_them = f"{counted(count, 'file')} changed by commands" + (f" in {under}/" if under else "")
             text = f"{text}, {by_them}" if text else by_them
         return text
-
-
-def _common_folder(paths: list[str]) -> str:
-    """The deepest folder all of `paths` are in ("" for the work folder itself)."""
-    folders = [PurePosixPath(path).parent.parts for path in paths]
-    common: list[str] = []
-    for parts in zip(*folders):
-        if len(set(parts)) != 1:
-            break
-        common.append(parts[0])
-    return "/".join(common)
 
 
 def may_have_changed_files(event) -> bool:

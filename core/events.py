@@ -352,6 +352,7 @@ class ChangedFiles(Event):
     created: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     more: int = 0
+    within: str = ""  # the deepest folder all its files are in, those only counted too ("" for the top)
 
     def count(self) -> int:
         return len(self.changed) + len(self.created) + len(self.deleted) + self.more

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 APP_NAME = "Tripane"
 DB_NAME = "tripane.db"
@@ -18,6 +19,21 @@ def missing_work_folder(workdir: str | Path) -> str | None:
     return (f"The work folder {workdir} is not there any more (moved, renamed, or on a drive that is not "
             "connected). Put it back and continue, or give the session the folder's new place (Session → Move "
             "work folder…, or tripane resume ID --workdir FOLDER); this session's history and files are kept.")
+
+
+def common_folder(folders: Iterable[str]) -> str:
+    """The deepest folder that holds all of `folders` (relative, with "/"; "" or "." is the top)."""
+    common: list[str] = []
+    for parts in zip(*(PurePosixPath(folder).parts for folder in folders)):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    return "/".join(common)
+
+
+def folder_of(path: str) -> str:
+    """A relative file path's folder ("." for one at the top)."""
+    return PurePosixPath(path).parent.as_posix()
 
 
 def remove_folder(folder: Path) -> None:

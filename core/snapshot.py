@@ -33,7 +33,7 @@ from core.diffs import DIFFED_FILES, TOLD_DIFF_CONTEXT, bytes_diff_lines
 from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
 from core.originals import Change, bytes_now, write_back
-from core.paths import data_dir_of, remove_folder, within
+from core.paths import common_folder, data_dir_of, folder_of, remove_folder, within
 
 SNAPSHOT_DIR = "snapshot.git"
 # Beside the copy's own index: the folder as the agent last left it (mark()), to tell what the next
@@ -267,7 +267,9 @@ class WorkFolderSnapshot:
         if not any(kinds.values()):
             return None
         more = sum(max(0, len(paths) - COMMAND_FILES_LISTED) for paths in kinds.values())
-        return {"more": more, **{how: tuple(paths[:COMMAND_FILES_LISTED]) for how, paths in kinds.items()}}
+        within = common_folder(folder_of(path) for paths in kinds.values() for path in paths) if more else ""
+        return {"more": more, "within": within,
+                **{how: tuple(paths[:COMMAND_FILES_LISTED]) for how, paths in kinds.items()}}
 
     @property
     def _marked(self) -> Path:

@@ -115,6 +115,10 @@ def test_many_files_changed_by_commands_are_counted_with_their_folder_after_the_
     for seq, event in enumerate(events, 1):
         tally.add(Record("s", seq, "", event))
     assert tally.summary() == "src/main.py (edited), 600 files changed by commands in src/pkg/llms/"
+    # The files an event only counts are in the folder it says they are in.
+    tally.add(Record("s", 8, "", CommandChangedFiles(call_id="c3", changed=("src/pkg/llms/m000.py",), more=300,
+                                                     within="src/pkg")))
+    assert tally.summary() == "src/main.py (edited), 900 files changed by commands in src/pkg/"
     # Files a command changed beyond those its event names may be anywhere: counted, no folder said.
     tally.add(Record("s", 9, "", CommandChangedFiles(call_id="c2", changed=("README.md",), more=40)))
-    assert tally.summary() == "src/main.py (edited), 641 files changed by commands"
+    assert tally.summary() == "src/main.py (edited), 941 files changed by commands"

@@ -307,6 +307,12 @@ def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_
     assert told.words(listed=2) == "f0.txt (created), f1.txt (created) and 6 more"
     copy.mark(workdir)
     assert copy.command_changes(workdir, "c2") is None  # nothing since
+    # The folder they are all in is told, for the files only counted.
+    assert told.within == ""
+    for n in range(8):
+        (workdir / "src" / "gen" / f"m{n}").mkdir(parents=True)
+        (workdir / "src" / "gen" / f"m{n}" / "out.py").write_text("x", encoding="utf-8")
+    assert copy.command_changes(workdir, "c3").within == "src/gen"
 
 
 def test_in_a_folder_without_a_gitignore_environments_and_caches_are_neither_copied_nor_listed(tmp_path):
