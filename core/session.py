@@ -13,7 +13,7 @@ import logging
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,6 +85,16 @@ EDITABLE_FILES = (PLAN, FINDINGS)
 
 
 MIN_CONTEXT_WINDOW = 4096  # tokens: the brief prompt (~2,200) and a few turns
+
+
+@dataclass
+class Restored:
+    """The files a put-back wrote back (restored) or removed (the agent created them), those of
+    them from the copy made before the first command, and why it stopped short, if it did."""
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    from_copy: list[str] = field(default_factory=list)
+    failed: str = ""
 
 
 @dataclass(frozen=True)
@@ -636,34 +646,46 @@ class Session:
         the agent told at its next step, with the person's `reason`. Not while the run works.
         CannotRun when one could not be put back (those before it were, and are recorded); None
         when `paths` is empty."""
-        self._not_while_working("Files can be put back")
+        return self.record_put_back(self.restore(paths), reason)
+
+    def restore(self, paths: list[str]) -> Restored:
+        """put_back's slow half, the files themselves (git reads each one a command changed from
+        the copy: seconds for hundreds), on any thread; record_put_back then tells the agent."""
+        self.check_put_back()
         kept, workdir = WorkChanges(self.dir), self._work_folder()  # (a put-back must not make a new one)
-        restored: list[str] = []
-        removed: list[str] = []
-        from_copy: list[str] = []
-        failed = ""
+        done = Restored()
         for path in paths:
             try:
                 change = kept.put_back(workdir, path)
             except (OSError, ValueError, ToolError) as exc:  # (git's SnapshotFailed is an OSError)
-                failed = f"{path} was not put back: {exc}"
+                done.failed = f"{path} was not put back: {exc}"
                 break
-            (restored if change.existed else removed).append(path)
+            (done.restored if change.existed else done.removed).append(path)
             if change.by_command:
-                from_copy.append(path)
-        event = (FilesPutBack(paths=tuple(restored), removed=tuple(removed), reason=shown_text(reason.strip()),
-                              from_copy=tuple(from_copy))
-                 if restored or removed else None)
+                done.from_copy.append(path)
+        if done.restored or done.removed:
+            kept.mark_put_back(workdir, [*done.restored, *done.removed])
+        return done
+
+    def check_put_back(self) -> None:
+        """CannotRun when files cannot be put back now: the run works, or runs elsewhere."""
+        self._not_while_working("Files can be put back")
+
+    def record_put_back(self, done: Restored, reason: str = "") -> FilesPutBack | None:
+        """What restore put back, recorded for the agent and the person, on the thread that runs the
+        session (its listeners draw)."""
+        event = (FilesPutBack(paths=tuple(done.restored), removed=tuple(done.removed),
+                              reason=shown_text(reason.strip()), from_copy=tuple(done.from_copy))
+                 if done.restored or done.removed else None)
         if event is not None:
             with self._writing():
                 self.journal.record(event)
                 self._progress(progress.put_back(event))
             self._take_back_success()
-            kept.mark_put_back(workdir, [*event.paths, *event.removed])
             if self._loop is not None:  # (a loop made later reads them off the log as known)
                 self._loop.seen_files.settle([*event.paths, *event.removed])
-        if failed:
-            raise CannotRun(failed + (" (the files before it were)" if event else ""))
+        if done.failed:
+            raise CannotRun(done.failed + (" (the files before it were)" if event else ""))
         return event
 
     def _take_back_success(self) -> None:

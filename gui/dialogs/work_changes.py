@@ -8,7 +8,7 @@ Files are read and diffed on a worker thread: one may be large."""
 from __future__ import annotations
 
 from core.originals import Change, OriginalsUnreadable
-from core.session import CannotRun, Session
+from core.session import CannotRun, Restored, Session
 from core.work_changes import counted
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
@@ -91,6 +91,7 @@ class WorkChangesDialog(QDialog):
         super().__init__(parent)
         self.keeper, self.session = keeper, session
         self.changes: list[Change] = []
+        self.putting_back = False  # (the button waits until the files are back)
         self.setWindowTitle(f"What the agent changed — {title}")
         self.setObjectName("work_changes")
         intro = QLabel(INTRO)
@@ -154,8 +155,8 @@ class WorkChangesDialog(QDialog):
         return [change for change in self.changes if change.path in chosen]
 
     def _update_buttons(self) -> None:
-        self.put_back_button.setEnabled(any(change.now != "as before" and change.kept
-                                            for change in self._chosen_changes()))
+        self.put_back_button.setEnabled(not self.putting_back and any(change.now != "as before" and change.kept
+                                                                      for change in self._chosen_changes()))
 
     def _show_chosen(self) -> None:
         item = self.list.currentItem()
@@ -185,12 +186,33 @@ class WorkChangesDialog(QDialog):
         return confirm
 
     def put_back(self, paths: list[str], reason: str = "") -> None:
-        """Put the files back (the person confirmed) and show how they stand now."""
-        self.error.setText("")
+        """Put the files back (the person confirmed) and show how they stand now. On a worker
+        thread: git reads each file a command changed from the copy, and 600 of them held the
+        window still for seconds, the list saying they were still changed."""
         try:
-            self.session.put_back(paths, reason)
+            self.session.check_put_back()
         except CannotRun as exc:
             self.error.setText(str(exc))
+            return
+        self.error.setText("")
+        self.putting_back = True
+        self._update_buttons()
+        self.summary.setText(f"Putting back {len(paths):,} file{'s' * (len(paths) != 1)}…")
+        self.keeper.in_thread(lambda: self.session.restore(paths), name="put back", owner=self,
+                              on_success=lambda done: self._restored(done, reason), on_failure=self._not_restored)
+
+    def _restored(self, done: Restored, reason: str) -> None:
+        self.putting_back = False
+        try:
+            self.session.record_put_back(done, reason)
+        except CannotRun as exc:
+            self.error.setText(str(exc))
+        self.reload()
+
+    def _not_restored(self, error: BaseException) -> None:
+        self.putting_back = False
+        self.error.setText(str(error) if isinstance(error, (CannotRun, OSError)) else
+                           f"The files could not be put back: {error}")
         self.reload()
 
     def _failed(self, error: BaseException) -> None:

@@ -153,6 +153,36 @@ def test_after_a_put_back_the_list_keeps_the_file_looked_at(qtbot, make_window, 
     qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("b.txt — removed again"), timeout=WAIT)
 
 
+def test_files_are_put_back_off_the_window_s_thread_and_it_says_so_meanwhile(qtbot, make_window, workdir,
+                                                                            monkeypatch):
+    # git reads each file a command changed from the copy: 600 of them held the window still for
+    # seconds, the list saying they were still changed.
+    import threading
+
+    from core.events import FilesPutBack
+    from core.work_changes import WorkChanges
+
+    _, session, dialog = changes_after_writing(qtbot, make_window, workdir, "a.txt", "b.txt")
+    release, threads = threading.Event(), []
+    putting_back = WorkChanges.put_back
+
+    def held(self, folder, path):
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return putting_back(self, folder, path)
+
+    monkeypatch.setattr(WorkChanges, "put_back", held)
+    dialog.list.selectAll()
+    dialog.put_back(["a.txt", "b.txt"])
+    assert dialog.summary.text() == "Putting back 2 files…" and not dialog.put_back_button.isEnabled()
+    qtbot.waitUntil(lambda: len(threads) == 1, timeout=WAIT)
+    assert threads[0] is not threading.main_thread()
+    release.set()
+    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "a.txt  ·  removed again", timeout=WAIT)
+    assert dialog.summary.text().startswith("2 files changed by the agent; 2 of them as before now")
+    assert [r.event.removed for r in session.records if isinstance(r.event, FilesPutBack)] == [("a.txt", "b.txt")]
+
+
 @needs_git
 def test_what_a_command_changed_is_listed_with_its_diff_and_put_back(qtbot, make_window, workdir):
     import sys
