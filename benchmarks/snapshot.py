@@ -1,7 +1,8 @@
 """The copy of the work folder made before a session's first command (core/snapshot.py): how long
 it takes (the first command waits for it), what it costs on disk, what every command then pays to
 be told with the files it changed, how long the changes window takes to read what differs, and
-what packing the copy (once the session is not in use) takes and saves, and what each turn pays to
+what packing the copy (once the session is not in use) takes and saves, how long putting back
+the 600 files a formatter changed takes, and what each turn pays to
 find what changed outside the agent, with the copy or, without one, among the files the agent read
 (core/tools/seen.py).
 
@@ -29,6 +30,7 @@ from core.tools.seen import SeenFiles  # noqa: E402
 from core.work_changes import WorkChanges  # noqa: E402
 
 SEEN_FILES = 1000  # files the agent read, in a long session without a copy
+PUT_BACK_FILES = 600  # files a formatter changed, all put back at once from the changes window
 
 WORDS = ("def", "return", "self", "value", "parser", "token", "if", "else", "for", "in", "import", "class")
 
@@ -102,6 +104,16 @@ def main() -> None:
         started = time.perf_counter()
         assert seen.news() is None
         seen_s = time.perf_counter() - started
+        formatted = [f"src/pkg{n // 50}/module{n}.py" for n in range(min(PUT_BACK_FILES, args.files))]
+        for path in formatted:  # a formatter run over the package: all of it put back
+            (work / path).write_text((work / path).read_text(encoding="utf-8") + "\n# reformatted\n", encoding="utf-8")
+        put_back = WorkChanges(session)
+        started = time.perf_counter()
+        put_back.read_ahead(work, formatted)
+        for path in formatted:
+            put_back.put_back(work, path)
+        put_back_s = time.perf_counter() - started
+        assert not any((work / path).read_text(encoding="utf-8").endswith("# reformatted\n") for path in formatted)
         figures = {
             "files": args.files, "source_mb": round(source_bytes / 2**20, 1),
             "take_s": round(take_s, 2), "copy_mb": round(folder_bytes(session / SNAPSHOT_DIR) / 2**20, 1),
@@ -111,6 +123,7 @@ def main() -> None:
             "outside_ms": round(outside_s * 1000, 1),
             "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
             "diff_lines": len(diff), "seen_files": min(SEEN_FILES, args.files), "seen_ms": round(seen_s * 1000, 1),
+            "put_back_files": len(formatted), "put_back_s": round(put_back_s, 2),
         }
     if args.json:
         print(json.dumps(figures))
@@ -125,6 +138,7 @@ def main() -> None:
     print(f"  each turn, and before each tool that writes: {figures['outside_ms']} ms to find what changed "
           "outside the agent")
     print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")
+    print(f"  putting back {figures['put_back_files']:,} files a formatter changed: {figures['put_back_s']} s")
     print(f"  without a copy, each turn: {figures['seen_ms']} ms to look at the {figures['seen_files']:,} files the "
           "agent read")
 

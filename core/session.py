@@ -654,6 +654,10 @@ class Session:
         self.check_put_back()
         kept, workdir = WorkChanges(self.dir), self._work_folder()  # (a put-back must not make a new one)
         done = Restored()
+        try:
+            kept.read_ahead(workdir, paths)
+        except OSError as exc:  # (git's SnapshotFailed): each file is read as it is put back
+            log.warning("the copy's files could not be read ahead: %s", exc)
         for path in paths:
             try:
                 change = kept.put_back(workdir, path)

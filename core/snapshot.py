@@ -26,7 +26,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from core.diffs import DIFFED_FILES, TOLD_DIFF_CONTEXT, bytes_diff_lines
@@ -51,6 +51,7 @@ COPY_REF = "refs/tripane/copy"  # the copy's tree
 PACK_LOOSE_OBJECTS = 256
 # git's modes of a file that may be run, a symbolic link, and another repository
 EXECUTABLE_MODE, LINK_MODE, GITLINK_MODE = "100755", "120000", "160000"
+Held = tuple[str | None, bytes | None]  # how the copy holds a path: git's mode, and its bytes (None: not there)
 # Why an imported session has no copy (core/export.py).
 NOT_EXPORTED = ("the copy of the work folder made before the first command stays on the computer the session "
                 "was exported from")
@@ -302,10 +303,11 @@ class WorkFolderSnapshot:
         """The file's bytes in the copy (a link's: where it points); None when it was not there."""
         return self._held(workdir, path)[1]
 
-    def put_back(self, workdir: Path, path: str) -> Change:
+    def put_back(self, workdir: Path, path: str, held: Held | None = None) -> Change:
         """The work folder's `path` as it was in the copy: its bytes written back (a symbolic link
-        made again), or the file removed when it was not there."""
-        mode, data = self._held(workdir, path)
+        made again), or the file removed when it was not there. `held`: how the copy holds it, read
+        before with others (held_many)."""
+        mode, data = held if held is not None else self._held(workdir, path)
         if mode == GITLINK_MODE:
             raise ValueError(f"{path} is a git repository of its own: the copy does not hold its files")
         if mode == LINK_MODE:
@@ -318,7 +320,36 @@ class WorkFolderSnapshot:
             self._write_note(note)
         return Change(path, data is not None, True, "as before", by_command=True)
 
-    def _held(self, workdir: Path, path: str) -> tuple[str | None, bytes | None]:
+    def held_many(self, workdir: Path, paths: Collection[str]) -> dict[str, Held]:
+        """How the copy holds each of `paths`, read with two runs of git in all: one for each file
+        took two, and putting back 600 files a formatter changed took seconds."""
+        wanted = set(paths)
+        modes: dict[str, tuple[str, str]] = {}  # path → (mode, object)
+        for entry in self._git(workdir, "ls-tree", "-r", "-z", "--full-tree", self._tree()).split(b"\0"):
+            info, _, name = entry.partition(b"\t")
+            path = name.decode("utf-8", "surrogateescape")
+            if info and path in wanted:
+                mode, _, rest = info.decode().partition(" ")
+                modes[path] = (mode, rest.partition(" ")[2])
+        blobs = [path for path, (mode, _) in modes.items() if mode != GITLINK_MODE]
+        found = self._blobs(workdir, [modes[path][1] for path in blobs]) if blobs else []
+        held: dict[str, Held] = {path: (None, None) for path in wanted}
+        held |= {path: (mode, None) for path, (mode, _) in modes.items()}
+        held |= {path: (modes[path][0], data) for path, data in zip(blobs, found)}
+        return held
+
+    def _blobs(self, workdir: Path, objects: list[str]) -> list[bytes]:
+        """The bytes of git's `objects`, in order, from one `git cat-file --batch`."""
+        out = self._git(workdir, "cat-file", "--batch", given="".join(f"{o}\n" for o in objects).encode())
+        found, at = [], 0
+        for _ in objects:  # each: "<object> blob <size>\n<bytes>\n"
+            header_end = out.index(b"\n", at)
+            size = int(out[at:header_end].split(b" ")[2])
+            found.append(out[header_end + 1:header_end + 1 + size])
+            at = header_end + 1 + size + 1
+        return found
+
+    def _held(self, workdir: Path, path: str) -> Held:
         """How the copy holds `path` (its mode: see _mode) and its bytes; (None, None): it does not."""
         tree = self._tree()
         mode = self._mode(workdir, tree, path)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.originals import Change, Originals, bytes_now, diff_lines
-from core.snapshot import WorkFolderSnapshot
+from core.snapshot import Held, WorkFolderSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ class WorkChanges:
         self.originals = Originals(session_dir)
         self.snapshot = WorkFolderSnapshot(session_dir)
         self._by_commands: set[str] | None = None  # the paths the copy lists, once read
+        self._held: dict[str, Held] = {}  # how the copy holds the files to put back (read_ahead)
 
     def changes(self, workdir: Path, by_commands: set[str] | None = None,
                 changed_since: set[str] = frozenset()) -> list[Change]:
@@ -65,7 +66,14 @@ class WorkChanges:
             self._by_commands = {change.path for change in self.snapshot.changes(workdir)}
         if path not in self._by_commands:  # (an ignored file is not in the copy: it would be deleted)
             raise ValueError(f"{path} is not one of the files the agent changed")
-        return self.snapshot.put_back(workdir, path)
+        return self.snapshot.put_back(workdir, path, self._held.get(path))
+
+    def read_ahead(self, workdir: Path, paths: list[str]) -> None:
+        """Before putting back many files, the copy's of them read at once (a few runs of git, not
+        two for each file)."""
+        if self.snapshot.taken:
+            from_copy = [path for path in paths if not self.originals.kept(path)]
+            self._held = self.snapshot.held_many(workdir, from_copy) if len(from_copy) > 1 else {}
 
     def mark_put_back(self, workdir: Path, paths: list[str]) -> None:
         """Files put back are the agent's news already (FilesPutBack): not changes outside it to

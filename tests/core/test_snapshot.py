@@ -397,7 +397,8 @@ def test_a_git_repository_within_the_work_folder_is_said_to_be_left_out_not_list
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="making a symbolic link needs a privilege on Windows")
-def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path):
+@pytest.mark.parametrize("read_ahead", [False, True])  # each file read from the copy as put back, or all first
+def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path, read_ahead):
     """A link a command re-pointed comes back as the link it was, and the file it points to now is
     left alone; a link a command made is removed, not the person's file it points to."""
     import os
@@ -419,8 +420,11 @@ def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path):
     told = copy.command_changes(workdir, "c1")
     assert (told.changed, told.created) == (("link", "plain.txt"), ("new_link",))
 
-    for path in ("link", "new_link", "plain.txt"):
-        copy.put_back(workdir, path)
+    paths = ("link", "new_link", "plain.txt")
+    held = copy.held_many(workdir, paths)
+    assert held == {path: copy._held(workdir, path) for path in paths}  # two runs of git, or six: the same
+    for path in paths:
+        copy.put_back(workdir, path, held[path] if read_ahead else None)
     assert os.readlink(workdir / "link") == "target.txt"
     assert not os.path.lexists(workdir / "new_link")
     assert not (workdir / "plain.txt").is_symlink() and (workdir / "plain.txt").read_text(encoding="utf-8") == "plain\n"
@@ -431,7 +435,8 @@ def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no permission to run a file")
-def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path):
+@pytest.mark.parametrize("read_ahead", [False, True])
+def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path, read_ahead):
     workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
     workdir.mkdir()
     (workdir / "run.sh").write_text("#!/bin/sh\necho one\n", encoding="utf-8")
@@ -442,8 +447,9 @@ def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path):
     (workdir / "run.sh").unlink()  # rewritten by a command, as a new file: not executable
     (workdir / "run.sh").write_text("#!/bin/sh\necho two\n", encoding="utf-8")
     (workdir / "data.txt").chmod(0o755)
+    held = copy.held_many(workdir, ["run.sh", "data.txt"]) if read_ahead else {}
     for path in ("run.sh", "data.txt"):
-        copy.put_back(workdir, path)
+        copy.put_back(workdir, path, held.get(path))
     assert (workdir / "run.sh").read_text(encoding="utf-8") == "#!/bin/sh\necho one\n"
     assert (workdir / "run.sh").stat().st_mode & 0o111 and not (workdir / "data.txt").stat().st_mode & 0o111
 
