@@ -122,6 +122,9 @@ class SessionStarted(Event):
     # The workdir's AGENTS.md (or CLAUDE.md) as it was at the start, followed for the session.
     instructions_file: str = ""
     instructions: str = ""
+    # Those of folders within it (packages/web/AGENTS.md), told as the agent reads or writes their
+    # files (core/context/project.py); off with the work folder's, when the person turns those off.
+    folder_instructions: bool = True
 
 
 @dataclass(frozen=True)

@@ -268,6 +268,7 @@ class Session:
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             diagnose_errors=config.diagnose_errors, copy_work_folder=config.copy_work_folder, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
+            folder_instructions=config.project_instructions,
         )
         try:
             session.journal.record(start)

@@ -54,6 +54,7 @@ from core.context.engine import (
     choose_fixed_zone,
 )
 from core.context.history import STOPPED_BY_PERSON, History, OutputSeen
+from core.context.project import instructions_told_since_compaction
 from core.context.session_facts import session_facts
 from core.context.tail import build_tail
 from core.diffs import diff_told
@@ -873,7 +874,11 @@ class AgentLoop(Delegation):
             snapshot=self._snapshot(), seen=self.seen_files,
             changing_on_their_own=frozenset(self._changing_in_background),
             data_dir=data_dir_of(self.session_dir),
+            instructions_told=(instructions_told_since_compaction(self.journal.records)  # (a fresh set: a failed
+                               if self.state.config.folder_instructions else None),  # call tells none)
         )
+
+
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
         ctx = self._tool_context(call.id)

@@ -8,7 +8,11 @@ agent saw. A long file is cut (the agent can read the rest with file_read).
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Sequence
 from pathlib import Path
+
+from core.events import Compaction, Record, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -19,13 +23,19 @@ MAX_INSTRUCTION_CHARS = 8_000  # about 2,000 tokens: a fifth of the fixed zone a
 
 def read_project_instructions(workdir: Path) -> tuple[str, str]:
     """(file name, text) of the workdir's instructions for agents; ("", "") when there are none."""
+    return _read_instructions(workdir, "", MAX_INSTRUCTION_CHARS)
+
+
+def _read_instructions(folder: Path, shown_in: str, limit: int) -> tuple[str, str]:
+    """(file name, text, cut at `limit` characters) of a folder's instructions for agents; `shown_in`:
+    the folder as the agent names it ("" for the work folder), for the note on a file cut short."""
     for name in INSTRUCTION_FILES:
-        path = workdir / name
+        path = folder / name
         if not path.is_file():
             continue
         try:
             with open(path, "rb") as fh:
-                data = fh.read(MAX_INSTRUCTION_CHARS * 4 + 1)  # a UTF-8 character is at most 4 bytes
+                data = fh.read(limit * 4 + 1)  # a UTF-8 character is at most 4 bytes
         except OSError as exc:
             log.warning("project instructions %s not read: %s", path, exc)
             return "", ""
@@ -33,10 +43,52 @@ def read_project_instructions(workdir: Path) -> tuple[str, str]:
             log.warning("project instructions %s ignored: a binary file", path)
             return "", ""
         text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").strip()
-        if len(text) > MAX_INSTRUCTION_CHARS or path.stat().st_size > len(data):
-            cut = text[:MAX_INSTRUCTION_CHARS].rsplit("\n", 1)[0]
+        if len(text) > limit or path.stat().st_size > len(data):
+            cut = text[:limit].rsplit("\n", 1)[0]
             next_line = cut.count("\n") + 2
             text = (f"{cut}\n[… {name} is longer; the rest is not shown here. Read it with "
-                    f"file_read(path=\"{name}\", offset={next_line}).]")
+                    f"file_read(path=\"{shown_in}{name}\", offset={next_line}).]")
         return name, text
     return "", ""
+
+
+# Instructions a folder within the work folder keeps for its own files: a monorepo's packages each
+# have theirs (packages/web/AGENTS.md), as coding agents expect. Told to the agent, after what a
+# file tool did, the first time it reads or writes a file in that folder (again after a compaction,
+# which may have summarized them away).
+TELLING_TOOLS = ("file_read", "file_write", "file_edit")  # the file tools whose output tells them
+MAX_FOLDER_INSTRUCTION_CHARS = 1_500  # each: it shares the output's room with what the tool read
+FOLDER_NOTE_START = "[Instructions for the files in "
+_FOLDER_NOTE = re.compile(r"^\[Instructions for the files in .+?/, from (.+?); follow them there:$", re.MULTILINE)
+
+
+def folder_instructions(workdir: Path, target: Path, told: set[str]) -> str:
+    """The instructions of the folders, below the work folder's own, that hold `target` and that
+    `told` does not name yet, as notes to end a tool's output (nearest last); `told` gains them."""
+    try:
+        within = target.parent.relative_to(workdir)
+    except ValueError:  # (outside the work folder: the agent's session files, an offload)
+        return ""
+    notes, folder, shown = [], workdir, ""
+    for part in within.parts:
+        folder, shown = folder / part, f"{shown}{part}/"
+        name, text = _read_instructions(folder, shown, MAX_FOLDER_INSTRUCTION_CHARS)
+        if name and f"{shown}{name}" not in told:
+            told.add(f"{shown}{name}")
+            notes.append(f"\n\n{FOLDER_NOTE_START}{shown}, from {shown}{name}; follow them there:\n{text}\n[end of "
+                         f"{shown}{name}]")
+    return "".join(notes)
+
+
+def instructions_told_since_compaction(records: Sequence[Record]) -> set[str]:
+    """The folders' instruction files the agent was told, as the log says, in what it still reads
+    whole: after the range the last compaction summarized (whose summary may not have kept them)."""
+    compacted = next((r.event.last_seq for r in reversed(records) if isinstance(r.event, Compaction)), 0)
+    told: set[str] = set()
+    for record in reversed(records):
+        if record.seq <= compacted:
+            break
+        event = record.event
+        if isinstance(event, ToolResult) and event.name in TELLING_TOOLS and FOLDER_NOTE_START in event.content:
+            told.update(_FOLDER_NOTE.findall(event.content))
+    return told

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core import offload
+from core.context.project import folder_instructions
 from core.diffs import diff_told
 from core.events import AGENT_FILES_NAMED, COMMAND_DIFF_HEAD, Event, FileSeen
 from core.memory.working import FILES, WorkingMemory
@@ -68,6 +69,9 @@ class ToolContext:
     # calls: a rewrite of one that changed since is refused (None: not checked).
     seen: SeenFiles | None = None
     file_seen: FileSeen | None = None  # the file this call read or wrote, as it left it
+    # The instructions of folders within the work folder (packages/web/AGENTS.md) told to the agent
+    # since the session's last compaction (None: none are told, as to a research helper).
+    instructions_told: set[str] | None = None
     # Files a process the commands left running changes at every step (a server's log): a command
     # is not said to have changed them.
     changing_on_their_own: frozenset[str] = frozenset()
@@ -128,6 +132,13 @@ class ToolContext:
             log.warning("the work folder was not marked after a command: %s", exc)
         return "" if changed is None else "\n" + changed.for_the_agent() + \
             _how_they_changed(diff_told(diffs, changed.changed))
+
+    def folder_instructions(self, target: Path) -> str:
+        """For a file tool's output: the instructions of the folders holding `target` (a path
+        `resolve` gave) that the agent has not been told yet ("" when none)."""
+        if self.instructions_told is None:
+            return ""
+        return folder_instructions(self.workdir.resolve(), target, self.instructions_told)
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

@@ -48,14 +48,16 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     if not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}")
+    instructions = ctx.folder_instructions(target)  # (within the read's room: it is not offloaded)
+    room = ctx.output_chars - len(instructions)
     try:
-        total, lines, cut_note = _read_lines(target, codec, "strict", offset, limit, ctx.output_chars)
+        total, lines, cut_note = _read_lines(target, codec, "strict", offset, limit, room)
         note = ""
     except UnicodeDecodeError:
         if encoding:
             raise ToolError(f"{path!r} is not {codec} (line {_first_bad_line(target, codec)}); read it with its "
                             "own encoding.") from None
-        total, lines, cut_note = _read_lines(target, codec, "replace", offset, limit, ctx.output_chars)
+        total, lines, cut_note = _read_lines(target, codec, "replace", offset, limit, room)
         note = (f"; not UTF-8 from line {_first_bad_line(target, codec)}: its other characters show as �, "
                 "so read it with its encoding")
     if total and offset > total:
@@ -66,7 +68,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     header = (f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}{shown}{note}]\n" if total
               else f"[{path}: empty file]\n")
     ctx.saw(target)
-    return header + "".join(lines)
+    return header + "".join(lines) + instructions
 
 
 def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,
@@ -134,7 +136,8 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     atomic_write(target, data)
     ctx.saw(target)
     shown = f", {codec}" if encoding else ""
-    return f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
+    return (f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
+            + ctx.folder_instructions(target))
 
 
 def rewrite_refused(path: str, how: str) -> str:
@@ -177,7 +180,7 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     ctx.keep_original(target)
     atomic_write(target, data)
     ctx.saw(target)
-    return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}."
+    return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}." + ctx.folder_instructions(target)
 
 
 def existing_file(target: Path, path: str) -> Path:
