@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -29,6 +29,17 @@ def common_folder(folders: Iterable[str]) -> str:
             break
         common.append(parts[0])
     return "/".join(common)
+
+
+def named_files(paths: Sequence[str], listed: int) -> str:
+    """The first `listed` of `paths`, then how many more and the folder all are in: the names of the
+    600 files a formatter changed filled the chat, the progress file and the agent's context."""
+    more = len(paths) - listed
+    if more <= 0:
+        return ", ".join(paths)
+    where = common_folder(folder_of(path) for path in paths)
+    return (", ".join(paths[:listed]) + f" and {more:,} more ({len(paths):,} files"
+            + (f", all in {where}/" if where else "") + ")")
 
 
 def folder_of(path: str) -> str:

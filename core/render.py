@@ -51,6 +51,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.memory.history import line_counts
+from core.paths import named_files
 from core.reasoning import thinking_hidden
 from core.text import capitalized, counted, local_time, money, one_line, word_count
 
@@ -214,9 +215,12 @@ def put_back_groups(event: FilesPutBack) -> list[tuple[str, list[str]]]:
             ("removed (created since the agent's first command)", since)]
 
 
+PUT_BACK_NAMED = 8  # files named in each part of a put-back's line (as its question named them)
+
+
 def put_back_note(event: FilesPutBack) -> str:
     """Files the person put back as they were before the session, for them to read."""
-    parts = [f"{what}: {', '.join(paths)}" for what, paths in put_back_groups(event) if paths]
+    parts = [f"{what}: {named_files(paths, PUT_BACK_NAMED)}" for what, paths in put_back_groups(event) if paths]
     why = f" (why: {one_line(event.reason, 300)})" if event.reason else ""
     return "; ".join(parts) + f"{why}; the agent is told at its next step"
 

@@ -34,6 +34,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.offload import shown_task
+from core.paths import named_files
 from core.reasoning import THINKING_MODEL, passes_reasoning_back
 
 Message = dict[str, Any]
@@ -298,7 +299,7 @@ class History:
 def put_back_for_the_agent(event: FilesPutBack) -> str:
     """What the agent reads when the person put files back as they were before the session."""
     (kept, copied), (created, since) = event.split(event.paths), event.split(event.removed)
-    parts = [f"{what}: {', '.join(paths)}" for what, paths in (
+    parts = [f"{what}: {named_files(paths, AGENT_FILES_NAMED)}" for what, paths in (
         ("put these files of the work folder back as they were before this session", kept),
         ("put these back as they were before your first shell command", copied),
         ("removed these files you had created", created),

@@ -13,12 +13,14 @@ from core.agent.options import (
 )
 from core.agent.rules import of_put_back
 from core.events import (
+    AGENT_FILES_NAMED,
     ErrorDiagnosed,
     FilesChangedOutside,
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
 )
+from core.paths import named_files
 from core.render import put_back_groups
 from core.text import capitalized, local_time
 
@@ -150,7 +152,8 @@ def changed_outside(event: FilesChangedOutside) -> str:
 
 
 def put_back(event: FilesPutBack) -> str:
-    lines = [f"- {capitalized(what)}: {', '.join(paths)}" for what, paths in put_back_groups(event) if paths]
+    lines = [f"- {capitalized(what)}: {named_files(paths, AGENT_FILES_NAMED)}"
+             for what, paths in put_back_groups(event) if paths]
     if event.reason:
         lines.append(f"- Why: {_clip(event.reason, 500, ends=False)}")
     return f"\n## [{_stamp()}] ↶ Files put back by the person\n" + "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ Files are read and diffed on a worker thread: one may be large."""
 from __future__ import annotations
 
 from core.originals import Change, OriginalsUnreadable
+from core.paths import named_files
 from core.session import CannotRun, Restored, Session
 from core.work_changes import counted
 from gui.dialogs.forms import lay_out_browser, open_once
@@ -76,10 +77,9 @@ class PutBackDialog(QDialog):
 
 
 def _named(paths: list[str]) -> str:
-    """The first few paths and how many more: all 600 files a formatter changed, named, made the
-    question taller than the screen, its buttons below the bottom edge."""
-    more = len(paths) - NAMED
-    return ", ".join(paths[:NAMED]) + (f" and {more:,} more ({len(paths):,} files)" if more > 0 else "")
+    # (all 600 files a formatter changed, named, made the question taller than the screen, its
+    # buttons below the bottom edge)
+    return named_files(paths, NAMED)
 
 
 def row(change: Change) -> str:

@@ -122,3 +122,22 @@ def test_many_files_changed_by_commands_are_counted_with_their_folder_after_the_
     # Files a command changed beyond those its event names may be anywhere: counted, no folder said.
     tally.add(Record("s", 9, "", CommandChangedFiles(call_id="c2", changed=("README.md",), more=40)))
     assert tally.summary() == "src/main.py (edited), 941 files changed by commands"
+
+
+def test_a_put_back_of_hundreds_of_files_names_a_few_and_says_how_many_more_and_where():
+    # The 621 names a formatter's put-back listed filled the chat, progress.md and the agent's context.
+    from core.context.history import put_back_for_the_agent
+    from core.events import FilesPutBack
+    from core.memory import progress
+    from core.render import put_back_note
+
+    paths = tuple(f"src/pkg/llms/m{i:03}.py" for i in range(600))
+    event = FilesPutBack(paths=("src/main.py", *paths), from_copy=paths, reason="too much")
+    note = put_back_note(event)
+    assert note == ("put back as before the session: src/main.py; put back as before the agent's first command: "
+                    + ", ".join(paths[:8]) + " and 592 more (600 files, all in src/pkg/llms/) (why: too much); "
+                    "the agent is told at its next step")
+    told = put_back_for_the_agent(event)
+    assert ", ".join(paths[:20]) + " and 580 more (600 files, all in src/pkg/llms/)" in told and len(told) < 1500
+    written = progress.put_back(event)
+    assert "and 580 more (600 files, all in src/pkg/llms/)" in written and paths[20] not in written

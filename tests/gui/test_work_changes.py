@@ -328,5 +328,6 @@ def test_putting_back_hundreds_of_files_asks_in_a_few_lines_with_its_buttons_on_
     lines = confirm.said.text().splitlines()
     assert lines[0] == "Put back as before the session: src/main.py"
     assert lines[1] == ("Put back as before the agent's first command: "
-                        + ", ".join(f"src/pkg/llms/module_{i:03}.py" for i in range(8)) + " and 592 more (600 files)")
+                        + ", ".join(f"src/pkg/llms/module_{i:03}.py" for i in range(8))
+                        + " and 592 more (600 files, all in src/pkg/llms/)")
     assert confirm.sizeHint().height() < 400
