@@ -124,7 +124,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
         await proc.wait()
         why = (f"Stopped by the person after {time.monotonic() - started:.0f} s (the run goes on)."
                if ctx.stop_requested is not None and ctx.stop_requested.is_set()
-               else f"{TIMED_OUT} {timeout} s and was stopped.")
+               else f"{TIMED_OUT} {timeout} s and was stopped. {_longer(timeout)}")
         raise ToolError(await _decoded(chunks, kept, f"{why}\n"))
     background = ""
     if not finishing.result():
@@ -139,6 +139,15 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     if not kept:
         return f"[no output; exit code 0]{background}"
     return await _decoded(chunks, kept, after=f"{truncated}\n[exit code 0]{background}")
+
+
+def _longer(timeout: int) -> str:
+    """What to do about a command that ran out of time: a large project's test suite or build
+    takes longer than the default two minutes, and the agent ran it again the same way."""
+    if timeout < MAX_TIMEOUT_S:
+        return (f"If it needs longer (a whole test suite, a build), run it again with a larger timeout (up to "
+                f"{MAX_TIMEOUT_S:,}), or run a part of it.")
+    return "That is the longest a command may run: run a part of it, or start it in the background and read its log."
 
 
 # Processes that commands left running in the background (a dev server), by session: they are

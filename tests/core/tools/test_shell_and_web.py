@@ -38,9 +38,21 @@ async def test_a_failing_command_is_an_error_with_its_output(ctx):
     assert "boom" in str(failed.value)
 
 
-async def test_a_command_that_runs_too_long_is_stopped(ctx):
-    with pytest.raises(ToolError, match="timed out after 1 s"):
+async def test_a_command_that_runs_too_long_is_stopped_and_the_agent_told_how_to_give_it_longer(ctx):
+    # A large project's test suite outlasts the default two minutes, and the agent ran it again as before.
+    with pytest.raises(ToolError) as stopped:
         await shell_run(ctx, "echo started; sleep 30", timeout=1)
+    assert str(stopped.value).startswith(
+        "Command timed out after 1 s and was stopped. If it needs longer (a whole test suite, a build), run it "
+        "again with a larger timeout (up to 1,800), or run a part of it.\nstarted")
+
+
+async def test_a_command_that_runs_out_of_the_longest_time_is_told_to_run_a_part_or_in_the_background(
+        ctx, monkeypatch):
+    monkeypatch.setattr(shell, "MAX_TIMEOUT_S", 1)
+    with pytest.raises(ToolError, match=r"^Command timed out after 1 s and was stopped\. That is the longest a "
+                                        r"command may run: run a part of it, or start it in the background"):
+        await shell_run(ctx, "sleep 30", timeout=600)
 
 
 async def test_a_command_stopped_while_it_starts_ends_at_once_with_what_it_started(ctx):
