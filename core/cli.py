@@ -203,7 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Its files either after it or before it: argparse takes `ID --put-back A B` and `ID A B --put-back`.
     changes.add_argument("--put-back", nargs="*", metavar="PATH",
                          help="put these files (or the PATHS) back as they were before the session (a file the agent "
-                              "created is removed); the agent is told at its next step")
+                              "created is removed; a folder: the files changed in it, . all of them); the agent is "
+                              "told at its next step")
     changes.add_argument("--why", default="", help="with --put-back: why, for the agent to read")
     delete = commands.add_parser("delete", help="delete sessions: their event logs, three files, offloads and copies "
                                                 "(the work folder is not touched)", parents=[common])
@@ -555,7 +556,7 @@ def _changes(store, data_dir: Path, args) -> int:
     from core.render import put_back_note
     from core.scripted import ScriptedModel
     from core.session import Session
-    from core.work_changes import counted
+    from core.work_changes import chosen_paths, counted
 
     # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
     # model is asked anything.
@@ -563,7 +564,7 @@ def _changes(store, data_dir: Path, args) -> int:
     if args.put_back is not None:
         if not (paths := [*args.put_back, *args.paths]):
             raise ValueError("--put-back needs the files to put back, as `tripane changes SESSION` lists them")
-        event = session.put_back(paths, args.why)
+        event = session.put_back(chosen_paths(paths, session.changed_files()), args.why)
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
     listed = session.changed_files()
@@ -572,7 +573,8 @@ def _changes(store, data_dir: Path, args) -> int:
         for change in listed:
             print(f"  {change.path}  ·  {change.what()}")
         if listed:
-            print(f"What one did: tripane changes {session.id} PATH; as before the session: --put-back PATH…")
+            print(f"What one did: tripane changes {session.id} PATH; as before the session: --put-back PATH… "
+                  "(a folder: the files changed in it)")
         return EXIT_DONE
     by_path = {change.path: change for change in listed}
     for path in args.paths:

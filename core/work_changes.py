@@ -100,3 +100,21 @@ class WorkChanges:
             return ("What shell commands changed is not listed: this session does not copy the work folder before "
                     "them (Settings → Copy the work folder).")
         return "No shell command has run in this session."
+
+
+def chosen_paths(given: list[str], changes: list[Change]) -> list[str]:
+    """The files `given` names, of those `changes` lists: each a file as listed, or a folder ("."
+    for the work folder) standing for its files not already as before. A formatter's 600 files
+    are put back from the command line by their folder, not by 600 names. A name that is neither
+    is kept, for put_back to refuse."""
+    chosen: list[str] = []
+    for path in given:
+        folder = path.replace("\\", "/").strip("/")
+        inside = [c.path for c in changes if c.now != "as before" and c.kept
+                  and (folder in ("", ".") or c.path.startswith(folder + "/"))]
+        if any(c.path == path for c in changes) or not inside:
+            chosen.append(path)
+        else:
+            chosen.extend(inside)
+    return list(dict.fromkeys(chosen))
+

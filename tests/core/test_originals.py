@@ -176,6 +176,29 @@ def test_the_command_line_lists_what_changed_shows_a_diff_and_puts_files_back(tm
     assert cli.main([*base, "changes", session_id, "--put-back"]) == cli.EXIT_USAGE
 
 
+def test_the_command_line_puts_back_the_files_changed_in_a_folder_by_its_name(tmp_path, monkeypatch, capsys):
+    # A formatter's 600 files were put back from a terminal by their 600 names, or not at all.
+    from core import cli
+    from core.store import Store
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setattr(cli, "_model_client", lambda: ScriptedModel([
+        *(reply("", call("file_write", path=path, content="x\n")) for path in ("pkg/a.txt", "pkg/sub/b.txt", "c.txt")),
+        reply("", call("task_done", summary="done"))]))
+    base = ["--data-dir", str(tmp_path)]
+    assert cli.main([*base, "run", "Write", "--model", "openai/scripted", "--api-base", "http://127.0.0.1:9/v1",
+                     "--workdir", str(work), "--no-memory"]) == cli.EXIT_DONE
+    session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+    capsys.readouterr()
+    assert cli.main([*base, "changes", session_id, "--put-back", "pkg/"]) == cli.EXIT_DONE
+    assert "removed (the agent created them): pkg/a.txt, pkg/sub/b.txt;" in capsys.readouterr().out
+    assert not (work / "pkg" / "a.txt").exists() and (work / "c.txt").exists()
+    assert cli.main([*base, "changes", session_id, "--put-back", "."]) == cli.EXIT_DONE  # the rest
+    assert "removed (the agent created them): c.txt;" in capsys.readouterr().out and not (work / "c.txt").exists()
+    assert cli.main([*base, "changes", session_id, "--put-back", "nowhere/"]) == cli.EXIT_USAGE
+
+
 async def test_a_file_put_back_while_the_run_is_paused_is_read_by_the_agent_when_it_resumes(store, data_dir, workdir):
     class HeldModel(ScriptedModel):
         """Its second request waits for `go`: the person pauses the run meanwhile."""
