@@ -92,6 +92,7 @@ class WorkChangesDialog(QDialog):
         self.keeper, self.session = keeper, session
         self.changes: list[Change] = []
         self.putting_back = False  # (the button waits until the files are back)
+        self._diff_of: tuple[str, str] | None = None  # the file and its state the diff shown is of
         self.setWindowTitle(f"What the agent changed — {title}")
         self.setObjectName("work_changes")
         intro = QLabel(INTRO)
@@ -164,7 +165,12 @@ class WorkChangesDialog(QDialog):
                       None)
         if change is None:
             self.diff.setHtml("")
+            self._diff_of = None
             return
+        if self._diff_of is not None and self._diff_of != (change.path, change.what()):
+            # (in a large folder its diff takes seconds: the old one, under a heading it no longer
+            # matched, said the file was still changed after it was put back)
+            self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}<p>Reading…</p>")
         self.keeper.in_thread(lambda: self.session.changed_file_diff(change), name="work diff",
                               owner=self, on_success=lambda lines: self._show_diff(change, lines),
                               on_failure=self._failed)
@@ -174,6 +180,7 @@ class WorkChangesDialog(QDialog):
         if current is None or current.data(Qt.ItemDataRole.UserRole) != change.path:
             return  # another file was chosen meanwhile
         self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}{diff_html(lines)}")
+        self._diff_of = (change.path, change.what())
 
     def _put_back_chosen(self) -> PutBackDialog | None:
         """Ask before putting the chosen files back, and why (the agent reads it)."""

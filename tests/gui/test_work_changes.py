@@ -177,8 +177,15 @@ def test_files_are_put_back_off_the_window_s_thread_and_it_says_so_meanwhile(qtb
     assert dialog.summary.text() == "Putting back 2 files…" and not dialog.put_back_button.isEnabled()
     qtbot.waitUntil(lambda: len(threads) == 1, timeout=WAIT)
     assert threads[0] is not threading.main_thread()
+    diffing = threading.Event()
+    diff_of = type(session).changed_file_diff
+    monkeypatch.setattr(type(session), "changed_file_diff", lambda self, change: diffing.wait(10) and diff_of(self, change))
     release.set()
     qtbot.waitUntil(lambda: dialog.list.item(0).text() == "a.txt  ·  removed again", timeout=WAIT)
+    # Its diff is read again (seconds, in a large folder): meanwhile not the old one under its old heading.
+    assert dialog.diff.toPlainText() == "a.txt — removed again\nReading…"
+    diffing.set()
+    qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("a.txt — removed again\n(no"), timeout=WAIT)
     assert dialog.summary.text().startswith("2 files changed by the agent; 2 of them as before now")
     assert [r.event.removed for r in session.records if isinstance(r.event, FilesPutBack)] == [("a.txt", "b.txt")]
 
