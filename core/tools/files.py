@@ -68,7 +68,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     header = (f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}{shown}{note}]\n" if total
               else f"[{path}: empty file]\n")
     ctx.saw(target)
-    return header + "".join(lines) + instructions
+    read = "".join(lines)
+    return header + read + (instructions[1:] if read.endswith("\n") else instructions)  # (one blank line before)
 
 
 def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,

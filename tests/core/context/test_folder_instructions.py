@@ -39,7 +39,7 @@ async def test_a_folders_own_instructions_are_told_with_the_first_file_read_or_w
     session = make_session(store, data_dir, workdir, model, approval="all")
     assert await session.run() == "done"
     results = {e.call_id: e.content for e in events_of(session, ToolResult)}
-    assert results["r1"] == "[packages/web/src/a.ts: lines 1-1 of 1]\nexport const a = 1;\n" + TOLD
+    assert results["r1"] == "[packages/web/src/a.ts: lines 1-1 of 1]\nexport const a = 1;\n" + TOLD[1:]
     assert "Root rule" not in results["r1"]  # the work folder's own are in the prefix already
     assert results["e1"] == "Edited packages/web/src/b.ts: replaced 5 characters with 5."  # told: once
     assert "[Instructions" not in results["r2"]  # a folder without its own
