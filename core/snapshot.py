@@ -342,9 +342,13 @@ class WorkFolderSnapshot:
         """The bytes of git's `objects`, in order, from one `git cat-file --batch`."""
         out = self._git(workdir, "cat-file", "--batch", given="".join(f"{o}\n" for o in objects).encode())
         found, at = [], 0
-        for _ in objects:  # each: "<object> blob <size>\n<bytes>\n"
-            header_end = out.index(b"\n", at)
-            size = int(out[at:header_end].split(b" ")[2])
+        for name in objects:  # each: "<object> blob <size>\n<bytes>\n" ("<object> missing\n": a copy damaged)
+            header_end = out.find(b"\n", at)
+            header = out[at:header_end].split(b" ")
+            if header_end < 0 or len(header) != 3 or not header[2].isdigit():
+                said = out[at:header_end if header_end >= 0 else None][:120].decode("utf-8", "replace")
+                raise SnapshotFailed(f"git could not read the copy of a file ({said})")
+            size = int(header[2])
             found.append(out[header_end + 1:header_end + 1 + size])
             at = header_end + 1 + size + 1
         return found

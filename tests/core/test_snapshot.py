@@ -434,6 +434,18 @@ def test_a_symbolic_link_is_put_back_as_a_link_and_never_through_one(tmp_path, r
                                      for p in ("link", "new_link", "plain.txt")]
 
 
+def test_a_damaged_copy_read_ahead_fails_as_git_failing_does_and_says_so(tmp_path):
+    workdir, copy = tmp_path / "work", WorkFolderSnapshot(tmp_path / "session")
+    workdir.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (workdir / name).write_text(f"{name}\n", encoding="utf-8")
+    copy.take(workdir)
+    blob = copy._git(workdir, "rev-parse", f"{copy._tree()}:a.txt").decode().strip()
+    (copy.git_dir / "objects" / blob[:2] / blob[2:]).unlink()  # (a disk error, a hand in the folder)
+    with pytest.raises(snapshot_module.SnapshotFailed, match="git could not read the copy of a file"):
+        copy.held_many(workdir, ["a.txt", "b.txt"])
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no permission to run a file")
 @pytest.mark.parametrize("read_ahead", [False, True])
 def test_a_file_put_back_may_be_run_again_as_it_could_before(tmp_path, read_ahead):
