@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from pathlib import Path
 
+from core.paths import common_folder, folder_of
 from core.text import counted
 from core.tools.context import ToolContext
 from core.tools.files import is_binary, text_codec, walk_files
@@ -19,8 +21,9 @@ from core.tools.skipped import Skipper
 MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped, and said so
 MAX_FILES = 20_000  # a search stops after this many files (a vendored tree, a dataset)
 MAX_LINE_CHARS = 200  # of a matching line, shown (minified code has lines of megabytes)
-SUMMARY_ROOM = 300  # of the output, kept for the closing summary line
+SUMMARY_ROOM = 1000  # of the output, kept for the closing lines (where the matches not shown are, what was skipped)
 MAX_NAMED_SKIPS = 3
+MAX_FOLDERS_NAMED = 5  # where the matches the output had no room for are, most first
 
 
 def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*", regex: bool = False,
@@ -63,10 +66,12 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     base = root.relative_to(workdir).as_posix()
     room = ctx.output_chars - SUMMARY_ROOM
     lines: list[str] = []
-    used = files_seen = files_matched = 0
+    used = files_seen = files_matched = files_shown = 0
     too_big: list[str] = []
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     stopped = ""
+    full_up = False  # the output is full: the rest of the matches are counted, by file
+    not_shown: dict[str, int] = {}  # file → its matching lines past the output's room
     skipper = Skipper(workdir, data_dir=ctx.data_dir)
     for name, full in walk_files(root, pattern, skipper):
         files_seen += 1
@@ -91,18 +96,38 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             misread.append(shown)
         if found:
             files_matched += 1
-        for number, text in found:
+        for index, (number, text) in enumerate(found):
             line = f"{shown}:{number}: {text}\n"
-            if used + len(line) > room:
-                stopped = "stopped at the output limit"
+            if full_up or used + len(line) > room:
+                full_up = True
+                not_shown[shown] = len(found) - index
                 break
             lines.append(line)
             used += len(line)
-        if stopped:
-            break
+            files_shown += index == 0
     skipped = skipper.note("searched")
-    return "".join(lines) + _summary(query, path, pattern, len(lines), files_matched, stopped, too_big) + \
+    if full_up:
+        stopped = ("stopped at the output limit" + _where_the_rest_are(not_shown)
+                   + (f"; the search {stopped}" if stopped else ""))
+    return "".join(lines) + _summary(query, path, pattern, len(lines), files_shown, stopped, too_big) + \
         _misread_note(misread, codec) + (f"\n{skipped}" if skipped else "")
+
+
+def _where_the_rest_are(not_shown: dict[str, int]) -> str:
+    """How many matching lines the output had no room for, and the folders most of them are in
+    (one level below the folder they all share): where to narrow the search to. Before, the agent
+    saw the first 40 of 3,000 and nothing of where the rest were."""
+    lines = sum(not_shown.values())
+    within = common_folder(folder_of(path) for path in not_shown)
+    by_folder: Counter[str] = Counter()
+    for path, count in not_shown.items():
+        below = path[len(within) + 1:] if within else path
+        head, _, rest = below.partition("/")
+        by_folder[(f"{within}/" if within else "") + (f"{head}/" if rest else head)] += count
+    most = ", ".join(f"{folder} ({count:,})" for folder, count in by_folder.most_common(MAX_FOLDERS_NAMED))
+    more = len(by_folder) - MAX_FOLDERS_NAMED
+    return (f"; {counted(lines, 'more matching line')} in {counted(len(not_shown), 'file')}, most in {most}"
+            + (f" and {more:,} more places" if more > 0 else ""))
 
 
 def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str,

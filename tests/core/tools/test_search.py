@@ -76,7 +76,22 @@ def test_the_output_stops_at_the_limit_and_says_how_to_narrow_it(ctx):
     out = file_search(ctx, "match")
     assert len(out) <= ctx.output_chars
     assert "long.txt:1: match " + "x" * 194 + "…" in out  # a long line is cut
-    assert out.endswith("stopped at the output limit: narrow the path, pattern or text]")
+    # Where the matches it had no room for are, most first: where to narrow the search to.
+    shown = out.count("\nmany.txt:")
+    assert out.endswith(f"stopped at the output limit; {5000 - shown:,} more matching lines in 1 file, most in "
+                        f"many.txt ({5000 - shown:,}): narrow the path, pattern or text]")
+
+
+def test_the_matches_past_the_output_are_counted_by_the_folders_they_are_in(ctx):
+    # The agent saw the first 40 of 55,000 matches, and nothing of where the rest were.
+    for package, count in (("proxy", 30), ("llms", 20), ("caching", 5)):
+        for i in range(count):
+            write(ctx, f"src/{package}/m{i:02}.py", "import litellm\n" * 10)
+    out = file_search(ctx, "litellm")
+    assert len(out) <= ctx.output_chars
+    summary = out.splitlines()[-1]
+    assert summary.startswith("[") and " more matching lines in " in summary
+    assert ", most in src/proxy/ (300), src/llms/ (" in summary  # (caching came first: some of it was shown)
 
 
 def test_no_match_says_what_was_searched(ctx):
