@@ -35,8 +35,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
     binary files and files over 2 MB are skipped (folders named at the end: give one as the path
-    to search it). The output stops at about 4,000 characters:
-    narrow the path, the pattern or the text when it says it stopped. Counts as a reading action
+    to search it). The output stops at about 4,000 characters and then says how many matches
+    are left and in which folders: narrow the path, the pattern or the text. Counts as a reading action
     for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again
     with their encoding to match their non-ASCII text.
 
