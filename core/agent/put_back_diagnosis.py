@@ -19,6 +19,7 @@ from core.agent.rules import PUT_BACK_FOR_THE_AGENT, put_back_signature
 from core.agent.state import SessionState
 from core.changes import FILE_TOOLS, path_of, relative
 from core.events import (
+    AGENT_FILES_NAMED,
     AssistantMessage,
     ErrorDiagnosed,
     FilesPutBack,
@@ -30,7 +31,7 @@ from core.events import (
 )
 from core.llm import ModelClient, ModelReply, ModelRequest
 from core.memory.reflection import trace_lines
-from core.paths import resource_text
+from core.paths import named_files, resource_text
 from core.side_writers import first_reply, side_writers
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,8 @@ STEPS_CHARS = 4_000
 
 
 def undone(event: FilesPutBack) -> str:
-    """"calc.py, notes.md (removed)": the files a put-back undid."""
-    return ", ".join([*event.paths, *(f"{path} (removed)" for path in event.removed)])
+    """"calc.py, notes.md (removed)": the files a put-back undid (of hundreds, a few and how many more)."""
+    return named_files([*event.paths, *(f"{path} (removed)" for path in event.removed)], AGENT_FILES_NAMED)
 
 
 def note(found: Diagnosis, event: FilesPutBack) -> str:

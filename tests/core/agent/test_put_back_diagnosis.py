@@ -154,3 +154,14 @@ async def test_a_put_back_made_before_tripane_closed_is_diagnosed_when_the_sessi
     assert len(side_requests(again)) == 1 and len(events_of(reopened, ErrorDiagnosed)) == 1
     await reopened.close()
     assert Session.open(store, data_dir, session.id, again).state.put_back_due is None
+
+
+def test_the_diagnosis_of_a_put_back_of_hundreds_of_files_names_a_few():
+    # Its note named all 621 files a formatter changed, again, in the agent's context.
+    from core.agent.put_back_diagnosis import memory_query, undone
+    from core.events import FilesPutBack
+
+    paths = tuple(f"src/llms/m{i:03}.py" for i in range(600))
+    event = FilesPutBack(paths=paths, removed=("src/llms/new.py",))
+    assert undone(event) == ", ".join(paths[:20]) + " and 581 more (601 files, all in src/llms/)"
+    assert len(memory_query(event)) < 1000
