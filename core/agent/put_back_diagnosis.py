@@ -31,7 +31,7 @@ from core.events import (
 )
 from core.llm import ModelClient, ModelReply, ModelRequest
 from core.memory.reflection import trace_lines
-from core.paths import named_files, resource_text
+from core.paths import common_folder, folder_of, named_files, resource_text
 from core.side_writers import first_reply, side_writers
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,13 @@ def request_text(records: Sequence[Record], seq: int, step: str, workdir: str,
     event = next(r.event for r in records if r.seq == seq)
     task = next((r.event.task for r in records if isinstance(r.event, SessionStarted)), "").strip()
     task = task if len(task) <= TASK_CHARS else task[:TASK_CHARS] + "…"
-    files = "\n".join([*(f"- {path} (the agent changed it; it is now as before the task)" for path in event.paths),
-                       *(f"- {path} (the agent created it; it was removed)" for path in event.removed)])
+    listed = [*(f"- {path} (the agent changed it; it is now as before the task)" for path in event.paths),
+              *(f"- {path} (the agent created it; it was removed)" for path in event.removed)]
+    more = len(listed) - AGENT_FILES_NAMED
+    everything = [*event.paths, *event.removed]
+    files = "\n".join(listed[:AGENT_FILES_NAMED]) + (
+        f"\n- … and {more:,} more, all in {common_folder(map(folder_of, everything)) or 'the work folder'}"
+        if more > 0 else "")  # (a formatter's 600 names told the model nothing more)
     reason = f'The person\'s reason: "{event.reason.strip()}"' if event.reason.strip() else "The person gave no reason."
     work = work_on(before, {*event.paths, *event.removed}, workdir)
     remembered = "\n\n".join(f"— {where}\n{text[:500]}" for where, text in memory)

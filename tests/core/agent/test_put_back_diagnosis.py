@@ -158,10 +158,13 @@ async def test_a_put_back_made_before_tripane_closed_is_diagnosed_when_the_sessi
 
 def test_the_diagnosis_of_a_put_back_of_hundreds_of_files_names_a_few():
     # Its note named all 621 files a formatter changed, again, in the agent's context.
-    from core.agent.put_back_diagnosis import memory_query, undone
-    from core.events import FilesPutBack
+    from core.agent.put_back_diagnosis import memory_query, request_text, undone
+    from core.events import FilesPutBack, Record
 
     paths = tuple(f"src/llms/m{i:03}.py" for i in range(600))
     event = FilesPutBack(paths=paths, removed=("src/llms/new.py",))
     assert undone(event) == ", ".join(paths[:20]) + " and 581 more (601 files, all in src/llms/)"
     assert len(memory_query(event)) < 1000
+    asked = request_text([Record("s", 1, "", event)], 1, "", "/w", [])
+    assert "- src/llms/m019.py (the agent changed it" in asked and "m020" not in asked
+    assert "\n- … and 581 more, all in src/llms\n" in asked
