@@ -374,7 +374,8 @@ class ChangedFiles(Event):
         """"settings.toml, made.txt (created), old.log (deleted) and 3 more"."""
         named = [*self.changed, *(f"{p} (created)" for p in self.created), *(f"{p} (deleted)" for p in self.deleted)]
         more = self.count() - min(listed, len(named))
-        return ", ".join(named[:listed]) + (f" and {more:,} more" if more > 0 else "")
+        where = f", all in {self.within}/" if self.within else ""
+        return ", ".join(named[:listed]) + (f" and {more:,} more{where}" if more > 0 else "")
 
 
 @dataclass(frozen=True)

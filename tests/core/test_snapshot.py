@@ -312,7 +312,8 @@ def test_a_command_that_changes_many_files_is_told_with_a_count_of_the_rest(tmp_
     for n in range(8):
         (workdir / "src" / "gen" / f"m{n}").mkdir(parents=True)
         (workdir / "src" / "gen" / f"m{n}" / "out.py").write_text("x", encoding="utf-8")
-    assert copy.command_changes(workdir, "c3").within == "src/gen"
+    told = copy.command_changes(workdir, "c3")
+    assert told.within == "src/gen" and told.words(listed=2).endswith(" and 6 more, all in src/gen/")
 
 
 def test_in_a_folder_without_a_gitignore_environments_and_caches_are_neither_copied_nor_listed(tmp_path):
