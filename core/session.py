@@ -44,6 +44,7 @@ from core.events import (
     WorkdirMoved,
 )
 from core.folder_approvals import FolderApprovals
+from core.git_state import git_state
 from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
@@ -268,7 +269,7 @@ class Session:
             danger_turn=config.danger_turn, strike_limit=config.strike_limit,
             diagnose_errors=config.diagnose_errors, copy_work_folder=config.copy_work_folder, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
-            folder_instructions=config.project_instructions,
+            folder_instructions=config.project_instructions, git=git_state(workdir),
         )
         try:
             session.journal.record(start)
