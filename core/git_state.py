@@ -14,7 +14,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-STATUS_TIMEOUT_S = 5.0  # a huge repository's status may take long: then it is not said
+STATUS_TIMEOUT_S = 1.5  # a huge repository's status may take long: then it is not said (the window waits for it at Start)
 
 
 def git_state(workdir: Path) -> str:
