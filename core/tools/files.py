@@ -18,6 +18,7 @@ from core.tools.skipped import Skipper
 BINARY_PROBE_BYTES = 8192
 LIST_NOTE_ROOM = 600  # of a list's output, kept for the note of what it passed over
 MAX_WRITE_CHARS = 5_000_000
+MAX_EDIT_BYTES = 50_000_000  # a file larger is data (a dump, a log), not text to edit in memory
 READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
 
 
@@ -125,7 +126,8 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
                                                   "or another program)"))
         # With an encoding named, the agent replaces the file knowingly: its old text only tells
         # the line endings, and a file in another encoding (being converted) has none to keep.
-        before = (target.read_bytes().decode(codec, errors="replace") if encoding
+        before = ("" if target.stat().st_size > MAX_EDIT_BYTES  # (replaced whole: its line ends are not looked for)
+                  else target.read_bytes().decode(codec, errors="replace") if encoding
                   else _read_existing(target, path, None))
         if "\r\n" not in content and _uses_crlf(before):
             content, kept = _with_crlf(content), "; its CRLF line endings kept"
@@ -209,6 +211,9 @@ def text_codec(encoding: str) -> str:
 def _read_existing(target: Path, path: str, codec: str | None) -> str:
     """A file's text before it is changed, in `codec`, or in UTF-8 if none was named. Never with
     replacement characters: written back, they would replace the characters they stand for."""
+    if (size := target.stat().st_size) > MAX_EDIT_BYTES:  # (read whole, a 2 GB dump took gigabytes of memory)
+        raise ToolError(f"{path!r} is too large to change as text ({size:,} bytes; at most {MAX_EDIT_BYTES:,}), so "
+                        "it was not changed. Change it with a command (sed, a script) if it must be.")
     data = target.read_bytes()
     try:
         return data.decode(codec or "utf-8")

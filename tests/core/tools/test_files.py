@@ -235,3 +235,12 @@ def test_a_rewrite_of_a_file_changed_since_the_agent_read_it_is_refused_and_an_e
     file_write(ctx, "fresh.md", "read, then written\n")
     assert (ctx.workdir / "fresh.md").read_text(encoding="utf-8") == "read, then written\n"
 
+
+
+def test_a_file_too_large_to_change_as_text_is_refused_unchanged(ctx, monkeypatch):
+    monkeypatch.setattr("core.tools.files.MAX_EDIT_BYTES", 1000)
+    (ctx.workdir / "dump.sql").write_text("INSERT 1;\n" * 200, encoding="utf-8")
+    with pytest.raises(ToolError, match=r"'dump.sql' is too large to change as text \(2,000 bytes; at most 1,000\)"):
+        file_edit(ctx, "dump.sql", "INSERT 1;\nINSERT 1;\n" * 100, "")
+    assert (ctx.workdir / "dump.sql").read_text(encoding="utf-8") == "INSERT 1;\n" * 200
+    assert file_write(ctx, "dump.sql", "small\n").startswith("Replaced")  # replaced whole, it need not be read
