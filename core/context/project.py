@@ -73,7 +73,7 @@ def folder_instructions(workdir: Path, target: Path, told: set[str]) -> str:
     for part in within.parts:
         folder, shown = folder / part, f"{shown}{part}/"
         name, text = _read_instructions(folder, shown, MAX_FOLDER_INSTRUCTION_CHARS)
-        if name and f"{shown}{name}" not in told:
+        if name and f"{shown}{name}" not in told and folder / name != target:  # (read itself: no note)
             told.add(f"{shown}{name}")
             notes.append(f"\n\n{FOLDER_NOTE_START}{shown}, from {shown}{name}; follow them there:\n{text}\n[end of "
                          f"{shown}{name}]")

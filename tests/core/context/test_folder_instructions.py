@@ -56,6 +56,13 @@ def render_of(model: ScriptedModel, index: int) -> str:
     return str(model.requests[index].messages)
 
 
+def test_reading_the_instructions_file_itself_adds_no_note_of_it(tmp_path):
+    from core.context.project import folder_instructions
+
+    a_monorepo(tmp_path)
+    assert folder_instructions(tmp_path, tmp_path / "packages" / "web" / "AGENTS.md", set()) == ""
+
+
 async def test_they_are_left_out_with_the_work_folders_own(store, data_dir, workdir):
     a_monorepo(workdir)
     model = ScriptedModel([reply("", call("file_read", call_id="r1", path="packages/web/src/a.ts")),
