@@ -14,9 +14,11 @@ from core.work_changes import counted
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
     QAbstractItemView,
+    QAction,
     QDialog,
     QDialogButtonBox,
     QItemSelectionModel,
+    QKeySequence,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -114,8 +116,35 @@ class WorkChangesDialog(QDialog):
         self.put_back_button = QPushButton("Put back as before…")
         self.put_back_button.setToolTip("The chosen files as they were before the session (Ctrl+click chooses more)")
         self.put_back_button.clicked.connect(self._put_back_chosen)
-        lay_out_browser(self, [intro, self.summary], self.list, self.diff, self.error, self.put_back_button, 320,
+        # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by a part of the path (Ctrl+F)")
+        self.filter.setAccessibleName("Filter the files by path")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(lambda _text: self._apply_filter())
+        find = QAction(self)
+        find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        find.triggered.connect(lambda: self.filter.setFocus())
+        self.addAction(find)
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.filter)
+        column.addWidget(self.list, 1)
+        lay_out_browser(self, [intro, self.summary], left, self.diff, self.error, self.put_back_button, 320,
                         (980, 600))
+        self._update_buttons()
+
+    def _apply_filter(self) -> None:
+        """Only the files whose path holds the filter's text are shown, and can be chosen (Ctrl+A
+        then chooses the files of one folder, to put back)."""
+        wanted = self.filter.text().strip().casefold()
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            hidden = bool(wanted) and wanted not in str(item.data(Qt.ItemDataRole.UserRole)).casefold()
+            item.setHidden(hidden)
+            if hidden:
+                item.setSelected(False)
         self._update_buttons()
 
     def reload(self) -> None:
@@ -141,6 +170,7 @@ class WorkChangesDialog(QDialog):
             if change.path == looked_at:
                 self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.NoUpdate)
         self.list.blockSignals(False)
+        self._apply_filter()
         waiting = sum(1 for change in changes if change.now != "as before")
         self.summary.setText(
             ("The agent has changed no file in this session." if not changes else counted(changes)
@@ -152,7 +182,7 @@ class WorkChangesDialog(QDialog):
         self._update_buttons()
 
     def _chosen_changes(self) -> list[Change]:
-        chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
+        chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems() if not item.isHidden()}
         return [change for change in self.changes if change.path in chosen]
 
     def _update_buttons(self) -> None:

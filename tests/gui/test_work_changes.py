@@ -338,3 +338,21 @@ def test_putting_back_hundreds_of_files_asks_in_a_few_lines_with_its_buttons_on_
                         + ", ".join(f"src/pkg/llms/module_{i:03}.py" for i in range(8))
                         + " and 592 more (600 files, all in src/pkg/llms/)")
     assert confirm.sizeHint().height() < 400
+
+
+def test_the_files_of_one_folder_are_found_by_a_filter_and_put_back_together(qtbot, make_window, workdir):
+    # A formatter's 600 files all begin litellm/llms/: typing a name's start in the list found none.
+    _, _, dialog = changes_after_writing(qtbot, make_window, workdir, "web/a.ts", "web/b.ts", "api/c.py")
+    qtbot.keyClick(dialog, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.filter.hasFocus()
+    qtbot.keyClicks(dialog.filter, "WEB/")
+    shown = [dialog.list.item(row).text() for row in range(dialog.list.count()) if not dialog.list.item(row).isHidden()]
+    assert shown == ["web/a.ts  ·  created", "web/b.ts  ·  created"]
+    dialog.list.selectAll()
+    confirm = dialog._put_back_chosen()
+    assert confirm.said.text().startswith("Remove (the agent created them): web/a.ts, web/b.ts\n")
+    confirm.accept()
+    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "web/a.ts  ·  removed again", timeout=WAIT)
+    assert (workdir / "api" / "c.py").exists() and not (workdir / "web" / "a.ts").exists()
+    # A reload keeps the filter: the list shows what it says.
+    assert [dialog.list.item(row).isHidden() for row in range(3)] == [False, False, True]
