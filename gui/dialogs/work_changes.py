@@ -145,6 +145,12 @@ class WorkChangesDialog(QDialog):
             item.setHidden(hidden)
             if hidden:
                 item.setSelected(False)
+        current = self.list.currentItem()
+        if current is not None and current.isHidden():  # the diff beside follows the list: a file shown
+            shown = next((self.list.item(row) for row in range(self.list.count()) if not self.list.item(row).isHidden()),
+                         None)
+            if shown is not None:
+                self.list.setCurrentItem(shown, QItemSelectionModel.SelectionFlag.NoUpdate)
         self._update_buttons()
 
     def reload(self) -> None:

@@ -348,6 +348,9 @@ def test_the_files_of_one_folder_are_found_by_a_filter_and_put_back_together(qtb
     qtbot.keyClicks(dialog.filter, "WEB/")
     shown = [dialog.list.item(row).text() for row in range(dialog.list.count()) if not dialog.list.item(row).isHidden()]
     assert shown == ["web/a.ts  ·  created", "web/b.ts  ·  created"]
+    qtbot.keyClicks(dialog.filter, "b")  # the file looked at is filtered out: the diff follows the list
+    qtbot.waitUntil(lambda: dialog.diff.toPlainText().startswith("web/b.ts — created"), timeout=WAIT)
+    qtbot.keyClick(dialog.filter, Qt.Key.Key_Backspace)
     dialog.list.selectAll()
     confirm = dialog._put_back_chosen()
     assert confirm.said.text().startswith("Remove (the agent created them): web/a.ts, web/b.ts\n")
