@@ -31,8 +31,11 @@ from core.events import (
     Usage,
     UserMessage,
 )
+from core.paths import named_files
 from core.spending import known_cost
 from core.text import counted
+
+SUMMARY_NAMED = 12  # files named in a row; the rest are counted
 
 
 @dataclass
@@ -149,7 +152,9 @@ def summary_rows(summary: SessionSummary) -> list[tuple[str, str]]:
                  or "unknown: litellm has no price for the model (one on this computer costs nothing)"))
     rows.append(("Changed in the work folder", summary.changes.summary() or "nothing, by the file tools"))
     if summary.put_back:
-        rows.append(("Put back by you", f"{counted(len(summary.put_back), 'file')}: {', '.join(sorted(summary.put_back))}"))
+        put_back = sorted(summary.put_back)  # (of a formatter's 622, a few: the names filled the window)
+        named = named_files(put_back, SUMMARY_NAMED)  # (which counts them all when it names a few)
+        rows.append(("Put back by you", named if len(put_back) > SUMMARY_NAMED else f"{counted(len(put_back), 'file')}: {named}"))
     return rows
 
 

@@ -58,3 +58,12 @@ async def test_a_model_without_a_price_or_cache_figures_is_not_said_to_be_free_o
     assert rows["Cost"].startswith("unknown: litellm has no price for the model")
     assert rows["Tokens"].startswith("1,000 in; ")  # not "0% cached": the server never said
     assert rows["Turns"] == "1 (1 request)"
+
+
+def test_hundreds_of_files_put_back_are_counted_with_a_few_named():
+    # The 622 names of a formatter's put-back filled the summary window.
+    from core.events import FilesPutBack, Record
+
+    paths = tuple(f"src/llms/m{i:03}.py" for i in range(622))
+    rows = dict(summary_rows(summarize([Record("s", 1, "", FilesPutBack(paths=paths))])))
+    assert rows["Put back by you"] == ", ".join(paths[:12]) + " and 610 more (622 files, all in src/llms/)"
