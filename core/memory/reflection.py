@@ -20,6 +20,7 @@ from core.agent.rules import failure_excerpt, of_put_back
 from core.agent.state import asked_aside
 from core.changes import ChangeTally
 from core.events import (
+    AGENT_FILES_NAMED,
     AssistantMessage,
     CommandChangedFiles,
     Compaction,
@@ -40,7 +41,7 @@ from core.events import (
     UserMessage,
 )
 from core.llm import ModelRequest
-from core.paths import resource_text
+from core.paths import named_files, resource_text
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line, sentence
 
@@ -204,7 +205,7 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
             case FilesPutBack():
                 undone = [*event.paths, *(f"{path} (removed)" for path in event.removed)]
                 why = f" — why: {one_line(event.reason, 300)}" if event.reason else ""
-                yield f"The person undid the agent's changes to files: {', '.join(undone)}{why}"
+                yield f"The person undid the agent's changes to files: {named_files(undone, AGENT_FILES_NAMED)}{why}"
             case Compaction():
                 yield f"(The context was compacted: events {event.first_seq}–{event.last_seq} summarised.)"
             case ModelChanged():

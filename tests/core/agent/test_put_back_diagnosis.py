@@ -168,3 +168,7 @@ def test_the_diagnosis_of_a_put_back_of_hundreds_of_files_names_a_few():
     asked = request_text([Record("s", 1, "", event)], 1, "", "/w", [])
     assert "- src/llms/m019.py (the agent changed it" in asked and "m020" not in asked
     assert "\n- … and 581 more, all in src/llms\n" in asked
+    # Nor in the steps a reflection reads.
+    from core.memory.reflection import trace_lines
+    [line] = trace_lines([Record("s", 1, "", event)])
+    assert line.endswith("and 581 more (601 files, all in src/llms/)")
