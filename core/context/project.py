@@ -54,19 +54,20 @@ def _read_instructions(folder: Path, shown_in: str, limit: int) -> tuple[str, st
 
 # Instructions a folder within the work folder keeps for its own files: a monorepo's packages each
 # have theirs (packages/web/AGENTS.md), as coding agents expect. Told to the agent, after what a
-# file tool did, the first time it reads or writes a file in that folder (again after a compaction,
-# which may have summarized them away).
-TELLING_TOOLS = ("file_read", "file_write", "file_edit")  # the file tools whose output tells them
+# file tool did, the first time it lists the folder or reads or writes a file in it (again after a
+# compaction, which may have summarized them away).
+TELLING_TOOLS = ("file_read", "file_write", "file_edit", "file_list")  # the file tools whose output tells them
 MAX_FOLDER_INSTRUCTION_CHARS = 1_500  # each: it shares the output's room with what the tool read
 FOLDER_NOTE_START = "[Instructions for the files in "
 _FOLDER_NOTE = re.compile(r"^\[Instructions for the files in .+?/, from (.+?); follow them there:$", re.MULTILINE)
 
 
-def folder_instructions(workdir: Path, target: Path, told: set[str]) -> str:
-    """The instructions of the folders, below the work folder's own, that hold `target` and that
-    `told` does not name yet, as notes to end a tool's output (nearest last); `told` gains them."""
+def folder_instructions(workdir: Path, within_folder: Path, told: set[str], target: Path | None = None) -> str:
+    """The instructions of `within_folder` and the folders above it, below the work folder's own,
+    that `told` does not name yet, as notes to end a tool's output (nearest last); `told` gains
+    them. `target`: the file the tool read or wrote (its own instructions file adds no note)."""
     try:
-        within = target.parent.relative_to(workdir)
+        within = within_folder.relative_to(workdir)
     except ValueError:  # (outside the work folder: the agent's session files, an offload)
         return ""
     notes, folder, shown = [], workdir, ""

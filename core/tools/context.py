@@ -133,12 +133,14 @@ class ToolContext:
         return "" if changed is None else "\n" + changed.for_the_agent() + \
             _how_they_changed(diff_told(diffs, changed.changed))
 
-    def folder_instructions(self, target: Path) -> str:
+    def folder_instructions(self, target: Path, listed: bool = False) -> str:
         """For a file tool's output: the instructions of the folders holding `target` (a path
-        `resolve` gave) that the agent has not been told yet ("" when none)."""
+        `resolve` gave; `listed`: a folder, listed, whose own count too) that the agent has not
+        been told yet ("" when none)."""
         if self.instructions_told is None:
             return ""
-        return folder_instructions(self.workdir.resolve(), target, self.instructions_told)
+        return folder_instructions(self.workdir.resolve(), target if listed else target.parent,
+                                   self.instructions_told, None if listed else target)
 
     def keep_original(self, target: Path) -> None:
         """Before a file tool writes `target` (a path `resolve` gave): keep it as it is, the first

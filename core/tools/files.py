@@ -287,10 +287,11 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     skipper = Skipper(ctx.workdir.resolve(), data_dir=ctx.data_dir)
     names = (name for name, _ in walk_files(root, pattern, skipper))
     where = f"under {path!r}" + (f" matching {pattern!r}" if pattern != "*" else "")
-    listed = fitted_listing(names, ctx.output_chars - LIST_NOTE_ROOM, where)
+    instructions = ctx.folder_instructions(root, listed=True)
+    listed = fitted_listing(names, ctx.output_chars - LIST_NOTE_ROOM - len(instructions), where)
     if not listed:
         listed = f"[no files {where}]" if pattern != "*" else f"[no files under {path!r}]"
-    return "\n".join([listed, note] if (note := skipper.note("listed")) else [listed])
+    return "\n".join([listed, note] if (note := skipper.note("listed")) else [listed]) + instructions
 
 
 def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str, Path]]:

@@ -109,8 +109,8 @@ class NewSessionDialog(QDialog):
         self.instructions.setChecked(True)
         self.instructions.setToolTip("Instructions a project keeps for coding agents. They become part of the "
                                      "agent's rules for this session, as the file is when the session starts. A "
-                                     "subfolder's own (packages/web/AGENTS.md) are told to the agent with the first "
-                                     "file it reads or writes there.")
+                                     "subfolder's own (packages/web/AGENTS.md) are told to the agent when it first "
+                                     "lists that folder or reads or writes a file in it.")
         form.addRow("Project rules:", self.instructions)
         self.workdir.textChanged.connect(self._show_instructions)
         self._show_instructions()

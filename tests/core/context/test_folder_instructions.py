@@ -60,7 +60,22 @@ def test_reading_the_instructions_file_itself_adds_no_note_of_it(tmp_path):
     from core.context.project import folder_instructions
 
     a_monorepo(tmp_path)
-    assert folder_instructions(tmp_path, tmp_path / "packages" / "web" / "AGENTS.md", set()) == ""
+    web = tmp_path / "packages" / "web"
+    assert folder_instructions(tmp_path, web, set(), web / "AGENTS.md") == ""
+
+
+async def test_listing_the_folder_tells_them_before_any_of_its_files_is_read(store, data_dir, workdir):
+    a_monorepo(workdir)
+    model = ScriptedModel([reply("", call("file_list", call_id="l0", path=".")),
+                           reply("", call("file_list", call_id="l1", path="packages/web")),
+                           reply("", call("file_read", call_id="r1", path="packages/web/src/a.ts")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    results = {e.call_id: e.content for e in events_of(session, ToolResult)}
+    assert "[Instructions" not in results["l0"]  # the work folder's own are in the prompt
+    assert results["l1"] == "AGENTS.md\nsrc/a.ts\nsrc/b.ts\nsrc/c.ts" + TOLD
+    assert "[Instructions" not in results["r1"]  # told already
 
 
 async def test_they_are_left_out_with_the_work_folders_own(store, data_dir, workdir):
