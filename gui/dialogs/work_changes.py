@@ -36,7 +36,9 @@ from gui.widgets.tool_card import diff_html
 INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
          "each. Put one back and it is as it was before the session; a file the agent created is removed. The "
          "agent reads what you put back at its next step.")
-NAMED = 8  # files named in each line of the question whether to put them back; the rest are counted
+# Files named in each line of the question whether to put them back; the rest are counted: all 600
+# a formatter changed, named, made it taller than the screen, its buttons below the bottom edge.
+NAMED = 8
 
 
 class PutBackDialog(QDialog):
@@ -54,12 +56,12 @@ class PutBackDialog(QDialog):
             ("Remove (created since the agent's first command, by a command or outside Tripane)",
              [c.path for c in chosen if not c.existed and c.by_command]),
         ]
-        lines = [f"{what.format('it' if len(paths) == 1 else 'them')}: {_named(paths)}"
+        lines = [f"{what.format('it' if len(paths) == 1 else 'them')}: {named_files(paths, NAMED)}"
                  for what, paths in groups if paths]
         if outside := [c.path for c in chosen if c.outside]:  # (likely the person's own work)
-            lines.append(f"\nNot changed by the agent (by you, or another program): {_named(outside)}")
+            lines.append(f"\nNot changed by the agent (by you, or another program): {named_files(outside, NAMED)}")
         if since := [c.path for c in chosen if c.then_outside]:
-            lines.append(f"\nChanged since the agent did, by you or another program: {_named(since)}")
+            lines.append(f"\nChanged since the agent did, by you or another program: {named_files(since, NAMED)}")
         self.said = QLabel("\n".join(lines) + f"\n\nWhat changed in {'it' if one else 'them'} since is lost, your own "
                            "edits too.")
         self.said.setWordWrap(True)
@@ -76,12 +78,6 @@ class PutBackDialog(QDialog):
         layout.addWidget(self.why)
         layout.addWidget(buttons)
         self.resize(560, self.sizeHint().height())
-
-
-def _named(paths: list[str]) -> str:
-    # (all 600 files a formatter changed, named, made the question taller than the screen, its
-    # buttons below the bottom edge)
-    return named_files(paths, NAMED)
 
 
 def row(change: Change) -> str:

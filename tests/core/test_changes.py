@@ -5,6 +5,14 @@ from __future__ import annotations
 import shutil
 
 from core.changes import ChangeTally, changes_line
+from core.events import AssistantMessage as Said
+from core.events import (
+    CommandChangedFiles,
+    Record,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+)
 from core.scripted import ScriptedModel, call, reply
 from tests.core.helpers import make_session
 
@@ -68,15 +76,6 @@ async def test_files_put_back_are_no_longer_told_as_changed_and_a_full_path_is_t
 
 
 def test_what_commands_changed_joins_the_file_tools_trail():
-    from core.events import AssistantMessage as Said
-    from core.events import (
-        CommandChangedFiles,
-        Record,
-        SessionStarted,
-        ToolCall,
-        ToolResult,
-    )
-
     tally = ChangeTally()
     for seq, event in enumerate([
             SessionStarted(task="t", model="m", workdir="/w"),
@@ -97,15 +96,6 @@ def test_what_commands_changed_joins_the_file_tools_trail():
 def test_many_files_changed_by_commands_are_counted_with_their_folder_after_the_file_tools_ones():
     # A formatter run over a package changed 600 files: their names filled the line, "and 590 more",
     # and hid the one file the agent edited with its own tool.
-    from core.events import AssistantMessage as Said
-    from core.events import (
-        CommandChangedFiles,
-        Record,
-        SessionStarted,
-        ToolCall,
-        ToolResult,
-    )
-
     tally = ChangeTally()
     events = [SessionStarted(task="t", model="m", workdir="/w"),
               CommandChangedFiles(call_id="c1", changed=tuple(f"src/pkg/llms/m{i:03}.py" for i in range(590)),
