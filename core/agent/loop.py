@@ -878,8 +878,6 @@ class AgentLoop(Delegation):
                                if self.state.config.folder_instructions else None),  # call tells none)
         )
 
-
-
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
         ctx = self._tool_context(call.id)
         writes = call.name in WRITING_TOOLS
