@@ -21,6 +21,7 @@ from core.tools.skipped import Skipper
 MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped, and said so
 MAX_FILES = 20_000  # a search stops after this many files (a vendored tree, a dataset)
 MAX_LINE_CHARS = 200  # of a matching line, shown (minified code has lines of megabytes)
+MATCH_LEAD_CHARS = 60  # of a long line, shown before its match
 SUMMARY_ROOM = 1000  # of the output, kept for the closing lines (where the matches not shown are, what was skipped)
 MAX_NAMED_SKIPS = 3
 MAX_FOLDERS_NAMED = 5  # where the matches the output had no room for are, most first
@@ -146,11 +147,19 @@ def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str,
     # separators), so a result's LINE is the offset to read it at.
     for number, line in enumerate(io.StringIO(text, newline=""), start=1):
         line = line.rstrip("\r\n")
-        if matcher.search(line):
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + "…"
-            found.append((number, line))
+        if match := matcher.search(line):
+            found.append((number, _around(line, match)))
     return found, readable
+
+
+def _around(line: str, match: re.Match[str]) -> str:
+    """The line, or of a long one (minified code) MAX_LINE_CHARS around its first match: its start
+    alone left out a match 5,000 characters in, the one thing searched for."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    start = max(0, min(match.start() - MATCH_LEAD_CHARS, len(line) - MAX_LINE_CHARS))
+    end = start + MAX_LINE_CHARS
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
 
 
 def _misread_note(misread: list[str], codec: str) -> str:

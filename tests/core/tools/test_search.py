@@ -94,6 +94,14 @@ def test_the_matches_past_the_output_are_counted_by_the_folders_they_are_in(ctx)
     assert ", most in src/proxy/ (300), src/llms/ (" in summary  # (caching came first: some of it was shown)
 
 
+def test_a_match_deep_in_a_long_line_is_shown_with_what_is_around_it(ctx):
+    # Minified code is one line of megabytes: its first 200 characters left out the match.
+    write(ctx, "bundle.min.js", "var a=1;" * 1000 + "function needle(){return 42}" + ";b=2" * 1000 + "\n")
+    [line, _] = file_search(ctx, "needle").splitlines()
+    assert line.startswith("bundle.min.js:1: …") and line.endswith("…")
+    assert "var a=1;function needle(){return 42};b=2" in line and len(line) < 240
+
+
 def test_no_match_says_what_was_searched(ctx):
     write(ctx, "a.py", "x = 1\n")
     assert file_search(ctx, "absent", pattern="*.py") == "[no lines containing 'absent' under '.' in files matching '*.py']"
