@@ -90,7 +90,8 @@ def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,
                 continue
             if len(line) > room:  # a single line longer than a read: its start only
                 line = line[:room] + "\n"
-                cut_note = f" (line {total} is longer; only its first {room:,} characters are shown)"
+                cut_note = (f" (line {total} is longer; only its first {room:,} characters are shown: file_search "
+                            "shows the text around a match further in)")
             lines.append(line)
             used += len(line)
     return total, lines, cut_note

@@ -136,6 +136,7 @@ def test_a_read_returns_whole_lines_up_to_the_output_limit_and_says_where_to_go_
     (ctx.workdir / "min.json").write_text("[" + "1," * 10_000 + "1]\n", encoding="utf-8")
     one = file_read(ctx, "min.json")
     assert len(one) <= ctx.output_chars and "line 1 is longer; only its first" in one
+    assert "characters are shown: file_search shows the text around a match further in)" in one  # (how to read on)
 
 
 @pytest.mark.parametrize("path", ["a.txt\nrow 2 of something pasted", "x" * 5000])
