@@ -183,6 +183,8 @@ class ToolContext:
     def resolve_folder(self, path: str) -> Path:
         """A folder to walk, named as `resolve` takes it."""
         target = self.resolve(path)
+        if target.is_file():
+            raise ToolError(f"{path!r} is a file, not a folder: read it with file_read, or give its folder.")
         if not target.is_dir():
             raise ToolError(f"No such folder: {path!r}.")
         return target

@@ -113,10 +113,12 @@ def test_no_match_says_what_was_searched(ctx):
     ({"query": "(", "regex": True}, "Not a valid regular expression"),
     ({"query": "x", "path": "../"}, "outside the workdir"),
     ({"query": "x", "path": "missing"}, "No such folder"),
+    ({"query": "x", "path": "a.py"}, "'a.py' is a file, not a folder: read it with file_read, or give its folder"),
     ({"query": "x", "path": "offload:."}, "searches the workdir"),
 ])
 def test_bad_requests_are_refused_with_a_reason(ctx, arguments, message):
     (ctx.session_dir / "offload").mkdir(parents=True)
+    write(ctx, "a.py", "x = 1\n")
     with pytest.raises(ToolError, match=message):
         file_search(ctx, **arguments)
 
