@@ -8,9 +8,10 @@ changed nor knows that the person had work of their own in progress before it be
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from pathlib import Path
+
+from core.snapshot import git_environment
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def git_state(workdir: Path) -> str:
             ["git", "-c", "core.fsmonitor=false", "status", "--porcelain=v1", "--branch", "--untracked-files=no",
              "--ignore-submodules=all"],
             cwd=workdir, capture_output=True, timeout=STATUS_TIMEOUT_S,
-            env={**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_OPTIONAL_LOCKS": "0"},
+            env={**git_environment(), "GIT_OPTIONAL_LOCKS": "0"},  # (a status that writes no lock or index)
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.info("the work folder's git state was not read: %s", exc)

@@ -389,7 +389,7 @@ class WorkFolderSnapshot:
                     "-c", "core.hooksPath=", "-c", "safe.directory=*", "-c", "gc.auto=0"]
         try:
             done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True, input=given,
-                                  timeout=GIT_TIMEOUT_S, env=_git_environment(index),
+                                  timeout=GIT_TIMEOUT_S, env=git_environment(index),
                                   creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SnapshotFailed(str(exc)) from exc
@@ -431,7 +431,7 @@ def git_installed() -> bool:
     return True
 
 
-def _git_environment(index: Path | None = None) -> dict[str, str]:
+def git_environment(index: Path | None = None) -> dict[str, str]:
     """The environment without GIT_* variables: a GIT_DIR or GIT_INDEX_FILE of the person's shell
     would point git at their repository. `index`: another index of the copy's."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

@@ -27,3 +27,15 @@ def send_page(handler: BaseHTTPRequestHandler, body: bytes, content_type: str = 
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
     handler.wfile.write(body)
+
+
+class LongPage(BaseHTTPRequestHandler):
+    """A page of 900 paragraphs: longer than a tool's output, so a fetch of it is offloaded."""
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def do_GET(self) -> None:
+        body = ("<html><body>" + "".join(f"<p>Paragraph {i}: the release notes say more.</p>" for i in range(900))
+                + "</body></html>").encode()
+        send_page(self, body)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -26,7 +25,7 @@ from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
-from tests.support.local_site import send_page, serving
+from tests.support.local_site import LongPage, serving
 
 BILLING = "def price_total(lines):\n    return sum(round(x, 2) for x in lines)  # drift-7731\n"
 
@@ -270,19 +269,9 @@ def test_a_long_list_of_calls_is_cut_so_the_report_is_not_pushed_out_of_view():
     assert text.endswith("\n- … and 3 more")
 
 
-class _LongPage(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-    def do_GET(self):
-        body = ("<html><body>" + "".join(f"<p>Paragraph {i}: the release notes say more.</p>" for i in range(900))
-                + "</body></html>").encode()
-        send_page(self, body)
-
-
 @pytest.fixture
 def site():
-    with serving(_LongPage) as address:
+    with serving(LongPage) as address:
         yield f"{address}/notes"
 
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -28,7 +27,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.store import Store
 from tests.core.helpers import events_of, make_session, person_edits_plan
-from tests.support.local_site import send_page, serving
+from tests.support.local_site import LongPage, serving
 
 
 def auto_answer(session: Session) -> None:
@@ -490,19 +489,10 @@ async def test_a_re_read_after_compaction_dropped_the_first_shows_the_output_aga
     assert reopened.journal.history.output_in_view(results["b1"].digest).call_id == "b2"
 
 
-class _LongPage(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-    def do_GET(self):
-        send_page(self, ("<html><body>" + "".join(f"<p>Paragraph {i}: the notes say more.</p>" for i in range(400))
-                         + "</body></html>").encode())
-
-
 async def test_a_repeated_large_output_points_to_the_saved_one_and_a_listing_to_itself(store, data_dir, workdir):
     for i in range(400):  # a listing of a large folder: as much as fits the output's room
         (workdir / f"file_{i:03d}.txt").write_text("x", encoding="utf-8")
-    with serving(_LongPage) as address:
+    with serving(LongPage) as address:
         model = ScriptedModel([reply("", call("web_fetch", call_id="w1", url=f"{address}/notes")),
                                reply("", call("web_fetch", call_id="w2", url=f"{address}/notes")),
                                reply("", call("file_list", call_id="l1")), reply("", call("file_list", call_id="l2")),
