@@ -556,7 +556,7 @@ def _changes(store, data_dir: Path, args) -> int:
     from core.render import put_back_note
     from core.scripted import ScriptedModel
     from core.session import Session
-    from core.work_changes import chosen_paths, counted
+    from core.work_changes import chosen_paths, counted_changes
 
     # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
     # model is asked anything.
@@ -569,7 +569,7 @@ def _changes(store, data_dir: Path, args) -> int:
         return EXIT_DONE
     listed = session.changed_files()
     if not args.paths:
-        print(f"{session.id}: {counted(listed)}. {session.about_commands_changes()}")
+        print(f"{session.id}: {counted_changes(listed)}. {session.changes_not_listed().text()}")
         for change in listed:
             print(f"  {change.path}  ·  {change.what()}")
         if listed:

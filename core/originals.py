@@ -134,6 +134,11 @@ class Originals:
         index[path] = entry
         atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))
 
+    @property
+    def any_kept(self) -> bool:
+        """Whether the file tools kept any file in this session (written before their first change)."""
+        return (self.dir / INDEX_NAME).exists()
+
     def kept(self, path: str) -> bool:
         """Whether the file tools changed `path` in this session (kept, or listed as too large)."""
         return path in self._index()

@@ -24,7 +24,7 @@ from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
 from core.agent.state import SessionState, approval_key, asked_by_helper
-from core.changes import ChangeTally
+from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
 from core.context.project import read_project_instructions
 from core.events import (
@@ -67,7 +67,7 @@ from core.store import DiskFull, SessionIdTaken, Store, StoreError, session_titl
 from core.text import shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolError, ToolRegistry
-from core.work_changes import WorkChanges
+from core.work_changes import NotListed, WorkChanges
 
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
     from core.agent.research import Report as HelperReport
@@ -624,9 +624,7 @@ class Session:
         """The files the agent changed in this session, against what they were before: by its file
         tools, and by its commands (core/work_changes.py). WorkFolderMissing when the work folder
         is gone: every file would seem deleted."""
-        tally = ChangeTally()
-        for record in self.records:
-            tally.add(record)
+        tally = self._change_tally()
         by_commands = None if tally.unnamed else tally.named_by_commands  # (None: not all are named)
         return WorkChanges(self.dir).changes(self._work_folder(), by_commands, tally.changed_since)
 
@@ -634,9 +632,19 @@ class Session:
         """What was done to one of changed_files(), as unified diff lines."""
         return WorkChanges(self.dir).diff(self._work_folder(), change)
 
-    def about_commands_changes(self) -> str:
-        """Whether what shell commands changed is listed by changed_files(), and if not, why."""
-        return WorkChanges(self.dir).about_commands(copying=self.state.config.copy_work_folder)
+    def changes_not_listed(self) -> NotListed:
+        """What changed_files() cannot list, and why: files the log says the file tools changed
+        with no copy kept (a session an earlier Tripane recorded), and what shell commands changed
+        when the work folder was not copied before them."""
+        tally = self._change_tally()
+        by_tools = {path: how for path, how in tally.changed.items() if not how.endswith(BY_A_COMMAND)}
+        return WorkChanges(self.dir).not_listed(by_tools, self.state.config.copy_work_folder, tally.shell_commands)
+
+    def _change_tally(self) -> ChangeTally:
+        tally = ChangeTally()
+        for record in self.records:
+            tally.add(record)
+        return tally
 
     def _work_folder(self) -> Path:
         if problem := missing_work_folder(self.state.workdir):

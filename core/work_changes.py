@@ -6,18 +6,36 @@ older, and exact); the copy tells the rest."""
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.originals import Change, Originals, bytes_now, diff_lines
+from core.paths import named_files
 from core.snapshot import Held, WorkFolderSnapshot
 
 log = logging.getLogger(__name__)
 
 NESTED_NAMED = 5  # git repositories within the work folder, named where it says their files are not listed
+UNKEPT_NAMED = 5  # files the log names as changed by the file tools with no copy kept, named
+# Why a session's changes have no copy: Tripane kept copies of the files the file tools change
+# (core/originals.py), and of the work folder before the first command (core/snapshot.py), only
+# from some version on; a session recorded before opens as it was, with nothing to compare.
+EARLIER_VERSION = "This session was recorded by an earlier version of Tripane, which kept no such copies."
 
 
-def counted(changes: list[Change]) -> str:
+@dataclass(frozen=True)
+class NotListed:
+    """Why what a session changed is not all in its list of changes, in sentences ("": nothing to say)."""
+
+    files: str = ""  # the file tools' changes the log names, of which no copy was kept
+    commands: str = ""  # what shell commands changed: listed too, not kept (and why), or none ran
+    earlier: bool = False  # for either, because an earlier version recorded the session
+
+    def text(self) -> str:
+        return " ".join(part for part in (self.files, self.commands, EARLIER_VERSION if self.earlier else "") if part)
+
+
+def counted_changes(changes: list[Change]) -> str:
     """"3 files changed by the agent, 1 not by it"."""
     outside = sum(1 for change in changes if change.outside)
     agents = len(changes) - outside
@@ -83,9 +101,24 @@ class WorkChanges:
         except OSError as exc:
             log.warning("the files put back were not marked in the copy: %s", exc)
 
-    def about_commands(self, copying: bool = True) -> str:
-        """One sentence on what shell commands changed: listed too, not kept (and why), or none ran.
-        `copying`: the session copies the work folder before its first command (SessionStarted)."""
+    def not_listed(self, by_tools: dict[str, str], copying: bool = True, commands_ran: int = 0) -> NotListed:
+        """What changes() cannot list, and why. `by_tools`: the files the log says the file tools
+        changed (path → how, ChangeTally); `copying`: the session copies the work folder before its
+        first command (SessionStarted); `commands_ran`: how many the log says ran. The changes
+        window said "The agent has changed no file in this session" of a session from before the
+        copies, whose end said "hello.py (created); 3 shell commands ran". OriginalsUnreadable."""
+        unkept = [path for path in by_tools if not self.originals.kept(path)]
+        files = ""
+        if unkept:
+            named = named_files([f"{path} ({by_tools[path]})" for path in unkept], UNKEPT_NAMED)
+            files = (f"Not listed: {named}, changed by the agent's file tools as the log says; no copy of "
+                     f"{'it' if len(unkept) == 1 else 'them'} was kept, so {'it' if len(unkept) == 1 else 'they'} "
+                     "cannot be put back from here.")
+        commands, no_copy = self._about_commands(copying, commands_ran)
+        return NotListed(files, commands, earlier=(bool(unkept) and not self.originals.any_kept) or no_copy)
+
+    def _about_commands(self, copying: bool, commands_ran: int) -> tuple[str, bool]:
+        """One sentence on what shell commands changed, and whether no copy was ever attempted."""
         if self.snapshot.taken:
             nested = self.snapshot.nested
             within = (f", nor those in the git repositories within it ({', '.join(nested[:NESTED_NAMED])}"
@@ -93,13 +126,16 @@ class WorkChanges:
                       "which git does not copy" if nested else "")
             return ("Files changed by shell commands (or outside Tripane) since the agent's first command are listed "
                     f"too, against a copy of the work folder made before it ({self.snapshot.size_words()} in the "
-                    f"session's folder); files its .gitignore leaves out are not{within}.")
+                    f"session's folder); files its .gitignore leaves out are not{within}."), False
         if why := self.snapshot.why_not:
-            return f"What shell commands changed is not listed: {why}."
+            return f"What shell commands changed is not listed: {why}.", False
         if not copying:
             return ("What shell commands changed is not listed: this session does not copy the work folder before "
-                    "them (Settings → Copy the work folder).")
-        return "No shell command has run in this session."
+                    "them (Settings → Copy the work folder)."), False
+        if commands_ran and self.snapshot.due:  # (the copy is made, or found impossible, before the first)
+            return (f"What {'the shell command' if commands_ran == 1 else f'the {commands_ran:,} shell commands'} "
+                    "changed is not listed: no copy of the work folder was made before them."), True
+        return "No shell command has run in this session.", False
 
 
 def chosen_paths(given: list[str], changes: list[Change]) -> list[str]:

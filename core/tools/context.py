@@ -8,7 +8,7 @@ import os
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from core import offload
@@ -179,6 +179,17 @@ class ToolContext:
                             "holds: its database and the sessions' files are Tripane's to write (the plan and "
                             "findings through plan_update and findings_add). Work on the project's files.")
         return target
+
+    def found_elsewhere(self, path: str) -> str:
+        """For a path not found in the work folder: where what it names is, when it is a saved
+        output or a working-memory file named as if the work folder held it. The chat and the
+        terminal show an offloaded output as "offload/NAME", and an agent gave that path back."""
+        parts = PurePosixPath(path.strip().replace("\\", "/")).parts
+        if len(parts) == 2 and parts[0] == "offload" and (self.offload_dir / parts[1]).is_file():
+            return f' It is a saved output: read it as file_read(path="{OFFLOAD_SCHEME}{parts[1]}").'
+        if len(parts) == 1 and parts[0] in FILES:
+            return f' The session\'s own {parts[0]} is read as file_read(path="{SESSION_SCHEME}{parts[0]}").'
+        return ""
 
     def resolve_folder(self, path: str) -> Path:
         """A folder to walk, named as `resolve` takes it."""

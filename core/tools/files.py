@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from core.memory.working import atomic_write
@@ -42,7 +42,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         limit: Maximum number of lines to return.
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, shift_jis, utf-16, …); empty for UTF-8.
     """
-    target = existing_file(ctx.resolve(path), path)
+    target = existing_file(ctx.resolve(path), path, ctx.found_elsewhere)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     codec = text_codec(encoding)
@@ -187,15 +187,16 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}." + ctx.folder_instructions(target)
 
 
-def existing_file(target: Path, path: str) -> Path:
+def existing_file(target: Path, path: str, elsewhere: Callable[[str], str] | None = None) -> Path:
     """`target` if it is a regular file. A named pipe or a device is refused: opening a pipe waits
-    for a writer that may never come, and the tool would hang the run."""
+    for a writer that may never come, and the tool would hang the run. `elsewhere`: where a file
+    not found may be instead (ToolContext.found_elsewhere), said with the refusal."""
     if target.is_file():
         return target
     if target.exists():
         raise ToolError(f"{path!r} is not a regular file (a folder, a named pipe or a device); only files can be "
                         "read or changed.")
-    raise ToolError(f"No such file: {path!r}.")
+    raise ToolError(f"No such file: {path!r}." + (elsewhere(path) if elsewhere else ""))
 
 
 def text_codec(encoding: str) -> str:

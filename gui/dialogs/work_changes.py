@@ -10,7 +10,7 @@ from __future__ import annotations
 from core.originals import Change, OriginalsUnreadable
 from core.paths import named_files
 from core.session import CannotRun, Restored, Session
-from core.work_changes import counted
+from core.work_changes import NotListed, counted_changes
 from gui.dialogs.forms import lay_out_browser, open_once
 from gui.qt import (
     QAbstractItemView,
@@ -151,11 +151,11 @@ class WorkChangesDialog(QDialog):
 
     def reload(self) -> None:
         """The files and how each stands, read again (opened, or files were put back)."""
-        self.keeper.in_thread(lambda: (self.session.changed_files(), self.session.about_commands_changes()),
+        self.keeper.in_thread(lambda: (self.session.changed_files(), self.session.changes_not_listed()),
                               name="work changes", owner=self, on_success=lambda found: self.show_changes(*found),
                               on_failure=self._failed)
 
-    def show_changes(self, changes: list[Change], about_commands: str = "") -> None:
+    def show_changes(self, changes: list[Change], not_listed: NotListed = NotListed()) -> None:
         """The list anew, the person's choice and the file they look at kept (a reload comes as the
         run writes more files, or after a put-back)."""
         chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
@@ -175,9 +175,11 @@ class WorkChangesDialog(QDialog):
         self._apply_filter()
         waiting = sum(1 for change in changes if change.now != "as before")
         self.summary.setText(
-            ("The agent has changed no file in this session." if not changes else counted(changes)
-             + (f"; {len(changes) - waiting:,} of them as before now" if waiting < len(changes) else "")
-             + ". Choose one to see what was done to it.") + (f" {about_commands}" if about_commands else ""))
+            " ".join(part for part in (
+                ("" if not_listed.files else "The agent has changed no file in this session.") if not changes
+                else counted_changes(changes)
+                + (f"; {len(changes) - waiting:,} of them as before now" if waiting < len(changes) else "")
+                + ". Choose one to see what was done to it.", not_listed.text()) if part))
         if changes and self.list.currentRow() < 0:
             self.list.setCurrentRow(0)
         self._show_chosen()

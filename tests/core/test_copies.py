@@ -47,7 +47,7 @@ async def test_past_the_budget_the_oldest_copies_go_first_and_the_session_says_w
 
     # The session stays, what its file tools changed too; its commands' changes are said to be gone.
     assert [(c.path, c.what()) for c in oldest.changed_files()] == [("calc.py", "changed")]
-    assert oldest.about_commands_changes() == (
+    assert oldest.changes_not_listed().commands == (
         "What shell commands changed is not listed: the copy of the work folder made before the first command was "
         "removed on 2026-11-27, the oldest sessions' first, to keep such copies under 1.0 MB in all (Settings → "
         "Copies of work folders).")

@@ -63,7 +63,7 @@ async def test_what_commands_changed_is_listed_shown_and_put_back_byte_for_byte(
         ("made.txt", "created by a command"),
         ("old.log", "deleted by a command"),
     ]
-    about = session.about_commands_changes()
+    about = session.changes_not_listed().commands
     assert about.startswith("Files changed by shell commands (or outside Tripane)")
     assert re.search(r"made before it \(\d+(\.\d)? [KM]B in the session's folder\)", about)
     by_path = {c.path: c for c in listed}
@@ -140,7 +140,7 @@ async def test_a_folder_too_large_to_copy_or_no_git_keeps_nothing_and_says_why(s
     monkeypatch.setattr(snapshot_module, "MAX_FILES", 3)
     session, _ = await run_with_commands(store, data_dir, workdir)
     assert [c.path for c in session.changed_files()] == ["calc.py"]  # the file tools' alone
-    assert session.about_commands_changes() == ("What shell commands changed is not listed: the work folder has "
+    assert session.changes_not_listed().commands == ("What shell commands changed is not listed: the work folder has "
                                                  "more than 3 files outside its .gitignore.")
     assert not (session.dir / SNAPSHOT_DIR).exists()
     with pytest.raises(Exception, match="config.ini was not put back"):
@@ -151,7 +151,7 @@ async def test_a_folder_too_large_to_copy_or_no_git_keeps_nothing_and_says_why(s
     other = workdir.parent / "other"
     other.mkdir()
     session, _ = await run_with_commands(store, data_dir, other)
-    assert session.about_commands_changes() == ("What shell commands changed is not listed: git is not installed "
+    assert session.changes_not_listed().commands == ("What shell commands changed is not listed: git is not installed "
                                                  "on this computer.")
 
 
@@ -162,7 +162,7 @@ async def test_a_session_without_commands_copies_nothing(store, data_dir, workdi
     session = make_session(store, data_dir, workdir, model, approval="all")
     assert await session.run() == "done"
     assert not (session.dir / SNAPSHOT_DIR).exists() and not (session.dir / NOTE_NAME).exists()
-    assert session.about_commands_changes() == "No shell command has run in this session."
+    assert session.changes_not_listed().commands == "No shell command has run in this session."
 
 
 def test_a_copy_left_half_made_by_a_killed_process_is_made_again(tmp_path):
@@ -192,7 +192,7 @@ async def test_an_export_leaves_the_copy_out_and_the_imported_session_says_why(s
     elsewhere = tmp_path / "elsewhere"
     other = Store(elsewhere / "tripane.db")
     imported = Session.open(other, elsewhere, import_session(other, elsewhere, archive), ScriptedModel([]))
-    assert "stays on the computer the session was exported from" in imported.about_commands_changes()
+    assert "stays on the computer the session was exported from" in imported.changes_not_listed().commands
     assert [c.path for c in imported.changed_files()] == ["calc.py"]
     other.close()
 
@@ -208,7 +208,7 @@ async def test_a_session_told_not_to_copy_the_work_folder_lists_only_the_file_to
     session, _ = await run_with_commands(store, data_dir, workdir, copy_work_folder=False)
     assert not (session.dir / SNAPSHOT_DIR).exists() and not (session.dir / NOTE_NAME).exists()
     assert [c.path for c in session.changed_files()] == ["calc.py"]
-    assert session.about_commands_changes() == ("What shell commands changed is not listed: this session does not copy "
+    assert session.changes_not_listed().commands == ("What shell commands changed is not listed: this session does not copy "
                                                 "the work folder before them (Settings → Copy the work folder).")
 
 
@@ -392,7 +392,7 @@ def test_a_git_repository_within_the_work_folder_is_said_to_be_left_out_not_list
     assert [change.path for change in copy.changes(workdir)] == ["top.txt"]
     from core.work_changes import WorkChanges
 
-    assert WorkChanges(tmp_path / "session").about_commands().endswith(
+    assert WorkChanges(tmp_path / "session").not_listed({}).commands.endswith(
         "files its .gitignore leaves out are not, nor those in the git repositories within it (vendor/lib), which "
         "git does not copy.")
 

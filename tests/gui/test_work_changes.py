@@ -359,3 +359,25 @@ def test_the_files_of_one_folder_are_found_by_a_filter_and_put_back_together(qtb
     assert (workdir / "api" / "c.py").exists() and not (workdir / "web" / "a.ts").exists()
     # A reload keeps the filter: the list shows what it says.
     assert [dialog.list.item(row).isHidden() for row in range(3)] == [False, False, True]
+
+
+@needs_git
+def test_a_session_an_earlier_version_recorded_says_its_changes_were_not_kept(qtbot, make_window, tmp_path):
+    from tests.core.test_earlier_versions import SESSION_ID, earlier_data_folder
+
+    earlier_data_folder(tmp_path)  # (tmp_path/data: the folder the window opens)
+    window = make_window()
+    window.show_session(SESSION_ID)
+    qtbot.waitUntil(lambda: any(w.objectName() == "ended" for w in window.chat.items()), timeout=WAIT)
+    assert "hello.py (created); 3 shell commands ran" in ending_notice(window).text()
+
+    ending_notice(window).linkActivated.emit("tripane-changes:")
+    dialog = window.findChild(QDialog, "work_changes")
+    qtbot.waitUntil(lambda: dialog is not None and "Not listed" in dialog.summary.text(), timeout=WAIT)
+    # It said "The agent has changed no file in this session. No shell command has run in this session."
+    assert dialog.summary.text() == (
+        "Not listed: hello.py (created), changed by the agent's file tools as the log says; no copy of it was kept, "
+        "so it cannot be put back from here. What the 3 shell commands changed is not listed: no copy of the work "
+        "folder was made before them. This session was recorded by an earlier version of Tripane, which kept no such "
+        "copies.")
+    assert dialog.list.count() == 0 and not dialog.put_back_button.isEnabled()

@@ -105,6 +105,28 @@ def test_offloaded_outputs_are_readable_but_confined(ctx):
         file_read(ctx, "offload:../task_plan.md")
 
 
+def test_a_saved_output_or_session_file_named_as_a_work_folder_file_is_pointed_to(ctx):
+    # The chat and the terminal show an offloaded output as offload/NAME; an agent gave that back.
+    ctx.offload_dir.mkdir(parents=True)
+    (ctx.offload_dir / "turn0005-call_shell_run.txt").write_text("1\n2\n", encoding="utf-8")
+    ctx.memory.create(title="t", task="Fix the rounding bug")
+    with pytest.raises(ToolError) as refused:
+        file_read(ctx, "offload/turn0005-call_shell_run.txt")
+    assert str(refused.value) == ("No such file: 'offload/turn0005-call_shell_run.txt'. It is a saved output: read it "
+                                  'as file_read(path="offload:turn0005-call_shell_run.txt").')
+    with pytest.raises(ToolError) as refused:
+        file_read(ctx, "findings.md")
+    assert str(refused.value) == ("No such file: 'findings.md'. The session's own findings.md is read as "
+                                  'file_read(path="session:findings.md").')
+    with pytest.raises(ToolError) as refused:  # (no such saved output: nothing to point to)
+        file_read(ctx, "offload/turn0009-other.txt")
+    assert str(refused.value) == "No such file: 'offload/turn0009-other.txt'."
+    # The work folder's own file of that name is the one read.
+    (ctx.workdir / "offload").mkdir()
+    (ctx.workdir / "offload" / "turn0005-call_shell_run.txt").write_text("the project's\n", encoding="utf-8")
+    assert "the project's" in file_read(ctx, "offload/turn0005-call_shell_run.txt")
+
+
 def test_session_files_are_readable_with_the_session_scheme_but_not_writable(ctx):
     ctx.memory.create(title="t", task="Fix the rounding bug")
     assert "Fix the rounding bug" in file_read(ctx, "session:task_plan.md")
