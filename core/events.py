@@ -24,6 +24,10 @@ class EventDecodeError(ValueError):
     """A stored record could not be turned back into an event."""
 
 
+class UnknownEventKind(EventDecodeError):
+    """A stored record of a kind this version does not have: a later version recorded it."""
+
+
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = ""
@@ -548,7 +552,7 @@ def encode(event: Event) -> str:
 def decode(kind: str, text: str) -> Event:
     cls = EVENT_TYPES.get(kind)
     if cls is None:
-        raise EventDecodeError(f"unknown event kind {kind!r}")
+        raise UnknownEventKind(f"unknown event kind {kind!r}")
     try:
         return _build(cls, json.loads(text))
     except (TypeError, ValueError, KeyError) as exc:

@@ -18,11 +18,20 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import closing
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.events import SAID_FIELDS, Event, EventDecodeError, Record, decode, encode
+from core.events import (
+    SAID_FIELDS,
+    Event,
+    EventDecodeError,
+    Record,
+    UnknownEventKind,
+    decode,
+    encode,
+)
 from core.imports import without
 from core.text import one_line
 
@@ -269,6 +278,16 @@ class SessionRow:
     workdir: str = ""  # where it works now (moved: its new place)
 
 
+_ROW_FIELDS = frozenset(field.name for field in dataclass_fields(SessionRow))
+
+
+def session_row(row: dict[str, Any]) -> SessionRow:
+    """A row of the sessions table, with the columns this version knows: a later version's column
+    (the person went back to this one) is passed over, not a TypeError that kept the window from
+    opening, as Tripane before the work folder's column did."""
+    return SessionRow(**{name: value for name, value in row.items() if name in _ROW_FIELDS})
+
+
 def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[str] = ()) -> list[SessionRow]:
     """The sessions whose task, title, id, model or work folder holds `search`, those whose state
     it names ("waiting", "running", "ended", "failed", …), and those `mentioning` it in their
@@ -375,11 +394,11 @@ class Store:
             rows = list(self.db.query("SELECT * FROM sessions WHERE id = ?", [session_id]))
         if not rows:
             raise StoreError(f"no session {session_id!r} in {self.path}")
-        return SessionRow(**rows[0])
+        return session_row(rows[0])
 
     def sessions(self) -> list[SessionRow]:
         with self._guard():
-            return [SessionRow(**row) for row in self.db.query("SELECT * FROM sessions ORDER BY created DESC")]
+            return [session_row(row) for row in self.db.query("SELECT * FROM sessions ORDER BY created DESC")]
 
     def session_ids(self, status: str) -> list[str]:
         with self._guard():
@@ -403,7 +422,7 @@ class Store:
         if len(rows) != 1:
             what = "no session matches" if not rows else f"{len(rows)} sessions match"
             raise StoreError(f"{what} {prefix!r}" + (" (give more of the id: tripane sessions lists them)" if rows else ""))
-        return SessionRow(**rows[0])
+        return session_row(rows[0])
 
     def delete_session(self, session_id: str) -> None:
         with self._guard(), self.db.atomic():
@@ -513,6 +532,10 @@ def _decoded(session_id: str, rows: list[tuple[int, str, str, str]]) -> Iterator
     for seq, ts, kind, data in rows:
         try:
             yield Record(session_id, seq, ts, decode(kind, data))
+        except UnknownEventKind as exc:  # (the person went back to an earlier version)
+            raise StoreError(f"Session {session_id} was recorded by a later version of Tripane: its event {seq} is of a "
+                             f"kind this version does not know ({kind!r}).",
+                             "Update Tripane to open it; the session is left as it is.") from exc
         except EventDecodeError as exc:
             raise StoreError(f"event {seq} of session {session_id} is unreadable: {exc}") from exc
 

@@ -69,11 +69,21 @@ def read_settings(path: Path | None = None) -> dict[str, str | int | float]:
 
 
 def write_settings(values: Mapping[str, object], path: Path | None = None) -> None:
-    """Save the shared settings among `values`, whole or not at all."""
+    """Save the shared settings among `values`, whole or not at all. The file's settings this
+    version does not know are kept as they were: a later version's, when the person went back to
+    this one, are there again when they return to it."""
     path = path or settings_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps({key: values[key] for key in SHARED if key in values}, indent=2,
-                                  ensure_ascii=False) + "\n")
+    atomic_write(path, json.dumps({**_unknown_settings(path), **{key: values[key] for key in SHARED if key in values}},
+                                  indent=2, ensure_ascii=False) + "\n")
+
+
+def _unknown_settings(path: Path) -> dict[str, object]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # (none yet, or unreadable: read_settings said so)
+        return {}
+    return {key: value for key, value in raw.items() if key not in SHARED} if isinstance(raw, dict) else {}
 
 
 def data_dir_from(saved: str) -> Path:

@@ -14,7 +14,7 @@ from core.changes import changes_line
 from core.events import SessionEnded, ToolResult
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
-from core.store import Store
+from core.store import Store, StoreError
 from tests.support.marks import needs_git
 
 EARLIER = Path(__file__).resolve().parents[1] / "data" / "earlier_c161ab6"
@@ -94,3 +94,28 @@ async def test_going_on_with_it_keeps_this_versions_copies_from_then_on(earlier_
     # hello.py is still told as missing, with no reason guessed: the session keeps copies now.
     not_listed = session.changes_not_listed()
     assert not_listed.files.startswith("Not listed: hello.py (created)") and not not_listed.earlier
+
+
+def test_a_database_a_later_version_wrote_opens_and_its_new_sessions_say_to_update(earlier_store, capsys):
+    """The person went back to this version after a later one: a column it added is passed over
+    (this version's list of sessions raised a TypeError, as Tripane before the work folder's column
+    did on this one's database), and a session holding a kind of event this version does not know
+    is refused with why and what to do, left as it is."""
+    store, data_dir, _workdir = earlier_store
+    store.db.execute("ALTER TABLE sessions ADD COLUMN pinned_by TEXT DEFAULT 'someone'")
+    store.db.execute("INSERT INTO events (session_id, seq, ts, kind, data) VALUES (?, 46, '2027-01-01T00:00:00', "
+                     "'session_archived', '{\"by\": \"person\"}')", [SESSION_ID])
+    [row] = store.sessions()
+    assert row.id == SESSION_ID and store.find_session("20261128").id == SESSION_ID
+
+    with pytest.raises(StoreError) as refused:
+        Session.open(store, data_dir, SESSION_ID, ScriptedModel([]))
+    assert str(refused.value) == (
+        f"Session {SESSION_ID} was recorded by a later version of Tripane: its event 46 is of a kind this version "
+        "does not know ('session_archived'). Update Tripane to open it; the session is left as it is.")
+    assert store.read("SELECT COUNT(*) FROM events WHERE session_id = ?", [SESSION_ID]) == [(46,)]
+
+    from core import cli
+
+    assert cli.main(["--data-dir", str(data_dir), "show", SESSION_ID]) == cli.EXIT_USAGE  # (as for any StoreError)
+    assert "was recorded by a later version of Tripane" in capsys.readouterr().err

@@ -16,6 +16,18 @@ def test_the_settings_come_back_as_saved_and_only_the_shared_ones_are_kept(tmp_p
     assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temporary file left beside it
 
 
+def test_a_later_versions_settings_are_kept_when_this_one_saves(tmp_path):
+    # The person went back to this version for a while: its Save must not lose what the later
+    # one keeps in the same file, which they find again on returning to it.
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"model": "openai/gpt-5.4-mini", "voice_input": {"device": "usb"},
+                                "sidebar": "left"}), encoding="utf-8")
+    assert read_settings(path) == {"model": "openai/gpt-5.4-mini"}
+    write_settings({"model": "anthropic/claude-sonnet-latest", "warn_turn": 9}, path)
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "voice_input": {"device": "usb"}, "sidebar": "left", "model": "anthropic/claude-sonnet-latest", "warn_turn": 9}
+
+
 def test_a_missing_or_broken_file_gives_the_defaults_and_a_wrong_value_only_loses_itself(tmp_path, caplog):
     path = tmp_path / "settings.json"
     assert read_settings(path) == {}
