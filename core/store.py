@@ -404,6 +404,17 @@ class Store:
         with self._guard():
             return [row["id"] for row in self.db.query("SELECT id FROM sessions WHERE status = ?", [status])]
 
+    def servers_used(self, session_ids: Collection[str]) -> dict[str, tuple[str, str]]:
+        """Each session's model as it stands, with the server it goes to ("": the provider's own),
+        from its start and the person's changes of model."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" * len(session_ids))
+        rows = self.read(f"SELECT session_id, json_extract(data, '$.model'), json_extract(data, '$.api_base') "
+                         f"FROM events WHERE session_id IN ({marks}) AND kind IN ('session_started', 'model_changed') "
+                         "AND json_valid(data) ORDER BY session_id, seq", list(session_ids))
+        return {session_id: (str(model or ""), str(api_base or "")) for session_id, model, api_base in rows}
+
     def sessions_following(self, skill: str) -> set[str]:
         """The sessions whose recall at task start gave the agent this skill (MemoryRecalled)."""
         rows = self.read("SELECT DISTINCT session_id FROM events WHERE kind = 'memory_recalled' AND json_valid(data) "

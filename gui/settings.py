@@ -83,6 +83,22 @@ class Preferences:
         self.recent_models = newest_first(self.recent_models, f"{model}\t{api_base or ''}",
                                           lambda line: line.split("\t", 1)[0] == model, RECENT_MODELS)
 
+    def learn_from_sessions(self, used: list[tuple[str, str, str]]) -> None:
+        """The work folders and models (with their servers) of the data folder's latest sessions,
+        newest first, as (workdir, model, api_base): those of sessions started from the terminal,
+        which the window never saw, are offered too, after the ones it remembers. What it
+        remembers stays as it is: a server the person chose since is not replaced by an older
+        session's."""
+        folders = [line for line in self.recent_workdirs.splitlines() if line.strip()]
+        models = self.models_used()
+        for workdir, model, api_base in used:
+            if workdir and not any(Path(folder) == Path(workdir) for folder in folders):
+                folders.append(workdir)
+            if model and all(known != model for known, _ in models):
+                models.append((model, api_base))
+        self.recent_workdirs = "\n".join(folders[:RECENT_WORKDIRS])
+        self.recent_models = "\n".join(f"{model}\t{api_base}" for model, api_base in models[:RECENT_MODELS])
+
     def server_of(self, model: str) -> str:
         """The server a model is reached at: the one it was last used at or chosen at in Settings,
         whichever came last (a server corrected in New session is offered again, not the Settings

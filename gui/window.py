@@ -96,7 +96,7 @@ from gui.qt import (
 from gui.reflections import Reflections
 from gui.screen_fit import cascade_over, center_on_screen, fit_to_screen
 from gui.session_search import MentionSearch
-from gui.settings import AppSettings, Preferences
+from gui.settings import RECENT_WORKDIRS, AppSettings, Preferences
 from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
@@ -726,6 +726,7 @@ class MainWindow(QMainWindow):
         if not self.prefs.configured:
             self.open_settings(first_run=True)
             return None
+        self._learn_from_sessions()
         dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory)
         if self._task_not_started:  # typed, then closed without starting (Esc by mistake, say)
             dialog.task.setPlainText(self._task_not_started)
@@ -1448,7 +1449,16 @@ class MainWindow(QMainWindow):
 
     # --- other windows --------------------------------------------------------------------------
 
+    def _learn_from_sessions(self) -> None:
+        """The work folders and models of sessions started from the terminal, offered beside the
+        window's own (a person who began with `tripane run` met an empty Settings and list)."""
+        try:
+            self.prefs.learn_from_sessions(self.workspace.lately_used(RECENT_WORKDIRS))
+        except StoreError as exc:  # (the list says what is wrong with the database)
+            log.warning("the sessions' folders and models were not read: %s", exc)
+
     def open_settings(self, first_run: bool = False) -> SettingsDialog:
+        self._learn_from_sessions()
         data_before = self.prefs.data_path()
         embedding_before = read_config(self.workspace.data_dir).get("embedding_model", "")
         dialog = SettingsDialog(self.prefs, self.keeper, self.connection_client_factory, first_run=first_run,

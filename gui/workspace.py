@@ -77,6 +77,13 @@ class Workspace:
         interrupted)."""
         return live_status(self.data_dir, self.store.sessions())
 
+    def lately_used(self, count: int) -> list[tuple[str, str, str]]:
+        """The newest sessions' work folders and models with their servers, newest first, as
+        (workdir, model, api_base): from the terminal as from the window."""
+        rows = self.store.sessions()[:count]
+        servers = self.store.servers_used([row.id for row in rows])
+        return [(row.workdir, *servers.get(row.id, (row.model, ""))) for row in rows]
+
     def sessions_signature(self) -> tuple:
         """Changes when a session is created, deleted, renamed or changes state, by any process, and
         when a run ends without a word (a `tripane run` killed): the list then shows it interrupted."""

@@ -61,8 +61,11 @@ class SettingsDialog(QDialog):
         self.keeper = keeper
         self.client_factory = client_factory
         layout = QVBoxLayout(self)
+        # On a first run after sessions run from the terminal: the model they used lately, at its server.
+        learned = first_run and not prefs.model.strip() and bool(prefs.models_used())
+        model, api_base = prefs.models_used()[0] if learned else (prefs.model, prefs.api_base)
         if first_run:
-            intro = QLabel(FIRST_RUN)
+            intro = QLabel(FIRST_RUN + (" The model your latest session used is filled in." if learned else ""))
             intro.setObjectName("intro")
             intro.setWordWrap(True)
             intro.setOpenExternalLinks(True)
@@ -77,7 +80,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(model_box)
         self.error = error_label()
         self.connection = connection = ConnectionFields(
-            self, self.error, prefs, keeper, client_factory, model=prefs.model, api_base=prefs.api_base,
+            self, self.error, prefs, keeper, client_factory, model=model, api_base=api_base,
             offered=[prefs.model, *(model for model, _ in prefs.models_used())],
             again="Save again to keep the other settings.")
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key

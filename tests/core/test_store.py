@@ -8,6 +8,7 @@ import pytest
 import core.store
 from core.events import (
     AssistantMessage,
+    ModelChanged,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -291,3 +292,17 @@ def test_sessions_started_in_the_same_second_with_the_same_random_part_get_ids_o
 
     assert (first.id, second.id) == ("20261127-140000-abcd", "20261127-140000-beef")
     assert store.session(first.id).task == "first" and store.session(second.id).task == "second"
+
+
+def test_each_sessions_model_and_server_as_they_stand(store):
+    store.create_session("s1", task="a", model="openai/gpt-5.4-mini")
+    store.append("s1", SessionStarted(task="a", model="openai/gpt-5.4-mini", workdir="/w"))
+    store.create_session("s2", task="b", model="ollama_chat/llama3.1")
+    store.append("s2", SessionStarted(task="b", model="ollama_chat/llama3.1", workdir="/w",
+                                      api_base="http://127.0.0.1:11434"))
+    store.append("s2", ModelChanged(model="openai/qwen3", api_base="http://10.0.0.5:8000/v1",
+                                    previous="ollama_chat/llama3.1"))
+    store.create_session("s3", task="c", model="m")
+    assert store.servers_used(["s1", "s2", "s3"]) == {
+        "s1": ("openai/gpt-5.4-mini", ""), "s2": ("openai/qwen3", "http://10.0.0.5:8000/v1")}
+    assert store.servers_used([]) == {}
