@@ -78,9 +78,14 @@ def add_session_workdir(db: sqlite_utils.Database) -> None:
     """The session's work folder, in its row: a session is found by its project's folder in the
     list's search, without its log replayed. Sessions from before: from their log, once."""
     db["sessions"].add_column("workdir", str, not_null_default="")
+    _fill_workdirs(db)
+
+
+def _fill_workdirs(db: sqlite_utils.Database, where: str = "") -> None:
+    """The sessions' work folders from their logs (the last place a session started or moved to)."""
     db.execute("UPDATE sessions SET workdir = COALESCE((SELECT json_extract(data, '$.workdir') FROM events "
                "WHERE events.session_id = sessions.id AND kind IN ('session_started', 'workdir_moved') "
-               "AND json_valid(data) ORDER BY seq DESC LIMIT 1), '')")
+               f"AND json_valid(data) ORDER BY seq DESC LIMIT 1), ''){where}")
 
 
 class StoreError(Exception):
@@ -329,6 +334,7 @@ class Store:
             self.db.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_BYTES
             self.db.execute("PRAGMA foreign_keys = ON")
             migrations.apply(self.db)
+            self._fill_missing_workdirs()
         except BaseException as exc:
             if conn is not None:
                 conn.close()  # a refused file is not held open: on Windows it could not be set aside
@@ -341,6 +347,13 @@ class Store:
             raise StoreError(f"{self.path} cannot be opened ({exc}).", "It was left untouched; close what else "
                              "has it open, or choose another data folder with --data-dir.") from exc
         self._checkpoints = _Checkpoints(self.path)
+
+    def _fill_missing_workdirs(self) -> None:
+        """Sessions an earlier version created after this one added the work folder's column: it
+        wrote their rows without it, and the list's search by folder, and the folders New session
+        offers, missed them. Read only when there are such rows: most opens write nothing."""
+        if self.db.execute("SELECT 1 FROM sessions WHERE workdir = '' LIMIT 1").fetchone():
+            _fill_workdirs(self.db, " WHERE workdir = ''")
 
     def _check_header(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:

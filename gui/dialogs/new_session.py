@@ -79,7 +79,9 @@ class NewSessionDialog(QDialog):
         self.recent.addItems(prefs.recent_folders())
         self.recent.setToolTip("The folder the agent may work in; the list holds the ones used lately")
         self.workdir = self.recent.lineEdit()
-        self.workdir.setText(proposed_workdir(prefs.workdir, Path.cwd(), started_from_terminal()))
+        # (The window's last folder; before it ever started a session, the terminal's latest.)
+        last_used = prefs.workdir or next(iter(prefs.recent_folders()), "")
+        self.workdir.setText(proposed_workdir(last_used, Path.cwd(), started_from_terminal()))
         form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
         # Home is what a first start offers: said, as the agent may then change any of the person's files.
         self.folder_note = QLabel(HOME_NOTE)

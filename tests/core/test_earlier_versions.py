@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.changes import changes_line
-from core.events import SessionEnded, ToolResult
+from core.events import SessionEnded, SessionStarted, ToolResult
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.store import Store, StoreError
@@ -119,3 +119,24 @@ def test_a_database_a_later_version_wrote_opens_and_its_new_sessions_say_to_upda
 
     assert cli.main(["--data-dir", str(data_dir), "show", SESSION_ID]) == cli.EXIT_USAGE  # (as for any StoreError)
     assert "was recorded by a later version of Tripane" in capsys.readouterr().err
+
+
+def test_a_session_the_earlier_version_starts_after_this_one_opened_the_database_has_its_folder(earlier_store,
+                                                                                                tmp_path):
+    """Both versions in use: this one added the work folder's column, then the earlier one started a
+    session and wrote its row without it. The list's search by folder and New session's folders
+    missed that session; the next open fills it in from the log."""
+    store, data_dir, _workdir = earlier_store
+    store.db.execute("INSERT INTO sessions (id, created, updated, task, title, status, model) VALUES "
+                     "('20261128-012213-f1ad', '2026-11-28T01:22:13', '2026-11-28T01:22:13', 'Read the chunks', "
+                     "'Read the chunks', 'waiting', 'openai/trial')")
+    store.append("20261128-012213-f1ad", SessionStarted(task="Read the chunks", model="openai/trial",
+                                                        workdir=str(tmp_path / "chunks")))
+    assert store.session("20261128-012213-f1ad").workdir == ""
+    store.close()
+    again = Store(data_dir / "tripane.db")
+    try:
+        assert again.session("20261128-012213-f1ad").workdir == str(tmp_path / "chunks")
+        assert again.session(SESSION_ID).workdir == str(tmp_path / "work")  # (the others as they were)
+    finally:
+        again.close()

@@ -62,3 +62,16 @@ def test_new_session_offers_the_terminals_folders_and_models_after_the_windows_o
     dialog.model.setCurrentText("openai/gpt-5.4-mini")
     assert dialog.api_base.text() == ""
     dialog.reject()
+
+
+def test_before_the_window_started_any_session_new_session_proposes_the_terminals_latest_folder(
+        qtbot, make_window, tmp_path):
+    run_from_the_terminal(tmp_path / "data", [(tmp_path / "site", "openai/gpt-5.4-mini", None),
+                                              (tmp_path / "parser", "ollama_chat/llama3.1", LOCAL)])
+    settings = AppSettings(QSettings(str(tmp_path / "saved.ini"), QSettings.Format.IniFormat))
+    settings.save(Preferences(model="ollama_chat/llama3.1", api_base=LOCAL, data_dir=str(tmp_path / "data")))
+    dialog = make_window(settings_=settings).new_session()
+    # It proposed the home folder, with its warning, as if the person had used none.
+    assert dialog.workdir.text() == str(tmp_path / "parser")
+    assert dialog.folder_note.isHidden()
+    dialog.reject()
