@@ -388,6 +388,7 @@ def _chosen_session(store, prefix: str | None):
 
 
 def _list_sessions(store, data_dir: Path, search: str = "") -> int:
+    from core.events import shown_status
     from core.run_lock import live_status
     from core.store import rows_matching
 
@@ -398,19 +399,20 @@ def _list_sessions(store, data_dir: Path, search: str = "") -> int:
     mentioning = store.sessions_mentioning(search.strip()) if search.strip() else set()
     for row in rows_matching(rows, search, mentioning):
         said = "  (said in its conversation)" if row.id in mentioning else ""
-        print(f"{row.id}  {row.status:<14} {row.model:<28} {row.title}{said}")
+        print(f"{row.id}  {shown_status(row.status):<14} {row.model:<28} {row.title}{said}")
     return EXIT_DONE
 
 
 def _delete(store, data_dir: Path, prefixes: list[str], confirmed: bool) -> int:
     """Each session named, after the person confirms (at a terminal) or said --yes; one another
     Tripane runs is kept and said."""
+    from core.events import shown_status
     from core.run_lock import live_status
     from core.session import SessionBusy, delete_session
 
     rows = live_status(data_dir, list({row.id: row for row in map(store.find_session, prefixes)}.values()))
     for row in rows:
-        print(f"{row.id}  {row.status:<14} {row.title}")
+        print(f"{row.id}  {shown_status(row.status):<14} {row.title}")
     if not confirmed:
         if not sys.stdin.isatty():
             print("tripane: deleting cannot be undone: run it at a terminal to be asked, or add --yes", file=sys.stderr)
@@ -437,6 +439,7 @@ def _delete(store, data_dir: Path, prefixes: list[str], confirmed: bool) -> int:
 
 def _import(store, data_dir: Path, source: Path) -> int:
     from core.agent.state import SessionState
+    from core.events import shown_status
     from core.export import ImportRefused, import_session
     from core.paths import missing_work_folder
 
@@ -448,7 +451,7 @@ def _import(store, data_dir: Path, source: Path) -> int:
     from core.run_lock import live_status
 
     [row] = live_status(data_dir, [store.session(session_id)])  # one recorded as running runs nowhere here
-    print(f"Imported {session_id}: {row.title} ({row.status}). Read it in the window, or with: tripane show {session_id}")
+    print(f"Imported {session_id}: {row.title} ({shown_status(row.status)}). Read it in the window, or with: tripane show {session_id}")
     state = SessionState(session_id)
     for record in store.iter_records(session_id):
         state.apply(record)
@@ -702,7 +705,9 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             await session.send(args.message)
         # Ended on an error, its cause fixed (--model, a key, a server started): the failed step again.
         elif session.state.ended and not session.reopen_after_error():
-            print(f"Session {session.id} has ended ({session.state.status.removeprefix('ended:')}). "
+            from core.events import ended_word
+
+            print(f"Session {session.id} has ended ({ended_word(session.state.status)}). "
                   "Give it a new instruction with --message.")
             return EXIT_DONE
     await _point_out_deprecation(session)

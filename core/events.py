@@ -522,6 +522,22 @@ class SessionEnded(Event):
     summary: str = ""
 
 
+# How an end is said to the person: "aborted" is kept in the log, and a run the person stopped read
+# as one that failed ("Ended: aborted" after their own Stop).
+ENDED_WORDS = {"aborted": "stopped"}
+
+
+def ended_word(status: str) -> str:
+    """A session's end (SessionEnded.status, or a row's "ended:STATUS") as the person reads it."""
+    status = status.removeprefix("ended:")
+    return ENDED_WORDS.get(status, status)
+
+
+def shown_status(status: str) -> str:
+    """A session row's status as a list shows it: "ended:stopped" for "ended:aborted"."""
+    return f"ended:{ended_word(status)}" if status.startswith("ended:") else status
+
+
 # The events' fields that hold what a conversation says (messages, thinking, outputs, questions,
 # errors, summaries), beside the task and each call's arguments: what its searches look in.
 SAID_FIELDS = ("text", "reasoning", "content", "question", "message", "summary")

@@ -49,6 +49,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
     WorkdirMoved,
+    ended_word,
 )
 from core.memory.history import line_counts
 from core.paths import named_files
@@ -169,8 +170,8 @@ def ended_line(event: SessionEnded) -> str:
     Markdown one goes below, indented, its lines as written."""
     summary = event.summary.strip()
     if "\n" not in summary and len(summary) <= ENDED_INLINE:
-        return f"■ ended: {event.status}" + (f" — {summary}" if summary else "")
-    return f"■ ended: {event.status}\n" + textwrap.indent(summary, "  ")
+        return f"■ ended: {ended_word(event.status)}" + (f" — {summary}" if summary else "")
+    return f"■ ended: {ended_word(event.status)}\n" + textwrap.indent(summary, "  ")
 
 
 ENDED_INLINE = 400  # characters of a one-line summary that stay on the line

@@ -31,6 +31,7 @@ from core.events import (
     UnknownEventKind,
     decode,
     encode,
+    ended_word,
 )
 from core.imports import without
 from core.text import one_line
@@ -302,6 +303,7 @@ def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[st
         return rows
     return [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
             or needle in r.model.lower() or needle in r.workdir.lower() or needle in r.status.split(":")
+            or needle == ended_word(r.status)
             or r.id in mentioning]
 
 

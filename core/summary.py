@@ -30,6 +30,7 @@ from core.events import (
     ToolResult,
     Usage,
     UserMessage,
+    ended_word,
 )
 from core.paths import named_files
 from core.spending import known_cost
@@ -112,7 +113,7 @@ def summarize(records: Iterable[Record]) -> SessionSummary:
                 (summary.asked_helpers if event.for_person else summary.researched).add(event.call_id)
                 summary.usage = summary.usage + event.usage
             case SessionEnded():
-                summary.status, summary.ended_summary = f"ended: {event.status}", event.summary
+                summary.status, summary.ended_summary = f"ended: {ended_word(event.status)}", event.summary
     return summary
 
 

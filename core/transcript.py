@@ -32,6 +32,7 @@ from core.events import (
     ToolResult,
     UserMessage,
     WorkdirMoved,
+    ended_word,
 )
 from core.render import (
     changed_outside_note,
@@ -125,7 +126,7 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"⌕ {capitalized(research_note(event))}"))
             case SessionEnded():
                 summary = f": {event.summary.strip()}" if event.summary.strip() else ""
-                parts.append(f"**■ Ended, {event.status}**{summary}")
+                parts.append(f"**■ Ended, {ended_word(event.status)}**{summary}")
     return "\n\n".join(parts) + "\n"
 
 

@@ -19,6 +19,7 @@ from core.events import (
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
+    ended_word,
 )
 from core.paths import named_files
 from core.render import put_back_groups
@@ -118,7 +119,7 @@ def allowed_in_folder(tool: str) -> str:
 
 def session_ended(status: str, summary: str) -> str:
     icon = {"done": "✅", "capped": "⏹", "aborted": "⏹", "error": "❌"}.get(status, "⏹")
-    return f"\n## [{_stamp()}] {icon} Session ended: {status}\n{_clip(summary, 2000)}\n"
+    return f"\n## [{_stamp()}] {icon} Session ended: {ended_word(status)}\n{_clip(summary, 2000)}\n"
 
 
 def resumed_after_interruption(interrupted_at: str) -> str:

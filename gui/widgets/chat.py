@@ -41,6 +41,7 @@ from core.events import (
     UserMessage,
     WindowLearned,
     WorkdirMoved,
+    ended_word,
 )
 from core.memory.variants import LEARNED
 from core.offload import shown_task
@@ -634,7 +635,7 @@ class ChatView(QScrollArea):
                 changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
                 summary = "the answer above" if record.seq in self._ends_on_answer else escape_html(event.summary)
-                label = rich_label(displayable(f"■ <b>Ended: {event.status}</b> — {summary}"
+                label = rich_label(displayable(f"■ <b>Ended: {ended_word(event.status)}</b> — {summary}"
                                                f"{changed}{after}"), "ended")
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(lambda _href: self.changes_requested.emit())

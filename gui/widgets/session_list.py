@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from core.events import ended_word
 from core.store import SessionRow
 from core.text import one_line
 from gui.keys import gives_window_keys, keeps_escape
@@ -33,7 +34,7 @@ def row_text(row: SessionRow, drafted: bool = False) -> str:
     """`drafted`: a message half written to it waits in the message box for it. Last, the name of
     its work folder (the project: what tells apart sessions of several), which a narrow list cuts
     first."""
-    status = row.status.removeprefix("ended:")
+    status = ended_word(row.status)
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
     folder = re.split(r"[\\/]", row.workdir.rstrip("\\/"))[-1]  # (a Windows path, in a session imported here)
     when = row.created[:16].replace("T", " ")

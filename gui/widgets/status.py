@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from core import model_names
 from core.agent.state import SessionState
+from core.events import ended_word
 from core.model_names import deprecation_words
 from core.render import TIMED_ACTIVITIES, activity_progress, effort_words
 from core.spending import known_cost
@@ -157,7 +158,7 @@ class SessionStatusBar(QStatusBar):
                                  "session; one in tokens can (Settings → Supervision). Click: the spending over all "
                                  "sessions.")
         if state.ended:
-            self._set_state(f"■ Ended: {state.status.removeprefix('ended:')}", "ended")
+            self._set_state(f"■ Ended: {ended_word(state.status)}", "ended")
         elif activity == "elsewhere" and state.status == "waiting":  # asked there, not here
             self._set_state(*STATE_TEXT["elsewhere_waiting"])
             self.state.setToolTip("Another Tripane runs this session (a terminal's tripane run, or another window): "

@@ -705,7 +705,9 @@ def test_a_question_at_the_terminal_left_unanswered_ends_the_command_cleanly(tmp
         assert "Traceback" not in err, err
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
         if person == "presses Ctrl+C":  # the run stops there, as Ctrl+C stops it at any other moment
-            assert code == 1 and "ended: aborted" in out
+            assert code == 1 and "ended: stopped" in out  # (the person's Stop: not "aborted")
+            code, out, err = finish(tripane("sessions", data_dir=tmp_path))
+            assert out.startswith(f"{session_id}  ended:stopped ")
             return
         assert code == 3 and f"tripane resume {session_id} --answer" in err  # the question stays open
 

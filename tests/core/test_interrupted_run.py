@@ -94,7 +94,7 @@ async def test_a_session_no_run_drives_is_stopped_where_it_is_without_a_run(stor
     assert reopened.state.status == "ended:aborted" and model.requests == []  # no step taken to stop it
     assert [e.summary for e in events_of(reopened, SessionEnded)] == ["Stopped by the person."]
     assert events_of(reopened, SessionResumed) == []  # it was not resumed
-    assert "Session ended: aborted" in reopened.read_file(PROGRESS)[0]
+    assert "Session ended: stopped" in reopened.read_file(PROGRESS)[0]
     assert not reopened.stop_unrun()  # ended already
 
     asking = ScriptedModel([reply("", call("shell_run", "c1", command="echo hi"))])

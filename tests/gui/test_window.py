@@ -335,6 +335,13 @@ def test_turn_thirty_opens_the_danger_dialog(qtbot, make_window, workdir):
     qtbot.mouseClick(second.buttons["stop"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     assert session.state.status == "ended:aborted"
+    # The person stopped it: said so, not "aborted", as a run that failed reads.
+    ended = [w for w in window.chat.items() if w.objectName() == "ended"][-1]
+    assert ended.text().startswith("■ <b>Ended: stopped</b> — The person chose to stop.")
+    qtbot.waitUntil(lambda: window.status.state.text() == "■ Ended: stopped", timeout=WAIT)
+    qtbot.waitUntil(lambda: " · stopped · " in window.sessions.list.item(0).text(), timeout=WAIT)
+    window.sessions.search.setText("stopped")
+    assert window.sessions.ids() == [session.id]
 
 
 def test_the_budget_dialog_shows_the_latest_steps_and_grants_what_the_person_sets(qtbot, make_window, workdir):
