@@ -31,6 +31,7 @@ from gui.qt import (
 )
 from gui.tasks import TaskKeeper
 from gui.widgets.chat_items import escape_html
+from gui.widgets.path_rows import SEPARATOR, PathRows
 from gui.widgets.tool_card import diff_html
 
 INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
@@ -81,7 +82,7 @@ class PutBackDialog(QDialog):
 
 
 def row(change: Change) -> str:
-    return f"{change.path}  ·  {change.what()}"
+    return f"{change.path}{SEPARATOR}{change.what()}"
 
 
 class WorkChangesDialog(QDialog):
@@ -89,7 +90,9 @@ class WorkChangesDialog(QDialog):
         super().__init__(parent)
         self.keeper, self.session = keeper, session
         self.changes: list[Change] = []
-        self.putting_back = False  # (the button waits until the files are back)
+        # The button waits until the files are back and the list says how they stand: read again,
+        # seconds in a large folder, the list meanwhile said the files were still changed.
+        self.putting_back = False
         self._diff_of: tuple[str, str] | None = None  # the file and its state the diff shown is of
         self.setWindowTitle(f"What the agent changed — {title}")
         self.setObjectName("work_changes")
@@ -102,6 +105,9 @@ class WorkChangesDialog(QDialog):
         self.list.setAccessibleName("Files the agent changed")
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setSpacing(2)
+        # A long path loses its middle, not the file's name and what was done to it: the list
+        # scrolled sideways, the names cut off at its edge.
+        self.list.setItemDelegate(PathRows(self.list))
         self.list.currentItemChanged.connect(lambda _now, _before: self._show_chosen())
         self.list.itemSelectionChanged.connect(self._update_buttons)
         self.diff = QTextBrowser()
@@ -161,6 +167,7 @@ class WorkChangesDialog(QDialog):
         chosen = {item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()}
         looked_at = self.list.currentItem().data(Qt.ItemDataRole.UserRole) if self.list.currentItem() else None
         self.changes = changes
+        self.putting_back = False
         self.list.blockSignals(True)
         self.list.clear()
         for change in changes:
@@ -243,20 +250,22 @@ class WorkChangesDialog(QDialog):
                               on_success=lambda done: self._restored(done, reason), on_failure=self._not_restored)
 
     def _restored(self, done: Restored, reason: str) -> None:
-        self.putting_back = False
         try:
             self.session.record_put_back(done, reason)
         except CannotRun as exc:
             self.error.setText(str(exc))
+        back = len(done.restored) + len(done.removed)
+        self.summary.setText(f"Put back {back:,} file{'s' * (back != 1)}; reading the work folder again…")
         self.reload()
 
     def _not_restored(self, error: BaseException) -> None:
-        self.putting_back = False
         self.error.setText(str(error) if isinstance(error, (CannotRun, OSError)) else
                            f"The files could not be put back: {error}")
         self.reload()
 
     def _failed(self, error: BaseException) -> None:
+        self.putting_back = False
+        self._update_buttons()
         self.summary.setText(str(error) if isinstance(error, (OriginalsUnreadable, CannotRun, OSError)) else
                              f"The changes could not be read: {error}")
 

@@ -177,10 +177,15 @@ def test_files_are_put_back_off_the_window_s_thread_and_it_says_so_meanwhile(qtb
     assert dialog.summary.text() == "Putting back 2 files…" and not dialog.put_back_button.isEnabled()
     qtbot.waitUntil(lambda: len(threads) == 1, timeout=WAIT)
     assert threads[0] is not threading.main_thread()
-    diffing = threading.Event()
-    diff_of = type(session).changed_file_diff
+    diffing, listing = threading.Event(), threading.Event()
+    diff_of, listed = type(session).changed_file_diff, type(session).changed_files
     monkeypatch.setattr(type(session), "changed_file_diff", lambda self, change: diffing.wait(10) and diff_of(self, change))
+    monkeypatch.setattr(type(session), "changed_files", lambda self: listing.wait(10) and listed(self))
     release.set()
+    # The list is read again (seconds, in a large folder): said, and the files not offered again meanwhile.
+    qtbot.waitUntil(lambda: dialog.summary.text() == "Put back 2 files; reading the work folder again…", timeout=WAIT)
+    assert dialog.list.item(0).text() == "a.txt  ·  created" and not dialog.put_back_button.isEnabled()
+    listing.set()
     qtbot.waitUntil(lambda: dialog.list.item(0).text() == "a.txt  ·  removed again", timeout=WAIT)
     # Its diff is read again (seconds, in a large folder): meanwhile not the old one under its old heading.
     assert dialog.diff.toPlainText() == "a.txt — removed again\nReading…"
