@@ -42,6 +42,22 @@ def named_files(paths: Sequence[str], listed: int) -> str:
             + (f", all in {where}/" if where else "") + ")")
 
 
+def shortened_path(path: str, limit: int) -> str:
+    """`path` in at most `limit` characters, its file's name kept: the folders lose their middle
+    ("litellm/llms/…/adapters/transformation.py"), and only a name longer than the limit itself
+    is cut, in its middle. Cut at the end, a tool card's path lost the name it was about."""
+    if len(path) <= limit:
+        return path
+    separator = "\\" if "\\" in path and "/" not in path else "/"
+    folder, _, name = path.rpartition(separator)
+    room = limit - len(name) - 2  # (for "…" and the separator)
+    if not folder or room < 4:
+        half = (limit - 1) // 2
+        return path[:half] + "…" + path[len(path) - (limit - 1 - half):]
+    head = (room + 1) // 2
+    return folder[:head] + "…" + folder[len(folder) - (room - head):] + separator + name
+
+
 def folder_of(path: str) -> str:
     """A relative file path's folder ("." for one at the top)."""
     return PurePosixPath(path).parent.as_posix()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from core.events import CommandChangedFiles, ToolCall, ToolResult
+from core.paths import shortened_path
 from core.text import one_line
 from core.tools.context import STOPPABLE_TOOLS
 from gui.desktop_open import open_on_desktop
@@ -41,6 +42,7 @@ PREVIEW_CHARS = 4000  # of a result, shown in the card (Copy result copies all o
 # is about its text more than the folder it searched.
 SUMMARY_KEYS = ("query", "path", "command", "url", "question", "title", "summary")
 PROSE_KEYS = frozenset({"question", "title", "summary"})  # (a command or a path is shown as it is)
+SUMMARY_CHARS = 71  # of the call's first argument, in its header
 MARKDOWN_MARKS = re.compile(r"\*\*|__|`")
 # A running command's latest output lines, as a terminal shows them: enough to see a test run
 # move, few enough that the card does not push the conversation away.
@@ -126,7 +128,9 @@ class ToolCard(QFrame):
             first = self.call.arguments
         if key in PROSE_KEYS:  # the agent's Markdown, read as the dialog shows it: "**12**" was its header
             first = MARKDOWN_MARKS.sub("", str(first))
-        return one_line(str(first), 71)
+        if key == "path":  # (the header's own cut is in its middle: the name stays, with the state after it)
+            return shortened_path(" ".join(str(first).split()), SUMMARY_CHARS)
+        return one_line(str(first), SUMMARY_CHARS)
 
     def _render(self) -> None:
         self._render_header()

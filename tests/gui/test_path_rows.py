@@ -39,3 +39,27 @@ def test_the_list_draws_the_fitted_row_and_keeps_the_whole_text(qtbot):
     assert option.text.endswith("transformation.py  ·  changed by a command") and "…" in option.text
     assert view.item(0).text() == LONG  # (the filter, its tip and a screen reader have it whole)
     assert not view.horizontalScrollBar().isVisible()
+
+
+def test_a_tool_cards_header_keeps_the_files_name_of_a_long_path(qtbot):
+    import json
+
+    from core.events import ToolCall
+    from gui.widgets.tool_card import ToolCard
+
+    path = "litellm/llms/anthropic/experimental_pass_through/adapters/transformation.py"
+    card = ToolCard(ToolCall("w1", "file_write", json.dumps({"path": path, "content": "x\n"})))
+    qtbot.addWidget(card)
+    # It was cut at the end ("…/adapters/transformati…"), then in its middle by the header itself.
+    assert card.header.text() == "…  file_write  litellm/llms/anthropic/exp…ntal_pass_through/adapters/transformation.py"
+
+
+def test_a_long_path_is_shortened_in_its_folders_and_a_long_name_in_its_middle():
+    from core.paths import shortened_path
+
+    path = "litellm/llms/anthropic/experimental_pass_through/adapters/transformation.py"
+    assert shortened_path(path, 200) == path
+    assert shortened_path(path, 40) == "litellm/llm…h/adapters/transformation.py"  # (40 characters)
+    assert shortened_path("C:\\Users\\ada\\projects\\website\\src\\components\\header.tsx", 30).endswith("\\header.tsx")
+    name = "a_generated_file_name_that_is_much_longer_than_the_limit_allows.json"
+    assert shortened_path(f"data/{name}", 30) == f"data/{name}"[:14] + "…" + f"data/{name}"[-15:]
