@@ -241,6 +241,11 @@ def confine(root: Path, path: str, what: str) -> Path:
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     # resolve() follows symlinks, so a link that points outside is caught here too.
     if target != root and not target.is_relative_to(root):
+        written = candidate if candidate.is_absolute() else root / candidate
+        if os.path.normpath(written) == str(root) or Path(os.path.normpath(written)).is_relative_to(root):
+            # A relative path told to be relative: the agent gave one, and tried it again.
+            raise ToolError(f"Refused: {path!r} is a link in {what} that leads outside it, to {target}. "
+                            f"Only what is inside {what} ({root}) can be used.")
         raise ToolError(
             f"Refused: {path!r} is outside {what} ({root}). Use a path relative to {what}."
         )

@@ -33,8 +33,16 @@ def test_paths_outside_the_workdir_are_refused(ctx, tmp_path, path):
 def test_a_symlink_pointing_outside_is_refused(ctx, tmp_path):
     (tmp_path / "outside.txt").write_text("s", encoding="utf-8")
     os.symlink(tmp_path / "outside.txt", ctx.workdir / "link.txt")
-    with pytest.raises(ToolError, match="outside the workdir"):
+    os.symlink(tmp_path, ctx.workdir / "up")
+    # Said to be a link: "Use a path relative to the workdir" told the agent to do what it had done.
+    with pytest.raises(ToolError) as refused:
         file_read(ctx, "link.txt")
+    assert str(refused.value) == (f"Refused: 'link.txt' is a link in the workdir that leads outside it, to "
+                                  f"{(tmp_path / 'outside.txt').resolve()}. Only what is inside the workdir "
+                                  f"({ctx.workdir.resolve()}) can be used.")
+    with pytest.raises(ToolError, match="'up/outside.txt' is a link in the workdir that leads outside it"):
+        file_write(ctx, "up/outside.txt", "x")
+    assert (tmp_path / "outside.txt").read_text(encoding="utf-8") == "s"
 
 
 def test_absolute_paths_inside_the_workdir_are_fine(ctx):
