@@ -143,7 +143,10 @@ class ToolCard(QFrame):
         if outcome is not None and outcome.content:
             content = outcome.shown  # (the files a command changed: below, with more of them named)
             shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
-            body += f"<b>{'Result' if self.status == 'ok' else 'Error'}</b>{PRE}{escape_html(shown)}</pre>"
+            if self.status == "ok":
+                body += f"<b>Result</b>{PRE}{escape_html(shown)}</pre>"
+            else:  # why it failed first: after a whole plan or file in its arguments, it was out of sight
+                body = f"<b>Error</b>{PRE}{escape_html(shown)}</pre><b>Arguments</b>{body}"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
         if self._changed is not None:

@@ -86,3 +86,18 @@ def test_an_edit_card_shows_a_diff_and_a_written_file_its_lines(qtbot):
     assert "# Notes\n- one" in write.details.text()  # as it reads, not "# Notes\\n- one"
     write.copy_arguments()
     assert json.loads(QApplication.clipboard().text())["content"] == "# Notes\n- one\n"  # copied as sent
+
+
+def test_a_failed_card_shows_why_before_its_arguments(qtbot):
+    plan = "# Plan\n\n## Goal\nWrite hello.py.\n" + "".join(f"- [ ] step {n}\n" for n in range(60))
+    card = ToolCard(ToolCall("p1", "plan_update", json.dumps({"content": plan})))
+    qtbot.addWidget(card)
+    card.set_result(ToolResult("p1", "plan_update", False, "plan_update replaces the whole file, and this text "
+                                                          "drops the section(s) ## Current Status."))
+    shown = card.details.text()
+    # A failed card opens to show why; the 60 steps of the plan came first and pushed it out of sight.
+    assert card.header.isChecked()
+    assert shown.index("drops the section(s) ## Current Status") < shown.index("<b>Arguments</b>") < shown.index(
+        "step 59")
+    card.set_result(ToolResult("p1", "plan_update", True, "Plan updated (version 2)."))
+    assert card.details.text().index("step 59") < card.details.text().index("<b>Result</b>")  # (a result: after)
