@@ -146,7 +146,7 @@ class ToolCard(QFrame):
             if self.status == "ok":
                 body += f"<b>Result</b>{PRE}{escape_html(shown)}</pre>"
             else:  # why it failed first: after a whole plan or file in its arguments, it was out of sight
-                body = f"<b>Error</b>{PRE}{escape_html(shown)}</pre><b>Arguments</b>{body}"
+                body = f"<b>Error</b>{PRE}{escape_html(shown)}</pre><div><b>Arguments</b></div>{body}"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
         if self._changed is not None:

@@ -97,7 +97,7 @@ def test_a_failed_card_shows_why_before_its_arguments(qtbot):
     shown = card.details.text()
     # A failed card opens to show why; the 60 steps of the plan came first and pushed it out of sight.
     assert card.header.isChecked()
-    assert shown.index("drops the section(s) ## Current Status") < shown.index("<b>Arguments</b>") < shown.index(
+    assert shown.index("drops the section(s) ## Current Status") < shown.index("<div><b>Arguments</b></div>") < shown.index(
         "step 59")
     card.set_result(ToolResult("p1", "plan_update", True, "Plan updated (version 2)."))
     assert card.details.text().index("step 59") < card.details.text().index("<b>Result</b>")  # (a result: after)
