@@ -129,6 +129,8 @@ class SessionStarted(Event):
     # Those of folders within it (packages/web/AGENTS.md), told as the agent reads or writes their
     # files (core/context/project.py); off with the work folder's, when the person turns those off.
     folder_instructions: bool = True
+    # The instructions files of the folders within it, found at the start (named in the facts).
+    instruction_files: tuple[str, ...] = ()
     # The work folder's git branch and changes not committed at the start ("": not a repository).
     git: str = ""
 

@@ -26,7 +26,7 @@ from core.agent.options import WITHDRAWN
 from core.agent.state import SessionState, approval_key, asked_by_helper
 from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
-from core.context.project import read_project_instructions
+from core.context.project import instruction_files_within, read_project_instructions
 from core.events import (
     AssistantMessage,
     FileChanged,
@@ -270,6 +270,7 @@ class Session:
             diagnose_errors=config.diagnose_errors, copy_work_folder=config.copy_work_folder, budget_tokens=config.budget_tokens, budget_usd=config.budget_usd,
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
             folder_instructions=config.project_instructions, git=git_state(workdir),
+            instruction_files=instruction_files_within(workdir, data_dir) if config.project_instructions else (),
         )
         try:
             session.journal.record(start)

@@ -8,7 +8,9 @@ agent saw. A long file is cut (the agent can read the rest with file_read).
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +52,36 @@ def _read_instructions(folder: Path, shown_in: str, limit: int) -> tuple[str, st
                     f"file_read(path=\"{shown_in}{name}\", offset={next_line}).]")
         return name, text
     return "", ""
+
+
+# The folders within the work folder that keep instructions of their own, named in the session's
+# facts from the start: a command run in one (`cd packages/web && npm install`, against its "use
+# pnpm, never npm") reads no file there, and so was never told them.
+MAX_INSTRUCTION_FILES_NAMED = 12
+INSTRUCTIONS_LOOK_S = 0.5  # looked for at most this long, at the session's start (a large tree: cut short)
+
+
+def instruction_files_within(workdir: Path, data_dir: Path | None = None) -> tuple[str, ...]:
+    """The instructions files of the folders within `workdir` ("packages/web/AGENTS.md"), the
+    nearest first, passing over what file_list passes over (node_modules, .gitignore's); the
+    work folder's own is not one of them. Blocking: a walk of the tree, cut at INSTRUCTIONS_LOOK_S."""
+    from core.tools.skipped import Skipper  # (the tools import this module)
+
+    root = workdir.resolve()
+    skipper = Skipper(root, data_dir=data_dir)
+    skipper.start(root)
+    found: list[str] = []
+    deadline = time.monotonic() + INSTRUCTIONS_LOOK_S
+    try:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = skipper.folders_to_walk(Path(folder), dirs)
+            if folder != str(root) and (name := next((n for n in INSTRUCTION_FILES if n in files), None)):
+                found.append(Path(os.path.relpath(folder, root), name).as_posix())
+            if len(found) > MAX_INSTRUCTION_FILES_NAMED or time.monotonic() > deadline:
+                break
+    except OSError as exc:  # (a folder that cannot be read: what was found stands)
+        log.warning("folders' instructions not looked for in all of %s: %s", root, exc)
+    return tuple(sorted(found, key=lambda path: (path.count("/"), path)))
 
 
 # Instructions a folder within the work folder keeps for its own files: a monorepo's packages each

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from core.context.project import MAX_INSTRUCTION_FILES_NAMED
 from core.events import SessionStarted
 
 SYSTEMS = {"win32": "Windows; shell_run uses cmd.exe", "darwin": "macOS; shell_run uses /bin/sh"}
@@ -36,6 +37,12 @@ def session_facts(config: SessionStarted, started: str, risky_tools: list[str], 
         f"- Approvals: {approval}",
         f"- Limits: {limits}{budget}",
     ]
+    if config.instruction_files:
+        named = config.instruction_files[:MAX_INSTRUCTION_FILES_NAMED]
+        more = " and more" if len(config.instruction_files) > len(named) else ""
+        lines.append(f"- Folders with instructions of their own: {', '.join(named)}{more}. Follow a folder's in it, "
+                     "commands run there included: read them before you work there (the file tools show them "
+                     "the first time you use that folder)")
     if config.instructions:
         lines += ["", f"# Project instructions — {config.instructions_file} in the workdir, as it was when the "
                       "session started", config.instructions]

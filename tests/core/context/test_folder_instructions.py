@@ -99,3 +99,26 @@ def test_they_are_told_again_after_a_compaction_whose_summary_may_have_dropped_t
     # A command's output that happens to hold the words tells nothing.
     records.append(Record("s", 5, "", ToolResult("s1", "shell_run", True, TOLD)))
     assert instructions_told_since_compaction(records) == set()
+
+
+async def test_the_folders_with_instructions_of_their_own_are_named_from_the_start(store, data_dir, workdir):
+    # A command run in a package (`cd packages/web && npm install`) reads no file there: the agent
+    # was never told that the package says "use pnpm, never npm".
+    a_monorepo(workdir)
+    (workdir / "packages" / "api" / "CLAUDE.md").write_text("Run the API's tests with tox.\n", encoding="utf-8")
+    (workdir / "node_modules" / "left-pad").mkdir(parents=True)
+    (workdir / "node_modules" / "left-pad" / "AGENTS.md").write_text("Not the project's.\n", encoding="utf-8")
+    (workdir / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (workdir / "build").mkdir()
+    (workdir / "build" / "AGENTS.md").write_text("Generated.\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    assert session.state.config.instruction_files == ("packages/api/CLAUDE.md", "packages/web/AGENTS.md")
+    system = model.requests[0].messages[0]["content"]
+    assert ("- Folders with instructions of their own: packages/api/CLAUDE.md, packages/web/AGENTS.md. Follow a "
+            "folder's in it, commands run there included: read them before you work there") in str(system)
+
+    off = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("task_done", summary="ok"))]),
+                       project_instructions=False)
+    assert off.state.config.instruction_files == ()
