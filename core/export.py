@@ -21,6 +21,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     SessionStarted,
+    UnknownEventKind,
     decode,
     to_data,
 )
@@ -155,6 +156,10 @@ def _recorded(text: str, session_id: str) -> list[tuple[str, Event]]:
             if entry["session"] != session_id:
                 raise ValueError(f"it is of session {entry['session']!r}")
             records.append((str(entry["ts"]), decode(entry["kind"], json.dumps(entry["data"]))))
+        except UnknownEventKind as exc:
+            raise ImportRefused(f"Line {number} of {session_id}/events.jsonl is of a kind of event this version does not "
+                                f"know ({entry['kind']!r}): a later version of Tripane exported this session. Update "
+                                "Tripane to import it.") from exc
         except (ValueError, KeyError, TypeError, EventDecodeError) as exc:
             raise ImportRefused(f"Line {number} of {session_id}/events.jsonl is not an event of this session "
                                 f"({exc}): the export is damaged, or not Tripane's.") from exc

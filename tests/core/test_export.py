@@ -93,6 +93,12 @@ async def test_what_is_not_a_whole_export_is_refused_and_nothing_is_left(store, 
         rewritten("torn.zip", lambda name, data: data[:len(data) // 2] if name == log else data): "Line ",
         rewritten("headless.zip", lambda name, data: data.split(b"\n", 1)[1] if name == log else data):
             "does not start with the session's start",
+        # A later version's export: said so, not "damaged, or not Tripane's".
+        rewritten("later.zip", lambda name, data: data + (
+            f'{{"session": "{session.id}", "seq": 999, "ts": "2027-01-01T00:00:00+00:00", '
+            '"kind": "session_archived", "data": {}}\n').encode() if name == log else data):
+            r"is of a kind of event this version does not know \('session_archived'\): a later version of Tripane "
+            r"exported this session\. Update Tripane to import it\.$",
     }
     for source, why in cases.items():
         with pytest.raises(ImportRefused, match=why):
