@@ -185,6 +185,7 @@ class MainWindow(QMainWindow):
         self._inspector_refresh: QTimer | None = None
         self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
+        self._follow_problem = ""  # why other Tripanes' changes cannot be followed now, once said
         self._shut_down = False
         self._opening: str | None = None  # the session being opened to be shown, while its log is replayed
         self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
@@ -483,7 +484,14 @@ class MainWindow(QMainWindow):
                     if ended_there and session.state.open_question is not None:  # still asking: here now
                         self.show_question(session, session.state.open_question)
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout
-            log.warning("could not follow other Tripanes' changes: %s", exc)
+            # Said once while it lasts, not every 1.5 s: a later version running the session shown
+            # (an event this one cannot read) filled the log with the same line, and told no one.
+            if str(exc) != self._follow_problem:
+                self._follow_problem = str(exc)
+                log.warning("could not follow other Tripanes' changes: %s", exc)
+                self.statusBar().showMessage(f"Other Tripanes' changes are not shown: {exc}")
+        else:
+            self._follow_problem = ""
 
     def find(self) -> None:
         """Find in the pane that has the focus, or in the conversation (from it or the message
