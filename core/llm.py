@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import re
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -523,6 +524,23 @@ _UNREACHABLE = re.compile(r"Connection error|Cannot connect to host|Name or serv
                           r"|Network is unreachable", re.IGNORECASE)
 
 
+def untrusted_certificate(exc: BaseException) -> str:
+    """Why the server's TLS certificate was refused, when that is why the connection failed (""
+    when not). litellm says only "Connection error." and keeps the cause in the chain; a person
+    behind a company's TLS inspection read "is it running, and is the API base right?", and it was."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        if isinstance(found, ssl.SSLCertVerificationError):
+            return str(found.verify_message or found.reason or "certificate verify failed")
+        if "CERTIFICATE_VERIFY_FAILED" in str(found):
+            said = re.search(r"certificate verify failed: ([^()\]]+)", str(found))
+            return said[1].strip() if said else "certificate verify failed"
+        found = found.__cause__ or found.__context__
+    return ""
+
+
 # aiohttp's repr of the TLS settings in "Cannot connect to host …:443 ssl:<ssl.SSLContext object at
 # 0x7f…>": an address in memory, nothing a person can act on.
 _SSL_CONTEXT = re.compile(r"\s*ssl:<[^>]*>")
@@ -617,6 +635,12 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if isinstance(exc, litellm.Timeout):
         within = f" within {timeout_s:g} s" if timeout_s else " in time"
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
+    if why := untrusted_certificate(exc):
+        whose = f"The server at {api_base}" if api_base else "The provider"
+        return ModelError("certificate", f"{whose} was reached, but its certificate is not trusted on this computer "
+                          f"({why}). On a network that inspects encrypted traffic, as many companies' do, set "
+                          "SSL_CERT_FILE to the file of that network's certificate authority (its IT department "
+                          "has it), then start Tripane again.")
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(raw):

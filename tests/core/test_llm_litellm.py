@@ -7,6 +7,7 @@ import json
 import socket
 from collections.abc import Callable
 from dataclasses import replace as dataclass_replace
+from pathlib import Path
 
 import pytest
 
@@ -510,6 +511,45 @@ async def test_unreachable_server_is_a_connection_error_that_names_the_address(m
     assert said.endswith("): is it running, and is the API base right?")
     assert "litellm" not in said and "Exception" not in said and "ssl:<" not in said  # not its classes, nor repr
     assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
+
+
+TLS = (str(Path(__file__).resolve().parents[1] / "data" / "tls" / "cert.pem"),
+       str(Path(__file__).resolve().parents[1] / "data" / "tls" / "key.pem"))
+
+
+# The OpenAI SDK's httpx and litellm's own aiohttp client (DeepSeek, Groq, Mistral, …) both.
+@pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat"])
+async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_to_do(model):
+    # A company's TLS inspection presents its own certificate: the server was reached, and the
+    # person read "Could not reach the server … is it running, and is the API base right?".
+    with ScriptedServer(lambda request: Turn("hello"), tls=TLS) as server:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
+    assert failed.value.kind == "certificate" and not failed.value.retryable
+    assert server.requests == []  # (refused before a request was made)
+    assert str(failed.value) == (
+        f"The server at {server.url} was reached, but its certificate is not trusted on this computer (self-signed "
+        "certificate). On a network that inspects encrypted traffic, as many companies' do, set SSL_CERT_FILE to "
+        "the file of that network's certificate authority (its IT department has it), then start Tripane again.")
+
+
+def test_with_ssl_cert_file_set_as_said_the_server_is_trusted(tmp_path):
+    """The advice, taken: Tripane started again with SSL_CERT_FILE naming the certificate."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import asyncio, sys\nfrom core.llm import LiteLLMClient, ModelRequest\n"
+            "async def main():\n"
+            "    reply = await LiteLLMClient(api_key=lambda model, base=None: 'k', retries=0).complete(\n"
+            "        ModelRequest('openai/scripted', [{'role': 'user', 'content': 'hi'}], api_base=sys.argv[1]))\n"
+            "    print(reply.text)\n"
+            "asyncio.run(main())\n")
+    with ScriptedServer(lambda request: Turn("hello over TLS"), tls=TLS) as server:
+        done = subprocess.run([sys.executable, "-c", code, server.url], capture_output=True, text=True, timeout=120,
+                              cwd=Path(__file__).resolve().parents[2], env={**os.environ, "SSL_CERT_FILE": TLS[0]})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("hello over TLS")
 
 
 @pytest.mark.parametrize("model, how", [

@@ -109,17 +109,26 @@ class ScriptedServer:
     betas: list[str] = field(default_factory=list)  # each Messages API request's anthropic-beta header
     # Gemini's thought signatures handed out with calls, which Gemini 3 wants back with each.
     signatures: list[str] = field(default_factory=list)
+    # HTTPS with this certificate and key (files), which no computer trusts unless told to: as a
+    # company network's TLS inspection presents its own.
+    tls: tuple[str, str] | None = None
     _server: ThreadingHTTPServer | None = None
 
     @property
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{'https' if self.tls else 'http'}://{host}:{port}/v1"
 
     def __enter__(self) -> ScriptedServer:
         server = _QuietServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
+        if self.tls:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return self
