@@ -524,6 +524,26 @@ _UNREACHABLE = re.compile(r"Connection error|Cannot connect to host|Name or serv
                           r"|Network is unreachable", re.IGNORECASE)
 
 
+def proxy_for(api_base: str | None) -> tuple[str, str] | None:
+    """The environment variable naming the proxy the request to `api_base` (None: a provider's
+    own, over https) goes through, and the proxy; None when it goes direct. As httpx and aiohttp
+    read them: HTTPS_PROXY or HTTP_PROXY by the scheme, then ALL_PROXY, unless NO_PROXY names
+    the host. A person read "is the server running?" of a server that was, behind a proxy that
+    was not."""
+    import urllib.request
+
+    parsed = urlparse(api_base) if api_base else None
+    scheme = parsed.scheme if parsed and parsed.scheme else "https"
+    host = parsed.hostname if parsed else ""
+    if host and urllib.request.proxy_bypass_environment(host):
+        return None
+    for name in (f"{scheme}_proxy", "all_proxy"):
+        for variable in (name.upper(), name):
+            if os.environ.get(variable, "").strip():
+                return variable, os.environ[variable].strip()
+    return None
+
+
 def untrusted_certificate(exc: BaseException) -> str:
     """Why the server's TLS certificate was refused, when that is why the connection failed (""
     when not). litellm says only "Connection error." and keeps the cause in the chain; a person
@@ -644,6 +664,13 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(raw):
+        where = f"the server at {api_base}" if api_base else "the provider"
+        if proxy := proxy_for(api_base):  # (a stale one, off the company's network, is the usual cause)
+            variable, address = proxy
+            return ModelError("connection", f"Could not reach {where} through the proxy {address} that {variable} "
+                              f"names ({detail.rstrip('.')}): is the proxy reachable from here? If it is not needed "
+                              f"now, start Tripane without {variable} (or with the server's host in NO_PROXY).",
+                              retryable=True)
         if api_base:
             return ModelError("connection", f"Could not reach the server at {api_base} ({detail.rstrip('.')}): "
                               "is it running, and is the API base right?", retryable=True)

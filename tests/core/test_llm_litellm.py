@@ -513,6 +513,34 @@ async def test_unreachable_server_is_a_connection_error_that_names_the_address(m
     assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
 
 
+@pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat"])
+async def test_a_proxy_that_cannot_be_reached_is_named_with_its_variable_and_no_proxy_goes_around_it(
+        model, monkeypatch):
+    # A proxy variable left from the company's network: the server was running, and the person read
+    # "is it running, and is the API base right?".
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+                     "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", dead)
+    with ScriptedServer(lambda request: Turn("hello")) as server:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url,
+                                                 timeout_s=10))
+        said = str(failed.value)
+        assert failed.value.kind == "connection" and server.requests == []
+        assert said.startswith(f"Could not reach the server at {server.url} through the proxy {dead} that "
+                               "HTTP_PROXY names (")
+        assert said.endswith("): is the proxy reachable from here? If it is not needed now, start Tripane without "
+                             "HTTP_PROXY (or with the server's host in NO_PROXY).")
+        # The advice, taken: Tripane started again with the server's host in NO_PROXY.
+        done = completed_in_a_new_process(model, server.url, NO_PROXY="127.0.0.1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("hello")
+
+
 TLS = (str(Path(__file__).resolve().parents[1] / "data" / "tls" / "cert.pem"),
        str(Path(__file__).resolve().parents[1] / "data" / "tls" / "key.pem"))
 
@@ -533,8 +561,9 @@ async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_t
         "the file of that network's certificate authority (its IT department has it), then start Tripane again.")
 
 
-def test_with_ssl_cert_file_set_as_said_the_server_is_trusted(tmp_path):
-    """The advice, taken: Tripane started again with SSL_CERT_FILE naming the certificate."""
+def completed_in_a_new_process(model: str, api_base: str, **environment: str):
+    """One request through Tripane's client in a process started with `environment` added (as
+    Tripane started again is): its finished process, the reply's text on stdout."""
     import os
     import subprocess
     import sys
@@ -542,12 +571,17 @@ def test_with_ssl_cert_file_set_as_said_the_server_is_trusted(tmp_path):
     code = ("import asyncio, sys\nfrom core.llm import LiteLLMClient, ModelRequest\n"
             "async def main():\n"
             "    reply = await LiteLLMClient(api_key=lambda model, base=None: 'k', retries=0).complete(\n"
-            "        ModelRequest('openai/scripted', [{'role': 'user', 'content': 'hi'}], api_base=sys.argv[1]))\n"
+            "        ModelRequest(sys.argv[1], [{'role': 'user', 'content': 'hi'}], api_base=sys.argv[2]))\n"
             "    print(reply.text)\n"
             "asyncio.run(main())\n")
+    return subprocess.run([sys.executable, "-c", code, model, api_base], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], env={**os.environ, **environment})
+
+
+def test_with_ssl_cert_file_set_as_said_the_server_is_trusted():
+    """The advice, taken: Tripane started again with SSL_CERT_FILE naming the certificate."""
     with ScriptedServer(lambda request: Turn("hello over TLS"), tls=TLS) as server:
-        done = subprocess.run([sys.executable, "-c", code, server.url], capture_output=True, text=True, timeout=120,
-                              cwd=Path(__file__).resolve().parents[2], env={**os.environ, "SSL_CERT_FILE": TLS[0]})
+        done = completed_in_a_new_process("openai/scripted", server.url, SSL_CERT_FILE=TLS[0])
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("hello over TLS")
 
