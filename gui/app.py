@@ -20,6 +20,7 @@ from pathlib import Path
 from core import __version__
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
+from core.network import loopback_direct
 from core.store import StoreError
 from gui.binding_check import FIX, binding_problem
 from gui.dialogs.cannot_start import how_to_go_on
@@ -157,6 +158,7 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    loopback_direct()  # before any request: a local server is never reached through a proxy
     start_logging(None)
     try:
         return _run(args)

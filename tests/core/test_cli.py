@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -964,3 +965,33 @@ def test_run_reflect_reflects_as_the_task_ends_and_reflect_lists_what_came_of_it
     assert code == 0 and f"### Strategies on their way\n- **{STRATEGY}** When: a test fails. — *1 of 3 sessions*" in out
     code, out, _ = finish(tripane("show", session_id, data_dir=tmp_path))
     assert code == 0 and "✦ reflection by openai/scripted" in out
+
+
+def test_a_server_on_this_computer_is_reached_directly_with_a_proxy_named(tmp_path):
+    # A company's proxy variable, and Ollama or LM Studio on the person's own computer: asked for
+    # 127.0.0.1, the proxy connected to itself, and every request failed.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    proxies = {"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "NO_PROXY": "intranet.example", "no_proxy": ""}
+    with ScriptedServer(positional([Turn(tool_calls=(tool("task_done", summary="reached"),))])) as server:
+        code, out, err = finish(tripane("run", "Say hello", "--model", "openai/scripted", "--api-base", server.url,
+                                        "--no-memory", "--workdir", str(work_folder(tmp_path)), data_dir=tmp_path,
+                                        env=proxies))
+    assert code == 0, err
+    assert "■ ended: done — reached" in out
+
+
+def test_the_loopback_names_join_no_proxy_only_when_a_proxy_is_named():
+    from core.network import loopback_direct
+
+    untouched = {"PATH": "/bin"}
+    loopback_direct(untouched)
+    assert untouched == {"PATH": "/bin"}
+    named = {"https_proxy": "http://proxy.corp:3128", "NO_PROXY": "intranet.example, 127.0.0.1"}
+    loopback_direct(named)
+    assert named["NO_PROXY"] == "intranet.example,127.0.0.1,localhost,::1"
+    assert named["no_proxy"] == "localhost,127.0.0.1,::1"
+    everything = {"HTTP_PROXY": "http://proxy.corp:3128", "NO_PROXY": "*"}
+    loopback_direct(everything)
+    assert everything["NO_PROXY"] == "*"
