@@ -40,6 +40,7 @@ from core.reasoning import (
     without_reasoning,
 )
 from core.secrets import HOW_TO_SIGN_IN, cloud_of, key_variable, provider_of
+from core.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -308,12 +309,21 @@ class LiteLLMClient:
             kwargs["api_key"] = "not-needed"
         try:
             stream = await litellm.acompletion(**kwargs)
+            if _served_as(stream).startswith("text/html"):  # (it streams no chunk: an empty reply, it seemed)
+                raise not_an_api(f"The server at {request.api_base}" if request.api_base else "The provider")
             reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning, on_call)
             return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
+
+
+def _served_as(stream: Any) -> str:
+    """The content type the server answered a streamed request with, as litellm keeps it ("" when
+    not known)."""
+    headers = (getattr(stream, "_hidden_params", None) or {}).get("additional_headers") or {}
+    return str(headers.get("llm_provider-content-type", "")).lower() if isinstance(headers, dict) else ""
 
 
 # Claude 4 thinks between calls only with this beta (Sonnet 4.6 and later, adaptive, do unasked).
@@ -524,6 +534,45 @@ _UNREACHABLE = re.compile(r"Connection error|Cannot connect to host|Name or serv
                           r"|Network is unreachable", re.IGNORECASE)
 
 
+_WEB_PAGE = re.compile(r"<(?:!doctype\s+html|html[\s>]|head>|body[\s>]|title>)", re.IGNORECASE)
+WEB_PAGE_CHARS = 200  # of a page's text, in the message
+
+
+def web_page_text(text: str) -> str:
+    """A web page's words, when `text` (an error's, whose body it holds) is one: its title and the
+    start of its body, on one line ("" when it is no page). A proxy's or a sign-in page's HTML was
+    shown to the person as it came, tags and all."""
+    found = _WEB_PAGE.search(text)
+    if not found:
+        return ""
+    from core.tools.html_text import html_to_text  # (only for such an error)
+
+    markup = text[found.start():text.rfind(">") + 1]  # (a body in bytes' repr ends with its quote)
+    lines = [" ".join(line.lstrip("# ").split()) for line in html_to_text(markup.replace("\\n", "\n")).splitlines()]
+    words = " — ".join(line for line in lines if line)
+    return one_line(words, WEB_PAGE_CHARS) if words else "no text"
+
+
+def _page_of(exc: BaseException) -> str:
+    """web_page_text of an error: of its HTTP response, when that was a page (the OpenAI SDK says only
+    "Error code: 403"), else of its message."""
+    response = getattr(exc, "response", None)
+    try:
+        if "text/html" in str(response.headers.get("content-type", "")).lower():  # type: ignore[union-attr]
+            return web_page_text(response.text) or "no text"  # type: ignore[union-attr]
+    except Exception:  # (no response, or one whose body was never read: the message, then)
+        pass
+    return web_page_text(str(exc))
+
+
+def not_an_api(whose: str, page: str = "", status: int | None = None) -> ModelError:
+    """What a web page answering instead of the model's API means, and what to do."""
+    said = f" (HTTP {status}: {page})" if status and page else f" ({page})" if page else ""
+    return ModelError("not_an_api", f"{whose} answered with a web page, not the model's API{said}. A network's sign-in "
+                      "page (a hotel's, an airport's) or filter (a company's) may stand in between, or the API base is "
+                      "a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
+
+
 def proxy_for(api_base: str | None) -> tuple[str, str] | None:
     """The environment variable naming the proxy the request to `api_base` (None: a provider's
     own, over https) goes through, and the proxy; None when it goes direct. As httpx and aiohttp
@@ -610,6 +659,12 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     raw = _SSL_CONTEXT.sub("", _LITELLM_PREFIX.sub("", str(exc).split("\n")[0]))
     detail = provider_words(raw)[:400]
     status = getattr(exc, "status_code", None)
+    if page := _page_of(exc):
+        # A web page, not the API, answered: a filter or a sign-in page, or the wrong address. A
+        # gateway's page before a provider that is down (Cloudflare's 502) is its error, told below.
+        if not (isinstance(status, int) and (status >= 500 or status == 429)):
+            return not_an_api(f"The server at {api_base}" if api_base else "The provider", page, status)
+        raw = detail = page
     if "LLM Provider NOT provided" in raw:
         meant = _did_you_mean(model)
         if meant:
@@ -676,7 +731,9 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
                               "is it running, and is the API base right?", retryable=True)
         return ModelError("connection", f"Could not reach the provider ({detail.rstrip('.')}): is this computer "
                           "online?", retryable=True)
-    if isinstance(exc, retryable) or status == 529:  # 5xx; an overloaded provider may say when to come back, too
+    # 5xx (litellm's BadGatewayError, a gateway's 502, is none of its retryable classes); an
+    # overloaded provider may say when to come back, too.
+    if isinstance(exc, retryable) or (isinstance(status, int) and status >= 500):
         if status == 529 or "overloaded" in raw.lower():  # Anthropic's 529, a server's 503 when busy
             said = ("The provider is overloaded for now." if detail.lower().strip(". ") == "overloaded"
                     else f"The provider is overloaded for now ({detail.rstrip('.')})")

@@ -7,6 +7,7 @@ import json
 import socket
 from collections.abc import Callable
 from dataclasses import replace as dataclass_replace
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ from tests.core.helpers import (
     person_edits_plan,
     wait_for_question,
 )
+from tests.support.local_site import send_page, serving
 from tests.support.openai_server import (
     REDACTED,
     Failure,
@@ -539,6 +541,52 @@ async def test_a_proxy_that_cannot_be_reached_is_named_with_its_variable_and_no_
         done = completed_in_a_new_process(model, server.url, NO_PROXY="127.0.0.1")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("hello")
+
+
+BLOCK_PAGE = (b"<!DOCTYPE html><html><head><title>Access Denied</title></head><body><h1>Access denied by "
+              b"corporate policy</h1><p>Category: AI tools</p></body></html>")
+
+
+def a_web_page(status: int, asked: list[str]) -> type[BaseHTTPRequestHandler]:
+    """A server that answers every request with BLOCK_PAGE and `status`: a network filter's, a
+    hotel's sign-in page, or a web page's address given as the API base."""
+    class Page(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            asked.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_page(self, BLOCK_PAGE, status=status)
+    return Page
+
+
+@pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat", "anthropic/claude-sonnet-4-5"])
+@pytest.mark.parametrize("status", [200, 403])
+async def test_a_web_page_answering_instead_of_the_api_is_said_so(model, status):
+    # Answered 200, it streamed no chunk: an empty reply of the model's, it seemed. Answered 403,
+    # its HTML was shown as it came, under "Check what the key's account or project may use".
+    asked: list[str] = []
+    with serving(a_web_page(status, asked)) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=f"{address}/v1"))
+    assert failed.value.kind == "not_an_api" and not failed.value.retryable and len(asked) == 1
+    said = str(failed.value)
+    page = " (HTTP 403: Access Denied — Access denied by corporate policy — Category: AI tools)" if status == 403 else ""
+    assert said == (f"The server at {address}/v1 answered with a web page, not the model's API{page}. A network's "
+                    "sign-in page (a hotel's, an airport's) or filter (a company's) may stand in between, or the API "
+                    "base is a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
+
+
+async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
+    asked: list[str] = []
+    with serving(a_web_page(502, asked)) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest("deepseek/deepseek-chat", [{"role": "user", "content": "hi"}],
+                                                 api_base=f"{address}/v1"))
+    assert failed.value.kind == "server" and failed.value.retryable and len(asked) == 3  # (1 try, 2 again)
+    assert str(failed.value) == ("The provider had an internal error: Access Denied — Access denied by corporate policy "
+                                 "— Category: AI tools")
 
 
 TLS = (str(Path(__file__).resolve().parents[1] / "data" / "tls" / "cert.pem"),

@@ -20,9 +20,10 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.server_close()
 
 
-def send_page(handler: BaseHTTPRequestHandler, body: bytes, content_type: str = "text/html; charset=utf-8") -> None:
+def send_page(handler: BaseHTTPRequestHandler, body: bytes, content_type: str = "text/html; charset=utf-8",
+              status: int = 200) -> None:
     """A whole page in answer to the request `handler` is serving."""
-    handler.send_response(200)
+    handler.send_response(status)
     handler.send_header("Content-Type", content_type)
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
