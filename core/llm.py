@@ -553,6 +553,14 @@ def web_page_text(text: str) -> str:
     return one_line(words, WEB_PAGE_CHARS) if words else "no text"
 
 
+def _response_text(exc: BaseException) -> str:
+    """The body of the HTTP response an error came with, when there is one to read ("" if not)."""
+    try:
+        return str(getattr(exc, "response").text)[:2000]
+    except Exception:  # (none, or a body never read)
+        return ""
+
+
 def _page_of(exc: BaseException) -> str:
     """web_page_text of an error: of its HTTP response, when that was a page (the OpenAI SDK says only
     "Error code: 403"), else of its message."""
@@ -639,7 +647,8 @@ def provider_words(text: str) -> str:
     except (ValueError, SyntaxError):
         return text
     error = data.get("error", data) if isinstance(data, dict) else None
-    message = error.get("message") if isinstance(error, dict) else error
+    # OpenAI's {"error": {"message"}}; a Python server's (FastAPI: vLLM, LiteLLM's proxy) {"detail"}.
+    message = (error.get("message") or error.get("detail")) if isinstance(error, dict) else error
     if not isinstance(message, str) or not message.strip():
         return text
     before = _LITELLM_PREFIX.sub("", text[:found.start()]).strip().rstrip(" -:")
@@ -658,6 +667,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     )
     raw = _SSL_CONTEXT.sub("", _LITELLM_PREFIX.sub("", str(exc).split("\n")[0]))
     detail = provider_words(raw)[:400]
+    if re.fullmatch(r"Error code: \d+\.?", detail.strip()) and (body := _response_text(exc).strip()):
+        detail = provider_words(body)[:400]  # (the OpenAI SDK's message, when the server said more)
     status = getattr(exc, "status_code", None)
     if page := _page_of(exc):
         # A web page, not the API, answered: a filter or a sign-in page, or the wrong address. A
@@ -694,6 +705,12 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "
                           "the key's account or project may use, or choose another model (Session → Change model).")
     if isinstance(exc, litellm.NotFoundError):
+        said = f"{detail} {_response_text(exc)}".lower()
+        if api_base and "model" not in said:  # the address is not the API's: a route the server lacks
+            base = api_base.rstrip("/")
+            ends = "" if base.endswith("/v1") else f" An OpenAI-compatible server's ends in /v1: {base}/v1."
+            return ModelError("not_found", f"The server at {api_base} has no such address for the model's API "
+                              f"({detail.rstrip('.')}): is the API base right?{ends}")
         if retired := _retired(model, api_base):
             return ModelError("not_found", f"The provider no longer serves this model: {detail.rstrip('.')}. {retired}")
         meant = "" if api_base else _did_you_mean(model)  # a server of one's own serves what it has

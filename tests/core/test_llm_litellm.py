@@ -578,6 +578,26 @@ async def test_a_web_page_answering_instead_of_the_api_is_said_so(model, status)
                     "base is a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
 
 
+@pytest.mark.parametrize("model", ["openai/Qwen/Qwen3-8B", "hosted_vllm/Qwen/Qwen3-8B"])
+async def test_an_api_base_without_the_apis_path_is_said_to_be_wrong_not_the_model(model):
+    # vLLM at http://127.0.0.1:8000 given without /v1: its 404 for /chat/completions was read as
+    # "The provider does not know this model: Error code: 404."
+    class NoSuchRoute(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_page(self, b'{"detail": "Not Found"}', "application/json", status=404)
+
+    with serving(NoSuchRoute) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=address))
+    assert failed.value.kind == "not_found"
+    assert str(failed.value) == (f"The server at {address} has no such address for the model's API (Not Found): is the "
+                                 f"API base right? An OpenAI-compatible server's ends in /v1: {address}/v1.")
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[str] = []
     with serving(a_web_page(502, asked)) as address:
