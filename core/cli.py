@@ -39,6 +39,15 @@ def _model_string(text: str) -> str:
     return text
 
 
+def _api_base(text: str) -> str:
+    """--api-base as argparse takes it: one that is no web address is refused, with what it may mean."""
+    from core.model_names import api_base_problem
+
+    if problem := api_base_problem(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {__version__}")
@@ -58,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", type=_model_string,
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
-    run.add_argument("--api-base", help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
+    run.add_argument("--api-base", type=_api_base, help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
     run.add_argument("--context-window", type=int, metavar="TOKENS",
                      help="how much the model reads at once (default: the model's own; for Ollama its length, "
@@ -99,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--model", type=_model_string,
                         help="go on with another model from here (the session's is gone, refused, too "
                              "weak or too dear); its server and window with --api-base, --context-window")
-    resume.add_argument("--api-base", help="with --model: the address of its server, for a local or self-hosted one")
+    resume.add_argument("--api-base", type=_api_base, help="with --model: the address of its server, for a local or self-hosted one")
     resume.add_argument("--context-window", type=int, metavar="TOKENS",
                         help="with --model: how much it reads at once (default: the model's own)")
     resume.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
@@ -131,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--model", type=_model_string,
                         help="also check that this model answers (one tiny request; default: the model "
                              "chosen in the window's Settings)")
-    doctor.add_argument("--api-base", help="the server address for --model, for local servers")
+    doctor.add_argument("--api-base", type=_api_base, help="the server address for --model, for local servers")
     doctor.add_argument("--set-aside-damaged", action="store_true",
                         help="if the database is damaged: rename it beside itself (nothing is deleted) and read "
                              "back the sessions it still holds into a new one, before the checks")
@@ -165,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--model", type=_model_string,
                         help="the model that reviews (default: the summary model chosen in Settings, "
                              "else the model)")
-    review.add_argument("--api-base", help="its server, for a local or self-hosted one")
+    review.add_argument("--api-base", type=_api_base, help="its server, for a local or self-hosted one")
     review.add_argument("--json", action="store_true", help="print what came of it as one JSON object")
     variant = memory_commands.add_parser("variant", help="test a skill's variant that waits for you, or set one aside "
                                          "(also during its test); `memory learned` lists them", parents=[common])

@@ -240,6 +240,11 @@ class LiteLLMClient:
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
                        on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
                        on_call: CallSink | None = None) -> ModelReply:
+        # (core.model_names reads litellm's map through this module: imported here)
+        from core.model_names import api_base_problem
+
+        if problem := api_base_problem(request.api_base):  # (a settings file's, or a session's from before)
+            raise ModelError("bad_api_base", problem)
         if os.environ.get(LOCAL_ONLY_ENV) and not is_loopback(request.api_base):
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()

@@ -41,6 +41,23 @@ def model_string_problem(model: str, instead: str = "put it under API base") -> 
     return ""
 
 
+_MISSPELT_SCHEME = re.compile(r"^(https?)[:/]+(.*)$", re.IGNORECASE)
+
+
+def api_base_problem(api_base: str | None) -> str:
+    """Why `api_base` cannot be a server's address ("" when it may be one, or is empty): one
+    without http:// ("127.0.0.1:8000/v1", "http//…") reached litellm as a path, and the person read
+    "The provider had an internal error: /127.0.0.1:8000/v1/chat/completions", three times."""
+    base = (api_base or "").strip()
+    if not base or re.match(r"^https?://", base, re.IGNORECASE):
+        return ""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", base, re.IGNORECASE):
+        return f"The API base {base} is not a web address: it begins with http:// or https://."
+    misspelt = _MISSPELT_SCHEME.match(base)
+    meant = f"{misspelt[1].lower()}://{misspelt[2]}" if misspelt else f"http://{base}"
+    return f"The API base {base} lacks its http:// (or https://): {meant}, for instance."
+
+
 def known_chat_models() -> tuple[str, ...]:
     """Every tool-calling chat model of PROVIDERS in litellm's map, as a model string, grouped by
     provider in PROVIDERS' order; models past their deprecation date, or close to it, left out.

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 
 from core.llm import ModelClient, ModelError, is_loopback, is_ollama
-from core.model_names import model_string_problem
+from core.model_names import api_base_problem, model_string_problem
 from core.providers import Connection, check_connection
 from core.secrets import (
     NoKeyring,
@@ -128,8 +128,9 @@ class ConnectionFields(QObject):
         return self.model.currentText().strip(), self.api_base.text().strip() or None
 
     def model_problem(self) -> str:
-        """Why the model typed cannot be one (a server's address pasted there); "" when it may be."""
-        return model_string_problem(self.model.currentText())
+        """Why the model typed cannot be one (a server's address pasted there), or the API base one
+        (no http://); "" when they may be."""
+        return model_string_problem(self.model.currentText()) or api_base_problem(self.api_base.text())
 
     def _look_up_the_key(self) -> None:
         model, api_base = self.chosen()

@@ -995,3 +995,11 @@ def test_the_loopback_names_join_no_proxy_only_when_a_proxy_is_named():
     everything = {"HTTP_PROXY": "http://proxy.corp:3128", "NO_PROXY": "*"}
     loopback_direct(everything)
     assert everything["NO_PROXY"] == "*"
+
+
+def test_an_api_base_without_its_scheme_is_refused_on_the_command_line(tmp_path):
+    code, _, err = finish(tripane("run", "Say hello", "--model", "openai/qwen3", "--api-base", "127.0.0.1:8000/v1",
+                                  data_dir=tmp_path))
+    assert code == 2
+    assert "The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): http://127.0.0.1:8000/v1, for instance." in err
+    assert not (tmp_path / "tripane.db").exists()  # (refused before anything was made)

@@ -598,6 +598,16 @@ async def test_an_api_base_without_the_apis_path_is_said_to_be_wrong_not_the_mod
                                  f"API base right? An OpenAI-compatible server's ends in /v1: {address}/v1.")
 
 
+async def test_an_api_base_without_its_scheme_is_refused_before_any_request():
+    # From a settings file written by hand, or a session from before the fields refused it.
+    retries = []
+    with pytest.raises(ModelError) as failed:
+        await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                             api_base="127.0.0.1:8000/v1"), None, retries.append)
+    assert failed.value.kind == "bad_api_base" and not failed.value.retryable and retries == []
+    assert str(failed.value) == "The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): http://127.0.0.1:8000/v1, for instance."
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[str] = []
     with serving(a_web_page(502, asked)) as address:

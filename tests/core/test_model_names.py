@@ -10,6 +10,7 @@ from core.llm import load_litellm
 from core.model_names import (
     DEPRECATION_NOTICE_DAYS,
     PROVIDERS,
+    api_base_problem,
     close_model_names,
     deprecated_on,
     deprecation_near,
@@ -94,6 +95,21 @@ def test_a_model_is_pointed_out_from_thirty_days_before_its_deprecation_day_on()
 def test_a_servers_address_is_not_taken_for_a_model(address):
     assert model_string_problem(address).startswith(f"{address} is a server's address, not a model: put it under "
                                                     "API base")
+
+
+@pytest.mark.parametrize("given, meant", [("127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+                                         ("localhost:11434", "http://localhost:11434"),
+                                         ("http//127.0.0.1:1234/v1", "http://127.0.0.1:1234/v1"),
+                                         ("https:/api.example.com/v1", "https://api.example.com/v1")])
+def test_an_api_base_without_its_scheme_is_refused_with_what_it_may_mean(given, meant):
+    # It reached litellm as a path: "The provider had an internal error: /127.0.0.1:8000/v1/chat/completions".
+    assert api_base_problem(given) == f"The API base {given} lacks its http:// (or https://): {meant}, for instance."
+
+
+def test_api_bases_that_are_web_addresses_are_taken():
+    assert [api_base_problem(base) for base in ("", None, "http://127.0.0.1:8000/v1", "HTTPS://api.x.ai/v1")] == [""] * 4
+    assert api_base_problem("ftp://files.example.com") == ("The API base ftp://files.example.com is not a web address: "
+                                                           "it begins with http:// or https://.")
 
 
 @pytest.mark.parametrize("model", ["openai/gpt-5.4-mini", "ollama_chat/llama3.1:8b", "hosted_vllm/Qwen/Qwen3-8B",

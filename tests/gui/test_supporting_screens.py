@@ -237,8 +237,15 @@ def test_a_servers_address_typed_as_the_model_is_pointed_to_api_base_not_saved_o
     assert dialog.isVisible() and dialog.error.text() == dialog.test_result.text()[2:]
     assert window.settings.load().model != "http://127.0.0.1:8000/v1"
 
-    dialog.api_base.setText("http://127.0.0.1:8000/v1")
     dialog.model.setCurrentText("openai/qwen3-8b")
+    dialog.api_base.setText("127.0.0.1:8000/v1")  # (no http://: it was sent as a path)
+    dialog.test_button.click()
+    assert dialog.test_result.text() == ("✗ The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): "
+                                         "http://127.0.0.1:8000/v1, for instance.")
+    dialog._accept()
+    assert dialog.isVisible() and dialog.error.text() == dialog.test_result.text()[2:]
+
+    dialog.api_base.setText("http://127.0.0.1:8000/v1")
     dialog.summary_model.setText("127.0.0.1:8000")
     dialog._accept()
     assert dialog.error.text().startswith("Summary model: 127.0.0.1:8000 is a server's address, not a model: put "
