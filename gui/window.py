@@ -631,6 +631,9 @@ class MainWindow(QMainWindow):
             self.refresh_sessions()  # the list's selection goes back to the session on screen
             if not isinstance(error, (StoreError, ValueError)):
                 raise error  # a bug: the error hook reports it
+            if self.prefs.last_session == session_id:  # not tried again at every start, said each time
+                self.prefs.last_session = ""
+                self.settings.save_one(self.prefs, "last_session")
             self.tell(f"The session {session_id} cannot be opened:\n\n{error}")
 
         self.keeper.run(self.workspace.load(session_id), on_success=opened, on_failure=failed, name="open session")
