@@ -21,6 +21,7 @@ import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
@@ -236,6 +237,9 @@ class LiteLLMClient:
         self._api_key = api_key
         # (model, api_base) of models whose server refused to be asked to think: asked no more.
         self._cannot_think: set[tuple[str, str | None]] = set()
+        # (model, api_base) of servers that answer a streamed request with one whole reply: asked
+        # for one from then on (see _whole_reply).
+        self._answers_whole: set[tuple[str, str | None]] = set()
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
                        on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
@@ -313,15 +317,55 @@ class LiteLLMClient:
             # Bedrock VPC endpoint) is signed in to as the cloud is, which a key would replace.
             kwargs["api_key"] = "not-needed"
         try:
+            if (request.model, request.api_base) in self._answers_whole:
+                return await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
             stream = await litellm.acompletion(**kwargs)
             if _served_as(stream).startswith("text/html"):  # (it streams no chunk: an empty reply, it seemed)
                 raise not_an_api(f"The server at {request.api_base}" if request.api_base else "The provider")
             reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning, on_call)
+            if _said_nothing(reply) and _served_as(stream).startswith("application/json"):
+                # One whole reply, not a stream (a gateway that ignores "stream": true): its words
+                # were lost, and the run read an empty reply. Asked again for it whole, and from
+                # then on (a request more, once).
+                log.info("%s at %s answers streamed requests whole: asked for whole replies from now on",
+                         request.model, request.api_base)
+                self._answers_whole.add((request.model, request.api_base))
+                reply = await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
             return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
+
+
+def _said_nothing(reply: ModelReply) -> bool:
+    return not (reply.text or reply.tool_calls or reply.reasoning)
+
+
+async def _whole_reply(litellm: Any, kwargs: dict[str, Any], on_text: TextSink | None, on_reasoning: TextSink | None,
+                       on_call: CallSink | None) -> ModelReply:
+    """The reply asked for whole (not streamed), read as one chunk holding all of it."""
+    whole = {key: value for key, value in kwargs.items() if key != "stream_options"}
+    response = await litellm.acompletion(**{**whole, "stream": False})
+    pieces = _Pieces(on_text, on_reasoning, on_call)
+    pieces.take(_as_one_chunk(response))
+    return replace(pieces.reply(litellm, kwargs["model"]), effort_sent=kwargs.get("reasoning_effort", ""))
+
+
+def _as_one_chunk(response: Any) -> SimpleNamespace:
+    """A whole reply (litellm's ModelResponse) in the shape of a stream's chunk, its message the
+    delta, each call with its place among the calls."""
+    choice = response.choices[0] if getattr(response, "choices", None) else None
+    message = getattr(choice, "message", None)
+    if message is None:
+        return SimpleNamespace(usage=getattr(response, "usage", None), choices=[])
+    calls = [SimpleNamespace(index=index, id=call.id, function=call.function)
+             for index, call in enumerate(getattr(message, "tool_calls", None) or ())]
+    delta = SimpleNamespace(content=message.content, tool_calls=calls,
+                            reasoning_content=getattr(message, "reasoning_content", None),
+                            thinking_blocks=getattr(message, "thinking_blocks", None))
+    return SimpleNamespace(usage=getattr(response, "usage", None),
+                           choices=[SimpleNamespace(finish_reason=choice.finish_reason, delta=delta)])
 
 
 def _served_as(stream: Any) -> str:

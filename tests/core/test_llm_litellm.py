@@ -608,6 +608,43 @@ async def test_an_api_base_without_its_scheme_is_refused_before_any_request():
     assert str(failed.value) == "The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): http://127.0.0.1:8000/v1, for instance."
 
 
+WHOLE_REPLY = {"id": "r1", "object": "chat.completion", "created": 1, "model": "m",
+               "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                   "role": "assistant", "content": "Reading both.",
+                   "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "file_read",
+                                                                                  "arguments": '{"path": "a.py"}'}},
+                                  {"id": "c2", "type": "function", "function": {"name": "file_read",
+                                                                                  "arguments": '{"path": "b.py"}'}}]}}],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62}}
+
+
+@pytest.mark.parametrize("model", ["openai/scripted", "hosted_vllm/scripted"])
+async def test_a_server_that_answers_a_streamed_request_whole_is_asked_for_whole_replies(model):
+    # A gateway that ignores "stream": true answers with one JSON reply: its words were lost, and
+    # the run read the model's empty reply, again and again.
+    asked: list[bool] = []
+
+    class Whole(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            asked.append(bool(json.loads(self.rfile.read(int(self.headers["Content-Length"]))).get("stream")))
+            send_page(self, json.dumps(WHOLE_REPLY).encode(), "application/json")
+
+    shown: list[str] = []
+    with serving(Whole) as address:
+        llm = client()
+        for _ in range(2):
+            reply = await llm.complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=f"{address}/v1"),
+                                       shown.append)
+            assert reply.text == "Reading both." and reply.usage.prompt_tokens == 50
+            assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
+                ("c1", "file_read", '{"path": "a.py"}'), ("c2", "file_read", '{"path": "b.py"}')]
+    assert asked == [True, False, False]  # asked whole once more, then at once
+    assert shown == ["Reading both.", "Reading both."]  # (the person sees its words, as streamed ones)
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[str] = []
     with serving(a_web_page(502, asked)) as address:
