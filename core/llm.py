@@ -784,7 +784,9 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
                           "has it), then start Tripane again.")
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
-    if isinstance(exc, litellm.APIConnectionError) or _UNREACHABLE.search(raw):
+    # An APIConnectionError that says something else is the server's own error, sent within its
+    # stream (vLLM's, a gateway's "The model is overloaded"): it was reached, and is told below.
+    if _UNREACHABLE.search(raw) or (isinstance(exc, litellm.APIConnectionError) and not detail.strip()):
         where = f"the server at {api_base}" if api_base else "the provider"
         if proxy := proxy_for(api_base):  # (a stale one, off the company's network, is the usual cause)
             variable, address = proxy

@@ -645,6 +645,33 @@ async def test_a_server_that_answers_a_streamed_request_whole_is_asked_for_whole
     assert shown == ["Reading both.", "Reading both."]  # (the person sees its words, as streamed ones)
 
 
+@pytest.mark.parametrize("message, said", [
+    ("The model is overloaded. Please try again later.",
+     "The provider is overloaded for now (The model is overloaded. Please try again later)"),
+    ("CUDA out of memory. Tried to allocate 2.00 GiB",
+     "The provider had an internal error: CUDA out of memory. Tried to allocate 2.00 GiB"),
+])
+async def test_an_error_the_server_sends_within_its_stream_is_its_own_not_a_connection_failure(message, said):
+    # vLLM and gateways send an error as a stream's event; through the OpenAI SDK, litellm calls it
+    # a connection error, and the person read "Could not reach the server … is it running?".
+    class Failing(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b"data: " + json.dumps({"error": {"message": message, "code": 503}}).encode() + b"\n\n")
+
+    with serving(Failing) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                                 api_base=f"{address}/v1"))
+    assert failed.value.retryable and str(failed.value) == said
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[str] = []
     with serving(a_web_page(502, asked)) as address:
