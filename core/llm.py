@@ -719,6 +719,12 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if re.fullmatch(r"Error code: \d+\.?", detail.strip()) and (body := _response_text(exc).strip()):
         detail = provider_words(body)[:400]  # (the OpenAI SDK's message, when the server said more)
     status = getattr(exc, "status_code", None)
+    if status == 413:  # a proxy's body limit before a server (nginx's client_max_body_size is 1 MB)
+        whose = f"the server at {api_base}" if api_base else "the provider"
+        said = _page_of(exc) or detail
+        return ModelError("context_window", f"The request is larger than {whose} takes (HTTP 413: {said.rstrip('.')}): a "
+                          "proxy before it may limit a request's size (nginx's client_max_body_size). Raise that limit, "
+                          "or set a smaller Context window for this model.")
     if page := _page_of(exc):
         # A web page, not the API, answered: a filter or a sign-in page, or the wrong address. A
         # gateway's page before a provider that is down (Cloudflare's 502) is its error, told below.

@@ -211,6 +211,26 @@ def test_the_window_an_overflow_message_states_is_read(message, window):
     assert window_in(message) == window
 
 
+async def test_a_request_a_proxy_finds_too_large_is_cured_by_a_compaction(store, data_dir, workdir):
+    """nginx before a self-hosted server takes bodies of 1 MB by default (client_max_body_size):
+    a long context was refused with 413, and the run ended on an unknown error. It is an overflow
+    like a window's: compacted once, and the run goes on."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(400)),
+                                      encoding="utf-8")
+    limit, refused, reads = 60_000, [], reading_script(reads=12)
+
+    def script(body):
+        if len(json.dumps(body)) > limit:
+            refused.append(len(json.dumps(body)))
+            return Failure(413, "Request Entity Too Large")
+        return reads(body)
+
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/local-model", api_base=server.url)
+        assert await session.run() == "done"
+    assert refused and events_of(session, Compaction)
+
+
 async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow(store, data_dir, workdir):
     """A local server started with a fixed context (vLLM, llama.cpp, LM Studio) that no model map
     knows: Tripane budgets for 128k, the server refuses the first request over its window and says
@@ -670,6 +690,27 @@ async def test_an_error_the_server_sends_within_its_stream_is_its_own_not_a_conn
             await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                                  api_base=f"{address}/v1"))
     assert failed.value.retryable and str(failed.value) == said
+
+
+async def test_a_proxys_413_page_says_the_request_is_too_large_for_it():
+    class Nginx(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_page(self, b"<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 "
+                            b"Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>", status=413)
+
+    with serving(Nginx) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
+                                                 api_base=f"{address}/v1"))
+    assert failed.value.kind == "context_window"  # (an overflow: the run compacts, once, and goes on)
+    assert str(failed.value) == (
+        f"The request is larger than the server at {address}/v1 takes (HTTP 413: 413 Request Entity Too Large — "
+        "nginx): a proxy before it may limit a request's size (nginx's client_max_body_size). Raise that limit, or "
+        "set a smaller Context window for this model.")
 
 
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
