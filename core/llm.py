@@ -41,7 +41,7 @@ from core.reasoning import (
     without_reasoning,
 )
 from core.secrets import HOW_TO_SIGN_IN, cloud_of, key_variable, provider_of
-from core.text import one_line
+from core.text import capitalized, one_line
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +321,7 @@ class LiteLLMClient:
                 return await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
             stream = await litellm.acompletion(**kwargs)
             if _served_as(stream).startswith("text/html"):  # (it streams no chunk: an empty reply, it seemed)
-                raise not_an_api(f"The server at {request.api_base}" if request.api_base else "The provider")
+                raise not_an_api(request.api_base)
             reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning, on_call)
             if _said_nothing(reply) and _served_as(stream).startswith("application/json"):
                 # One whole reply, not a stream (a gateway that ignores "stream": true): its words
@@ -622,10 +622,15 @@ def _page_of(exc: BaseException) -> str:
     return web_page_text(str(exc))
 
 
-def not_an_api(whose: str, page: str = "", status: int | None = None) -> ModelError:
+def answering(api_base: str | None) -> str:
+    """Who answers a request, as a message names them: "the server at ADDRESS", or "the provider"."""
+    return f"the server at {api_base}" if api_base else "the provider"
+
+
+def not_an_api(api_base: str | None, page: str = "", status: int | None = None) -> ModelError:
     """What a web page answering instead of the model's API means, and what to do."""
     said = f" (HTTP {status}: {page})" if status and page else f" ({page})" if page else ""
-    return ModelError("not_an_api", f"{whose} answered with a web page, not the model's API{said}. A network's sign-in "
+    return ModelError("not_an_api", f"{capitalized(answering(api_base))} answered with a web page, not the model's API{said}. A network's sign-in "
                       "page (a hotel's, an airport's) or filter (a company's) may stand in between, or the API base is "
                       "a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
 
@@ -720,16 +725,15 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         detail = provider_words(body)[:400]  # (the OpenAI SDK's message, when the server said more)
     status = getattr(exc, "status_code", None)
     if status == 413:  # a proxy's body limit before a server (nginx's client_max_body_size is 1 MB)
-        whose = f"the server at {api_base}" if api_base else "the provider"
         said = _page_of(exc) or detail
-        return ModelError("context_window", f"The request is larger than {whose} takes (HTTP 413: {said.rstrip('.')}): a "
+        return ModelError("context_window", f"The request is larger than {answering(api_base)} takes (HTTP 413: {said.rstrip('.')}): a "
                           "proxy before it may limit a request's size (nginx's client_max_body_size). Raise that limit, "
                           "or set a smaller Context window for this model.")
     if page := _page_of(exc):
         # A web page, not the API, answered: a filter or a sign-in page, or the wrong address. A
         # gateway's page before a provider that is down (Cloudflare's 502) is its error, told below.
         if not (isinstance(status, int) and (status >= 500 or status == 429)):
-            return not_an_api(f"The server at {api_base}" if api_base else "The provider", page, status)
+            return not_an_api(api_base, page, status)
         raw = detail = page
     if "LLM Provider NOT provided" in raw:
         meant = _did_you_mean(model)
@@ -783,8 +787,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         within = f" within {timeout_s:g} s" if timeout_s else " in time"
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
     if why := untrusted_certificate(exc):
-        whose = f"The server at {api_base}" if api_base else "The provider"
-        return ModelError("certificate", f"{whose} was reached, but its certificate is not trusted on this computer "
+        return ModelError("certificate", f"{capitalized(answering(api_base))} was reached, but its certificate is not trusted on this computer "
                           f"({why}). On a network that inspects encrypted traffic, as many companies' do, set "
                           "SSL_CERT_FILE to the file of that network's certificate authority (its IT department "
                           "has it), then start Tripane again.")
@@ -793,10 +796,9 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     # An APIConnectionError that says something else is the server's own error, sent within its
     # stream (vLLM's, a gateway's "The model is overloaded"): it was reached, and is told below.
     if _UNREACHABLE.search(raw) or (isinstance(exc, litellm.APIConnectionError) and not detail.strip()):
-        where = f"the server at {api_base}" if api_base else "the provider"
         if proxy := proxy_for(api_base):  # (a stale one, off the company's network, is the usual cause)
             variable, address = proxy
-            return ModelError("connection", f"Could not reach {where} through the proxy {address} that {variable} "
+            return ModelError("connection", f"Could not reach {answering(api_base)} through the proxy {address} that {variable} "
                               f"names ({detail.rstrip('.')}): is the proxy reachable from here? If it is not needed "
                               f"now, start Tripane without {variable} (or with the server's host in NO_PROXY).",
                               retryable=True)
