@@ -770,6 +770,11 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
             ends = "" if base.endswith("/v1") else f" An OpenAI-compatible server's ends in /v1: {base}/v1."
             return ModelError("not_found", f"The server at {api_base} has no such address for the model's API "
                               f"({detail.rstrip('.')}): is the API base right?{ends}")
+        if "try pulling it" in said:  # Ollama's, of a model not downloaded to this computer yet
+            name = model.split("/", 1)[-1]
+            return ModelError("not_found", f"The Ollama server{f' at {api_base}' if api_base else ''} does not have "
+                              f"{name} yet: download it there with `ollama pull {name}` (or in Ollama's app), then send "
+                              "a message to go on.")
         if retired := _retired(model, api_base):
             return ModelError("not_found", f"The provider no longer serves this model: {detail.rstrip('.')}. {retired}")
         meant = "" if api_base else _did_you_mean(model)  # a server of one's own serves what it has

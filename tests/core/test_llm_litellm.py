@@ -713,6 +713,25 @@ async def test_a_proxys_413_page_says_the_request_is_too_large_for_it():
         "set a smaller Context window for this model.")
 
 
+@pytest.mark.parametrize("model, path", [("ollama_chat/llama3.1", ""), ("openai/llama3.1", "/v1")])
+async def test_a_model_ollama_has_not_downloaded_says_how_to_pull_it(model, path):
+    class Ollama(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_page(self, b'{"error": "model \'llama3.1\' not found, try pulling it first"}', "application/json",
+                      status=404)
+
+    with serving(Ollama) as address:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=address + path))
+    assert failed.value.kind == "not_found" and not failed.value.retryable
+    assert str(failed.value) == (f"The Ollama server at {address + path} does not have llama3.1 yet: download it "
+                                 "there with `ollama pull llama3.1` (or in Ollama's app), then send a message to go on.")
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[str] = []
     with serving(a_web_page(502, asked)) as address:
