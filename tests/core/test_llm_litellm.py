@@ -567,18 +567,26 @@ BLOCK_PAGE = (b"<!DOCTYPE html><html><head><title>Access Denied</title></head><b
               b"corporate policy</h1><p>Category: AI tools</p></body></html>")
 
 
-def a_web_page(status: int, asked: list[str]) -> type[BaseHTTPRequestHandler]:
-    """A server that answers every request with BLOCK_PAGE and `status`: a network filter's, a
-    hotel's sign-in page, or a web page's address given as the API base."""
-    class Page(BaseHTTPRequestHandler):
+def answering(body: bytes, status: int = 200, content_type: str = "text/html; charset=utf-8",
+              asked: list[bytes] | None = None) -> type[BaseHTTPRequestHandler]:
+    """A server that answers every request with `body` and `status`, whatever was asked (each
+    request's body goes to `asked`): a network filter's page, a proxy's, a server's own error."""
+    class Answering(BaseHTTPRequestHandler):
         def log_message(self, *args) -> None:
             pass
 
         def do_POST(self) -> None:
-            asked.append(self.path)
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            send_page(self, BLOCK_PAGE, status=status)
-    return Page
+            request = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if asked is not None:
+                asked.append(request)
+            send_page(self, body, content_type, status=status)
+    return Answering
+
+
+def a_web_page(status: int, asked: list[bytes]) -> type[BaseHTTPRequestHandler]:
+    """BLOCK_PAGE with `status`: a network filter's, a hotel's sign-in page, or a web page's address
+    given as the API base."""
+    return answering(BLOCK_PAGE, status, asked=asked)
 
 
 @pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat", "anthropic/claude-sonnet-4-5"])
@@ -586,13 +594,14 @@ def a_web_page(status: int, asked: list[str]) -> type[BaseHTTPRequestHandler]:
 async def test_a_web_page_answering_instead_of_the_api_is_said_so(model, status):
     # Answered 200, it streamed no chunk: an empty reply of the model's, it seemed. Answered 403,
     # its HTML was shown as it came, under "Check what the key's account or project may use".
-    asked: list[str] = []
+    asked: list[bytes] = []
     with serving(a_web_page(status, asked)) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=f"{address}/v1"))
     assert failed.value.kind == "not_an_api" and not failed.value.retryable and len(asked) == 1
     said = str(failed.value)
-    page = " (HTTP 403: Access Denied — Access denied by corporate policy — Category: AI tools)" if status == 403 else ""
+    page = (" (HTTP 403: Access Denied — Access denied by corporate policy — Category: AI tools)"
+            if status == 403 else "")
     assert said == (f"The server at {address}/v1 answered with a web page, not the model's API{page}. A network's "
                     "sign-in page (a hotel's, an airport's) or filter (a company's) may stand in between, or the API "
                     "base is a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
@@ -602,15 +611,7 @@ async def test_a_web_page_answering_instead_of_the_api_is_said_so(model, status)
 async def test_an_api_base_without_the_apis_path_is_said_to_be_wrong_not_the_model(model):
     # vLLM at http://127.0.0.1:8000 given without /v1: its 404 for /chat/completions was read as
     # "The provider does not know this model: Error code: 404."
-    class NoSuchRoute(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            send_page(self, b'{"detail": "Not Found"}', "application/json", status=404)
-
-    with serving(NoSuchRoute) as address:
+    with serving(answering(b'{"detail": "Not Found"}', 404, "application/json")) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=address))
     assert failed.value.kind == "not_found"
@@ -625,7 +626,8 @@ async def test_an_api_base_without_its_scheme_is_refused_before_any_request():
         await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                              api_base="127.0.0.1:8000/v1"), None, retries.append)
     assert failed.value.kind == "bad_api_base" and not failed.value.retryable and retries == []
-    assert str(failed.value) == "The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): http://127.0.0.1:8000/v1, for instance."
+    assert str(failed.value) == ("The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): "
+                                 "http://127.0.0.1:8000/v1, for instance.")
 
 
 WHOLE_REPLY = {"id": "r1", "object": "chat.completion", "created": 1, "model": "m",
@@ -642,26 +644,19 @@ WHOLE_REPLY = {"id": "r1", "object": "chat.completion", "created": 1, "model": "
 async def test_a_server_that_answers_a_streamed_request_whole_is_asked_for_whole_replies(model):
     # A gateway that ignores "stream": true answers with one JSON reply: its words were lost, and
     # the run read the model's empty reply, again and again.
-    asked: list[bool] = []
-
-    class Whole(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            asked.append(bool(json.loads(self.rfile.read(int(self.headers["Content-Length"]))).get("stream")))
-            send_page(self, json.dumps(WHOLE_REPLY).encode(), "application/json")
-
+    asked: list[bytes] = []
     shown: list[str] = []
-    with serving(Whole) as address:
+    whole = answering(json.dumps(WHOLE_REPLY).encode(), content_type="application/json", asked=asked)
+    with serving(whole) as address:
         llm = client()
         for _ in range(2):
-            reply = await llm.complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=f"{address}/v1"),
+            reply = await llm.complete(ModelRequest(model, [{"role": "user", "content": "hi"}],
+                                                    api_base=f"{address}/v1"),
                                        shown.append)
             assert reply.text == "Reading both." and reply.usage.prompt_tokens == 50
             assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
                 ("c1", "file_read", '{"path": "a.py"}'), ("c2", "file_read", '{"path": "b.py"}')]
-    assert asked == [True, False, False]  # asked whole once more, then at once
+    assert [json.loads(body).get("stream", False) for body in asked] == [True, False, False]  # once more, then at once
     assert shown == ["Reading both.", "Reading both."]  # (the person sees its words, as streamed ones)
 
 
@@ -674,35 +669,20 @@ async def test_a_server_that_answers_a_streamed_request_whole_is_asked_for_whole
 async def test_an_error_the_server_sends_within_its_stream_is_its_own_not_a_connection_failure(message, said):
     # vLLM and gateways send an error as a stream's event; through the OpenAI SDK, litellm calls it
     # a connection error, and the person read "Could not reach the server … is it running?".
-    class Failing(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            self.wfile.write(b"data: " + json.dumps({"error": {"message": message, "code": 503}}).encode() + b"\n\n")
-
-    with serving(Failing) as address:
+    event = b"data: " + json.dumps({"error": {"message": message, "code": 503}}).encode() + b"\n\n"
+    with serving(answering(event, content_type="text/event-stream")) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                                  api_base=f"{address}/v1"))
     assert failed.value.retryable and str(failed.value) == said
 
 
+NGINX_413 = (b"<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity "
+             b"Too Large</h1></center><hr><center>nginx</center></body></html>")
+
+
 async def test_a_proxys_413_page_says_the_request_is_too_large_for_it():
-    class Nginx(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            send_page(self, b"<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 "
-                            b"Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>", status=413)
-
-    with serving(Nginx) as address:
+    with serving(answering(NGINX_413, 413)) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                                  api_base=f"{address}/v1"))
@@ -715,32 +695,25 @@ async def test_a_proxys_413_page_says_the_request_is_too_large_for_it():
 
 @pytest.mark.parametrize("model, path", [("ollama_chat/llama3.1", ""), ("openai/llama3.1", "/v1")])
 async def test_a_model_ollama_has_not_downloaded_says_how_to_pull_it(model, path):
-    class Ollama(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            send_page(self, b'{"error": "model \'llama3.1\' not found, try pulling it first"}', "application/json",
-                      status=404)
-
-    with serving(Ollama) as address:
+    with serving(answering(b'{"error": "model \'llama3.1\' not found, try pulling it first"}', 404,
+                           "application/json")) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=address + path))
     assert failed.value.kind == "not_found" and not failed.value.retryable
     assert str(failed.value) == (f"The Ollama server at {address + path} does not have llama3.1 yet: download it "
-                                 "there with `ollama pull llama3.1` (or in Ollama's app), then send a message to go on.")
+                                 "there with `ollama pull llama3.1` (or in Ollama's app), then send a message to go "
+                                 "on.")
 
 
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
-    asked: list[str] = []
+    asked: list[bytes] = []
     with serving(a_web_page(502, asked)) as address:
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest("deepseek/deepseek-chat", [{"role": "user", "content": "hi"}],
                                                  api_base=f"{address}/v1"))
     assert failed.value.kind == "server" and failed.value.retryable and len(asked) == 3  # (1 try, 2 again)
-    assert str(failed.value) == ("The provider had an internal error: Access Denied — Access denied by corporate policy "
-                                 "— Category: AI tools")
+    assert str(failed.value) == ("The provider had an internal error: Access Denied — Access denied by corporate "
+                                 "policy — Category: AI tools")
 
 
 TLS = (str(Path(__file__).resolve().parents[1] / "data" / "tls" / "cert.pem"),
