@@ -655,6 +655,19 @@ def proxy_for(api_base: str | None) -> tuple[str, str] | None:
     return None
 
 
+def _trusting_advice() -> str:
+    """What to do about a certificate not trusted: SSL_CERT_FILE, as it stands now."""
+    named = os.environ.get("SSL_CERT_FILE", "").strip()
+    if named and not os.path.isfile(named):
+        return (f"SSL_CERT_FILE names {named}, which is not a file: set it to the file of the certificate "
+                "authority of the network you are on, then start Tripane again.")
+    if named:
+        return (f"SSL_CERT_FILE names {named}, which does not hold the authority that signed it: set it to the file "
+                "of the certificate authority of the network you are on, then start Tripane again.")
+    return ("On a network that inspects encrypted traffic, as many companies' do, set SSL_CERT_FILE to the file of "
+            "that network's certificate authority (its IT department has it), then start Tripane again.")
+
+
 def untrusted_certificate(exc: BaseException) -> str:
     """Why the server's TLS certificate was refused, when that is why the connection failed (""
     when not). litellm says only "Connection error." and keeps the cause in the chain; a person
@@ -792,10 +805,8 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         within = f" within {timeout_s:g} s" if timeout_s else " in time"
         return ModelError("timeout", f"The provider did not answer{within}.", retryable=True)
     if why := untrusted_certificate(exc):
-        return ModelError("certificate", f"{capitalized(answering(api_base))} was reached, but its certificate is not trusted on this computer "
-                          f"({why}). On a network that inspects encrypted traffic, as many companies' do, set "
-                          "SSL_CERT_FILE to the file of that network's certificate authority (its IT department "
-                          "has it), then start Tripane again.")
+        return ModelError("certificate", f"{capitalized(answering(api_base))} was reached, but its certificate is "
+                          f"not trusted on this computer ({why}). {_trusting_advice()}")
     # litellm reports a refused connection to an OpenAI-compatible server as an InternalServerError
     # whose message says "Connection error."; to a person that is "not reachable", not "it broke".
     # An APIConnectionError that says something else is the server's own error, sent within its

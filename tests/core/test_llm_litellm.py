@@ -722,7 +722,8 @@ TLS = (str(Path(__file__).resolve().parents[1] / "data" / "tls" / "cert.pem"),
 
 # The OpenAI SDK's httpx and litellm's own aiohttp client (DeepSeek, Groq, Mistral, …) both.
 @pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat"])
-async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_to_do(model):
+async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_to_do(model, monkeypatch):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     # A company's TLS inspection presents its own certificate: the server was reached, and the
     # person read "Could not reach the server … is it running, and is the API base right?".
     with ScriptedServer(lambda request: Turn("hello"), tls=TLS) as server:
@@ -734,6 +735,27 @@ async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_t
         f"The server at {server.url} was reached, but its certificate is not trusted on this computer (self-signed "
         "certificate). On a network that inspects encrypted traffic, as many companies' do, set SSL_CERT_FILE to "
         "the file of that network's certificate authority (its IT department has it), then start Tripane again.")
+
+
+@pytest.mark.parametrize("named, said", [
+    ("missing.pem", "which is not a file"),
+    ("other.pem", "which does not hold the authority that signed it"),
+])
+async def test_an_ssl_cert_file_already_set_is_named_with_what_is_wrong_with_it(named, said, tmp_path, monkeypatch):
+    # It said "set SSL_CERT_FILE …" of a variable that was set, to a file missing or the wrong one.
+    from core.llm import classify, load_litellm
+
+    (tmp_path / "other.pem").write_text("", encoding="utf-8")  # (a file that holds no authority)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with ScriptedServer(lambda request: Turn("hello"), tls=TLS) as server:
+        with pytest.raises(ModelError) as failed:
+            await client().complete(ModelRequest("deepseek/deepseek-chat", [{"role": "user", "content": "hi"}],
+                                                 api_base=server.url))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / named))  # (as it was when the request failed)
+    told = classify(load_litellm(), failed.value.__cause__, None, server.url, "deepseek/deepseek-chat")
+    assert told.kind == "certificate"
+    assert str(told).endswith(f"SSL_CERT_FILE names {tmp_path / named}, {said}: set it to the file of the certificate "
+                              "authority of the network you are on, then start Tripane again.")
 
 
 def completed_in_a_new_process(model: str, api_base: str, **environment: str):
