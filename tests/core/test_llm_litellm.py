@@ -705,6 +705,21 @@ async def test_a_model_ollama_has_not_downloaded_says_how_to_pull_it(model, path
                                  "on.")
 
 
+async def test_a_whole_session_runs_through_a_gateway_that_never_streams(store, data_dir, workdir):
+    script = positional([
+        Turn(text="Writing it.", tool_calls=(tool("file_write", path="a.txt", content="one\n"),)),
+        Turn(tool_calls=(tool("file_read", path="a.txt"),)),
+        Turn(tool_calls=(tool("task_done", summary="written and read"),)),
+    ])
+    with ScriptedServer(script, answers_whole=True) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gateway-model", api_base=server.url)
+        assert await session.run() == "done"
+    assert (workdir / "a.txt").read_text(encoding="utf-8") == "one\n"
+    assert events_of(session, AssistantMessage)[0].text == "Writing it."
+    streamed = [request.get("stream", False) for request in server.requests if request.get("tools")]
+    assert streamed[:2] == [True, False] and not any(streamed[2:])  # (found out once, then asked whole)
+
+
 async def test_a_gateways_error_page_is_the_providers_error_and_tried_again():
     asked: list[bytes] = []
     with serving(a_web_page(502, asked)) as address:

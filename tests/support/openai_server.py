@@ -112,6 +112,8 @@ class ScriptedServer:
     # HTTPS with this certificate and key (files), which no computer trusts unless told to: as a
     # company network's TLS inspection presents its own.
     tls: tuple[str, str] | None = None
+    # One whole JSON reply to a streamed request too, as a gateway that ignores "stream": true does.
+    answers_whole: bool = False
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -229,7 +231,7 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             elif self.path.endswith("/api/chat"):
                 self._send_body(200, "application/x-ndjson",
                                 b"".join(json.dumps(line).encode() + b"\n" for line in _ollama_lines(body, step)))
-            elif body.get("stream"):
+            elif body.get("stream") and not owner.answers_whole:
                 self._stream(body, step)
             else:
                 self._send_json(200, _completion(body, step))
