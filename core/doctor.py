@@ -201,7 +201,7 @@ def check_copies(data_dir: Path, budget_mb: int) -> Check:
 def check_network(api_base: str | None = None) -> Check:
     """Which proxy the provider's requests go through, if any, and the certificate file named: the
     causes of "could not reach" and "not trusted" that the person's own settings hold."""
-    from core.llm import proxy_for
+    from core.network import proxy_for
 
     named = os.environ.get("SSL_CERT_FILE", "").strip()
     if named and not os.path.isfile(named):

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
+from core.network import proxy_for
 from core.reasoning import (
     ThinkSplitter,
     add_reasoning_detail,
@@ -613,12 +614,12 @@ def _response_text(exc: BaseException) -> str:
 def _page_of(exc: BaseException) -> str:
     """web_page_text of an error: of its HTTP response, when that was a page (the OpenAI SDK says only
     "Error code: 403"), else of its message."""
-    response = getattr(exc, "response", None)
     try:
-        if "text/html" in str(response.headers.get("content-type", "")).lower():  # type: ignore[union-attr]
-            return web_page_text(response.text) or "no text"  # type: ignore[union-attr]
-    except Exception:  # (no response, or one whose body was never read: the message, then)
-        pass
+        is_page = "text/html" in str(getattr(exc, "response").headers.get("content-type", "")).lower()
+    except Exception:  # (no response: the message, then)
+        is_page = False
+    if is_page and (body := _response_text(exc)):
+        return web_page_text(body) or "no text"
     return web_page_text(str(exc))
 
 
@@ -633,26 +634,6 @@ def not_an_api(api_base: str | None, page: str = "", status: int | None = None) 
     return ModelError("not_an_api", f"{capitalized(answering(api_base))} answered with a web page, not the model's API{said}. A network's sign-in "
                       "page (a hotel's, an airport's) or filter (a company's) may stand in between, or the API base is "
                       "a web page's address rather than its API's (an OpenAI-compatible one ends in /v1).")
-
-
-def proxy_for(api_base: str | None) -> tuple[str, str] | None:
-    """The environment variable naming the proxy the request to `api_base` (None: a provider's
-    own, over https) goes through, and the proxy; None when it goes direct. As httpx and aiohttp
-    read them: HTTPS_PROXY or HTTP_PROXY by the scheme, then ALL_PROXY, unless NO_PROXY names
-    the host. A person read "is the server running?" of a server that was, behind a proxy that
-    was not."""
-    import urllib.request
-
-    parsed = urlparse(api_base) if api_base else None
-    scheme = parsed.scheme if parsed and parsed.scheme else "https"
-    host = parsed.hostname if parsed else ""
-    if host and urllib.request.proxy_bypass_environment(host):
-        return None
-    for name in (f"{scheme}_proxy", "all_proxy"):
-        for variable in (name.upper(), name):
-            if os.environ.get(variable, "").strip():
-                return variable, os.environ[variable].strip()
-    return None
 
 
 def _trusting_advice() -> str:

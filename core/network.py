@@ -1,4 +1,5 @@
-"""Requests to this computer's own servers go to them directly, whatever proxy the environment names.
+"""The proxies the environment names: which one a request goes through (proxy_for), and none for
+this computer's own servers (loopback_direct).
 
 A proxy named by HTTPS_PROXY or HTTP_PROXY (a company network's) is asked for every address not
 in NO_PROXY, 127.0.0.1 included: httpx and aiohttp, which litellm uses, make no exception for it.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import MutableMapping
+from urllib.parse import urlparse
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -26,3 +28,23 @@ def loopback_direct(environ: MutableMapping[str, str] = os.environ) -> None:
         if "*" in listed:  # (nothing goes through a proxy already)
             continue
         environ[name] = ",".join(listed + [host for host in LOOPBACK if host not in listed])
+
+
+def proxy_for(api_base: str | None) -> tuple[str, str] | None:
+    """The environment variable naming the proxy the request to `api_base` (None: a provider's
+    own, over https) goes through, and the proxy; None when it goes direct. As httpx and aiohttp
+    read them: HTTPS_PROXY or HTTP_PROXY by the scheme, then ALL_PROXY, unless NO_PROXY names
+    the host. A person read "is the server running?" of a server that was, behind a proxy that
+    was not."""
+    import urllib.request  # (here: every start of tripane imports this module, few ask this)
+
+    parsed = urlparse(api_base) if api_base else None
+    scheme = parsed.scheme if parsed and parsed.scheme else "https"
+    host = parsed.hostname if parsed else ""
+    if host and urllib.request.proxy_bypass_environment(host):
+        return None
+    for name in (f"{scheme}_proxy", "all_proxy"):
+        for variable in (name.upper(), name):
+            if os.environ.get(variable, "").strip():
+                return variable, os.environ[variable].strip()
+    return None
