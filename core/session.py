@@ -328,8 +328,7 @@ class Session:
                 for change in self.memory.create(title=session_title(state.config.task), task=state.config.task,
                                                  names=missing) if missing else ():
                     self.journal.record(change)
-                for change in self.memory.check_external():
-                    self.journal.record(change)
+                self._record_outside_edits()
                 for question in [q for q in state.open_questions.values() if asked_by_helper(q)]:
                     # its helper ended with the process that ran it
                     self._record_answer(question, WITHDRAWN, "Tripane stopped while the research helper that asked "
@@ -839,11 +838,30 @@ class Session:
         choice = ("always" if always else "approve") if approved else "deny"
         await self.answer(qid, choice, reason)
 
+    def take_outside_edits(self) -> list[FileChanged]:
+        """Record the edits made to the three files outside Tripane (another editor) since it last
+        looked: the panes show them, and the agent is told at its next step. The agent's loop looks
+        at each step; the window asks between them, so an edit made while the agent waits, or after
+        it finished, is seen, and a save in the window made on the text before it is a conflict, not
+        an overwrite that loses it. While another process runs the session, that process records them."""
+        if not self.memory.outside_edits_pending() or self.run_elsewhere():
+            return []
+        with self._writing(), self._as_logged_if_disk_full():
+            return self._record_outside_edits()
+
+    def _record_outside_edits(self) -> list[FileChanged]:
+        changes = self.memory.check_external()
+        for change in changes:
+            self.journal.record(change)
+        return changes
+
     def edit_file(self, name: str, text: str, base_version: int) -> FileChanged:
-        """The person's edit. Raises WriteRefused (with the current text) if the file moved on."""
+        """The person's edit. Raises WriteRefused (with the current text) if the file moved on,
+        also by an edit outside Tripane that no one has looked at yet."""
         if name not in EDITABLE_FILES:
             raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
         with self._writing(), self._as_logged_if_disk_full():
+            self._record_outside_edits()
             change = self.memory.write(name, text, base_version=base_version, author="user")
             self.journal.record(change)
         return change
@@ -853,6 +871,7 @@ class Session:
         if name != PLAN:
             raise ValueError("only lines of task_plan.md can be pinned")
         with self._writing(), self._as_logged_if_disk_full():
+            self._record_outside_edits()  # the lines are pinned in the plan as it is on disk
             text, _ = self.memory.read(name)
             present = {pin_key(line) for line in text.splitlines()}
             wanted = tuple(line.strip() for line in lines if line.strip())

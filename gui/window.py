@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
         self._activity, self._activity_detail = "idle", ""
         self._elsewhere = False  # the session shown is run by another Tripane
         self._follow_problem = ""  # why other Tripanes' changes cannot be followed now, once said
+        self._outside_problem = ""  # why an edit made outside Tripane cannot be taken in, once said
         self._shut_down = False
         self._opening: str | None = None  # the session being opened to be shown, while its log is replayed
         self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
@@ -492,6 +493,24 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"Other Tripanes' changes are not shown: {exc}")
         else:
             self._follow_problem = ""
+        self._take_outside_edits()
+
+    def _take_outside_edits(self) -> None:
+        """The shown session's plan or findings edited in another editor: recorded now, so the
+        panes show it and a save here made on the text before it is a conflict, not an overwrite."""
+        session = self.session
+        if session is None:
+            return
+        try:
+            session.take_outside_edits()
+        except (StoreError, SessionBusy, OSError) as exc:  # said once while it lasts, as above
+            if str(exc) != self._outside_problem:
+                self._outside_problem = str(exc)
+                log.warning("session %s: an edit made outside Tripane could not be taken in: %s", session.id, exc)
+                self.statusBar().showMessage(f"A file of this session changed outside Tripane, and could not be "
+                                             f"read: {exc}")
+        else:
+            self._outside_problem = ""
 
     def find(self) -> None:
         """Find in the pane that has the focus, or in the conversation (from it or the message
@@ -1393,7 +1412,9 @@ class MainWindow(QMainWindow):
             self.answer(session, qid, "edit_plan", hint)
 
     def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:
-        dialog = ConflictDialog(name, mine, refused.current_text, refused.current_version, self)
+        info = session.state.files.get(name)
+        dialog = ConflictDialog(name, mine, refused.current_text, refused.current_version, self,
+                                author=info.author if info is not None else "agent")
         pane = self.panes[name]
 
         def chosen(_result) -> None:

@@ -49,6 +49,7 @@ class FileInfo:
     version: int
     sha256: str
     size: int
+    author: str = ""  # who wrote this version: agent | user | external | core
 
 
 @dataclass
@@ -157,7 +158,7 @@ class SessionState:
                 if event.name in self.info_tools and event.ok:
                     self.actions_since_finding += 1
             case FileChanged():
-                self.files[event.file] = FileInfo(event.version, event.sha256, event.size)
+                self.files[event.file] = FileInfo(event.version, event.sha256, event.size, event.author)
                 if event.file == FINDINGS and event.author in ("agent", "user"):
                     self.actions_since_finding = 0
             case PinsChanged():

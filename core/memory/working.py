@@ -150,6 +150,19 @@ class WorkingMemory:
     def version(self, name: str) -> int:
         return self._known[name].version
 
+    def outside_edits_pending(self) -> bool:
+        """Whether a file differs on disk from how Tripane last left it (a stat each, nothing read):
+        cheap enough to ask every second or two, so a file edited in another editor is taken in
+        (check_external) while the agent waits or has finished, not only at its next step."""
+        for name in FILES:
+            known = self._known.get(name)
+            try:
+                if known is not None and _stat(self.path(name)) != known.stat:
+                    return True
+            except FileNotFoundError:
+                continue  # (deleted: as check_external, nothing to take in)
+        return False
+
     def check_external(self) -> list[FileChanged]:
         """Changes made to the files by anything other than Tripane since it last wrote them."""
         changes = []

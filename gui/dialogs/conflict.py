@@ -1,7 +1,8 @@
-"""When the agent wrote a file while the person was editing it: both versions, side by side.
+"""When the agent (or another editor) wrote a file while the person was editing it: both versions,
+side by side.
 
-Nothing is lost silently: the person keeps theirs (saved over the agent's newer version), takes the
-agent's (their edit is dropped, by their choice), or merges by hand in the editor.
+Nothing is lost silently: the person keeps theirs (saved over the newer version), takes the newer
+one (their edit is dropped, by their choice), or merges by hand in the editor.
 """
 
 from __future__ import annotations
@@ -29,16 +30,34 @@ from gui.screen_fit import fit_to_screen
 KEEP_MINE, TAKE_AGENTS, MERGE = "keep_mine", "take_agents", "merge"
 
 
+class Writer(NamedTuple):
+    """Who saved the newer version, as the dialog names them: in its sentence, its column, its button."""
+    saved: str  # "{saved} version N of FILE after you started editing"
+    version: str  # the column's title, before " version N"
+    take: str  # the button that takes that version
+
+
+WRITERS = {
+    "agent": Writer("The agent saved", "The agent's", "Take the agent's"),
+    # another editor (VS Code, vim) saved the file in the session's folder
+    "external": Writer("Another program (an editor outside Tripane) saved", "Saved outside Tripane,",
+                       "Take that version"),
+}
+SOMEONE = Writer("Tripane saved", "The newer", "Take the newer")
+
+
 class ConflictDialog(QDialog):
-    def __init__(self, file_name: str, mine: str, agents: str, agents_version: int, parent: QWidget | None = None):
+    def __init__(self, file_name: str, mine: str, agents: str, agents_version: int, parent: QWidget | None = None,
+                 author: str = "agent"):
         super().__init__(parent)
         self.setObjectName("conflict")
         self.setWindowTitle(f"{file_name} changed while you edited it — Tripane")
         self.choice = ""
+        writer = WRITERS.get(author, SOMEONE)
         layout = QVBoxLayout(self)
         differences = differing_lines(mine, agents)
         changed = len(differences.mine) + len(differences.agents)
-        summary = QLabel(f"The agent saved version {agents_version} of {file_name} after you started editing. "
+        summary = QLabel(f"{writer.saved} version {agents_version} of {file_name} after you started editing. "
                          f"The two versions differ in {counted(changed, 'line')}, shaded below. Choose which to keep.")
         summary.setObjectName("summary")
         summary.setWordWrap(True)
@@ -46,7 +65,7 @@ class ConflictDialog(QDialog):
         sides = QHBoxLayout()
         for title, text, name, lines, first in (
                 ("Your edit", mine, "mine", differences.mine, differences.first_mine),
-                (f"The agent's version {agents_version}", agents, "agents", differences.agents, differences.first_agents)):
+                (f"{writer.version} version {agents_version}", agents, "agents", differences.agents, differences.first_agents)):
             column = QVBoxLayout()
             heading = QLabel(f"<b>{title}</b>")
             column.addWidget(heading)
@@ -60,7 +79,7 @@ class ConflictDialog(QDialog):
         layout.addLayout(sides, 1)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
-        for label, choice in (("Keep mine", KEEP_MINE), ("Take the agent's", TAKE_AGENTS), ("Merge by hand", MERGE)):
+        for label, choice in (("Keep mine", KEEP_MINE), (writer.take, TAKE_AGENTS), ("Merge by hand", MERGE)):
             button = QPushButton(label)
             button.setAutoDefault(False)  # a choice that drops a version takes a click, not a stray Enter
             button.setObjectName(choice)

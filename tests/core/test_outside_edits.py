@@ -1,0 +1,84 @@
+"""The plan or findings edited in another editor (VS Code, vim) while the agent waits, or after it
+finished: taken in when asked, so a save made in Tripane on the text from before cannot overwrite
+it unseen, and the agent is told."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.events import FileChanged
+from core.memory.working import FINDINGS, PLAN, WriteRefused
+from core.scripted import ScriptedModel, call, reply
+from tests.core.helpers import events_of, make_session
+
+
+def edit_outside(session, name: str, added: str) -> None:
+    path = session.file_path(name)
+    path.write_text(path.read_text(encoding="utf-8") + added, encoding="utf-8")
+
+
+async def ended_session(store, data_dir, workdir, *replies):
+    model = ScriptedModel(list(replies), default=reply("", call("task_done", summary="hello.txt written")))
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    return session, model
+
+
+async def test_an_edit_in_another_editor_after_the_run_is_recorded_once_and_told_to_the_agent(store, data_dir, workdir):
+    session, model = await ended_session(store, data_dir, workdir)
+    assert session.take_outside_edits() == []  # nothing changed: nothing recorded
+    edit_outside(session, PLAN, "- [ ] Also write bye.txt\n")
+
+    taken = session.take_outside_edits()
+    assert [(c.file, c.author) for c in taken] == [(PLAN, "external")]
+    assert "+- [ ] Also write bye.txt" in taken[0].diff
+    assert session.state.files[PLAN].author == "external"
+    assert session.take_outside_edits() == []  # once
+    assert [e.file for e in events_of(session, FileChanged) if e.author == "external"] == [PLAN]
+
+    await session.send("Go on.")
+    assert await session.wait() == "done"
+    told = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert "Someone outside Tripane edited task_plan.md" in told and "Also write bye.txt" in told
+
+
+async def test_a_save_begun_before_an_outside_edit_is_refused_with_that_edit_and_loses_nothing(store, data_dir,
+                                                                                               workdir):
+    session, _ = await ended_session(store, data_dir, workdir)
+    begun_as, version = session.read_file(PLAN)  # the person opens the plan's editor…
+    edit_outside(session, PLAN, "- [ ] Edited in vim\n")  # …another editor saves meanwhile, unseen yet
+
+    with pytest.raises(WriteRefused) as refused:
+        session.edit_file(PLAN, begun_as + "- [ ] Typed in Tripane\n", base_version=version)
+    assert "Edited in vim" in refused.value.current_text and refused.value.current_version == version + 1
+    assert "Edited in vim" in session.file_path(PLAN).read_text(encoding="utf-8")
+    # Saved again on that version (the person chose to keep both): both are there.
+    session.edit_file(PLAN, refused.value.current_text + "- [ ] Typed in Tripane\n",
+                      base_version=refused.value.current_version)
+    on_disk = session.file_path(PLAN).read_text(encoding="utf-8")
+    assert "Edited in vim" in on_disk and "Typed in Tripane" in on_disk
+    assert [(e.author, e.file) for e in events_of(session, FileChanged)[-2:]] == [("external", PLAN), ("user", PLAN)]
+
+
+async def test_pinning_takes_the_plan_as_it_is_on_disk(store, data_dir, workdir):
+    session, _ = await ended_session(store, data_dir, workdir)
+    edit_outside(session, PLAN, "- [ ] Never delete the tests\n")
+    session.pin(PLAN, ["- [ ] Never delete the tests"])  # a line only the other editor wrote
+    assert session.state.pins[PLAN] == ("- [ ] Never delete the tests",)
+    assert session.state.files[PLAN].author == "external"
+
+
+async def test_a_file_that_cannot_be_read_says_why_and_is_taken_in_once_it_can(store, data_dir, workdir):
+    session, _ = await ended_session(store, data_dir, workdir)
+    path = session.file_path(FINDINGS)
+    text = path.read_text(encoding="utf-8")
+    # What another program left there cannot be read (on Windows, an editor holding it mid-save):
+    # here, a folder in its place.
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(OSError):
+        session.take_outside_edits()
+    assert session.state.files[FINDINGS].author != "external"
+    path.rmdir()
+    path.write_text(text + "## Learned\nThe tests need Python 3.11\n", encoding="utf-8")
+    assert [c.file for c in session.take_outside_edits()] == [FINDINGS]

@@ -1,0 +1,44 @@
+"""The plan edited in another editor while the window shows the session: the pane shows it without a
+step of the agent's, and a save in the window begun on the text before it asks, naming who wrote it."""
+
+from __future__ import annotations
+
+from core.memory.working import PLAN
+from core.scripted import ScriptedModel, call, reply
+from gui.dialogs.conflict import ConflictDialog
+from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt
+from tests.gui.test_supporting_screens import chat_says
+from tests.gui.test_window import start
+
+WAIT = 15_000
+
+
+def test_an_ended_sessions_plan_edited_elsewhere_is_shown_and_a_stale_save_asks(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="hello.txt written"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    pane = window.panes[PLAN]
+    path = session.file_path(PLAN)
+
+    path.write_text(path.read_text(encoding="utf-8") + "- [ ] Saved in VS Code\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: "Saved in VS Code" in pane.viewer.toPlainText(), timeout=WAIT)
+    assert "A program outside Tripane changed task_plan.md (<a href" in chat_says(window)
+
+    pane.set_editing(True)  # the person begins an edit…
+    pane.editor.setPlainText(pane.editor.toPlainText() + "- [ ] Typed in Tripane\n")
+    path.write_text(path.read_text(encoding="utf-8") + "- [ ] Saved in vim\n", encoding="utf-8")  # …vim saves
+    pane.save()  # before the window looked again: the save must not write over vim's
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(ConflictDialog)), timeout=WAIT)
+    dialog = next(d for d in window.findChildren(ConflictDialog) if d.isVisible())
+    assert "Saved in vim" in dialog.findChild(QPlainTextEdit, "agents").toPlainText()
+    assert "Typed in Tripane" in dialog.findChild(QPlainTextEdit, "mine").toPlainText()
+    summary = dialog.findChild(QLabel, "summary").text()
+    assert summary.startswith("Another program (an editor outside Tripane) saved version") and "agent" not in summary
+    take = dialog.findChild(QPushButton, "take_agents")
+    assert take.text() == "Take that version"
+    qtbot.mouseClick(take, Qt.MouseButton.LeftButton)
+
+    assert not pane.editing
+    on_disk = path.read_text(encoding="utf-8")
+    assert "Saved in vim" in on_disk and "Saved in VS Code" in on_disk and "Typed in Tripane" not in on_disk
+    qtbot.waitUntil(lambda: "Saved in vim" in pane.viewer.toPlainText(), timeout=WAIT)
