@@ -1138,17 +1138,13 @@ async def _ask_on_terminal(question, out=None, session=None) -> tuple[str, str]:
 async def _edit_plan_in_editor(session, out) -> None:
     from core.memory.working import PLAN
 
-    before, version = session.read_file(PLAN)
     path = session.memory.path(PLAN)
     print(f"  Edit the plan in your editor and save it: {path}", file=out)
     await _read_line("  press Enter once it is saved: ", out)
     try:
-        after = path.read_text(encoding="utf-8")
+        session.take_persons_edit(PLAN)
     except OSError as exc:
         print(f"  the plan could not be read ({exc.strerror or exc}): the agent goes on without your edit", file=out)
-        return
-    if after != before:
-        session.edit_file(PLAN, after, version)
 
 
 if __name__ == "__main__":

@@ -855,13 +855,26 @@ class Session:
             self.journal.record(change)
         return changes
 
-    def edit_file(self, name: str, text: str, base_version: int) -> FileChanged:
+    def take_persons_edit(self, name: str) -> FileChanged | None:
+        """The person's edit of a file made in their own editor at Tripane's asking (the terminal's
+        "edit the plan"): recorded as theirs, so the agent is told the person edited it."""
+        with self._writing(), self._as_logged_if_disk_full():
+            change = next(iter(self.memory.check_external((name,), author="user")), None)
+            if change is not None:
+                self.journal.record(change)
+            self._record_outside_edits()  # (the other files, edited meanwhile by another program)
+        return change
+
+    def edit_file(self, name: str, text: str, base_version: int) -> FileChanged | None:
         """The person's edit. Raises WriteRefused (with the current text) if the file moved on,
-        also by an edit outside Tripane that no one has looked at yet."""
+        also by an edit outside Tripane that no one has looked at yet. An edit saved as it began
+        changes nothing: no version, and nothing told to the agent (None)."""
         if name not in EDITABLE_FILES:
             raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
         with self._writing(), self._as_logged_if_disk_full():
             self._record_outside_edits()
+            if (text, base_version) == self.memory.read(name):
+                return None
             change = self.memory.write(name, text, base_version=base_version, author="user")
             self.journal.record(change)
         return change

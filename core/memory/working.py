@@ -163,10 +163,11 @@ class WorkingMemory:
                 continue  # (deleted: as check_external, nothing to take in)
         return False
 
-    def check_external(self) -> list[FileChanged]:
-        """Changes made to the files by anything other than Tripane since it last wrote them."""
+    def check_external(self, names: tuple[str, ...] = FILES, author: str = "external") -> list[FileChanged]:
+        """Changes made to the files by anything other than Tripane since it last wrote them
+        (by `author`: the person's own, when they edited the file in their editor at Tripane's asking)."""
         changes = []
-        for name in FILES:
+        for name in names:
             known = self._known.get(name)
             path = self.path(name)
             if known is None or not path.exists():
@@ -184,7 +185,7 @@ class WorkingMemory:
             if _sha(disk) == known.sha256:
                 known.stat = _stat(path)
                 continue
-            changes.append(self._record(name, disk, author="external", stat=_stat(path)))
+            changes.append(self._record(name, disk, author=author, stat=_stat(path)))
         return changes
 
     # --- writing ---------------------------------------------------------------------------------

@@ -82,3 +82,14 @@ async def test_a_file_that_cannot_be_read_says_why_and_is_taken_in_once_it_can(s
     path.rmdir()
     path.write_text(text + "## Learned\nThe tests need Python 3.11\n", encoding="utf-8")
     assert [c.file for c in session.take_outside_edits()] == [FINDINGS]
+
+
+async def test_an_edit_saved_as_it_began_is_no_version_and_tells_the_agent_nothing(store, data_dir, workdir):
+    session, model = await ended_session(store, data_dir, workdir)
+    text, version = session.read_file(PLAN)
+    before = len(session.records)
+    assert session.edit_file(PLAN, text, base_version=version) is None  # opened, looked at, saved
+    assert len(session.records) == before and session.read_file(PLAN) == (text, version)
+    await session.send("Go on.")
+    assert await session.wait() == "done"
+    assert "edited task_plan.md" not in "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
