@@ -314,6 +314,15 @@ class MainWindow(QMainWindow):
         if self.session is not None:  # the three files, offload/, compaction/ and the exports
             self.open_folder(self.session.dir, "The session's files")
 
+    def open_session_file(self, name: str) -> QMessageBox | None:
+        """One of the three files in the program the desktop opens Markdown with (the person's
+        editor): a save there is taken in within a moment (_take_outside_edits), as the pane's own."""
+        if self.session is None:
+            return None
+        path = self.session.file_path(name)
+        return open_on_desktop(path, self, f"No program on this computer opens {path.suffix} files. Open it in "
+                                           f"your editor from here:\n{path}")
+
     def open_working_folder(self) -> None:
         if (workdir := self._shown_workdir()) is not None:
             self.open_folder(workdir, "The agent's working folder")
@@ -439,6 +448,7 @@ class MainWindow(QMainWindow):
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
             pane.history_requested.connect(self.histories.show)
+            pane.open_requested.connect(self.open_session_file)
             pane.edit_changed.connect(self.pane_edits.changed)
 
     # --- layout memory --------------------------------------------------------------------------

@@ -25,10 +25,13 @@ from gui.qt import (
     QHBoxLayout,
     QIcon,
     QLabel,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
+    QPoint,
     QScrollBar,
     QStackedWidget,
+    Qt,
     QTextBlockFormat,
     QTextBrowser,
     QTextCharFormat,
@@ -67,6 +70,7 @@ class FilePane(QWidget):
     save_requested = Signal(str, str, int)  # file name, text, base version
     pin_requested = Signal(str)  # file name
     history_requested = Signal(str)  # file name
+    open_requested = Signal(str)  # file name: to be opened with the program the desktop opens it with
     edit_changed = Signal()  # the open edit was typed in, opened or closed
 
     def __init__(self, name: str, title: str, keeper: TaskKeeper, editable: bool = False, pinnable: bool = False,
@@ -124,6 +128,9 @@ class FilePane(QWidget):
         self.viewer.setOpenExternalLinks(True)
         self.viewer.setAccessibleName(f"{title} ({name})")
         self.viewer.document().setDefaultStyleSheet(STYLE)
+        self.viewer.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.viewer.customContextMenuRequested.connect(
+            lambda at: self.viewer_menu(at).exec(self.viewer.viewport().mapToGlobal(at)))
         self.editor = PaneEditor()
         self.editor.textChanged.connect(self.edit_changed)
         self.editor.setObjectName("editor")
@@ -149,6 +156,21 @@ class FilePane(QWidget):
         bar = self.viewer.verticalScrollBar()
         bar.rangeChanged.connect(self._take_aim)
         bar.actionTriggered.connect(self._let_go)  # the wheel, the bar, Page Up/Down: their place wins
+
+    def viewer_menu(self, at: QPoint) -> QMenu:
+        """The view's right-click: copying, and the file itself: its history, and the file opened in
+        the person's own editor (an edit saved there is taken in, as the pane's own)."""
+        menu = self.viewer.createStandardContextMenu(at)
+        menu.setParent(self, menu.windowFlags())  # (freed with the pane, not left to the view)
+        menu.addSeparator()
+        bound = self._loader is not None
+        opened = menu.addAction(f"Open {self.name} in another program", lambda: self.open_requested.emit(self.name))
+        opened.setObjectName("open_elsewhere")
+        history = menu.addAction(f"History of {self.name}…", lambda: self.history_requested.emit(self.name))
+        history.setObjectName("history")
+        for action in (opened, history):
+            action.setEnabled(bound)
+        return menu
 
     # --- showing --------------------------------------------------------------------------------
 

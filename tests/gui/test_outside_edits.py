@@ -3,10 +3,23 @@ step of the agent's, and a save in the window begun on the text before it asks, 
 
 from __future__ import annotations
 
-from core.memory.working import PLAN
+from pathlib import Path
+
+from core.memory.working import FINDINGS, PLAN
 from core.scripted import ScriptedModel, call, reply
 from gui.dialogs.conflict import ConflictDialog
-from gui.qt import QLabel, QPlainTextEdit, QPushButton, Qt
+from gui.qt import (
+    QAction,
+    QDesktopServices,
+    QLabel,
+    QObject,
+    QPlainTextEdit,
+    QPoint,
+    QPushButton,
+    Qt,
+    QUrl,
+    Slot,
+)
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
 
@@ -42,3 +55,38 @@ def test_an_ended_sessions_plan_edited_elsewhere_is_shown_and_a_stale_save_asks(
     on_disk = path.read_text(encoding="utf-8")
     assert "Saved in vim" in on_disk and "Saved in VS Code" in on_disk and "Typed in Tripane" not in on_disk
     qtbot.waitUntil(lambda: "Saved in vim" in pane.viewer.toPlainText(), timeout=WAIT)
+
+
+class Opened(QObject):
+    """Where the desktop was asked to open a file: Qt's own hook for a scheme's handler."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[QUrl] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.urls.append(url)
+
+
+def test_a_panes_right_click_opens_its_file_in_the_persons_editor(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="hello.txt written"))]))
+    unbound = window.panes[PLAN].viewer_menu(QPoint(4, 4))
+    assert not unbound.findChild(QAction, "open_elsewhere").isEnabled()  # no session shown: no file
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+
+    menu = window.panes[FINDINGS].viewer_menu(QPoint(4, 4))
+    opening = menu.findChild(QAction, "open_elsewhere")
+    assert opening.isEnabled() and opening.text() == "Open findings.md in another program"
+    opened = Opened()
+    QDesktopServices.setUrlHandler("file", opened, "open")
+    try:
+        opening.trigger()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert [Path(url.toLocalFile()) for url in opened.urls] == [session.file_path(FINDINGS)]
+    menu.findChild(QAction, "history").trigger()
+    history = window.histories.open[(session.id, FINDINGS)]
+    assert history.isVisible()
+    history.close()
