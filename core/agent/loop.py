@@ -122,6 +122,10 @@ WRITING_TOOLS = (*FILE_TOOLS, SHELL_TOOL)
 # The tool that replaces a file whole: refused on a file changed outside since the agent's last step,
 # whose change it would lose (file_edit replaces only the text it names, in the file as it is now).
 REWRITING_TOOL = "file_write"
+# The tools that write the plan or findings: an edit of them saved in the person's editor while the
+# model thought is taken in first, so the plan's write is refused (its base is stale) rather than
+# laid over it, and an append does not take the edit for its own.
+NOTEBOOK_TOOLS = ("plan_update", "findings_add")
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
@@ -889,6 +893,9 @@ class AgentLoop(Delegation):
                     path, f"was changed outside your tools since your last step (by {outside.by()})"),
                     call)
                 return
+        if call.name in NOTEBOOK_TOOLS:
+            for change in self.memory.check_external():
+                self._record(change)
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started

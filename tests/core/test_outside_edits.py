@@ -93,3 +93,37 @@ async def test_an_edit_saved_as_it_began_is_no_version_and_tells_the_agent_nothi
     await session.send("Go on.")
     assert await session.wait() == "done"
     assert "edited task_plan.md" not in "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
+
+
+async def test_an_edit_made_while_the_model_thinks_is_not_lost_to_the_agents_write(store, data_dir, workdir):
+    """`tripane run` in a terminal: the person steers by editing the files in their editor. An edit
+    saved while the model was answering is taken in before the agent's write of that file."""
+    holder = {}
+
+    def person_saves_meanwhile(request):
+        session = holder["session"]
+        edit_outside(session, PLAN, "- [ ] Pinned by me: no new dependencies\n")
+        edit_outside(session, FINDINGS, "## From me\nThe API key is in the vault\n")
+        plan, _ = session.read_file(PLAN)  # the plan as the agent last saw it
+        return reply("", call("findings_add", title="Layout", body="one module"),
+                     call("plan_update", content=plan + "- [x] Read the layout\n"))
+    model = ScriptedModel([person_saves_meanwhile], default=reply("", call("task_done", summary="done")))
+    session = holder["session"] = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+
+    plan = session.file_path(PLAN).read_text(encoding="utf-8")
+    findings = session.file_path(FINDINGS).read_text(encoding="utf-8")
+    assert "Pinned by me: no new dependencies" in plan  # the agent's write was refused, not laid over it
+    assert "The API key is in the vault" in findings and "one module" in findings
+    results = {r.event.call_id: r.event for r in session.records if type(r.event).__name__ == "ToolResult"}
+    refused = next(e for e in results.values() if not e.ok)
+    assert "task_plan.md changed since version" in refused.content and "Pinned by me" in refused.content
+    # The log knows the files as they are: opened again, nothing is taken for an outside edit.
+    assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PLAN, FINDINGS]
+    assert session.state.files[FINDINGS].sha256 == _sha(findings) and session.state.files[PLAN].sha256 == _sha(plan)
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
