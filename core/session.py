@@ -48,7 +48,16 @@ from core.git_state import git_state
 from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama
 from core.memory import progress
-from core.memory.working import FILES, FINDINGS, PLAN, PROGRESS, WorkingMemory, pin_key
+from core.memory.history import Unrebuildable, file_versions, text_at
+from core.memory.working import (
+    FILES,
+    FINDINGS,
+    PLAN,
+    PROGRESS,
+    WorkingMemory,
+    atomic_write,
+    pin_key,
+)
 from core.offload import message_limit, person_message, persons_text, save_task
 from core.originals import Change
 from core.paths import (
@@ -341,9 +350,24 @@ class Session:
         for name in FILES:
             info = self.state.files.get(name)
             if info is not None:
+                if not self.memory.path(name).exists():
+                    self._write_back_from_log(name, info.version)
                 self.memory.restore(name, version=info.version, sha256=info.sha256, size=info.size)
         for name, lines in self.state.pins.items():
             self.memory.set_pins(name, lines)
+
+    def _write_back_from_log(self, name: str, version: int) -> None:
+        """A file deleted while Tripane was closed, rebuilt from the log's diffs (as its history
+        shows it) and written back: the agent's memory, not a file it may lose."""
+        try:
+            text = text_at(file_versions(self.store, self.id, name), version)
+            self.memory.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.memory.path(name), text)
+        except (Unrebuildable, OSError) as exc:
+            log.warning("session %s: %s is missing and was not written back: %s", self.id, name, exc)
+        else:
+            log.warning("session %s: %s was deleted outside Tripane; written back from the log as version %d",
+                        self.id, name, version)
 
     # --- one writer at a time --------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import codecs
 import difflib
 import hashlib
 import locale
+import logging
 import os
 import re
 import stat
@@ -26,6 +27,7 @@ from core.events import FileChanged
 from core.offload import task_brief
 from core.paths import resource_text
 
+log = logging.getLogger(__name__)
 PLAN, FINDINGS, PROGRESS = "task_plan.md", "findings.md", "progress.md"
 FILES = (PLAN, FINDINGS, PROGRESS)
 
@@ -70,6 +72,11 @@ class _Known:
     @property
     def sha256(self) -> str:
         return self._hash.hexdigest()
+
+    @property
+    def text_known(self) -> bool:
+        """Whether the text is known, not only its hash (see _FixedHash)."""
+        return not isinstance(self._hash, _FixedHash)
 
     def ends_with_newline(self) -> bool:
         last = next((part for part in reversed(self._parts) if part), "")
@@ -160,7 +167,8 @@ class WorkingMemory:
                 if known is not None and _stat(self.path(name)) != known.stat:
                     return True
             except FileNotFoundError:
-                continue  # (deleted: as check_external, nothing to take in)
+                if known is not None and known.text_known:
+                    return True  # deleted: written back (check_external)
         return False
 
     def check_external(self, names: tuple[str, ...] = FILES, author: str = "external") -> list[FileChanged]:
@@ -170,7 +178,10 @@ class WorkingMemory:
         for name in names:
             known = self._known.get(name)
             path = self.path(name)
-            if known is None or not path.exists():
+            if known is None:
+                continue
+            if not path.exists():
+                self._write_back(name, known)
                 continue
             if _stat(path) == known.stat:
                 continue
@@ -187,6 +198,17 @@ class WorkingMemory:
                 continue
             changes.append(self._record(name, disk, author=author, stat=_stat(path)))
         return changes
+
+    def _write_back(self, name: str, known: _Known) -> None:
+        """A file deleted outside Tripane (a file manager's clean-up, an editor's failed save) is
+        written back as Tripane last knew it: it is the agent's memory, and an append to nothing
+        would start a file that no longer matches the log. Its versions stay in the history."""
+        if not known.text_known:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path(name), known.text)
+        known.stat = _stat(self.path(name))
+        log.warning("%s was deleted outside Tripane; written back as version %d", self.path(name), known.version)
 
     # --- writing ---------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import pytest
 from core.events import FileChanged
 from core.memory.working import FINDINGS, PLAN, WriteRefused
 from core.scripted import ScriptedModel, call, reply
+from core.session import Session
 from tests.core.helpers import events_of, make_session
 
 
@@ -127,3 +128,37 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def test_a_file_deleted_outside_tripane_is_written_back_and_the_agents_appends_go_on_from_it(
+        store, data_dir, workdir):
+    def person_deletes_meanwhile(request):
+        holder["session"].file_path(FINDINGS).unlink()  # a file manager's clean-up, while the model thinks
+        return reply("", call("findings_add", title="Second", body="after the deletion"))
+    holder = {}
+    model = ScriptedModel([reply("", call("findings_add", title="First", body="before the deletion")),
+                           person_deletes_meanwhile], default=reply("", call("task_done", summary="done")))
+    session = holder["session"] = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    findings = session.file_path(FINDINGS).read_text(encoding="utf-8")
+    assert "before the deletion" in findings and "after the deletion" in findings
+    assert session.state.files[FINDINGS].sha256 == _sha(findings)  # the log and the disk agree
+
+    before = len(session.records)
+    session.file_path(PLAN).unlink()  # after the run, while the window shows it
+    plan, version = session.read_file(PLAN)
+    assert session.take_outside_edits() == [] and len(session.records) == before  # nothing new to record
+    assert session.file_path(PLAN).read_text(encoding="utf-8") == plan and session.read_file(PLAN) == (plan, version)
+
+
+async def test_a_file_deleted_while_tripane_was_closed_is_rebuilt_from_the_log(store, data_dir, workdir):
+    session, model = await ended_session(store, data_dir, workdir, reply("", call("findings_add", title="Kept",
+                                                                                  body="rebuilt from the log")))
+    findings = session.file_path(FINDINGS).read_text(encoding="utf-8")
+    await session.close()
+    session.file_path(FINDINGS).unlink()
+
+    opened = Session.open(store, data_dir, session.id, model)
+    assert opened.file_path(FINDINGS).read_text(encoding="utf-8") == findings
+    assert opened.read_file(FINDINGS)[0] == findings
+    assert not [e for e in events_of(opened, FileChanged) if e.author == "external"]  # nothing taken for an edit
