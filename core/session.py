@@ -970,4 +970,5 @@ class Session:
         self.control.compaction_requested = True
 
     def _progress(self, text: str) -> None:
+        self._record_outside_edits()  # (as the loop's: an append does not take an edit for its own)
         self.journal.record(self.memory.append(PROGRESS, text, author="core"))

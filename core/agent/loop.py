@@ -122,10 +122,6 @@ WRITING_TOOLS = (*FILE_TOOLS, SHELL_TOOL)
 # The tool that replaces a file whole: refused on a file changed outside since the agent's last step,
 # whose change it would lose (file_edit replaces only the text it names, in the file as it is now).
 REWRITING_TOOL = "file_write"
-# The tools that write the plan or findings: an edit of them saved in the person's editor while the
-# model thought is taken in first, so the plan's write is refused (its base is stale) rather than
-# laid over it, and an append does not take the edit for its own.
-NOTEBOOK_TOOLS = ("plan_update", "findings_add")
 
 THREE_STRIKE_OPTIONS = ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop")
 DANGER_OPTIONS = ("continue", "guidance", "stop")
@@ -272,7 +268,16 @@ class AgentLoop(Delegation):
         return record
 
     def _progress(self, text: str) -> None:
+        self._take_outside_edits()
         self._record(self.memory.append(PROGRESS, text, author="core"))
+
+    def _take_outside_edits(self) -> None:
+        """Edits of the three files saved in another editor since Tripane last looked, recorded
+        (the agent is told) before Tripane or a tool writes to them: the plan's write is then refused,
+        its base being stale, rather than laid over the edit, and an append does not take the edit
+        for its own. At each step, before each tool and each line of progress.md: a stat per file."""
+        for change in self.memory.check_external():
+            self._record(change)
 
     def stopped_by_person(self) -> None:
         """The person's Stop: the calls still open are closed, and the session ends."""
@@ -301,8 +306,7 @@ class AgentLoop(Delegation):
             self._end("aborted", "The person chose to stop.")
             return
         self._take_inbox()
-        for change in self.memory.check_external():
-            self._record(change)
+        self._take_outside_edits()
         if control.compaction_requested and not state.pending_calls:
             control.compaction_requested = False
             await self._compact()
@@ -893,9 +897,7 @@ class AgentLoop(Delegation):
                     path, f"was changed outside your tools since your last step (by {outside.by()})"),
                     call)
                 return
-        if call.name in NOTEBOOK_TOOLS:
-            for change in self.memory.check_external():
-                self._record(change)
+        self._take_outside_edits()  # (what was edited while the model thought, before a tool writes)
         phase_before = _phase(self.memory.read(PLAN)[0])
         self.journal.notify(StatusChanged(self.state.session_id, "running_tool", call.name))
         self.journal.notify(ToolOutput(self.state.session_id, call.id))  # started

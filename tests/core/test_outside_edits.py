@@ -4,10 +4,12 @@ it unseen, and the agent is told."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from core.events import FileChanged
-from core.memory.working import FINDINGS, PLAN, WriteRefused
+from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session
@@ -105,6 +107,7 @@ async def test_an_edit_made_while_the_model_thinks_is_not_lost_to_the_agents_wri
         session = holder["session"]
         edit_outside(session, PLAN, "- [ ] Pinned by me: no new dependencies\n")
         edit_outside(session, FINDINGS, "## From me\nThe API key is in the vault\n")
+        edit_outside(session, PROGRESS, "(the person: I restarted the server)\n")  # appended to by Tripane next
         plan, _ = session.read_file(PLAN)  # the plan as the agent last saw it
         return reply("", call("findings_add", title="Layout", body="one module"),
                      call("plan_update", content=plan + "- [x] Read the layout\n"))
@@ -120,8 +123,10 @@ async def test_an_edit_made_while_the_model_thinks_is_not_lost_to_the_agents_wri
     refused = next(e for e in results.values() if not e.ok)
     assert "task_plan.md changed since version" in refused.content and "Pinned by me" in refused.content
     # The log knows the files as they are: opened again, nothing is taken for an outside edit.
-    assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PLAN, FINDINGS]
+    assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PLAN, FINDINGS, PROGRESS]
     assert session.state.files[FINDINGS].sha256 == _sha(findings) and session.state.files[PLAN].sha256 == _sha(plan)
+    progress = session.file_path(PROGRESS).read_text(encoding="utf-8")
+    assert "I restarted the server" in progress and session.state.files[PROGRESS].sha256 == _sha(progress)
 
 
 def _sha(text: str) -> str:
@@ -162,3 +167,21 @@ async def test_a_file_deleted_while_tripane_was_closed_is_rebuilt_from_the_log(s
     assert opened.file_path(FINDINGS).read_text(encoding="utf-8") == findings
     assert opened.read_file(FINDINGS)[0] == findings
     assert not [e for e in events_of(opened, FileChanged) if e.author == "external"]  # nothing taken for an edit
+
+
+async def test_progress_edited_while_a_command_runs_is_not_taken_for_tripanes_next_line(store, data_dir, workdir):
+    """Tripane appends a line to progress.md after each call: an edit saved while the command ran
+    is recorded first, so the log knows the file as it is."""
+    holder = {}
+
+    def a_command_that_takes_a_while(request):
+        progress = holder["session"].file_path(PROGRESS)
+        # (the person's save, while the command runs: made by the command itself, in the middle of the call)
+        script = f"open({str(progress)!r}, 'a', encoding='utf-8').write('(the person: a note while it ran)\\n')"
+        return reply("", call("shell_run", command=f'"{sys.executable}" -c "{script}"'))
+    model = ScriptedModel([a_command_that_takes_a_while], default=reply("", call("task_done", summary="done")))
+    session = holder["session"] = make_session(store, data_dir, workdir, model, approval="all")
+    assert await session.run() == "done"
+    progress = session.file_path(PROGRESS).read_text(encoding="utf-8")
+    assert "a note while it ran" in progress and session.state.files[PROGRESS].sha256 == _sha(progress)
+    assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PROGRESS]
