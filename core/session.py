@@ -466,6 +466,11 @@ class Session:
     def read_file(self, name: str) -> tuple[str, int]:
         return self.memory.read(name)
 
+    def file_author(self, name: str) -> str:
+        """Who wrote the file's version now: agent | user | external | core ("" before any)."""
+        info = self.state.files.get(name)
+        return info.author if info is not None else ""
+
     def file_path(self, name: str) -> Path:
         return self.memory.path(name)
 

@@ -711,7 +711,8 @@ class MainWindow(QMainWindow):
                 self.chat.tool_output(call_id, printed)
         for name, pane in self.panes.items():
             pane.bind(lambda name=name, session=session: session.read_file(name),
-                      (lambda name=name, session=session: session.state.pins.get(name, ())) if name == PLAN else None)
+                      (lambda name=name, session=session: session.state.pins.get(name, ())) if name == PLAN else None,
+                      lambda name=name, session=session: session.file_author(name))
             if kept := self.pane_edits.take(session.id, name):
                 pane.take_up_edit(*kept)
         self.refresh_sessions()  # and the title
@@ -1422,9 +1423,8 @@ class MainWindow(QMainWindow):
             self.answer(session, qid, "edit_plan", hint)
 
     def _resolve_conflict(self, session: Session, name: str, mine: str, refused: WriteRefused) -> None:
-        info = session.state.files.get(name)
         dialog = ConflictDialog(name, mine, refused.current_text, refused.current_version, self,
-                                author=info.author if info is not None else "agent")
+                                author=session.file_author(name))
         pane = self.panes[name]
 
         def chosen(_result) -> None:

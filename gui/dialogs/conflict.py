@@ -46,6 +46,11 @@ WRITERS = {
 SOMEONE = Writer("Tripane saved", "The newer", "Take the newer")
 
 
+def writer(author: str) -> Writer:
+    """Who saved a version (a FileChanged's author), as the person reads it."""
+    return WRITERS.get(author, SOMEONE)
+
+
 class ConflictDialog(QDialog):
     def __init__(self, file_name: str, mine: str, agents: str, agents_version: int, parent: QWidget | None = None,
                  author: str = "agent"):
@@ -53,11 +58,11 @@ class ConflictDialog(QDialog):
         self.setObjectName("conflict")
         self.setWindowTitle(f"{file_name} changed while you edited it — Tripane")
         self.choice = ""
-        writer = WRITERS.get(author, SOMEONE)
+        saver = writer(author)
         layout = QVBoxLayout(self)
         differences = differing_lines(mine, agents)
         changed = len(differences.mine) + len(differences.agents)
-        summary = QLabel(f"{writer.saved} version {agents_version} of {file_name} after you started editing. "
+        summary = QLabel(f"{saver.saved} version {agents_version} of {file_name} after you started editing. "
                          f"The two versions differ in {counted(changed, 'line')}, shaded below. Choose which to keep.")
         summary.setObjectName("summary")
         summary.setWordWrap(True)
@@ -65,7 +70,7 @@ class ConflictDialog(QDialog):
         sides = QHBoxLayout()
         for title, text, name, lines, first in (
                 ("Your edit", mine, "mine", differences.mine, differences.first_mine),
-                (f"{writer.version} version {agents_version}", agents, "agents", differences.agents, differences.first_agents)):
+                (f"{saver.version} version {agents_version}", agents, "agents", differences.agents, differences.first_agents)):
             column = QVBoxLayout()
             heading = QLabel(f"<b>{title}</b>")
             column.addWidget(heading)
@@ -79,7 +84,7 @@ class ConflictDialog(QDialog):
         layout.addLayout(sides, 1)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
-        for label, choice in (("Keep mine", KEEP_MINE), (writer.take, TAKE_AGENTS), ("Merge by hand", MERGE)):
+        for label, choice in (("Keep mine", KEEP_MINE), (saver.take, TAKE_AGENTS), ("Merge by hand", MERGE)):
             button = QPushButton(label)
             button.setAutoDefault(False)  # a choice that drops a version takes a click, not a stray Enter
             button.setObjectName(choice)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.memory.working import FINDINGS, PLAN, current_step
+from gui.dialogs.conflict import writer
 from gui.dialogs.forms import open_once
 from gui.keys import gives_window_keys, keeps_escape
 from gui.markdown import (
@@ -47,6 +48,7 @@ from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
 Pins = Callable[[], tuple[str, ...]]  # the lines of the file the person pinned
+Author = Callable[[], str]  # who wrote the file's version now: agent | user | external | core
 EDIT_KEYS = {PLAN: shortcut_of("edit_plan"), FINDINGS: shortcut_of("edit_findings")}
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
@@ -84,6 +86,7 @@ class FilePane(QWidget):
         self.log = log
         self._loader: Loader | None = None
         self._pins: Pins | None = None
+        self._author: Author = lambda: "agent"
         self._shown_text = ""
         self.version = 0
         self.base_version = 0  # the version the open edit started from
@@ -174,10 +177,11 @@ class FilePane(QWidget):
 
     # --- showing --------------------------------------------------------------------------------
 
-    def bind(self, loader: Loader | None, pins: Pins | None = None) -> None:
+    def bind(self, loader: Loader | None, pins: Pins | None = None, author: Author | None = None) -> None:
         """Show another session's file (None: none), its pinned lines marked."""
         self.set_editing(False)
         self._loader, self._pins = loader, pins
+        self._author = author or (lambda: "agent")
         self._shown_text = ""
         self._keep_at = None
         self._aim = None
@@ -224,7 +228,7 @@ class FilePane(QWidget):
         self.version = version
         self.version_label.setText(f'<a href="history">v{version}</a>')
         if self.editing and version != self.base_version:
-            self.notice.setText(f"The agent changed this file (now v{version}) while you edit. "
+            self.notice.setText(f"{writer(self._author()).saved} version {version} while you edit. "
                                 "Saving will show both versions so you can choose.")
             self.notice.setVisible(True)
         if text == self._shown_text:

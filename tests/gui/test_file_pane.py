@@ -49,7 +49,7 @@ def test_a_rewrite_renders_anew_and_an_edit_notice_appears_when_the_file_moves_o
     content["text"], content["version"] = "# Plan\n- [x] one\n- [ ] two\n", 2
     pane.refresh(now=True)
     qtbot.waitUntil(lambda: pane.notice.isVisible())
-    assert "now v2" in pane.notice.text()
+    assert pane.notice.text().startswith("The agent saved version 2 while you edit")
     pane.set_editing(False)
     qtbot.waitUntil(lambda: "☑ one" in pane.viewer.toPlainText() and "☐ two" in pane.viewer.toPlainText())
 

@@ -39,6 +39,9 @@ def test_an_ended_sessions_plan_edited_elsewhere_is_shown_and_a_stale_save_asks(
 
     pane.set_editing(True)  # the person begins an edit…
     pane.editor.setPlainText(pane.editor.toPlainText() + "- [ ] Typed in Tripane\n")
+    path.write_text(path.read_text(encoding="utf-8") + "- [ ] Saved in Emacs\n", encoding="utf-8")  # …and saves
+    qtbot.waitUntil(pane.notice.isVisible, timeout=WAIT)  # the pane says so while the edit is open
+    assert pane.notice.text().startswith("Another program (an editor outside Tripane) saved version 3 while you edit")
     path.write_text(path.read_text(encoding="utf-8") + "- [ ] Saved in vim\n", encoding="utf-8")  # …vim saves
     pane.save()  # before the window looked again: the save must not write over vim's
     qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(ConflictDialog)), timeout=WAIT)
@@ -53,7 +56,7 @@ def test_an_ended_sessions_plan_edited_elsewhere_is_shown_and_a_stale_save_asks(
 
     assert not pane.editing
     on_disk = path.read_text(encoding="utf-8")
-    assert "Saved in vim" in on_disk and "Saved in VS Code" in on_disk and "Typed in Tripane" not in on_disk
+    assert "Saved in vim" in on_disk and "Saved in Emacs" in on_disk and "Typed in Tripane" not in on_disk
     qtbot.waitUntil(lambda: "Saved in vim" in pane.viewer.toPlainText(), timeout=WAIT)
 
 
