@@ -32,6 +32,7 @@ BACKGROUND_DECODE_BYTES = 1 << 20
 # background holds it (`server &`): the command has returned, and is reported so.
 BACKGROUND_GRACE_S = 1.0
 BACKGROUND_POLL_S = 0.25
+REAP_S = 1.0  # how long a killed command's end is waited for when its call is cancelled (see _reaped)
 
 
 async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
@@ -110,8 +111,9 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
         await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         _kill(proc)
-        draining.cancel()
         finishing.cancel()
+        detached = True  # (what it prints as it dies is not shown)
+        await _reaped(proc, draining)
         raise
     finally:
         for task in watched[1:]:
@@ -272,13 +274,42 @@ async def _start(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
+        await _end_once_started(starting)
+        raise
+
+
+async def _end_once_started(starting: asyncio.Future) -> None:
+    """The process a stopped call was starting: made (a moment), then ended and waited for."""
+    try:
+        proc = await asyncio.shield(starting)
+    except asyncio.CancelledError:  # stopped again meanwhile: ended once made, not waited for
         starting.add_done_callback(_kill_once_started)
         raise
+    except Exception:  # (it never started)
+        return
+    _kill(proc)
+    assert proc.stdout is not None
+    await _reaped(proc, asyncio.ensure_future(proc.stdout.read()))
 
 
 def _kill_once_started(starting: asyncio.Future) -> None:
     if not starting.cancelled() and starting.exception() is None:
         _kill(starting.result())
+
+
+async def _reaped(proc: asyncio.subprocess.Process, reading: asyncio.Future) -> None:
+    """A killed command's output read to its end and its process waited for, a moment at most, so
+    that neither is left open when the call ends: Tripane quitting (or a test ending) mid-command
+    closed the loop with the pipe and the process unclaimed; asyncio then warned of an unclosed
+    transport (and raised "Event loop is closed" from it at the next garbage collection), and the
+    process stayed a zombie until Tripane exited. A process outside the group that holds the
+    output (a daemon the command started) is given up on after REAP_S."""
+    try:
+        await asyncio.wait_for(asyncio.shield(asyncio.gather(reading, proc.wait())), REAP_S)
+    except asyncio.TimeoutError:
+        reading.cancel()
+    except OSError:  # (reading a pipe that broke: the process is killed all the same)
+        pass
 
 
 # Git runs its editor through its own sh (Git for Windows too), with the file's name after it.

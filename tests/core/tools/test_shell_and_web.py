@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import sys
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -69,6 +71,34 @@ async def test_a_command_stopped_while_it_starts_ends_at_once_with_what_it_start
     assert done and run.cancelled()
     await asyncio.sleep(3.5)
     assert not marker.exists()  # the command was stopped too, not left running
+
+
+@pytest.mark.parametrize("stopped_after_s", [0, 0.3])  # while it starts; while it runs
+def test_a_stopped_command_leaves_no_process_or_pipe_open_when_the_call_ends(ctx, stopped_after_s, caplog):
+    """Tripane quitting mid-command closes its loop as soon as the call is cancelled: the killed
+    process and its output pipe were left unclaimed, and asyncio raised "Event loop is closed" from
+    the transport at the next garbage collection."""
+    async def stop_it() -> None:
+        # (the command itself, without shell_run's look at the work folder first: a stop at 0 s lands in its start)
+        run = asyncio.ensure_future(shell._run(ctx, "yes | head -c 5000000; sleep 30", 60))
+        await asyncio.sleep(stopped_after_s)
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+
+    unraisable: list[str] = []
+    hook, sys.unraisablehook = sys.unraisablehook, lambda failure: unraisable.append(repr(failure.exc_value))
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always", ResourceWarning)
+            loop = asyncio.new_event_loop()
+            loop.run_until_complete(stop_it())
+            loop.close()
+            gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert unraisable == []
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []  # no start left pending either
+    assert [str(w.message) for w in warned if "transport" in str(w.message) or "still running" in str(w.message)] == []
 
 
 async def test_a_watcher_sees_the_output_while_the_command_runs(ctx):
