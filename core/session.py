@@ -902,6 +902,9 @@ class Session:
             raise ValueError(f"{name} is written by Tripane and cannot be edited; editable: {EDITABLE_FILES}")
         with self._writing(), self._as_logged_if_disk_full():
             self._record_outside_edits()
+            if name in self.memory.unreadable:
+                raise OSError(f"{name} was changed outside Tripane and cannot be read now "
+                              f"({self.memory.unreadable[name]}), so your edit would write over that change.")
             if (text, base_version) == self.memory.read(name):
                 return None
             change = self.memory.write(name, text, base_version=base_version, author="user")

@@ -513,14 +513,14 @@ class MainWindow(QMainWindow):
             return
         try:
             session.take_outside_edits()
-        except (StoreError, SessionBusy, OSError) as exc:  # said once while it lasts, as above
-            if str(exc) != self._outside_problem:
-                self._outside_problem = str(exc)
-                log.warning("session %s: an edit made outside Tripane could not be taken in: %s", session.id, exc)
-                self.statusBar().showMessage(f"A file of this session changed outside Tripane, and could not be "
-                                             f"read: {exc}")
-        else:
-            self._outside_problem = ""
+            problem = "; ".join(f"{name}: {why}" for name, why in session.memory.unreadable.items())
+        except (StoreError, SessionBusy, OSError) as exc:
+            problem = str(exc)
+        if problem and problem != self._outside_problem:  # said once while it lasts, as above
+            log.warning("session %s: an edit made outside Tripane could not be taken in: %s", session.id, problem)
+            self.statusBar().showMessage(f"A file of this session changed outside Tripane and cannot be read now "
+                                         f"({problem}); it is read again in a moment.")
+        self._outside_problem = problem
 
     def find(self) -> None:
         """Find in the pane that has the focus, or in the conversation (from it or the message

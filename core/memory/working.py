@@ -105,6 +105,7 @@ class WorkingMemory:
     folder: Path
     _known: dict[str, _Known] = field(default_factory=dict)
     pins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)  # changed outside, not readable now: why
 
     def path(self, name: str) -> Path:
         if name not in FILES:
@@ -173,31 +174,45 @@ class WorkingMemory:
 
     def check_external(self, names: tuple[str, ...] = FILES, author: str = "external") -> list[FileChanged]:
         """Changes made to the files by anything other than Tripane since it last wrote them
-        (by `author`: the person's own, when they edited the file in their editor at Tripane's asking)."""
+        (by `author`: the person's own, when they edited the file in their editor at Tripane's asking).
+        A file that cannot be read now (another program holds it mid-save) is in `unreadable`, with
+        why, and is looked at again the next time."""
         changes = []
         for name in names:
-            known = self._known.get(name)
-            path = self.path(name)
-            if known is None:
+            try:
+                change = self._outside_change(name, author)
+            except OSError as exc:
+                if self.unreadable.get(name) != str(exc):  # (said once, not at every look)
+                    log.warning("%s changed outside Tripane and cannot be read now: %s", self.path(name), exc)
+                self.unreadable[name] = str(exc)
                 continue
-            if not path.exists():
-                self._write_back(name, known)
-                continue
-            if _stat(path) == known.stat:
-                continue
-            seen = _stat(path)
-            data = path.read_bytes()
-            disk = _as_tripane_writes(data)
-            if disk.encode("utf-8") != data and _stat(path) == seen:
-                # Saved by an editor on Windows (CRLF, a byte order mark, UTF-16): the file goes back
-                # to the form Tripane writes, or every line would be a change in the diff, and the
-                # appends after it would mix line ends and no longer match the log.
-                atomic_write(path, disk)
-            if _sha(disk) == known.sha256:
-                known.stat = _stat(path)
-                continue
-            changes.append(self._record(name, disk, author=author, stat=_stat(path)))
+            self.unreadable.pop(name, None)
+            if change is not None:
+                changes.append(change)
         return changes
+
+    def _outside_change(self, name: str, author: str) -> FileChanged | None:
+        known = self._known.get(name)
+        path = self.path(name)
+        if known is None:
+            return None
+        if not path.exists():
+            self._write_back(name, known)
+            return None
+        if _stat(path) == known.stat:
+            return None
+        seen = _stat(path)
+        data = path.read_bytes()
+        disk = _as_tripane_writes(data)
+        if disk.encode("utf-8") != data and _stat(path) == seen:
+            # Saved by an editor on Windows (CRLF, a byte order mark, UTF-16): the file goes back
+            # to the form Tripane writes, or every line would be a change in the diff, and the
+            # appends after it would mix line ends and no longer match the log.
+            atomic_write(path, disk)
+        if _sha(disk) == known.sha256:
+            known.stat = _stat(path)
+            return None
+        return self._record(name, disk, author=author, stat=_stat(path))
 
     def _write_back(self, name: str, known: _Known) -> None:
         """A file deleted outside Tripane (a file manager's clean-up, an editor's failed save) is

@@ -79,12 +79,17 @@ async def test_a_file_that_cannot_be_read_says_why_and_is_taken_in_once_it_can(s
     # here, a folder in its place.
     path.unlink()
     path.mkdir()
-    with pytest.raises(OSError):
-        session.take_outside_edits()
+    edit_outside(session, PLAN, "- [ ] Saved at the same moment\n")
+    # The plan is taken in all the same; the findings are said to be unreadable, and nothing is recorded of them.
+    assert [c.file for c in session.take_outside_edits()] == [PLAN]
+    assert "Is a directory" in session.memory.unreadable[FINDINGS] or "denied" in session.memory.unreadable[FINDINGS]
     assert session.state.files[FINDINGS].author != "external"
+    findings, version = session.read_file(FINDINGS)
+    with pytest.raises(OSError, match="findings.md was changed outside Tripane and cannot be read now"):
+        session.edit_file(FINDINGS, findings + "- mine\n", base_version=version)  # it would write over that change
     path.rmdir()
     path.write_text(text + "## Learned\nThe tests need Python 3.11\n", encoding="utf-8")
-    assert [c.file for c in session.take_outside_edits()] == [FINDINGS]
+    assert [c.file for c in session.take_outside_edits()] == [FINDINGS] and session.memory.unreadable == {}
 
 
 async def test_an_edit_saved_as_it_began_is_no_version_and_tells_the_agent_nothing(store, data_dir, workdir):
@@ -185,3 +190,28 @@ async def test_progress_edited_while_a_command_runs_is_not_taken_for_tripanes_ne
     progress = session.file_path(PROGRESS).read_text(encoding="utf-8")
     assert "a note while it ran" in progress and session.state.files[PROGRESS].sha256 == _sha(progress)
     assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PROGRESS]
+
+
+async def test_a_run_goes_on_while_a_file_cannot_be_read_and_takes_it_in_once_it_can(store, data_dir, workdir):
+    holder = {}
+
+    def plan_held_by_another_program(request):
+        path = holder["session"].file_path(PLAN)
+        holder["text"] = path.read_text(encoding="utf-8")
+        path.unlink()
+        path.mkdir()  # (what cannot be read: on Windows, a file another program holds mid-save)
+        return reply("", call("file_list"))
+
+    def plan_saved_at_last(request):
+        path = holder["session"].file_path(PLAN)
+        path.rmdir()
+        path.write_text(holder["text"] + "- [ ] Saved once the other program let go\n", encoding="utf-8")
+        return reply("", call("file_list"))
+    model = ScriptedModel([plan_held_by_another_program, plan_saved_at_last],
+                          default=reply("", call("task_done", summary="done")))
+    session = holder["session"] = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    assert [c.file for c in events_of(session, FileChanged) if c.author == "external"] == [PLAN]
+    assert "Saved once the other program let go" in session.read_file(PLAN)[0]
+    told = "\n".join(str(m.get("content")) for m in model.requests[-1].messages)
+    assert "Someone outside Tripane edited task_plan.md" in told
