@@ -54,6 +54,8 @@ BUSY_TIMEOUT_MS = 5000
 # took up to 25 ms, inside whichever append came after every 4 MB, on the thread that runs the
 # window. A worker thread does it after this many bytes of events (about SQLite's own 1,000 pages).
 CHECKPOINT_BYTES = 1_000_000
+AUTO_VACUUM_NONE, AUTO_VACUUM_INCREMENTAL = 0, 2  # PRAGMA auto_vacuum's values
+AUTO_VACUUM_MAX_BYTES = 64 * 1024 * 1024  # a database up to this is made to give room back (VACUUM) at opening
 # The writer starts the WAL over only if, when it next writes, every frame has been copied: passes
 # are repeated (a short one each, for what came during the last) until one finds nothing new.
 CHECKPOINT_PASSES = 20
@@ -337,6 +339,7 @@ class Store:
             self.db.execute("PRAGMA foreign_keys = ON")
             migrations.apply(self.db)
             self._fill_missing_workdirs()
+            self._give_back_freed_pages()
         except BaseException as exc:
             if conn is not None:
                 conn.close()  # a refused file is not held open: on Windows it could not be set aside
@@ -357,6 +360,21 @@ class Store:
         if self.db.execute("SELECT 1 FROM sessions WHERE workdir = '' LIMIT 1").fetchone():
             _fill_workdirs(self.db, " WHERE workdir = ''")
 
+    def _give_back_freed_pages(self) -> None:
+        """A database an earlier version made keeps the room of deleted sessions for ever: set to
+        give it back, which SQLite does by rewriting the file (VACUUM), once. Only while that is
+        quick (up to AUTO_VACUUM_MAX_BYTES, a fraction of a second); a larger one stays as it is.
+        Another Tripane writing meanwhile: tried again at the next opening."""
+        if self.db.execute("PRAGMA auto_vacuum").fetchone()[0] != AUTO_VACUUM_NONE:
+            return
+        if self.path.stat().st_size > AUTO_VACUUM_MAX_BYTES:
+            return
+        try:
+            self.db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            self.db.execute("VACUUM")
+        except sqlite3.OperationalError as exc:  # (busy: another process writes now)
+            log.info("the room of deleted sessions in %s is not given back yet: %s", self.path, exc)
+
     def _check_header(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -372,6 +390,9 @@ class Store:
             return
         if app_id == 0 and not self.db.table_names():
             self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            # Pages freed by deleting sessions are given back to the disk (delete_session); set
+            # before the first table, as SQLite requires.
+            self.db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             return
         raise StoreError(f"{self.path} belongs to another application (it has tables but no Tripane mark).",
                          "It was left untouched; choose another data folder with --data-dir.")
@@ -454,6 +475,13 @@ class Store:
         with self._guard(), self.db.atomic():
             self.db.execute("DELETE FROM events WHERE session_id = ?", [session_id])
             self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+        # The room its events took is given back to the disk (a person deleting sessions may be short
+        # of it): the freed pages leave the file at the next checkpoint, started now.
+        with self._guard():
+            if self.db.execute("PRAGMA auto_vacuum").fetchone()[0] == AUTO_VACUUM_INCREMENTAL:
+                # (run to its end by executescript: Python's execute would free one page only)
+                self.db.conn.executescript("PRAGMA incremental_vacuum;")
+        self._checkpoints.wrote(CHECKPOINT_BYTES)
 
     # --- events ----------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 
 from core.events import SessionStarted, ToolResult, UserMessage, encode
 from core.salvage import salvage
@@ -85,8 +86,11 @@ def test_the_command_line_sets_a_damaged_database_aside_and_reads_it_back(data_d
 
     path = data_dir / "tripane.db"
     before = filled(path, workdir)
+    with sqlite3.connect(path) as conn:  # the record of its migrations (page 2 is SQLite's own map, the file
+        # being set to give back the room of deleted sessions)
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
     raw = bytearray(path.read_bytes())
-    raw[PAGE:2 * PAGE] = b"\xa5" * PAGE  # the page after the schema's: the record of its migrations
+    raw[(root - 1) * PAGE:root * PAGE] = b"\xa5" * PAGE
     path.write_bytes(bytes(raw))
     code, out, err = finish(tripane("list", data_dir=data_dir))
     assert code != 0 and "is damaged" in err and "tripane doctor --set-aside-damaged" in err

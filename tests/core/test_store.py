@@ -306,3 +306,48 @@ def test_each_sessions_model_and_server_as_they_stand(store):
     assert store.servers_used(["s1", "s2", "s3"]) == {
         "s1": ("openai/gpt-5.4-mini", ""), "s2": ("openai/qwen3", "http://10.0.0.5:8000/v1")}
     assert store.servers_used([]) == {}
+
+
+def _database_bytes(path) -> int:
+    """The database file's size once its WAL is copied in (as at the next checkpoint)."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size
+
+
+def _fill(store: Store, sessions: int, events: int = 150) -> None:
+    for s in range(sessions):
+        store.create_session(f"s{s}", task="t", model="m")
+        for _ in range(events):
+            store.append(f"s{s}", ToolResult(call_id="c", name="file_read", ok=True, content="x = 1\n" * 1200))
+
+
+def test_deleting_sessions_gives_their_room_back_to_the_disk(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    _fill(store, 6)
+    full = _database_bytes(path)
+    for s in range(1, 6):
+        store.delete_session(f"s{s}")
+    store.close()
+    assert _database_bytes(path) < full / 3  # (one session of six is left)
+    assert len(Store(path).records("s0")) == 150
+
+
+def test_a_database_an_earlier_version_made_is_set_to_give_room_back(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    _fill(store, 3)
+    store.close()
+    with sqlite3.connect(path) as conn:  # as versions before this one made it: deleted sessions' room kept
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("VACUUM")
+        assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+
+    store = Store(path)
+    full = _database_bytes(path)
+    store.delete_session("s1")
+    store.delete_session("s2")
+    store.close()
+    assert _database_bytes(path) < full / 2
+    assert [r.seq for r in Store(path).records("s0")][-1] == 150
