@@ -128,7 +128,11 @@ def check_database(data_dir: Path) -> Check:
         store.close()
     if problems:
         return Check("Database", "fail", f"{path}: {'; '.join(problems[:3])}", SET_ASIDE_ADVICE)
-    return Check("Database", "ok", f"{path}: intact, {counted(sessions, 'session')}")
+    from core.snapshot import size_words
+
+    # (its size with the WAL not yet copied in: the room the sessions take on the disk now)
+    size = sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
+    return Check("Database", "ok", f"{path}: intact, {counted(sessions, 'session')}, {size_words(size)}")
 
 
 def check_memory(data_dir: Path) -> Check:

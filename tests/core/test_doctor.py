@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 
 from core.doctor import (
@@ -23,7 +24,7 @@ def test_a_sound_database_and_writable_folder_pass(tmp_path):
     Store(tmp_path / DB_NAME).close()
     assert check_data_dir(tmp_path).level == "ok"
     database = check_database(tmp_path)
-    assert database.level == "ok" and "intact, 0 sessions" in database.detail
+    assert database.level == "ok" and re.search(r"intact, 0 sessions, \d+ KB$", database.detail)
 
 
 def test_a_damaged_database_fails_with_what_to_do_and_is_not_touched(tmp_path):
