@@ -182,9 +182,10 @@ class WorkingMemory:
             try:
                 change = self._outside_change(name, author)
             except OSError as exc:
-                if self.unreadable.get(name) != str(exc):  # (said once, not at every look)
+                why = exc.strerror or str(exc)  # ("Permission denied": the file is named beside it)
+                if self.unreadable.get(name) != why:  # (said once, not at every look)
                     log.warning("%s changed outside Tripane and cannot be read now: %s", self.path(name), exc)
-                self.unreadable[name] = str(exc)
+                self.unreadable[name] = why
                 continue
             self.unreadable.pop(name, None)
             if change is not None:
