@@ -116,6 +116,7 @@ log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
+UNREADABLE_NOTE = "A file of this session changed outside Tripane and cannot be read now"
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
 QUESTION_AFTER_TYPING_POLL_MS = 300  # how often a question held while the person types looks for a pause
@@ -518,8 +519,9 @@ class MainWindow(QMainWindow):
             problem = str(exc)
         if problem and problem != self._outside_problem:  # said once while it lasts, as above
             log.warning("session %s: an edit made outside Tripane could not be taken in: %s", session.id, problem)
-            self.statusBar().showMessage(f"A file of this session changed outside Tripane and cannot be read now "
-                                         f"({problem}); it is read again in a moment.")
+            self.statusBar().showMessage(f"{UNREADABLE_NOTE} ({problem}); it is read again in a moment.")
+        elif not problem and self.statusBar().currentMessage().startswith(UNREADABLE_NOTE):  # read since
+            self.statusBar().clearMessage()
         self._outside_problem = problem
 
     def find(self) -> None:

@@ -93,3 +93,19 @@ def test_a_panes_right_click_opens_its_file_in_the_persons_editor(qtbot, make_wi
     history = window.histories.open[(session.id, FINDINGS)]
     assert history.isVisible()
     history.close()
+
+
+def test_a_file_another_program_holds_is_said_once_and_no_more_once_read(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="hello.txt written"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    path = session.file_path(FINDINGS)
+    text = path.read_text(encoding="utf-8")
+    path.unlink()
+    path.mkdir()  # (unreadable for now: on Windows, a file another program holds mid-save)
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith(
+        "A file of this session changed outside Tripane and cannot be read now (findings.md: "), timeout=WAIT)
+    path.rmdir()
+    path.write_text(text + "## Saved at last\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: "Saved at last" in window.panes[FINDINGS].viewer.toPlainText(), timeout=WAIT)
+    assert "cannot be read now" not in window.statusBar().currentMessage()
