@@ -29,6 +29,17 @@ def filled(path, workdir) -> dict[str, list[tuple]]:
     return held
 
 
+def damage_the_record_of_migrations(path) -> None:
+    """Scribble over the page of the table that records the database's migrations: the first SQLite
+    reads at opening. (Found by its root: page 2 is SQLite's own map, the file being set to give
+    back the room of deleted sessions.)"""
+    with sqlite3.connect(path) as conn:
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
+    raw = bytearray(path.read_bytes())
+    raw[(root - 1) * PAGE:root * PAGE] = b"\xa5" * PAGE
+    path.write_bytes(bytes(raw))
+
+
 def read_back(path) -> tuple:
     aside = set_aside(path)
     fresh = Store(path)
@@ -86,12 +97,7 @@ def test_the_command_line_sets_a_damaged_database_aside_and_reads_it_back(data_d
 
     path = data_dir / "tripane.db"
     before = filled(path, workdir)
-    with sqlite3.connect(path) as conn:  # the record of its migrations (page 2 is SQLite's own map, the file
-        # being set to give back the room of deleted sessions)
-        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
-    raw = bytearray(path.read_bytes())
-    raw[(root - 1) * PAGE:root * PAGE] = b"\xa5" * PAGE
-    path.write_bytes(bytes(raw))
+    damage_the_record_of_migrations(path)
     code, out, err = finish(tripane("list", data_dir=data_dir))
     assert code != 0 and "is damaged" in err and "tripane doctor --set-aside-damaged" in err
 

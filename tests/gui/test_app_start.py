@@ -103,13 +103,11 @@ def test_a_damaged_database_set_aside_from_the_dialog_makes_way_for_a_new_one(tm
 
 def test_the_sessions_a_damaged_database_still_holds_are_read_back_into_the_new_one(
         tmp_path, settings, opened_windows, answer_dialogs, workdir):
-    from tests.core.test_salvage import PAGE, filled
+    from tests.core.test_salvage import damage_the_record_of_migrations, filled
     data = tmp_path / "data"
     data.mkdir()
     before = filled(data / "tripane.db", workdir)
-    raw = bytearray((data / "tripane.db").read_bytes())
-    raw[PAGE:2 * PAGE] = b"\xa5" * PAGE  # the page after the schema's: the record of its migrations
-    (data / "tripane.db").write_bytes(bytes(raw))
+    damage_the_record_of_migrations(data / "tripane.db")
     answer_dialogs("Set it aside")
 
     window, listener = opened = gui.app.open_main_window(settings, data, remember_folder=True)
