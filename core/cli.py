@@ -741,6 +741,9 @@ def _say_started(session) -> None:
 
     workdir = Path(session.state.workdir)
     print(f"Session {session.id}, working in {workdir}", file=sys.stderr, flush=True)
+    # Where to steer it from: the plan edited there, in any editor, reaches the agent at its next step.
+    print(f"Its plan, findings and progress: {session.dir} (edit task_plan.md there to steer it)",
+          file=sys.stderr, flush=True)
     if is_home_folder(workdir):
         print(f"tripane: that is {HOME_FOLDER_NOTE} (--workdir names a project's folder)", file=sys.stderr, flush=True)
 

@@ -90,7 +90,9 @@ def test_a_question_without_a_terminal_exits_3_and_resume_answers_it(tmp_path):
         assert code == 3, err
         assert "Which license?" in out and "[1. MIT / 2. GPL]" in out
         session_id = Store(tmp_path / "tripane.db").sessions()[0].id
-        assert err.startswith(f"Session {session_id}, working in {work.resolve()}\n")  # its id at once
+        assert err.startswith(f"Session {session_id}, working in {work.resolve()}\n"  # its id at once
+                              f"Its plan, findings and progress: {tmp_path / 'sessions' / session_id} (edit "
+                              "task_plan.md there to steer it)\n")
         assert "your home folder" not in err
 
         # While another Tripane (here, this process) runs the session, resume refuses to touch it.
