@@ -49,6 +49,11 @@ from gui.widgets.snug_button import SnugButton
 Loader = Callable[[], tuple[str, int]]
 Pins = Callable[[], tuple[str, ...]]  # the lines of the file the person pinned
 Author = Callable[[], str]  # who wrote the file's version now: agent | user | external | core
+
+
+def the_agent() -> str:
+    """The author a pane names when it is not told (a pane shown without a session's log)."""
+    return "agent"
 EDIT_KEYS = {PLAN: shortcut_of("edit_plan"), FINDINGS: shortcut_of("edit_findings")}
 APPEND_IN_PLACE_CHARS = 16_000  # larger jumps are rendered anew, in a worker thread
 
@@ -86,7 +91,7 @@ class FilePane(QWidget):
         self.log = log
         self._loader: Loader | None = None
         self._pins: Pins | None = None
-        self._author: Author = lambda: "agent"
+        self._author: Author = the_agent
         self._shown_text = ""
         self.version = 0
         self.base_version = 0  # the version the open edit started from
@@ -181,7 +186,7 @@ class FilePane(QWidget):
         """Show another session's file (None: none), its pinned lines marked."""
         self.set_editing(False)
         self._loader, self._pins = loader, pins
-        self._author = author or (lambda: "agent")
+        self._author = author or the_agent
         self._shown_text = ""
         self._keep_at = None
         self._aim = None
