@@ -369,11 +369,14 @@ class Store:
             return
         if self.path.stat().st_size > AUTO_VACUUM_MAX_BYTES:
             return
+        self.db.execute("PRAGMA busy_timeout = 200")  # (not the start's 5 s, for what can wait)
         try:
             self.db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self.db.execute("VACUUM")
-        except sqlite3.OperationalError as exc:  # (busy: another process writes now)
+        except sqlite3.OperationalError as exc:  # (busy: another process writes now; a full disk)
             log.info("the room of deleted sessions in %s is not given back yet: %s", self.path, exc)
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _check_header(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:

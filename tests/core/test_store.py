@@ -351,3 +351,27 @@ def test_a_database_an_earlier_version_made_is_set_to_give_room_back(data_dir):
     store.close()
     assert _database_bytes(path) < full / 2
     assert [r.seq for r in Store(path).records("s0")][-1] == 150
+
+
+def test_a_database_another_process_writes_to_opens_and_is_set_to_give_room_back_later(data_dir):
+    path = data_dir / "tripane.db"
+    store = Store(path)
+    _fill(store, 1, events=5)
+    store.update_session("s0", workdir="/work")  # (as a started session's row has it)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("VACUUM")
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another Tripane, writing now
+    try:
+        opened = Store(path)  # opens all the same; the rewrite waits for another time
+        assert len(opened.records("s0")) == 5
+        assert opened.db.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+        opened.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    reopened = Store(path)
+    assert reopened.db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    reopened.close()
