@@ -37,6 +37,16 @@ def network_file_system(folder: Path) -> str | None:
     return None
 
 
+def data_folder_risk(data_dir: Path) -> str | None:
+    """What is wrong with keeping the data folder where it is, if it is on a network file system."""
+    network = network_file_system(data_dir)
+    if network is None:
+        return None
+    where = network if network.startswith("a ") else f"a network file system ({network})"
+    return (f"on {where}: the database of the sessions can be damaged there when the connection drops or two "
+            "computers use it")
+
+
 def mounted_type(path: Path, mountinfo: str) -> str:
     """The type of the file system `path` is on: the mount whose point is the longest that holds it
     (`path` resolved, as the kernel's table names real places). "" when the table names none."""

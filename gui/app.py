@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core import __version__
+from core.file_systems import data_folder_risk
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
 from core.network import loopback_direct
@@ -151,6 +152,10 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
                 return 2
             data_dir, note = chosen
             continue
+        if not note and (risk := data_folder_risk(data_dir)):  # (said at each start, until it is moved)
+            log.warning("the data folder %s is %s", data_dir, risk)
+            note = (f"The data folder is {risk}. Settings → Data folder moves it to this computer's disk "
+                    "(the work folders may stay where they are).")
         if note:
             window.statusBar().showMessage(note, 30_000)
         return window, listener

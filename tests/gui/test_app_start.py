@@ -189,3 +189,23 @@ def test_the_first_frame_comes_before_the_model_library_and_numpy(tmp_path):
                              "--settings", str(settings)], env=env, capture_output=True, text=True, timeout=120)
     frame = [line for line in result.stdout.splitlines() if line.startswith("FRAME")]
     assert frame == ["FRAME"], (result.stdout, result.stderr)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's mount table is read on Linux only")
+def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, settings, opened_windows, monkeypatch):
+    import core.file_systems
+
+    data = tmp_path / "data"
+    data.mkdir()
+    table = tmp_path / "mountinfo"  # the kernel's table, as on a desktop whose home is on NFS
+    table.write_text("27 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n"
+                     f"41 27 0:44 / {tmp_path.resolve()} rw,relatime - nfs4 fs.example.edu:/export rw\n",
+                     encoding="utf-8")
+    monkeypatch.setattr(core.file_systems, "MOUNTINFO", table)
+    opened = gui.app.open_main_window(settings, data, remember_folder=True)
+    opened_windows.append(opened)
+    window, _listener = opened
+    assert window.statusBar().currentMessage() == (
+        "The data folder is on a network file system (nfs4): the database of the sessions can be damaged there "
+        "when the connection drops or two computers use it. Settings → Data folder moves it to this computer's "
+        "disk (the work folders may stay where they are).")
