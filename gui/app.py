@@ -157,7 +157,7 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
             note = (f"The data folder is {risk}. Settings → Data folder moves it to this computer's disk "
                     "(the work folders may stay where they are).")
         if note:
-            window.statusBar().showMessage(note, 30_000)
+            window.say_at_start(note)
         return window, listener
 
 

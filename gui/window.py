@@ -116,6 +116,7 @@ log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
+START_NOTE_S = 30  # how long a word said at the start stays in the status bar
 UNREADABLE_NOTE = "A file of this session changed outside Tripane and cannot be read now"
 RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
                     "error": "Run failed"}
@@ -188,6 +189,7 @@ class MainWindow(QMainWindow):
         self._elsewhere = False  # the session shown is run by another Tripane
         self._follow_problem = ""  # why other Tripanes' changes cannot be followed now, once said
         self._outside_problem = ""  # why an edit made outside Tripane cannot be taken in, once said
+        self._start_note: tuple[str, float] = ("", 0.0)  # said at the start, and until when (say_at_start)
         self._shut_down = False
         self._opening: str | None = None  # the session being opened to be shown, while its log is replayed
         self._quit_confirmed = False  # closing while a run works was confirmed (or needs no asking)
@@ -669,12 +671,27 @@ class MainWindow(QMainWindow):
 
         self.keeper.run(self.workspace.load(session_id), on_success=opened, on_failure=failed, name="open session")
 
+    def say_at_start(self, note: str) -> None:
+        """A word for the status bar at the start (a database read back, a data folder on a network
+        drive), kept its START_NOTE_S: opening the last session, which clears the bar as it shows
+        a session, wiped it before it could be read."""
+        self._start_note = (note, time.monotonic() + START_NOTE_S)
+        self._clear_status()
+
+    def _clear_status(self) -> None:
+        """The status bar's message gone (another session's retry, an opening done), but for the word
+        said at the start while its time lasts."""
+        self.statusBar().clearMessage()
+        note, until = self._start_note
+        if note and (left := until - time.monotonic()) > 0:
+            self.statusBar().showMessage(note, int(left * 1000))
+
     def _stop_opening(self) -> None:
         """No session is waited for any more: its load, if any, finishes unseen."""
         if self._opening is not None:
             self._opening = None
             self._update_controls()
-            self.statusBar().clearMessage()
+            self._clear_status()
             if self.session is None:
                 self._show_no_session()
 
@@ -692,7 +709,7 @@ class MainWindow(QMainWindow):
         self.drafts.take(session.id)
         bridge = self.bridges[session.id]  # (what it does now: it may have run while another was shown)
         self._activity, self._activity_detail = (bridge.activity, bridge.detail) if session.running else ("idle", "")
-        self.statusBar().clearMessage()  # e.g. the other session's retry
+        self._clear_status()  # e.g. the other session's retry
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)

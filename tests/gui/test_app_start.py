@@ -192,11 +192,17 @@ def test_the_first_frame_comes_before_the_model_library_and_numpy(tmp_path):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's mount table is read on Linux only")
-def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, settings, opened_windows, monkeypatch):
+def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, settings, opened_windows, monkeypatch,
+                                                                  qtbot, workdir):
     import core.file_systems
+    from tests.core.test_salvage import filled
 
     data = tmp_path / "data"
     data.mkdir()
+    last = next(iter(filled(data / "tripane.db", workdir)))  # the session shown when Tripane last closed
+    prefs = settings.load()
+    prefs.last_session = last
+    settings.save(prefs)
     table = tmp_path / "mountinfo"  # the kernel's table, as on a desktop whose home is on NFS
     table.write_text("27 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n"
                      f"41 27 0:44 / {tmp_path.resolve()} rw,relatime - nfs4 fs.example.edu:/export rw\n",
@@ -205,7 +211,10 @@ def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, setti
     opened = gui.app.open_main_window(settings, data, remember_folder=True)
     opened_windows.append(opened)
     window, _listener = opened
-    assert window.statusBar().currentMessage() == (
-        "The data folder is on a network file system (nfs4): the database of the sessions can be damaged there "
-        "when the connection drops or two computers use it. Settings → Data folder moves it to this computer's "
-        "disk (the work folders may stay where they are).")
+    said = ("The data folder is on a network file system (nfs4): the database of the sessions can be damaged there "
+            "when the connection drops or two computers use it. Settings → Data folder moves it to this computer's "
+            "disk (the work folders may stay where they are).")
+    assert window.statusBar().currentMessage() == said
+    # Opening the last session clears the status bar as it shows it: the word said at the start stays.
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id == last, timeout=15_000)
+    assert window.statusBar().currentMessage() == said
