@@ -103,10 +103,11 @@ def check_data_dir(data_dir: Path) -> Check:
     except OSError as exc:
         return Check("Data folder", "fail", f"{data_dir} is not writable: {exc}",
                      "fix its permissions or choose another folder with --data-dir / TRIPANE_DATA_DIR")
-    from core.file_systems import data_folder_risk
+    from core.file_systems import network_place
 
-    if risk := data_folder_risk(data_dir):
-        return Check("Data folder", "warn", f"{data_dir} is writable, but {risk}",
+    if place := network_place(data_dir):
+        return Check("Data folder", "warn", f"{data_dir} is writable, but on {place}: the database of the "
+                     "sessions can be damaged there when the connection drops or two computers use it",
                      "keep the data folder on this computer's own disk: --data-dir / TRIPANE_DATA_DIR "
                      "(the work folders may stay where they are)")
     return Check("Data folder", "ok", f"{data_dir} is writable")

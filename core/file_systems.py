@@ -37,14 +37,12 @@ def network_file_system(folder: Path) -> str | None:
     return None
 
 
-def data_folder_risk(data_dir: Path) -> str | None:
-    """What is wrong with keeping the data folder where it is, if it is on a network file system."""
-    network = network_file_system(data_dir)
+def network_place(folder: Path) -> str | None:
+    """"a network file system (nfs4)", "a network share", "a mapped network drive"; None: a local disk."""
+    network = network_file_system(folder)
     if network is None:
         return None
-    where = network if network.startswith("a ") else f"a network file system ({network})"
-    return (f"on {where}: the database of the sessions can be damaged there when the connection drops or two "
-            "computers use it")
+    return network if network.startswith("a ") else f"a network file system ({network})"
 
 
 def mounted_type(path: Path, mountinfo: str) -> str:

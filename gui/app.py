@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core import __version__
-from core.file_systems import data_folder_risk
+from core.file_systems import network_place
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
 from core.network import loopback_direct
@@ -152,10 +152,11 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
                 return 2
             data_dir, note = chosen
             continue
-        if not note and (risk := data_folder_risk(data_dir)):  # (said at each start, until it is moved)
-            log.warning("the data folder %s is %s", data_dir, risk)
-            note = (f"The data folder is {risk}. Settings → Data folder moves it to this computer's disk "
-                    "(the work folders may stay where they are).")
+        if not note and (place := network_place(data_dir)):  # (said at each start, until it is moved;
+            # `tripane doctor` says why at length)
+            log.warning("the data folder %s is on %s, where its database can be damaged", data_dir, place)
+            note = (f"The data folder is on {place}, where its database can be damaged. Settings → Data folder "
+                    "moves it to this computer's disk.")
         if note:
             window.say_at_start(note)
         return window, listener

@@ -211,9 +211,8 @@ def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, setti
     opened = gui.app.open_main_window(settings, data, remember_folder=True)
     opened_windows.append(opened)
     window, _listener = opened
-    said = ("The data folder is on a network file system (nfs4): the database of the sessions can be damaged there "
-            "when the connection drops or two computers use it. Settings → Data folder moves it to this computer's "
-            "disk (the work folders may stay where they are).")
+    said = ("The data folder is on a network file system (nfs4), where its database can be damaged. Settings → "
+            "Data folder moves it to this computer's disk.")
     assert window.statusBar().currentMessage() == said
     # Opening the last session clears the status bar as it shows it: the word said at the start stays.
     qtbot.waitUntil(lambda: window.session is not None and window.session.id == last, timeout=15_000)
