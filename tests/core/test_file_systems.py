@@ -27,3 +27,11 @@ def test_a_folder_is_on_the_file_system_of_the_longest_mount_point_that_holds_it
 
 def test_a_table_without_the_folder_names_no_type():
     assert mounted_type(Path("/home/ada"), "22 27 0:21 / /proc rw,relatime - proc proc rw\nbroken line\n") == ""
+
+
+def test_a_windows_share_is_known_by_its_path():
+    from core.file_systems import _windows_share
+
+    assert _windows_share(Path("\\\\fileserver\\home\\ada\\AppData\\Local\\Tripane")) == "a network share"
+    assert _windows_share(Path("//fileserver/home/ada")) == "a network share"
+    assert _windows_share(Path("\\\\?\\C:\\Users\\ada")) is None  # a long local path, not a share
