@@ -77,6 +77,7 @@ from gui.qt import (
     QApplication,
     QCloseEvent,
     QDialog,
+    QEvent,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
@@ -1647,6 +1648,12 @@ class MainWindow(QMainWindow):
         box.buttonClicked.connect(lambda button: button is quit_button and self.close_now())
         open_once(box)
         return box
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and not self._shut_down:
+            # Back from another editor: its save is shown at once, not at the next look (FOLLOW_MS).
+            self._take_outside_edits()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._shut_down:

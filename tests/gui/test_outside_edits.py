@@ -10,7 +10,9 @@ from core.scripted import ScriptedModel, call, reply
 from gui.dialogs.conflict import ConflictDialog
 from gui.qt import (
     QAction,
+    QApplication,
     QDesktopServices,
+    QEvent,
     QLabel,
     QObject,
     QPlainTextEdit,
@@ -109,3 +111,18 @@ def test_a_file_another_program_holds_is_said_once_and_no_more_once_read(qtbot, 
     path.write_text(text + "## Saved at last\n", encoding="utf-8")
     qtbot.waitUntil(lambda: "Saved at last" in window.panes[FINDINGS].viewer.toPlainText(), timeout=WAIT)
     assert "cannot be read now" not in window.statusBar().currentMessage()
+
+
+def test_coming_back_to_the_window_shows_another_editors_save_at_once(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="hello.txt written"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    window._follow_timer.stop()  # (only the coming back looks now)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    path = session.file_path(PLAN)
+    path.write_text(path.read_text(encoding="utf-8") + "- [ ] Saved in VS Code, then back to Tripane\n",
+                    encoding="utf-8")
+    QApplication.sendEvent(window, QEvent(QEvent.Type.ActivationChange))  # the person switches back
+    assert session.file_author(PLAN) == "external"
+    qtbot.waitUntil(lambda: "then back to Tripane" in window.panes[PLAN].viewer.toPlainText(), timeout=WAIT)
