@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import sys
 import time
-
-import pytest
 
 from core.doctor import (
     check_data_dir,
@@ -20,6 +17,8 @@ from core.doctor import (
 )
 from core.paths import DB_NAME
 from core.store import Store
+from tests.support.marks import reads_mount_table
+from tests.support.mount_table import LOCAL_ROOT, on_nfs
 from tests.support.openai_server import Failure, ScriptedServer, Turn
 
 
@@ -205,19 +204,13 @@ def test_the_network_check_names_the_proxy_a_request_goes_through_and_a_missing_
     assert missing.detail == f"SSL_CERT_FILE names {tmp_path / 'company-ca.pem'}, which is not a file"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's mount table is read on Linux only")
+@reads_mount_table
 def test_a_data_folder_on_a_network_file_system_is_warned_of(tmp_path, monkeypatch):
-    import core.file_systems
-
-    table = tmp_path / "mountinfo"  # the kernel's table, as on a desktop whose home is on NFS
-    table.write_text("27 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n"
-                     f"41 27 0:44 / {tmp_path.resolve()} rw,relatime - nfs4 fs.example.edu:/export rw\n",
-                     encoding="utf-8")
-    monkeypatch.setattr(core.file_systems, "MOUNTINFO", table)
+    table = on_nfs(tmp_path, monkeypatch)
     check = check_data_dir(tmp_path / "data")
     assert check.level == "warn"
     assert check.detail.endswith("is writable, but on a network file system (nfs4): the database of the sessions "
                                  "can be damaged there when the connection drops or two computers use it")
     assert check.fix.startswith("keep the data folder on this computer's own disk")
-    table.write_text("27 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n", encoding="utf-8")
+    table.write_text(LOCAL_ROOT, encoding="utf-8")
     assert check_data_dir(tmp_path / "data").level == "ok"

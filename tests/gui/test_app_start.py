@@ -16,6 +16,8 @@ from core.store import DamagedDatabase, Store
 from gui.dialogs import cannot_start
 from gui.qt import QApplication, QSettings, QTimer
 from gui.settings import AppSettings, Preferences
+from tests.support.marks import reads_mount_table
+from tests.support.mount_table import on_nfs
 
 
 def damaged_data_folder(tmp_path):
@@ -191,10 +193,9 @@ def test_the_first_frame_comes_before_the_model_library_and_numpy(tmp_path):
     assert frame == ["FRAME"], (result.stdout, result.stderr)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's mount table is read on Linux only")
+@reads_mount_table
 def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, settings, opened_windows, monkeypatch,
                                                                   qtbot, workdir):
-    import core.file_systems
     from tests.core.test_salvage import filled
 
     data = tmp_path / "data"
@@ -203,11 +204,7 @@ def test_a_data_folder_on_a_network_file_system_is_said_at_start(tmp_path, setti
     prefs = settings.load()
     prefs.last_session = last
     settings.save(prefs)
-    table = tmp_path / "mountinfo"  # the kernel's table, as on a desktop whose home is on NFS
-    table.write_text("27 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n"
-                     f"41 27 0:44 / {tmp_path.resolve()} rw,relatime - nfs4 fs.example.edu:/export rw\n",
-                     encoding="utf-8")
-    monkeypatch.setattr(core.file_systems, "MOUNTINFO", table)
+    on_nfs(tmp_path, monkeypatch)
     opened = gui.app.open_main_window(settings, data, remember_folder=True)
     opened_windows.append(opened)
     window, _listener = opened
