@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from core import __version__
-from core.network import loopback_direct
+from core.network import prepare_for_requests
 from core.text import local_time, shown_text
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
@@ -267,7 +267,7 @@ def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Pa
 
 def main(argv: list[str] | None = None) -> int:
     _utf8_output()
-    loopback_direct()  # before any request: a local server is never reached through a proxy
+    prepare_for_requests()  # the computer's certificates trusted, no proxy for its own servers
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "run":

@@ -212,7 +212,7 @@ def check_copies(data_dir: Path, budget_mb: int) -> Check:
 def check_network(api_base: str | None = None) -> Check:
     """Which proxy the provider's requests go through, if any, and the certificate file named: the
     causes of "could not reach" and "not trusted" that the person's own settings hold."""
-    from core.network import proxy_for
+    from core.network import proxy_for, trusting_this_computer
 
     named = os.environ.get("SSL_CERT_FILE", "").strip()
     if named and not os.path.isfile(named):
@@ -220,9 +220,10 @@ def check_network(api_base: str | None = None) -> Check:
                      "set it to the file of your network's certificate authority, or unset it")
     proxy = proxy_for(api_base)
     how = f"through the proxy {proxy[1]} ({proxy[0]})" if proxy else "directly (no proxy variable applies)"
-    trusts = f"; certificates trusted from {named}" if named else ""
+    trusts = "this computer's" if trusting_this_computer() else "certifi's"
+    also = f" and those in {named}" if named else ""
     return Check("Network", "ok", f"requests to {api_base or 'the provider'} go {how}; servers on this computer "
-                                  f"directly{trusts}")
+                                  f"directly; certificates trusted: {trusts}{also}")
 
 
 def check_log(data_dir: Path) -> Check:

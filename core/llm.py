@@ -637,7 +637,8 @@ def not_an_api(api_base: str | None, page: str = "", status: int | None = None) 
 
 
 def _trusting_advice() -> str:
-    """What to do about a certificate not trusted: SSL_CERT_FILE, as it stands now."""
+    """What to do about a certificate not trusted: the computer's store (core.network trusts it), or
+    SSL_CERT_FILE, as it stands now."""
     named = os.environ.get("SSL_CERT_FILE", "").strip()
     if named and not os.path.isfile(named):
         return (f"SSL_CERT_FILE names {named}, which is not a file: set it to the file of the certificate "
@@ -645,8 +646,9 @@ def _trusting_advice() -> str:
     if named:
         return (f"SSL_CERT_FILE names {named}, which does not hold the authority that signed it: set it to the file "
                 "of the certificate authority of the network you are on, then start Tripane again.")
-    return ("On a network that inspects encrypted traffic, as many companies' do, set SSL_CERT_FILE to the file of "
-            "that network's certificate authority (its IT department has it), then start Tripane again.")
+    return ("On a network that inspects encrypted traffic, as many companies' do, that network's certificate "
+            "authority belongs among this computer's trusted certificates (its IT department puts it there; then try "
+            "again), or set SSL_CERT_FILE to its file, then start Tripane again.")
 
 
 def untrusted_certificate(exc: BaseException) -> str:

@@ -1,5 +1,6 @@
-"""The proxies the environment names: which one a request goes through (proxy_for), and none for
-this computer's own servers (loopback_direct).
+"""What every request needs set before the first: the certificates this computer trusts
+(trust_this_computers_certificates), and the proxies the environment names, none of them for this
+computer's own servers (loopback_direct). prepare_for_requests does both, at each start of Tripane.
 
 A proxy named by HTTPS_PROXY or HTTP_PROXY (a company network's) is asked for every address not
 in NO_PROXY, 127.0.0.1 included: httpx and aiohttp, which litellm uses, make no exception for it.
@@ -17,6 +18,34 @@ from urllib.parse import urlparse
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def prepare_for_requests() -> None:
+    """Before any request, in the window and on the command line alike."""
+    trust_this_computers_certificates()
+    loopback_direct()
+
+
+def trust_this_computers_certificates() -> None:
+    """Verify servers' certificates against this computer's own trusted certificates (Windows'
+    certificate store, macOS's keychain, Linux's /etc/ssl), not certifi's list alone.
+
+    A company's IT department installs its network's certificate authority in the computer's store,
+    and the browser, curl and git trust it. Python's libraries read certifi's list: behind such a
+    network every request failed "not trusted on this computer", of a certificate the computer
+    trusts. truststore puts its SSLContext in place of ssl's (as pip does), so litellm's httpx and
+    aiohttp and our own requests all verify that way; a file named by SSL_CERT_FILE, and certifi's
+    list, are trusted as well."""
+    import truststore
+
+    truststore.inject_into_ssl()
+
+
+def trusting_this_computer() -> bool:
+    """Whether requests verify against this computer's certificates (prepared so in this process)."""
+    import ssl
+
+    return ssl.SSLContext.__module__.startswith("truststore")
 
 
 def loopback_direct(environ: MutableMapping[str, str] = os.environ) -> None:

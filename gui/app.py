@@ -21,7 +21,7 @@ from core import __version__
 from core.file_systems import network_place
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
-from core.network import loopback_direct
+from core.network import prepare_for_requests
 from core.store import StoreError
 from gui.binding_check import FIX, binding_problem
 from gui.dialogs.cannot_start import how_to_go_on
@@ -164,7 +164,7 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    loopback_direct()  # before any request: a local server is never reached through a proxy
+    prepare_for_requests()  # the computer's certificates trusted, no proxy for its own servers
     start_logging(None)
     try:
         return _run(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import ssl
 import time
 
 from core.doctor import (
@@ -185,13 +186,16 @@ def test_the_copies_check_says_what_they_take_and_warns_without_git(tmp_path, mo
 def test_the_network_check_names_the_proxy_a_request_goes_through_and_a_missing_certificate_file(monkeypatch,
                                                                                                  tmp_path):
     from core.doctor import check_network
-    from core.network import loopback_direct
+    from core.network import loopback_direct, trust_this_computers_certificates
 
+    monkeypatch.setattr(ssl, "SSLContext", ssl.SSLContext)  # (put back after the test)
     for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
                      "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
         monkeypatch.delenv(variable, raising=False)
-    assert check_network().detail == ("requests to the provider go directly (no proxy variable applies); servers on "
-                                      "this computer directly")
+    assert check_network().detail.startswith("requests to the provider go directly (no proxy variable applies); "
+                                             "servers on this computer directly; certificates trusted: ")
+    trust_this_computers_certificates()  # (as tripane does at its start)
+    assert check_network().detail.endswith("; certificates trusted: this computer's")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
     loopback_direct()  # (as tripane does at its start)
     assert check_network().detail.startswith("requests to the provider go through the proxy http://proxy.corp:3128 "

@@ -748,8 +748,9 @@ async def test_a_certificate_this_computer_does_not_trust_is_said_so_with_what_t
     assert server.requests == []  # (refused before a request was made)
     assert str(failed.value) == (
         f"The server at {server.url} was reached, but its certificate is not trusted on this computer (self-signed "
-        "certificate). On a network that inspects encrypted traffic, as many companies' do, set SSL_CERT_FILE to "
-        "the file of that network's certificate authority (its IT department has it), then start Tripane again.")
+        "certificate). On a network that inspects encrypted traffic, as many companies' do, that network's "
+        "certificate authority belongs among this computer's trusted certificates (its IT department puts it there; "
+        "then try again), or set SSL_CERT_FILE to its file, then start Tripane again.")
 
 
 @pytest.mark.parametrize("named, said", [
