@@ -141,6 +141,7 @@ class UserMessage(Event):
     text: str  # a long one's start and end, around a notice naming its file (core/offload.py)
     offload_path: str | None = None  # where a long one is kept whole
     size: int = 0  # a long one's length, in characters
+    pictures: tuple[str, ...] = ()  # shown with it: their paths in the session folder (core/pictures.py)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,12 @@ import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from core import pictures
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
@@ -70,6 +72,8 @@ class ModelRequest:
     # low | medium | high: how hard a reasoning model thinks (core/reasoning.py); "": its own way.
     # Sent only to a model litellm knows takes it.
     reasoning_effort: str = ""
+    # The session's folder, where the pictures its messages name are kept (core/pictures.py).
+    pictures_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,7 @@ class LiteLLMClient:
         timeout_s = request.timeout_s or self.timeout_s or silence_allowed(request.model, request.api_base)
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         messages = signed_thinking_for(messages, request.model)
+        messages = pictures.sendable(messages, sees_pictures(request.model), request.pictures_dir)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,
@@ -961,6 +966,11 @@ def _mapped(model: str) -> dict[str, Any]:
         return dict(load_litellm().get_model_info(model))
     except Exception:  # unknown to the map (local or custom models)
         return {}
+
+
+def sees_pictures(model: str) -> bool:
+    """Whether the model takes pictures, by litellm's bundled map (a model it does not know: no)."""
+    return bool(_mapped(model).get("supports_vision"))
 
 
 def supports_tool_choice(model: str) -> bool:

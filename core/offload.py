@@ -62,10 +62,12 @@ def message_limit(budget_tokens: int | None) -> int:
     return MESSAGE_OFFLOAD_CHARS if budget_tokens is None else min(MESSAGE_OFFLOAD_CHARS, budget_tokens)
 
 
-def person_message(text: str, session_dir: Path, budget_tokens: int | None = None) -> UserMessage:
-    """A message from the person as it is recorded: whole, or offloaded when it is long."""
+def person_message(text: str, session_dir: Path, budget_tokens: int | None = None,
+                   pictures: tuple[str, ...] = ()) -> UserMessage:
+    """A message from the person as it is recorded: whole, or offloaded when it is long; with the
+    pictures they showed (kept in the session folder already: core/pictures.py)."""
     kept, path, size = persons_text(text, session_dir, budget_tokens, "message")
-    return UserMessage(kept, offload_path=path, size=size)
+    return UserMessage(kept, offload_path=path, size=size, pictures=pictures)
 
 
 def persons_text(text: str, session_dir: Path, budget_tokens: int | None, what: str) -> tuple[str, str | None, int]:

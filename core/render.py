@@ -53,6 +53,7 @@ from core.events import (
 )
 from core.memory.history import line_counts
 from core.paths import named_files
+from core.pictures import with_pictures_named
 from core.reasoning import thinking_hidden
 from core.text import capitalized, counted, local_time, money, one_line, word_count
 
@@ -71,7 +72,7 @@ def render(record: Record) -> str | None:
             effort = f" · reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
             return f"▶ session {record.session_id} · model {event.model}{effort} · workdir {event.workdir}"
         case UserMessage():
-            return f"you: {_short(event.text)}"
+            return f"you: {_short(with_pictures_named(event.text, event.pictures))}"
         case AssistantMessage():
             calls = ", ".join(f"{c.name}({_short(c.readable_arguments(), 60)})" for c in event.tool_calls)
             said = _short(event.text) if event.text else ""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
+from core import pictures
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
@@ -46,7 +47,7 @@ from core.events import (
 from core.folder_approvals import FolderApprovals
 from core.git_state import git_state
 from core.journal import Journal, Subscriber, ToolOutput
-from core.llm import ModelClient, is_ollama
+from core.llm import ModelClient, is_ollama, sees_pictures
 from core.memory import progress
 from core.memory.history import Unrebuildable, file_versions, text_at
 from core.memory.working import (
@@ -541,16 +542,26 @@ class Session:
             return None
         return await asyncio.shield(self._task)
 
-    async def send(self, text: str) -> None:
-        """A message from the person: reaches the agent at its next step, or restarts an ended run."""
-        if not text.strip():
+    async def send(self, text: str, pictures: tuple[str, ...] = ()) -> None:
+        """A message from the person: reaches the agent at its next step, or restarts an ended run.
+        `pictures`: those shown with it, kept in the session folder (keep_picture) beforehand."""
+        if not text.strip() and not pictures:
             raise ValueError("the message is empty")
         if self.running:
-            self.control.inbox.append(text)
+            self.control.inbox.append((text, pictures))
             return
         with self._writing():
-            self.journal.record(person_message(text, self.dir, self._agent_loop().message_budget()))
+            self.journal.record(person_message(text, self.dir, self._agent_loop().message_budget(), pictures))
             self.start()
+
+    def keep_picture(self, data: bytes, suffix: str) -> str:
+        """A picture the person is about to show the agent (a pasted screenshot), kept in the
+        session's pictures/ folder; its path there, for send()."""
+        return pictures.keep(self.dir, data, suffix)
+
+    def sees_pictures(self) -> bool:
+        """Whether the session's model takes pictures (litellm's model map says so)."""
+        return sees_pictures(self.state.model)
 
     def message_limit(self) -> int:
         """The longest message taken whole into the conversation; a longer one is offloaded."""

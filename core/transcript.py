@@ -34,6 +34,7 @@ from core.events import (
     WorkdirMoved,
     ended_word,
 )
+from core.pictures import with_pictures_named
 from core.render import (
     changed_outside_note,
     compaction_sizes,
@@ -90,7 +91,7 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(at_a_glance(records))
                 parts.append(f"## You\n\n{event.task.strip()}")
             case UserMessage():
-                parts.append(f"## You\n\n{event.text.strip()}")
+                parts.append(f"## You\n\n{with_pictures_named(event.text.strip(), event.pictures)}")
             case AssistantMessage():
                 parts.append(_reply(event, results))
             case ErrorRecorded():

@@ -2,8 +2,10 @@
 # ruff: noqa: F401 - re-exports
 
 from PySide6.QtCore import (
+    QBuffer,
     QByteArray,
     QEvent,
+    QIODevice,
     QItemSelectionModel,
     QMimeData,
     QModelIndex,
@@ -29,6 +31,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QIcon,
+    QImage,
     QKeyEvent,
     QKeySequence,
     QPainter,

@@ -80,6 +80,7 @@ from gui.qt import (
     QEvent,
     QFileDialog,
     QHBoxLayout,
+    QImage,
     QInputDialog,
     QMainWindow,
     QMenu,
@@ -108,6 +109,7 @@ from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
 from gui.widgets.find_bar import FindBar
+from gui.widgets.pictures import WaitingPictures
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
@@ -221,6 +223,8 @@ class MainWindow(QMainWindow):
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir
+        self.pictures = WaitingPictures()
+        self.composer.pictures_given.connect(self.take_pictures)
         known = {row.id for row in self.workspace.store.sessions()}
         self.drafts = Drafts(self.composer, self.settings.q, known.__contains__, self.workspace.data_dir)
         self.pane_edits = PaneEdits(self.settings.q, known.__contains__, self.workspace.data_dir,
@@ -402,6 +406,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.chat, 1)
         column.addWidget(self.chat_find)
         column.addWidget(self.composer)
+        column.addWidget(self.pictures)
         column.addLayout(buttons)
         self.right = QSplitter(Qt.Orientation.Vertical)
         self.right.setObjectName("panes_splitter")
@@ -579,6 +584,7 @@ class MainWindow(QMainWindow):
 
     def _show_no_session(self) -> None:
         self.chat.show_placeholder(NO_SESSION)
+        self.pictures.show_for("", None)
         self._update_title()
         self._update_controls()  # (the shown one deleted mid-run: its Send, Pause and Stop with it)
 
@@ -714,6 +720,7 @@ class MainWindow(QMainWindow):
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
+        self.pictures.show_for(session.id, session.dir, lambda: session.state.model, session.sees_pictures)
         if self.inspector is not None and self.inspector.isVisible():
             self._fill_inspector(session)
         if session.running and bridge.thinking:  # the reply it is writing now, from its start
@@ -1343,9 +1350,14 @@ class MainWindow(QMainWindow):
 
     def send_message(self) -> None:
         session, text = self.session, self.composer.toPlainText().strip()
-        if session is None or not text:
+        if session is None or not (text or self.pictures.waiting(session.id)):
             return
         self.composer.clear()
+        pictures = self.pictures.take(session.id)
+
+        def refused(exc: BaseException) -> None:
+            self.pictures.give_back(session.id, pictures)
+            self.tell_refusal(exc)
 
         def sent(_result) -> None:
             self._watch_run(session)
@@ -1353,8 +1365,16 @@ class MainWindow(QMainWindow):
             if len(text) > session.message_limit():  # (the chat shows where: the notice in it is the agent's)
                 self.statusBar().showMessage(f"Your message is long ({len(text):,} characters): the agent reads its "
                                              "start and end, and the rest from a file kept in the session.", 15_000)
-        self.keeper.run(session.send(text), on_success=sent,
-                        on_failure=self.tell_refusal)
+        self.keeper.run(session.send(text, pictures), on_success=sent, on_failure=refused)
+
+    def take_pictures(self, images: list[QImage]) -> None:
+        """Pictures pasted or dropped on the message box: kept in the shown session, to go with
+        the message."""
+        if self.session is None or not self.composer.isEnabled():
+            self.statusBar().showMessage("Open a session to show its agent a picture.", 10_000)
+            return
+        if problems := self.pictures.add(self.session.keep_picture, images):
+            self.statusBar().showMessage(f"Picture not added: {'; '.join(problems)}.", 15_000)
 
     def pause(self) -> None:
         if self.session is not None:

@@ -16,7 +16,7 @@ class StopRequested(Exception):
 
 class Control:
     def __init__(self) -> None:
-        self.inbox: list[str] = []
+        self.inbox: list[tuple[str, tuple[str, ...]]] = []  # the person's messages: text, pictures
         self.stop_requested = False
         self.pause_requested = False
         self.compaction_requested = False

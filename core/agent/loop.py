@@ -343,7 +343,8 @@ class AgentLoop(Delegation):
 
     def _take_inbox(self) -> None:
         while self.control.inbox:
-            self._record(offload.person_message(self.control.inbox.pop(0), self.session_dir, self.message_budget()))
+            text, pictures = self.control.inbox.pop(0)
+            self._record(offload.person_message(text, self.session_dir, self.message_budget(), pictures))
 
     # --- long-term memory ------------------------------------------------------------------------
 
@@ -504,7 +505,7 @@ class AgentLoop(Delegation):
         return ModelRequest(
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=self.state.api_base, cache_breakpoints=assembled.cache_breakpoints,
-            window=self._window, reasoning_effort=self.state.reasoning_effort,
+            window=self._window, reasoning_effort=self.state.reasoning_effort, pictures_dir=self.session_dir,
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:

@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.context.history import MESSAGE_OVERHEAD_TOKENS, History, Message, message_text
+from core.context.history import (
+    MESSAGE_OVERHEAD_TOKENS,
+    History,
+    Message,
+    message_text,
+    message_tokens,
+)
 
 BUDGET_SHARE = 0.75  # of the window; the rest is a safety margin (seed 002, step 1)
 FIXED_ZONE_SHARE = 0.15  # the most of the budget the prefix may take (seed 002, step 2: 10-15 %)
@@ -111,7 +117,7 @@ class ContextEngine:
         history.count(self.count_tokens)
         tail_message = {"role": "user", "content": tail}
         extra = extra or []
-        extra_tokens = sum(self.count_tokens(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in extra)
+        extra_tokens = sum(message_tokens(m, self.count_tokens) for m in extra)
         tail_tokens = self.count_tokens(tail) + MESSAGE_OVERHEAD_TOKENS
         messages = [self.system_message, *history.messages, *extra, tail_message]
         total = self._prefix_tokens + history.total_tokens + extra_tokens + tail_tokens

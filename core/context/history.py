@@ -35,6 +35,7 @@ from core.events import (
 )
 from core.offload import shown_task
 from core.paths import named_files
+from core.pictures import PICTURE_TOKENS, PICTURES_KEY, with_pictures_named
 from core.reasoning import THINKING_MODEL, passes_reasoning_back
 
 Message = dict[str, Any]
@@ -80,6 +81,12 @@ def message_text(message: Message) -> str:
     for call in message.get("tool_calls") or ():
         parts.append(call["function"]["name"] + call["function"]["arguments"])
     return "\n".join(parts)
+
+
+def message_tokens(message: Message, count_tokens: Callable[[str], int]) -> int:
+    """What a message takes of the context: its text, its pictures (estimated), its overhead."""
+    return (count_tokens(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
+            + PICTURE_TOKENS * len(message.get(PICTURES_KEY) or ()))
 
 
 def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_base: str | None,
@@ -161,7 +168,7 @@ class History:
         """Count the messages appended since the last call."""
         for index in range(self._counted, len(self.messages)):
             if self.tokens[index] == UNCOUNTED:
-                self.tokens[index] = count_tokens(message_text(self.messages[index])) + MESSAGE_OVERHEAD_TOKENS
+                self.tokens[index] = message_tokens(self.messages[index], count_tokens)
                 self.total_tokens += self.tokens[index]
         self._counted = len(self.messages)
 
@@ -175,7 +182,9 @@ class History:
                     f"# Task\n{shown_task(event.task)}\n\nWorkdir: {event.workdir}\n"
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
                 )
-            case UserMessage() | FlushRequested():
+            case UserMessage():
+                self._note(with_pictures_named(event.text, event.pictures), event.pictures)
+            case FlushRequested():
                 self._note(event.text)
             case MemoryRecalled() if event.text:
                 self._note(event.text)
@@ -240,8 +249,10 @@ class History:
             case ErrorRecorded() if not event.tool:
                 self._note(f"[Tripane error, attempt {event.attempt}: {event.signature}] {event.message}")
 
-    def _note(self, text: str) -> None:
-        message = {"role": "user", "content": text}
+    def _note(self, text: str, pictures: tuple[str, ...] = ()) -> None:
+        message: Message = {"role": "user", "content": text}
+        if pictures:
+            message[PICTURES_KEY] = list(pictures)  # (made images at the provider's door: core/pictures.py)
         if self._open_calls:
             self._held.append((self._seq, message))
         else:

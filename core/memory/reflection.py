@@ -42,6 +42,7 @@ from core.events import (
 )
 from core.llm import ModelRequest
 from core.paths import named_files, resource_text
+from core.pictures import with_pictures_named
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line, sentence
 
@@ -168,7 +169,7 @@ def trace_lines(records: Iterable[Record]) -> Iterable[str]:  # noqa: C901 - one
             case HumanAnswer() if event.qid in aside:
                 pass
             case UserMessage():
-                yield f"The person wrote: {one_line(event.text, 400)}"
+                yield f"The person wrote: {one_line(with_pictures_named(event.text, event.pictures), 400)}"
             case AssistantMessage():
                 said = f": {one_line(event.text, 300)}" if event.text.strip() else ""
                 yield f"Turn {event.turn}{said}"

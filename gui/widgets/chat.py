@@ -513,7 +513,10 @@ class ChatView(QScrollArea):
             case SessionStarted():  # what the person asked, at the top, as any message of theirs
                 self._add(MessageItem("user", shown_task(event.task), when=stamp(record.ts)), into)
             case UserMessage():
-                self._add(MessageItem("user", event.text, when=stamp(record.ts)), into)
+                item = MessageItem("user", event.text, when=stamp(record.ts))
+                if event.pictures and self.folder is not None:
+                    item.show_pictures([self.folder / picture for picture in event.pictures])
+                self._add(item, into)
             case AssistantMessage():
                 hidden = thinking_hidden(event.reasoning, event.thinking_blocks)
                 if into is None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from pathlib import Path
 
 from core.text import word_count
+from gui.desktop_open import open_on_desktop
 from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -20,6 +22,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.widgets.pictures import PicturesShown
 from gui.widgets.wrapped_label import WrappedLabel
 
 # What a fold of thinking holds when the provider encrypted it (core/reasoning.thinking_hidden).
@@ -107,6 +110,16 @@ class MessageItem(QFrame):
         if reasoning or hidden_thinking:
             self.set_reasoning(reasoning, hidden=hidden_thinking)
             self.body.setVisible(bool(text))  # only thinking, no answer: no empty line for it
+
+    def show_pictures(self, files: list[Path]) -> None:
+        """The pictures the message came with, under its text; a click opens one full size."""
+        shown = PicturesShown(files)
+        shown.open_requested.connect(self._open_picture)
+        self.layout().addWidget(shown)
+        self.body.setVisible(bool(self.text))  # a picture alone: no empty line above it
+
+    def _open_picture(self, path: Path) -> None:
+        open_on_desktop(path, self, f"Nothing on this computer opens pictures of this kind. The picture is:\n{path}")
 
     def set_reasoning(self, text: str, *, live: bool = False, hidden: bool = False) -> None:
         """The model's thinking so far (`live`: it is still thinking), or all of it; `hidden`:

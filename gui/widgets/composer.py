@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from core.pictures import KINDS
 from gui.keys import gives_window_keys, keeps_escape
-from gui.qt import QEvent, QKeyEvent, QMimeData, QPlainTextEdit, Qt, QTextCursor
+from gui.qt import (
+    QEvent,
+    QImage,
+    QKeyEvent,
+    QMimeData,
+    QPlainTextEdit,
+    Qt,
+    QTextCursor,
+    Signal,
+)
 
 
 class Composer(QPlainTextEdit):
@@ -18,7 +28,10 @@ class Composer(QPlainTextEdit):
     does its commands (to send one again, or mend it); Down goes the other way, to the empty box.
 
     Files dropped (or pasted from a file manager) are written as their paths, relative to the work
-    folder where they are in it: as the agent's tools take them."""
+    folder where they are in it: as the agent's tools take them. Pictures (a screenshot copied, an
+    image file dropped) are given to go with the message (pictures_given), not written."""
+
+    pictures_given = Signal(list)  # QImages pasted or dropped
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,14 +73,22 @@ class Composer(QPlainTextEdit):
         return True
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
-        return source.hasUrls() or super().canInsertFromMimeData(source)
+        return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt's name)
         paths = [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
-        if not paths:
-            super().insertFromMimeData(source)
+        shown = [path for path in paths if path.suffix.lower() in KINDS]
+        if shown:
+            self.pictures_given.emit([QImage(str(path)) for path in shown])
+        elif source.hasImage():  # a screenshot copied, an image copied in a browser
+            data = source.imageData()  # (a QImage, or on some desktops a QPixmap)
+            self.pictures_given.emit([data if isinstance(data, QImage) else data.toImage()])
             return
-        self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
+        paths = [path for path in paths if path not in shown]
+        if paths:
+            self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
+        elif not shown:
+            super().insertFromMimeData(source)
 
 
 def as_mentioned(path: Path, workdir: Path | None) -> str:

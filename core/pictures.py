@@ -1,0 +1,115 @@
+"""Pictures the person shows the agent: a screenshot of a broken page, of an error dialog, of a
+chart. They come with a message, are kept in the session's pictures/ folder, and reach a model that
+sees pictures as images; a model that does not is told one is there.
+
+The conversation's text names each picture ("[Picture attached: pictures/0001.png, 212 KB]"), so
+the summaries, progress.md and the transcript say it was shown. The request's message also lists
+the files under PICTURES_KEY; at the provider's door (core/llm.py) that becomes the image itself,
+read from the file: the same bytes each time, so the request's prefix stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+PICTURES_FOLDER = "pictures"
+PICTURES_KEY = "pictures"  # a message's pictures (paths in the session folder), taken out before it is sent
+# What one picture costs in the context, counted before it is sent: a screenshot scaled to fit
+# 1,568 pixels (as the window keeps them) is about 1,600 tokens for Claude, fewer for OpenAI's models.
+PICTURE_TOKENS = 1_600
+LARGEST_PICTURE_BYTES = 5 * 1024 * 1024  # providers refuse more (Anthropic: 5 MB an image)
+KINDS = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+         ".webp": "image/webp"}
+CANNOT_SEE = " This model cannot see pictures: ask the person what it shows, if that matters."
+
+
+class PictureRefused(ValueError):
+    """A picture that cannot be sent: too large, or not a kind providers take."""
+
+
+def keep(session_dir: Path, data: bytes, suffix: str) -> str:
+    """The picture `data` (`suffix`: .png, .jpg, …) kept in the session's pictures/ folder, under
+    the next free number; its path there (pictures/0003.png)."""
+    suffix = suffix.lower()
+    if suffix not in KINDS:
+        raise PictureRefused(f"a {suffix or 'nameless'} file is not a picture a model takes "
+                             f"({', '.join(sorted(KINDS))})")
+    if len(data) > LARGEST_PICTURE_BYTES:
+        raise PictureRefused(f"the picture is {len(data) / 1024 / 1024:.1f} MB; providers take at most "
+                             f"{LARGEST_PICTURE_BYTES // 1024 // 1024} MB")
+    folder = session_dir / PICTURES_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    number = 1 + max((int(p.stem) for p in folder.iterdir() if p.stem.isdigit()), default=0)
+    while True:  # (exclusive creation: two windows keeping one at once take two numbers)
+        path = folder / f"{number:04d}{suffix}"
+        try:
+            with open(path, "xb") as fh:
+                fh.write(data)
+        except FileExistsError:
+            number += 1
+            continue
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return f"{PICTURES_FOLDER}/{path.name}"
+
+
+def named(pictures: Iterable[str], session_dir: Path | None) -> str:
+    """The lines that name a message's pictures in its text (empty for none)."""
+    lines = []
+    for picture in pictures:
+        size = ""
+        if session_dir is not None:
+            try:
+                size = f", {max(1, (session_dir / picture).stat().st_size // 1024):,} KB"
+            except OSError:
+                size = ", missing"
+        lines.append(f"[Picture attached: {picture}{size}]")
+    return "\n".join(lines)
+
+
+def with_pictures_named(text: str, pictures: Iterable[str], session_dir: Path | None = None) -> str:
+    """A message's text with its pictures named after it."""
+    lines = named(pictures, session_dir)
+    return f"{text}\n{lines}" if lines and text else lines or text
+
+
+@functools.lru_cache(maxsize=16)  # (a few MB: each request of a session with pictures sends them all)
+def _data_url(path: str, mtime_ns: int) -> str:
+    data = Path(path).read_bytes()
+    return f"data:{KINDS.get(Path(path).suffix.lower(), 'image/png')};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def image_part(path: Path) -> dict[str, Any] | None:
+    """The picture at `path` as a message's image part; None when it cannot be read (deleted)."""
+    try:
+        return {"type": "image_url", "image_url": {"url": _data_url(str(path), path.stat().st_mtime_ns)}}
+    except OSError:
+        return None
+
+
+def sendable(messages: list[dict[str, Any]], sees_pictures: bool, folder: Path | None) -> list[dict[str, Any]]:
+    """The messages as a provider takes them: each one's pictures (read from the session `folder`)
+    as image parts after its text for a model that sees pictures; for one that does not, its text
+    saying so. Messages without pictures are passed as they are."""
+    if not any(PICTURES_KEY in message for message in messages):
+        return messages
+    out = []
+    for message in messages:
+        pictures = message.get(PICTURES_KEY)
+        if pictures is None:
+            out.append(message)
+            continue
+        rest = {key: value for key, value in message.items() if key != PICTURES_KEY}
+        parts = ([part for part in (image_part(folder / picture) for picture in pictures) if part]
+                 if sees_pictures and folder is not None else [])
+        if parts:
+            rest["content"] = [{"type": "text", "text": message.get("content") or ""}, *parts]
+        elif not sees_pictures:
+            rest["content"] = f"{message.get('content') or ''}{CANNOT_SEE}"
+        out.append(rest)
+    return out

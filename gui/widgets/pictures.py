@@ -1,0 +1,177 @@
+"""Pictures the person shows the agent: pasted (a screenshot copied) or dropped on the message box,
+they wait under it, small, until the message is sent, and the conversation shows them with the
+message they came with. core/pictures.py keeps them and sends them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from core import pictures
+from gui.qt import (
+    QBuffer,
+    QHBoxLayout,
+    QImage,
+    QIODevice,
+    QLabel,
+    QPixmap,
+    QSize,
+    Qt,
+    QToolButton,
+    QWidget,
+    Signal,
+)
+
+# Larger pictures are scaled down to fit this square before they are kept: what Claude reads
+# whole (larger ones it scales itself, and bills for the upload), and more than OpenAI's high
+# detail takes (2,048, then 768 on the short side).
+LONGEST_SIDE = 1_568
+# A PNG larger than this is kept as a JPEG: a photo's PNG is several MB, and sent as base64 it
+# grows by a third, past what providers take.
+PNG_AT_MOST = pictures.LARGEST_PICTURE_BYTES * 3 // 4
+WAITING_SIZE = QSize(72, 48)  # under the message box
+SHOWN_SIZE = QSize(240, 160)  # in the conversation
+
+
+def picture_file(image: QImage) -> tuple[bytes, str]:
+    """The picture as it is kept and sent: at most LONGEST_SIDE pixels wide and high, as a PNG
+    (screenshots: small and sharp), or a JPEG when the PNG would be large (photos). Its bytes and
+    suffix."""
+    if max(image.width(), image.height()) > LONGEST_SIDE:
+        image = image.scaled(LONGEST_SIDE, LONGEST_SIDE, Qt.AspectRatioMode.KeepAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation)
+    data = _encoded(image, "PNG")
+    if len(data) <= PNG_AT_MOST:
+        return data, ".png"
+    return _encoded(image.convertToFormat(QImage.Format.Format_RGB888), "JPG", 85), ".jpg"
+
+
+def _encoded(image: QImage, form: str, quality: int = -1) -> bytes:
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, form, quality)
+    return bytes(buffer.data())
+
+
+def thumbnail_button(path: Path, size: QSize, tip: str, name: str) -> QToolButton:
+    """A picture shown small, its file's name under it; `tip` says what a click does."""
+    button = QToolButton()
+    button.setObjectName("picture")
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
+    button.setAutoRaise(True)
+    image = QPixmap(str(path))
+    if not image.isNull():
+        button.setIcon(image.scaled(size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation))
+        button.setIconSize(size)
+    button.setText(path.name if not image.isNull() else f"{path.name} (missing)")
+    button.setToolTip(tip)
+    button.setAccessibleName(name)
+    return button
+
+
+class PicturesShown(QWidget):
+    """The pictures a message came with, in the conversation: a click opens one full size."""
+
+    open_requested = Signal(Path)
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        super().__init__()
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 2, 0, 2)
+        for path in files:
+            button = thumbnail_button(path, SHOWN_SIZE, "Open it full size", f"Picture {path.name}: open it full size")
+            button.clicked.connect(lambda _checked=False, path=path: self.open_requested.emit(path))
+            row.addWidget(button)
+        row.addStretch(1)
+
+
+class WaitingPictures(QWidget):
+    """The pictures to go with the message being written, for each session: under the message
+    box, each with a click to take it off again; for a model that does not see pictures, a line
+    that says so. Hidden while there are none."""
+
+    changed = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("waiting_pictures")
+        self._row = QHBoxLayout(self)
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self.note = QLabel()
+        self.note.setObjectName("pictures_note")
+        self.note.setWordWrap(True)
+        self._buttons: list[QToolButton] = []
+        self._waiting: dict[str, list[str]] = {}  # by session id: paths in its folder
+        self._folder: Path | None = None
+        self._session_id = ""
+        self._sees: Callable[[], bool] = lambda: True
+        self._model: Callable[[], str] = str
+        self._row.addWidget(self.note, 10)
+        self._row.addStretch(1)  # (the pictures at the left, under the start of the message)
+        self.setVisible(False)
+
+    def show_for(self, session_id: str, folder: Path | None, model: Callable[[], str] = str,
+                 sees: Callable[[], bool] = lambda: True) -> None:
+        """The session shown now (its id "" and `folder` None: none), its model, and whether that
+        model sees pictures (both asked when there are pictures to say it of: Change model)."""
+        self._session_id, self._folder, self._model, self._sees = session_id, folder, model, sees
+        self._refresh()
+
+    def add(self, keep: Callable[[bytes, str], str], images: Sequence[QImage]) -> list[str]:
+        """Keep `images` for the shown session (`keep`: its keep_picture) and show them; what went
+        wrong with any, in words."""
+        problems = []
+        for image in images:
+            if image.isNull():
+                problems.append("it is not a picture Tripane can read")
+                continue
+            try:
+                self._waiting.setdefault(self._session_id, []).append(keep(*picture_file(image)))
+            except (pictures.PictureRefused, OSError) as exc:
+                problems.append(str(exc))
+        self._refresh()
+        return problems
+
+    def waiting(self, session_id: str) -> tuple[str, ...]:
+        return tuple(self._waiting.get(session_id, ()))
+
+    def take(self, session_id: str) -> tuple[str, ...]:
+        """The session's pictures, to be sent with its message: no longer waiting."""
+        taken = tuple(self._waiting.pop(session_id, ()))
+        self._refresh()
+        return taken
+
+    def give_back(self, session_id: str, taken: Sequence[str]) -> None:
+        """Pictures whose message was not sent (refused): waiting again, as they were."""
+        self._waiting[session_id] = [*taken, *self._waiting.get(session_id, ())]
+        self._refresh()
+
+    def remove(self, picture: str) -> None:
+        """Taken off the message before it went: its file goes too (nothing refers to it)."""
+        waiting = self._waiting.get(self._session_id, [])
+        if picture in waiting:
+            waiting.remove(picture)
+            if self._folder is not None:
+                (self._folder / picture).unlink(missing_ok=True)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        for button in self._buttons:
+            self._row.removeWidget(button)
+            button.deleteLater()
+        self._buttons = []
+        waiting = self._waiting.get(self._session_id, []) if self._folder is not None else []
+        for index, picture in enumerate(waiting):
+            path = self._folder / picture
+            button = thumbnail_button(path, WAITING_SIZE, "Goes with your message. Click to take it off",
+                                      f"Picture {path.name}, going with your message: take it off")
+            button.setText(f"✕ {path.name}")
+            button.clicked.connect(lambda _checked=False, picture=picture: self.remove(picture))
+            self._row.insertWidget(index, button)
+            self._buttons.append(button)
+        blind = bool(waiting) and not self._sees()
+        self.note.setText(f"{self._model() or 'This model'} does not see pictures (by litellm's list of models): the "
+                          "agent reads only that one is there." if blind else "")
+        self.note.setVisible(blind)
+        self.setVisible(bool(waiting))
+        self.changed.emit()

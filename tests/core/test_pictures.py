@@ -1,0 +1,140 @@
+"""A picture the person shows the agent with a message (a screenshot of what is wrong): kept in the
+session, sent as an image to a model that sees pictures, in every request after, byte for byte;
+named in the text for one that does not, and wherever the conversation is written out."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+
+import pytest
+
+from core import pictures
+from core.events import UserMessage
+from core.llm import LiteLLMClient
+from core.session import Session
+from core.transcript import transcript
+from tests.core.helpers import events_of, make_session
+from tests.support.openai_server import ScriptedServer, Turn, positional, tool
+
+
+def png(width: int = 2, height: int = 1) -> bytes:
+    """A real PNG of `width` × `height` red pixels."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def client() -> LiteLLMClient:
+    return LiteLLMClient(backoff_s=0.01, retries=0)
+
+
+def finished_then_two_turns():
+    """Done at once; after the person's message, one call and done again."""
+    return positional([
+        Turn(tool_calls=(tool("task_done", summary="first"),)),
+        Turn(tool_calls=(tool("file_list", path="."),)),
+        Turn(tool_calls=(tool("task_done", summary="seen"),)),
+    ])
+
+
+def images_in(body: dict) -> list[str]:
+    """The images a request carries, as their data: OpenAI's image_url parts, Anthropic's base64 sources."""
+    found = []
+    for message in body["messages"]:
+        for part in message["content"] if isinstance(message.get("content"), list) else ():
+            if part.get("type") == "image_url":
+                url = part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
+                found.append(url.split(",", 1)[1])
+            elif part.get("type") == "image":
+                found.append(part["source"]["data"])
+    return found
+
+
+def unmarked(messages: list[dict]) -> list[dict]:
+    """Messages without Claude's cache marks, which move to the latest stable message each request."""
+    return json.loads(json.dumps(messages).replace(', "cache_control": {"type": "ephemeral"}', ""))
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])
+async def test_a_picture_reaches_a_model_that_sees_pictures_in_every_request_after_it(model, store, data_dir,
+                                                                                       workdir):
+    shown = png(3, 2)
+    with ScriptedServer(finished_then_two_turns()) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
+        assert await session.run() == "done"
+        assert session.sees_pictures()
+        kept = session.keep_picture(shown, ".png")
+        await session.send("The page looks like this. What is wrong?", pictures=(kept,))
+        assert await session.wait() == "done"
+
+    assert kept == "pictures/0001.png" and (session.dir / kept).read_bytes() == shown
+    as_sent = base64.b64encode(shown).decode()
+    assert [images_in(body) for body in server.requests] == [[], [as_sent], [as_sent]]
+    # The message's words name the picture too, and the next request repeats all before its tail
+    # byte for byte, the picture with it (the provider's cache holds).
+    assert "The page looks like this. What is wrong?\\n[Picture attached: pictures/0001.png]" in json.dumps(
+        server.requests[1]["messages"])
+    second, third = (unmarked(server.requests[n]["messages"]) for n in (1, 2))
+    assert second[:-1] == third[:len(second) - 1]
+    assert events_of(session, UserMessage)[-1].pictures == ("pictures/0001.png",)
+
+
+async def test_a_model_that_does_not_see_pictures_is_told_one_is_there(store, data_dir, workdir):
+    with ScriptedServer(finished_then_two_turns()) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/scripted", api_base=server.url)
+        assert await session.run() == "done"
+        assert not session.sees_pictures()
+        await session.send("", pictures=(session.keep_picture(png(), ".png"),))
+        assert await session.wait() == "done"
+
+    assert all(images_in(body) == [] for body in server.requests)
+    told = [m["content"] for m in server.requests[1]["messages"] if "Picture attached" in str(m.get("content"))]
+    assert told == ["[Picture attached: pictures/0001.png]" + pictures.CANNOT_SEE]
+
+
+async def test_a_reopened_session_sends_its_pictures_as_before(store, data_dir, workdir):
+    with ScriptedServer(finished_then_two_turns()) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4o-mini", api_base=server.url)
+        assert await session.run() == "done"
+        await session.send("Look", pictures=(session.keep_picture(png(), ".png"),))
+        assert await session.wait() == "done"
+    reopened = Session.open(store, data_dir, session.id, client())
+    picture_messages = [m for m in reopened.journal.history.messages if m.get(pictures.PICTURES_KEY)]
+    assert picture_messages == [{"role": "user", "content": "Look\n[Picture attached: pictures/0001.png]",
+                                 pictures.PICTURES_KEY: ["pictures/0001.png"]}]
+    assert "## You\n\nLook\n[Picture attached: pictures/0001.png]" in transcript(reopened.records, "Look")
+
+
+def test_a_picture_counts_in_the_context_as_a_picture_does(store, data_dir, workdir):
+    from core.context.history import message_tokens
+
+    def by_character(text: str) -> int:
+        return len(text)
+
+    plain = {"role": "user", "content": "Look"}
+    shown = {**plain, pictures.PICTURES_KEY: ["pictures/0001.png", "pictures/0002.png"]}
+    assert message_tokens(shown, by_character) - message_tokens(plain, by_character) == 2 * pictures.PICTURE_TOKENS
+
+
+def test_pictures_are_numbered_in_the_session_folder_and_what_no_provider_takes_is_refused(tmp_path):
+    assert pictures.keep(tmp_path, png(), ".PNG") == "pictures/0001.png"
+    assert pictures.keep(tmp_path, b"\xff\xd8jpeg", ".jpg") == "pictures/0002.jpg"
+    (tmp_path / "pictures" / "0007.png").write_bytes(png())  # (kept by another window meanwhile)
+    assert pictures.keep(tmp_path, png(), ".png") == "pictures/0008.png"
+    with pytest.raises(pictures.PictureRefused, match=r"a \.bmp file is not a picture a model takes"):
+        pictures.keep(tmp_path, b"BM", ".bmp")
+    with pytest.raises(pictures.PictureRefused, match=r"the picture is 5\.0 MB; providers take at most 5 MB"):
+        pictures.keep(tmp_path, b"\0" * (pictures.LARGEST_PICTURE_BYTES + 1), ".png")
+    assert sorted(p.name for p in (tmp_path / "pictures").iterdir()) == ["0001.png", "0002.jpg", "0007.png",
+                                                                          "0008.png"]
+
+
+def test_a_picture_gone_from_the_session_folder_is_sent_as_its_words(tmp_path):
+    message = {"role": "user", "content": "Look\n[Picture attached: pictures/0001.png]",
+               pictures.PICTURES_KEY: ["pictures/0001.png"]}
+    assert pictures.sendable([message], True, tmp_path) == [{"role": "user", "content": message["content"]}]

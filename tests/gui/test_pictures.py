@@ -1,0 +1,120 @@
+"""Showing the agent a picture from the window: a screenshot pasted, or an image file dropped, on
+the message box waits under it, small, and goes with the message; the conversation shows it."""
+
+from __future__ import annotations
+
+import os
+
+from core.events import UserMessage
+from core.pictures import PICTURES_KEY
+from core.scripted import ScriptedModel, call, reply
+from core.session import SessionConfig
+from gui.qt import QColor, QImage, QMimeData, Qt, QToolButton, QUrl
+from gui.widgets.pictures import LONGEST_SIDE, PicturesShown, picture_file
+from tests.core.helpers import events_of
+
+WAIT = 10_000
+
+
+def red(width: int = 40, height: int = 30) -> QImage:
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("red"))
+    return image
+
+
+def pasted(image: QImage) -> QMimeData:
+    data = QMimeData()
+    data.setImageData(image)
+    return data
+
+
+def ended_session(qtbot, window, workdir, model: str):
+    session = window.start_session(SessionConfig(task="Fix the page", model=model, workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    return session
+
+
+def test_a_screenshot_pasted_waits_under_the_box_and_goes_with_the_message(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("task_done", summary="ok")))
+    window = make_window(model)
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    qtbot.keyClicks(window.composer, "It looks like this:")
+    window.composer.insertFromMimeData(pasted(red()))  # what Ctrl+V comes to
+
+    assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
+    assert QImage(str(session.dir / "pictures" / "0001.png")).size() == red().size()
+    assert window.pictures.isVisible() and not window.pictures.note.isVisible()  # (this model sees pictures)
+    assert window.composer.toPlainText() == "It looks like this:"  # nothing written for it
+
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(events_of(session, UserMessage)) == 1 and session.state.ended, timeout=WAIT)
+    assert events_of(session, UserMessage)[0].pictures == ("pictures/0001.png",)
+    assert [m[PICTURES_KEY] for m in model.requests[-1].messages if PICTURES_KEY in m] == [["pictures/0001.png"]]
+    assert not window.pictures.isVisible() and window.pictures.waiting(session.id) == ()
+    shown = window.chat.findChildren(PicturesShown)
+    assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
+
+
+def test_a_picture_alone_is_a_message_and_one_taken_off_is_not_sent(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("task_done", summary="ok")))
+    window = make_window(model)
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    window.composer.insertFromMimeData(pasted(red()))
+    window.composer.insertFromMimeData(pasted(red(20, 20)))
+    first = window.pictures.findChildren(QToolButton)[0]
+    assert first.text() == "✕ 0001.png"
+    first.click()  # taken off: it was never sent, so its file goes too
+    assert window.pictures.waiting(session.id) == ("pictures/0002.png",)
+    assert not (session.dir / "pictures" / "0001.png").exists()
+
+    window.send_button.click()  # (no words: the picture is the message)
+    qtbot.waitUntil(lambda: len(events_of(session, UserMessage)) == 1 and session.state.ended, timeout=WAIT)
+    assert events_of(session, UserMessage)[0].pictures == ("pictures/0002.png",)
+
+
+def test_a_model_that_does_not_see_pictures_is_said_so_under_the_box(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = ended_session(qtbot, window, workdir, "scripted")
+    window.composer.insertFromMimeData(pasted(red()))
+    assert window.pictures.note.isVisible()
+    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models): the agent "
+                                           "reads only that one is there.")
+    # Each session has its own: another one shown, none wait under the box.
+    other = ended_session(qtbot, window, workdir, "scripted")
+    assert window.session is other and not window.pictures.isVisible()
+    window.show_session(session.id)
+    qtbot.waitUntil(lambda: window.session is session, timeout=WAIT)
+    assert window.pictures.isVisible() and window.pictures.waiting(session.id) == ("pictures/0001.png",)
+
+
+def test_an_image_file_dropped_is_a_picture_and_another_file_its_path(qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    red().save(str(tmp_path / "broken page.png"))
+    (workdir / "notes.txt").write_text("n\n", encoding="utf-8")
+    dropped = QMimeData()
+    dropped.setUrls([QUrl.fromLocalFile(str(tmp_path / "broken page.png")), QUrl.fromLocalFile(str(workdir / "notes.txt"))])
+    window.composer.insertFromMimeData(dropped)
+    assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
+    assert window.composer.toPlainText() == "`notes.txt`"
+
+
+def test_a_file_that_only_looks_like_a_picture_is_said_so(qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    (tmp_path / "fake.png").write_text("not a picture", encoding="utf-8")
+    dropped = QMimeData()
+    dropped.setUrls([QUrl.fromLocalFile(str(tmp_path / "fake.png"))])
+    window.composer.insertFromMimeData(dropped)
+    assert window.pictures.waiting(session.id) == ()
+    assert window.statusBar().currentMessage() == "Picture not added: it is not a picture Tripane can read."
+
+
+def test_a_large_picture_is_scaled_to_what_providers_read_and_a_photo_kept_as_jpeg(qtbot):
+    data, suffix = picture_file(red(4000, 3000))
+    kept = QImage.fromData(data)
+    assert suffix == ".png" and (kept.width(), kept.height()) == (LONGEST_SIDE, LONGEST_SIDE * 3 // 4)
+
+    raw = os.urandom(1500 * 1500 * 4)  # (random colours: their PNG is several MB, as a photo's is)
+    data, suffix = picture_file(QImage(raw, 1500, 1500, 1500 * 4, QImage.Format.Format_RGB32).copy())
+    assert suffix == ".jpg" and QImage.fromData(data).width() == 1500
