@@ -189,6 +189,9 @@ class ToolResult(Event):
     same_as: str = ""
     # The file a file tool read or wrote, as it left it: a reopened session knows it again.
     seen: FileSeen | None = None
+    # Pictures it opened for a model that sees them (file_read of an image): paths in the session
+    # folder, shown to the model after the results of its turn (core/pictures.py).
+    pictures: tuple[str, ...] = ()
 
     @property
     def shown(self) -> str:

@@ -1,5 +1,6 @@
-"""A session as one zip: its three files, offloaded outputs, compaction summaries, the files its
-agent changed as they were before (originals/), event log and a Markdown transcript.
+"""A session as one zip: its three files, offloaded outputs, compaction summaries, the pictures
+shown to its agent, the files its agent changed as they were before (originals/), event log and a
+Markdown transcript.
 
 For sharing a run, attaching it to a bug report, or keeping it after deleting the session. The
 event log is JSON Lines, one event per line, in the same shape as `tripane show --json`; the
@@ -169,7 +170,7 @@ def _recorded(text: str, session_id: str) -> list[tuple[str, Event]]:
 
 
 def _unpack(archive: zipfile.ZipFile, session_id: str, folder: Path, memory: Path, written: list[Path]) -> None:
-    """The session's files (its three files, offload/, compaction/, originals/), and nothing outside its folder;
+    """The session's files (its three files, offload/, compaction/, pictures/, originals/), and nothing outside its folder;
     the reports of the reflections on it into long-term memory's reflections/, beside those of this
     data folder's sessions (never over one)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,20 @@ def keep(session_dir: Path, data: bytes, suffix: str) -> str:
         return f"{PICTURES_FOLDER}/{path.name}"
 
 
+def keep_once(session_dir: Path, data: bytes, suffix: str) -> str:
+    """As keep, but a picture kept already (the agent opening the same file again) is not kept
+    twice: the same path, so its read is the same output, which the conversation has."""
+    folder = session_dir / PICTURES_FOLDER
+    if folder.is_dir():
+        for path in sorted(folder.iterdir()):
+            try:
+                if path.suffix == suffix.lower() and path.stat().st_size == len(data) and path.read_bytes() == data:
+                    return f"{PICTURES_FOLDER}/{path.name}"
+            except OSError:
+                continue
+    return keep(session_dir, data, suffix)
+
+
 def named(pictures: Iterable[str], session_dir: Path | None) -> str:
     """The lines that name a message's pictures in its text (empty for none)."""
     lines = []

@@ -90,6 +90,7 @@ from core.llm import (
     count_tokens,
     encode_tokens,
     prepare_tokenizer,
+    sees_pictures,
     supports_tool_choice,
 )
 from core.logs import TOLD
@@ -882,7 +883,8 @@ class AgentLoop(Delegation):
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
             changing_on_their_own=frozenset(self._changing_in_background),
-            data_dir=data_dir_of(self.session_dir),
+            data_dir=data_dir_of(self.session_dir), sees_pictures=sees_pictures(self.state.model),
+            picture_in_view=self.journal.history.picture_in_view,
             instructions_told=(instructions_told_since_compaction(self.journal.records)  # (a fresh set: a failed
                                if self.state.config.folder_instructions else None),  # call tells none)
         )
@@ -919,7 +921,7 @@ class AgentLoop(Delegation):
         if error_type:
             self._fail(call.name, error_type, content, call, prepared, ctx.file_seen)
         else:
-            self._result(call, True, content, prepared, ctx.file_seen)
+            self._result(call, True, content, prepared, ctx.file_seen, tuple(ctx.pictures))
         for event in ctx.told_after:
             self._record(event)
         if writes and call.name != SHELL_TOOL:  # (a command marks the folder as it leaves it itself)
@@ -1020,7 +1022,8 @@ class AgentLoop(Delegation):
         return Prepared(digest, saved)
 
     def _result(self, call: ToolCall, ok: bool, content: str, prepared: Prepared | None = None,
-                seen: FileSeen | None = None) -> None:
+                seen: FileSeen | None = None, shown: tuple[str, ...] = ()) -> None:
+        """`shown`: pictures the call opened for the model (not again when it has them in view)."""
         size = len(content)
         offload_path, same_as = None, ""
         digest = prepared.digest if prepared else self._digest(call, ok, content)
@@ -1030,7 +1033,8 @@ class AgentLoop(Delegation):
         elif size > self.settings.offload_chars:
             offload_path, content = (prepared and prepared.saved) or self._offload(call, content)
         self._record(ToolResult(call_id=call.id, name=call.name, ok=ok, content=content,
-                                offload_path=offload_path, size=size, digest=digest, same_as=same_as, seen=seen))
+                                offload_path=offload_path, size=size, digest=digest, same_as=same_as, seen=seen,
+                                pictures=shown))
         self._progress(progress.tool_call(self.state.turn, call.name, call.readable_arguments(), ok, content))
 
     def _offload(self, call: ToolCall, content: str) -> tuple[str, str]:

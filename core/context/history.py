@@ -160,6 +160,10 @@ class History:
         self.seqs.append(self._seq if seq is None else seq)
         self.tokens.append(UNCOUNTED)
 
+    def picture_in_view(self, picture: str) -> bool:
+        """Whether the model has this picture (pictures/0001.png) in its context (not compacted away)."""
+        return any(picture in message.get(PICTURES_KEY, ()) for message in (*self.messages, *(m for _, m in self._held)))
+
     def output_in_view(self, digest: str) -> OutputSeen | None:
         """The earlier output with this digest, if the model still has it (not compacted away)."""
         return self._outputs_in_view.get(digest) if digest else None
@@ -183,7 +187,7 @@ class History:
                     "Start by reading task_plan.md (recited below), then fill in its phases and steps."
                 )
             case UserMessage():
-                self._note(with_pictures_named(event.text, event.pictures), event.pictures)
+                self._note(event.text, event.pictures)
             case FlushRequested():
                 self._note(event.text)
             case MemoryRecalled() if event.text:
@@ -201,6 +205,9 @@ class History:
             case ToolResult():
                 content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
+                if event.pictures:  # (a tool's message takes no image: they follow the turn's results)
+                    self._held.append((self._seq, self._picture_message(
+                        f"[The picture your {event.name} call {event.call_id} opened:]", event.pictures)))
                 seen = OutputSeen(event.call_id, self._turn, record.seq, event.offload_path, event.content)
                 if event.digest and event.same_as:
                     self._pointers[record.seq] = (event.digest, record, seen)
@@ -250,13 +257,19 @@ class History:
                 self._note(f"[Tripane error, attempt {event.attempt}: {event.signature}] {event.message}")
 
     def _note(self, text: str, pictures: tuple[str, ...] = ()) -> None:
-        message: Message = {"role": "user", "content": text}
-        if pictures:
-            message[PICTURES_KEY] = list(pictures)  # (made images at the provider's door: core/pictures.py)
+        message = self._picture_message(text, pictures)
         if self._open_calls:
             self._held.append((self._seq, message))
         else:
             self._append(message)
+
+    @staticmethod
+    def _picture_message(text: str, pictures: tuple[str, ...]) -> Message:
+        """The person's message (or what a tool opened) with its pictures, named in its text."""
+        message: Message = {"role": "user", "content": with_pictures_named(text, pictures)}
+        if pictures:
+            message[PICTURES_KEY] = list(pictures)  # (made images at the provider's door: core/pictures.py)
+        return message
 
     def _compact(self, event: Compaction, session_id: str) -> None:
         """Restart the history as [task][summary][everything after the compacted range].

@@ -78,6 +78,13 @@ class ToolContext:
     # Tripane's data folder, which the work folder may hold (a home folder does): not written by
     # the file tools (None: not checked).
     data_dir: Path | None = None
+    # Whether the session's model sees pictures: file_read shows it a picture file, as a picture.
+    sees_pictures: bool = False
+    # Pictures the call opened for the model, kept in the session folder (core/pictures.py): they
+    # follow its result in the conversation.
+    pictures: list[str] = field(default_factory=list)
+    # Whether the model has this picture (its path in the session folder) in view already.
+    picture_in_view: Callable[[str], bool] = lambda picture: False
 
     def saw(self, target: Path) -> None:
         """The agent read or wrote `target` (a path `resolve` gave): as it is now, it is what it knows."""

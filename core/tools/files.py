@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core import pictures
 from core.memory.working import atomic_write
 from core.text import shown_text
 from core.tools.context import ToolContext
@@ -33,7 +34,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     you can copy text from them into file_edit. One read returns at most about 4,000 characters
     of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
     and only the slices you need, since what you read stays in your context. Binary files are
-    refused. A file that is not UTF-8 is said so in the header, its other characters shown as �:
+    refused, but a picture (PNG, JPEG, GIF, WebP) is shown to you as one, when your model sees
+    pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
     read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
 
     Args:
@@ -46,6 +48,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     codec = text_codec(encoding)
+    if not encoding and target.suffix.lower() in pictures.KINDS and is_binary(target):
+        return _picture(ctx, target, path)
     if not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}")
@@ -311,6 +315,22 @@ def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str
                     and not skipper.file_ignored(Path(folder) / name)):
                 shown = shown_text(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
                 yield shown, Path(folder) / name
+
+
+def _picture(ctx: ToolContext, target: Path, path: str) -> str:
+    """A picture file read: shown to a model that sees pictures, after the results of its turn."""
+    size = target.stat().st_size
+    if not ctx.sees_pictures:
+        raise ToolError(f"{path!r} is a picture ({size:,} bytes), and this model cannot see pictures.")
+    if size > pictures.LARGEST_PICTURE_BYTES:
+        raise ToolError(f"{path!r} is a picture of {size / 1024 / 1024:.1f} MB; at most "
+                        f"{pictures.LARGEST_PICTURE_BYTES // 1024 // 1024} MB can be shown to you. Make a smaller "
+                        "copy (scaled down, or as JPEG) and read that.")
+    kept = pictures.keep_once(ctx.session_dir, target.read_bytes(), target.suffix)
+    if ctx.picture_in_view(kept):
+        return f"[{path}: a picture, {size:,} bytes, unchanged: you saw it above ({kept}).]"
+    ctx.pictures.append(kept)
+    return f"[{path}: a picture, {size:,} bytes. You see it below, after the results of this turn ({kept}).]"
 
 
 def is_binary(target: Path) -> bool:

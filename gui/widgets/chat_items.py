@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.text import word_count
-from gui.desktop_open import open_on_desktop
 from gui.markdown import closing_fence, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -113,13 +112,8 @@ class MessageItem(QFrame):
 
     def show_pictures(self, files: list[Path]) -> None:
         """The pictures the message came with, under its text; a click opens one full size."""
-        shown = PicturesShown(files)
-        shown.open_requested.connect(self._open_picture)
-        self.layout().addWidget(shown)
+        self.layout().addWidget(PicturesShown(files))
         self.body.setVisible(bool(self.text))  # a picture alone: no empty line above it
-
-    def _open_picture(self, path: Path) -> None:
-        open_on_desktop(path, self, f"Nothing on this computer opens pictures of this kind. The picture is:\n{path}")
 
     def set_reasoning(self, text: str, *, live: bool = False, hidden: bool = False) -> None:
         """The model's thinking so far (`live`: it is still thinking), or all of it; `hidden`:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core import pictures
+from gui.desktop_open import open_on_desktop
 from gui.qt import (
     QBuffer,
     QHBoxLayout,
@@ -70,9 +71,8 @@ def thumbnail_button(path: Path, size: QSize, tip: str, name: str) -> QToolButto
 
 
 class PicturesShown(QWidget):
-    """The pictures a message came with, in the conversation: a click opens one full size."""
-
-    open_requested = Signal(Path)
+    """The pictures a message came with, or a tool opened, in the conversation: a click opens
+    one full size, in the program the desktop opens pictures with."""
 
     def __init__(self, files: Sequence[Path]) -> None:
         super().__init__()
@@ -80,9 +80,12 @@ class PicturesShown(QWidget):
         row.setContentsMargins(0, 2, 0, 2)
         for path in files:
             button = thumbnail_button(path, SHOWN_SIZE, "Open it full size", f"Picture {path.name}: open it full size")
-            button.clicked.connect(lambda _checked=False, path=path: self.open_requested.emit(path))
+            button.clicked.connect(lambda _checked=False, path=path: self.open(path))
             row.addWidget(button)
         row.addStretch(1)
+
+    def open(self, path: Path) -> None:
+        open_on_desktop(path, self, f"Nothing on this computer opens pictures of this kind. The picture is:\n{path}")
 
 
 class WaitingPictures(QWidget):

@@ -35,6 +35,7 @@ from gui.widgets.chat_items import (
     fit_width,
     rich_label,
 )
+from gui.widgets.pictures import PicturesShown
 
 PREVIEW_CHARS = 4000  # of a result, shown in the card (Copy result copies all of it)
 # The argument that says what a call is about, for its card's header (arguments arrive sorted by
@@ -106,6 +107,7 @@ class ToolCard(QFrame):
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
+        self._pictures: PicturesShown | None = None  # the pictures the call showed the agent
         self.header.clicked.connect(self._on_header_clicked)
         self._render()
 
@@ -237,6 +239,9 @@ class ToolCard(QFrame):
         self._live = ""
         self.stop_button.setVisible(False)
         self._render()
+        if result.pictures and self.folder is not None and self._pictures is None:  # what the agent looked at
+            self._pictures = PicturesShown([self.folder / picture for picture in result.pictures])
+            self.layout().addWidget(self._pictures)
         if not result.ok:
             self.header.setChecked(not repeated)  # errors are shown, not folded away
         elif self._opened_for_output and not self._person_chose:

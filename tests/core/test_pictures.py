@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 from core import pictures
-from core.events import UserMessage
+from core.events import ToolResult, UserMessage
 from core.llm import LiteLLMClient
 from core.session import Session
 from core.transcript import transcript
@@ -138,3 +138,45 @@ def test_a_picture_gone_from_the_session_folder_is_sent_as_its_words(tmp_path):
     message = {"role": "user", "content": "Look\n[Picture attached: pictures/0001.png]",
                pictures.PICTURES_KEY: ["pictures/0001.png"]}
     assert pictures.sendable([message], True, tmp_path) == [{"role": "user", "content": message["content"]}]
+
+
+def reading_the_picture():
+    return positional([
+        Turn(tool_calls=(tool("file_read", path="shot.png"), tool("file_list", path="."))),
+        Turn(tool_calls=(tool("file_read", path="shot.png"),)),  # (again: the same picture, not a copy)
+        Turn(tool_calls=(tool("task_done", summary="seen"),)),
+    ])
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])
+async def test_the_agent_reading_a_picture_file_sees_it_after_its_turns_results(model, store, data_dir, workdir):
+    # A screenshot a test run saved, a chart the agent plotted: file_read refused it as binary.
+    shown = png(4, 4)
+    (workdir / "shot.png").write_bytes(shown)
+    with ScriptedServer(reading_the_picture()) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
+        assert await session.run() == "done"
+
+    as_sent = base64.b64encode(shown).decode()
+    assert [images_in(body) for body in server.requests] == [[], [as_sent], [as_sent]]  # once in view, kept
+    results = [e for e in events_of(session, ToolResult) if e.name == "file_read"]
+    assert results[0].ok and results[0].pictures == ("pictures/0001.png",)
+    assert results[0].content == ("[shot.png: a picture, 80 bytes. You see it below, after the results of this turn "
+                                  "(pictures/0001.png).]".replace("80", f"{len(shown):,}"))
+    assert results[1].pictures == () and results[1].content == (  # (it has it in view)
+        f"[shot.png: a picture, {len(shown):,} bytes, unchanged: you saw it above (pictures/0001.png).]")
+    assert sorted(p.name for p in (session.dir / "pictures").iterdir()) == ["0001.png"]
+    # After both results of the turn (a call's result answers it at once), as the person's words are.
+    said = json.dumps(server.requests[1]["messages"])
+    assert said.index("[The picture your file_read call") > max(said.rfind('"tool_call_id"'), said.rfind('"tool_use_id"'))
+
+
+async def test_a_picture_file_is_refused_to_a_model_that_does_not_see_pictures(store, data_dir, workdir):
+    (workdir / "shot.png").write_bytes(png())
+    with ScriptedServer(reading_the_picture()) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/scripted", api_base=server.url)
+        assert await session.run() == "done"
+    failed = [e for e in events_of(session, ToolResult) if e.name == "file_read"][0]
+    assert not failed.ok and failed.content == ("'shot.png' is a picture (69 bytes), and this model cannot see "
+                                                "pictures.").replace("69", str(len(png())))
+    assert all(images_in(body) == [] for body in server.requests)

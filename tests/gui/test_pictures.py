@@ -118,3 +118,15 @@ def test_a_large_picture_is_scaled_to_what_providers_read_and_a_photo_kept_as_jp
     raw = os.urandom(1500 * 1500 * 4)  # (random colours: their PNG is several MB, as a photo's is)
     data, suffix = picture_file(QImage(raw, 1500, 1500, 1500 * 4, QImage.Format.Format_RGB32).copy())
     assert suffix == ".jpg" and QImage.fromData(data).width() == 1500
+
+
+def test_a_picture_the_agent_opened_is_shown_on_its_calls_card(qtbot, make_window, workdir):
+    red().save(str(workdir / "chart.png"))
+    window = make_window(ScriptedModel([reply("", call("file_read", path="chart.png"))],
+                                       default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Check the chart", model="openai/gpt-4o-mini", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    card = next(card for card in window.chat.cards.values() if card.call.name == "file_read")
+    shown = card.findChildren(PicturesShown)
+    assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
+    assert QImage(str(session.dir / "pictures" / "0001.png")).size() == red().size()
