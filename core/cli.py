@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--answer", help="answer the session's open question with this choice")
     resume.add_argument("--text", default="", help="free text to go with the answer")
     resume.add_argument("--message", help="a new message for the agent (continues an ended session)")
+    resume.add_argument("--picture", action="append", metavar="FILE", type=Path,
+                        help="a picture to show the agent with the message, or alone (PNG, JPEG, GIF, WebP, at "
+                             "most 5 MB; again for more): a screenshot of what is wrong")
     resume.add_argument("--model", type=_model_string,
                         help="go on with another model from here (the session's is gone, refused, too "
                              "weak or too dear); its server and window with --api-base, --context-window")
@@ -712,8 +715,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             from core.agent.options import option_typed
 
             await session.answer(question.qid, option_typed(args.answer, question) or args.answer, args.text)
-        if args.message:
-            await session.send(args.message)
+        if args.message or args.picture:
+            await session.send(args.message or "", _pictures_kept(session, args.picture or []))
         # Ended on an error, its cause fixed (--model, a key, a server started): the failed step again.
         elif session.state.ended and not session.reopen_after_error():
             from core.events import ended_word
@@ -732,6 +735,19 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
         await review_finished_day(long_memory)
     return status
+
+
+def _pictures_kept(session, files: list[Path]) -> tuple[str, ...]:
+    """The pictures named by --picture, kept in the session folder to go with the message."""
+    from core.pictures import PictureRefused
+
+    kept = []
+    for file in files:
+        try:
+            kept.append(session.keep_picture(file.read_bytes(), file.suffix))
+        except (PictureRefused, OSError) as exc:
+            raise ValueError(f"cannot show {file}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    return tuple(kept)
 
 
 def _say_started(session) -> None:

@@ -72,8 +72,10 @@ class ModelRequest:
     # low | medium | high: how hard a reasoning model thinks (core/reasoning.py); "": its own way.
     # Sent only to a model litellm knows takes it.
     reasoning_effort: str = ""
-    # The session's folder, where the pictures its messages name are kept (core/pictures.py).
+    # The session's folder, where the pictures its messages name are kept (core/pictures.py), and
+    # whether the model takes them (core.providers.sees_pictures): else it is told they are there.
     pictures_dir: Path | None = None
+    sees_pictures: bool = False
 
 
 @dataclass(frozen=True)
@@ -290,7 +292,7 @@ class LiteLLMClient:
         timeout_s = request.timeout_s or self.timeout_s or silence_allowed(request.model, request.api_base)
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         messages = signed_thinking_for(messages, request.model)
-        messages = pictures.sendable(messages, sees_pictures(request.model), request.pictures_dir)
+        messages = pictures.sendable(messages, request.sees_pictures, request.pictures_dir)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,
@@ -968,8 +970,9 @@ def _mapped(model: str) -> dict[str, Any]:
         return {}
 
 
-def sees_pictures(model: str) -> bool:
-    """Whether the model takes pictures, by litellm's bundled map (a model it does not know: no)."""
+def mapped_sees_pictures(model: str) -> bool:
+    """Whether the model takes pictures, by litellm's bundled map (a model it does not know: no;
+    core.providers.sees_pictures also asks a local server)."""
     return bool(_mapped(model).get("supports_vision"))
 
 

@@ -13,6 +13,7 @@ from core.llm import (
     ModelError,
     ModelRequest,
     is_ollama,
+    mapped_sees_pictures,
     mapped_window,
     needs_cache_markers,
 )
@@ -44,22 +45,60 @@ def detect_ollama(base: str = OLLAMA_BASE, timeout_s: float = 0.6) -> list[str]:
     return [f"ollama_chat/{m['name']}" for m in models if isinstance(m, dict) and m.get("name")]
 
 
+# What Ollama's /api/show said of a model, by (model, server), for this process: its window and
+# whether it sees pictures are asked once.
+_shown: dict[tuple[str, str], dict] = {}
+
+
+def _ollama_show(model: str, api_base: str | None, timeout_s: float) -> dict:
+    """Ollama's /api/show of the model (raises httpx's errors, ValueError for a body not JSON)."""
+    import httpx
+
+    name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
+    if (name, base) not in _shown:
+        response = httpx.post(f"{base}/api/show", json={"model": name}, timeout=timeout_s)
+        response.raise_for_status()
+        shown = response.json()
+        if not isinstance(shown, dict):
+            raise ValueError(f"/api/show answered {type(shown).__name__}, not an object")
+        _shown[(name, base)] = shown
+    return _shown[(name, base)]
+
+
 def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.0) -> int:
     """The context to ask an Ollama model for: its trained length from /api/show, at most
     LOCAL_WINDOW; LOCAL_WINDOW when the server does not say. Blocking: call it from a thread."""
     import httpx
 
-    name = model.split("/", 1)[-1]
     try:
-        response = httpx.post(f"{(api_base or OLLAMA_BASE).rstrip('/')}/api/show", json={"model": name},
-                              timeout=timeout_s)
-        response.raise_for_status()
-        info = response.json().get("model_info") or {}
+        info = _ollama_show(model, api_base, timeout_s).get("model_info") or {}
         trained = int(info.get(f"{info.get('general.architecture')}.context_length") or 0)
     except (httpx.HTTPError, ValueError, AttributeError, TypeError) as exc:
-        log.info("Ollama did not say how long %s's context is (%s); asking for %s tokens", name, exc, LOCAL_WINDOW)
+        log.info("Ollama did not say how long %s's context is (%s); asking for %s tokens", model, exc, LOCAL_WINDOW)
         return LOCAL_WINDOW
     return min(trained, LOCAL_WINDOW) if trained > 0 else LOCAL_WINDOW
+
+
+def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.0) -> bool:
+    """Whether the model takes pictures: by litellm's bundled map, or, for an Ollama model (llava,
+    gemma3, qwen2.5vl, which the map does not know), by the "vision" among the capabilities its
+    server states. Asks the server (blocking, `timeout_s`) only when given time to and not asked
+    before; with none, what it said before (the run asks when it starts, with the window)."""
+    import httpx
+
+    if mapped_sees_pictures(model):
+        return True
+    if not is_ollama(model):
+        return False
+    name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
+    if (name, base) not in _shown and not timeout_s:
+        return False
+    try:
+        capabilities = _ollama_show(model, api_base, timeout_s).get("capabilities") or ()
+    except (httpx.HTTPError, ValueError) as exc:
+        log.info("Ollama did not say whether %s sees pictures (%s)", model, exc)
+        return False
+    return "vision" in capabilities
 
 
 def served_window(model: str, api_base: str, api_key: str | None = None, timeout_s: float = 2.0) -> int | None:

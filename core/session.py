@@ -47,7 +47,7 @@ from core.events import (
 from core.folder_approvals import FolderApprovals
 from core.git_state import git_state
 from core.journal import Journal, Subscriber, ToolOutput
-from core.llm import ModelClient, is_ollama, sees_pictures
+from core.llm import ModelClient, is_ollama
 from core.memory import progress
 from core.memory.history import Unrebuildable, file_versions, text_at
 from core.memory.working import (
@@ -68,7 +68,7 @@ from core.paths import (
     session_dir,
     within,
 )
-from core.providers import model_window
+from core.providers import model_window, sees_pictures
 from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
@@ -560,8 +560,9 @@ class Session:
         return pictures.keep(self.dir, data, suffix)
 
     def sees_pictures(self) -> bool:
-        """Whether the session's model takes pictures (litellm's model map says so)."""
-        return sees_pictures(self.state.model)
+        """Whether the session's model takes pictures (litellm's model map, or its Ollama server,
+        says so). Blocking for at most half a second, the first time an Ollama model is asked."""
+        return sees_pictures(self.state.model, self.state.api_base, timeout_s=0.5)
 
     def message_limit(self) -> int:
         """The longest message taken whole into the conversation; a longer one is offloaded."""

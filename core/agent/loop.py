@@ -90,7 +90,6 @@ from core.llm import (
     count_tokens,
     encode_tokens,
     prepare_tokenizer,
-    sees_pictures,
     supports_tool_choice,
 )
 from core.logs import TOLD
@@ -99,7 +98,7 @@ from core.memory.layers import Episode, sections_of
 from core.memory.working import PLAN, PROGRESS, WorkingMemory, current_step
 from core.originals import Originals
 from core.paths import data_dir_of, missing_work_folder, resource_text
-from core.providers import model_window
+from core.providers import model_window, sees_pictures
 from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
@@ -211,6 +210,7 @@ class AgentLoop(Delegation):
         self._plan_version_seen = memory.version(PLAN)
         self.engine: ContextEngine | None = None
         self._window: int | None = None  # the context window the engine budgets for, once known
+        self._sees_pictures = False  # whether the model takes pictures, once known (with the window)
         self._budgeted_for: tuple[str, str | None, int | None] | None = None  # the model it is for
         self._allowed_groups: frozenset[str] | None = None  # None: every tool group
         self._plan_version_recited = 0
@@ -428,6 +428,7 @@ class AgentLoop(Delegation):
             tokenizer_model = config.model
             await prepare_tokenizer(tokenizer_model)  # imports litellm off the event loop
             window = self._window = await self._model_window()
+            await self._ask_whether_it_sees_pictures()
             self._budgeted_for = self._serving()
             budget = budget_for(window, config.reserve_output)
 
@@ -468,6 +469,11 @@ class AgentLoop(Delegation):
     def _serving(self) -> tuple[str, str | None, int | None]:
         return self.state.model, self.state.api_base, self.state.context_window
 
+    async def _ask_whether_it_sees_pictures(self) -> None:
+        """For the model's requests and its file reads (an Ollama model's server is asked, once
+        in a process: after the window, which asked it the same)."""
+        self._sees_pictures = await asyncio.to_thread(sees_pictures, self.state.model, self.state.api_base, 3.0)
+
     def message_budget(self) -> int | None:
         """The tokens a request may fill, for what is known of the window without asking litellm
         (None before then): how long a message of the person's may be before it is offloaded."""
@@ -481,6 +487,7 @@ class AgentLoop(Delegation):
             return
         self._budgeted_for = self._serving()
         self._window = await self._model_window()
+        await self._ask_whether_it_sees_pictures()
         engine.budget = budget_for(self._window, self.state.config.reserve_output)
         log.info("session %s: now %s, budgeted for a %s-token window", self.state.session_id, self.state.model,
                  self._window)
@@ -507,6 +514,7 @@ class AgentLoop(Delegation):
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=self.state.api_base, cache_breakpoints=assembled.cache_breakpoints,
             window=self._window, reasoning_effort=self.state.reasoning_effort, pictures_dir=self.session_dir,
+            sees_pictures=self._sees_pictures,
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
@@ -883,7 +891,7 @@ class AgentLoop(Delegation):
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
             changing_on_their_own=frozenset(self._changing_in_background),
-            data_dir=data_dir_of(self.session_dir), sees_pictures=sees_pictures(self.state.model),
+            data_dir=data_dir_of(self.session_dir), sees_pictures=self._sees_pictures,
             picture_in_view=self.journal.history.picture_in_view,
             instructions_told=(instructions_told_since_compaction(self.journal.records)  # (a fresh set: a failed
                                if self.state.config.folder_instructions else None),  # call tells none)

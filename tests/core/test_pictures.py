@@ -46,6 +46,7 @@ def images_in(body: dict) -> list[str]:
     """The images a request carries, as their data: OpenAI's image_url parts, Anthropic's base64 sources."""
     found = []
     for message in body["messages"]:
+        found.extend(message.get("images") or ())  # Ollama's /api/chat
         for part in message["content"] if isinstance(message.get("content"), list) else ():
             if part.get("type") == "image_url":
                 url = part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
@@ -180,3 +181,41 @@ async def test_a_picture_file_is_refused_to_a_model_that_does_not_see_pictures(s
     assert not failed.ok and failed.content == ("'shot.png' is a picture (69 bytes), and this model cannot see "
                                                 "pictures.").replace("69", str(len(png())))
     assert all(images_in(body) == [] for body in server.requests)
+
+
+@pytest.mark.parametrize("capabilities, seen", [(("completion", "vision", "tools"), True),
+                                                (("completion", "tools"), False)])
+async def test_an_ollama_model_sees_pictures_when_its_server_says_it_does(capabilities, seen, store, data_dir,
+                                                                          workdir):
+    # gemma3, llava, qwen2.5vl: litellm's map knows no Ollama model as seeing pictures.
+    shown = png()
+    with ScriptedServer(finished_then_two_turns(), ollama_capabilities=capabilities) as server:
+        session = make_session(store, data_dir, workdir, client(), model="ollama_chat/gemma3:4b", api_base=server.url)
+        assert await session.run() == "done"
+        assert session.sees_pictures() is seen
+        await session.send("Look", pictures=(session.keep_picture(shown, ".png"),))
+        assert await session.wait() == "done"
+    chats = [body for body in server.requests if "messages" in body]
+    assert images_in(chats[-1]) == ([base64.b64encode(shown).decode()] if seen else [])
+    assert (pictures.CANNOT_SEE in json.dumps(chats[-1])) is not seen
+
+
+def test_the_command_line_shows_a_picture_with_a_message(tmp_path):
+    from tests.core.test_cli import finish, tripane, work_folder
+
+    shown = png(5, 5)
+    (tmp_path / "shot.png").write_bytes(shown)
+    with ScriptedServer(finished_then_two_turns()) as server:
+        args = ("--model", "openai/gpt-4o-mini", "--api-base", server.url)
+        code, _, err = finish(tripane("run", "Fix the page", *args, "--workdir", str(work_folder(tmp_path)),
+                                      data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+        assert code == 0, err
+        session_id = err.split()[1].rstrip(",")
+        code, _, err = finish(tripane("resume", session_id, "--message", "Look", "--picture", str(tmp_path / "gone.png"),
+                                      data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+        assert code == 2 and f"tripane: cannot show {tmp_path / 'gone.png'}: No such file or directory" in err
+        code, out, err = finish(tripane("resume", session_id, "--message", "Look", "--picture", str(tmp_path / "shot.png"),
+                                        data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+    assert code == 0, err
+    assert "ended: done" in out
+    assert images_in(server.requests[-1]) == [base64.b64encode(shown).decode()]

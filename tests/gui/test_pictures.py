@@ -77,8 +77,8 @@ def test_a_model_that_does_not_see_pictures_is_said_so_under_the_box(qtbot, make
     session = ended_session(qtbot, window, workdir, "scripted")
     window.composer.insertFromMimeData(pasted(red()))
     assert window.pictures.note.isVisible()
-    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models): the agent "
-                                           "reads only that one is there.")
+    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models, or its Ollama "
+                                           "server): the agent reads only that one is there.")
     # Each session has its own: another one shown, none wait under the box.
     other = ended_session(qtbot, window, workdir, "scripted")
     assert window.session is other and not window.pictures.isVisible()

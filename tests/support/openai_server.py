@@ -99,6 +99,7 @@ class ScriptedServer:
     embed: Callable[[list[str]], list[list[float]]] | Failure | None = None
     # /api/show: the context length an Ollama model was trained for; None: the server cannot say.
     ollama_context_length: int | None = 131_072
+    ollama_capabilities: tuple[str, ...] = ("completion", "tools")  # /api/show's: "vision" sees pictures
     # The context the server was started with, said the way `served_as` says it ("vllm": /v1/models,
     # "llamacpp": /props, "lmstudio": /api/v1/models, "lmstudio-v0": /api/v0/models); None: the
     # server does not say.
@@ -194,7 +195,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
                 else:
                     self._send_json(200, {"model_info": {"general.architecture": "llama",
-                                                         "llama.context_length": length}})
+                                                         "llama.context_length": length},
+                                          "capabilities": list(owner.ollama_capabilities)})
                 return
             if owner.served_key and self.headers.get("Authorization") != f"Bearer {owner.served_key}":
                 self._send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
