@@ -720,7 +720,8 @@ class MainWindow(QMainWindow):
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
-        self.pictures.show_for(session.id, session.dir, lambda: session.state.model, session.sees_pictures)
+        self.pictures.show_for(session.id, session.dir, lambda: session.state.model, session.sees_pictures,
+                               lambda: (p for r in session.records for p in getattr(r.event, "pictures", ())))
         if self.inspector is not None and self.inspector.isVisible():
             self._fill_inspector(session)
         if session.running and bridge.thinking:  # the reply it is writing now, from its start

@@ -4,7 +4,7 @@ message they came with. core/pictures.py keeps them and sends them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from core import pictures
@@ -114,10 +114,17 @@ class WaitingPictures(QWidget):
         self.setVisible(False)
 
     def show_for(self, session_id: str, folder: Path | None, model: Callable[[], str] = str,
-                 sees: Callable[[], bool] = lambda: True) -> None:
+                 sees: Callable[[], bool] = lambda: True, shown: Callable[[], Iterable[str]] = tuple) -> None:
         """The session shown now (its id "" and `folder` None: none), its model, and whether that
-        model sees pictures (both asked when there are pictures to say it of: Change model)."""
+        model sees pictures (both asked when there are pictures to say it of: Change model).
+        `shown`: the pictures its log names (sent); the first time it is shown, those in its
+        folder that it does not name were waiting when Tripane closed, or crashed, and wait again."""
         self._session_id, self._folder, self._model, self._sees = session_id, folder, model, sees
+        if folder is not None and session_id not in self._waiting:
+            sent = set(shown())
+            unsent = sorted(f"{pictures.PICTURES_FOLDER}/{path.name}" for path in (folder / pictures.PICTURES_FOLDER).glob("*")
+                            if path.suffix.lower() in pictures.KINDS)
+            self._waiting[session_id] = [picture for picture in unsent if picture not in sent]
         self._refresh()
 
     def add(self, keep: Callable[[bytes, str], str], images: Sequence[QImage]) -> list[str]:
@@ -140,7 +147,8 @@ class WaitingPictures(QWidget):
 
     def take(self, session_id: str) -> tuple[str, ...]:
         """The session's pictures, to be sent with its message: no longer waiting."""
-        taken = tuple(self._waiting.pop(session_id, ()))
+        taken = tuple(self._waiting.get(session_id, ()))
+        self._waiting[session_id] = []
         self._refresh()
         return taken
 

@@ -130,3 +130,21 @@ def test_a_picture_the_agent_opened_is_shown_on_its_calls_card(qtbot, make_windo
     shown = card.findChildren(PicturesShown)
     assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
     assert QImage(str(session.dir / "pictures" / "0001.png")).size() == red().size()
+
+
+def test_pictures_waiting_when_tripane_closed_wait_again_when_it_opens(qtbot, make_window, workdir):
+    model = ScriptedModel([], default=reply("", call("task_done", summary="ok")))
+    window = make_window(model)
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    window.composer.insertFromMimeData(pasted(red()))
+    window.send_button.click()  # this one is sent…
+    qtbot.waitUntil(lambda: len(events_of(session, UserMessage)) == 1 and session.state.ended, timeout=WAIT)
+    window.composer.insertFromMimeData(pasted(red(10, 10)))  # …this one waits, as Tripane closes (or crashes)
+    window.close_now()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+
+    reopened = make_window(model)
+    reopened.show_session(session.id)
+    qtbot.waitUntil(lambda: reopened.session is not None and reopened.session.id == session.id, timeout=WAIT)
+    assert reopened.pictures.waiting(session.id) == ("pictures/0002.png",)
+    assert reopened.pictures.isVisible()
