@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", nargs="?", help="what the agent should do (or --task-file)")
     run.add_argument("--task-file", type=Path, metavar="FILE",
                      help="the task read from a UTF-8 text file (a long specification), in place of TASK")
+    run.add_argument("--picture", action="append", metavar="FILE", type=Path,
+                     help="a picture to show the agent with the task (PNG, JPEG, GIF, WebP, at most 5 MB; again "
+                          "for more): a screenshot of what is wrong")
     run.add_argument("--model", type=_model_string,
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
@@ -685,7 +688,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         return await _ask(session, args.question, args.json)
     if args.command == "run":
         config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
-                               project_instructions=not args.no_project_instructions)
+                               project_instructions=not args.no_project_instructions,
+                               pictures=_pictures_read(args.picture or []))
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
         _say_started(session)
     else:
@@ -737,17 +741,25 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     return status
 
 
-def _pictures_kept(session, files: list[Path]) -> tuple[str, ...]:
-    """The pictures named by --picture, kept in the session folder to go with the message."""
-    from core.pictures import PictureRefused
+def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:
+    """The pictures named by --picture: each one's bytes and suffix, checked as they will be kept."""
+    from core.pictures import PictureRefused, refusal
 
-    kept = []
+    read = []
     for file in files:
         try:
-            kept.append(session.keep_picture(file.read_bytes(), file.suffix))
+            data = file.read_bytes()
+            if why := refusal(data, file.suffix):
+                raise PictureRefused(why)
         except (PictureRefused, OSError) as exc:
             raise ValueError(f"cannot show {file}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-    return tuple(kept)
+        read.append((data, file.suffix))
+    return tuple(read)
+
+
+def _pictures_kept(session, files: list[Path]) -> tuple[str, ...]:
+    """The pictures named by --picture, kept in the session folder to go with the message."""
+    return tuple(session.keep_picture(data, suffix) for data, suffix in _pictures_read(files))
 
 
 def _say_started(session) -> None:

@@ -133,6 +133,8 @@ class SessionStarted(Event):
     instruction_files: tuple[str, ...] = ()
     # The work folder's git branch and changes not committed at the start ("": not a repository).
     git: str = ""
+    # Pictures given with the task (a screenshot of the bug): paths in the session folder.
+    pictures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

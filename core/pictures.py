@@ -31,16 +31,22 @@ class PictureRefused(ValueError):
     """A picture that cannot be sent: too large, or not a kind providers take."""
 
 
+def refusal(data: bytes, suffix: str) -> str:
+    """Why no provider takes this picture ("": it may be sent)."""
+    if suffix.lower() not in KINDS:
+        return f"a {suffix or 'nameless'} file is not a picture a model takes ({', '.join(sorted(KINDS))})"
+    if len(data) > LARGEST_PICTURE_BYTES:
+        return (f"the picture is {len(data) / 1024 / 1024:.1f} MB; providers take at most "
+                f"{LARGEST_PICTURE_BYTES // 1024 // 1024} MB")
+    return ""
+
+
 def keep(session_dir: Path, data: bytes, suffix: str) -> str:
     """The picture `data` (`suffix`: .png, .jpg, …) kept in the session's pictures/ folder, under
     the next free number; its path there (pictures/0003.png)."""
     suffix = suffix.lower()
-    if suffix not in KINDS:
-        raise PictureRefused(f"a {suffix or 'nameless'} file is not a picture a model takes "
-                             f"({', '.join(sorted(KINDS))})")
-    if len(data) > LARGEST_PICTURE_BYTES:
-        raise PictureRefused(f"the picture is {len(data) / 1024 / 1024:.1f} MB; providers take at most "
-                             f"{LARGEST_PICTURE_BYTES // 1024 // 1024} MB")
+    if why := refusal(data, suffix):
+        raise PictureRefused(why)
     folder = session_dir / PICTURES_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     number = 1 + max((int(p.stem) for p in folder.iterdir() if p.stem.isdigit()), default=0)

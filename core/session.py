@@ -131,6 +131,9 @@ class SessionConfig:
     budget_usd: float = 0.0
     answer_wait_min: int = 0  # see SessionStarted
     project_instructions: bool = True  # follow the workdir's AGENTS.md / CLAUDE.md if it has one
+    # Pictures given with the task (a screenshot of what is wrong): each one's bytes and suffix
+    # (.png, .jpg, …), kept in the session's pictures/ folder as it is created.
+    pictures: tuple[tuple[bytes, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.task.strip():
@@ -270,6 +273,7 @@ class Session:
         workdir = usable_workdir(config.workdir, data_dir)
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         session = cls(store, data_dir, _claim_session_id(store, data_dir, config), model, **kwargs)
+        shown = tuple(pictures.keep(session.dir, data, suffix) for data, suffix in config.pictures)
         start = SessionStarted(
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
@@ -281,6 +285,7 @@ class Session:
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
             folder_instructions=config.project_instructions, git=git_state(workdir),
             instruction_files=instruction_files_within(workdir, data_dir) if config.project_instructions else (),
+            pictures=shown,
         )
         try:
             session.journal.record(start)

@@ -89,7 +89,7 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(f"*Session `{record.session_id}`, model `{event.model}`{effort}, work folder "
                              f"`{event.workdir}`, started {record.ts[:16].replace('T', ' ')} UTC.*")
                 parts.append(at_a_glance(records))
-                parts.append(f"## You\n\n{event.task.strip()}")
+                parts.append(f"## You\n\n{with_pictures_named(event.task.strip(), event.pictures)}")
             case UserMessage():
                 parts.append(f"## You\n\n{with_pictures_named(event.text.strip(), event.pictures)}")
             case AssistantMessage():

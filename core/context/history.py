@@ -184,7 +184,8 @@ class History:
                 self._api_base = event.api_base
                 self._note(
                     f"# Task\n{shown_task(event.task)}\n\nWorkdir: {event.workdir}\n"
-                    "Start by reading task_plan.md (recited below), then fill in its phases and steps."
+                    "Start by reading task_plan.md (recited below), then fill in its phases and steps.",
+                    event.pictures,
                 )
             case UserMessage():
                 self._note(event.text, event.pictures)

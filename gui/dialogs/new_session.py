@@ -27,7 +27,6 @@ from gui.qt import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     Qt,
     QVBoxLayout,
@@ -36,6 +35,7 @@ from gui.qt import (
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
+from gui.widgets.pictures import PictureBox, PicturesToGo
 from gui.workspace import connection_test_client
 
 HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
@@ -66,12 +66,15 @@ class NewSessionDialog(QDialog):
         self.prefs = prefs
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        self.task = QPlainTextEdit()
+        self.task = PictureBox()
         self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect. "
-                                     "(Ctrl+Enter to start)")
+                                     "A screenshot pasted here goes with it. (Ctrl+Enter to start)")
         self.task.setFixedHeight(110)
         self.task.setTabChangesFocus(True)  # Tab goes on to the folder, as in any form
         form.addRow("Task:", self.task)
+        self.pictures = PicturesToGo()  # (under the task, while there are any)
+        self.task.pictures_given.connect(self._take_pictures)
+        form.addRow("", self.pictures)
         # The folders used lately, newest first, to pick from; any other is typed or browsed to.
         self.recent = QComboBox()
         self.recent.setEditable(True)
@@ -151,6 +154,10 @@ class NewSessionDialog(QDialog):
         self.budget_usd.setValue(config.budget_usd)
         self.task.setFocus()
 
+    def _take_pictures(self, images: list) -> None:
+        problems = self.pictures.add(images)
+        self.error.setText(f"Picture not added: {'; '.join(problems)}." if problems else "")
+
     def _create_folder(self) -> None:
         folder = Path(self.workdir.text()).expanduser()
         try:
@@ -201,6 +208,7 @@ class NewSessionDialog(QDialog):
                 diagnose_errors=bool(prefs.diagnose_errors), copy_work_folder=bool(prefs.copy_work_folder),
                 budget_tokens=prefs.budget_tokens, budget_usd=self.budget_usd.value(),
                 answer_wait_min=prefs.answer_wait_min, project_instructions=self.instructions.isChecked(),
+                pictures=self.pictures.held(),
             )
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))

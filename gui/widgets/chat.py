@@ -505,18 +505,22 @@ class ChatView(QScrollArea):
         elif isinstance(event, SessionEnded) and event.summary.strip() and event.summary.strip() == self._last_answer:
             self._ends_on_answer.add(record.seq)
 
+    def _persons(self, text: str, pictures: tuple[str, ...], record: Record) -> MessageItem:
+        """A message of the person's (the task too), with the pictures they showed with it."""
+        item = MessageItem("user", text, when=stamp(record.ts))
+        if pictures and self.folder is not None:
+            item.show_pictures([self.folder / picture for picture in pictures])
+        return item
+
     def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
         """The record's items: at the end of the conversation (live), or of `into`, a page of
         records from the log (`index`: the record's place in it)."""
         event = record.event
         match event:
             case SessionStarted():  # what the person asked, at the top, as any message of theirs
-                self._add(MessageItem("user", shown_task(event.task), when=stamp(record.ts)), into)
+                self._add(self._persons(shown_task(event.task), event.pictures, record), into)
             case UserMessage():
-                item = MessageItem("user", event.text, when=stamp(record.ts))
-                if event.pictures and self.folder is not None:
-                    item.show_pictures([self.folder / picture for picture in event.pictures])
-                self._add(item, into)
+                self._add(self._persons(event.text, event.pictures, record), into)
             case AssistantMessage():
                 hidden = thinking_hidden(event.reasoning, event.thinking_blocks)
                 if into is None:

@@ -5,21 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from core.pictures import KINDS
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
-    QImage,
     QKeyEvent,
-    QMimeData,
-    QPlainTextEdit,
     Qt,
     QTextCursor,
-    Signal,
 )
+from gui.widgets.pictures import PictureBox
 
 
-class Composer(QPlainTextEdit):
+class Composer(PictureBox):
     """Esc stops the run from anywhere in the window, but not from a message half written: a person
     reaching for Esc mid-sentence (out of another program's habit, to close a completion) would
     abort the run they are writing to. With the box empty, Esc stops the run as anywhere else.
@@ -30,8 +26,6 @@ class Composer(QPlainTextEdit):
     Files dropped (or pasted from a file manager) are written as their paths, relative to the work
     folder where they are in it: as the agent's tools take them. Pictures (a screenshot copied, an
     image file dropped) are given to go with the message (pictures_given), not written."""
-
-    pictures_given = Signal(list)  # QImages pasted or dropped
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,23 +66,8 @@ class Composer(QPlainTextEdit):
         self._recalled = (back, shown) if back else None
         return True
 
-    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
-        return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
-
-    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt's name)
-        paths = [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
-        shown = [path for path in paths if path.suffix.lower() in KINDS]
-        if shown:
-            self.pictures_given.emit([QImage(str(path)) for path in shown])
-        elif source.hasImage():  # a screenshot copied, an image copied in a browser
-            data = source.imageData()  # (a QImage, or on some desktops a QPixmap)
-            self.pictures_given.emit([data if isinstance(data, QImage) else data.toImage()])
-            return
-        paths = [path for path in paths if path not in shown]
-        if paths:
-            self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
-        elif not shown:
-            super().insertFromMimeData(source)
+    def write_paths(self, paths: list[Path]) -> None:
+        self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
 
 
 def as_mentioned(path: Path, workdir: Path | None) -> str:

@@ -15,7 +15,9 @@ from gui.qt import (
     QImage,
     QIODevice,
     QLabel,
+    QMimeData,
     QPixmap,
+    QPlainTextEdit,
     QSize,
     Qt,
     QToolButton,
@@ -54,20 +56,62 @@ def _encoded(image: QImage, form: str, quality: int = -1) -> bytes:
     return bytes(buffer.data())
 
 
-def thumbnail_button(path: Path, size: QSize, tip: str, name: str) -> QToolButton:
-    """A picture shown small, its file's name under it; `tip` says what a click does."""
+def pictures_in(source: QMimeData) -> tuple[list[QImage], list[Path]]:
+    """What a paste or a drop holds: pictures (image files, or an image copied: a screenshot, one
+    in a browser) and the other files, by their paths."""
+    paths = [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
+    shown = [path for path in paths if path.suffix.lower() in pictures.KINDS]
+    images = [QImage(str(path)) for path in shown]
+    others = [path for path in paths if path not in shown]
+    if not paths and source.hasImage():
+        data = source.imageData()  # (a QImage, or on some desktops a QPixmap)
+        images = [data if isinstance(data, QImage) else data.toImage()]
+    return images, others
+
+
+class PictureBox(QPlainTextEdit):
+    """A text box that takes pictures pasted or dropped on it (pictures_given) rather than writing
+    them; other files dropped are written as their paths (write_paths)."""
+
+    pictures_given = Signal(list)  # QImages
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
+        return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt's name)
+        images, others = pictures_in(source)
+        if images:
+            self.pictures_given.emit(images)
+        if others:
+            self.write_paths(others)
+        elif not images:
+            super().insertFromMimeData(source)
+
+    def write_paths(self, paths: list[Path]) -> None:
+        self.insertPlainText(" ".join(f"`{path}`" for path in paths))
+
+
+def thumbnail_button(image: QPixmap, name: str, size: QSize, tip: str, spoken: str) -> QToolButton:
+    """A picture shown small, `name` under it; `tip` says what a click does, `spoken` too."""
     button = QToolButton()
     button.setObjectName("picture")
     button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
     button.setAutoRaise(True)
-    image = QPixmap(str(path))
     if not image.isNull():
         button.setIcon(image.scaled(size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation))
         button.setIconSize(size)
-    button.setText(path.name if not image.isNull() else f"{path.name} (missing)")
+    button.setText(name if not image.isNull() else f"{name} (missing)")
     button.setToolTip(tip)
-    button.setAccessibleName(name)
+    button.setAccessibleName(spoken)
     return button
+
+
+def taken_off(buttons: list[QToolButton]) -> list:
+    """The thumbnails out of their row at once (no longer its children), to be made anew; none left."""
+    for button in buttons:
+        button.setParent(None)
+        button.deleteLater()
+    return []
 
 
 class PicturesShown(QWidget):
@@ -79,7 +123,8 @@ class PicturesShown(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 2, 0, 2)
         for path in files:
-            button = thumbnail_button(path, SHOWN_SIZE, "Open it full size", f"Picture {path.name}: open it full size")
+            button = thumbnail_button(QPixmap(str(path)), path.name, SHOWN_SIZE, "Open it full size",
+                                      f"Picture {path.name}: open it full size")
             button.clicked.connect(lambda _checked=False, path=path: self.open(path))
             row.addWidget(button)
         row.addStretch(1)
@@ -167,16 +212,13 @@ class WaitingPictures(QWidget):
         self._refresh()
 
     def _refresh(self) -> None:
-        for button in self._buttons:
-            self._row.removeWidget(button)
-            button.deleteLater()
-        self._buttons = []
+        self._buttons = taken_off(self._buttons)
         waiting = self._waiting.get(self._session_id, []) if self._folder is not None else []
         for index, picture in enumerate(waiting):
             path = self._folder / picture
-            button = thumbnail_button(path, WAITING_SIZE, "Goes with your message. Click to take it off",
+            button = thumbnail_button(QPixmap(str(path)), f"✕ {path.name}", WAITING_SIZE,
+                                      "Goes with your message. Click to take it off",
                                       f"Picture {path.name}, going with your message: take it off")
-            button.setText(f"✕ {path.name}")
             button.clicked.connect(lambda _checked=False, picture=picture: self.remove(picture))
             self._row.insertWidget(index, button)
             self._buttons.append(button)
@@ -186,3 +228,54 @@ class WaitingPictures(QWidget):
         self.note.setVisible(blind)
         self.setVisible(bool(waiting))
         self.changed.emit()
+
+
+class PicturesToGo(QWidget):
+    """The pictures given with a new session's task, held until it starts (it has no folder yet):
+    each small, a click takes it off. Hidden while there are none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("task_pictures")
+        self._row = QHBoxLayout(self)
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.addStretch(1)
+        self._held: list[tuple[bytes, str]] = []
+        self._buttons: list[QToolButton] = []
+        self.setVisible(False)
+
+    def add(self, images: Sequence[QImage]) -> list[str]:
+        """Hold `images` for the task; what went wrong with any, in words."""
+        problems = []
+        for image in images:
+            if image.isNull():
+                problems.append("it is not a picture Tripane can read")
+                continue
+            data, suffix = picture_file(image)
+            if why := pictures.refusal(data, suffix):
+                problems.append(why)
+            else:
+                self._held.append((data, suffix))
+        self._refresh()
+        return problems
+
+    def held(self) -> tuple[tuple[bytes, str], ...]:
+        """Each picture's bytes and suffix, as SessionConfig takes them."""
+        return tuple(self._held)
+
+    def _remove(self, index: int) -> None:
+        del self._held[index]
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self._buttons = taken_off(self._buttons)
+        for index, (data, _suffix) in enumerate(self._held):
+            image = QPixmap()
+            image.loadFromData(data)
+            button = thumbnail_button(image, f"✕ picture {index + 1}", WAITING_SIZE,
+                                      "Goes with the task. Click to take it off",
+                                      f"Picture {index + 1}, going with the task: take it off")
+            button.clicked.connect(lambda _checked=False, index=index: self._remove(index))
+            self._row.insertWidget(index, button)
+            self._buttons.append(button)
+        self.setVisible(bool(self._held))

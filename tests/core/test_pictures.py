@@ -219,3 +219,39 @@ def test_the_command_line_shows_a_picture_with_a_message(tmp_path):
     assert code == 0, err
     assert "ended: done" in out
     assert images_in(server.requests[-1]) == [base64.b64encode(shown).decode()]
+
+
+async def test_a_picture_given_with_the_task_is_in_the_first_request_and_stays(store, data_dir, workdir):
+    shown = png(6, 3)
+    script = positional([Turn(tool_calls=(tool("file_list", path="."),)),
+                         Turn(tool_calls=(tool("task_done", summary="seen"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4o-mini", api_base=server.url,
+                               task="The button overlaps the text, as here.", pictures=((shown, ".png"),))
+        assert await session.run() == "done"
+    as_sent = base64.b64encode(shown).decode()
+    assert [images_in(body) for body in server.requests] == [[as_sent], [as_sent]]
+    task = server.requests[0]["messages"][1]["content"]
+    assert task[0]["text"].startswith("# Task\nThe button overlaps the text, as here.")
+    assert task[0]["text"].endswith("\n[Picture attached: pictures/0001.png]")
+    assert (session.dir / "pictures" / "0001.png").read_bytes() == shown
+    assert "## You\n\nThe button overlaps the text, as here.\n[Picture attached: pictures/0001.png]" in transcript(
+        session.records, "t")
+
+
+def test_the_command_line_gives_a_picture_with_the_task(tmp_path):
+    from tests.core.test_cli import finish, tripane, work_folder
+
+    shown = png(5, 5)
+    (tmp_path / "shot.png").write_bytes(shown)
+    (tmp_path / "shot.bmp").write_bytes(b"BM")
+    with ScriptedServer(finished_then_two_turns()) as server:
+        args = ("--model", "openai/gpt-4o-mini", "--api-base", server.url, "--workdir", str(work_folder(tmp_path)))
+        code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "shot.bmp"),
+                                      data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+        assert code == 2 and f"tripane: cannot show {tmp_path / 'shot.bmp'}: a .bmp file is not a picture" in err
+        assert server.requests == []  # (nothing started)
+        code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "shot.png"),
+                                      data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+    assert code == 0, err
+    assert images_in(server.requests[0]) == [base64.b64encode(shown).decode()]

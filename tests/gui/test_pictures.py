@@ -148,3 +148,31 @@ def test_pictures_waiting_when_tripane_closed_wait_again_when_it_opens(qtbot, ma
     qtbot.waitUntil(lambda: reopened.session is not None and reopened.session.id == session.id, timeout=WAIT)
     assert reopened.pictures.waiting(session.id) == ("pictures/0002.png",)
     assert reopened.pictures.isVisible()
+
+
+def test_a_screenshot_pasted_in_a_new_sessions_task_goes_with_the_task(qtbot, make_window, workdir):
+    from gui.dialogs.new_session import NewSessionDialog
+    from gui.settings import Preferences
+
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini", workdir=str(workdir)))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.keyClicks(dialog.task, "The button overlaps the text, as here")
+    dialog.task.insertFromMimeData(pasted(red()))
+    dialog.task.insertFromMimeData(pasted(red(8, 8)))
+    assert dialog.task.toPlainText() == "The button overlaps the text, as here"
+    buttons = dialog.pictures.findChildren(QToolButton)
+    assert dialog.pictures.isVisible() and [b.text() for b in buttons] == ["✕ picture 1", "✕ picture 2"]
+    buttons[1].click()  # taken off
+    dialog._accept()
+    assert dialog.result() == dialog.DialogCode.Accepted.value, dialog.error.text()
+    assert len(dialog.config.pictures) == 1 and QImage.fromData(dialog.config.pictures[0][0]).size() == red().size()
+
+    model = ScriptedModel([], default=reply("", call("task_done", summary="ok")))
+    window = make_window(model)
+    session = window.start_session(dialog.config)
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert [m[PICTURES_KEY] for m in model.requests[0].messages if PICTURES_KEY in m] == [["pictures/0001.png"]]
+    shown = window.chat.findChildren(PicturesShown)  # under the task, at the top of the conversation
+    assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
+    assert window.pictures.waiting(session.id) == ()  # (the task's picture is not waiting to be sent again)
