@@ -59,8 +59,11 @@ def test_read_returns_a_window_of_lines_and_says_how_to_continue(ctx):
 
 
 def test_binary_files_are_refused_with_their_size(ctx):
-    (ctx.workdir / "img.png").write_bytes(b"\x89PNG\x00\x00" + bytes(1000))
+    (ctx.workdir / "model.bin").write_bytes(b"\x89PNG\x00\x00" + bytes(1000))
     with pytest.raises(ToolError, match="binary file .1,006 bytes"):
+        file_read(ctx, "model.bin")
+    (ctx.workdir / "img.png").write_bytes(b"\x89PNG\x00\x00" + bytes(1000))  # (a model that sees pictures sees it)
+    with pytest.raises(ToolError, match=r"^'img.png' is a picture \(1,006 bytes\), and this model cannot see pictures"):
         file_read(ctx, "img.png")
 
 
