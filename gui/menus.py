@@ -21,6 +21,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&File", "&Settings…", "Ctrl+,", "open_settings", "settings"),
     ("&File", "&Quit", "Ctrl+Q", "close", "quit"),
     ("&Session", "&Send message", "Ctrl+Return", "send_message", "send"),
+    ("&Session", "Show the agent a picture…", None, "choose_pictures", "picture"),  # (or paste, or drop, one)
     ("&Session", "&Pause", "Ctrl+P", "pause", "pause"),
     ("&Session", "&Resume", "Ctrl+R", "resume", "resume"),
     ("&Session", "S&top", "Esc", "stop", "stop"),

@@ -35,6 +35,7 @@ from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.model_names import deprecation_near
 from core.offload import whole_message
+from core.pictures import KINDS
 from core.run_lock import INTERRUPTED
 from core.session import (
     ENDED_ON_ERROR,
@@ -134,7 +135,7 @@ NO_SESSION = ("<p><b>No session is open.</b></p>"
               "folder it may work in.</p>"
               "<p>As the agent works, its plan, what it learns and what it does fill the three panes on the "
               "right. Edit the plan at any time (Ctrl+E): the agent reads your change at its next step.</p>")
-COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send)"
+COMPOSER_HINT = "Message the agent — it reads it at its next step (Ctrl+Enter to send; paste a screenshot to show it)"
 COMPOSER_HINT_ELSEWHERE = ("Another Tripane runs this session (a terminal or another window): it is shown here as "
                            "it runs; message the agent there, or here once that run stops")
 LIST_CHANGING_EVENTS = ("human_question", "human_answer", "session_paused", "session_resumed", "session_ended",
@@ -1182,7 +1183,7 @@ class MainWindow(QMainWindow):
         # The menu and the shortcuts offer what the buttons offer: Ctrl+P on an ended session would
         # otherwise hold the run a later message starts.
         for name, button in (("send", self.send_button), ("pause", self.pause_button),
-                             ("resume", self.resume_button)):
+                             ("resume", self.resume_button), ("picture", self.send_button)):
             self.actions_by_name[name].setEnabled(button.isEnabled())
         self.actions_by_name["stop"].setEnabled(running)
         self.actions_by_name["end_session"].setEnabled(endable)
@@ -1368,6 +1369,16 @@ class MainWindow(QMainWindow):
                                              "start and end, and the rest from a file kept in the session.", 15_000)
         self.keeper.run(session.send(text, pictures), on_success=sent, on_failure=refused)
 
+    def choose_pictures(self) -> QFileDialog:
+        """Pictures to go with the message, chosen from the disk (a paste or a drop does as much)."""
+        workdir = self._shown_workdir()
+        dialog = QFileDialog(self, "Show the agent a picture", str(workdir or Path.home()),
+                             f"Pictures ({' '.join(f'*{suffix}' for suffix in KINDS)})")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.filesSelected.connect(lambda paths: self.take_pictures([QImage(path) for path in paths]))
+        open_once(dialog)
+        return dialog
+
     def take_pictures(self, images: list[QImage]) -> None:
         """Pictures pasted or dropped on the message box: kept in the shown session, to go with
         the message."""
@@ -1376,6 +1387,7 @@ class MainWindow(QMainWindow):
             return
         if problems := self.pictures.add(self.session.keep_picture, images):
             self.statusBar().showMessage(f"Picture not added: {'; '.join(problems)}.", 15_000)
+        self.composer.setFocus()  # (to write what the picture shows: from the file dialog, too)
 
     def pause(self) -> None:
         if self.session is not None:

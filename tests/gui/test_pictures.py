@@ -176,3 +176,20 @@ def test_a_screenshot_pasted_in_a_new_sessions_task_goes_with_the_task(qtbot, ma
     shown = window.chat.findChildren(PicturesShown)  # under the task, at the top of the conversation
     assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
     assert window.pictures.waiting(session.id) == ()  # (the task's picture is not waiting to be sent again)
+
+
+def test_a_picture_can_be_chosen_from_the_disk_as_well(qtbot, make_window, workdir):
+    # For one who does not drag and drop (the keyboard alone), and to find that pictures go at all.
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    assert not window.actions_by_name["picture"].isEnabled()  # (no session shown: none to show it to)
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    assert window.actions_by_name["picture"].isEnabled()
+    red().save(str(workdir / "page.png"))
+    window.sessions.search.setFocus()  # (where the focus went back to as the file dialog closed, under openbox)
+    qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
+    dialog = window.choose_pictures()
+    assert dialog.directory().absolutePath() == str(workdir)
+    dialog.filesSelected.emit([str(workdir / "page.png")])  # (what choosing it and pressing Open does)
+    assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
+    dialog.close()
+    qtbot.waitUntil(window.composer.hasFocus, timeout=WAIT)  # to say what it shows
