@@ -86,6 +86,7 @@ from gui.qt import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QMimeData,
     QSplitter,
     QSystemTrayIcon,
     Qt,
@@ -110,7 +111,7 @@ from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
 from gui.widgets.find_bar import FindBar
-from gui.widgets.pictures import WaitingPictures
+from gui.widgets.pictures import WaitingPictures, holds_pictures, pictures_in
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
@@ -828,7 +829,7 @@ class MainWindow(QMainWindow):
     # A folder dragged from the file manager onto the window starts a session in it.
 
     def dragEnterEvent(self, event) -> None:
-        if dropped_folder(event.mimeData()) is not None:
+        if dropped_folder(event.mimeData()) is not None or self._takes_pictures(event.mimeData()):
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
@@ -836,6 +837,12 @@ class MainWindow(QMainWindow):
         if folder is not None:
             event.acceptProposedAction()
             self.new_session(folder)
+        elif self._takes_pictures(event.mimeData()):  # on the conversation, say, not just on the message box
+            event.acceptProposedAction()
+            self.take_pictures(pictures_in(event.mimeData())[0])
+
+    def _takes_pictures(self, source: QMimeData) -> bool:
+        return self.session is not None and self.composer.isEnabled() and holds_pictures(source)
 
     def start_session(self, config: SessionConfig) -> Session | None:
         try:

@@ -69,6 +69,12 @@ def pictures_in(source: QMimeData) -> tuple[list[QImage], list[Path]]:
     return images, others
 
 
+def holds_pictures(source: QMimeData) -> bool:
+    """Whether a drag brings pictures (told before they are read: it is only passing over)."""
+    return source.hasImage() or any(url.isLocalFile() and Path(url.toLocalFile()).suffix.lower() in pictures.KINDS
+                                    for url in source.urls())
+
+
 class PictureBox(QPlainTextEdit):
     """A text box that takes pictures pasted or dropped on it (pictures_given) rather than writing
     them; other files dropped are written as their paths (write_paths)."""

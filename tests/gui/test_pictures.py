@@ -193,3 +193,16 @@ def test_a_picture_can_be_chosen_from_the_disk_as_well(qtbot, make_window, workd
     assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
     dialog.close()
     qtbot.waitUntil(window.composer.hasFocus, timeout=WAIT)  # to say what it shows
+
+
+def test_a_picture_dropped_anywhere_on_the_window_goes_with_the_message(qtbot, make_window, workdir):
+    # On the conversation, say: the message box is a small target to drop a screenshot on.
+    from tests.gui.test_supporting_screens import drag
+
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    red().save(str(workdir / "page.png"))
+    assert not drag(window, "enter", workdir / "page.png")  # no session shown: none to show it to
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    assert drag(window, "enter", workdir / "page.png")
+    drag(window, "drop", workdir / "page.png")
+    assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
