@@ -196,6 +196,10 @@ class WaitingPictures(QWidget):
     def waiting(self, session_id: str) -> tuple[str, ...]:
         return tuple(self._waiting.get(session_id, ()))
 
+    def waiting_elsewhere(self) -> set[str]:
+        """The sessions not shown now with pictures waiting for them (the list marks their drafts)."""
+        return {session_id for session_id, waiting in self._waiting.items() if waiting and session_id != self._session_id}
+
     def take(self, session_id: str) -> tuple[str, ...]:
         """The session's pictures, to be sent with its message: no longer waiting."""
         taken = tuple(self._waiting.get(session_id, ()))

@@ -79,9 +79,13 @@ def test_a_model_that_does_not_see_pictures_is_said_so_under_the_box(qtbot, make
     assert window.pictures.note.isVisible()
     assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models, or its Ollama "
                                            "server): the agent reads only that one is there.")
-    # Each session has its own: another one shown, none wait under the box.
+    # Each session has its own: another one shown, none wait under the box, and the list marks the
+    # one whose picture waits.
     other = ended_session(qtbot, window, workdir, "scripted")
     assert window.session is other and not window.pictures.isVisible()
+    rows = {window.sessions.list.item(i).data(Qt.ItemDataRole.UserRole): window.sessions.list.item(i).text()
+            for i in range(window.sessions.list.count())}
+    assert "✎ draft" in rows[session.id] and "draft" not in rows[other.id]
     window.show_session(session.id)
     qtbot.waitUntil(lambda: window.session is session, timeout=WAIT)
     assert window.pictures.isVisible() and window.pictures.waiting(session.id) == ("pictures/0001.png",)
