@@ -98,7 +98,7 @@ def with_pictures_named(text: str, pictures: Iterable[str], session_dir: Path | 
     return f"{text}\n{lines}" if lines and text else lines or text
 
 
-@functools.lru_cache(maxsize=16)  # (a few MB: each request of a session with pictures sends them all)
+@functools.lru_cache(maxsize=8)  # (each at most 6.7 MB: 5 MB in base64; every request of the session sends them)
 def _data_url(path: str, mtime_ns: int) -> str:
     data = Path(path).read_bytes()
     return f"data:{KINDS.get(Path(path).suffix.lower(), 'image/png')};base64,{base64.b64encode(data).decode('ascii')}"

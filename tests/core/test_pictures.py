@@ -255,3 +255,40 @@ def test_the_command_line_gives_a_picture_with_the_task(tmp_path):
                                       data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
     assert code == 0, err
     assert images_in(server.requests[0]) == [base64.b64encode(shown).decode()]
+
+
+async def test_pictures_through_compactions_claude_accepts_and_the_summary_gets_words(store, data_dir, workdir):
+    from core.events import Compaction
+    from tests.core.test_llm_litellm import tools_required
+
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(200)),
+                                      encoding="utf-8")
+    task_picture, read_picture = png(2, 2), png(3, 3)
+    (workdir / "shot.png").write_bytes(read_picture)
+    served = []
+
+    def script(body):
+        if not body.get("tools"):  # the summary of a compaction
+            return Turn(text="Goal: read wide.txt. A picture of the page was shown. Pending: the rest.")
+        if tools_required(body):  # the flush before it
+            return Turn(tool_calls=(tool("findings_add", f"f{len(served)}", title="Rows", body="All alike."),))
+        served.append(body)
+        if len(served) == 1:
+            return Turn(tool_calls=(tool("file_read", "r0", path="shot.png"),))
+        if len(served) <= 9:
+            return Turn(tool_calls=(tool("file_read", f"r{len(served)}", path="wide.txt",
+                                         offset=1 + (len(served) - 2) * 20, limit=20),))
+        return Turn(tool_calls=(tool("task_done", "done", summary="read"),))
+
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="anthropic/claude-sonnet-4-5",
+                               api_base=server.url, context_window=8_000, reserve_output=1000,
+                               task="Read wide.txt; the page looks like this.", pictures=((task_picture, ".png"),))
+        assert await session.run() == "done"
+    assert len(events_of(session, Compaction)) >= 1
+    summaries = [body for body in server.requests if not body.get("tools")]
+    assert summaries and all(images_in(body) == [] for body in summaries)
+    assert "[Picture attached: pictures/0002.png]" in json.dumps(summaries[0])  # (the one read, in its words)
+    task_sent = base64.b64encode(task_picture).decode()
+    assert all(task_sent in images_in(body) for body in served)  # the task's, in every request
+    assert base64.b64encode(read_picture).decode() not in images_in(served[-1])  # the read one, compacted away
