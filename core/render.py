@@ -70,7 +70,8 @@ def render(record: Record) -> str | None:
     match event:
         case SessionStarted():
             effort = f" · reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
-            return f"▶ session {record.session_id} · model {event.model}{effort} · workdir {event.workdir}"
+            shown = f" · with the task: {', '.join(event.pictures)}" if event.pictures else ""
+            return f"▶ session {record.session_id} · model {event.model}{effort} · workdir {event.workdir}{shown}"
         case UserMessage():
             return f"you: {_short(with_pictures_named(event.text, event.pictures))}"
         case AssistantMessage():

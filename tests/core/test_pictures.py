@@ -14,6 +14,7 @@ import pytest
 from core import pictures
 from core.events import ToolResult, UserMessage
 from core.llm import LiteLLMClient
+from core.render import render
 from core.session import Session
 from core.transcript import transcript
 from tests.core.helpers import events_of, make_session
@@ -237,6 +238,7 @@ async def test_a_picture_given_with_the_task_is_in_the_first_request_and_stays(s
     assert (session.dir / "pictures" / "0001.png").read_bytes() == shown
     assert "## You\n\nThe button overlaps the text, as here.\n[Picture attached: pictures/0001.png]" in transcript(
         session.records, "t")
+    assert render(session.records[0]).endswith(f"· workdir {workdir} · with the task: pictures/0001.png")
 
 
 def test_the_command_line_gives_a_picture_with_the_task(tmp_path):
