@@ -13,6 +13,7 @@ from core.memory.working import atomic_write
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.overview import fitted_listing
+from core.tools.picture_result import refused, show_picture
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
 
@@ -319,18 +320,9 @@ def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str
 
 def _picture(ctx: ToolContext, target: Path, path: str) -> str:
     """A picture file read: shown to a model that sees pictures, after the results of its turn."""
-    size = target.stat().st_size
-    if not ctx.sees_pictures:
-        raise ToolError(f"{path!r} is a picture ({size:,} bytes), and this model cannot see pictures.")
-    if size > pictures.LARGEST_PICTURE_BYTES:
-        raise ToolError(f"{path!r} is a picture of {size / 1024 / 1024:.1f} MB; at most "
-                        f"{pictures.LARGEST_PICTURE_BYTES // 1024 // 1024} MB can be shown to you. Make a smaller "
-                        "copy (scaled down, or as JPEG) and read that.")
-    kept = pictures.keep_once(ctx.session_dir, target.read_bytes(), target.suffix)
-    if ctx.picture_in_view(kept):
-        return f"[{path}: a picture, {size:,} bytes, unchanged: you saw it above ({kept}).]"
-    ctx.pictures.append(kept)
-    return f"[{path}: a picture, {size:,} bytes. You see it below, after the results of this turn ({kept}).]"
+    if why := refused(repr(path), target.stat().st_size, ctx.sees_pictures):  # (not read whole to be refused)
+        raise ToolError(why)
+    return show_picture(ctx, target.read_bytes(), target.suffix, path, repr(path))
 
 
 def is_binary(target: Path) -> bool:

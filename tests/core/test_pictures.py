@@ -294,3 +294,36 @@ async def test_pictures_through_compactions_claude_accepts_and_the_summary_gets_
     task_sent = base64.b64encode(task_picture).decode()
     assert all(task_sent in images_in(body) for body in served)  # the task's, in every request
     assert base64.b64encode(read_picture).decode() not in images_in(served[-1])  # the read one, compacted away
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "openai/scripted"])
+async def test_a_picture_the_agent_fetches_is_shown_to_a_model_that_sees_pictures(model, store, data_dir, workdir):
+    from http.server import BaseHTTPRequestHandler
+
+    from core.memory.working import FINDINGS
+    from tests.support.local_site import send_page, serving
+
+    chart = png(7, 7)
+
+    class Chart(BaseHTTPRequestHandler):
+        def do_GET(self):
+            send_page(self, chart, "image/png")
+
+        def log_message(self, *args):
+            pass
+
+    with serving(Chart) as site:
+        script = positional([Turn(tool_calls=(tool("web_fetch", url=f"{site}/chart.png"),)),
+                             Turn(tool_calls=(tool("task_done", summary="seen"),))])
+        with ScriptedServer(script) as server:
+            session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url,
+                                   approval="all")
+            assert await session.run() == "done"
+    fetched = [e for e in events_of(session, ToolResult) if e.name == "web_fetch"][0]
+    if model == "openai/scripted":  # (it does not see pictures)
+        assert not fetched.ok and fetched.content == (f"{site}/chart.png is a picture ({len(chart):,} bytes), and "
+                                                      "this model cannot see pictures.")
+        return
+    assert fetched.ok and fetched.pictures == ("pictures/0001.png",)
+    assert images_in(server.requests[1]) == [base64.b64encode(chart).decode()]
+    assert f"Source fetched: {site}/chart.png\n- a picture, {len(chart):,} bytes" in session.read_file(FINDINGS)[0]
