@@ -2,7 +2,7 @@
 chart. They come with a message, are kept in the session's pictures/ folder, and reach a model that
 sees pictures as images; a model that does not is told one is there.
 
-The conversation's text names each picture ("[Picture attached: pictures/0001.png, 212 KB]"), so
+The conversation's text names each picture ("[Picture attached: pictures/0001.png]"), so
 the summaries, progress.md and the transcript say it was shown. The request's message also lists
 the files under PICTURES_KEY; at the provider's door (core/llm.py) that becomes the image itself,
 read from the file: the same bytes each time, so the request's prefix stays byte-identical.
@@ -78,23 +78,9 @@ def keep_once(session_dir: Path, data: bytes, suffix: str) -> str:
     return keep(session_dir, data, suffix)
 
 
-def named(pictures: Iterable[str], session_dir: Path | None) -> str:
-    """The lines that name a message's pictures in its text (empty for none)."""
-    lines = []
-    for picture in pictures:
-        size = ""
-        if session_dir is not None:
-            try:
-                size = f", {max(1, (session_dir / picture).stat().st_size // 1024):,} KB"
-            except OSError:
-                size = ", missing"
-        lines.append(f"[Picture attached: {picture}{size}]")
-    return "\n".join(lines)
-
-
-def with_pictures_named(text: str, pictures: Iterable[str], session_dir: Path | None = None) -> str:
-    """A message's text with its pictures named after it."""
-    lines = named(pictures, session_dir)
+def with_pictures_named(text: str, pictures: Iterable[str]) -> str:
+    """A message's text with its pictures named after it, a line each."""
+    lines = "\n".join(f"[Picture attached: {picture}]" for picture in pictures)
     return f"{text}\n{lines}" if lines and text else lines or text
 
 
