@@ -144,8 +144,6 @@ class WaitingPictures(QWidget):
     box, each with a click to take it off again; for a model that does not see pictures, a line
     that says so. Hidden while there are none."""
 
-    changed = Signal()
-
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("waiting_pictures")
@@ -237,7 +235,6 @@ class WaitingPictures(QWidget):
                           "its Ollama server): the agent reads only that one is there." if blind else "")
         self.note.setVisible(blind)
         self.setVisible(bool(waiting))
-        self.changed.emit()
 
 
 class PicturesToGo(QWidget):
