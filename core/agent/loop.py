@@ -1031,7 +1031,7 @@ class AgentLoop(Delegation):
 
     def _result(self, call: ToolCall, ok: bool, content: str, prepared: Prepared | None = None,
                 seen: FileSeen | None = None, shown: tuple[str, ...] = ()) -> None:
-        """`shown`: pictures the call opened for the model (not again when it has them in view)."""
+        """`shown`: pictures the call opened for the model, which follow its turn's results."""
         size = len(content)
         offload_path, same_as = None, ""
         digest = prepared.digest if prepared else self._digest(call, ok, content)
