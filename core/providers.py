@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core.llm import (
     DEFAULT_CONTEXT_WINDOW,
@@ -80,16 +83,19 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
 
 
 def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.0) -> bool:
-    """Whether the model takes pictures: by litellm's bundled map, or, for an Ollama model (llava,
-    gemma3, qwen2.5vl, which the map does not know), by the "vision" among the capabilities its
-    server states. Asks the server (blocking, `timeout_s`) only when given time to and not asked
-    before; with none, what it said before (the run asks when it starts, with the window)."""
+    """Whether the model takes pictures: by litellm's bundled map, or, for a model it does not
+    know (gemma3, llava, qwen2.5vl on a server of one's own), by what its server says: Ollama's
+    capabilities, llama.cpp's and LM Studio's model information (served_sees_pictures). Asks the
+    server (blocking, `timeout_s`) only when given time to and not asked before; with none, what it
+    said before (the run asks when it starts, with the window)."""
     import httpx
 
     if mapped_sees_pictures(model):
         return True
     if not is_ollama(model):
-        return False
+        known = (model, (api_base or "").rstrip("/")) in _served_vision
+        return bool(api_base and (known or timeout_s) and served_sees_pictures(
+            model, api_base, get_api_key(model, api_base), timeout_s or 2.0))
     name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
     if (name, base) not in _shown and not timeout_s:
         return False
@@ -109,26 +115,93 @@ def served_window(model: str, api_base: str, api_key: str | None = None, timeout
     when they start, below the model's trained length as a rule, and no model map knows it.
     `api_key` goes along as the requests to the model do: vLLM started with --api-key, and LM Studio
     with authentication on, answer nothing without it. Blocking: call it from a thread."""
+    window = _first_said(model, api_base, api_key, timeout_s, (
+        ("models", _vllm_window), ("/props", _llamacpp_window), ("/api/v1/models", _lmstudio_window),
+        ("/api/v0/models", _lmstudio_v0_window)))
+    if window:
+        log.info("the server at %s says %s's window is %s tokens", api_base, model, window)
+    return window
+
+
+def _first_said(model: str, api_base: str, api_key: str | None, timeout_s: float,
+                probes: tuple[tuple[str, Callable[[dict, str], Any]], ...], fresh: bool = True) -> Any:
+    """What the first of the server's pages says of the model, by the reader given for it; None
+    when none answers with it. A page's path is from the server's root (/props), or from the API
+    base (models: OpenAI's list). Blocking."""
     import httpx
 
     name = model.split("/", 1)[-1]
     base = api_base.rstrip("/")
     root = base.removesuffix("/v1")
-    probes = ((f"{base}/models", _vllm_window), (f"{root}/props", _llamacpp_window),
-              (f"{root}/api/v1/models", _lmstudio_window), (f"{root}/api/v0/models", _lmstudio_v0_window))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
     with httpx.Client(timeout=timeout_s, headers=headers) as client:
-        for url, read in probes:
+        for path, read in probes:
+            url = root + path if path.startswith("/") else f"{base}/{path}"
             try:
-                response = client.get(url)
-                window = read(response.json(), name) if response.status_code == 200 else None
+                page = _page(client, url, api_key, fresh)
+                said = read(page, name) if page is not None else None
             except (httpx.HTTPError, ValueError, AttributeError, TypeError, KeyError) as exc:
-                log.debug("no window at %s: %s", url, exc)
+                log.debug("nothing said at %s: %s", url, exc)
                 continue
-            if window:
-                log.info("the server at %s says %s's window is %s tokens", api_base, name, window)
-                return window
+            if said is not None and said != 0:
+                return said
     return None
+
+
+# The pages a server answered lately, by address and key: (when, its JSON or None for another
+# answer). A run asks its window (always afresh: Test connection after a restart of the server)
+# and, at once after, whether its model sees pictures, of the same pages: each is fetched once.
+_pages: dict[tuple[str, str | None], tuple[float, Any]] = {}
+PAGE_KEPT_S = 5.0
+
+
+def _page(client: Any, url: str, api_key: str | None, fresh: bool) -> Any:
+    """The JSON of the page at `url` (None when it answered otherwise than 200), fetched with
+    `client` unless it was a moment ago and need not be `fresh`. Raises what httpx and JSON
+    decoding raise."""
+    kept = _pages.get((url, api_key))
+    if not fresh and kept is not None and time.monotonic() - kept[0] < PAGE_KEPT_S:
+        return kept[1]
+    response = client.get(url)
+    page = response.json() if response.status_code == 200 else None
+    _pages[(url, api_key)] = (time.monotonic(), page)
+    return page
+
+
+# Whether a local server said its model sees pictures, by (model, server), for this process.
+_served_vision: dict[tuple[str, str], bool] = {}
+
+
+def served_sees_pictures(model: str, api_base: str, api_key: str | None = None, timeout_s: float = 2.0) -> bool | None:
+    """Whether the OpenAI-compatible server at `api_base` says the model takes pictures: llama.cpp
+    in /props (started with a vision projector, --mmproj), LM Studio in /api/v1/models (0.4 on:
+    capabilities.vision) or /api/v0/models (type "vlm"). None when none of them says (vLLM, a
+    hosted API). Asked once per model and server in a process. Blocking."""
+    key = (model, api_base.rstrip("/"))
+    if key not in _served_vision:
+        said = _first_said(model, api_base, api_key, timeout_s, (
+            ("/props", _llamacpp_vision), ("/api/v1/models", _lmstudio_vision), ("/api/v0/models", _lmstudio_v0_vision)),
+            fresh=False)
+        if said is None:
+            return None
+        _served_vision[key] = said
+    return _served_vision[key]
+
+
+def _llamacpp_vision(props: dict, name: str) -> bool | None:
+    modalities = props.get("modalities")
+    return bool(modalities.get("vision")) if isinstance(modalities, dict) else None
+
+
+def _lmstudio_vision(listing: dict, name: str) -> bool | None:
+    models = [model for model in listing.get("models") or [] if isinstance(model, dict)]
+    capabilities = _only_or_named(models, name, "key").get("capabilities")
+    return bool(capabilities.get("vision")) if isinstance(capabilities, dict) else None
+
+
+def _lmstudio_v0_vision(listing: dict, name: str) -> bool | None:
+    kind = _served_entry(listing, name).get("type")
+    return kind == "vlm" if kind else None
 
 
 def _only_or_named(entries: list[dict], name: str, *keys: str) -> dict:

@@ -232,7 +232,7 @@ class WaitingPictures(QWidget):
             self._buttons.append(button)
         blind = bool(waiting) and not self._sees()
         self.note.setText(f"{self._model() or 'This model'} does not see pictures (by litellm's list of models, or "
-                          "its Ollama server): the agent reads only that one is there." if blind else "")
+                          "its server): the agent reads only that one is there." if blind else "")
         self.note.setVisible(blind)
         self.setVisible(bool(waiting))
 

@@ -327,3 +327,19 @@ async def test_a_picture_the_agent_fetches_is_shown_to_a_model_that_sees_picture
     assert fetched.ok and fetched.pictures == ("pictures/0001.png",)
     assert images_in(server.requests[1]) == [base64.b64encode(chart).decode()]
     assert f"Source fetched: {site}/chart.png\n- a picture, {len(chart):,} bytes" in session.read_file(FINDINGS)[0]
+
+
+@pytest.mark.parametrize("served_as", ["llamacpp", "lmstudio", "lmstudio-v0"])
+@pytest.mark.parametrize("vision", [True, False])
+async def test_a_local_server_that_says_its_model_sees_pictures_is_sent_them(served_as, vision, store, data_dir,
+                                                                             workdir):
+    # llama.cpp started with --mmproj, a vision model LM Studio has: litellm's map knows neither.
+    shown = png()
+    with ScriptedServer(finished_then_two_turns(), served_window=32_768, served_as=served_as,
+                        served_vision=vision) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/served-model", api_base=server.url)
+        assert await session.run() == "done"
+        assert session.sees_pictures() is vision
+        await session.send("Look", pictures=(session.keep_picture(shown, ".png"),))
+        assert await session.wait() == "done"
+    assert images_in(server.requests[-1]) == ([base64.b64encode(shown).decode()] if vision else [])

@@ -77,7 +77,7 @@ def test_a_model_that_does_not_see_pictures_is_said_so_under_the_box(qtbot, make
     session = ended_session(qtbot, window, workdir, "scripted")
     window.composer.insertFromMimeData(pasted(red()))
     assert window.pictures.note.isVisible()
-    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models, or its Ollama "
+    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models, or its "
                                            "server): the agent reads only that one is there.")
     # Each session has its own: another one shown, none wait under the box, and the list marks the
     # one whose picture waits.

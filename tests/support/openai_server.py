@@ -106,6 +106,7 @@ class ScriptedServer:
     served_window: int | None = None
     served_as: str = "vllm"
     served_key: str | None = None  # the key it requires (vLLM's --api-key), if any
+    served_vision: bool = False  # whether the page `served_as` names says the model sees pictures
     gets: list[str] = field(default_factory=list)  # the paths asked with GET
     betas: list[str] = field(default_factory=list)  # each Messages API request's anthropic-beta header
     # Gemini's thought signatures handed out with calls, which Gemini 3 wants back with each.
@@ -168,18 +169,22 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     entry["max_model_len"] = window
                 self._send_json(200, {"object": "list", "data": [entry]})
             elif self.path == "/props" and window and style == "llamacpp":
-                self._send_json(200, {"default_generation_settings": {"n_ctx": window}, "total_slots": 1})
+                self._send_json(200, {"default_generation_settings": {"n_ctx": window}, "total_slots": 1,
+                                      "modalities": {"vision": owner.served_vision, "audio": False}})
             elif self.path == "/api/v1/models" and window and style == "lmstudio":
                 self._send_json(200, {"models": [
-                    {"type": "llm", "key": "other-model", "loaded_instances": [], "max_context_length": 32_768},
+                    {"type": "llm", "key": "other-model", "loaded_instances": [], "max_context_length": 32_768,
+                     "capabilities": {"vision": not owner.served_vision, "trained_for_tool_use": True}},
                     {"type": "llm", "key": "served-model", "max_context_length": 131_072, "loaded_instances": [
                         {"id": "served-model", "config": {"context_length": window, "flash_attention": True}},
-                        {"id": "served-model:2", "config": {"context_length": window * 2}}]}]})
+                        {"id": "served-model:2", "config": {"context_length": window * 2}}],
+                     "capabilities": {"vision": owner.served_vision, "trained_for_tool_use": True}}]})
             elif self.path == "/api/v0/models" and window and style == "lmstudio-v0":
                 self._send_json(200, {"object": "list", "data": [
-                    {"id": "other-model", "state": "not-loaded", "max_context_length": 32_768},
-                    {"id": "served-model", "state": "loaded", "max_context_length": 131_072,
-                     "loaded_context_length": window}]})
+                    {"id": "other-model", "type": "vlm" if not owner.served_vision else "llm", "state": "not-loaded",
+                     "max_context_length": 32_768},
+                    {"id": "served-model", "type": "vlm" if owner.served_vision else "llm", "state": "loaded",
+                     "max_context_length": 131_072, "loaded_context_length": window}]})
             else:
                 self._send_json(404, {"error": f"no {self.path} here"})
 
