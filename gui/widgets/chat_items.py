@@ -100,6 +100,7 @@ class MessageItem(QFrame):
         layout.addWidget(self.body)
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
+        self.pictures: list[Path] = []  # those the person showed with it
         self._settled_chars = 0
         self._reopened = ""  # the code fence the body's part reopens (a long code block was cut)
         # A reasoning model's thinking: folded under a header that counts it, above the answer.
@@ -112,6 +113,7 @@ class MessageItem(QFrame):
 
     def show_pictures(self, files: list[Path]) -> None:
         """The pictures the message came with, under its text; a click opens one full size."""
+        self.pictures = files
         self.layout().addWidget(PicturesShown(files))
         self.body.setVisible(bool(self.text))  # a picture alone: no empty line above it
 
@@ -194,7 +196,9 @@ class MessageItem(QFrame):
         return copy_menu(self, self.selected_text(), [("Copy message as &Markdown", self.copy_markdown)])
 
     def copy_markdown(self) -> None:
-        QApplication.clipboard().setText(self.text)
+        """The text as written, and its pictures as Markdown images of their files."""
+        shown = "".join(f"\n\n![{path.name}]({path.as_uri()})" for path in self.pictures)
+        QApplication.clipboard().setText(self.text + shown if self.text else shown.lstrip("\n"))
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
         self.context_menu().popup(event.globalPos())

@@ -9,7 +9,7 @@ from core.events import UserMessage
 from core.pictures import PICTURES_KEY
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
-from gui.qt import QColor, QImage, QMimeData, Qt, QToolButton, QUrl
+from gui.qt import QApplication, QColor, QImage, QMimeData, Qt, QToolButton, QUrl
 from gui.widgets.pictures import LONGEST_SIDE, PicturesShown, picture_file
 from tests.core.helpers import events_of
 
@@ -53,6 +53,10 @@ def test_a_screenshot_pasted_waits_under_the_box_and_goes_with_the_message(qtbot
     assert not window.pictures.isVisible() and window.pictures.waiting(session.id) == ()
     shown = window.chat.findChildren(PicturesShown)
     assert len(shown) == 1 and [b.text() for b in shown[0].findChildren(QToolButton)] == ["0001.png"]
+    message = shown[0].parent()
+    message.copy_markdown()  # (its right-click: Copy message as Markdown)
+    assert QApplication.clipboard().text() == (f"It looks like this:\n\n![0001.png]"
+                                               f"({(session.dir / 'pictures' / '0001.png').as_uri()})")
 
 
 def test_a_picture_alone_is_a_message_and_one_taken_off_is_not_sent(qtbot, make_window, workdir):
