@@ -93,8 +93,7 @@ def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.
     if mapped_sees_pictures(model):
         return True
     if not is_ollama(model):
-        known = (model, (api_base or "").rstrip("/")) in _served_vision
-        return bool(api_base and (known or timeout_s) and served_sees_pictures(
+        return bool(api_base and (timeout_s or served_vision_known(model, api_base)) and served_sees_pictures(
             model, api_base, get_api_key(model, api_base), timeout_s or 2.0))
     name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
     if (name, base) not in _shown and not timeout_s:
@@ -143,7 +142,7 @@ def _first_said(model: str, api_base: str, api_key: str | None, timeout_s: float
             except (httpx.HTTPError, ValueError, AttributeError, TypeError, KeyError) as exc:
                 log.debug("nothing said at %s: %s", url, exc)
                 continue
-            if said is not None and said != 0:
+            if said is not None:
                 return said
     return None
 
@@ -168,24 +167,30 @@ def _page(client: Any, url: str, api_key: str | None, fresh: bool) -> Any:
     return page
 
 
-# Whether a local server said its model sees pictures, by (model, server), for this process.
-_served_vision: dict[tuple[str, str], bool] = {}
+# What a server said of its model's pictures, by (model, server): (when, True, False, or None for
+# nothing: a server that does not say, or did not answer, is asked again after UNSAID_KEPT_S).
+_served_vision: dict[tuple[str, str], tuple[float, bool | None]] = {}
+UNSAID_KEPT_S = 60.0
 
 
 def served_sees_pictures(model: str, api_base: str, api_key: str | None = None, timeout_s: float = 2.0) -> bool | None:
     """Whether the OpenAI-compatible server at `api_base` says the model takes pictures: llama.cpp
     in /props (started with a vision projector, --mmproj), LM Studio in /api/v1/models (0.4 on:
     capabilities.vision) or /api/v0/models (type "vlm"). None when none of them says (vLLM, a
-    hosted API). Asked once per model and server in a process. Blocking."""
+    hosted API). What it said is kept for the process. Blocking."""
     key = (model, api_base.rstrip("/"))
-    if key not in _served_vision:
+    if not served_vision_known(model, api_base):
         said = _first_said(model, api_base, api_key, timeout_s, (
             ("/props", _llamacpp_vision), ("/api/v1/models", _lmstudio_vision), ("/api/v0/models", _lmstudio_v0_vision)),
             fresh=False)
-        if said is None:
-            return None
-        _served_vision[key] = said
-    return _served_vision[key]
+        _served_vision[key] = (time.monotonic(), said)
+    return _served_vision[key][1]
+
+
+def served_vision_known(model: str, api_base: str) -> bool:
+    """Whether the server was asked about the model's pictures, and its answer still holds."""
+    kept = _served_vision.get((model, api_base.rstrip("/")))
+    return kept is not None and (kept[1] is not None or time.monotonic() - kept[0] < UNSAID_KEPT_S)
 
 
 def _llamacpp_vision(props: dict, name: str) -> bool | None:
