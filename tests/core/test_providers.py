@@ -100,10 +100,13 @@ def test_a_server_that_wants_a_key_is_asked_with_the_model_s_key(memory_keyring)
         assert model_window("openai/served-model", server.url) == 24_576
 
 
-def test_a_server_that_says_nothing_of_pictures_is_not_asked_at_every_paste():
+def test_a_server_that_says_nothing_of_pictures_is_not_asked_at_every_paste(monkeypatch):
     # vLLM states no model's pictures: the window asks when a picture is pasted, and waited each time.
+    from core import providers
     from core.providers import sees_pictures
     from tests.support.openai_server import ScriptedServer, Turn
+
+    monkeypatch.setattr(providers, "PAGE_KEPT_S", 0.0)  # (the pages read a moment ago, for the window: not these)
 
     with ScriptedServer(lambda request: Turn("ok"), served_as="vllm", served_window=32_768) as server:
         assert sees_pictures("openai/served-model", server.url, timeout_s=0.5) is False
