@@ -752,7 +752,7 @@ def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:
             if why := refusal(data, file.suffix):
                 raise PictureRefused(why)
         except (PictureRefused, OSError) as exc:
-            raise ValueError(f"cannot show {file}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+            raise ValueError(f"cannot show {file}: {(exc.strerror or exc) if isinstance(exc, OSError) else exc}") from None
         read.append((data, file.suffix))
     return tuple(read)
 

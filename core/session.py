@@ -565,8 +565,8 @@ class Session:
         return pictures.keep(self.dir, data, suffix)
 
     def sees_pictures(self) -> bool:
-        """Whether the session's model takes pictures (litellm's model map, or its Ollama server,
-        says so). Blocking for at most half a second, the first time an Ollama model is asked."""
+        """Whether the session's model takes pictures (litellm's model map, or its server, says so).
+        Blocking for at most half a second a page, the first time a server of one's own is asked."""
         return sees_pictures(self.state.model, self.state.api_base, timeout_s=0.5)
 
     def message_limit(self) -> int:
