@@ -7,6 +7,7 @@ import codecs
 import re
 from datetime import datetime
 
+from core import pictures
 from core.memory.working import FINDINGS
 from core.tools.context import ToolContext
 from core.tools.html_text import html_to_text
@@ -14,8 +15,9 @@ from core.tools.picture_result import show_picture
 from core.tools.registry import ToolError
 
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
-# Pictures a model that sees them is shown, by their Content-Type (core/pictures.py's kinds).
-PICTURE_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+# Pictures a model that sees them is shown, by their Content-Type: core/pictures.py's kinds (for
+# JPEG, the first suffix it names).
+PICTURE_TYPES = {kind: suffix for suffix, kind in reversed(pictures.KINDS.items())}
 FETCH_TIMEOUT_S = 30.0
 
 SNIFF_BYTES = 8192
