@@ -35,7 +35,6 @@ from core.memory.config import read_config, write_config
 from core.memory.working import FINDINGS, PLAN, PROGRESS, WriteRefused
 from core.model_names import deprecation_near
 from core.offload import whole_message
-from core.pictures import KINDS
 from core.run_lock import INTERRUPTED
 from core.session import (
     ENDED_ON_ERROR,
@@ -111,7 +110,7 @@ from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
 from gui.widgets.find_bar import FindBar
-from gui.widgets.pictures import WaitingPictures, holds_pictures, pictures_in
+from gui.widgets.pictures import READABLE, WaitingPictures, holds_pictures, pictures_in
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
@@ -1381,7 +1380,7 @@ class MainWindow(QMainWindow):
         """Pictures to go with the message, chosen from the disk (a paste or a drop does as much)."""
         workdir = self._shown_workdir()
         dialog = QFileDialog(self, "Show the agent a picture", str(workdir or Path.home()),
-                             f"Pictures ({' '.join(f'*{suffix}' for suffix in KINDS)})")
+                             f"Pictures ({' '.join(f'*{suffix}' for suffix in READABLE)})")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
         dialog.filesSelected.connect(lambda paths: self.take_pictures([QImage(path) for path in paths]))
         open_once(dialog)

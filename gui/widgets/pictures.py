@@ -32,6 +32,9 @@ LONGEST_SIDE = 1_568
 # A PNG larger than this is kept as a JPEG: a photo's PNG is several MB, and sent as base64 it
 # grows by a third, past what providers take.
 PNG_AT_MOST = pictures.LARGEST_PICTURE_BYTES * 3 // 4
+# Files taken as pictures when dropped or chosen: what providers take, and what screenshot tools
+# also save (BMP, TIFF), which the window keeps as PNG like any picture it is given.
+READABLE = (*pictures.KINDS, ".bmp", ".tif", ".tiff")
 WAITING_SIZE = QSize(72, 48)  # under the message box
 SHOWN_SIZE = QSize(240, 160)  # in the conversation
 
@@ -60,7 +63,7 @@ def pictures_in(source: QMimeData) -> tuple[list[QImage], list[Path]]:
     """What a paste or a drop holds: pictures (image files, or an image copied: a screenshot, one
     in a browser) and the other files, by their paths."""
     paths = [Path(url.toLocalFile()) for url in source.urls() if url.isLocalFile()]
-    shown = [path for path in paths if path.suffix.lower() in pictures.KINDS]
+    shown = [path for path in paths if path.suffix.lower() in READABLE]
     images = [QImage(str(path)) for path in shown]
     others = [path for path in paths if path not in shown]
     if not paths and source.hasImage():
@@ -71,7 +74,7 @@ def pictures_in(source: QMimeData) -> tuple[list[QImage], list[Path]]:
 
 def holds_pictures(source: QMimeData) -> bool:
     """Whether a drag brings pictures (told before they are read: it is only passing over)."""
-    return source.hasImage() or any(url.isLocalFile() and Path(url.toLocalFile()).suffix.lower() in pictures.KINDS
+    return source.hasImage() or any(url.isLocalFile() and Path(url.toLocalFile()).suffix.lower() in READABLE
                                     for url in source.urls())
 
 

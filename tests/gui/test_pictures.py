@@ -107,6 +107,17 @@ def test_an_image_file_dropped_is_a_picture_and_another_file_its_path(qtbot, mak
     assert window.composer.toPlainText() == "`notes.txt`"
 
 
+def test_a_bitmap_a_screenshot_tool_saved_is_taken_and_kept_as_png(qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
+    red().save(str(tmp_path / "snip.bmp"))
+    dropped = QMimeData()
+    dropped.setUrls([QUrl.fromLocalFile(str(tmp_path / "snip.bmp"))])
+    window.composer.insertFromMimeData(dropped)
+    assert window.pictures.waiting(session.id) == ("pictures/0001.png",)  # (providers take no BMP)
+    assert window.composer.toPlainText() == ""
+
+
 def test_a_file_that_only_looks_like_a_picture_is_said_so(qtbot, make_window, workdir, tmp_path):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     session = ended_session(qtbot, window, workdir, "openai/gpt-4o-mini")
