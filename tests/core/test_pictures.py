@@ -343,3 +343,21 @@ async def test_a_local_server_that_says_its_model_sees_pictures_is_sent_them(ser
         await session.send("Look", pictures=(session.keep_picture(shown, ".png"),))
         assert await session.wait() == "done"
     assert images_in(server.requests[-1]) == ([base64.b64encode(shown).decode()] if vision else [])
+
+
+async def test_a_picture_sent_while_the_agent_works_reaches_it_at_its_next_step(store, data_dir, workdir):
+    import asyncio
+
+    shown = png(4, 2)
+    script = positional([Turn(tool_calls=(tool("file_list", path="."),), delay_s=0.5),
+                         Turn(tool_calls=(tool("task_done", summary="seen"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4o-mini", api_base=server.url)
+        run = asyncio.ensure_future(session.run())
+        while not server.requests:  # (the model is answering its first request)
+            await asyncio.sleep(0.01)
+        assert session.running
+        await session.send("This is what it looks like now", pictures=(session.keep_picture(shown, ".png"),))
+        assert await run == "done"
+    assert [images_in(body) for body in server.requests] == [[], [base64.b64encode(shown).decode()]]
+    assert events_of(session, UserMessage)[0].pictures == ("pictures/0001.png",)
