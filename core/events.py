@@ -245,6 +245,7 @@ class HumanAnswer(Event):
     text: str = ""  # a long one's start and end, around a notice naming its file (core/offload.py)
     offload_path: str | None = None  # where a long one is kept whole
     size: int = 0  # a long one's length, in characters
+    pictures: tuple[str, ...] = ()  # shown with it (a screenshot of what the agent asked about)
 
 
 @dataclass(frozen=True)

@@ -573,7 +573,7 @@ class Session:
         """The longest message taken whole into the conversation; a longer one is offloaded."""
         return message_limit(self._agent_loop().message_budget())
 
-    async def answer(self, qid: str, choice: str, text: str = "") -> None:
+    async def answer(self, qid: str, choice: str, text: str = "", pictures: tuple[str, ...] = ()) -> None:
         with self._writing():  # first: another process may have answered it meanwhile
             question = self.state.questions.get(qid)
             if question is None:
@@ -582,7 +582,7 @@ class Session:
                 raise ValueError(f"question {qid} was already answered")
             if question.reason in TYPED_QUESTIONS and choice not in question.options:
                 raise ValueError(f"answer {choice!r} is not one of {', '.join(question.options)}")
-            self._record_answer(question, choice, text, long_offloaded=True)
+            self._record_answer(question, choice, text, long_offloaded=True, pictures=pictures)
         if question.reason == "approval" and choice == "always_call":  # later sessions here too
             self.approvals.allow(self.state.workdir, approval_key(
                 question.context.get("tool", ""), question.context.get("arguments", "")))
@@ -601,10 +601,11 @@ class Session:
             self._record_answer(question, WITHDRAWN, why)
         self.control.answered(qid)
 
-    def _record_answer(self, question: HumanQuestion, choice: str, text: str, long_offloaded: bool = False) -> None:
+    def _record_answer(self, question: HumanQuestion, choice: str, text: str, long_offloaded: bool = False,
+                       pictures: tuple[str, ...] = ()) -> None:
         """`long_offloaded`: the person's words, which a pasted log makes too long for the context,
         are kept as a long message is: the details, and the choice of a question without options
-        (the answer itself, typed)."""
+        (the answer itself, typed). `pictures`: shown with the answer (keep_picture)."""
         path, size = None, 0
         if long_offloaded:
             budget = self._agent_loop().message_budget()
@@ -613,7 +614,8 @@ class Session:
             text, text_path, text_size = persons_text(text, self.dir, budget, "answer")
             if text_path:  # (both long: the details' file; each excerpt names its own)
                 path, size = text_path, text_size
-        answer = HumanAnswer(qid=question.qid, choice=choice, text=text, offload_path=path, size=size)
+        answer = HumanAnswer(qid=question.qid, choice=choice, text=text, offload_path=path, size=size,
+                             pictures=pictures)
         self.journal.record(answer)
         self._progress(progress.answer(answer, question))
 

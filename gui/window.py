@@ -1241,7 +1241,8 @@ class MainWindow(QMainWindow):
         config = session.state.config
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir),
                                 answer_wait_min=config.answer_wait_min if config else 0)
-        dialog.answered.connect(lambda qid, choice, text, s=session: self.answer(s, qid, choice, text))
+        dialog.answered.connect(lambda qid, choice, text, s=session, d=dialog: self.answer(s, qid, choice, text,
+                                                                                         d.pictures.held()))
         dialog.plan_edit_requested.connect(lambda qid, text, s=session: self.edit_plan_to_answer(s, qid, text))
         self.dialogs[session.id, question.qid] = dialog
         dialog.show()
@@ -1296,7 +1297,9 @@ class MainWindow(QMainWindow):
                             "3-Strike question (Cancel, then Ctrl+Shift+A, to answer otherwise).")
         pane.notice.setVisible(True)
 
-    def answer(self, session: Session, qid: str, choice: str, text: str) -> None:
+    def answer(self, session: Session, qid: str, choice: str, text: str,
+               pictures: tuple[tuple[bytes, str], ...] = ()) -> None:
+        """`pictures`: shown with the answer (each one's bytes and suffix), kept in the session first."""
         dialog = self.dialogs.get((session.id, qid))
 
         def answered(_result) -> None:
@@ -1308,7 +1311,11 @@ class MainWindow(QMainWindow):
             if dialog is not None:
                 dialog.show()  # (hidden while the person edited the plan that answers it)
                 dialog.show_error(str(error))
-        self.keeper.run(session.answer(qid, choice, text), on_success=answered, on_failure=failed)
+        try:
+            shown = tuple(session.keep_picture(data, suffix) for data, suffix in pictures)
+        except (ValueError, OSError) as error:
+            return failed(error)
+        self.keeper.run(session.answer(qid, choice, text, shown), on_success=answered, on_failure=failed)
 
     def bring_to_front(self) -> None:
         """Tripane was launched again over this data folder: this window is the one wanted."""

@@ -865,7 +865,7 @@ class AgentLoop(Delegation):
                                      f"fallback: {fallback}\nTheir answer may still come later, as a message.")
             return
         detail = f"\n{answer.text.strip()}" if answer.text.strip() else ""
-        self._result(call, True, f"The person answered: {answer.choice}{detail}")
+        self._result(call, True, f"The person answered: {answer.choice}{detail}", shown=answer.pictures)
 
     async def _answer_for(self, qid: str, minutes: int = 0):
         """The person's answer; with `minutes`, Tripane's NO_ANSWER once they have gone by without

@@ -236,7 +236,8 @@ class History:
                     meaning = STRIKE_ANSWERS.get(event.choice, "") if question.reason == "three_strike" else ""
                     self._note(
                         f"[The person answered the {question.reason.replace('_', ' ')} question "
-                        f"\"{question.question.splitlines()[0]}\": {event.choice}{meaning}]{detail}"
+                        f"\"{question.question.splitlines()[0]}\": {event.choice}{meaning}]{detail}",
+                        event.pictures,
                     )
             case WorkdirMoved():
                 told = (f"[The person moved the work folder: it is now {event.workdir} (it was {event.previous}; "

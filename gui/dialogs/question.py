@@ -34,6 +34,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import screen_room
+from gui.widgets.pictures import PictureBox, PicturesToGo
 
 TITLES = {
     "three_strike": "3-Strike: the same error three times",
@@ -137,12 +138,18 @@ class QuestionDialog(QDialog):
         prompt = QLabel(HELPER_TEXT_PROMPT if asked_by_helper(question)
                         else TEXT_PROMPTS.get(question.reason, "Details (optional):"))
         layout.addWidget(prompt)
-        self.text = QPlainTextEdit()
+        # The agent's own question may be answered with a picture too (what the page looks like).
+        shows = question.reason == "ask_user" and not asked_by_helper(question)
+        self.text = PictureBox() if shows else QPlainTextEdit()
         self.text.setObjectName("answer_text")
         prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
         self.text.setFixedHeight(70)
         self.text.setTabChangesFocus(True)  # Tab goes on to the buttons, as in any form
         layout.addWidget(self.text)
+        self.pictures = PicturesToGo()  # (shown while there are any)
+        if shows:
+            self.text.pictures_given.connect(self._take_pictures)
+        layout.addWidget(self.pictures)
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()
         row.addStretch(1)
@@ -160,7 +167,7 @@ class QuestionDialog(QDialog):
         self.text.setFocus()  # typing goes to the answer, not to the details above it
         if question.reason == "ask_user":  # one button takes the typed text: Ctrl+Enter presses it
             on_ctrl_enter(self, lambda: self.choose("answer"))
-            self.text.setPlaceholderText("Ctrl+Enter to send")
+            self.text.setPlaceholderText("Ctrl+Enter to send" + ("; paste a screenshot to show it" if shows else ""))
 
     def _more_budget_rows(self) -> QFormLayout:
         """How much more the person grants if they continue: as much again as the session started
@@ -274,6 +281,10 @@ class QuestionDialog(QDialog):
         """The budget granted, in the words the core reads: "$2.00 more"."""
         return more_budget_words(self.more_tokens.value() if self.more_tokens else 0,
                                  self.more_usd.value() if self.more_usd else 0.0)
+
+    def _take_pictures(self, images: list) -> None:
+        if problems := self.pictures.add(images):
+            self.show_error(f"Picture not added: {'; '.join(problems)}.")
 
     def show_error(self, message: str) -> None:
         self.error.setText(f"<span>{_escape(message)}</span>")

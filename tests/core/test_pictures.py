@@ -361,3 +361,21 @@ async def test_a_picture_sent_while_the_agent_works_reaches_it_at_its_next_step(
         assert await run == "done"
     assert [images_in(body) for body in server.requests] == [[], [base64.b64encode(shown).decode()]]
     assert events_of(session, UserMessage)[0].pictures == ("pictures/0001.png",)
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])
+async def test_an_answer_to_the_agents_question_can_show_a_picture(model, store, data_dir, workdir):
+    from tests.core.helpers import wait_for_question
+
+    shown = png(5, 3)
+    script = positional([Turn(tool_calls=(tool("human_ask", "q1", question="What does the page show now?"),)),
+                         Turn(tool_calls=(tool("task_done", "d1", summary="seen"),))])
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
+        session.start()
+        question = await wait_for_question(session, timeout=30)
+        await session.answer(question.qid, "This, still broken", pictures=(session.keep_picture(shown, ".png"),))
+        assert await session.wait() == "done"
+    answered = [e for e in events_of(session, ToolResult) if e.name == "human_ask"][0]
+    assert answered.content == "The person answered: This, still broken" and answered.pictures == ("pictures/0001.png",)
+    assert images_in(server.requests[1]) == [base64.b64encode(shown).decode()]

@@ -225,3 +225,23 @@ def test_a_picture_dropped_anywhere_on_the_window_goes_with_the_message(qtbot, m
     assert drag(window, "enter", workdir / "page.png")
     drag(window, "drop", workdir / "page.png")
     assert window.pictures.waiting(session.id) == ("pictures/0001.png",)
+
+
+def test_a_screenshot_pasted_in_the_answer_to_the_agents_question_goes_with_it(qtbot, make_window, workdir):
+    from core.events import HumanAnswer, ToolResult
+    from tests.gui.test_window import wait_for_dialog
+
+    model = ScriptedModel([reply("", call("human_ask", question="What does the page show now?")),
+                           reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = window.start_session(SessionConfig(task="Fix the page", model="openai/gpt-4o-mini", workdir=workdir))
+    dialog = wait_for_dialog(qtbot, window, "ask_user")
+    qtbot.keyClicks(dialog.text, "Still broken, see")
+    dialog.text.insertFromMimeData(pasted(red()))  # what Ctrl+V in the answer comes to
+    assert dialog.pictures.isVisible() and dialog.text.toPlainText() == "Still broken, see"
+    dialog.choose("answer")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert events_of(session, HumanAnswer)[0].pictures == ("pictures/0001.png",)
+    assert [r.pictures for r in events_of(session, ToolResult) if r.name == "human_ask"] == [("pictures/0001.png",)]
+    card = next(card for card in window.chat.cards.values() if card.call.name == "human_ask")
+    assert [b.text() for b in card.findChildren(PicturesShown)[0].findChildren(QToolButton)] == ["0001.png"]
