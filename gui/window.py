@@ -110,7 +110,13 @@ from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.composer import Composer
 from gui.widgets.file_pane import FilePane
 from gui.widgets.find_bar import FindBar
-from gui.widgets.pictures import READABLE, WaitingPictures, holds_pictures, pictures_in
+from gui.widgets.pictures import (
+    READABLE,
+    WaitingPictures,
+    holds_pictures,
+    not_added,
+    pictures_in,
+)
 from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
@@ -1400,7 +1406,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Open a session to show its agent a picture.", 10_000)
             return
         if problems := self.pictures.add(self.session.keep_picture, images):
-            self.statusBar().showMessage(f"Picture not added: {'; '.join(problems)}.", 15_000)
+            self.statusBar().showMessage(not_added(problems), 15_000)
         self.composer.setFocus()  # (to write what the picture shows: from the file dialog, too)
 
     def pause(self) -> None:

@@ -35,7 +35,7 @@ from gui.qt import (
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
-from gui.widgets.pictures import PictureBox, PicturesToGo
+from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
 from gui.workspace import connection_test_client
 
 HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
@@ -155,8 +155,7 @@ class NewSessionDialog(QDialog):
         self.task.setFocus()
 
     def _take_pictures(self, images: list) -> None:
-        problems = self.pictures.add(images)
-        self.error.setText(f"Picture not added: {'; '.join(problems)}." if problems else "")
+        self.error.setText(not_added(self.pictures.add(images)))
 
     def _create_folder(self) -> None:
         folder = Path(self.workdir.text()).expanduser()

@@ -34,7 +34,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import screen_room
-from gui.widgets.pictures import PictureBox, PicturesToGo
+from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
 
 TITLES = {
     "three_strike": "3-Strike: the same error three times",
@@ -284,7 +284,7 @@ class QuestionDialog(QDialog):
 
     def _take_pictures(self, images: list) -> None:
         if problems := self.pictures.add(images):
-            self.show_error(f"Picture not added: {'; '.join(problems)}.")
+            self.show_error(not_added(problems))
 
     def show_error(self, message: str) -> None:
         self.error.setText(f"<span>{_escape(message)}</span>")

@@ -59,6 +59,11 @@ def _encoded(image: QImage, form: str, quality: int = -1) -> bytes:
     return bytes(buffer.data())
 
 
+def not_added(problems: list[str]) -> str:
+    """What the person reads of pictures that were not taken ("" for none)."""
+    return f"Picture not added: {'; '.join(problems)}." if problems else ""
+
+
 def pictures_in(source: QMimeData) -> tuple[list[QImage], list[Path]]:
     """What a paste or a drop holds: pictures (image files, or an image copied: a screenshot, one
     in a browser) and the other files, by their paths."""
