@@ -52,6 +52,20 @@ def picture_file(image: QImage) -> tuple[bytes, str]:
     return _encoded(image.convertToFormat(QImage.Format.Format_RGB888), "JPG", 85), ".jpg"
 
 
+def picture_files(images: Sequence[QImage]) -> tuple[list[tuple[bytes, str]], list[str]]:
+    """The pictures as they are kept (picture_file), and what is wrong with those that cannot be:
+    not read as a picture, or refused by every provider (core.pictures.refusal)."""
+    files, problems = [], []
+    for image in images:
+        if image.isNull():
+            problems.append("it is not a picture Tripane can read")
+        elif why := pictures.refusal(*(file := picture_file(image))):
+            problems.append(why)
+        else:
+            files.append(file)
+    return files, problems
+
+
 def _encoded(image: QImage, form: str, quality: int = -1) -> bytes:
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -187,13 +201,10 @@ class WaitingPictures(QWidget):
     def add(self, keep: Callable[[bytes, str], str], images: Sequence[QImage]) -> list[str]:
         """Keep `images` for the shown session (`keep`: its keep_picture) and show them; what went
         wrong with any, in words."""
-        problems = []
-        for image in images:
-            if image.isNull():
-                problems.append("it is not a picture Tripane can read")
-                continue
+        files, problems = picture_files(images)
+        for data, suffix in files:
             try:
-                self._waiting.setdefault(self._session_id, []).append(keep(*picture_file(image)))
+                self._waiting.setdefault(self._session_id, []).append(keep(data, suffix))
             except (pictures.PictureRefused, OSError) as exc:
                 problems.append(str(exc))
         self._refresh()
@@ -261,16 +272,8 @@ class PicturesToGo(QWidget):
 
     def add(self, images: Sequence[QImage]) -> list[str]:
         """Hold `images` for the task; what went wrong with any, in words."""
-        problems = []
-        for image in images:
-            if image.isNull():
-                problems.append("it is not a picture Tripane can read")
-                continue
-            data, suffix = picture_file(image)
-            if why := pictures.refusal(data, suffix):
-                problems.append(why)
-            else:
-                self._held.append((data, suffix))
+        files, problems = picture_files(images)
+        self._held.extend(files)
         self._refresh()
         return problems
 
