@@ -12,15 +12,11 @@ def refused(name: str, size: int, sees_pictures: bool) -> str:
     """Why a picture of `size` bytes is not shown to the model ("": it may be)."""
     if not sees_pictures:
         return f"{name} is a picture ({size:,} bytes), and this model cannot see pictures."
-    return too_large(name, size)
-
-
-def too_large(name: str, size: int) -> str:
-    """Why a picture of `size` bytes is not shown ("": it may be)."""
-    if size <= pictures.LARGEST_PICTURE_BYTES:
-        return ""
-    return (f"{name} is a picture of {size / 1024 / 1024:.1f} MB; at most {pictures.LARGEST_PICTURE_BYTES // 1024 // 1024} "
-            "MB can be shown to you. Make a smaller copy (scaled down, or as JPEG) and read that.")
+    if size > pictures.LARGEST_PICTURE_BYTES:
+        return (f"{name} is a picture of {size / 1024 / 1024:.1f} MB; at most "
+                f"{pictures.LARGEST_PICTURE_BYTES // 1024 // 1024} MB can be shown to you. Make a smaller copy "
+                "(scaled down, or as JPEG) and read that.")
+    return ""
 
 
 def show_picture(ctx: ToolContext, data: bytes, suffix: str, name: str, quoted: str = "") -> str:
