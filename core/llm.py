@@ -115,10 +115,13 @@ class Retry:
     attempt: int  # the attempt about to be made: 2 or more
     attempts: int  # how many attempts in all
     delay_s: float
+    instead: str = ""  # how it is tried again, when not as it was (without the pictures it showed)
 
     def describe(self) -> str:
         said = str(self.error)
         said = said if said.endswith(("?", "!", ".")) else f"{said}."
+        if self.instead:
+            return f"{said} {self.instead}"
         return f"{said} Trying again in {self.delay_s:.0f} s (attempt {self.attempt} of {self.attempts})."
 
 
@@ -260,12 +263,25 @@ class LiteLLMClient:
             raise ModelError("forbidden", f"{LOCAL_ONLY_ENV} is set: only models on 127.0.0.1 may be called")
         litellm = await _import_off_loop()
         attempt = 0
+        # The pictures a failed request showed, left out to see whether they were why, and its error.
+        trying_without: set[str] = set()
+        refusal: ModelError | None = None
         while True:
             if (request.model, request.api_base) in self._cannot_think:
                 request = replace(request, reasoning_effort="")
             try:
-                return await self._complete_once(litellm, request, on_text, on_reasoning, on_call)
+                reply = await self._complete_once(litellm, request, on_text, on_reasoning, on_call)
             except ModelError as exc:
+                if trying_without:  # they were not why: it fails as it does without them
+                    pictures.unrefuse(request.model, request.api_base, trying_without)
+                    trying_without = set()
+                elif refusal is None and (trying_without := self._without_pictures(request, exc)):
+                    refusal = exc
+                    if on_retry:
+                        on_retry(Retry(exc, attempt + 2, self.retries + 1, 0.0, instead=(
+                            f"Asking again without {_pictures_named(trying_without)}, to see whether the model "
+                            "takes no pictures: if so, the agent is told a picture is there.")))
+                    continue
                 # A model its server cannot make think (an Ollama model without the capability): the
                 # effort is the person's wish for any model that can, so this one goes on without.
                 if exc.kind == "no_reasoning" and request.reasoning_effort:
@@ -286,13 +302,43 @@ class LiteLLMClient:
                     on_retry(Retry(exc, attempt + 2, retries + 1, delay))
                 await asyncio.sleep(delay)
                 attempt += 1
+                continue
+            if trying_without:
+                log.warning("%s did not take %s (%s): the agent is told it is there, not shown it",
+                            request.model, _pictures_named(trying_without), refusal)
+            pictures.taken(request.model, request.api_base, self._pictures_shown(request))
+            return reply
+
+    @staticmethod
+    def _pictures_shown(request: ModelRequest) -> set[str]:
+        """The pictures the request shows the model (their paths), as _complete_once sends it."""
+        named = pictures.shown_in(request.messages, request.pictures_dir) if request.sees_pictures else set()
+        if not named or refuses_pictures(request.model, request.api_base):
+            return set()
+        return named - pictures.refused(request.model, request.api_base)
+
+    def _without_pictures(self, request: ModelRequest, exc: ModelError) -> set[str]:
+        """The pictures the failed request showed that its model has not taken before, now left out
+        of its requests, when they may be why it failed: the provider found the request bad, or its
+        server failed at it (llama.cpp, started without a vision projector, answers 500). The
+        request is asked again without them, and they are let back in if that fails too. Whatever
+        the provider's words ("image_url is only supported by certain models", "is not a multimodal
+        model", "unknown variant `image_url`", "Could not process image"), the answer without them
+        says whether they were why."""
+        if exc.kind not in ("bad_request", "server", "unknown"):
+            return set()
+        untried = pictures.untried(request.model, request.api_base, self._pictures_shown(request))
+        pictures.refuse(request.model, request.api_base, untried)
+        return untried
 
     async def _complete_once(self, litellm: Any, request: ModelRequest, on_text: TextSink | None,
                              on_reasoning: TextSink | None = None, on_call: CallSink | None = None) -> ModelReply:
         timeout_s = request.timeout_s or self.timeout_s or silence_allowed(request.model, request.api_base)
         messages = request.messages if passes_reasoning_back(request.model, request.api_base) else without_reasoning(request.messages)
         messages = signed_thinking_for(messages, request.model)
-        messages = pictures.sendable(messages, request.sees_pictures, request.pictures_dir)
+        messages = pictures.sendable(
+            messages, request.sees_pictures and not refuses_pictures(request.model, request.api_base),
+            request.pictures_dir, pictures.refused(request.model, request.api_base))
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": messages,
@@ -344,6 +390,11 @@ class LiteLLMClient:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
+
+
+def _pictures_named(paths: set[str]) -> str:
+    names = sorted(Path(path).name for path in paths)
+    return f"the picture{'s' if len(names) > 1 else ''} {' and '.join(names)}"
 
 
 def _said_nothing(reply: ModelReply) -> bool:
@@ -970,10 +1021,18 @@ def _mapped(model: str) -> dict[str, Any]:
         return {}
 
 
-def mapped_sees_pictures(model: str) -> bool:
-    """Whether the model takes pictures, by litellm's bundled map (a model it does not know: no;
-    core.providers.sees_pictures also asks a local server)."""
-    return bool(_mapped(model).get("supports_vision"))
+def mapped_sees_pictures(model: str) -> bool | None:
+    """Whether the model takes pictures, by litellm's bundled map; None for a model it does not
+    know (core.providers.sees_pictures asks a local server, or tries)."""
+    info = _mapped(model)
+    return bool(info.get("supports_vision")) if info else None
+
+
+def refuses_pictures(model: str, api_base: str | None) -> bool:
+    """Whether the model, which litellm's map does not say sees pictures, refused those it was
+    shown in this process, and took none: it is not shown more (its messages say they are there).
+    A model the map says sees them is refused a picture at a time (one it cannot read)."""
+    return pictures.refused_every_picture(model, api_base) and not mapped_sees_pictures(model)
 
 
 def supports_tool_choice(model: str) -> bool:

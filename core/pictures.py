@@ -25,6 +25,7 @@ LARGEST_PICTURE_BYTES = 5 * 1024 * 1024  # providers refuse more (Anthropic: 5 M
 KINDS = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
          ".webp": "image/webp"}
 CANNOT_SEE = " This model cannot see pictures: ask the person what it shows, if that matters."
+REFUSED = " Its provider refused {names}, so it is not shown: ask the person what it shows, if that matters."
 
 
 class PictureRefused(ValueError):
@@ -98,10 +99,12 @@ def image_part(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def sendable(messages: list[dict[str, Any]], sees_pictures: bool, folder: Path | None) -> list[dict[str, Any]]:
+def sendable(messages: list[dict[str, Any]], sees_pictures: bool, folder: Path | None,
+             refused: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The messages as a provider takes them: each one's pictures (read from the session `folder`)
-    as image parts after its text for a model that sees pictures; for one that does not, its text
-    saying so. Messages without pictures are passed as they are."""
+    as image parts after its text for a model that sees pictures, but for those its provider
+    `refused` (their paths); for a model that does not, its text saying so. Messages without
+    pictures are passed as they are."""
     if not any(PICTURES_KEY in message for message in messages):
         return messages
     out = []
@@ -111,11 +114,60 @@ def sendable(messages: list[dict[str, Any]], sees_pictures: bool, folder: Path |
             out.append(message)
             continue
         rest = {key: value for key, value in message.items() if key != PICTURES_KEY}
-        parts = ([part for part in (image_part(folder / picture) for picture in pictures) if part]
-                 if sees_pictures and folder is not None else [])
-        if parts:
-            rest["content"] = [{"type": "text", "text": message.get("content") or ""}, *parts]
-        elif not sees_pictures:
-            rest["content"] = f"{message.get('content') or ''}{CANNOT_SEE}"
+        text = message.get("content") or ""
+        if not sees_pictures or folder is None:
+            rest["content"] = f"{text}{CANNOT_SEE}"
+            out.append(rest)
+            continue
+        not_shown = [picture for picture in pictures if str(folder / picture) in refused]
+        if not_shown:
+            text += REFUSED.format(names=" and ".join(not_shown))
+        parts = [part for part in (image_part(folder / picture) for picture in pictures if picture not in not_shown)
+                 if part]
+        rest["content"] = [{"type": "text", "text": text}, *parts] if parts else text
         out.append(rest)
     return out
+
+
+def shown_in(messages: list[dict[str, Any]], folder: Path | None) -> set[str]:
+    """The pictures (paths) a request shows a model that sees pictures: those its messages name
+    that are still in the session `folder`."""
+    if folder is None:
+        return set()
+    return {str(folder / picture) for message in messages for picture in message.get(PICTURES_KEY) or ()
+            if (folder / picture).is_file()}
+
+
+# The pictures each model (model, api_base) was shown in this process: those its provider took
+# (a request holding them was answered), and those it refused (a request holding them failed, and
+# the same request without them was answered: its words said no more than "bad request", perhaps).
+# A refused picture is not sent to it again; a model that refused and never took any does not see
+# pictures (core.llm.refuses_pictures).
+_taken: dict[tuple[str, str | None], set[str]] = {}
+_refused: dict[tuple[str, str | None], set[str]] = {}
+
+
+def taken(model: str, api_base: str | None, paths: Iterable[str]) -> None:
+    _taken.setdefault((model, api_base), set()).update(paths)
+
+
+def refuse(model: str, api_base: str | None, paths: Iterable[str]) -> None:
+    _refused.setdefault((model, api_base), set()).update(paths)
+
+
+def unrefuse(model: str, api_base: str | None, paths: Iterable[str]) -> None:
+    _refused.get((model, api_base), set()).difference_update(paths)
+
+
+def refused(model: str, api_base: str | None) -> frozenset[str]:
+    return frozenset(_refused.get((model, api_base), ()))
+
+
+def untried(model: str, api_base: str | None, paths: set[str]) -> set[str]:
+    """Of the pictures `paths`, those the model has not taken yet."""
+    return paths - _taken.get((model, api_base), set())
+
+
+def refused_every_picture(model: str, api_base: str | None) -> bool:
+    """Whether the model's provider refused pictures and took none, in this process."""
+    return bool(_refused.get((model, api_base))) and not _taken.get((model, api_base))

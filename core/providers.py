@@ -19,6 +19,7 @@ from core.llm import (
     mapped_sees_pictures,
     mapped_window,
     needs_cache_markers,
+    refuses_pictures,
 )
 from core.model_names import deprecated_on, deprecation_words
 from core.secrets import get_api_key
@@ -83,18 +84,24 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
 
 
 def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.0) -> bool:
-    """Whether the model takes pictures: by litellm's bundled map, or, for a model it does not
+    """Whether to show the model pictures: by litellm's bundled map, or, for a model it does not
     know (gemma3, llava, qwen2.5vl on a server of one's own), by what its server says: Ollama's
     capabilities, llama.cpp's and LM Studio's model information (served_sees_pictures). Asks the
     server (blocking, `timeout_s`) only when given time to and not asked before; with none, what it
-    said before (the run asks when it starts, with the window)."""
+    said before (the run asks when it starts, with the window). A model no one says anything of (on
+    vLLM, or newer than the map) is shown them: one that refuses them is not shown more
+    (core.llm.refuses_pictures)."""
     import httpx
 
-    if mapped_sees_pictures(model):
+    if refuses_pictures(model, api_base):
+        return False
+    mapped = mapped_sees_pictures(model)
+    if mapped:
         return True
     if not is_ollama(model):
-        return bool(api_base and (timeout_s or served_vision_known(model, api_base)) and served_sees_pictures(
-            model, api_base, get_api_key(model, api_base), timeout_s or 2.0))
+        said = (served_sees_pictures(model, api_base, get_api_key(model, api_base), timeout_s or 2.0)
+                if api_base and (timeout_s or served_vision_known(model, api_base)) else None)
+        return said if said is not None else mapped is None
     name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
     if (name, base) not in _shown and not timeout_s:
         return False

@@ -43,3 +43,13 @@ def models_of_2026_11_25(monkeypatch):
     import core.model_names
 
     monkeypatch.setattr(core.model_names, "today", lambda: "2026-11-25")
+
+
+@pytest.fixture(autouse=True)
+def pictures_untried(monkeypatch):
+    """Each test starts with no model having taken or refused a picture (the process keeps that,
+    by model and server address, and a later test's scripted server may get an earlier's port)."""
+    from core import pictures
+
+    monkeypatch.setattr(pictures, "_taken", {})
+    monkeypatch.setattr(pictures, "_refused", {})

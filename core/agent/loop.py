@@ -90,6 +90,7 @@ from core.llm import (
     count_tokens,
     encode_tokens,
     prepare_tokenizer,
+    refuses_pictures,
     supports_tool_choice,
 )
 from core.logs import TOLD
@@ -474,6 +475,10 @@ class AgentLoop(Delegation):
         in a process: after the window, which asked it the same)."""
         self._sees_pictures = await asyncio.to_thread(sees_pictures, self.state.model, self.state.api_base, 3.0)
 
+    def _shows_pictures(self) -> bool:
+        """Whether the model is shown pictures: it sees them, and has not refused all it was shown."""
+        return self._sees_pictures and not refuses_pictures(self.state.model, self.state.api_base)
+
     def message_budget(self) -> int | None:
         """The tokens a request may fill, for what is known of the window without asking litellm
         (None before then): how long a message of the person's may be before it is offloaded."""
@@ -514,7 +519,7 @@ class AgentLoop(Delegation):
             model=self.state.model, messages=assembled.messages, tools=self.engine.tools,
             tool_choice=tool_choice, api_base=self.state.api_base, cache_breakpoints=assembled.cache_breakpoints,
             window=self._window, reasoning_effort=self.state.reasoning_effort, pictures_dir=self.session_dir,
-            sees_pictures=self._sees_pictures,
+            sees_pictures=self._shows_pictures(),
         )
 
     async def _call_model(self, request: ModelRequest, *, end_on_error: bool = True) -> ModelReply | None:
@@ -891,7 +896,7 @@ class AgentLoop(Delegation):
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
             changing_on_their_own=frozenset(self._changing_in_background),
-            data_dir=data_dir_of(self.session_dir), sees_pictures=self._sees_pictures,
+            data_dir=data_dir_of(self.session_dir), sees_pictures=self._shows_pictures(),
             picture_in_view=self.journal.history.picture_in_view,
             instructions_told=(instructions_told_since_compaction(self.journal.records)  # (a fresh set: a failed
                                if self.state.config.folder_instructions else None),  # call tells none)

@@ -109,7 +109,7 @@ def test_a_server_that_says_nothing_of_pictures_is_not_asked_at_every_paste(monk
     monkeypatch.setattr(providers, "PAGE_KEPT_S", 0.0)  # (the pages read a moment ago, for the window: not these)
 
     with ScriptedServer(lambda request: Turn("ok"), served_as="vllm", served_window=32_768) as server:
-        assert sees_pictures("openai/served-model", server.url, timeout_s=0.5) is False
+        assert sees_pictures("openai/served-model", server.url, timeout_s=0.5) is True
         asked = list(server.gets)
-        assert sees_pictures("openai/served-model", server.url, timeout_s=0.5) is False
+        assert sees_pictures("openai/served-model", server.url, timeout_s=0.5) is True
         assert server.gets == asked == ["/props", "/api/v1/models", "/api/v0/models"]

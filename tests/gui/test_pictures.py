@@ -78,11 +78,12 @@ def test_a_picture_alone_is_a_message_and_one_taken_off_is_not_sent(qtbot, make_
 
 def test_a_model_that_does_not_see_pictures_is_said_so_under_the_box(qtbot, make_window, workdir):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
-    session = ended_session(qtbot, window, workdir, "scripted")
+    session = ended_session(qtbot, window, workdir, "deepseek/deepseek-coder")
     window.composer.insertFromMimeData(pasted(red()))
     assert window.pictures.note.isVisible()
-    assert window.pictures.note.text() == ("scripted does not see pictures (by litellm's list of models, or its "
-                                           "server): the agent reads only that one is there.")
+    assert window.pictures.note.text() == (
+        "deepseek/deepseek-coder does not see pictures (by litellm's list of models, its server, or the pictures it "
+        "refused): the agent reads only that one is there.")
     # Each session has its own: another one shown, none wait under the box, and the list marks the
     # one whose picture waits.
     other = ended_session(qtbot, window, workdir, "scripted")
