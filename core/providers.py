@@ -99,8 +99,11 @@ def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.
     if mapped:
         return True
     if not is_ollama(model):
-        said = (served_sees_pictures(model, api_base, get_api_key(model, api_base), timeout_s or 2.0)
-                if api_base and (timeout_s or served_vision_known(model, api_base)) else None)
+        said = None
+        if api_base and served_vision_known(model, api_base):
+            said = served_sees_pictures(model, api_base)  # (what it said: no key looked up, no page asked)
+        elif api_base and timeout_s:
+            said = served_sees_pictures(model, api_base, get_api_key(model, api_base), timeout_s)
         return said if said is not None else mapped is None
     name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
     if (name, base) not in _shown and not timeout_s:

@@ -47,7 +47,7 @@ from core.events import (
 from core.folder_approvals import FolderApprovals
 from core.git_state import git_state
 from core.journal import Journal, Subscriber, ToolOutput
-from core.llm import ModelClient, is_ollama
+from core.llm import ModelClient, is_ollama, refuses_pictures
 from core.memory import progress
 from core.memory.history import Unrebuildable, file_versions, text_at
 from core.memory.working import (
@@ -568,6 +568,12 @@ class Session:
         """Whether the session's model takes pictures (litellm's model map, or its server, says so).
         Blocking for at most half a second a page, the first time a server of one's own is asked."""
         return sees_pictures(self.state.model, self.state.api_base, timeout_s=0.5)
+
+    def pictures_refused(self) -> tuple[frozenset[str], bool]:
+        """The pictures (their paths) the model's provider refused in this process, so it was not
+        shown them, and whether it refused all it was shown (it is shown none from then on)."""
+        model, api_base = self.state.model, self.state.api_base
+        return pictures.refused(model, api_base), refuses_pictures(model, api_base)
 
     def message_limit(self) -> int:
         """The longest message taken whole into the conversation; a longer one is offloaded."""

@@ -21,6 +21,7 @@ from core.events import (
     FileChanged,
     HumanAnswer,
     HumanQuestion,
+    ModelChanged,
     PinsChanged,
     Record,
     SessionEnded,
@@ -728,6 +729,7 @@ class MainWindow(QMainWindow):
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
+        self.chat.mark_refused_pictures(*session.pictures_refused())
         self.pictures.show_for(session.id, session.dir, lambda: session.state.model, session.sees_pictures,
                                lambda: (p for r in session.records for p in getattr(r.event, "pictures", ())))
         if self.inspector is not None and self.inspector.isVisible():
@@ -1128,6 +1130,8 @@ class MainWindow(QMainWindow):
         if session is not self.session:
             return
         self.chat.add_record(record)
+        if isinstance(event, (AssistantMessage, ModelChanged)):  # (a request's pictures refused; another model)
+            self.chat.mark_refused_pictures(*session.pictures_refused())
         if isinstance(event, (AssistantMessage, Compaction)) and self.inspector is not None \
                 and self.inspector.isVisible():  # (a step or more at once: one refresh)
             self._inspector_refresh.start()

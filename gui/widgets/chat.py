@@ -90,6 +90,7 @@ from gui.widgets.chat_items import (
     stamp,
     with_lines,
 )
+from gui.widgets.pictures import PicturesShown
 from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
 
@@ -193,6 +194,9 @@ class ChatView(QScrollArea):
         self.setObjectName("chat")
         self.setAccessibleName("Conversation")
         self.folder: Path | None = None  # the shown session's
+        # The pictures (paths) the session's model was refused, and whether it was refused every one
+        # (then shown none): marked under each (Session.pictures_refused).
+        self._refused: tuple[frozenset[str], bool] = (frozenset(), False)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         container = QWidget()
@@ -276,6 +280,7 @@ class ChatView(QScrollArea):
         self._ends_on_answer, self._last_answer = set(), ""
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
+        self._refused = (frozenset(), False)
         self.earlier.setVisible(False)
         while self._layout.count() > 1:
             self._layout.takeAt(0).widget().deleteLater()
@@ -512,9 +517,27 @@ class ChatView(QScrollArea):
             item.show_pictures([self.folder / picture for picture in pictures])
         return item
 
+    def mark_refused_pictures(self, refused: frozenset[str], every: bool) -> None:
+        """Mark the pictures the session's model was not shown: those its provider `refused`, or
+        `every` one (it refused all it was shown)."""
+        if (refused, every) == self._refused:
+            return
+        self._refused = (refused, every)
+        self._mark_refused()
+
+    def _mark_refused(self) -> None:
+        refused, every = self._refused
+        for shown in self.findChildren(PicturesShown):
+            shown.mark_refused(lambda path: every or str(path) in refused)
+
     def _build(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
         """The record's items: at the end of the conversation (live), or of `into`, a page of
         records from the log (`index`: the record's place in it)."""
+        self._build_items(record, into, index)
+        if getattr(record.event, "pictures", ()) and any(self._refused):
+            self._mark_refused()
+
+    def _build_items(self, record: Record, into: QVBoxLayout | None = None, index: int = -1) -> None:
         event = record.event
         match event:
             case SessionStarted():  # what the person asked, at the top, as any message of theirs

@@ -150,12 +150,26 @@ class PicturesShown(QWidget):
         super().__init__()
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 2, 0, 2)
+        self._buttons: list[tuple[Path, QToolButton]] = []
         for path in files:
             button = thumbnail_button(QPixmap(str(path)), path.name, SHOWN_SIZE, "Open it full size",
                                       f"Picture {path.name}: open it full size")
             button.clicked.connect(lambda _checked=False, path=path: self.open(path))
             row.addWidget(button)
+            self._buttons.append((path, button))
         row.addStretch(1)
+
+    def mark_refused(self, refused: Callable[[Path], bool]) -> None:
+        """Under each picture the model's provider `refused`, that the model was not shown it."""
+        for path, button in self._buttons:
+            shown = not refused(path)
+            name = path.name if shown else f"{path.name} · not shown"
+            if not button.text().endswith("(missing)"):
+                button.setText(name)
+            button.setToolTip("Open it full size" if shown else (
+                "The model's provider refused this picture, so the model was not shown it: the agent read that one "
+                "is there. Click to open it full size"))
+            button.setAccessibleName(f"Picture {name}: open it full size")
 
     def open(self, path: Path) -> None:
         open_on_desktop(path, self, f"Nothing on this computer opens pictures of this kind. The picture is:\n{path}")

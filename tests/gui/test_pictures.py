@@ -246,3 +246,29 @@ def test_a_screenshot_pasted_in_the_answer_to_the_agents_question_goes_with_it(q
     assert [r.pictures for r in events_of(session, ToolResult) if r.name == "human_ask"] == [("pictures/0001.png",)]
     card = next(card for card in window.chat.cards.values() if card.call.name == "human_ask")
     assert [b.text() for b in card.findChildren(PicturesShown)[0].findChildren(QToolButton)] == ["0001.png"]
+
+
+def test_a_picture_the_models_provider_refused_is_marked_not_shown(qtbot, make_window, workdir):
+    # A text-only model on vLLM, which says nothing of pictures: the picture is tried, refused, and
+    # the request asked again without it; the conversation says the model was not shown it.
+    from core.llm import LiteLLMClient
+    from tests.core.test_pictures import png
+    from tests.support.openai_server import Failure, ScriptedServer, Turn, tool
+
+    def answer(body: dict):
+        if any(isinstance(message.get("content"), list) for message in body["messages"]):
+            return Failure(400, "Qwen/Qwen2.5-7B-Instruct is not a multimodal model")
+        return Turn(tool_calls=(tool("task_done", summary="asked what it shows"),))
+
+    with ScriptedServer(answer) as server:
+        window = make_window(LiteLLMClient(retries=0))
+        session = window.start_session(SessionConfig(task="Fix the page", model="openai/qwen2.5-7b", workdir=workdir,
+                                                     api_base=server.url, pictures=((png(), ".png"),)))
+        qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    assert session.state.status == "ended:done"
+    shown = window.chat.findChildren(PicturesShown)[0].findChildren(QToolButton)
+    assert [button.text() for button in shown] == ["0001.png · not shown"]
+    assert shown[0].toolTip().startswith("The model's provider refused this picture")
+    # The next one pasted is said not to be seen, before it is sent.
+    window.composer.insertFromMimeData(pasted(red()))
+    assert window.pictures.note.isVisible() and "or the pictures it refused" in window.pictures.note.text()
