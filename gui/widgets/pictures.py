@@ -167,8 +167,8 @@ class PicturesShown(QWidget):
             if not button.text().endswith("(missing)"):
                 button.setText(name)
             button.setToolTip("Open it full size" if shown else (
-                "The model's provider refused this picture, so the model was not shown it: the agent read that one "
-                "is there. Click to open it full size"))
+                "The model's provider refused this picture, or all it was sent: the model was not shown it, and the "
+                "agent read that one is there. Click to open it full size"))
             button.setAccessibleName(f"Picture {name}: open it full size")
 
     def open(self, path: Path) -> None:
