@@ -295,7 +295,7 @@ class Session:
         save_task(session.dir, config.task)  # (before the plan, whose Goal points to it)
         for change in session.memory.create(title=session_title(config.task), task=config.task):
             session.journal.record(change)
-        session._progress(progress.session_started(session.id, config.task, config.model))
+        session._progress(progress.session_started(session.id, config.task, config.model, shown))
         session._interrupted_at = ""  # its run starts here
         return session
 
@@ -556,7 +556,9 @@ class Session:
             self.control.inbox.append((text, pictures))
             return
         with self._writing():
-            self.journal.record(person_message(text, self.dir, self._agent_loop().message_budget(), pictures))
+            message = person_message(text, self.dir, self._agent_loop().message_budget(), pictures)
+            self.journal.record(message)
+            self._progress(progress.person_wrote(message))
             self.start()
 
     def keep_picture(self, data: bytes, suffix: str) -> str:

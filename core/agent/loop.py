@@ -346,7 +346,9 @@ class AgentLoop(Delegation):
     def _take_inbox(self) -> None:
         while self.control.inbox:
             text, pictures = self.control.inbox.pop(0)
-            self._record(offload.person_message(text, self.session_dir, self.message_budget(), pictures))
+            message = offload.person_message(text, self.session_dir, self.message_budget(), pictures)
+            self._record(message)
+            self._progress(progress.person_wrote(message))
 
     # --- long-term memory ------------------------------------------------------------------------
 

@@ -19,9 +19,12 @@ from core.events import (
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
+    UserMessage,
     ended_word,
 )
+from core.logs import mask_secrets
 from core.paths import named_files
+from core.pictures import with_pictures_named
 from core.render import put_back_groups
 from core.text import capitalized, local_time
 
@@ -62,8 +65,16 @@ def _block(text: str, limit: int) -> str:
     return f"{fence}\n{shown}\n{fence}"
 
 
-def session_started(session_id: str, task: str, model: str) -> str:
-    return f"\n## [{_stamp()}] ✅ Session started\n- Session: {session_id}\n- Model: {model}\n- Task: {_clip(task, 500, ends=False)}\n"
+def session_started(session_id: str, task: str, model: str, pictures: tuple[str, ...] = ()) -> str:
+    shown = f"- Pictures: {', '.join(pictures)}\n" if pictures else ""
+    return (f"\n## [{_stamp()}] ✅ Session started\n- Session: {session_id}\n- Model: {model}\n"
+            f"- Task: {_clip(mask_secrets(task), 500, ends=False)}\n{shown}")
+
+
+def person_wrote(message: UserMessage) -> str:
+    """A message of the person's: what steered the agent, in the log of what it did."""
+    said = _clip(mask_secrets(message.text), 600, ends=False)
+    return f"\n## [{_stamp()}] 💬 The person wrote\n{with_pictures_named(said, message.pictures)}\n"
 
 
 def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> str:
@@ -106,7 +117,7 @@ def question(asked: HumanQuestion) -> str:
 def answer(answer: HumanAnswer, question: HumanQuestion | None = None) -> str:
     if answer.choice in UNANSWERED:
         return f"\n## [{_stamp()}] {_clip(unanswered_note(question, answer), 600, ends=False)}\n"
-    detail = f" — {_clip(answer.text, 600, ends=False)}" if answer.text.strip() else ""
+    detail = f" — {_clip(mask_secrets(answer.text), 600, ends=False)}" if answer.text.strip() else ""
     return f"\n## [{_stamp()}] 💬 The person answered: {option_label(answer.choice, question)}{detail}\n"
 
 

@@ -447,6 +447,18 @@ async def test_a_picture_sent_while_the_agent_works_reaches_it_at_its_next_step(
         assert await run == "done"
     assert [images_in(body) for body in server.requests] == [[], [base64.b64encode(shown).decode()]]
     assert events_of(session, UserMessage)[0].pictures == ("pictures/0001.png",)
+    # progress.md, the log of what happened, has it too, after the call it came after.
+    progress = session.read_file("progress.md")[0]
+    assert progress.index("💬 The person wrote\nThis is what it looks like now\n[Picture attached: pictures/0001.png]") \
+        > progress.index("Turn 1: file_list")
+
+
+async def test_progress_md_names_the_pictures_the_task_came_with(store, data_dir, workdir):
+    with ScriptedServer(finished_then_two_turns()) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4o-mini", api_base=server.url,
+                               pictures=((png(), ".png"), (png(2, 2), ".png")))
+        assert await session.run() == "done"
+    assert "- Task: Test task\n- Pictures: pictures/0001.png, pictures/0002.png\n" in session.read_file("progress.md")[0]
 
 
 @pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])

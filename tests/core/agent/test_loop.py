@@ -969,3 +969,16 @@ async def test_progress_md_shows_a_calls_arguments_with_their_letters_not_escape
     assert await session.run() == "done"
     progress = session.read_file("progress.md")[0]
     assert '"title": "空行导致崩溃"' in progress and "\\u7a7a" not in progress
+
+
+async def test_progress_md_has_the_persons_messages_that_steered_the_agent(store, data_dir, workdir):
+    # Without them, a run going on after "Session ended: done" read as if the agent went on alone.
+    model = ScriptedModel([reply("", call("task_done", summary="first")), reply("", call("task_done", summary="again"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    await session.send("Also handle blank lines; the key is sk-proj-abcdefghijklmnopqrstuvwx")
+    assert await session.wait() == "done"
+    progress = session.read_file("progress.md")[0]
+    wrote = progress.index("💬 The person wrote\nAlso handle blank lines; the key is «key masked»\n")
+    assert progress.index("Session ended: done\nfirst") < wrote < progress.index("Session ended: done\nagain")
+    assert "sk-proj-" not in progress
