@@ -142,17 +142,19 @@ async def test_a_model_that_refuses_pictures_is_told_one_is_there_and_shown_no_m
     assert any("Asking again without the picture 0001.png" in line for line in told)
 
 
-async def test_a_picture_a_seeing_model_cannot_read_is_left_out_and_the_next_one_shown(store, data_dir, workdir):
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])
+async def test_a_picture_a_seeing_model_cannot_read_is_left_out_and_the_next_one_shown(model, store, data_dir,
+                                                                                       workdir):
     # A picture the provider could not process (Claude's 400 "Could not process image") would fail
     # every request after it, the picture being in each.
     bad, good = png(1, 1), png(3, 3)
     script = finished_then_two_turns()
 
     def answer(body: dict):
-        return Failure(400, "Could not process image") if base64.b64encode(bad).decode() in images_in(body) else \
-            script(body)
-    with ScriptedServer(positional([answer, answer, answer, answer, answer, answer])) as server:
-        session = make_session(store, data_dir, workdir, client(), model="openai/gpt-4o-mini", api_base=server.url)
+        return Failure(400, "Could not process image", code="invalid_request_error") \
+            if base64.b64encode(bad).decode() in images_in(body) else script(body)
+    with ScriptedServer(answer) as server:
+        session = make_session(store, data_dir, workdir, client(), model=model, api_base=server.url)
         assert await session.run() == "done"
         await session.send("First", pictures=(session.keep_picture(bad, ".png"),))
         assert await session.wait() == "done"
