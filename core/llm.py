@@ -319,13 +319,14 @@ class LiteLLMClient:
 
     def _without_pictures(self, request: ModelRequest, exc: ModelError) -> set[str]:
         """The pictures the failed request showed that its model has not taken before, now left out
-        of its requests, when they may be why it failed: the provider found the request bad, or its
-        server failed at it (llama.cpp, started without a vision projector, answers 500). The
+        of its requests, when they may be why it failed: the provider found the request bad, found
+        nothing to answer it (OpenRouter: 404, "No endpoints found that support image input"), or
+        its server failed at it (llama.cpp, started without a vision projector, answers 500). The
         request is asked again without them, and they are let back in if that fails too. Whatever
         the provider's words ("image_url is only supported by certain models", "is not a multimodal
         model", "unknown variant `image_url`", "Could not process image"), the answer without them
         says whether they were why."""
-        if exc.kind not in ("bad_request", "server", "unknown"):
+        if exc.kind not in ("bad_request", "not_found", "server", "unknown"):
             return set()
         untried = pictures.untried(request.model, request.api_base, self._pictures_shown(request))
         pictures.refuse(request.model, request.api_base, untried)

@@ -103,6 +103,7 @@ REFUSALS = {
                              "variant `image_url`, expected `text` at line 1 column 2163"),
     "llama.cpp": Failure(500, "image input is not supported - hint: if this is unexpected, you may need to "
                               "provide the mmproj"),
+    "openrouter": Failure(404, "No endpoints found that support image input"),
 }
 
 
