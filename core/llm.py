@@ -279,8 +279,8 @@ class LiteLLMClient:
                     refusal = exc
                     if on_retry:
                         on_retry(Retry(exc, attempt + 2, self.retries + 1, 0.0, instead=(
-                            f"Asking again without {_pictures_named(trying_without)}, to see whether the model "
-                            "takes no pictures: if so, the agent is told a picture is there.")))
+                            f"Asking again without {_pictures_named(trying_without)}: if that is answered, the "
+                            "agent is told it is there, not shown it.")))
                     continue
                 # A model its server cannot make think (an Ollama model without the capability): the
                 # effort is the person's wish for any model that can, so this one goes on without.
