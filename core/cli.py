@@ -729,6 +729,10 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
                   "Give it a new instruction with --message.")
             return EXIT_DONE
     await _point_out_deprecation(session)
+    if args.picture and not await asyncio.to_thread(session.sees_pictures):
+        from core.pictures import not_seen_note
+
+        print(f"tripane: {not_seen_note(session.state.model)}", file=sys.stderr, flush=True)
     await asyncio.to_thread(_keep_copies_under_budget, store, data_dir, session.id)
     status = await _drive(session, args.json)
     if session.state.ended and status != EXIT_WAITING and (args.reflect or _reflects_after_tasks(session)):

@@ -28,6 +28,12 @@ CANNOT_SEE = " This model cannot see pictures: ask the person what it shows, if 
 REFUSED = " Its provider refused {names}, so it is not shown: ask the person what it shows, if that matters."
 
 
+def not_seen_note(model: str) -> str:
+    """What the person reads when pictures go to a model that does not see them."""
+    return (f"{model or 'This model'} does not see pictures (by litellm's list of models, its server, or the "
+            "pictures it refused): the agent reads only that one is there.")
+
+
 class PictureRefused(ValueError):
     """A picture that cannot be sent: too large, or not a kind providers take."""
 

@@ -264,8 +264,7 @@ class WaitingPictures(QWidget):
             self._row.insertWidget(index, button)
             self._buttons.append(button)
         blind = bool(waiting) and not self._sees()
-        self.note.setText(f"{self._model() or 'This model'} does not see pictures (by litellm's list of models, its "
-                          "server, or the pictures it refused): the agent reads only that one is there." if blind else "")
+        self.note.setText(pictures.not_seen_note(self._model()) if blind else "")
         self.note.setVisible(blind)
         self.setVisible(bool(waiting))
 

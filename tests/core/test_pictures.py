@@ -344,8 +344,16 @@ def test_the_command_line_gives_a_picture_with_the_task(tmp_path):
         assert server.requests == []  # (nothing started)
         code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "shot.png"),
                                       data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+        assert code == 0, err
+        assert images_in(server.requests[0]) == [base64.b64encode(shown).decode()]
+        assert "see pictures" not in err
+        # A model that does not see pictures: the person is told before the run, as the window does.
+        code, _, err = finish(tripane("run", "Fix the page", "--model", "deepseek/deepseek-coder", "--api-base",
+                                      server.url, "--workdir", str(work_folder(tmp_path)), "--picture",
+                                      str(tmp_path / "shot.png"), data_dir=tmp_path / "data"))
     assert code == 0, err
-    assert images_in(server.requests[0]) == [base64.b64encode(shown).decode()]
+    assert f"tripane: {pictures.not_seen_note('deepseek/deepseek-coder')}" in err
+    assert images_in(server.requests[-1]) == []
 
 
 async def test_pictures_through_compactions_claude_accepts_and_the_summary_gets_words(store, data_dir, workdir):
