@@ -180,3 +180,16 @@ async def test_a_failed_import_takes_back_the_reflection_reports_it_brought(stor
     with pytest.raises(OSError):
         import_session(there, elsewhere, broken)
     assert there.sessions() == [] and not (elsewhere / "memory" / event.path).exists()
+
+
+async def test_the_pictures_shown_to_the_agent_go_with_the_export(store, data_dir, workdir, tmp_path):
+    from tests.core.test_pictures import png
+
+    model = ScriptedModel([reply("", call("task_done", summary="seen"))])
+    session = make_session(store, data_dir, workdir, model, pictures=((png(4, 4), ".png"),))
+    assert await session.run() == "done"
+    target = export_session(store, data_dir, session.id, tmp_path / "shared.zip")
+    elsewhere = tmp_path / "elsewhere"
+    import_session(Store(elsewhere / "tripane.db"), elsewhere, target)
+    shown = elsewhere / "sessions" / session.id / "pictures" / "0001.png"
+    assert shown.read_bytes() == (session.dir / "pictures" / "0001.png").read_bytes() == png(4, 4)
