@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
+import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 PICTURES_FOLDER = "pictures"
 PICTURES_KEY = "pictures"  # a message's pictures (paths in the session folder), taken out before it is sent
@@ -177,3 +182,51 @@ def untried(model: str, api_base: str | None, paths: set[str]) -> set[str]:
 def refused_every_picture(model: str, api_base: str | None) -> bool:
     """Whether the model's provider refused pictures and took none, in this process."""
     return bool(_refused.get((model, api_base))) and not _taken.get((model, api_base))
+
+
+# What the session's models refused of its pictures, kept in its pictures/ folder: a reopened
+# session (after a restart, in another window) neither sends them again to be refused again nor
+# shows them as seen.
+REFUSALS_FILE = "refused.json"
+TOOK_EARLIER = "(pictures taken in an earlier run)"  # stands for them: the model does see pictures
+
+
+def keep_refusals(session_dir: Path) -> None:
+    """Write down what the models were refused of the session's pictures, when it changed."""
+    folder = session_dir / PICTURES_FOLDER
+    inside = f"{folder}{os.sep}"
+    kept = []
+    for (model, api_base), paths in sorted(_refused.items(), key=lambda item: (item[0][0], item[0][1] or "")):
+        if names := sorted(path[len(inside):] for path in paths if path.startswith(inside)):
+            kept.append({"model": model, "api_base": api_base, "refused": names,
+                         "took_some": bool(_taken.get((model, api_base)))})
+    text = json.dumps(kept, indent=1) + "\n"
+    path = folder / REFUSALS_FILE
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:  # (none yet)
+        if not kept:
+            return
+    from core.memory.working import atomic_write  # (the three files' way of writing)
+
+    atomic_write(path, text)
+
+
+def recall_refusals(session_dir: Path) -> None:
+    """What an earlier run wrote down (keep_refusals), known again in this process. A file that
+    cannot be read is as none: the pictures are tried again."""
+    folder = session_dir / PICTURES_FOLDER
+    try:
+        kept = json.loads((folder / REFUSALS_FILE).read_text(encoding="utf-8"))
+        for entry in kept:
+            model, api_base = str(entry["model"]), entry["api_base"]
+            refuse(model, api_base, {str(folder / name) for name in entry["refused"] if "/" not in name and
+                                     "\\" not in name})
+            if entry.get("took_some"):
+                taken(model, api_base, {TOOK_EARLIER})
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        log.warning("what the models refused of the pictures in %s is not known (%s): they are tried again",
+                    folder, exc)

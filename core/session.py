@@ -264,6 +264,7 @@ class Session:
         # process first writes to it, said when it first runs it ("": nothing to say; None: not
         # found yet).
         self._interrupted_at: str | None = None
+        pictures.recall_refusals(self.dir)  # (an earlier run's, for this process: not sent to be refused again)
 
     # --- opening ---------------------------------------------------------------------------------
 

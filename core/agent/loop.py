@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from string import Template
 from typing import TYPE_CHECKING, NamedTuple
 
-from core import big_text, offload
+from core import big_text, offload, pictures
 from core.agent import diagnosis, put_back_diagnosis
 from core.agent.control import Control, StopRequested, all_at_once
 from core.agent.delegation import Delegation, safe_name
@@ -345,8 +345,8 @@ class AgentLoop(Delegation):
 
     def _take_inbox(self) -> None:
         while self.control.inbox:
-            text, pictures = self.control.inbox.pop(0)
-            message = offload.person_message(text, self.session_dir, self.message_budget(), pictures)
+            text, shown = self.control.inbox.pop(0)
+            message = offload.person_message(text, self.session_dir, self.message_budget(), shown)
             self._record(message)
             self._progress(progress.person_wrote(message))
 
@@ -542,7 +542,7 @@ class AgentLoop(Delegation):
             asyncio.get_running_loop().call_later(
                 retry.delay_s, lambda: asking[0] and self.journal.notify(StatusChanged(session_id, "thinking")))
         try:
-            return await self.control.interruptible(self.model.complete(
+            reply = await self.control.interruptible(self.model.complete(
                 request, streamed, retried,
                 lambda thought: self.journal.notify(TextDelta(session_id, thought, reasoning=True)),
                 on_call=lambda name, piece: self.journal.notify(CallWriting(session_id, name, len(piece))),
@@ -554,6 +554,12 @@ class AgentLoop(Delegation):
             return None
         finally:
             asking[0] = False
+        if pictures.refused(self.state.model, self.state.api_base):  # (for the session when it is reopened)
+            try:
+                pictures.keep_refusals(self.session_dir)
+            except OSError as exc:
+                log.warning("what the model refused of the pictures was not written down: %s", exc)
+        return reply
 
     def _model_failed(self, exc: ModelError) -> None:
         signature = f"model:{exc.kind}"

@@ -488,3 +488,50 @@ async def test_an_answer_to_the_agents_question_can_show_a_picture(model, store,
     answered = [e for e in events_of(session, ToolResult) if e.name == "human_ask"][0]
     assert answered.content == "The person answered: This, still broken" and answered.pictures == ("pictures/0001.png",)
     assert images_in(server.requests[1]) == [base64.b64encode(shown).decode()]
+
+
+async def test_a_reopened_session_knows_what_its_model_refused(store, data_dir, workdir):
+    # After a restart, or in another window: the refused picture is not sent again to be refused
+    # again, the model is known not to see pictures, and the conversation marks it.
+    shown = png()
+    with ScriptedServer(refusing_pictures(finished_then_two_turns(), REFUSALS["vllm"])) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/scripted", api_base=server.url)
+        assert await session.run() == "done"
+        await session.send("Look", pictures=(session.keep_picture(shown, ".png"),))
+        assert await session.wait() == "done"
+        asked = len(server.requests)
+        pictures._taken.clear(), pictures._refused.clear()  # (a new process)
+
+        reopened = Session.open(store, data_dir, session.id, client())
+        assert not reopened.sees_pictures()
+        assert reopened.pictures_refused() == (frozenset({str(session.dir / "pictures" / "0001.png")}), True)
+        await reopened.send("And now?")
+        assert await reopened.wait() == "done"
+    assert [bool(images_in(body)) for body in server.requests[asked:]] == [False]
+
+
+async def test_a_model_that_took_pictures_and_refused_one_still_sees_pictures_when_reopened(store, data_dir, workdir):
+    bad, good = png(1, 1), png(3, 3)
+    script = finished_then_two_turns()
+
+    def answer(body: dict):
+        return Failure(400, "Could not process image") if base64.b64encode(bad).decode() in images_in(body) \
+            else script(body)
+    with ScriptedServer(answer) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/qwen2.5-vl", api_base=server.url,
+                               pictures=((good, ".png"),))
+        assert await session.run() == "done"
+        await session.send("This one", pictures=(session.keep_picture(bad, ".png"),))
+        assert await session.wait() == "done"
+    pictures._taken.clear(), pictures._refused.clear()
+    reopened = Session.open(store, data_dir, session.id, client())
+    assert reopened.sees_pictures()
+    assert reopened.pictures_refused() == (frozenset({str(session.dir / "pictures" / "0002.png")}), False)
+
+
+def test_an_unreadable_note_of_refusals_is_as_none(tmp_path, caplog):
+    folder = tmp_path / "pictures"
+    folder.mkdir()
+    (folder / pictures.REFUSALS_FILE).write_text("[{\"model\": ", encoding="utf-8")
+    pictures.recall_refusals(tmp_path)
+    assert pictures._refused == {} and "they are tried again" in caplog.text
