@@ -747,13 +747,16 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
 
 def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:
     """The pictures named by --picture: each one's bytes and suffix, checked as they will be kept."""
-    from core.pictures import PictureRefused, refusal
+    from core.pictures import LARGEST_PICTURE_BYTES, PictureRefused, refusal
 
     read = []
     for file in files:
         try:
             data = file.read_bytes()
             if why := refusal(data, file.suffix):
+                if len(data) > LARGEST_PICTURE_BYTES:  # (the command line has no image library to scale it)
+                    why += (" (the window scales a picture down as it takes it: drop this one there, or make it at "
+                            "most 1,568 pixels wide and high first)")
                 raise PictureRefused(why)
         except (PictureRefused, OSError) as exc:
             raise ValueError(f"cannot show {file}: {(exc.strerror or exc) if isinstance(exc, OSError) else exc}") from None

@@ -341,6 +341,11 @@ def test_the_command_line_gives_a_picture_with_the_task(tmp_path):
         code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "shot.bmp"),
                                       data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
         assert code == 2 and f"tripane: cannot show {tmp_path / 'shot.bmp'}: a .bmp file is not a picture" in err
+        (tmp_path / "big.png").write_bytes(shown + b"\0" * pictures.LARGEST_PICTURE_BYTES)  # (a 5K screen's PNG)
+        code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "big.png"),
+                                      data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
+        assert code == 2 and "providers take at most 5 MB (the window scales a picture down as it takes it: drop " \
+            "this one there, or make it at most 1,568 pixels wide and high first)" in err
         assert server.requests == []  # (nothing started)
         code, _, err = finish(tripane("run", "Fix the page", *args, "--picture", str(tmp_path / "shot.png"),
                                       data_dir=tmp_path / "data", env={"OPENAI_API_KEY": "k"}))
