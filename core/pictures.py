@@ -30,7 +30,8 @@ LARGEST_PICTURE_BYTES = 5 * 1024 * 1024  # providers refuse more (Anthropic: 5 M
 KINDS = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
          ".webp": "image/webp"}
 CANNOT_SEE = " This model cannot see pictures: ask the person what it shows, if that matters."
-REFUSED = " Its provider refused {names}, so it is not shown: ask the person what it shows, if that matters."
+REFUSED = (" The model's provider refused {names}, so it is not shown: ask the person what it shows, if that "
+           "matters.")
 
 
 def not_seen_note(model: str) -> str:
@@ -158,8 +159,9 @@ _taken: dict[tuple[str, str | None], set[str]] = {}
 _refused: dict[tuple[str, str | None], set[str]] = {}
 
 
-def taken(model: str, api_base: str | None, paths: Iterable[str]) -> None:
-    _taken.setdefault((model, api_base), set()).update(paths)
+def taken(model: str, api_base: str | None, paths: set[str]) -> None:
+    if paths:  # (every answered request says what it showed: most, nothing)
+        _taken.setdefault((model, api_base), set()).update(paths)
 
 
 def refuse(model: str, api_base: str | None, paths: Iterable[str]) -> None:

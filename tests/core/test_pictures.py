@@ -164,7 +164,7 @@ async def test_a_picture_a_seeing_model_cannot_read_is_left_out_and_the_next_one
     assert session.sees_pictures()
     last = server.requests[-1]
     assert images_in(last) == [base64.b64encode(good).decode()]
-    assert "First\\n[Picture attached: pictures/0001.png] Its provider refused pictures/0001.png" in json.dumps(
+    assert "First\\n[Picture attached: pictures/0001.png] The model's provider refused pictures/0001.png" in json.dumps(
         last["messages"])
 
 
