@@ -512,7 +512,7 @@ class AgentLoop(Delegation):
         if remember:
             self._plan_version_recited = version
         history = self.journal.history if history is None else history
-        return engine.assemble(history, tail, extra, remember), version
+        return engine.assemble(history, tail, extra, remember, self._shows_pictures()), version
 
     def _request(self, assembled: Assembled, tool_choice: str = "auto") -> ModelRequest:
         config = self.state.config

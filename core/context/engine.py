@@ -22,6 +22,7 @@ from core.context.history import (
     message_text,
     message_tokens,
 )
+from core.pictures import PICTURE_TOKENS
 
 BUDGET_SHARE = 0.75  # of the window; the rest is a safety margin (seed 002, step 1)
 FIXED_ZONE_SHARE = 0.15  # the most of the budget the prefix may take (seed 002, step 2: 10-15 %)
@@ -112,22 +113,27 @@ class ContextEngine:
         return {"role": "system", "content": self.system_prompt}
 
     def assemble(self, history: History, tail: str, extra: list[Message] | None = None,
-                 remember: bool = True) -> Assembled:
-        """The request for this turn. `remember=False` for side calls (reboot) that must not count."""
+                 remember: bool = True, pictures_shown: bool = True) -> Assembled:
+        """The request for this turn. `remember=False` for side calls (reboot) that must not count.
+        `pictures_shown`: whether the model is shown the history's pictures; a model that is not
+        reads a line instead, and they take none of its window (a small one, as local text-only
+        models have, compacted early for pictures it never got)."""
         history.count(self.count_tokens)
         tail_message = {"role": "user", "content": tail}
         extra = extra or []
-        extra_tokens = sum(message_tokens(m, self.count_tokens) for m in extra)
+        unseen = 0 if pictures_shown else PICTURE_TOKENS * history.pictures_held
+        middle_tokens = history.total_tokens - unseen + sum(message_tokens(m, self.count_tokens) for m in extra)
         tail_tokens = self.count_tokens(tail) + MESSAGE_OVERHEAD_TOKENS
         messages = [self.system_message, *history.messages, *extra, tail_message]
-        total = self._prefix_tokens + history.total_tokens + extra_tokens + tail_tokens
-        reuse = self._common_prefix(history, messages) / total if total else 0.0
+        total = self._prefix_tokens + middle_tokens + tail_tokens
+        # (both sides of the ratio as history.tokens counts them, pictures and all)
+        reuse = self._common_prefix(history, messages) / (total + unseen) if total + unseen else 0.0
         breakpoints = self._cache_breakpoints(history)
         if remember:
             self._previous = _Sent(messages, history.generation, len(history.messages), history.total_tokens)
         zones = (
             Zone("prefix", self._prefix_tokens, [self.system_message]),
-            Zone("history", history.total_tokens + extra_tokens, messages[1:-1]),
+            Zone("history", middle_tokens, messages[1:-1]),
             Zone("tail", tail_tokens, [tail_message]),
         )
         return Assembled(messages, zones, total, self.budget, reuse, breakpoints, len(history.messages))

@@ -142,6 +142,7 @@ class History:
     _seq: int = 0
     _api_base: str | None = None  # the session's, for where thinking is sent back (core.reasoning)
     total_tokens: int = 0
+    pictures_held: int = 0  # how many pictures these messages show (each counted PICTURE_TOKENS)
     generation: int = 0  # changes when a compaction rewrites the history; append-only otherwise
     _outputs_in_view: dict[str, OutputSeen] = field(default_factory=dict)  # by digest
     # Results that point to an earlier identical output, by their seq: (digest, record, as seen).
@@ -159,6 +160,7 @@ class History:
         self.messages.append(message)
         self.seqs.append(self._seq if seq is None else seq)
         self.tokens.append(UNCOUNTED)
+        self.pictures_held += len(message.get(PICTURES_KEY) or ())
 
     def picture_in_view(self, picture: str) -> bool:
         """Whether the model has this picture (pictures/0001.png) in its context (not compacted away)."""
@@ -291,6 +293,7 @@ class History:
             summary["content"] += f"\n\n{moved}"
         old = list(zip(self.messages, self.seqs, self.tokens))
         self.messages, self.seqs, self.tokens, self.total_tokens, self._counted = [], [], [], 0, 0
+        self.pictures_held = 0
         self.generation += 1
         self.last_request_held = None
         if old and old[0][1] < event.first_seq:
@@ -318,6 +321,7 @@ class History:
         self.messages.append(message)
         self.seqs.append(seq)
         self.tokens.append(tokens)
+        self.pictures_held += len(message.get(PICTURES_KEY) or ())
         if tokens != UNCOUNTED:
             self.total_tokens += tokens
 

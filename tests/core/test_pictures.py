@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 from core import pictures
-from core.events import ErrorRecorded, ToolResult, UserMessage
+from core.events import AssistantMessage, ErrorRecorded, ToolResult, UserMessage
 from core.llm import LiteLLMClient
 from core.render import render
 from core.session import Session
@@ -141,6 +141,9 @@ async def test_a_model_that_refuses_pictures_is_told_one_is_there_and_shown_no_m
         assert [m["content"] for m in body["messages"] if "Picture attached" in str(m.get("content"))] == [said]
     assert not events_of(session, ErrorRecorded)
     assert any("Asking again without the picture 0001.png" in line for line in told)
+    # Once it is known not to be seen, the picture takes none of the window.
+    estimates = [m.metrics["prompt_tokens_est"] for m in events_of(session, AssistantMessage)]
+    assert estimates[2] < estimates[1] - pictures.PICTURE_TOKENS // 2
 
 
 @pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])
@@ -540,3 +543,28 @@ def test_an_unreadable_note_of_refusals_is_as_none(tmp_path, caplog):
     (folder / pictures.REFUSALS_FILE).write_text("[{\"model\": ", encoding="utf-8")
     pictures.recall_refusals(tmp_path)
     assert pictures._refused == {} and "they are tried again" in caplog.text
+
+
+def test_pictures_a_model_is_not_shown_take_none_of_its_window():
+    # A small window (a local text-only model's) was compacted early for pictures it never got.
+    from core.context.engine import ContextEngine
+    from core.context.history import History
+    from core.events import Compaction, Record, SessionStarted
+
+    history = History()
+    history.apply(Record("s", 1, "2026-11-28T09:00:00Z", SessionStarted(task="Fix the page", model="m", workdir="w",
+                                                                         pictures=("pictures/0001.png",))))
+    history.apply(Record("s", 2, "2026-11-28T09:01:00Z", UserMessage("Now", pictures=("pictures/0002.png",
+                                                                                      "pictures/0003.png"))))
+    engine = ContextEngine(system_prompt="You are the agent.", tools=[], count_tokens=lambda text: len(text) // 4,
+                           encode=list, budget=10_000)
+    shown = engine.assemble(history, "tail", remember=False)
+    not_shown = engine.assemble(history, "tail", remember=False, pictures_shown=False)
+    assert shown.tokens - not_shown.tokens == 3 * pictures.PICTURE_TOKENS
+    assert [zone.tokens for zone in shown.zones][1] - [zone.tokens for zone in not_shown.zones][1] == 3 * 1_600
+    # A compaction that keeps the task (and its picture) summarises the message's two away.
+    history.apply(Record("s", 3, "2026-11-28T09:02:00Z", Compaction(first_seq=2, last_seq=2, summary="He wrote.",
+                                                                   flush_done=True)))
+    assert history.pictures_held == 1
+    assert (engine.assemble(history, "tail", remember=False).tokens
+            - engine.assemble(history, "tail", remember=False, pictures_shown=False).tokens) == pictures.PICTURE_TOKENS
