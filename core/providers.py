@@ -84,13 +84,20 @@ def ollama_window(model: str, api_base: str | None = None, timeout_s: float = 3.
 
 
 def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.0) -> bool:
-    """Whether to show the model pictures: by litellm's bundled map, or, for a model it does not
-    know (gemma3, llava, qwen2.5vl on a server of one's own), by what its server says: Ollama's
-    capabilities, llama.cpp's and LM Studio's model information (served_sees_pictures). Asks the
-    server (blocking, `timeout_s`) only when given time to and not asked before; with none, what it
-    said before (the run asks when it starts, with the window). A model no one says anything of (on
-    vLLM, or newer than the map) is shown them: one that refuses them is not shown more
+    """Whether to show the model pictures: as pictures_said says; a model no one says anything of
+    (on vLLM, or newer than the map) is shown them, and one that refuses them is not shown more
     (core.llm.refuses_pictures)."""
+    said = pictures_said(model, api_base, timeout_s)
+    return True if said is None else said
+
+
+def pictures_said(model: str, api_base: str | None = None, timeout_s: float = 0.0) -> bool | None:
+    """Whether the model takes pictures: by litellm's bundled map, or, for a model it does not
+    know (gemma3, llava, qwen2.5vl on a server of one's own), by what its server says: Ollama's
+    capabilities, llama.cpp's and LM Studio's model information (served_sees_pictures); no, when
+    it refused all it was shown. None: nothing says. Asks the server (blocking, `timeout_s`) only
+    when given time to and not asked before; with none, what it said before (the run asks when it
+    starts, with the window)."""
     import httpx
 
     if refuses_pictures(model, api_base):
@@ -104,7 +111,7 @@ def sees_pictures(model: str, api_base: str | None = None, timeout_s: float = 0.
             said = served_sees_pictures(model, api_base)  # (what it said: no key looked up, no page asked)
         elif api_base and timeout_s:
             said = served_sees_pictures(model, api_base, get_api_key(model, api_base), timeout_s)
-        return said if said is not None else mapped is None
+        return said if said is not None else mapped
     name, base = model.split("/", 1)[-1], (api_base or OLLAMA_BASE).rstrip("/")
     if (name, base) not in _shown and not timeout_s:
         return False
@@ -295,25 +302,31 @@ PROBE_TOOL = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {}, "required": []}}}
 
 
+PICTURES_SAID = {True: "sees pictures", False: "does not see pictures",
+                 None: "pictures: shown to it, as nothing says whether it sees them"}
+
+
 @dataclass(frozen=True)
 class Connection:
     """What a working connection tells the person: the model's answer, the window a session with it
-    would budget for, and whether Claude's prompt cache is marked."""
+    would budget for, whether Claude's prompt cache is marked, and whether it sees pictures."""
 
     said: str
     window: int
     cache_marked: bool
     window_assumed: bool = False  # neither the server nor the model map states it
     deprecated_on: str = ""  # the day its provider deprecates the model (litellm's map), if any
+    pictures: str = ""  # whether it sees pictures, in words (PICTURES_SAID); "": not asked
 
     def details(self, on: str | None = None) -> str:
         """`on`: the day the deprecation is told as of (today)."""
-        caching = "; prompt caching marked for Claude" if self.cache_marked else ""
+        more = "; prompt caching marked for Claude" if self.cache_marked else ""
+        more += f"; {self.pictures}" if self.pictures else ""
         if self.window_assumed:
             said = (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
-                    f"tokens are assumed until a refusal says otherwise; set Context window if you know it{caching})")
+                    f"tokens are assumed until a refusal says otherwise; set Context window if you know it{more})")
         else:
-            said = f"(context window {self.window:,} tokens{caching})"
+            said = f"(context window {self.window:,} tokens{more})"
         if self.deprecated_on:
             said += f". {deprecation_words(self.deprecated_on, on)}"
         return said
@@ -325,4 +338,6 @@ async def check_connection(client: ModelClient, model: str, api_base: str | None
     stated = await asyncio.to_thread(stated_window, model.strip(), api_base or None)
     return Connection(said, stated or DEFAULT_CONTEXT_WINDOW, needs_cache_markers(model.strip()),
                       window_assumed=stated is None,
-                      deprecated_on="" if api_base else await asyncio.to_thread(deprecated_on, model))
+                      deprecated_on="" if api_base else await asyncio.to_thread(deprecated_on, model),
+                      pictures=PICTURES_SAID[await asyncio.to_thread(pictures_said, model.strip(), api_base or None,
+                                                                     2.0)])

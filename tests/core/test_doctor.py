@@ -8,6 +8,8 @@ import re
 import ssl
 import time
 
+import pytest
+
 from core.doctor import (
     check_data_dir,
     check_database,
@@ -52,7 +54,7 @@ def test_the_provider_check_reports_an_answer_and_a_refused_key(tmp_path):
         good = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
         bad = asyncio.run(check_provider("openai/gpt-4o-mini", server.url))
     assert good.level == "ok" and "ready" in good.detail
-    assert good.detail.endswith("(context window 128,000 tokens)")  # litellm's bundled model map
+    assert good.detail.endswith("(context window 128,000 tokens; sees pictures)")  # litellm's bundled model map
     assert bad.level == "fail" and "refused the API key" in bad.detail and "check the model name" in bad.fix
     assert asyncio.run(check_provider(None, None)).level == "warn"
 
@@ -69,8 +71,21 @@ def test_the_provider_check_says_the_window_a_local_ollama_gives_and_claudes_cac
         root = server.url.removesuffix("/v1")
         ollama = asyncio.run(check_provider("ollama_chat/llama3.1", root))
         claude = asyncio.run(check_provider("anthropic/claude-sonnet-4-5", root))
-    assert ollama.level == "ok" and ollama.detail.endswith("(context window 8,192 tokens)")
-    assert claude.level == "ok" and claude.detail.endswith("tokens; prompt caching marked for Claude)")
+    assert ollama.level == "ok" and ollama.detail.endswith("(context window 8,192 tokens; does not see pictures)")
+    assert claude.level == "ok" and claude.detail.endswith("tokens; prompt caching marked for Claude; sees pictures)")
+
+
+@pytest.mark.parametrize("served_as, vision, said", [
+    ("vllm", False, "pictures: shown to it, as nothing says whether it sees them"),  # vLLM says nothing
+    ("llamacpp", True, "sees pictures"),  # started with --mmproj
+    ("llamacpp", False, "does not see pictures"),
+])
+def test_the_provider_check_says_whether_a_model_the_map_does_not_know_sees_pictures(served_as, vision, said):
+    # The person setting up a model on a server of their own learns whether pictures will reach it.
+    with ScriptedServer(lambda request: Turn(text="ready"), served_as=served_as, served_window=32_768,
+                        served_vision=vision) as server:
+        check = asyncio.run(check_provider("openai/served-model", server.url))
+    assert check.level == "ok" and check.detail.endswith(f"(context window 32,768 tokens; {said})")
 
 
 def test_with_no_keyring_the_keyring_check_passes_when_the_models_key_is_in_the_environment(monkeypatch):

@@ -284,7 +284,8 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
         dialog.api_base.setText(server.url)
         qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
-        assert dialog.test_result.text() == "✓ Connected. The model replied: ready (context window 24,576 tokens)"
+        assert dialog.test_result.text() == ("✓ Connected. The model replied: ready (context window 24,576 tokens; "
+                                             "sees pictures)")
         # The button was off while it tested; the focus is back on it, not left in Context window
         # with its text selected for the next keystroke to replace.
         assert dialog.focusWidget() is dialog.test_button
