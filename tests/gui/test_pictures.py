@@ -272,3 +272,9 @@ def test_a_picture_the_models_provider_refused_is_marked_not_shown(qtbot, make_w
     # The next one pasted is said not to be seen, before it is sent.
     window.composer.insertFromMimeData(pasted(red()))
     assert window.pictures.note.isVisible() and "or the pictures it refused" in window.pictures.note.text()
+    # Another model, which sees pictures: the conversation no longer says this one is not shown.
+    import asyncio
+
+    asyncio.ensure_future(session.change_model("openai/gpt-4o-mini"))
+    qtbot.waitUntil(lambda: shown[0].text() == "0001.png", timeout=WAIT)
+    assert shown[0].toolTip() == "Open it full size"
