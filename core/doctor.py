@@ -212,7 +212,7 @@ def check_copies(data_dir: Path, budget_mb: int) -> Check:
 def check_network(api_base: str | None = None) -> Check:
     """Which proxy the provider's requests go through, if any, and the certificate file named: the
     causes of "could not reach" and "not trusted" that the person's own settings hold."""
-    from core.network import proxy_for, trusting_this_computer
+    from core.network import SET_THE_VARIABLES, proxy_for, trusting_this_computer
 
     named = os.environ.get("SSL_CERT_FILE", "").strip()
     if named and not os.path.isfile(named):
@@ -222,8 +222,11 @@ def check_network(api_base: str | None = None) -> Check:
     how = f"through the proxy {proxy[1]} ({proxy[0]})" if proxy else "directly (no proxy variable applies)"
     trusts = "this computer's" if trusting_this_computer() else "certifi's"
     also = f" and those in {named}" if named else ""
-    return Check("Network", "ok", f"requests to {api_base or 'the provider'} go {how}; servers on this computer "
-                                  f"directly; certificates trusted: {trusts}{also}")
+    said = f"requests to {api_base or 'the provider'} go {how}; servers on this computer "
+    if proxy_for("http://127.0.0.1"):  # (this computer's settings name a proxy: their exceptions are not read)
+        return Check("Network", "warn", f"{said}through the proxy too; certificates trusted: {trusts}{also}",
+                     f"to use a model on this computer (Ollama, LM Studio), {SET_THE_VARIABLES}")
+    return Check("Network", "ok", f"{said}directly; certificates trusted: {trusts}{also}")
 
 
 def check_log(data_dir: Path) -> Check:

@@ -30,7 +30,7 @@ from core import pictures
 from core.events import ToolCall, Usage
 from core.imports import HEAVY_IMPORTS
 from core.logs import TOLD
-from core.network import proxy_for
+from core.network import SET_THE_VARIABLES, SYSTEM_SETTINGS, proxy_for
 from core.reasoning import (
     ThinkSplitter,
     add_reasoning_detail,
@@ -856,6 +856,10 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if _UNREACHABLE.search(raw) or (isinstance(exc, litellm.APIConnectionError) and not detail.strip()):
         if proxy := proxy_for(api_base):  # (a stale one, off the company's network, is the usual cause)
             variable, address = proxy
+            if variable == SYSTEM_SETTINGS:
+                return ModelError("connection", f"Could not reach {answering(api_base)} through the proxy {address} that "
+                                  f"{variable} name ({detail.rstrip('.')}): is the proxy reachable from here? For a "
+                                  f"server on this computer or your own network, {SET_THE_VARIABLES}.", retryable=True)
             return ModelError("connection", f"Could not reach {answering(api_base)} through the proxy {address} that {variable} "
                               f"names ({detail.rstrip('.')}): is the proxy reachable from here? If it is not needed "
                               f"now, start Tripane without {variable} (or with the server's host in NO_PROXY).",

@@ -17,6 +17,11 @@ from collections.abc import MutableMapping
 from urllib.parse import urlparse
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+SYSTEM_SETTINGS = "this computer's proxy settings"  # what names the proxy, when no variable does
+# How to have servers on this computer (and those NO_PROXY names) reached directly, when this
+# computer's settings name the proxy: with a variable naming it, loopback_direct excepts them.
+SET_THE_VARIABLES = ("set HTTPS_PROXY and HTTP_PROXY to it in the environment Tripane starts from, and servers "
+                     "on this computer (and those NO_PROXY names) are reached directly")
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 
 
@@ -63,8 +68,8 @@ def proxy_for(api_base: str | None) -> tuple[str, str] | None:
     """The environment variable naming the proxy the request to `api_base` (None: a provider's
     own, over https) goes through, and the proxy; None when it goes direct. As httpx and aiohttp
     read them: HTTPS_PROXY or HTTP_PROXY by the scheme, then ALL_PROXY, unless NO_PROXY names
-    the host. A person read "is the server running?" of a server that was, behind a proxy that
-    was not."""
+    the host; with none of them, this computer's own settings (SYSTEM_SETTINGS). A person read
+    "is the server running?" of a server that was, behind a proxy that was not."""
     import urllib.request  # (here: every start of tripane imports this module, few ask this)
 
     parsed = urlparse(api_base) if api_base else None
@@ -76,4 +81,11 @@ def proxy_for(api_base: str | None) -> tuple[str, str] | None:
         for variable in (name.upper(), name):
             if os.environ.get(variable, "").strip():
                 return variable, os.environ[variable].strip()
+    # No variable names one: then httpx reads Windows' and macOS's own proxy settings
+    # (urllib.request.getproxies), but not their exceptions, and asks the proxy for this
+    # computer's servers too. (On Linux the settings are the variables.)
+    if not any(os.environ.get(variable, "").strip() for variable in PROXY_VARIABLES):
+        system = urllib.request.getproxies()
+        if address := str(system.get(scheme) or system.get("all") or "").strip():
+            return SYSTEM_SETTINGS, address
     return None

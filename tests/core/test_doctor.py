@@ -223,6 +223,36 @@ def test_the_network_check_names_the_proxy_a_request_goes_through_and_a_missing_
     assert missing.detail == f"SSL_CERT_FILE names {tmp_path / 'company-ca.pem'}, which is not a file"
 
 
+def test_a_proxy_set_only_in_this_computers_settings_is_named_and_how_to_reach_local_servers(monkeypatch):
+    # Windows' registry, macOS's network settings: httpx asks that proxy when no variable names one,
+    # this computer's own servers too (it does not read the settings' exceptions).
+    import urllib.request
+
+    from core.doctor import check_network
+    from core.network import loopback_direct
+
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+                     "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": "http://proxy.corp:8080",
+                                                               "https": "http://proxy.corp:8080"})
+    check = check_network()
+    assert check.level == "warn"
+    assert check.detail.startswith("requests to the provider go through the proxy http://proxy.corp:8080 (this "
+                                   "computer's proxy settings); servers on this computer through the proxy too; ")
+    assert check.fix == ("to use a model on this computer (Ollama, LM Studio), set HTTPS_PROXY and HTTP_PROXY to it "
+                         "in the environment Tripane starts from, and servers on this computer (and those NO_PROXY "
+                         "names) are reached directly")
+    # The advice, taken (as tripane's start then excepts this computer's servers).
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:8080")
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp:8080")
+    loopback_direct()
+    taken = check_network()
+    assert taken.level == "ok" and taken.detail.startswith(
+        "requests to the provider go through the proxy http://proxy.corp:8080 (HTTPS_PROXY); servers on this "
+        "computer directly; ")
+
+
 @reads_mount_table
 def test_a_data_folder_on_a_network_file_system_is_warned_of(tmp_path, monkeypatch):
     table = on_nfs(tmp_path, monkeypatch)

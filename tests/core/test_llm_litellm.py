@@ -563,6 +563,23 @@ async def test_a_proxy_that_cannot_be_reached_is_named_with_its_variable_and_no_
     assert done.stdout.strip().endswith("hello")
 
 
+def test_a_server_not_reached_through_this_computers_proxy_settings_says_how_to_go_around_them(monkeypatch):
+    import urllib.request
+
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+                     "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": "http://proxy.corp:8080"})  # (the registry's)
+    litellm = load_litellm()
+    refused = litellm.APIConnectionError("Connection error.", llm_provider="openai", model="served-model")
+    said = str(classify(litellm, refused, 10, "http://127.0.0.1:11434/v1", "openai/served-model"))
+    assert said.startswith("Could not reach the server at http://127.0.0.1:11434/v1 through the proxy "
+                           "http://proxy.corp:8080 that this computer's proxy settings name (")
+    assert said.endswith("): is the proxy reachable from here? For a server on this computer or your own network, "
+                         "set HTTPS_PROXY and HTTP_PROXY to it in the environment Tripane starts from, and servers on "
+                         "this computer (and those NO_PROXY names) are reached directly.")
+
+
 BLOCK_PAGE = (b"<!DOCTYPE html><html><head><title>Access Denied</title></head><body><h1>Access denied by "
               b"corporate policy</h1><p>Category: AI tools</p></body></html>")
 
