@@ -212,6 +212,7 @@ def check_copies(data_dir: Path, budget_mb: int) -> Check:
 def check_network(api_base: str | None = None) -> Check:
     """Which proxy the provider's requests go through, if any, and the certificate file named: the
     causes of "could not reach" and "not trusted" that the person's own settings hold."""
+    from core.llm import is_loopback
     from core.network import SET_THE_VARIABLES, proxy_for, trusting_this_computer
 
     named = os.environ.get("SSL_CERT_FILE", "").strip()
@@ -224,8 +225,11 @@ def check_network(api_base: str | None = None) -> Check:
     also = f" and those in {named}" if named else ""
     said = f"requests to {api_base or 'the provider'} go {how}; servers on this computer "
     if proxy_for("http://127.0.0.1"):  # (this computer's settings name a proxy: their exceptions are not read)
-        return Check("Network", "warn", f"{said}through the proxy too; certificates trusted: {trusts}{also}",
-                     f"to use a model on this computer (Ollama, LM Studio), {SET_THE_VARIABLES}")
+        to_go_around = f"to use a model on this computer (Ollama, LM Studio), {SET_THE_VARIABLES}"
+        said += "through the proxy too"
+        if proxy and api_base and is_loopback(api_base):  # (the model's server is one of them)
+            return Check("Network", "warn", f"{said}; certificates trusted: {trusts}{also}", to_go_around)
+        return Check("Network", "ok", f"{said} ({to_go_around}); certificates trusted: {trusts}{also}")
     return Check("Network", "ok", f"{said}directly; certificates trusted: {trusts}{also}")
 
 

@@ -236,13 +236,17 @@ def test_a_proxy_set_only_in_this_computers_settings_is_named_and_how_to_reach_l
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": "http://proxy.corp:8080",
                                                                "https": "http://proxy.corp:8080"})
-    check = check_network()
-    assert check.level == "warn"
-    assert check.detail.startswith("requests to the provider go through the proxy http://proxy.corp:8080 (this "
-                                   "computer's proxy settings); servers on this computer through the proxy too; ")
-    assert check.fix == ("to use a model on this computer (Ollama, LM Studio), set HTTPS_PROXY and HTTP_PROXY to it "
-                         "in the environment Tripane starts from, and servers on this computer (and those NO_PROXY "
-                         "names) are reached directly")
+    advice = ("to use a model on this computer (Ollama, LM Studio), set HTTPS_PROXY and HTTP_PROXY to it in the "
+              "environment Tripane starts from, and servers on this computer (and those NO_PROXY names) are reached "
+              "directly")
+    hosted = check_network()  # (a hosted provider's model: said, not warned of)
+    assert hosted.level == "ok" and hosted.detail.startswith(
+        "requests to the provider go through the proxy http://proxy.corp:8080 (this computer's proxy settings); "
+        f"servers on this computer through the proxy too ({advice}); ")
+    check = check_network("http://127.0.0.1:11434")  # Ollama's
+    assert check.level == "warn" and check.fix == advice
+    assert check.detail.startswith("requests to http://127.0.0.1:11434 go through the proxy http://proxy.corp:8080 "
+                                   "(this computer's proxy settings); servers on this computer through the proxy too; ")
     # The advice, taken (as tripane's start then excepts this computer's servers).
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:8080")
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp:8080")
