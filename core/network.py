@@ -53,9 +53,14 @@ def trusting_this_computer() -> bool:
     return ssl.SSLContext.__module__.startswith("truststore")
 
 
+def proxy_named(environ: MutableMapping[str, str]) -> bool:
+    """Whether a variable names a proxy (else Windows and macOS use their own settings)."""
+    return any(environ.get(variable, "").strip() for variable in PROXY_VARIABLES)
+
+
 def loopback_direct(environ: MutableMapping[str, str] = os.environ) -> None:
     """Add the loopback names to NO_PROXY (and no_proxy, as both are read) when a proxy is named."""
-    if not any(environ.get(variable, "").strip() for variable in PROXY_VARIABLES):
+    if not proxy_named(environ):
         return
     for name in ("NO_PROXY", "no_proxy"):
         listed = [entry.strip() for entry in environ.get(name, "").split(",") if entry.strip()]
@@ -84,7 +89,7 @@ def proxy_for(api_base: str | None) -> tuple[str, str] | None:
     # No variable names one: then httpx reads Windows' and macOS's own proxy settings
     # (urllib.request.getproxies), but not their exceptions, and asks the proxy for this
     # computer's servers too. (On Linux the settings are the variables.)
-    if not any(os.environ.get(variable, "").strip() for variable in PROXY_VARIABLES):
+    if not proxy_named(os.environ):
         system = urllib.request.getproxies()
         if address := str(system.get(scheme) or system.get("all") or "").strip():
             return SYSTEM_SETTINGS, address
