@@ -256,7 +256,7 @@ class AgentLoop(Delegation):
                 while self._out:
                     yield self._out.pop(0)
         finally:  # ended, stopped or closed: a server the agent started does not outlive the run
-            if stopped := stop_background(self.state.session_id):
+            if stopped := await stop_background(self.state.session_id):
                 log.info("stopped %d background process group(s) of session %s", stopped, self.state.session_id)
 
     async def run(self) -> str:

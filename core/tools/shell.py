@@ -173,16 +173,21 @@ def running_in_background(session_id: str) -> int:
     return sum(not draining.done() for _, draining in _background.get(session_id, []))
 
 
-def stop_background(session_id: str) -> int:
-    """Stop what the session's commands left running in the background; how many groups."""
+async def stop_background(session_id: str) -> int:
+    """Stop what the session's commands left running in the background; how many groups. Each is
+    waited for a moment (see _reaped): a run from the terminal closes its event loop right after,
+    and a process still unclaimed then made asyncio print "Event loop is closed" at exit."""
     kept = _background.pop(session_id, [])
-    for proc, draining in kept:
-        if sys.platform != "win32":  # the shell has ended: its group is what still runs
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        draining.cancel()
+    if sys.platform == "win32":  # there they are the agent's to stop (taskkill): nothing is waited for
+        for _, draining in kept:
+            draining.cancel()
+        return len(kept)
+    for proc, _ in kept:  # the shell has ended: its group is what still runs
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    await asyncio.gather(*(_reaped(proc, draining) for proc, draining in kept))
     return len(kept)
 
 
