@@ -123,6 +123,10 @@ def context_window_spin(tokens: int) -> QSpinBox:
     spin.setSpecialValueText("the model's own")
     spin.setSuffix(" tokens")
     spin.setGroupSeparatorShown(True)
+    spin.setToolTip(
+        "How much the model reads at once. Leave it to the model: an Ollama model gets its own length, at "
+        "most 16,384 (what a laptop can hold); vLLM, llama.cpp and LM Studio are asked what they were started "
+        "with. Set it for a server that does not say, or larger for an Ollama model on a big GPU.")
     return spin
 
 

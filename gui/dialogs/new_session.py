@@ -10,11 +10,13 @@ from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
-from core.session import SessionConfig
+from core.session import SessionConfig, check_window
+from core.text import capitalized
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     approval_combo,
     budget_usd_spin,
+    context_window_spin,
     effort_combo,
     error_label,
     folder_row,
@@ -104,6 +106,12 @@ class NewSessionDialog(QDialog):
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         connection.add_rows(form)
         form.setRowVisible(connection.key_note, False)  # shown when there is more to say than where keys are kept
+        # Settings' window goes with the Settings model only, as on the command line: another model
+        # starts at its own. Here so that Test connection's "set Context window" can be done here.
+        self.context_window = context_window_spin(0)
+        form.addRow("Context window:", self.context_window)
+        self.model.currentTextChanged.connect(self._offer_window)
+        self._offer_window(self.model.currentText())
         self.reasoning_effort = effort_combo(prefs.reasoning_effort)
         form.addRow("Reasoning effort:", self.reasoning_effort)
         self.approval = approval_combo(prefs.approval)
@@ -149,10 +157,14 @@ class NewSessionDialog(QDialog):
         self.workdir.setText(state.workdir)  # where it was moved, if it was
         self.model.setCurrentText(state.model)
         self.api_base.setText(state.api_base or "")  # after the model, whose server the field follows
+        self.context_window.setValue(state.context_window or 0)  # (and whose window)
         self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(state.reasoning_effort)))
         self.approval.setCurrentIndex(max(0, self.approval.findData(config.approval)))
         self.budget_usd.setValue(config.budget_usd)
         self.task.setFocus()
+
+    def _offer_window(self, model: str) -> None:
+        self.context_window.setValue(self.prefs.context_window if model.strip() == self.prefs.model.strip() else 0)
 
     def _take_pictures(self, images: list) -> None:
         self.error.setText(not_added(self.pictures.add(images)))
@@ -187,18 +199,22 @@ class NewSessionDialog(QDialog):
                 raise ValueError("Choose a model first (Settings, Ctrl+,).")
             if problem := self.connection.model_problem():
                 raise ValueError(problem)
+            try:
+                check_window(self.context_window.value() or None)
+            except ValueError as exc:
+                raise ValueError(f"{capitalized(str(exc))}.") from None
             workdir = Path(self.workdir.text()).expanduser()
             if not workdir.is_dir():
                 self.create_folder.setVisible(not workdir.exists())  # a new project's: made here
                 raise ValueError(f"The work folder {workdir} does not exist." if not workdir.exists()
                                  else f"{workdir} is a file, not a folder.")
-            # The window and summary model chosen in Settings go with its model only, as on the
+            # The summary and helper models chosen in Settings go with its model only, as on the
             # command line; another model goes to its own server, not the Settings model's.
             settings_model = model == prefs.model.strip()
             self.config = SessionConfig(
                 task=self.task.toPlainText().strip(), model=model, workdir=workdir,
                 api_base=self.api_base.text().strip() or None,
-                context_window=(prefs.context_window or None) if settings_model else None,
+                context_window=self.context_window.value() or None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
                 helper_model=(prefs.helper_model.strip() or None) if settings_model else None,
                 reasoning_effort=self.reasoning_effort.currentData(),

@@ -90,10 +90,6 @@ class SettingsDialog(QDialog):
         self.ollama.setObjectName("muted")
         connection.add_rows(form, between=self.ollama)
         self.context_window = context_window_spin(prefs.context_window)
-        self.context_window.setToolTip(
-            "How much the model reads at once. Leave it to the model: an Ollama model gets its own length, at "
-            "most 16,384 (what a laptop can hold); vLLM, llama.cpp and LM Studio are asked what they were started "
-            "with. Set it for a server that does not say, or larger for an Ollama model on a big GPU.")
         form.addRow("Context window:", self.context_window)
         self.reasoning_effort = effort_combo(prefs.reasoning_effort)
         form.addRow("Reasoning effort:", self.reasoning_effort)

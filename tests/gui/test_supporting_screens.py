@@ -766,10 +766,11 @@ def test_the_new_session_dialog_says_what_is_missing_and_carries_the_settings(qt
     dialog.reasoning_effort.setCurrentIndex(dialog.reasoning_effort.findData(""))  # this task: the model's own
     dialog._accept()
     assert dialog.config.reasoning_effort == "" and prefs.reasoning_effort == "high"
-    prefs.context_window = 1000
+    dialog.context_window.setValue(1000)
     dialog._accept()
-    assert "at least 4,096" in dialog.error.text()
-    prefs.context_window = 16_384
+    assert dialog.error.text() == ("A context window of 1,000 tokens cannot hold Tripane's prompt and a few turns; "
+                                   "give at least 4,096.")
+    dialog.context_window.setValue(16_384)
     dialog._accept()
     assert dialog.config.context_window == 16_384
     dialog.config = None
@@ -802,7 +803,12 @@ def test_a_model_used_before_is_offered_with_its_server_and_another_does_not_tak
         return dialog.config.api_base, dialog.config.context_window, dialog.config.summary_model
 
     assert chosen("ollama_chat/qwen3") == ("http://127.0.0.1:11434", 16_384, "ollama_chat/qwen3:0.6b")
+    assert dialog.context_window.value() == 16_384  # shown: Settings' window goes with its model
     assert chosen("openai/local-coder") == ("http://127.0.0.1:8081/v1", None, None)
+    assert dialog.context_window.text() == "the model's own"
+    # A server that does not say how long its context is: Test connection says to set it, here.
+    dialog.context_window.setValue(32_768)
+    assert chosen("openai/local-coder") == ("http://127.0.0.1:8081/v1", 32_768, None)
     # Typed, never used: the provider's own server, not the local one of the Settings model.
     assert chosen("openai/gpt-4o-mini") == (None, None, None)
 
@@ -878,7 +884,8 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     first = window.start_session(SessionConfig(task="Refactor the parser\nkeep the API", model="scripted",
                                                workdir=workdir, approval="none", budget_usd=2.5))
     qtbot.waitUntil(lambda: first.state.ended and not first.running, timeout=WAIT)
-    asyncio.ensure_future(first.change_model("openai/my-finetune", "http://127.0.0.1:8000/v1", reasoning_effort="high"))
+    asyncio.ensure_future(first.change_model("openai/my-finetune", "http://127.0.0.1:8000/v1", context_window=32_768,
+                                             reasoning_effort="high"))
     qtbot.waitUntil(lambda: first.state.model == "openai/my-finetune", timeout=WAIT)
     assert window.actions_by_name["new_like"].isEnabled()
 
@@ -887,6 +894,7 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     assert dialog.task.toPlainText() == "Refactor the parser\nkeep the API"
     assert dialog.workdir.text() == str(workdir)
     assert (dialog.model.currentText(), dialog.api_base.text()) == ("openai/my-finetune", "http://127.0.0.1:8000/v1")
+    assert dialog.context_window.value() == 32_768  # the window it was given with that model
     assert dialog.reasoning_effort.currentData() == "high" and dialog.approval.currentData() == "none"
     assert dialog.budget_usd.value() == 2.5  # its own cap, not the one Settings holds
     dialog.budget_usd.setValue(1.25)
@@ -898,6 +906,7 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     assert (config.task, config.workdir, config.model, config.api_base) == (
         "Refactor the parser\nkeep the API", other, "openai/my-finetune", "http://127.0.0.1:8000/v1")
     assert (config.reasoning_effort, config.approval, config.budget_usd) == ("high", "none", 1.25)
+    assert config.context_window == 32_768
     dialog.reject()
     assert window.new_session().budget_usd.value() == 5.0  # a new one starts with the cap Settings holds
 
