@@ -135,3 +135,24 @@ def first_words(text: str, most: int) -> str | None:
             rest = text[word.end():]
             return None if not rest.strip() else text[:word.end()]
     return None
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def fenced(text: str, language: str = "") -> str:
+    """A code block that the text cannot close: its fence is longer than any run of backticks in it."""
+    fence = "`" * max(3, _longest_backticks(text) + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def code_span(text: str) -> str:
+    """Inline code that shows the text as it is, backticks included (a shell command's `date`):
+    delimited by a longer run of backticks than any in it, and spaced from them, a space that
+    Markdown takes off again on each side."""
+    longest = _longest_backticks(text)
+    if not longest:
+        return f"`{text}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"

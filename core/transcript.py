@@ -8,8 +8,6 @@ thinking is folded in a <details> block, which GitHub and most Markdown viewers 
 
 from __future__ import annotations
 
-import re
-
 from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
 from core.agent.rules import failure_notice
 from core.events import (
@@ -46,17 +44,10 @@ from core.render import (
     workdir_note,
 )
 from core.summary import summarize, summary_rows
-from core.text import capitalized, word_count
+from core.text import capitalized, code_span, fenced, word_count
 
 OUTPUT_CHARS = 1500  # of a tool's output; the rest is counted
 ARGUMENT_CHARS = 1500
-
-
-def fenced(text: str, language: str = "") -> str:
-    """A code block that the text cannot close: its fence is longer than any run of backticks in it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
 def cut(text: str, limit: int) -> str:
@@ -86,8 +77,8 @@ def transcript(records: list[Record], title: str) -> str:
         match event:
             case SessionStarted():
                 effort = f", reasoning effort {event.reasoning_effort}" if event.reasoning_effort else ""
-                parts.append(f"*Session `{record.session_id}`, model `{event.model}`{effort}, work folder "
-                             f"`{event.workdir}`, started {record.ts[:16].replace('T', ' ')} UTC.*")
+                parts.append(f"*Session `{record.session_id}`, model {code_span(event.model)}{effort}, work folder "
+                             f"{code_span(event.workdir)}, started {record.ts[:16].replace('T', ' ')} UTC.*")
                 parts.append(at_a_glance(records))
                 parts.append(f"## You\n\n{with_pictures_named(event.task.strip(), event.pictures)}")
             case UserMessage():

@@ -26,7 +26,7 @@ from core.logs import mask_secrets
 from core.paths import named_files
 from core.pictures import with_pictures_named
 from core.render import put_back_groups
-from core.text import capitalized, local_time
+from core.text import capitalized, code_span, local_time
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -81,7 +81,7 @@ def tool_call(turn: int, name: str, arguments: str, ok: bool, result: str) -> st
     status = "✅ ok" if ok else "❌ failed"
     return (
         f"\n## [{_stamp()}] 🔧 Turn {turn}: {name} — {status}\n"
-        f"**Arguments**: `{_clip(arguments, ARGUMENT_PREVIEW_CHARS, ends=False).replace('`', chr(39))}`\n"
+        f"**Arguments**: {code_span(_clip(arguments, ARGUMENT_PREVIEW_CHARS, ends=False))}\n"
         f"**Result**:\n{_block(result, RESULT_PREVIEW_CHARS)}\n"
     )
 

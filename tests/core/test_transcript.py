@@ -14,7 +14,8 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.transcript import OUTPUT_CHARS, fenced, transcript
+from core.text import fenced
+from core.transcript import OUTPUT_CHARS, transcript
 
 
 def records() -> list[Record]:
