@@ -51,6 +51,10 @@ SCHEMA_VERSION = "2"
 # embedding anything again. "2": Chinese and Japanese characters each a token.
 FTS_FORM = "2"
 EMBED_BATCH = 32
+# The sentence cache keeps the vectors of sentences no chunk holds any more (an edited note's old
+# wording, a deleted file's): dropped once it holds more than twice what the chunks need, and at
+# least this many, so that a small memory is not read through at every edit.
+CACHE_PRUNE_AT = 5_000
 _WORD = re.compile(r"[\w]+(?:[-.:/][\w]+)*", re.UNICODE)
 # Chinese and Japanese write words without spaces: FTS5's tokenizer takes a whole clause for one
 # token, and no word within it is found ("解析器" in "导入CSV文件时解析器崩溃" was not, nor "CSV"). The
@@ -270,7 +274,29 @@ class MemoryIndex:
             if gone or indexed:
                 self._matrix = None
                 self._doc_counts.clear()
+                self._prune_sentence_cache()
             return SyncReport(indexed, len(gone), chunks_added, embedded, tuple(skipped))
+
+    def _prune_sentence_cache(self) -> None:
+        c = self.conn
+        held = c.execute("SELECT count(*) FROM sentence_cache").fetchone()[0]
+        if held <= max(CACHE_PRUNE_AT, 2 * int(self._meta("cache_needed") or 0)):
+            return
+        needed = {hashlib.sha1(s.encode("utf-8")).hexdigest()
+                  for (text,) in c.execute("SELECT text FROM chunks") for s in sentences(text)}
+        c.execute("BEGIN")
+        try:
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS needed (hash TEXT PRIMARY KEY)")
+            c.execute("DELETE FROM needed")
+            c.executemany("INSERT OR IGNORE INTO needed VALUES (?)", [(h,) for h in needed])
+            c.execute("DELETE FROM sentence_cache WHERE hash NOT IN (SELECT hash FROM needed)")
+            c.execute("DELETE FROM needed")
+            self._set_meta("cache_needed", str(len(needed)))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        log.info("memory index: %d unused sentence vectors dropped", held - len(needed))
 
     def add_chunks(self, source: SourceFile, chunks: list[Chunk]) -> int:
         """Index chunks that do not come from a file on disk (the benchmark's generated notes)."""

@@ -209,3 +209,27 @@ def test_a_keyword_index_of_an_older_form_is_made_again_without_embedding_again(
         assert paths(again.search("空行", mode="keyword", top_k=1)) == ["daily/2026-11-13.md:3"]
     finally:
         again.close()
+
+
+def test_vectors_of_sentences_no_note_holds_any_more_are_dropped_and_the_rest_kept(long_memory, monkeypatch):
+    """The sentence cache kept the vector of every wording a note ever had, for as long as the index lived."""
+    from core.memory import index as index_module
+
+    monkeypatch.setattr(index_module, "CACHE_PRUNE_AT", 10)
+    write_notes(long_memory)
+    long_memory.refresh()
+    cache = long_memory.index.conn
+    held = lambda: cache.execute("SELECT count(*) FROM sentence_cache").fetchone()[0]  # noqa: E731
+    before = held()
+    day = long_memory.files.root / "daily/2026-11-12.md"
+    for version in range(12):  # a day's notes rewritten again and again
+        day.write_text("# 2026-11-12\n\n## Notes\n" + "".join(
+            f"- Build {n} took {version} minutes on the old runner.\n" for n in range(10)), encoding="utf-8")
+        long_memory.refresh()
+    assert held() < before + 60  # 120 wordings came and went
+    # What the notes hold now is kept: written again, the file needs no sentence embedded anew.
+    day.write_text(day.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    report = long_memory.refresh()
+    assert report.files_indexed == 1 and report.sentences_embedded == 0
+    assert long_memory.search("how slow was the build", top_k=1)[0].path == "daily/2026-11-12.md"
+    assert long_memory.search("ERR_7731", top_k=1)[0].path == "daily/2026-11-10.md"
