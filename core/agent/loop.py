@@ -34,6 +34,7 @@ from core.agent.options import (
     reason_label,
     refused_by_policy,
 )
+from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
 from core.agent.replies import not_an_answer
 from core.agent.research import described
 from core.agent.rules import (
@@ -110,7 +111,7 @@ from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
 from core.tools.seen import SeenFiles
-from core.tools.shell import running_in_background, stop_background
+from core.tools.shell import COPYING_NOTE, running_in_background, stop_background
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -807,9 +808,11 @@ class AgentLoop(Delegation):
                                       "so its report was lost. Delegate the question again if you still need it.")
             return
         if resuming and (asked is None or self._acted_on_before(asked.qid)):
+            printed = printed_before_stop(self.session_dir, call.id).strip("\n")
             self._fail(call.name, "interrupted",
                        "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
-                       "so its effect is unknown. Check the current state before you repeat it.", call)
+                       "so its effect is unknown. Check the current state before you repeat it."
+                       + (f"\n\nWhat it had printed by then (the end):\n{printed}" if printed.strip() else ""), call)
             return
         # This run acts on the approval now, whether it was asked before or just now: a later run
         # in this process (after a full disk) must not take it as one no run has acted on.
@@ -892,14 +895,21 @@ class AgentLoop(Delegation):
                                                 f"No answer within {_minutes(minutes)}")
         return self.state.answers[qid][0]
 
-    def _tool_context(self, call_id: str) -> ToolContext:
+    def _tool_context(self, call_id: str, printed: PrintedSoFar | None = None) -> ToolContext:
+        """`printed`: where what the call prints is kept while it runs (see printed_so_far)."""
+
+        def on_output(text: str) -> None:
+            text = self._hide_secrets(text)
+            self.journal.notify(ToolOutput(self.state.session_id, call_id, text))
+            if printed is not None and text != COPYING_NOTE:
+                printed.add(text)
+
         return ToolContext(
             workdir=Path(self.state.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
-            on_output=lambda text: self.journal.notify(ToolOutput(self.state.session_id, call_id,
-                                                                  self._hide_secrets(text))),
+            on_output=on_output,
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
@@ -911,7 +921,8 @@ class AgentLoop(Delegation):
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
-        ctx = self._tool_context(call.id)
+        printed = PrintedSoFar(self.session_dir, call.id)
+        ctx = self._tool_context(call.id, printed)
         writes = call.name in WRITING_TOOLS
         if writes:  # (the person may have edited while the model thought, or while they approved it)
             outside = await self._look_outside(ctx.snapshot)
@@ -934,6 +945,7 @@ class AgentLoop(Delegation):
             raise
         finally:
             self.control.tool_ended(call.id)
+        printed.discard()  # its result says what it printed (stopped or closed, it is told at the resume)
         for event in ctx.events:
             self._record(event)
         content = self._storable(content) if len(content) < BACKGROUND_OUTPUT_CHARS else \

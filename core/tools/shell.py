@@ -26,6 +26,9 @@ MAX_TIMEOUT_S = 1800
 # A watching view is told what the command printed at most this often, and only its latest part:
 # a command printing a million short lines must not become a million notices.
 LIVE_INTERVAL_S = 0.25
+# Said in the live output while the copy is made; Tripane's words, not the command's output.
+COPYING_NOTE = ("[Tripane copies the work folder before the session's first command, so that what commands change "
+                "can be put back]\n")
 LIVE_TAIL_CHARS = 8000
 BACKGROUND_DECODE_BYTES = 1 << 20
 # When the shell has ended but its output stays open this long, a process it started in the
@@ -57,8 +60,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
         raise InvalidCall("shell_run needs a command.")
     timeout = max(1, min(timeout, MAX_TIMEOUT_S))
     if ctx.work_folder_copy_due and ctx.on_output is not None:  # (seconds, for a large folder: said)
-        ctx.on_output("[Tripane copies the work folder before the session's first command, so that what "
-                      "commands change can be put back]\n")
+        ctx.on_output(COPYING_NOTE)
     await asyncio.to_thread(ctx.before_command)  # what the command changes can be told and put back
     try:
         output = await _run(ctx, command, timeout)

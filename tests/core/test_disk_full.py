@@ -139,3 +139,22 @@ async def test_an_approved_command_whose_end_found_no_room_is_not_run_again_by_t
     interrupted = [r for r in events_of(session, ToolResult) if r.call_id == "c1"]
     assert [r.ok for r in interrupted] == [False]
     assert "Tripane stopped while this call was in progress" in interrupted[0].content
+
+
+def test_output_that_cannot_be_kept_while_a_command_runs_costs_the_command_nothing(tmp_path, monkeypatch, caplog):
+    from pathlib import Path
+
+    from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    printed = PrintedSoFar(tmp_path, "call/1")
+    printed.add("step 1\n")
+    assert printed_before_stop(tmp_path, "call/1") == "step 1\n"  # (a name safe on every system)
+    monkeypatch.setattr(Path, "write_text", full)
+    for line in ("step 2\n", "step 3\n"):
+        printed.add(line)  # no error reaches the command; said once in the log
+    assert [r.message for r in caplog.records].count(
+        "the output of call_1 cannot be kept while it runs: [Errno 28] No space left on device") == 1
+    assert printed.tail == "step 1\nstep 2\nstep 3\n"

@@ -117,10 +117,11 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
                                                                                         workdir):
     from core.session import SessionConfig
 
-    command = f'"{sys.executable}" -c "import time; print(1, flush=True); time.sleep(60)"'
+    command = f'"{sys.executable}" -c "import time; print(\'built\', 7 * 1, \'of 9\', flush=True); time.sleep(60)"'
     window = make_window(ScriptedModel([reply("", call("shell_run", "c1", command=command))]))
     session = window.start_session(SessionConfig(task="Count", model="scripted", workdir=workdir, approval="all"))
-    qtbot.waitUntil(lambda: "c1" in window.chat.cards and window.chat.cards["c1"].started, timeout=10_000)
+    qtbot.waitUntil(lambda: "c1" in window.chat.cards and "built 7 of 9" in window.chat.cards["c1"].details.text(),
+                    timeout=10_000)
     window.close_now()  # Quit, confirmed while the command runs
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
 
@@ -132,6 +133,11 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
     qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
     assert card.status == "error" and "unfinished" not in card.header.text()
     assert "its effect is unknown" in card.details.text()  # what the agent was told
+    from core.events import ToolResult
+    told = next(r.event for r in again.session.records if isinstance(r.event, ToolResult))
+    assert told.content.endswith("Check the current state before you repeat it.\n\n"
+                                 "What it had printed by then (the end):\nbuilt 7 of 9")  # how far it got
+    assert not (session.dir / "running").exists() or not any((session.dir / "running").iterdir())
 
 
 def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qtbot, make_window, workdir):
