@@ -46,13 +46,16 @@ class PrintedSoFar:
             self.path.unlink(missing_ok=True)
 
 
-def printed_before_stop(session_dir: Path, call_id: str) -> str:
-    """The latest output of a call that Tripane stopped in the middle of ("" if none was kept), and
-    the file it was in removed."""
-    path = _path(session_dir, call_id)
+def kept_output(session_dir: Path, call_id: str) -> str:
+    """The latest output of a call that Tripane stopped in the middle of ("" if none was kept)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        return _path(session_dir, call_id).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    path.unlink(missing_ok=True)
+
+
+def printed_before_stop(session_dir: Path, call_id: str) -> str:
+    """kept_output, for the agent, which is told it once: the file it was in is removed."""
+    text = kept_output(session_dir, call_id)
+    _path(session_dir, call_id).unlink(missing_ok=True)
     return text

@@ -9,6 +9,7 @@ import re
 import time
 from pathlib import Path
 
+from core.agent.printed_so_far import kept_output
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
@@ -140,6 +141,8 @@ class ToolCard(QFrame):
         body = arguments_html(self.call.name, self.call.arguments)
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
+            if self._unfinished:
+                title = "What it had printed when the run stopped"
             body += f"<b>{title}</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
         if outcome is not None and outcome.content:
@@ -189,7 +192,9 @@ class ToolCard(QFrame):
             return
         self._started, self._unfinished = None, True
         self.stop_button.setVisible(False)
-        self._render_header()
+        if self.folder is not None and not self._live:  # reopened: what the window saw of it is gone
+            self._live = kept_output(self.folder, self.call.id)[-LIVE_KEEP_CHARS:]
+        self._render()
 
     def request_stop(self) -> None:
         if self.status == "running" and self._started is not None:
