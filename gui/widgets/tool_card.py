@@ -194,6 +194,9 @@ class ToolCard(QFrame):
         self.stop_button.setVisible(False)
         if self.folder is not None and not self._live:  # reopened: what the window saw of it is gone
             self._live = kept_output(self.folder, self.call.id)[-LIVE_KEEP_CHARS:]
+            if self._live and not self._person_chose:  # open, as it was while it ran
+                self._opened_for_output = True
+                self.header.setChecked(True)
         self._render()
 
     def request_stop(self) -> None:

@@ -131,6 +131,7 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
     assert card.status == "running" and card.header.text().endswith("· unfinished: the run stopped")
     # What the closed window had shown of it, shown again: how far it got, before Resume is chosen.
     assert "What it had printed when the run stopped" in card.details.text() and "built 7 of 9" in card.details.text()
+    assert card.header.isChecked()  # unfolded, as it was while it ran
     qtbot.mouseClick(again.resume_button, qtbot_left())
     qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
     assert card.status == "error" and "unfinished" not in card.header.text()
