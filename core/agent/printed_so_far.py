@@ -43,7 +43,7 @@ class PrintedSoFar:
     def discard(self) -> None:
         """The call ended: its result holds its output."""
         if self.tail:
-            self.path.unlink(missing_ok=True)
+            _remove(self.path)
 
 
 def kept_output(session_dir: Path, call_id: str) -> str:
@@ -57,5 +57,12 @@ def kept_output(session_dir: Path, call_id: str) -> str:
 def printed_before_stop(session_dir: Path, call_id: str) -> str:
     """kept_output, for the agent, which is told it once: the file it was in is removed."""
     text = kept_output(session_dir, call_id)
-    _path(session_dir, call_id).unlink(missing_ok=True)
+    _remove(_path(session_dir, call_id))
     return text
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:  # (Windows: a virus scanner holding it open) left; it is a few KB
+        log.warning("%s cannot be removed: %s", path, exc)

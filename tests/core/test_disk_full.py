@@ -158,3 +158,21 @@ def test_output_that_cannot_be_kept_while_a_command_runs_costs_the_command_nothi
     assert [r.message for r in caplog.records].count(
         "the output of call_1 cannot be kept while it runs: [Errno 28] No space left on device") == 1
     assert printed.tail == "step 1\nstep 2\nstep 3\n"
+
+
+def test_kept_output_that_cannot_be_removed_is_left_and_the_call_goes_on(tmp_path, monkeypatch, caplog):
+    """On Windows a virus scanner may hold the file open: unlinking it raises PermissionError."""
+    from pathlib import Path
+
+    from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
+
+    printed = PrintedSoFar(tmp_path, "c1")
+    printed.add("step 1\n")
+
+    def held(self, missing_ok=False):
+        raise PermissionError(13, "The process cannot access the file because it is being used by another process")
+
+    monkeypatch.setattr(Path, "unlink", held)
+    printed.discard()
+    assert printed_before_stop(tmp_path, "c1") == "step 1\n"
+    assert sum("cannot be removed" in r.message for r in caplog.records) == 2
