@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from core.providers import Connection
 
 LOG_TAIL_BYTES = 200_000  # "lately": the end of the current log file
+SET_WINDOW = "set Context window in Settings, or --context-window, "  # (read in a terminal: both ways)
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def provider_check(model: str, connection: Connection, on: str | None = None) ->
     notice (core/model_names.py), past or soon (`on`: today): it works now, and will stop."""
     from core.model_names import deprecated_soon, today
 
-    detail = f"{model} answered: {connection.said[:60]} {connection.details(on)}"
+    detail = f"{model} answered: {connection.said[:60]} {connection.details(on, SET_WINDOW)}"
     if connection.deprecated_on and deprecated_soon(connection.deprecated_on, on or today()):
         return Check("Provider", "warn", detail,
                      "choose a newer model: `tripane run --model …`, Settings, or Session → Change model in the window")

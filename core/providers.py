@@ -318,13 +318,14 @@ class Connection:
     deprecated_on: str = ""  # the day its provider deprecates the model (litellm's map), if any
     pictures: str = ""  # whether it sees pictures, in words (PICTURES_SAID); "": not asked
 
-    def details(self, on: str | None = None) -> str:
-        """`on`: the day the deprecation is told as of (today)."""
+    def details(self, on: str | None = None, set_window: str = "set Context window") -> str:
+        """`on`: the day the deprecation is told as of (today); `set_window`: how the person gives
+        the window where they read this."""
         more = "; prompt caching marked for Claude" if self.cache_marked else ""
         more += f"; {self.pictures}" if self.pictures else ""
         if self.window_assumed:
             said = (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
-                    f"tokens are assumed until a refusal says otherwise; set Context window if you know it{more})")
+                    f"tokens are assumed until a refusal says otherwise; {set_window} if you know it{more})")
         else:
             said = f"(context window {self.window:,} tokens{more})"
         if self.deprecated_on:

@@ -177,6 +177,17 @@ def test_a_model_its_provider_deprecates_soon_or_has_deprecated_is_a_warning_wit
     assert provider_check("openai/gpt-5.4-mini", Connection("ready", 400_000, False)).level == "ok"
 
 
+def test_a_window_nothing_states_is_said_with_how_to_set_it_where_it_is_read():
+    """In a terminal, "set Context window" named a field of the window only."""
+    from core.doctor import provider_check
+    from core.providers import Connection
+
+    assumed = Connection("ready", 128_000, False, window_assumed=True)
+    assert ("128,000 tokens are assumed until a refusal says otherwise; set Context window in Settings, or "
+            "--context-window, if you know it)") in provider_check("openai/local", assumed).detail
+    assert "; set Context window if you know it)" in assumed.details()  # (the window's dialogs have the field)
+
+
 def test_the_copies_check_says_what_they_take_and_warns_without_git(tmp_path, monkeypatch):
     import shutil
 
