@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from core.providers import Connection
 
 LOG_TAIL_BYTES = 200_000  # "lately": the end of the current log file
-SET_WINDOW = "set Context window in Settings, or --context-window, "  # (read in a terminal: both ways)
+SET_WINDOW = "set Context window in Settings, or --context-window,"  # (read in a terminal: both ways)
 
 
 @dataclass(frozen=True)
