@@ -808,11 +808,9 @@ class AgentLoop(Delegation):
                                       "so its report was lost. Delegate the question again if you still need it.")
             return
         if resuming and (asked is None or self._acted_on_before(asked.qid)):
-            printed = printed_before_stop(self.session_dir, call.id).strip("\n")
-            self._fail(call.name, "interrupted",
-                       "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
-                       "so its effect is unknown. Check the current state before you repeat it."
-                       + (f"\n\nWhat it had printed by then (the end):\n{printed}" if printed.strip() else ""), call)
+            self._fail(call.name, "interrupted", self._with_printed(
+                call.id, "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
+                "so its effect is unknown. Check the current state before you repeat it."), call)
             return
         # This run acts on the approval now, whether it was asked before or just now: a later run
         # in this process (after a full disk) must not take it as one no run has acted on.
@@ -1087,7 +1085,13 @@ class AgentLoop(Delegation):
 
     def _close_open_calls(self, why: str) -> None:
         for call in self._open_calls():
-            self._result(call, False, why)
+            self._result(call, False, self._with_printed(call.id, why))
+
+    def _with_printed(self, call_id: str, why: str) -> str:
+        """Why a call never ended, with the end of what it had printed when Tripane stopped, if it
+        was kept (see printed_so_far)."""
+        printed = printed_before_stop(self.session_dir, call_id).strip("\n")
+        return f"{why}\n\nWhat it had printed by then (the end):\n{printed}" if printed.strip() else why
 
     async def _diagnose(self, signature: str) -> None:
         """A failure that happened again, diagnosed before the next step (core/agent/diagnosis.py);

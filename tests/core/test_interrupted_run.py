@@ -108,3 +108,33 @@ async def test_a_session_no_run_drives_is_stopped_where_it_is_without_a_run(stor
     assert reopened.state.open_question is None and reopened.state.status == "ended:aborted"
     [closed] = [e for e in events_of(reopened, ToolResult) if e.call_id == "c1"]
     assert not closed.ok and "Stopped by the person" in closed.content
+
+
+async def test_a_command_left_running_tells_what_it_had_printed_whether_resumed_or_ended_unrun(store, data_dir,
+                                                                                                 workdir):
+    import sys
+
+    from core.events import ToolResult
+
+    command = f'"{sys.executable}" -c "import time; print(\'migrated\', 3 * 1, \'of 5\', flush=True); time.sleep(60)"'
+
+    async def left_mid_command() -> Session:
+        session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", "m1", command=command))]),
+                               approval="all")
+        session.start()
+        kept = session.dir / "running" / "m1.txt"
+
+        async def printed() -> None:
+            while not (kept.exists() and "migrated 3 of 5" in kept.read_text(encoding="utf-8")):
+                await asyncio.sleep(0.02)
+        await asyncio.wait_for(printed(), 10)
+        await session.close()  # Tripane quits mid-command
+        return session
+
+    session = await left_mid_command()
+    reopened = Session.open(store, data_dir, session.id, finishing())
+    assert reopened.stop_unrun()  # the person ends it without running it
+    [result] = events_of(reopened, ToolResult)
+    assert result.content == ("Stopped by the person before this call finished.\n\n"
+                              "What it had printed by then (the end):\nmigrated 3 of 5")
+    assert not (session.dir / "running" / "m1.txt").exists()
