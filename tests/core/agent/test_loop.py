@@ -875,6 +875,26 @@ async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir,
     assert not session.stop_tool("hang")  # it ended: nothing to stop
 
 
+async def test_the_persons_stop_mid_command_closes_the_call_with_what_it_had_printed(store, data_dir, workdir):
+    hang = f'"{sys.executable}" -c "import time; print(\'waiting for a server\', flush=True); time.sleep(60)"'
+    model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=hang))])
+    session = make_session(store, data_dir, workdir, model, approval="all")
+    printed = []
+    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and printed.append(notice.text))
+    session.start()
+
+    async def until_it_waits() -> None:
+        while "waiting for a server" not in "".join(printed):
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(until_it_waits(), 10)
+    session.stop()  # the whole run, not the one command
+    assert await asyncio.wait_for(session.wait(), 10) == "aborted"
+    result = events_of(session, ToolResult)[0]
+    # Should the person go on with a message, the agent reads how far the command had got.
+    assert result.content == ("Stopped by the person before this call finished.\n\n"
+                              "What it had printed by then (the end):\nwaiting for a server")
+
+
 async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_ends(store, data_dir, workdir):
     from tests.core.tools.test_shell_and_web import BEATING, still_beating
 
