@@ -34,7 +34,6 @@ from core.agent.options import (
     reason_label,
     refused_by_policy,
 )
-from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
 from core.agent.replies import not_an_answer
 from core.agent.research import described
 from core.agent.rules import (
@@ -43,6 +42,7 @@ from core.agent.rules import (
     failure_excerpt,
     for_the_person,
 )
+from core.agent.running_calls import RunningCall, left_unfinished
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
 from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
@@ -893,21 +893,22 @@ class AgentLoop(Delegation):
                                                 f"No answer within {_minutes(minutes)}")
         return self.state.answers[qid][0]
 
-    def _tool_context(self, call_id: str, printed: PrintedSoFar | None = None) -> ToolContext:
-        """`printed`: where what the call prints is kept while it runs (see printed_so_far)."""
+    def _tool_context(self, call_id: str, running: RunningCall | None = None) -> ToolContext:
+        """`running`: where what the call prints, and its command's process, are kept while it
+        runs (see running_calls)."""
 
         def on_output(text: str) -> None:
             text = self._hide_secrets(text)
             self.journal.notify(ToolOutput(self.state.session_id, call_id, text))
-            if printed is not None and text != COPYING_NOTE:
-                printed.add(text)
+            if running is not None and text != COPYING_NOTE:
+                running.add(text)
 
         return ToolContext(
             workdir=Path(self.state.workdir), session_dir=self.session_dir,
             memory=self.memory, plan_version_seen=self._plan_version_seen,
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
-            on_output=on_output,
+            on_output=on_output, on_started=running.started if running is not None else None,
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,
@@ -919,8 +920,8 @@ class AgentLoop(Delegation):
         )
 
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
-        printed = PrintedSoFar(self.session_dir, call.id)
-        ctx = self._tool_context(call.id, printed)
+        running = RunningCall(self.session_dir, call.id)
+        ctx = self._tool_context(call.id, running)
         writes = call.name in WRITING_TOOLS
         if writes:  # (the person may have edited while the model thought, or while they approved it)
             outside = await self._look_outside(ctx.snapshot)
@@ -943,7 +944,7 @@ class AgentLoop(Delegation):
             raise
         finally:
             self.control.tool_ended(call.id)
-        printed.discard()  # its result says what it printed (stopped or closed, it is told at the resume)
+        running.discard()  # its result says what it printed (stopped or closed, it is told at the resume)
         for event in ctx.events:
             self._record(event)
         content = self._storable(content) if len(content) < BACKGROUND_OUTPUT_CHARS else \
@@ -1088,9 +1089,13 @@ class AgentLoop(Delegation):
             self._result(call, False, self._with_printed(call.id, why))
 
     def _with_printed(self, call_id: str, why: str) -> str:
-        """Why a call never ended, with the end of what it had printed when Tripane stopped, if it
-        was kept (see printed_so_far)."""
-        printed = printed_before_stop(self.session_dir, call_id).strip("\n")
+        """Why a call never ended, with what is known of it (see running_calls): whether its
+        command still runs, without Tripane, and the end of what it had printed."""
+        printed, group = left_unfinished(self.session_dir, call_id)
+        if group is not None:
+            why += (f" It is still running, as process group {group}, though what it prints no longer reaches "
+                    f"you: do not start it again; wait for what it writes, or stop it first with kill -- -{group}.")
+        printed = printed.strip("\n")
         return f"{why}\n\nWhat it had printed by then (the end):\n{printed}" if printed.strip() else why
 
     async def _diagnose(self, signature: str) -> None:

@@ -55,6 +55,9 @@ class ToolContext:
     output_chars: int = 4000
     # Told what a running tool prints, as it prints it (a view shows it live; None: nobody watches).
     on_output: Callable[[str], None] | None = None
+    # Told the process id of a command as it starts (on POSIX, its process group's too): should
+    # Tripane die before the command ends, a resume can tell whether it still runs.
+    on_started: Callable[[int], None] | None = None
     # Set when the person stops this call alone: a tool of STOPPABLE_TOOLS ends early and says so.
     stop_requested: asyncio.Event | None = None
     # Whether a fetched page's address is noted in findings.md: not for the person's own question

@@ -74,6 +74,8 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
 
 async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     proc = await _start(command, ctx)
+    if ctx.on_started is not None:
+        ctx.on_started(proc.pid)
     chunks: list[bytes] = []
     kept = dropped = 0
     live = LiveOutput(ctx.on_output)

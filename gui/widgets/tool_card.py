@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from core.agent.printed_so_far import kept_output
+from core.agent.running_calls import kept_output, still_running
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
@@ -105,6 +105,7 @@ class ToolCard(QFrame):
         self._started: float | None = None  # when the tool began to run (monotonic), if seen
         self._awaiting_approval = False
         self._unfinished = False  # the run stopped with this call in progress (a full disk)
+        self._runs_on: int | None = None  # then, the process group its command still runs in
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -139,6 +140,9 @@ class ToolCard(QFrame):
         self._render_header()
         set_style_property(self, "status", self.status)
         body = arguments_html(self.call.name, self.call.arguments)
+        if self.status == "running" and self._unfinished and self._runs_on:
+            body += (f"<p>Its command still runs, without Tripane, as process group {self._runs_on}; what it prints "
+                     f"is not shown. Resume tells the agent so; to stop it: <code>kill -- -{self._runs_on}</code></p>")
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
@@ -167,7 +171,7 @@ class ToolCard(QFrame):
         elif self.status == "running" and self._started is not None:
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._unfinished:
-            running = "  · unfinished: the run stopped"
+            running = "  · unfinished: the run stopped" + ("; the command still runs" if self._runs_on else "")
         if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
             count = self._changed.count()
             running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
@@ -192,6 +196,8 @@ class ToolCard(QFrame):
             return
         self._started, self._unfinished = None, True
         self.stop_button.setVisible(False)
+        if self.folder is not None:  # its command may outlive the Tripane that ran it (killed)
+            self._runs_on = still_running(self.folder, self.call.id)
         if self.folder is not None and not self._live:  # reopened: what the window saw of it is gone
             self._live = kept_output(self.folder, self.call.id)[-LIVE_KEEP_CHARS:]
             if self._live and not self._person_chose:  # open, as it was while it ran

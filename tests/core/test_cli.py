@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -396,34 +397,43 @@ def test_output_to_a_pipe_that_is_not_utf8_is_written_whole(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX; Windows has no equivalent signal")
-def test_a_command_cut_short_by_a_kill_is_told_at_the_resume_with_what_it_had_printed(tmp_path):
-    """The agent learned only that the call's effect was unknown, and ran a long build again to see
-    how far it had got."""
+def test_a_command_cut_short_by_a_kill_is_told_at_the_resume_with_what_it_had_printed_and_that_it_runs_on(tmp_path):
+    """The agent learned only that the call's effect was unknown: it ran a long build again to see
+    how far it had got, and started a second one beside a first that Tripane's death had not ended."""
     work = work_folder(tmp_path)
     build = f'"{sys.executable}" -c "import time; [print(f\'step {{i}} of 9\', flush=True) for i in range(1, 4)]; time.sleep(60)"'
     steps = positional([Turn(tool_calls=(tool("shell_run", call_id="b1", command=build),)),
                         Turn(tool_calls=(tool("task_done", summary="checked"),))])
-    with ScriptedServer(steps) as server:
-        args = ("--model", "openai/scripted", "--api-base", server.url, "--approve", "all", "--json")
-        proc = tripane("run", "Build it", *args, "--workdir", str(work), data_dir=tmp_path)
-        assert proc.stdout is not None
-        session_id = json.loads(proc.stdout.readline())["session"]
-        kept = tmp_path / "sessions" / session_id / "running" / "b1.txt"
-        deadline = time.monotonic() + 60
-        while not (kept.exists() and "step 3 of 9" in kept.read_text(encoding="utf-8")):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        code, out, err = finish(tripane("resume", session_id, "--json", data_dir=tmp_path))
-        assert code == 0, err
+    group = None
+    try:
+        with ScriptedServer(steps) as server:
+            args = ("--model", "openai/scripted", "--api-base", server.url, "--approve", "all", "--json")
+            proc = tripane("run", "Build it", *args, "--workdir", str(work), data_dir=tmp_path)
+            assert proc.stdout is not None
+            session_id = json.loads(proc.stdout.readline())["session"]
+            running = tmp_path / "sessions" / session_id / "running"
+            deadline = time.monotonic() + 60
+            while not ((running / "b1.txt").exists() and "step 3 of 9" in (running / "b1.txt").read_text("utf-8")):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+            group = int((running / "b1.pid").read_text(encoding="utf-8"))
+            proc.send_signal(signal.SIGKILL)  # the build, which prints no more, lives on
+            proc.wait(timeout=30)
+            code, out, err = finish(tripane("resume", session_id, "--json", data_dir=tmp_path))
+            assert code == 0, err
 
-    store = Store(tmp_path / "tripane.db")
-    told = [r.event for r in store.records(session_id) if r.event.kind == "tool_result"]
-    store.close()
-    assert [(e.call_id, e.ok) for e in told] == [("b1", False), (told[1].call_id, True)]
-    assert told[0].content.endswith("What it had printed by then (the end):\nstep 1 of 9\nstep 2 of 9\nstep 3 of 9")
-    assert not kept.exists()
+        store = Store(tmp_path / "tripane.db")
+        told = [r.event for r in store.records(session_id) if r.event.kind == "tool_result"]
+        store.close()
+        assert [(e.call_id, e.ok) for e in told] == [("b1", False), (told[1].call_id, True)]
+        assert (f"It is still running, as process group {group}, though what it prints no longer reaches you: do "
+                f"not start it again; wait for what it writes, or stop it first with kill -- -{group}.") in told[0].content
+        assert told[0].content.endswith("What it had printed by then (the end):\nstep 1 of 9\nstep 2 of 9\nstep 3 of 9")
+        assert not any(running.iterdir())
+    finally:
+        if group is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
 
 
 def license_script():

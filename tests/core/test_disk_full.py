@@ -144,19 +144,19 @@ async def test_an_approved_command_whose_end_found_no_room_is_not_run_again_by_t
 def test_output_that_cannot_be_kept_while_a_command_runs_costs_the_command_nothing(tmp_path, monkeypatch, caplog):
     from pathlib import Path
 
-    from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
+    from core.agent.running_calls import RunningCall, left_unfinished
 
     def full(self, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    printed = PrintedSoFar(tmp_path, "call/1")
+    printed = RunningCall(tmp_path, "call/1")
     printed.add("step 1\n")
-    assert printed_before_stop(tmp_path, "call/1") == "step 1\n"  # (a name safe on every system)
+    assert left_unfinished(tmp_path, "call/1") == ("step 1\n", None)  # (a name safe on every system)
     monkeypatch.setattr(Path, "write_text", full)
     for line in ("step 2\n", "step 3\n"):
         printed.add(line)  # no error reaches the command; said once in the log
     assert [r.message for r in caplog.records].count(
-        "the output of call_1 cannot be kept while it runs: [Errno 28] No space left on device") == 1
+        "what call_1 prints cannot be kept while it runs: [Errno 28] No space left on device") == 1
     assert printed.tail == "step 1\nstep 2\nstep 3\n"
 
 
@@ -164,9 +164,9 @@ def test_kept_output_that_cannot_be_removed_is_left_and_the_call_goes_on(tmp_pat
     """On Windows a virus scanner may hold the file open: unlinking it raises PermissionError."""
     from pathlib import Path
 
-    from core.agent.printed_so_far import PrintedSoFar, printed_before_stop
+    from core.agent.running_calls import RunningCall, left_unfinished
 
-    printed = PrintedSoFar(tmp_path, "c1")
+    printed = RunningCall(tmp_path, "c1")
     printed.add("step 1\n")
 
     def held(self, missing_ok=False):
@@ -174,5 +174,5 @@ def test_kept_output_that_cannot_be_removed_is_left_and_the_call_goes_on(tmp_pat
 
     monkeypatch.setattr(Path, "unlink", held)
     printed.discard()
-    assert printed_before_stop(tmp_path, "c1") == "step 1\n"
-    assert sum("cannot be removed" in r.message for r in caplog.records) == 2
+    assert left_unfinished(tmp_path, "c1") == ("step 1\n", None)
+    assert sum("cannot be removed" in r.message for r in caplog.records) == 3  # (at the resume: .txt and .pid)

@@ -5,6 +5,11 @@ pauses or waits as it should says nothing of the kind."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import time
+
+import pytest
 
 from core.events import SessionResumed
 from core.memory.working import PROGRESS
@@ -138,3 +143,33 @@ async def test_a_command_left_running_tells_what_it_had_printed_whether_resumed_
     assert result.content == ("Stopped by the person before this call finished.\n\n"
                               "What it had printed by then (the end):\nmigrated 3 of 5")
     assert not (session.dir / "running" / "m1.txt").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_a_commands_group_counts_as_running_until_its_processes_end_not_until_they_are_reaped(tmp_path):
+    """A killed command's processes stay zombies until reaped (in a container, perhaps never): at the
+    person's Stop, its killed group read as still running."""
+    import signal
+    import subprocess
+
+    from core.agent.running_calls import RunningCall, still_running
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        RunningCall(tmp_path, "c1").started(sleeper.pid)
+        assert still_running(tmp_path, "c1") == sleeper.pid
+        os.killpg(sleeper.pid, signal.SIGKILL)
+        while not _is_zombie(sleeper.pid):
+            time.sleep(0.01)
+        assert still_running(tmp_path, "c1") is None  # ended, though not yet reaped
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert still_running(tmp_path, "c1") is None
+
+
+def _is_zombie(pid: int) -> bool:
+    from core.agent.running_calls import _states_in_group
+
+    states = _states_in_group(pid)
+    return bool(states) and all(state.startswith("Z") for state in states)  # (macOS's ps: "Z+" in a terminal)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from core.events import ToolResult
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QLabel
@@ -141,6 +143,37 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
     assert told.content.endswith("Check the current state before you repeat it.\n\n"
                                  "What it had printed by then (the end):\nbuilt 7 of 9")  # how far it got
     assert not (session.dir / "running").exists() or not any((session.dir / "running").iterdir())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_a_command_that_outlived_a_killed_tripane_is_said_to_run_on_in_its_card_and_to_the_agent(
+        qtbot, make_window, workdir):
+    from core.agent.running_calls import RunningCall
+    from core.session import SessionConfig
+
+    command = f'"{sys.executable}" -c "import time; time.sleep(60)"'  # prints nothing
+    window = make_window(ScriptedModel([reply("", call("shell_run", "c1", command=command))]))
+    session = window.start_session(SessionConfig(task="Migrate", model="scripted", workdir=workdir, approval="all"))
+    qtbot.waitUntil(lambda: (session.dir / "running" / "c1.pid").exists(), timeout=10_000)
+    window.close_now()  # a quit ends the command; a killed Tripane would not have:
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
+    migration = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        RunningCall(session.dir, "c1").started(migration.pid)  # the command as it would have run on
+
+        again = make_window(ScriptedModel([reply("", call("task_done", summary="waited"))]))
+        qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
+        card = again.chat.cards["c1"]
+        assert card.header.text().endswith("· unfinished: the run stopped; the command still runs")
+        assert (f"Its command still runs, without Tripane, as process group {migration.pid}" in card.details.text()
+                and f"kill -- -{migration.pid}" in card.details.text())
+        qtbot.mouseClick(again.resume_button, qtbot_left())
+        qtbot.waitUntil(lambda: again.session.state.ended, timeout=15_000)
+        told = next(r.event for r in again.session.records if isinstance(r.event, ToolResult))
+        assert f"It is still running, as process group {migration.pid}" in told.content
+    finally:
+        migration.kill()
+        migration.wait()
 
 
 def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qtbot, make_window, workdir):
