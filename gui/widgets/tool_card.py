@@ -23,6 +23,7 @@ from gui.qt import (
     QHBoxLayout,
     QMenu,
     Qt,
+    QTimer,
     QToolButton,
     QUrl,
     QVBoxLayout,
@@ -58,6 +59,9 @@ STOP_WORDS = {
     "delegate_research": ("Stop research", "The helper reports what it has found so far; the agent goes on",
                           "&Stop this research"),
 }
+
+
+RUNS_ON_CHECK_MS = 5000  # how often a card asks whether a command that outlived Tripane still runs
 
 
 class ToolCard(QFrame):
@@ -106,6 +110,8 @@ class ToolCard(QFrame):
         self._awaiting_approval = False
         self._unfinished = False  # the run stopped with this call in progress (a full disk)
         self._runs_on: int | None = None  # then, the process group its command still runs in
+        self._ended_since = False  # that command ended later, without Tripane
+        self._watch: QTimer | None = None  # looks again, RUNS_ON_CHECK_MS apart, whether it still runs
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -143,6 +149,8 @@ class ToolCard(QFrame):
         if self.status == "running" and self._unfinished and self._runs_on:
             body += (f"<p>Its command still runs, without Tripane, as process group {self._runs_on}; what it prints "
                      f"is not shown. Resume tells the agent so; to stop it: <code>kill -- -{self._runs_on}</code></p>")
+        elif self.status == "running" and self._unfinished and self._ended_since:
+            body += "<p>Its command ran on without Tripane, and has ended since: how it ended is not known.</p>"
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
@@ -171,7 +179,8 @@ class ToolCard(QFrame):
         elif self.status == "running" and self._started is not None:
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._unfinished:
-            running = "  · unfinished: the run stopped" + ("; the command still runs" if self._runs_on else "")
+            running = "  · unfinished: the run stopped" + ("; the command still runs" if self._runs_on else
+                                                            "; the command ended since" if self._ended_since else "")
         if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
             count = self._changed.count()
             running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
@@ -200,10 +209,23 @@ class ToolCard(QFrame):
             self._runs_on = still_running(self.folder, self.call.id)
         if self.folder is not None and not self._live:  # reopened: what the window saw of it is gone
             self._live = kept_output(self.folder, self.call.id)[-LIVE_KEEP_CHARS:]
-            if self._live and not self._person_chose:  # open, as it was while it ran
-                self._opened_for_output = True
-                self.header.setChecked(True)
+        if (self._live or self._runs_on) and not self._person_chose:  # open, as it was while it ran
+            self._opened_for_output = True
+            self.header.setChecked(True)
+        if self._runs_on and self._watch is None:
+            self._watch = QTimer(self)
+            self._watch.timeout.connect(self._look_whether_it_runs_on)
+            self._watch.start(RUNS_ON_CHECK_MS)
         self._render()
+
+    def _look_whether_it_runs_on(self) -> None:
+        assert self._watch is not None and self.folder is not None
+        if self.status != "running":  # resumed: its result says the rest
+            self._watch.stop()
+        elif still_running(self.folder, self.call.id) is None:
+            self._watch.stop()
+            self._runs_on, self._ended_since = None, True
+            self._render()
 
     def request_stop(self) -> None:
         if self.status == "running" and self._started is not None:

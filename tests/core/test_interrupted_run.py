@@ -173,3 +173,36 @@ def _is_zombie(pid: int) -> bool:
 
     states = _states_in_group(pid)
     return bool(states) and all(state.startswith("Z") for state in states)  # (macOS's ps: "Z+" in a terminal)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+async def test_a_command_that_outlived_tripane_is_said_to_run_on_when_the_run_goes_on(store, data_dir, workdir):
+    import subprocess
+
+    from core.agent.running_calls import RunningCall
+    from core.events import ToolResult
+
+    command = f'"{sys.executable}" -c "import time; time.sleep(60)"'
+    session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", "m1", command=command))]),
+                           approval="all")
+    session.start()
+
+    async def started() -> None:
+        while not (session.dir / "running" / "m1.pid").exists():
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(started(), 10)
+    await session.close()  # a quit ends the command; a killed Tripane would not have:
+    migration = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        RunningCall(session.dir, "m1").started(migration.pid)
+        reopened = Session.open(store, data_dir, session.id, finishing())
+        await reopened.send("Go on.")
+        assert await asyncio.wait_for(reopened.wait(), 10) == "done"
+    finally:
+        migration.kill()
+        migration.wait()
+    [result] = events_of(reopened, ToolResult)[:1]
+    assert result.content.endswith(
+        f"so its effect is unknown. Check the current state before you repeat it. It is still running, as process "
+        f"group {migration.pid}, though what it prints no longer reaches you: do not start it again; wait for what it "
+        f"writes, or stop it first with kill -- -{migration.pid}.")
