@@ -318,12 +318,16 @@ class Connection:
     deprecated_on: str = ""  # the day its provider deprecates the model (litellm's map), if any
     pictures: str = ""  # whether it sees pictures, in words (PICTURES_SAID); "": not asked
 
-    def details(self, on: str | None = None, set_window: str = "set Context window") -> str:
+    def details(self, on: str | None = None, set_window: str = "set Context window", set_here: int = 0) -> str:
         """`on`: the day the deprecation is told as of (today); `set_window`: how the person gives
-        the window where they read this."""
+        the window where they read this; `set_here`: the window they gave (0: none), the one a
+        session budgets for."""
         more = "; prompt caching marked for Claude" if self.cache_marked else ""
         more += f"; {self.pictures}" if self.pictures else ""
-        if self.window_assumed:
+        if set_here:
+            own = "" if self.window_assumed or self.window == set_here else f"; its own: {self.window:,}"
+            said = f"(context window {set_here:,} tokens, as set here{own}{more})"
+        elif self.window_assumed:
             said = (f"(context window: not stated by the server or litellm's model map, so {self.window:,} "
                     f"tokens are assumed until a refusal says otherwise; {set_window} if you know it{more})")
         else:

@@ -48,6 +48,7 @@ class ChangeModelDialog(QDialog):
         connection.add_rows(form)
         self.context_window = context_window_spin(state.context_window or 0)
         form.addRow("Context window:", self.context_window)
+        self.connection.follow_window(self.context_window)
         self.reasoning_effort = effort_combo(state.reasoning_effort)
         form.addRow("Reasoning effort:", self.reasoning_effort)
         layout.addLayout(form)

@@ -31,6 +31,7 @@ from gui.qt import (
     QLineEdit,
     QObject,
     QPushButton,
+    QSpinBox,
     Qt,
     QTimer,
     QWidget,
@@ -100,6 +101,8 @@ class ConnectionFields(QObject):
         self.test_result.setObjectName("test_result")
         self.test_result.setWordWrap(True)
         self.busy_button: QPushButton | None = None  # the dialog's own (Save), off while a key is stored
+        self._window_field: QSpinBox | None = None  # the dialog's Context window (follow_window)
+        self._passed: Connection | None = None  # the last test's answer, while it is shown
         self._keyring_problem: str | None = None
         self._form: QFormLayout | None = None  # the form the rows are in, once added
         self._lookup = QTimer(self)
@@ -144,6 +147,7 @@ class ConnectionFields(QObject):
                               name="look up the API key")
 
     def _on_test_clicked(self) -> None:
+        self._passed = None
         if problem := self.model_problem():
             self.test_result.setText(f"✗ {problem}")
             return
@@ -163,12 +167,24 @@ class ConnectionFields(QObject):
         if self.dialog.focusWidget() is self._focus_moved_to:
             self.test_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
+    def follow_window(self, spin: QSpinBox) -> None:
+        """The dialog's Context window: a test's answer says the window set there, as it is set."""
+        self._window_field = spin
+        spin.valueChanged.connect(lambda _value: self._passed is not None and self._show_passed(self._passed))
+
     def _test_passed(self, connection: Connection) -> None:
         self._test_ended()
-        self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} {connection.details()}")
+        self._show_passed(connection)
+
+    def _show_passed(self, connection: Connection) -> None:
+        self._passed = connection
+        set_here = self._window_field.value() if self._window_field is not None else 0
+        self.test_result.setText(f"✓ Connected. The model replied: {connection.said[:80]} "
+                                 f"{connection.details(set_here=set_here)}")
 
     def _test_failed(self, error: BaseException) -> None:
         self._test_ended()
+        self._passed = None
         message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
         self.test_result.setText(f"✗ {message}")
 

@@ -110,6 +110,7 @@ class NewSessionDialog(QDialog):
         # starts at its own. Here so that Test connection's "set Context window" can be done here.
         self.context_window = context_window_spin(0)
         form.addRow("Context window:", self.context_window)
+        self.connection.follow_window(self.context_window)
         self.model.currentTextChanged.connect(self._offer_window)
         self._offer_window(self.model.currentText())
         self.reasoning_effort = effort_combo(prefs.reasoning_effort)

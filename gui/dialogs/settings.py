@@ -91,6 +91,7 @@ class SettingsDialog(QDialog):
         connection.add_rows(form, between=self.ollama)
         self.context_window = context_window_spin(prefs.context_window)
         form.addRow("Context window:", self.context_window)
+        self.connection.follow_window(self.context_window)
         self.reasoning_effort = effort_combo(prefs.reasoning_effort)
         form.addRow("Reasoning effort:", self.reasoning_effort)
         def side_model(label: str, text: str, placeholder: str, tip: str) -> QLineEdit:

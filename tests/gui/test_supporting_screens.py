@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 from dataclasses import fields
@@ -277,7 +278,8 @@ def test_closing_settings_while_its_work_runs_leaves_no_error_behind(qtbot, make
 
 def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot, make_window, memory_keyring):
     window = make_window()  # "Test connection" takes the real litellm path, against a local server
-    script = iter([Turn(text="ready"), Failure(401, "Incorrect API key provided"), Turn(text="ready")])
+    script = itertools.chain([Turn(text="ready"), Failure(401, "Incorrect API key provided")],
+                             itertools.repeat(Turn(text="ready")))
     with ScriptedServer(lambda request: next(script), served_window=24_576) as server:  # vLLM's max_model_len
         dialog = window.open_settings()
         dialog.model.setCurrentText("openai/gpt-4o-mini")
@@ -308,6 +310,17 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
         result = dialog.test_result
         qtbot.waitUntil(lambda: result.height() >= result.heightForWidth(result.width()), timeout=2_000)
         assert result.heightForWidth(result.width()) >= 3 * result.fontMetrics().lineSpacing()
+        # Its advice taken: the answer says the window a session will budget for, as it is set.
+        dialog.context_window.setValue(32_768)
+        assert dialog.test_result.text() == ("✓ Connected. The model replied: ready (context window 32,768 tokens, "
+                                             "as set here; pictures: shown to it, as nothing says whether it sees "
+                                             "them)")
+        server.served_window = 24_576  # one the server states, set smaller here
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
+        assert "(context window 32,768 tokens, as set here; its own: 24,576;" in dialog.test_result.text()
+        dialog.context_window.setValue(0)  # the model's own again
+        assert "(context window 24,576 tokens;" in dialog.test_result.text()
     dialog.reject()
 
 
