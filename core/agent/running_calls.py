@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,9 @@ def kept_output(session_dir: Path, call_id: str) -> str:
 def still_running(session_dir: Path, call_id: str) -> int | None:
     """The process group of a command Tripane stopped in the middle of, if it still runs (None:
     it ended, none was kept, or this system cannot tell: Windows has no process groups to ask)."""
+    kept = _path(session_dir, call_id, ".pid")
     try:
-        pid = int(_path(session_dir, call_id, ".pid").read_text(encoding="utf-8"))
+        pid, kept_at = int(kept.read_text(encoding="utf-8")), kept.stat().st_mtime
     except (OSError, ValueError):
         return None
     if sys.platform == "win32" or pid <= 1:
@@ -88,7 +90,35 @@ def still_running(session_dir: Path, call_id: str) -> int | None:
     # A killed command's processes stay as zombies until they are reaped (at once by a desktop's
     # init; in a container, perhaps never): only a process not yet ended counts.
     states = _states_in_group(pid)
-    return pid if states is None or any(not state.startswith("Z") for state in states) else None
+    if states is not None and all(state.startswith("Z") for state in states):
+        return None
+    # Once the whole group has ended, its id may be given to a new one, which the agent told to
+    # stop "the command" would kill: a leader that started long before or after the command is not
+    # its. (A group whose leader has gone keeps its id while any member runs: it is the command's.)
+    started = _start_time(pid)
+    return None if started is not None and abs(started - kept_at) > SAME_START_S else pid
+
+
+SAME_START_S = 30  # a command's leader starts within this of its id being kept (a loaded machine)
+
+
+def _start_time(pid: int) -> float | None:
+    """When the process `pid` started (seconds since the epoch); None: not there, or not known."""
+    if Path("/proc").is_dir():  # Linux: ticks after boot, and the boot's time
+        try:
+            ticks = int(Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+                        .rpartition(")")[2].split()[19])
+            boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text(encoding="ascii").splitlines()
+                        if line.startswith("btime "))
+            return boot + ticks / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, StopIteration):
+            return None
+    try:  # macOS and the BSDs: "Sat Nov 28 12:48:41 2026", in the C locale's words
+        said = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"}).stdout.strip()
+        return time.mktime(time.strptime(said, "%a %b %d %H:%M:%S %Y")) if said else None
+    except (OSError, subprocess.SubprocessError, ValueError, OverflowError):
+        return None
 
 
 def _states_in_group(group: int) -> list[str] | None:

@@ -148,7 +148,7 @@ async def test_a_command_left_running_tells_what_it_had_printed_whether_resumed_
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
 def test_a_commands_group_counts_as_running_until_its_processes_end_not_until_they_are_reaped(tmp_path):
     """A killed command's processes stay zombies until reaped (in a container, perhaps never): at the
-    person's Stop, its killed group read as still running."""
+    person's Stop, its killed group read as still running. Nor is a group given the id since its."""
     import signal
     import subprocess
 
@@ -158,6 +158,11 @@ def test_a_commands_group_counts_as_running_until_its_processes_end_not_until_th
     try:
         RunningCall(tmp_path, "c1").started(sleeper.pid)
         assert still_running(tmp_path, "c1") == sleeper.pid
+        # The same id kept an hour before: a group of that id now is another's, given the id since.
+        kept = tmp_path / "running" / "c1.pid"
+        os.utime(kept, (time.time() - 3600, time.time() - 3600))
+        assert still_running(tmp_path, "c1") is None
+        os.utime(kept)
         os.killpg(sleeper.pid, signal.SIGKILL)
         while not _is_zombie(sleeper.pid):
             time.sleep(0.01)
