@@ -808,7 +808,7 @@ class AgentLoop(Delegation):
                                       "so its report was lost. Delegate the question again if you still need it.")
             return
         if resuming and (asked is None or self._acted_on_before(asked.qid)):
-            self._fail(call.name, "interrupted", self._with_printed(
+            self._fail(call.name, "interrupted", self._with_what_is_known(
                 call.id, "Tripane stopped while this call was in progress (a crash, a forced quit, a full disk), "
                 "so its effect is unknown. Check the current state before you repeat it."), call)
             return
@@ -1086,9 +1086,9 @@ class AgentLoop(Delegation):
 
     def _close_open_calls(self, why: str) -> None:
         for call in self._open_calls():
-            self._result(call, False, self._with_printed(call.id, why))
+            self._result(call, False, self._with_what_is_known(call.id, why))
 
-    def _with_printed(self, call_id: str, why: str) -> str:
+    def _with_what_is_known(self, call_id: str, why: str) -> str:
         """Why a call never ended, with what is known of it (see running_calls): whether its
         command still runs, without Tripane, and the end of what it had printed."""
         printed, group = left_unfinished(self.session_dir, call_id)
