@@ -24,6 +24,7 @@ from core import pictures
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
+from core.agent.running_calls import stop_left_running
 from core.agent.state import SessionState, approval_key, asked_by_helper
 from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
@@ -527,7 +528,10 @@ class Session:
         the reflection say where the gap is (a command it ran may have been cut short)."""
         if self._interrupted_at:
             at, self._interrupted_at = self._interrupted_at, ""
-            self._progress(progress.resumed_after_interruption(at))
+            stopped = stop_left_running(self.dir)  # (a killed Tripane's run did not stop them)
+            if stopped:
+                log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
+            self._progress(progress.resumed_after_interruption(at, stopped))
             self.journal.record(SessionResumed(interrupted_at=at))
 
     async def run(self) -> str:
@@ -990,6 +994,8 @@ class Session:
             return False
         with self._writing():
             self._agent_loop().stopped_by_person()
+        if stopped := stop_left_running(self.dir):  # as the end of the run they were left by would have
+            log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
         return True
 
     def running_tools(self) -> dict[str, float]:

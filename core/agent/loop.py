@@ -42,7 +42,7 @@ from core.agent.rules import (
     failure_excerpt,
     for_the_person,
 )
-from core.agent.running_calls import RunningCall, left_unfinished
+from core.agent.running_calls import RunningCall, forget_left_running, left_unfinished
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
 from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
@@ -259,6 +259,7 @@ class AgentLoop(Delegation):
         finally:  # ended, stopped or closed: a server the agent started does not outlive the run
             if stopped := await stop_background(self.state.session_id):
                 log.info("stopped %d background process group(s) of session %s", stopped, self.state.session_id)
+            forget_left_running(self.session_dir)
 
     async def run(self) -> str:
         async for _ in self.steps():
@@ -909,6 +910,7 @@ class AgentLoop(Delegation):
             long_memory=self.long_memory, session_id=self.state.session_id,
             output_chars=self.settings.offload_chars,
             on_output=on_output, on_started=running.started if running is not None else None,
+            on_left_running=running.left_running if running is not None else None,
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -64,6 +65,41 @@ class RunningCall:
         if self.pid is not None:
             _remove(self.pid_path)
 
+    def left_running(self) -> None:
+        """The command returned, and left processes of its group running (a dev server): stopped
+        when the run ends, or by the next run should Tripane die first (stop_left_running)."""
+        if self.pid is None or sys.platform == "win32":  # (there they are the agent's to stop)
+            return
+        try:  # (as it was written when the command started: see _group_kept_in)
+            self.pid_path.replace(self.pid_path.with_name(f"{LEFT_RUNNING}{self.pid}.pid"))
+        except OSError as exc:
+            log.warning("what %s left running cannot be kept: %s", self.path.stem, exc)
+        self.pid = None
+
+
+LEFT_RUNNING = "left-running-"  # the files of process groups commands left running, in running/
+
+
+def forget_left_running(session_dir: Path) -> None:
+    """The run that started them stopped them as it ended."""
+    for kept in (session_dir / "running").glob(f"{LEFT_RUNNING}*.pid"):
+        _remove(kept)
+
+
+def stop_left_running(session_dir: Path) -> list[int]:
+    """Stop what commands left running in the background in a run that ended without stopping
+    them (Tripane was killed), as that run's end would have; the groups stopped."""
+    stopped = []
+    for kept in sorted((session_dir / "running").glob(f"{LEFT_RUNNING}*.pid")):
+        if (group := _group_kept_in(kept)) is not None:
+            try:
+                os.killpg(group, signal.SIGKILL)
+                stopped.append(group)
+            except OSError as exc:  # (it ended meanwhile)
+                log.info("process group %s was not stopped: %s", group, exc)
+        _remove(kept)
+    return stopped
+
 
 def kept_output(session_dir: Path, call_id: str) -> str:
     """The latest output of a call that Tripane stopped in the middle of ("" if none was kept)."""
@@ -76,7 +112,12 @@ def kept_output(session_dir: Path, call_id: str) -> str:
 def still_running(session_dir: Path, call_id: str) -> int | None:
     """The process group of a command Tripane stopped in the middle of, if it still runs (None:
     it ended, none was kept, or this system cannot tell: Windows has no process groups to ask)."""
-    kept = _path(session_dir, call_id, ".pid")
+    return _group_kept_in(_path(session_dir, call_id, ".pid"))
+
+
+def _group_kept_in(kept: Path) -> int | None:
+    """The process group whose id the file holds, if it still runs and is the one kept there (its
+    id written as its command started)."""
     try:
         pid, kept_at = int(kept.read_text(encoding="utf-8")), kept.stat().st_mtime
     except (OSError, ValueError):

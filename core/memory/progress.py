@@ -133,9 +133,13 @@ def session_ended(status: str, summary: str) -> str:
     return f"\n## [{_stamp()}] {icon} Session ended: {ended_word(status)}\n{_clip(summary, 2000)}\n"
 
 
-def resumed_after_interruption(interrupted_at: str) -> str:
+def resumed_after_interruption(interrupted_at: str, stopped: list[int] = ()) -> str:
+    """`stopped`: the process groups that commands had left running in the background, which the
+    run that was cut short did not stop, stopped now."""
+    left = (f" What commands had left running in the background (process group{'s' if len(stopped) > 1 else ''} "
+            f"{', '.join(map(str, stopped))}) was stopped now, as the run's end would have." if stopped else "")
     return (f"\n## [{_stamp()}] ▶ Run resumed after an interruption\nTripane closed or was stopped mid-run; its last "
-            f"record was at {local_time(interrupted_at)}. A command running then may have been cut short.\n")
+            f"record was at {local_time(interrupted_at)}. A command running then may have been cut short.{left}\n")
 
 
 def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str = "") -> str:

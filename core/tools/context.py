@@ -58,6 +58,8 @@ class ToolContext:
     # Told the process id of a command as it starts (on POSIX, its process group's too): should
     # Tripane die before the command ends, a resume can tell whether it still runs.
     on_started: Callable[[int], None] | None = None
+    # Told when a command returned but left processes of its group running (a dev server).
+    on_left_running: Callable[[], None] | None = None
     # Set when the person stops this call alone: a tool of STOPPABLE_TOOLS ends early and says so.
     stop_requested: asyncio.Event | None = None
     # Whether a fetched page's address is noted in findings.md: not for the person's own question

@@ -136,6 +136,8 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     if not finishing.result():
         detached = True  # drain goes on reading, so the background process never blocks on a full pipe
         background = _keep_in_background(ctx.session_id, proc, draining)
+        if ctx.on_left_running is not None:
+            ctx.on_left_running()
     else:
         draining.result()  # a failure reading the output surfaces here
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""

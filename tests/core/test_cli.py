@@ -436,6 +436,46 @@ def test_a_command_cut_short_by_a_kill_is_told_at_the_resume_with_what_it_had_pr
                 os.killpg(group, signal.SIGKILL)
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX; Windows has no equivalent signal")
+def test_what_commands_left_running_before_a_kill_is_stopped_when_the_run_goes_on(tmp_path):
+    """A server the agent started was to stop when the run ended; a killed Tripane's run never
+    ended, and the server held its port while the resumed agent started it again."""
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    steps = positional([Turn(tool_calls=(tool("shell_run", call_id="s1", command=f'"{sys.executable}" serve.py'),)),
+                        Turn(tool_calls=(tool("shell_run", call_id="w1", command="sleep 1; echo ok"),)),
+                        Turn(tool_calls=(tool("task_done", summary="served"),))])
+
+    def beating(seconds: float = 0.6) -> bool:
+        before = (work / "beat").stat().st_size
+        time.sleep(seconds)
+        return (work / "beat").stat().st_size > before
+
+    with ScriptedServer(steps) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url, "--approve", "all", "--json")
+        proc = tripane("run", "Serve it", *args, "--workdir", str(work), data_dir=tmp_path)
+        assert proc.stdout is not None
+        session_id = json.loads(proc.stdout.readline())["session"]
+        folder = tmp_path / "sessions" / session_id
+        deadline = time.monotonic() + 60
+        while not (folder / "running" / "w1.pid").exists():  # the server started, the next command runs
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert beating()  # Tripane is gone; the server is not
+        code, out, err = finish(tripane("resume", session_id, "--json", data_dir=tmp_path))
+        assert code == 0, err
+    assert not beating()
+    progress_text = (folder / "progress.md").read_text(encoding="utf-8")
+    assert "What commands had left running in the background (process group " in progress_text
+    assert "was stopped now, as the run's end would have." in progress_text
+    assert not any((folder / "running").iterdir())
+
+
 def license_script():
     """The agent asks which license, writes the person's answer to LICENSE, and is done."""
     return positional([

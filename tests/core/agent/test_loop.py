@@ -907,10 +907,13 @@ async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_e
     question = await wait_for_question(session, timeout=30)
     assert "still runs in the background" in events_of(session, ToolResult)[0].content
     assert await still_beating(workdir)  # the person looks at the page the server serves
+    left = list((session.dir / "running").glob("left-running-*.pid"))
+    assert len(left) == (0 if sys.platform == "win32" else 1)  # kept, should Tripane die before the run ends
     await session.answer(question.qid, "yes")
     assert await ran == "done"
     if sys.platform != "win32":
         assert not await still_beating(workdir)
+    assert not any((session.dir / "running").iterdir())  # stopped by this run: nothing for the next
 
 
 async def test_a_reply_cut_off_at_the_output_limit_is_neither_run_half_nor_taken_as_the_answer(store, data_dir,
