@@ -15,10 +15,9 @@ import logging
 import os
 import re
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
+
+from core.processes import processes
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +66,15 @@ class RunningCall:
 
     def left_running(self) -> None:
         """The command returned, and left processes of its group running (a dev server): stopped
-        when the run ends, or by the next run should Tripane die first (stop_left_running)."""
-        if self.pid is None or sys.platform == "win32":  # (there they are the agent's to stop)
-            return
-        try:  # (as it was written when the command started: see _group_kept_in)
-            self.pid_path.replace(self.pid_path.with_name(f"{LEFT_RUNNING}{self.pid}.pid"))
-        except OSError as exc:
-            log.warning("what %s left running cannot be kept: %s", self.path.stem, exc)
-        self.pid = None
+        when the run ends, or by the next run should Tripane die first (stop_left_running). They
+        are kept by id and start time, which together say a process is still the one left."""
+        group, self.pid = self.pid, None
+        _remove(self.pid_path)
+        table = processes() if group is not None else None  # (None on Windows: the agent's to stop)
+        members = [p for p in table or () if p.group == group and not p.ended]
+        if members:
+            self._write(self.pid_path.with_name(f"{LEFT_RUNNING}{group}.pid"),
+                        "".join(f"{p.pid} {p.started:.2f}\n" for p in members))
 
 
 LEFT_RUNNING = "left-running-"  # the files of process groups commands left running, in running/
@@ -88,10 +88,20 @@ def forget_left_running(session_dir: Path) -> None:
 
 def stop_left_running(session_dir: Path) -> list[int]:
     """Stop what commands left running in the background in a run that ended without stopping
-    them (Tripane was killed), as that run's end would have; the groups stopped."""
+    them (Tripane was killed), as that run's end would have; the groups stopped. A group is
+    stopped only while a process kept for it is still there, started when it was."""
+    kept_files = sorted((session_dir / "running").glob(f"{LEFT_RUNNING}*.pid"))
+    table = {p.pid: p for p in processes() or ()} if kept_files else {}
     stopped = []
-    for kept in sorted((session_dir / "running").glob(f"{LEFT_RUNNING}*.pid")):
-        if (group := _group_kept_in(kept)) is not None:
+    for kept in kept_files:
+        try:
+            group = int(kept.name.removeprefix(LEFT_RUNNING).removesuffix(".pid"))
+            members = [line.split() for line in kept.read_text(encoding="utf-8").splitlines()]
+            still = any((p := table.get(int(pid))) is not None and p.group == group and not p.ended
+                        and abs(p.started - float(started)) < SAME_PROCESS_S for pid, started in members)
+        except (OSError, ValueError):
+            still = False
+        if still:
             try:
                 os.killpg(group, signal.SIGKILL)
                 stopped.append(group)
@@ -111,76 +121,25 @@ def kept_output(session_dir: Path, call_id: str) -> str:
 
 def still_running(session_dir: Path, call_id: str) -> int | None:
     """The process group of a command Tripane stopped in the middle of, if it still runs (None:
-    it ended, none was kept, or this system cannot tell: Windows has no process groups to ask)."""
-    return _group_kept_in(_path(session_dir, call_id, ".pid"))
+    it ended, none was kept, or this system cannot tell: Windows has no process groups to ask).
 
-
-def _group_kept_in(kept: Path) -> int | None:
-    """The process group whose id the file holds, if it still runs and is the one kept there (its
-    id written as its command started)."""
+    Its leader must still be there, not ended (a killed command's processes stay as zombies until
+    reaped: at once by a desktop's init; in a container, perhaps never), and have started when its
+    id was kept: once the whole group has ended, its id may go to a new group, which the agent,
+    told to stop "the command", would stop."""
+    kept = _path(session_dir, call_id, ".pid")
     try:
-        pid, kept_at = int(kept.read_text(encoding="utf-8")), kept.stat().st_mtime
+        group, kept_at = int(kept.read_text(encoding="utf-8")), kept.stat().st_mtime
     except (OSError, ValueError):
         return None
-    if sys.platform == "win32" or pid <= 1:
+    leader = next((p for p in processes() or () if p.pid == group and p.group == group), None)
+    if leader is None or leader.ended or abs(leader.started - kept_at) > SAME_START_S:
         return None
-    try:
-        os.killpg(pid, 0)  # (signal 0: is the group there, nothing sent)
-    except OSError:  # gone; or PermissionError: another user's, its id taken again since
-        return None
-    # A killed command's processes stay as zombies until they are reaped (at once by a desktop's
-    # init; in a container, perhaps never): only a process not yet ended counts.
-    states = _states_in_group(pid)
-    if states is not None and all(state.startswith("Z") for state in states):
-        return None
-    # Once the whole group has ended, its id may be given to a new one, which the agent told to
-    # stop "the command" would kill: a leader that started long before or after the command is not
-    # its. (A group whose leader has gone keeps its id while any member runs: it is the command's.)
-    started = _start_time(pid)
-    return None if started is not None and abs(started - kept_at) > SAME_START_S else pid
+    return group
 
 
 SAME_START_S = 30  # a command's leader starts within this of its id being kept (a loaded machine)
-
-
-def _start_time(pid: int) -> float | None:
-    """When the process `pid` started (seconds since the epoch); None: not there, or not known."""
-    if Path("/proc").is_dir():  # Linux: ticks after boot, and the boot's time
-        try:
-            ticks = int(Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-                        .rpartition(")")[2].split()[19])
-            boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text(encoding="ascii").splitlines()
-                        if line.startswith("btime "))
-            return boot + ticks / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError, StopIteration):
-            return None
-    try:  # macOS and the BSDs: "Sat Nov 28 12:48:41 2026", in the C locale's words
-        said = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"}).stdout.strip()
-        return time.mktime(time.strptime(said, "%a %b %d %H:%M:%S %Y")) if said else None
-    except (OSError, subprocess.SubprocessError, ValueError, OverflowError):
-        return None
-
-
-def _states_in_group(group: int) -> list[str] | None:
-    """The state letters of the processes in a process group (R, S, Z, …); None: unknown."""
-    proc = Path("/proc")
-    if proc.is_dir():  # Linux
-        states = []
-        for stat in proc.glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text(encoding="ascii", errors="replace").rpartition(")")[2].split()
-            except OSError:  # (it ended meanwhile)
-                continue
-            if len(fields) > 2 and fields[2] == str(group):  # state, parent, group, …
-                states.append(fields[0])
-        return states
-    try:  # macOS and the BSDs
-        listed = subprocess.run(["ps", "-A", "-o", "pgid=,stat="], capture_output=True, text=True, timeout=10,
-                                stdin=subprocess.DEVNULL).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return [line.split()[1] for line in listed.splitlines() if len(line.split()) == 2 and line.split()[0] == str(group)]
+SAME_PROCESS_S = 2  # a process kept with its start time: the same one (ps says whole seconds)
 
 
 def left_unfinished(session_dir: Path, call_id: str) -> tuple[str, int | None]:
