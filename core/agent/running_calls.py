@@ -22,6 +22,9 @@ from core.processes import processes
 log = logging.getLogger(__name__)
 
 TAIL_CHARS = 4000  # the end of the output: where a build or a test run says how far it got
+SAME_START_S = 30  # a command's leader starts within this of its id being kept (a loaded machine)
+SAME_PROCESS_S = 2  # a process kept with its start time: the same one (ps says whole seconds)
+LEFT_RUNNING = "left-running-"  # the files of process groups commands left running, in running/
 
 
 def _path(session_dir: Path, call_id: str, suffix: str = ".txt") -> Path:
@@ -75,9 +78,6 @@ class RunningCall:
         if members:
             self._write(self.pid_path.with_name(f"{LEFT_RUNNING}{group}.pid"),
                         "".join(f"{p.pid} {p.started:.2f}\n" for p in members))
-
-
-LEFT_RUNNING = "left-running-"  # the files of process groups commands left running, in running/
 
 
 def forget_left_running(session_dir: Path) -> None:
@@ -137,9 +137,6 @@ def still_running(session_dir: Path, call_id: str) -> int | None:
         return None
     return group
 
-
-SAME_START_S = 30  # a command's leader starts within this of its id being kept (a loaded machine)
-SAME_PROCESS_S = 2  # a process kept with its start time: the same one (ps says whole seconds)
 
 
 def left_unfinished(session_dir: Path, call_id: str) -> tuple[str, int | None]:

@@ -853,10 +853,12 @@ async def test_a_call_approved_after_a_restart_runs_and_one_approved_before_it_i
     assert not result.ok and "effect is unknown" in result.content
 
 
-async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir, workdir):
-    hang = f'"{sys.executable}" -c "import time; print(\'waiting for a server\', flush=True); time.sleep(60)"'
-    model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=hang)),
-                           reply("", call("task_done", summary="gave up on the server"))])
+HANG = f'"{sys.executable}" -c "import time; print(\'waiting for a server\', flush=True); time.sleep(60)"'
+
+
+async def waiting_for_a_server(store, data_dir, workdir, *after: ModelReply) -> tuple[Session, ScriptedModel]:
+    """A session whose command "hang" has said it waits for a server, and waits on."""
+    model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=HANG)), *after])
     session = make_session(store, data_dir, workdir, model, approval="all")
     printed = []  # what the command printed (after Tripane's line on copying the work folder)
     session.subscribe(lambda notice: isinstance(notice, ToolOutput) and printed.append(notice.text))
@@ -866,6 +868,12 @@ async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir,
         while "waiting for a server" not in "".join(printed):
             await asyncio.sleep(0.02)
     await asyncio.wait_for(until_it_waits(), 10)
+    return session, model
+
+
+async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir, workdir):
+    session, model = await waiting_for_a_server(store, data_dir, workdir,
+                                                reply("", call("task_done", summary="gave up on the server")))
     assert session.stop_tool("hang")
     assert await asyncio.wait_for(session.wait(), 10) == "done"  # not aborted: the agent went on
     result = events_of(session, ToolResult)[0]
@@ -876,17 +884,7 @@ async def test_the_person_stops_one_command_and_the_run_goes_on(store, data_dir,
 
 
 async def test_the_persons_stop_mid_command_closes_the_call_with_what_it_had_printed(store, data_dir, workdir):
-    hang = f'"{sys.executable}" -c "import time; print(\'waiting for a server\', flush=True); time.sleep(60)"'
-    model = ScriptedModel([reply("", call("shell_run", call_id="hang", command=hang))])
-    session = make_session(store, data_dir, workdir, model, approval="all")
-    printed = []
-    session.subscribe(lambda notice: isinstance(notice, ToolOutput) and printed.append(notice.text))
-    session.start()
-
-    async def until_it_waits() -> None:
-        while "waiting for a server" not in "".join(printed):
-            await asyncio.sleep(0.02)
-    await asyncio.wait_for(until_it_waits(), 10)
+    session, _ = await waiting_for_a_server(store, data_dir, workdir)
     session.stop()  # the whole run, not the one command
     assert await asyncio.wait_for(session.wait(), 10) == "aborted"
     result = events_of(session, ToolResult)[0]
