@@ -528,10 +528,7 @@ class Session:
         the reflection say where the gap is (a command it ran may have been cut short)."""
         if self._interrupted_at:
             at, self._interrupted_at = self._interrupted_at, ""
-            stopped = stop_left_running(self.dir)  # (a killed Tripane's run did not stop them)
-            if stopped:
-                log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
-            self._progress(progress.resumed_after_interruption(at, stopped))
+            self._progress(progress.resumed_after_interruption(at, self._stop_left_running()))
             self.journal.record(SessionResumed(interrupted_at=at))
 
     async def run(self) -> str:
@@ -994,9 +991,15 @@ class Session:
             return False
         with self._writing():
             self._agent_loop().stopped_by_person()
-        if stopped := stop_left_running(self.dir):  # as the end of the run they were left by would have
-            log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
+        self._stop_left_running()
         return True
+
+    def _stop_left_running(self) -> list[int]:
+        """What commands left running in a run that a killed Tripane never ended, stopped as that
+        run's end would have (see running_calls); the process groups stopped."""
+        if stopped := stop_left_running(self.dir):
+            log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
+        return stopped
 
     def running_tools(self) -> dict[str, float]:
         """The calls running now in this process, by id, and when each started (time.monotonic)."""
