@@ -495,6 +495,7 @@ def _show(store, data_dir: Path, args) -> int:
     from core.export import record_json
     from core.paths import session_dir
     from core.render import render
+    from core.run_lock import run_by_nobody
 
     row = _chosen_session(store, args.session)
     if (args.markdown or args.summary) and args.follow:
@@ -536,11 +537,35 @@ def _show(store, data_dir: Path, args) -> int:
         except KeyboardInterrupt:
             return EXIT_DONE
     if not args.json:
+        if not ended and row.status == "running" and run_by_nobody(data_dir, row.id):
+            print("\n".join(_left_unfinished(store.records(row.id), session_dir(data_dir, row.id), row.id)))
         if changed := changes_line(store.iter_records(row.id)):
             print(changed)
         folder = session_dir(data_dir, row.id)
         print(f"\nFiles: {folder / 'task_plan.md'}\n       {folder / 'findings.md'}\n       {folder / 'progress.md'}")
     return EXIT_DONE
+
+
+def _left_unfinished(records, folder: Path, session_id: str) -> list[str]:
+    """A session Tripane stopped mid-run, as the window shows it: its calls left unfinished, with
+    whether each one's command still runs and the end of what it had printed (see running_calls)."""
+    from core.agent.running_calls import kept_output, still_running
+    from core.agent.state import SessionState
+
+    state = SessionState(session_id)
+    for record in records:
+        state.apply(record)
+    lines = []
+    for call_id, name in state.pending_calls.items():
+        group = still_running(folder, call_id)
+        runs = f"; its command still runs without Tripane, as process group {group} (kill -- -{group})" if group else ""
+        lines.append(f"  … {name} unfinished: the run stopped{runs}")
+        if printed := kept_output(folder, call_id).strip("\n"):
+            lines += [f"{LiveEcho.MARGIN}{line}" for line in printed.splitlines()[-SHOWN_UNFINISHED_LINES:]]
+    return [*lines, f"○ interrupted mid-run: tripane resume {session_id} goes on from here"]
+
+
+SHOWN_UNFINISHED_LINES = 10  # of what an unfinished call had printed, in `tripane show`
 
 
 def _history(store, args) -> int:

@@ -44,6 +44,25 @@ async def left_mid_step(store, data_dir, workdir) -> Session:
     return session
 
 
+async def left_mid_command(store, data_dir, workdir, call_id: str, printing: str = "") -> Session:
+    """A session Tripane quit while its command `call_id` ran, once the command had printed
+    `printing` (or, printing nothing, had started). A quit ends the command, as a kill would not."""
+    code = f"print({printing!r}, flush=True); " if printing else ""
+    command = f'"{sys.executable}" -c "import time; {code}time.sleep(60)"'
+    session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", call_id,
+                                                                                   command=command))]),
+                           approval="all")
+    session.start()
+    kept = session.dir / "running" / (f"{call_id}.txt" if printing else f"{call_id}.pid")
+
+    async def there() -> None:
+        while not (kept.exists() and printing in kept.read_text(encoding="utf-8")):
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(there(), 10)
+    await session.close()
+    return session
+
+
 async def test_a_run_left_mid_step_says_where_it_was_interrupted_when_it_goes_on(store, data_dir, workdir):
     session = await left_mid_step(store, data_dir, workdir)
     last = session.records[-1]
@@ -117,26 +136,10 @@ async def test_a_session_no_run_drives_is_stopped_where_it_is_without_a_run(stor
 
 async def test_a_command_left_running_tells_what_it_had_printed_whether_resumed_or_ended_unrun(store, data_dir,
                                                                                                  workdir):
-    import sys
 
     from core.events import ToolResult
 
-    command = f'"{sys.executable}" -c "import time; print(\'migrated\', 3 * 1, \'of 5\', flush=True); time.sleep(60)"'
-
-    async def left_mid_command() -> Session:
-        session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", "m1", command=command))]),
-                               approval="all")
-        session.start()
-        kept = session.dir / "running" / "m1.txt"
-
-        async def printed() -> None:
-            while not (kept.exists() and "migrated 3 of 5" in kept.read_text(encoding="utf-8")):
-                await asyncio.sleep(0.02)
-        await asyncio.wait_for(printed(), 10)
-        await session.close()  # Tripane quits mid-command
-        return session
-
-    session = await left_mid_command()
+    session = await left_mid_command(store, data_dir, workdir, "m1", printing="migrated 3 of 5")
     reopened = Session.open(store, data_dir, session.id, finishing())
     assert reopened.stop_unrun()  # the person ends it without running it
     [result] = events_of(reopened, ToolResult)
@@ -186,16 +189,7 @@ async def test_a_command_that_outlived_tripane_is_said_to_run_on_when_the_run_go
     from core.agent.running_calls import RunningCall
     from core.events import ToolResult
 
-    command = f'"{sys.executable}" -c "import time; time.sleep(60)"'
-    session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", "m1", command=command))]),
-                           approval="all")
-    session.start()
-
-    async def started() -> None:
-        while not (session.dir / "running" / "m1.pid").exists():
-            await asyncio.sleep(0.02)
-    await asyncio.wait_for(started(), 10)
-    await session.close()  # a quit ends the command; a killed Tripane would not have:
+    session = await left_mid_command(store, data_dir, workdir, "m1")  # a kill would have left the command running:
     migration = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         RunningCall(session.dir, "m1").started(migration.pid)
@@ -210,3 +204,27 @@ async def test_a_command_that_outlived_tripane_is_said_to_run_on_when_the_run_go
         f"so its effect is unknown. Check the current state before you repeat it. It is still running, as process "
         f"group {migration.pid}, though what it prints no longer reaches you: do not start it again; wait for what it "
         f"writes, or stop it first with kill -- -{migration.pid}.")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+async def test_tripane_show_says_what_a_session_stopped_mid_run_left_unfinished(store, data_dir, workdir, capsys):
+    """It printed the call and nothing after: neither that the run had stopped, nor how far the
+    command had got, nor that it still ran; the window's card says all three."""
+    import subprocess
+
+    from core.agent.running_calls import RunningCall
+    from core.cli import main
+
+    session = await left_mid_command(store, data_dir, workdir, "b1", printing="step 4 of 9")  # a kill would have
+    build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        RunningCall(session.dir, "b1").started(build.pid)
+        capsys.readouterr()
+        assert await asyncio.to_thread(main, ["--data-dir", str(data_dir), "show", session.id]) == 0
+        shown = capsys.readouterr().out
+    finally:
+        build.kill()
+        build.wait()
+    assert (f"  … shell_run unfinished: the run stopped; its command still runs without Tripane, as process group "
+            f"{build.pid} (kill -- -{build.pid})\n  │ step 4 of 9\n"
+            f"○ interrupted mid-run: tripane resume {session.id} goes on from here\n") in shown
