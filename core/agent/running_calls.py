@@ -139,6 +139,19 @@ def still_running(session_dir: Path, call_id: str) -> int | None:
 
 
 
+def stop_still_running(session_dir: Path, call_id: str) -> int | None:
+    """Stop the command of a call Tripane stopped in the middle of, which runs on without it (the
+    person's choice, from its card); the process group stopped, None if none still ran."""
+    if (group := still_running(session_dir, call_id)) is None:
+        return None
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError as exc:  # (it ended meanwhile)
+        log.info("process group %s was not stopped: %s", group, exc)
+        return None
+    return group
+
+
 def left_unfinished(session_dir: Path, call_id: str) -> tuple[str, int | None]:
     """What the agent is told once of a call Tripane stopped in the middle of: the end of what it
     printed, and its command's process group if that still runs. Their files are removed."""

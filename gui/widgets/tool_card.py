@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from core.agent.running_calls import kept_output, still_running
+from core.agent.running_calls import kept_output, still_running, stop_still_running
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
@@ -111,6 +111,7 @@ class ToolCard(QFrame):
         self._unfinished = False  # the run stopped with this call in progress (a full disk)
         self._runs_on: int | None = None  # then, the process group its command still runs in
         self._ended_since = False  # that command ended later, without Tripane
+        self._stopped_by_person = False  # ended so by the person, from this card
         self._watch: QTimer | None = None  # looks again, RUNS_ON_CHECK_MS apart, whether it still runs
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
@@ -150,7 +151,8 @@ class ToolCard(QFrame):
             body += (f"<p>Its command still runs, without Tripane, as process group {self._runs_on}; what it prints "
                      f"is not shown. Resume tells the agent so; to stop it: <code>kill -- -{self._runs_on}</code></p>")
         elif self.status == "running" and self._unfinished and self._ended_since:
-            body += "<p>Its command ran on without Tripane, and has ended since: how it ended is not known.</p>"
+            body += ("<p>Its command ran on without Tripane, until you stopped it.</p>" if self._stopped_by_person else
+                     "<p>Its command ran on without Tripane, and has ended since: how it ended is not known.</p>")
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
@@ -179,8 +181,9 @@ class ToolCard(QFrame):
         elif self.status == "running" and self._started is not None:
             running = f"  · running {duration(time.monotonic() - self._started)}"
         elif self.status == "running" and self._unfinished:
-            running = "  · unfinished: the run stopped" + ("; the command still runs" if self._runs_on else
-                                                            "; the command ended since" if self._ended_since else "")
+            running = "  · unfinished: the run stopped" + (
+                "; the command still runs" if self._runs_on else "; you stopped the command" if self._stopped_by_person
+                else "; the command ended since" if self._ended_since else "")
         if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
             count = self._changed.count()
             running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
@@ -212,6 +215,11 @@ class ToolCard(QFrame):
         if (self._live or self._runs_on) and not self._person_chose:  # open, as it was while it ran
             self._opened_for_output = True
             self.header.setChecked(True)
+        if self._runs_on:  # the person may stop it here, as they stop a command that runs
+            self.stop_button.setText("Stop it")
+            self.stop_button.setToolTip(f"Stop the command, which runs on without Tripane (process group "
+                                        f"{self._runs_on})")
+            self.stop_button.setVisible(True)
         if self._runs_on and self._watch is None:
             self._watch = QTimer(self)
             self._watch.timeout.connect(self._look_whether_it_runs_on)
@@ -225,10 +233,18 @@ class ToolCard(QFrame):
         elif still_running(self.folder, self.call.id) is None:
             self._watch.stop()
             self._runs_on, self._ended_since = None, True
+            self.stop_button.setVisible(False)
             self._render()
 
     def request_stop(self) -> None:
-        if self.status == "running" and self._started is not None:
+        if self.status == "running" and self._unfinished and self._runs_on and self.folder is not None:
+            self._stopped_by_person = stop_still_running(self.folder, self.call.id) is not None
+            assert self._watch is not None
+            self._watch.stop()  # (SIGKILL: it is over, whether or not its processes are reaped yet)
+            self._runs_on, self._ended_since = None, True
+            self.stop_button.setVisible(False)
+            self._render()
+        elif self.status == "running" and self._started is not None:
             self.stop_button.setEnabled(False)
             self.stop_button.setText("Stopping…")
             self.stop_requested.emit(self.call.id)

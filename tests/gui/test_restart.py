@@ -145,26 +145,34 @@ def test_a_command_left_running_by_a_quit_reads_unfinished_until_resume_tells_th
     assert not (session.dir / "running").exists() or not any((session.dir / "running").iterdir())
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
-def test_a_command_that_outlived_a_killed_tripane_is_said_to_run_on_in_its_card_until_it_ends(
-        qtbot, make_window, workdir, monkeypatch):
+def outlived_by_its_command(qtbot, make_window, workdir) -> tuple[Path, subprocess.Popen]:
+    """A session whose command "c1" runs on after Tripane went, as a killed one leaves it (a quit
+    ends the command: one started in its place, in a group of its own, stands for it). Its folder,
+    and the command's process, for the caller to kill."""
     from core.agent.running_calls import RunningCall
     from core.session import SessionConfig
-    from gui.widgets import tool_card
 
     command = f'"{sys.executable}" -c "import time; time.sleep(60)"'  # prints nothing
     window = make_window(ScriptedModel([reply("", call("shell_run", "c1", command=command))]))
     session = window.start_session(SessionConfig(task="Migrate", model="scripted", workdir=workdir, approval="all"))
     qtbot.waitUntil(lambda: (session.dir / "running" / "c1.pid").exists(), timeout=10_000)
-    window.close_now()  # a quit ends the command; a killed Tripane would not have:
+    window.close_now()
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
-    migration = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    try:
-        RunningCall(session.dir, "c1").started(migration.pid)  # the command as it would have run on
-        monkeypatch.setattr(tool_card, "RUNS_ON_CHECK_MS", 50)
+    command = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    RunningCall(session.dir, "c1").started(command.pid)
+    return session.dir, command
 
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_a_command_that_outlived_a_killed_tripane_is_said_to_run_on_in_its_card_until_it_ends(
+        qtbot, make_window, workdir, monkeypatch):
+    from gui.widgets import tool_card
+
+    folder, migration = outlived_by_its_command(qtbot, make_window, workdir)
+    try:
+        monkeypatch.setattr(tool_card, "RUNS_ON_CHECK_MS", 50)
         again = make_window(ScriptedModel([reply("", call("task_done", summary="waited"))]))
-        qtbot.waitUntil(lambda: again.session is not None and again.session.id == session.id, timeout=10_000)
+        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
         card = again.chat.cards["c1"]
         assert card.header.text().endswith("· unfinished: the run stopped; the command still runs")
         assert card.header.isChecked()  # open on it: the person must not start it again by mistake
@@ -175,6 +183,25 @@ def test_a_command_that_outlived_a_killed_tripane_is_said_to_run_on_in_its_card_
         migration.wait()
     qtbot.waitUntil(lambda: card.header.text().endswith("; the command ended since"), timeout=10_000)
     assert "has ended since: how it ended is not known" in card.details.text()
+    assert not card.stop_button.isVisible()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_a_command_that_outlived_a_killed_tripane_is_stopped_from_its_card(qtbot, make_window, workdir):
+    """The card said how to stop it in a terminal (kill -- -N); a running command's card has a button."""
+    folder, migration = outlived_by_its_command(qtbot, make_window, workdir)
+    try:
+        again = make_window(ScriptedModel([]))
+        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        card = again.chat.cards["c1"]
+        assert card.stop_button.isVisible() and card.stop_button.text() == "Stop it"
+        qtbot.mouseClick(card.stop_button, qtbot_left())
+        assert migration.wait(timeout=10) == -signal.SIGKILL
+        assert card.header.text().endswith("· unfinished: the run stopped; you stopped the command")
+        assert "until you stopped it" in card.details.text() and not card.stop_button.isVisible()
+    finally:
+        migration.kill()
+        migration.wait()
 
 
 def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qtbot, make_window, workdir):
