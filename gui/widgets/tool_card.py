@@ -231,19 +231,20 @@ class ToolCard(QFrame):
         if self.status != "running":  # resumed: its result says the rest
             self._watch.stop()
         elif still_running(self.folder, self.call.id) is None:
-            self._watch.stop()
-            self._runs_on, self._ended_since = None, True
-            self.stop_button.setVisible(False)
-            self._render()
+            self._command_ended()
+
+    def _command_ended(self) -> None:
+        """The command that outlived Tripane has ended (or was stopped here): said, not asked again."""
+        assert self._watch is not None
+        self._watch.stop()
+        self._runs_on, self._ended_since = None, True
+        self.stop_button.setVisible(False)
+        self._render()
 
     def request_stop(self) -> None:
         if self.status == "running" and self._unfinished and self._runs_on and self.folder is not None:
             self._stopped_by_person = stop_still_running(self.folder, self.call.id) is not None
-            assert self._watch is not None
-            self._watch.stop()  # (SIGKILL: it is over, whether or not its processes are reaped yet)
-            self._runs_on, self._ended_since = None, True
-            self.stop_button.setVisible(False)
-            self._render()
+            self._command_ended()  # (SIGKILL: it is over, whether or not its processes are reaped yet)
         elif self.status == "running" and self._started is not None:
             self.stop_button.setEnabled(False)
             self.stop_button.setText("Stopping…")
