@@ -222,6 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
                               "created is removed; a folder: the files changed in it, . all of them); the agent is "
                               "told at its next step")
     changes.add_argument("--why", default="", help="with --put-back: why, for the agent to read")
+    changes.add_argument("--patch", action="store_true",
+                         help="print what the agent changed (or the PATHS; a folder: the files changed in it) as one "
+                              "patch in git's format, to review or apply elsewhere (git apply, patch -p1)")
+    changes.add_argument("--output", "-o", metavar="FILE", help="with --patch: write it to FILE (PowerShell's > "
+                                                               "would write it as UTF-16)")
     delete = commands.add_parser("delete", help="delete sessions: their event logs, three files, offloads and copies "
                                                 "(the work folder is not touched)", parents=[common])
     delete.add_argument("sessions", nargs="+", metavar="SESSION", help="session ids or unique prefixes")
@@ -605,6 +610,10 @@ def _changes(store, data_dir: Path, args) -> int:
 
     # Opened for its state (the work folder may have moved) and its log; nothing runs, so no
     # model is asked anything.
+    if args.output and not args.patch:
+        raise ValueError("--output goes with --patch: it is where the patch is written")
+    if args.patch and args.put_back is not None:
+        raise ValueError("--patch prints the changes and --put-back undoes them: ask for one at a time")
     session = Session.open(store, data_dir, _chosen_session(store, args.session).id, ScriptedModel([]))
     if args.put_back is not None:
         if not (paths := [*args.put_back, *args.paths]):
@@ -613,6 +622,8 @@ def _changes(store, data_dir: Path, args) -> int:
         print(f"  ↶ {put_back_note(event)}")
         return EXIT_DONE
     listed = session.changed_files()
+    if args.patch:
+        return _changes_patch(session, listed, args)
     if not args.paths:
         print(f"{session.id}: {counted_changes(listed)}. {session.changes_not_listed().text()}")
         for change in listed:
@@ -629,6 +640,33 @@ def _changes(store, data_dir: Path, args) -> int:
         print(f"--- {path} (before the {'first command' if change.by_command else 'session'})\n"
               f"+++ {path} (now: {change.what()})")
         print("\n".join(session.changed_file_diff(change)))
+    return EXIT_DONE
+
+
+def _changes_patch(session, listed: list, args) -> int:
+    """`tripane changes --patch`: the agent's changes (those of the PATHS given; a file changed not
+    by the agent only when named) as one patch, on stdout or in --output."""
+    from core.paths import named_files
+    from core.work_changes import chosen_paths
+
+    if args.paths:
+        wanted = set(chosen_paths(args.paths, listed))
+        if unknown := wanted - {change.path for change in listed}:
+            raise ValueError(f"{sorted(unknown)[0]} was not changed by the agent in session {session.id}")
+        chosen = [change for change in listed if change.path in wanted]
+    else:
+        chosen = [change for change in listed if not change.outside]
+        if outside := [change.path for change in listed if change.outside and change.now != "as before"]:
+            print(f"tripane: not in the patch, changed not by the agent: {named_files(outside, 5)} (name them to put "
+                  "them in)", file=sys.stderr)
+    patch = session.changes_patch(chosen)
+    if args.output:
+        Path(args.output).write_bytes(patch)
+        print(f"The patch is in {Path(args.output).resolve()}.", file=sys.stderr)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(patch)  # (its bytes as they are: a file's CRLF, another encoding)
+        sys.stdout.buffer.flush()
     return EXIT_DONE
 
 

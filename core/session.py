@@ -75,7 +75,7 @@ from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.side_writers import first_reply, side_writers
 from core.store import DiskFull, SessionIdTaken, Store, StoreError, session_title
-from core.text import shown_text
+from core.text import one_line, shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolError, ToolRegistry
 from core.work_changes import NotListed, WorkChanges
@@ -96,6 +96,7 @@ TYPED_QUESTIONS = ("three_strike", "danger_turn", "approval", "budget")
 EDITABLE_FILES = (PLAN, FINDINGS)
 
 
+PATCH_TASK_SHOWN = 80  # characters of the task, in a patch's first line
 MIN_CONTEXT_WINDOW = 4096  # tokens: the brief prompt (~2,200) and a few turns
 
 
@@ -689,6 +690,19 @@ class Session:
     def changed_file_diff(self, change: Change) -> list[str]:
         """What was done to one of changed_files(), as unified diff lines."""
         return WorkChanges(self.dir).diff(self._work_folder(), change)
+
+    def changes_patch(self, changes: list[Change]) -> bytes:
+        """`changes` (of changed_files()) as one patch file in git's format, before → now, headed by
+        what it is and how to apply it (core/patches.py). ValueError when none of them has a
+        change a patch can hold."""
+        workdir = self._work_folder()
+        patch = WorkChanges(self.dir).patch(workdir, changes)
+        if not patch.files:
+            raise ValueError("There is no change to put in a patch"
+                             + (f": {'; '.join(patch.left_out)}." if patch.left_out else "."))
+        heading = (f"What the agent changed in {workdir}, in Tripane session {self.id} "
+                   f"(\"{one_line(self.state.config.task, PATCH_TASK_SHOWN)}\"), as of {datetime.now():%Y-%m-%d %H:%M}.")
+        return patch.file(heading, workdir)
 
     def changes_not_listed(self) -> NotListed:
         """What changed_files() cannot list, and why: files the log says the file tools changed

@@ -6,16 +6,25 @@ older, and exact); the copy tells the rest."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.originals import Change, Originals, bytes_now, diff_lines
+from core.patches import FILE_MODE, file_patch, path_in_repository, repository_top
 from core.paths import named_files
-from core.snapshot import Held, WorkFolderSnapshot
+from core.snapshot import (
+    EXECUTABLE_MODE,
+    GITLINK_MODE,
+    LINK_MODE,
+    Held,
+    WorkFolderSnapshot,
+)
 
 log = logging.getLogger(__name__)
 
 NESTED_NAMED = 5  # git repositories within the work folder, named where it says their files are not listed
+LEFT_OUT_NAMED = 10  # files left out of a patch, named at its top; the rest are counted
 UNKEPT_NAMED = 5  # files the log names as changed by the file tools with no copy kept, named
 # Why a session's changes have no copy: Tripane kept copies of the files the file tools change
 # (core/originals.py), and of the work folder before the first command (core/snapshot.py), only
@@ -41,6 +50,37 @@ def counted_changes(changes: list[Change]) -> str:
     agents = len(changes) - outside
     return (f"{agents:,} file{'s' if agents != 1 else ''} changed by the agent"
             + (f", {outside:,} not by it" if outside else ""))
+
+
+@dataclass
+class Patch:
+    """Changes to the work folder as one patch in git's format (core/patches.py)."""
+
+    parts: list[bytes] = field(default_factory=list)  # each file's part
+    files: list[str] = field(default_factory=list)  # the files in it, by their names in it
+    left_out: list[str] = field(default_factory=list)  # files that could not go in, each with why
+
+    @property
+    def binary(self) -> bool:
+        """Whether a file goes whole, as git's binary patch (which `patch` cannot apply)."""
+        return any(b"\nGIT binary patch\n" in part for part in self.parts)
+
+    def file(self, heading: str, workdir: Path) -> bytes:
+        """The patch file: `heading` (what it is, one line), where and how to apply it, what was left
+        out, then the files' parts (git and `patch` pass over the words before the first)."""
+        files = f"{len(self.files):,} file{'s' * (len(self.files) != 1)}"
+        how = "git apply FILE" if self.binary else "git apply FILE, or patch -p1 < FILE"
+        top = repository_top(workdir)
+        where = f"at the top of a copy of {top}" if top else f"in a copy of {workdir}"
+        lines = [heading, f"{files}. To apply it {where}: {how}"]
+        if self.left_out:
+            lines.append(f"Not in it: {named_files(self.left_out, LEFT_OUT_NAMED)}.")
+        return ("\n".join(lines) + "\n\n").encode("utf-8", "surrogateescape") + b"".join(self.parts)
+
+
+def mode_now(target: Path) -> str:
+    """git's mode of a work folder file as it is: EXECUTABLE_MODE when it may be run."""
+    return EXECUTABLE_MODE if os.name == "posix" and os.stat(target).st_mode & 0o100 else FILE_MODE
 
 
 class WorkChanges:
@@ -74,6 +114,36 @@ class WorkChanges:
         if not change.by_command:
             return self.originals.diff(workdir, change)
         return diff_lines(change, self.snapshot.before(workdir, change.path), bytes_now(workdir, change.path))
+
+    def patch(self, workdir: Path, changes: list[Change]) -> Patch:
+        """`changes` (of changes()) as one patch, before → now, named as `git diff` would name them
+        (from the top of the git repository the work folder is in). A file with nothing to compare
+        is left out, and said: its copy too large to keep, or a symbolic link (a patch of its
+        target's name would write a file). SnapshotFailed when git cannot read the copy."""
+        wanted = [change for change in changes if change.now != "as before"]
+        from_copy = [change.path for change in wanted if change.by_command and change.kept]
+        held = self.snapshot.held_many(workdir, from_copy) if from_copy else {}
+        patch = Patch()
+        for change in wanted:
+            target = workdir / change.path
+            mode, before = held[change.path] if change.by_command else (None, None)
+            if not change.kept:
+                patch.left_out.append(f"{change.path} (the file from before was too large to keep)")
+            elif target.is_symlink() or mode == LINK_MODE:
+                patch.left_out.append(f"{change.path} (a symbolic link)")
+            elif mode == GITLINK_MODE:
+                patch.left_out.append(f"{change.path} (a git repository of its own)")
+            else:
+                if not change.by_command:
+                    before = self.originals.before(change.path)
+                now = bytes_now(workdir, change.path)
+                new_mode = mode_now(target) if now is not None else FILE_MODE
+                old_mode = mode if mode is not None and os.name == "posix" else new_mode  # (Windows keeps no x bit)
+                name = path_in_repository(workdir, change.path)
+                if part := file_patch(name, before, now, old_mode, new_mode):
+                    patch.parts.append(part)
+                    patch.files.append(name)
+        return patch
 
     def put_back(self, workdir: Path, path: str) -> Change:
         """`path` as it was: from the file tools' copy when they kept it, else from the copy made

@@ -55,7 +55,7 @@ from gui.bridge import SessionBridge
 from gui.desktop_open import open_on_desktop
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
-from gui.dialogs.forms import open_once
+from gui.dialogs.forms import open_once, save_file_dialog
 from gui.dialogs.help import about_html, shortcuts_html
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.memory_search import MemorySearchDialog
@@ -910,12 +910,8 @@ class MainWindow(QMainWindow):
         session = self.session
         if session is None:
             return
-        dialog = QFileDialog(self, "Export the session as a zip", str(Path.home() / f"tripane-{session.id}.zip"),
-                             "Zip archives (*.zip)")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setDefaultSuffix("zip")
-        dialog.fileSelected.connect(lambda path: self.export_to(session, Path(path)))
-        open_once(dialog)
+        save_file_dialog(self, "Export the session as a zip", Path.home() / f"tripane-{session.id}.zip",
+                         "Zip archives (*.zip)", lambda path: self.export_to(session, path))
 
     def import_session(self) -> QFileDialog:
         """A session someone exported (Session → Export, `tripane export`), to read here or go on with."""

@@ -89,7 +89,7 @@ class FileHistoryDialog(QDialog):
         self.restore.setVisible(restorable)
         self.restore.setEnabled(False)
         self.restore.clicked.connect(self._restore)
-        lay_out_browser(self, [self.summary], self.list, self.tabs, self.note, self.restore, 300, (960, 600))
+        lay_out_browser(self, [self.summary], self.list, self.tabs, self.note, [self.restore], 300, (960, 600))
 
     # --- reading --------------------------------------------------------------------------------
 

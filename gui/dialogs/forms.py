@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from core.model_names import known_chat_models
 from core.reasoning import EFFORTS
@@ -36,9 +37,9 @@ APPROVAL_CHOICES = (("ask", "Ask me before risky tools"), ("all", "Allow all too
 
 
 def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, shown: QWidget, note: QLabel,
-                    action: QPushButton, list_width: int, size: tuple[int, int]) -> None:
+                    actions: list[QPushButton], list_width: int, size: tuple[int, int]) -> None:
     """A dialog to browse a list: `above` it, the list beside what is chosen in it (`shown`);
-    below, a note, the action on the chosen, and Close."""
+    below, a note, the actions on the chosen, and Close."""
     splitter = QSplitter()
     splitter.addWidget(listed)
     splitter.addWidget(shown)
@@ -48,7 +49,8 @@ def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, show
     buttons.rejected.connect(dialog.reject)
     bottom = QHBoxLayout()
     bottom.addWidget(note, 1)
-    bottom.addWidget(action)
+    for action in actions:
+        bottom.addWidget(action)
     bottom.addWidget(buttons)
     layout = QVBoxLayout(dialog)
     for widget in above:
@@ -63,6 +65,18 @@ def open_once(dialog: QDialog) -> None:
     a child of the window otherwise, each one opened in a day's work would stay until Tripane quits."""
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
+
+
+def save_file_dialog(parent: QWidget, caption: str, suggested: Path, kinds: str,
+                     on_chosen: Callable[[Path], object]) -> QFileDialog:
+    """Where to save a file (`suggested`: its place and name, whose suffix is added to a name typed
+    without one), opened without blocking the event loop; `on_chosen` gets the Path chosen."""
+    dialog = QFileDialog(parent, caption, str(suggested), kinds)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setDefaultSuffix(suggested.suffix.lstrip("."))
+    dialog.fileSelected.connect(lambda path: on_chosen(Path(path)))
+    open_once(dialog)
+    return dialog
 
 
 def approval_combo(current: str) -> QComboBox:

@@ -7,14 +7,17 @@ Files are read and diffed on a worker thread: one may be large."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from core.originals import Change, OriginalsUnreadable
 from core.paths import named_files
 from core.session import CannotRun, Restored, Session
 from core.work_changes import NotListed, counted_changes
-from gui.dialogs.forms import lay_out_browser, open_once
+from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
 from gui.qt import (
     QAbstractItemView,
     QAction,
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QItemSelectionModel,
@@ -30,6 +33,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.tasks import TaskKeeper
+from gui.theme import restyle
 from gui.widgets.chat_items import escape_html
 from gui.widgets.path_rows import SEPARATOR, PathRows
 from gui.widgets.tool_card import diff_html
@@ -112,12 +116,29 @@ class WorkChangesDialog(QDialog):
         self.list.itemSelectionChanged.connect(self._update_buttons)
         self.diff = QTextBrowser()
         self.diff.setAccessibleName("What the agent changed in the file")
-        self.error = QLabel("")
-        self.error.setObjectName("error")
-        self.error.setWordWrap(True)
+        self.note = QLabel("")
+        self.note.setObjectName("error")
+        self.note.setWordWrap(True)
         self.put_back_button = QPushButton("Put back as before…")
         self.put_back_button.setToolTip("The chosen files as they were before the session (Ctrl+click chooses more)")
         self.put_back_button.clicked.connect(self._put_back_chosen)
+        # Most often the agent's whole work is wanted, to review or apply elsewhere: the button
+        # says how many files it takes, as the first file is chosen when the window opens.
+        self.patch_button = QPushButton()
+        self.patch_button.setToolTip("The chosen files' changes as one patch file in git's format, to review or to apply "
+                                     "elsewhere with git apply (Ctrl+S; Ctrl+A chooses all)")
+        self.patch_button.clicked.connect(self.choose_patch_file)
+        save = QAction("Save as patch…", self)
+        save.setShortcut(QKeySequence(QKeySequence.StandardKey.Save))
+        save.triggered.connect(self.choose_patch_file)
+        self.addAction(save)
+        # To paste in a review, a pull request's comment or a chat (right-click the list).
+        self.copy_patch_action = QAction("Copy as patch", self.list)
+        self.copy_patch_action.triggered.connect(self.copy_patch)
+        put_back = QAction("Put back as before…", self.list)
+        put_back.triggered.connect(self._put_back_chosen)
+        self.list.addActions([self.copy_patch_action, save, put_back])
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter by a part of the path (Ctrl+F)")
@@ -133,8 +154,8 @@ class WorkChangesDialog(QDialog):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.filter)
         column.addWidget(self.list, 1)
-        lay_out_browser(self, [intro, self.summary], left, self.diff, self.error, self.put_back_button, 320,
-                        (980, 600))
+        lay_out_browser(self, [intro, self.summary], left, self.diff, self.note,
+                        [self.patch_button, self.put_back_button], 320, (980, 600))
         self._update_buttons()
 
     def _apply_filter(self) -> None:
@@ -197,8 +218,56 @@ class WorkChangesDialog(QDialog):
         return [change for change in self.changes if change.path in chosen]
 
     def _update_buttons(self) -> None:
+        chosen = self._chosen_changes()
+        self.copy_patch_action.setEnabled(any(change.now != "as before" for change in chosen))
         self.put_back_button.setEnabled(not self.putting_back and any(change.now != "as before" and change.kept
-                                                                      for change in self._chosen_changes()))
+                                                                      for change in chosen))
+        patched = sum(1 for change in chosen if change.now != "as before")
+        self.patch_button.setText(f"Save patch of {patched:,} file{'s' * (patched != 1)}…" if patched
+                                  else "Save as patch…")
+        self.patch_button.setEnabled(bool(patched))
+
+    def choose_patch_file(self) -> QDialog | None:
+        """Where to save the chosen files' changes as a patch (not in the work folder, where it
+        would be one more change)."""
+        chosen = [change for change in self._chosen_changes() if change.now != "as before"]
+        if not chosen:
+            return None
+        return save_file_dialog(self, "Save the changes as a patch", Path.home() / f"tripane-{self.session.id}.patch",
+                                "Patches (*.patch *.diff)", lambda path: self.save_patch(chosen, path))
+
+    def copy_patch(self) -> None:
+        """The chosen files' changes as a patch, on the clipboard (as text: bytes that are not
+        UTF-8 are replaced, which the saved file keeps)."""
+        chosen = [change for change in self._chosen_changes() if change.now != "as before"]
+        if not chosen:
+            return
+        self._say(f"Copying the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}…")
+
+        def copied(patch: bytes) -> None:
+            QApplication.clipboard().setText(patch.decode("utf-8", "replace"))
+            self._say(f"Copied the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}.")
+
+        self.keeper.in_thread(lambda: self.session.changes_patch(chosen), name="patch", owner=self,
+                              on_success=copied,
+                              on_failure=lambda error: self._say(f"The patch was not copied: {error}", error=True))
+
+    def save_patch(self, chosen: list[Change], target: Path) -> None:
+        """The patch made and written on a worker thread (git reads the files commands changed)."""
+        self._say(f"Writing the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}…")
+
+        def write() -> None:
+            target.write_bytes(self.session.changes_patch(chosen))
+
+        self.keeper.in_thread(write, name="patch", owner=self, on_success=lambda _none: self._say(
+            f"Saved the patch in {target}; its first lines say where to apply it (git apply)."),
+            on_failure=lambda error: self._say(f"The patch was not saved: {error}", error=True))
+
+    def _say(self, text: str, error: bool = False) -> None:
+        """A line under the list: what was done, or in red what went wrong."""
+        self.note.setText(text)
+        self.note.setObjectName("error" if error else "said")
+        restyle(self.note)
 
     def _show_chosen(self) -> None:
         item = self.list.currentItem()
@@ -240,9 +309,9 @@ class WorkChangesDialog(QDialog):
         try:
             self.session.check_put_back()
         except CannotRun as exc:
-            self.error.setText(str(exc))
+            self._say(str(exc), error=True)
             return
-        self.error.setText("")
+        self._say("")
         self.putting_back = True
         self._update_buttons()
         self.summary.setText(f"Putting back {len(paths):,} file{'s' * (len(paths) != 1)}…")
@@ -253,14 +322,14 @@ class WorkChangesDialog(QDialog):
         try:
             self.session.record_put_back(done, reason)
         except CannotRun as exc:
-            self.error.setText(str(exc))
+            self._say(str(exc), error=True)
         back = len(done.restored) + len(done.removed)
         self.summary.setText(f"Put back {back:,} file{'s' * (back != 1)}; reading the work folder again…")
         self.reload()
 
     def _not_restored(self, error: BaseException) -> None:
-        self.error.setText(str(error) if isinstance(error, (CannotRun, OSError)) else
-                           f"The files could not be put back: {error}")
+        self._say(str(error) if isinstance(error, (CannotRun, OSError)) else
+                  f"The files could not be put back: {error}", error=True)
         self.reload()
 
     def _failed(self, error: BaseException) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QDialog, QLabel, QMessageBox, Qt, qt_alive
+from gui.qt import QApplication, QDialog, QFileDialog, QLabel, QMessageBox, Qt, qt_alive
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
 from tests.support.marks import needs_git
@@ -87,7 +87,7 @@ def test_files_are_not_put_back_while_the_run_works(qtbot, make_window, workdir,
     dialog = window.show_work_changes()
     qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
     dialog.put_back(["notes.txt"])
-    assert "pause it first (Ctrl+P)" in dialog.error.text()
+    assert "pause it first (Ctrl+P)" in dialog.note.text()
     assert (workdir / "notes.txt").read_text(encoding="utf-8") == "one\n"
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
@@ -386,3 +386,44 @@ def test_a_session_an_earlier_version_recorded_says_its_changes_were_not_kept(qt
         "folder was made before them. This session was recorded by an earlier version of Tripane, which kept no such "
         "copies.")
     assert dialog.list.count() == 0 and not dialog.put_back_button.isEnabled()
+
+
+def test_the_chosen_files_changes_are_saved_as_a_patch_the_button_saying_how_many(qtbot, make_window, workdir,
+                                                                                   tmp_path):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("", call("file_write", path="notes.txt", content="made\n")),
+        reply("", call("task_done", summary="done")),
+    ])
+    window = make_window(model)
+    session = start(window, workdir, approval="all", copy_work_folder=False)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    assert dialog.patch_button.text() == "Save patch of 1 file…"  # the first file, chosen as the window opens
+    dialog.list.selectAll()
+    assert dialog.patch_button.text() == "Save patch of 2 files…" and dialog.patch_button.isEnabled()
+
+    qtbot.keyClick(dialog.list, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    chooser = next(child for child in dialog.findChildren(QFileDialog) if child.isVisible())
+    assert chooser.selectedFiles()[0].endswith(f"tripane-{session.id}.patch")
+    target = tmp_path / "calc-fix.patch"
+    chooser.fileSelected.emit(str(target))
+    chooser.reject()
+    qtbot.waitUntil(lambda: dialog.note.text().startswith("Saved the patch in"), timeout=WAIT)
+    assert dialog.note.text() == f"Saved the patch in {target}; its first lines say where to apply it (git apply)."
+    assert dialog.note.objectName() != "error"
+    saved = target.read_bytes()
+    assert b"\n2 files. To apply it" in saved
+    assert b"-    return a - b\n+    return a + b\n" in saved and b"+++ b/notes.txt\n@@ -0,0 +1 @@\n+made\n" in saved
+
+    assert dialog.copy_patch_action in dialog.list.actions()  # (its right-click menu)
+    dialog.copy_patch_action.trigger()
+    qtbot.waitUntil(lambda: dialog.note.text() == "Copied the patch of 2 files.", timeout=WAIT)
+    copied = QApplication.clipboard().text()
+    assert copied.split("\n", 1)[1] == saved.decode().split("\n", 1)[1]  # (the first line has the minute)
+
+    dialog.save_patch(session.changed_files(), tmp_path / "no such folder" / "x.patch")
+    qtbot.waitUntil(lambda: dialog.note.text().startswith("The patch was not saved:"), timeout=WAIT)
+    assert "No such file or directory" in dialog.note.text() and dialog.note.objectName() == "error"
