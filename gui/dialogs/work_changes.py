@@ -7,6 +7,7 @@ Files are read and diffed on a worker thread: one may be large."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from core.originals import Change, OriginalsUnreadable
@@ -20,6 +21,7 @@ from gui.qt import (
     QApplication,
     QDialog,
     QDialogButtonBox,
+    QEvent,
     QItemSelectionModel,
     QKeySequence,
     QLabel,
@@ -44,6 +46,9 @@ INTRO = ("The files the agent wrote, edited, or changed with shell commands in t
 # Files named in each line of the question whether to put them back; the rest are counted: all 600
 # a formatter changed, named, made it taller than the screen, its buttons below the bottom edge.
 NAMED = 8
+# The list is read again when the window is back in front, at most this often (git looks at the
+# whole work folder; a save dialog closing puts it in front too).
+REREAD_GAP_S = 2.0
 
 
 class PutBackDialog(QDialog):
@@ -98,6 +103,7 @@ class WorkChangesDialog(QDialog):
         # seconds in a large folder, the list meanwhile said the files were still changed.
         self.putting_back = False
         self._diff_of: tuple[str, str] | None = None  # the file and its state the diff shown is of
+        self._read_at = 0.0  # when the files were last read (time.monotonic)
         self.setWindowTitle(f"What the agent changed — {title}")
         self.setObjectName("work_changes")
         intro = QLabel(INTRO)
@@ -176,8 +182,17 @@ class WorkChangesDialog(QDialog):
                 self.list.setCurrentItem(shown, QItemSelectionModel.SelectionFlag.NoUpdate)
         self._update_buttons()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if (event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and not self.putting_back
+                and time.monotonic() - self._read_at > REREAD_GAP_S):
+            # Back from an editor where the person undid a file: the list said it was still changed.
+            self.reload()
+
     def reload(self) -> None:
-        """The files and how each stands, read again (opened, or files were put back)."""
+        """The files and how each stands, read again (opened, back from another window, or files
+        were put back)."""
+        self._read_at = time.monotonic()
         self.keeper.in_thread(lambda: (self.session.changed_files(), self.session.changes_not_listed()),
                               name="work changes", owner=self, on_success=lambda found: self.show_changes(*found),
                               on_failure=self._failed)

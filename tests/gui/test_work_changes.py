@@ -427,3 +427,24 @@ def test_the_chosen_files_changes_are_saved_as_a_patch_the_button_saying_how_man
     dialog.save_patch(session.changed_files(), tmp_path / "no such folder" / "x.patch")
     qtbot.waitUntil(lambda: dialog.note.text().startswith("The patch was not saved:"), timeout=WAIT)
     assert "No such file or directory" in dialog.note.text() and dialog.note.objectName() == "error"
+
+
+def test_back_in_front_the_window_reads_the_files_again(qtbot, make_window, workdir, monkeypatch):
+    # The person undid a file in their editor and came back: the list still said it was changed.
+    from gui.dialogs import work_changes
+
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+                           reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all", copy_work_folder=False)
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1 and dialog.list.item(0).text() == "calc.py  ·  changed",
+                    timeout=WAIT)
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow(), timeout=WAIT)
+    monkeypatch.setattr(work_changes, "REREAD_GAP_S", 0.0)
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "calc.py  ·  as before the session", timeout=WAIT)
