@@ -554,8 +554,14 @@ def _show(store, data_dir: Path, args) -> int:
 def _left_unfinished(records, folder: Path, session_id: str) -> list[str]:
     """A session Tripane stopped mid-run, as the window shows it: its calls left unfinished, with
     whether each one's command still runs and the end of what it had printed (see running_calls)."""
-    from core.agent.running_calls import kept_output, still_running
+    from core.agent.running_calls import (
+        kept_output,
+        left_running_by_call,
+        still_running,
+    )
     from core.agent.state import SessionState
+    from core.events import AssistantMessage
+    from core.text import one_line
 
     state = SessionState(session_id)
     for record in records:
@@ -567,6 +573,14 @@ def _left_unfinished(records, folder: Path, session_id: str) -> list[str]:
         lines.append(f"  … {name} unfinished: the run stopped{runs}")
         if printed := kept_output(folder, call_id).strip("\n"):
             lines += [f"{LiveEcho.MARGIN}{line}" for line in printed.splitlines()[-SHOWN_UNFINISHED_LINES:]]
+    if left := left_running_by_call(folder):  # (a dev server: the killed run's end never stopped it)
+        calls = {call.id: call for record in records if isinstance(record.event, AssistantMessage)
+                 for call in record.event.tool_calls}
+        for call_id, group in left.items():
+            command = calls[call_id].command_line() if call_id in calls else ""
+            what = f"`{one_line(command, 60)}`" if command else "a command"
+            lines.append(f"  ⚠ what {what} left running still runs without Tripane, as process group {group} "
+                         f"(kill -- -{group}); resuming or ending the session stops it")
     return [*lines, f"○ interrupted mid-run: tripane resume {session_id} goes on from here"]
 
 

@@ -55,6 +55,13 @@ class ToolCall:
             raise ValueError("the arguments must be a JSON object")
         return arguments
 
+    def command_line(self) -> str:
+        """A command's line, as the call gave it ("" when its arguments hold none)."""
+        try:
+            return str(self.parsed_arguments().get("command", ""))
+        except ValueError:
+            return ""
+
     def readable_arguments(self) -> str:
         """The arguments as a person reads them (progress.md, the terminal, a transcript): letters
         as themselves where the model or its provider escaped them ("\\u89e3\\u6790" for 解析, \\u00e9
@@ -522,6 +529,10 @@ class SessionResumed(Event):
     # When the run had stopped with nobody stopping it (Tripane closed, killed or crashed mid-run):
     # the time of its last record then. Empty: a run the person paused goes on.
     interrupted_at: str = ""
+    # What that run's commands had left running in the background (a dev server), which its end
+    # never stopped, stopped now: each command's line ("" when not known). The agent, told the
+    # server runs until the run ends, would otherwise find it gone.
+    stopped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

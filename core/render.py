@@ -180,9 +180,12 @@ ENDED_INLINE = 400  # characters of a one-line summary that stay on the line
 
 
 def resumed_note(event: SessionResumed) -> str:
-    """A run that stopped with nobody stopping it goes on."""
+    """A run that stopped with nobody stopping it goes on (and what its commands had left running
+    in the background is stopped, as its end would have)."""
+    stopped = ", ".join(f"`{one_line(command, 60)}`" if command else "an earlier command" for command in event.stopped)
     return (f"resumed after an interruption: Tripane closed or was stopped mid-run (its last record: "
-            f"{local_time(event.interrupted_at)})")
+            f"{local_time(event.interrupted_at)})" + (f"; stopped what {stopped} had left running in the background"
+                                                      if stopped else ""))
 
 
 def describe_edit(event: FileChanged) -> str:

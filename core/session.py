@@ -24,7 +24,7 @@ from core import pictures
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
-from core.agent.running_calls import stop_left_running
+from core.agent.running_calls import left_running_by_call, stop_left_running
 from core.agent.state import SessionState, approval_key, asked_by_helper
 from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
@@ -529,8 +529,9 @@ class Session:
         the reflection say where the gap is (a command it ran may have been cut short)."""
         if self._interrupted_at:
             at, self._interrupted_at = self._interrupted_at, ""
-            self._progress(progress.resumed_after_interruption(at, self._stop_left_running()))
-            self.journal.record(SessionResumed(interrupted_at=at))
+            stopped = self._stop_left_running()
+            self._progress(progress.resumed_after_interruption(at, [group for group, _ in stopped]))
+            self.journal.record(SessionResumed(interrupted_at=at, stopped=tuple(command for _, command in stopped)))
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""
@@ -1008,12 +1009,19 @@ class Session:
         self._stop_left_running()
         return True
 
-    def _stop_left_running(self) -> list[int]:
+    def _stop_left_running(self) -> list[tuple[int, str]]:
         """What commands left running in a run that a killed Tripane never ended, stopped as that
-        run's end would have (see running_calls); the process groups stopped."""
-        if stopped := stop_left_running(self.dir):
-            log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
-        return stopped
+        run's end would have (see running_calls): each process group stopped, with the command
+        line that left it ("" when not known)."""
+        left_by = {group: call_id for call_id, group in left_running_by_call(self.dir).items()}
+        stopped = stop_left_running(self.dir)
+        if not stopped:
+            return []
+        log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
+        calls = {call.id: call for record in self.records if isinstance(record.event, AssistantMessage)
+                 for call in record.event.tool_calls}
+        return [(group, calls[left_by[group]].command_line() if left_by.get(group) in calls else "")
+                for group in stopped]
 
     def running_tools(self) -> dict[str, float]:
         """The calls running now in this process, by id, and when each started (time.monotonic)."""

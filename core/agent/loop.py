@@ -1004,7 +1004,7 @@ class AgentLoop(Delegation):
         # A file that changes at every look while a process the commands left running runs (its
         # log, a heartbeat) is told once, not at every step, nor put on a command. (A look that
         # finds nothing, a moment after the last, keeps what was changing.)
-        running = running_in_background(self.state.session_id)
+        running = await asyncio.to_thread(running_in_background, self.state.session_id)  # (ps, on macOS)
         changing = self._changing_in_background
         if not running or found is not None:
             self._changing_in_background = found.paths() if found is not None and running else set()

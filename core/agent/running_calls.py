@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.processes import processes
@@ -25,6 +26,7 @@ TAIL_CHARS = 4000  # the end of the output: where a build or a test run says how
 SAME_START_S = 30  # a command's leader starts within this of its id being kept (a loaded machine)
 SAME_PROCESS_S = 2  # a process kept with its start time: the same one (ps says whole seconds)
 LEFT_RUNNING = "left-running-"  # the files of process groups commands left running, in running/
+CALL_LINE = "call "  # their first line: the call that left it
 
 
 def _path(session_dir: Path, call_id: str, suffix: str = ".txt") -> Path:
@@ -36,6 +38,7 @@ class RunningCall:
     command's process id."""
 
     def __init__(self, session_dir: Path, call_id: str):
+        self.call_id = call_id
         self.path = _path(session_dir, call_id)
         self.pid_path = _path(session_dir, call_id, ".pid")
         self.tail = ""
@@ -75,9 +78,9 @@ class RunningCall:
         _remove(self.pid_path)
         table = processes() if group is not None else None  # (None on Windows: the agent's to stop)
         members = [p for p in table or () if p.group == group and not p.ended]
-        if members:
+        if members:  # (the call first: its card says what it left running)
             self._write(self.pid_path.with_name(f"{LEFT_RUNNING}{group}.pid"),
-                        "".join(f"{p.pid} {p.started:.2f}\n" for p in members))
+                        f"{CALL_LINE}{self.call_id}\n" + "".join(f"{p.pid} {p.started:.2f}\n" for p in members))
 
 
 def forget_left_running(session_dir: Path) -> None:
@@ -86,28 +89,60 @@ def forget_left_running(session_dir: Path) -> None:
         _remove(kept)
 
 
-def stop_left_running(session_dir: Path) -> list[int]:
-    """Stop what commands left running in the background in a run that ended without stopping
-    them (Tripane was killed), as that run's end would have; the groups stopped. A group is
-    stopped only while a process kept for it is still there, started when it was."""
+@dataclass(frozen=True)
+class LeftRunning:
+    """A process group a command left running, as kept in running/."""
+
+    kept: Path  # its file
+    group: int
+    call_id: str  # the call whose command left it ("": kept by a version that did not say)
+    runs: bool  # one of its processes is still there, started when it was kept (not a new one)
+
+
+def _left_running(session_dir: Path) -> list[LeftRunning]:
+    """What commands left running, as kept in the session's running/ folder; their processes
+    looked up in one process table (none read when nothing was kept)."""
     kept_files = sorted((session_dir / "running").glob(f"{LEFT_RUNNING}*.pid"))
     table = {p.pid: p for p in processes() or ()} if kept_files else {}
-    stopped = []
+    found = []
     for kept in kept_files:
+        group, call_id, runs = -1, "", False
         try:
             group = int(kept.name.removeprefix(LEFT_RUNNING).removesuffix(".pid"))
-            members = [line.split() for line in kept.read_text(encoding="utf-8").splitlines()]
-            still = any((p := table.get(int(pid))) is not None and p.group == group and not p.ended
-                        and abs(p.started - float(started)) < SAME_PROCESS_S for pid, started in members)
+            lines = kept.read_text(encoding="utf-8").splitlines()
+            if lines and lines[0].startswith(CALL_LINE):
+                call_id = lines.pop(0).removeprefix(CALL_LINE)
+            members = [line.split() for line in lines]
+            runs = any((p := table.get(int(pid))) is not None and p.group == group and not p.ended
+                       and abs(p.started - float(started)) < SAME_PROCESS_S for pid, started in members)
         except (OSError, ValueError):
-            still = False
-        if still:
+            pass
+        found.append(LeftRunning(kept, group, call_id, runs))
+    return found
+
+
+def left_running_by_call(session_dir: Path) -> dict[str, int]:
+    """The process groups commands left running in a run that ended without stopping them, which
+    still run: by the call that left each (a group may be left by one call only)."""
+    return {left.call_id: left.group for left in _left_running(session_dir) if left.runs and left.call_id}
+
+
+def stop_left_running(session_dir: Path, call_id: str | None = None) -> list[int]:
+    """Stop what commands left running in the background in a run that ended without stopping
+    them (Tripane was killed), as that run's end would have; the groups stopped. `call_id`: only
+    what that call left (the person's Stop it on its card). A group is stopped only while a
+    process kept for it is still there, started when it was."""
+    stopped = []
+    for left in _left_running(session_dir):
+        if call_id is not None and left.call_id != call_id:
+            continue
+        if left.runs:
             try:
-                os.killpg(group, signal.SIGKILL)
-                stopped.append(group)
+                os.killpg(left.group, signal.SIGKILL)
+                stopped.append(left.group)
             except OSError as exc:  # (it ended meanwhile)
-                log.info("process group %s was not stopped: %s", group, exc)
-        _remove(kept)
+                log.info("process group %s was not stopped: %s", left.group, exc)
+        _remove(left.kept)
     return stopped
 
 

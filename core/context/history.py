@@ -27,6 +27,7 @@ from core.events import (
     HumanQuestion,
     MemoryRecalled,
     Record,
+    SessionResumed,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -37,6 +38,7 @@ from core.offload import shown_task
 from core.paths import named_files
 from core.pictures import PICTURE_TOKENS, PICTURES_KEY, with_pictures_named
 from core.reasoning import THINKING_MODEL, passes_reasoning_back
+from core.text import one_line
 
 Message = dict[str, Any]
 
@@ -126,6 +128,7 @@ MESSAGE_OVERHEAD_TOKENS = 4
 
 
 UNCOUNTED = -1
+STOPPED_COMMAND_CHARS = 200  # of a command whose background processes were stopped at a resume
 
 
 @dataclass
@@ -247,6 +250,8 @@ class History:
                         "are unchanged; your tools work in the new place from now on.]")
                 self._moved = (told, record.seq)
                 self._note(told)
+            case SessionResumed() if event.stopped:
+                self._note(resumed_for_the_agent(event))
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
             case FilesChangedOutside():
@@ -337,3 +342,13 @@ def put_back_for_the_agent(event: FilesPutBack) -> str:
     why = f" Their reason: {event.reason}" if event.reason else ""
     return (f"[The person {'; and '.join(parts)}. Your changes to them are undone: read a file again before you "
             f"change it, and do not redo what they undid unless they ask.]{why}")
+
+
+def resumed_for_the_agent(event: SessionResumed) -> str:
+    """What the agent reads when a run Tripane was killed in goes on, and what its commands had
+    left running in the background (told to run until the run ends) was stopped now."""
+    stopped = "; ".join(f"what `{one_line(command, STOPPED_COMMAND_CHARS)}` started" if command
+                        else "what an earlier command started" for command in event.stopped)
+    return (f"[Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
+            f"background was stopped now, as the end of that run would have stopped it: {stopped}. Start it again if "
+            "you still need it.]")

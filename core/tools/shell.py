@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from core import big_text
+from core.processes import processes
 from core.tools.context import ToolContext
 from core.tools.files import BINARY_PROBE_BYTES
 from core.tools.registry import InvalidCall, ToolError
@@ -140,6 +141,12 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
             ctx.on_left_running()
     else:
         draining.result()  # a failure reading the output surfaces here
+        # `server > server.log 2>&1 &` holds no output open, and was neither told nor stopped
+        # with the run: the server outlived the task, holding its port.
+        if sys.platform != "win32" and await asyncio.to_thread(group_runs_on, proc.pid):
+            background = _keep_in_background(ctx.session_id, proc, draining, holds_output=False)
+            if ctx.on_left_running is not None:
+                ctx.on_left_running()
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""
     if proc.returncode != 0:
         raise ToolError(await _decoded(chunks, kept, f"Command failed with exit code {proc.returncode}.\n",
@@ -163,20 +170,38 @@ def _longer(timeout: int) -> str:
 _background: dict[str, list[tuple[asyncio.subprocess.Process, asyncio.Task]]] = {}
 
 
-def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, draining: asyncio.Task) -> str:
+def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, draining: asyncio.Task,
+                        holds_output: bool = True) -> str:
+    """Keep what the command left running, to stop with the run; what the agent is told of it.
+    `holds_output`: it holds the command's output (else it writes where the command sent it)."""
     _background.setdefault(session_id, []).append((proc, draining))
     # Nobody awaits it any more: a read error when the process ends is of no interest.
     draining.add_done_callback(lambda task: task.cancelled() or task.exception())
+    unseen = "; its output is not shown" if holds_output else ""
     if sys.platform == "win32":
-        return ("\n[a process this command started still runs in the background; its output is not shown. "
+        return (f"\n[a process this command started still runs in the background{unseen}. "
                 "Stop it with taskkill when you no longer need it.]")
-    return ("\n[a process this command started still runs in the background; its output is not shown. It is "
+    return (f"\n[a process this command started still runs in the background{unseen}. It is "
             f"stopped when this run ends, or now with: kill -- -{proc.pid}]")
 
 
+def group_runs_on(group: int) -> bool:
+    """Whether a process of the process group `group` still runs (not one that has ended and
+    waits to be reaped). Asked of the kernel first, which answers at once for the many commands
+    that leave nothing; the process table is read only when it says some process is there."""
+    try:
+        os.killpg(group, 0)
+    except OSError:  # (none there; or not ours to signal, so not the command's)
+        return False
+    table = processes()
+    return table is not None and any(p.group == group and not p.ended for p in table)
+
+
 def running_in_background(session_id: str) -> int:
-    """How many of the session's commands left a process running that still holds their output."""
-    return sum(not draining.done() for _, draining in _background.get(session_id, []))
+    """How many of the session's commands left a process running: one that holds their output,
+    or one still in the command's process group."""
+    return sum(not draining.done() or (sys.platform != "win32" and group_runs_on(proc.pid))
+               for proc, draining in _background.get(session_id, []))
 
 
 async def stop_background(session_id: str) -> int:

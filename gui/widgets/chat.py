@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
 from core.agent.rules import failure_notice
+from core.agent.running_calls import left_running_by_call
 from core.changes import ChangeTally
 from core.context.compaction import summary_failure
 from core.events import (
@@ -753,10 +754,14 @@ class ChatView(QScrollArea):
             self._clock.start()
 
     def run_stopped(self) -> None:
-        """The run ended: a card still running was left unfinished by it (see ToolCard.run_stopped)."""
+        """The run ended: a card still running was left unfinished by it (see ToolCard.run_stopped),
+        and one whose command left a server running that a killed Tripane never stopped says so."""
         self._running.clear()
+        left = left_running_by_call(self.folder) if self.folder is not None else {}
         for card in self.cards.values():
             card.run_stopped()
+            if card.call.id in left:
+                card.left_running(left[card.call.id])
 
     def _tick_running(self) -> None:
         running = [card for card in self.cards.values() if card.started and card.status == "running"]

@@ -9,7 +9,13 @@ import re
 import time
 from pathlib import Path
 
-from core.agent.running_calls import kept_output, still_running, stop_still_running
+from core.agent.running_calls import (
+    kept_output,
+    left_running_by_call,
+    still_running,
+    stop_left_running,
+    stop_still_running,
+)
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
@@ -113,6 +119,9 @@ class ToolCard(QFrame):
         self._ended_since = False  # that command ended later, without Tripane
         self._stopped_by_person = False  # ended so by the person, from this card
         self._watch: QTimer | None = None  # looks again, RUNS_ON_CHECK_MS apart, whether it still runs
+        # Its command returned, leaving processes running (a dev server) that a killed Tripane never
+        # stopped: _runs_on and the rest are then about them (see left_running).
+        self._left = False
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -153,6 +162,15 @@ class ToolCard(QFrame):
         elif self.status == "running" and self._unfinished and self._ended_since:
             body += ("<p>Its command ran on without Tripane, until you stopped it.</p>" if self._stopped_by_person else
                      "<p>Its command ran on without Tripane, and has ended since: how it ended is not known.</p>")
+        elif self._left and self._runs_on:
+            body += (f"<p>It left processes running in the background (process group {self._runs_on}). Tripane "
+                     "stopped before the run's end, which would have stopped them, so they run on without it. Resuming "
+                     f"or ending the session stops them; to stop them now: Stop it, or <code>kill -- -{self._runs_on}"
+                     "</code></p>")
+        elif self._left and self._ended_since:
+            body += ("<p>What it left running in the background ran on without Tripane, until you stopped it.</p>"
+                     if self._stopped_by_person else
+                     "<p>What it left running in the background ran on without Tripane, and has stopped since.</p>")
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
@@ -184,6 +202,10 @@ class ToolCard(QFrame):
             running = "  · unfinished: the run stopped" + (
                 "; the command still runs" if self._runs_on else "; you stopped the command" if self._stopped_by_person
                 else "; the command ended since" if self._ended_since else "")
+        elif self._left and (self._runs_on or self._ended_since):  # (a server a killed Tripane left)
+            running = ("  · still runs in the background" if self._runs_on
+                       else "  · you stopped what it left running" if self._stopped_by_person
+                       else "  · what it left running has stopped")
         if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
             count = self._changed.count()
             running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
@@ -216,19 +238,37 @@ class ToolCard(QFrame):
             self._opened_for_output = True
             self.header.setChecked(True)
         if self._runs_on:  # the person may stop it here, as they stop a command that runs
-            self.stop_button.setText("Stop it")
-            self.stop_button.setToolTip(f"Stop the command, which runs on without Tripane (process group "
-                                        f"{self._runs_on})")
-            self.stop_button.setVisible(True)
-        if self._runs_on and self._watch is None:
+            self._offer_stop("Stop the command, which runs on without Tripane")
+        self._render()
+
+    def left_running(self, group: int) -> None:
+        """The call's command returned, leaving processes in the background (a dev server), and
+        the run ended without stopping them (Tripane was killed): they still run, as `group`."""
+        if self.status == "running" or self._runs_on == group:
+            return
+        self._left, self._runs_on, self._ended_since = True, group, False
+        self._offer_stop("Stop what the command left running without Tripane")
+        self._render()
+
+    def _offer_stop(self, tip: str) -> None:
+        """Stop it, for a command (or what it left) that runs on without Tripane; and a look, every
+        RUNS_ON_CHECK_MS, whether it has ended."""
+        self.stop_button.setText("Stop it")
+        self.stop_button.setToolTip(f"{tip} (process group {self._runs_on})")
+        self.stop_button.setEnabled(True)
+        self.stop_button.setVisible(True)
+        if self._watch is None:
             self._watch = QTimer(self)
             self._watch.timeout.connect(self._look_whether_it_runs_on)
+        if not self._watch.isActive():  # (offered again at each look at the window's state: not restarted)
             self._watch.start(RUNS_ON_CHECK_MS)
-        self._render()
 
     def _look_whether_it_runs_on(self) -> None:
         assert self._watch is not None and self.folder is not None
-        if self.status != "running":  # resumed: its result says the rest
+        if self._left:  # what its command left running: stopped here, at a resume, or it ended
+            if self.call.id not in left_running_by_call(self.folder):
+                self._command_ended()
+        elif self.status != "running":  # resumed: its result says the rest
             self._watch.stop()
         elif still_running(self.folder, self.call.id) is None:
             self._command_ended()
@@ -245,6 +285,9 @@ class ToolCard(QFrame):
         if self.status == "running" and self._unfinished and self._runs_on and self.folder is not None:
             self._stopped_by_person = stop_still_running(self.folder, self.call.id) is not None
             self._command_ended()  # (SIGKILL: it is over, whether or not its processes are reaped yet)
+        elif self._left and self._runs_on and self.folder is not None:
+            self._stopped_by_person = bool(stop_left_running(self.folder, self.call.id))
+            self._command_ended()
         elif self.status == "running" and self._started is not None:
             self.stop_button.setEnabled(False)
             self.stop_button.setText("Stopping…")

@@ -44,13 +44,14 @@ async def left_mid_step(store, data_dir, workdir) -> Session:
     return session
 
 
-async def left_mid_command(store, data_dir, workdir, call_id: str, printing: str = "") -> Session:
+async def left_mid_command(store, data_dir, workdir, call_id: str, printing: str = "", before=()) -> Session:
     """A session Tripane quit while its command `call_id` ran, once the command had printed
-    `printing` (or, printing nothing, had started). A quit ends the command, as a kill would not."""
+    `printing` (or, printing nothing, had started), after the replies `before`. A quit ends the
+    command, as a kill would not."""
     code = f"print({printing!r}, flush=True); " if printing else ""
     command = f'"{sys.executable}" -c "import time; {code}time.sleep(60)"'
-    session = make_session(store, data_dir, workdir, ScriptedModel([reply("", call("shell_run", call_id,
-                                                                                   command=command))]),
+    session = make_session(store, data_dir, workdir, ScriptedModel([*before, reply("", call("shell_run", call_id,
+                                                                                            command=command))]),
                            approval="all")
     session.start()
     kept = session.dir / "running" / (f"{call_id}.txt" if printing else f"{call_id}.pid")
@@ -228,3 +229,63 @@ async def test_tripane_show_says_what_a_session_stopped_mid_run_left_unfinished(
     assert (f"  … shell_run unfinished: the run stopped; its command still runs without Tripane, as process group "
             f"{build.pid} (kill -- -{build.pid})\n  │ step 4 of 9\n"
             f"○ interrupted mid-run: tripane resume {session.id} goes on from here\n") in shown
+
+
+async def left_a_server_running(store, data_dir, workdir):
+    """A session Tripane quit mid-command, whose earlier command "s1" (`echo serving on 8000`) had
+    left a server running that the quit did not stop (as a kill leaves it: a process in a group of
+    its own stands for it). The session, and the server's process, for the caller to kill."""
+    import subprocess
+
+    from core.agent.running_calls import RunningCall
+
+    session = await left_mid_command(store, data_dir, workdir, "b1",
+                                     before=[reply("", call("shell_run", "s1", command="echo serving on 8000"))])
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    left = RunningCall(session.dir, "s1")
+    left.started(server.pid)
+    left.left_running()
+    return session, server
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+async def test_tripane_show_says_what_a_command_left_running_still_runs(store, data_dir, workdir, capsys):
+    """A dev server the agent started, which a killed Tripane's run never stopped: the window's
+    card of its command says so; so does `tripane show`."""
+    from core.cli import main
+
+    session, server = await left_a_server_running(store, data_dir, workdir)
+    try:
+        capsys.readouterr()
+        assert await asyncio.to_thread(main, ["--data-dir", str(data_dir), "show", session.id]) == 0
+        shown = capsys.readouterr().out
+    finally:
+        server.kill()
+        server.wait()
+    assert (f"  ⚠ what `echo serving on 8000` left running still runs without Tripane, as process group {server.pid} "
+            f"(kill -- -{server.pid}); resuming or ending the session stops it\n"
+            f"○ interrupted mid-run: tripane resume {session.id} goes on from here\n") in shown
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+async def test_the_agent_is_told_that_the_server_it_left_running_was_stopped_at_the_resume(store, data_dir, workdir):
+    """Told that a server runs until the run ends, the agent resumed after a kill found it gone
+    (stopped at the resume, as that run's end would have), and nothing said why."""
+    session, server = await left_a_server_running(store, data_dir, workdir)
+    try:
+        model = finishing()
+        reopened = Session.open(store, data_dir, session.id, model)
+        await reopened.send("Go on.")
+        assert await asyncio.wait_for(reopened.wait(), 10) == "done"
+        assert server.wait(timeout=10) == -9
+    finally:
+        server.kill()
+        server.wait()
+    [resumed] = events_of(reopened, SessionResumed)
+    assert resumed.stopped == ("echo serving on 8000",)
+    told = [m["content"] for m in model.requests[0].messages if m["role"] == "user"]
+    assert ("[Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
+            "background was stopped now, as the end of that run would have stopped it: what `echo serving on 8000` "
+            "started. Start it again if you still need it.]") in told
+    line = render(next(r for r in reopened.records if r.event is resumed))
+    assert line.endswith("; stopped what `echo serving on 8000` had left running in the background"), line

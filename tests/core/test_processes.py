@@ -46,8 +46,11 @@ def test_what_a_command_left_running_is_stopped_only_while_it_is_the_same_proces
     server = left_running()
     try:
         kept = tmp_path / "running" / f"left-running-{server.pid}.pid"
-        pid, started = kept.read_text(encoding="utf-8").split()
+        said, member = kept.read_text(encoding="utf-8").splitlines()
+        assert said == "call s1"  # (which call left it: its card says so)
+        pid, started = member.split()
         kept.write_text(f"{pid} {float(started) - 3600:.2f}\n", encoding="utf-8")  # another process, an hour older
+        # (and as an earlier version kept it, without the call: read all the same)
         assert stop_left_running(tmp_path) == [] and server.poll() is None and not kept.exists()
     finally:
         server.kill()
@@ -60,3 +63,29 @@ def test_what_a_command_left_running_is_stopped_only_while_it_is_the_same_proces
     finally:
         server.kill()
         server.wait()
+
+
+def test_what_one_call_left_running_is_told_and_stopped_apart_from_another(tmp_path):
+    from core.agent.running_calls import (
+        RunningCall,
+        left_running_by_call,
+        stop_left_running,
+    )
+
+    servers = {}
+    for call_id in ("web", "db"):
+        servers[call_id] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                                            start_new_session=True)
+        running = RunningCall(tmp_path, call_id)
+        running.started(servers[call_id].pid)
+        running.left_running()
+    try:
+        assert left_running_by_call(tmp_path) == {"web": servers["web"].pid, "db": servers["db"].pid}
+        assert stop_left_running(tmp_path, "web") == [servers["web"].pid]  # the person's Stop it, on its card
+        assert servers["web"].wait(timeout=10) == -signal.SIGKILL and servers["db"].poll() is None
+        assert left_running_by_call(tmp_path) == {"db": servers["db"].pid}
+    finally:
+        for server in servers.values():
+            server.kill()
+            server.wait()
+    assert left_running_by_call(tmp_path) == {}  # ended (and reaped): no longer said to run

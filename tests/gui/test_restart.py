@@ -204,6 +204,77 @@ def test_a_command_that_outlived_a_killed_tripane_is_stopped_from_its_card(qtbot
         migration.wait()
 
 
+def left_a_server_running(qtbot, make_window, workdir) -> tuple[Path, subprocess.Popen]:
+    """A session whose command "s1" returned, leaving a dev server that a killed Tripane never
+    stopped (a quit stops it: one started in its place, in a group of its own, stands for it),
+    and that stopped mid-run in "c2". Its folder, and the server's process, for the caller to kill."""
+    from core.agent.running_calls import RunningCall
+    from core.session import SessionConfig
+
+    window = make_window(ScriptedModel([
+        reply("", call("shell_run", "s1", command="echo serving")),
+        reply("", call("shell_run", "c2", command=f'"{sys.executable}" -c "import time; time.sleep(60)"'))]))
+    session = window.start_session(SessionConfig(task="Serve", model="scripted", workdir=workdir, approval="all"))
+    qtbot.waitUntil(lambda: (session.dir / "running" / "c2.pid").exists(), timeout=10_000)
+    window.close_now()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    left = RunningCall(session.dir, "s1")
+    left.started(server.pid)
+    left.left_running()
+    return session.dir, server
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_a_server_a_killed_tripane_left_running_is_said_on_its_commands_card_and_stopped_there(
+        qtbot, make_window, workdir):
+    # Reopened, nothing said the dev server still ran: a new session's agent found its port taken.
+    folder, server = left_a_server_running(qtbot, make_window, workdir)
+    try:
+        again = make_window(ScriptedModel([]))
+        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        card = again.chat.cards["s1"]
+        assert card.status == "ok" and card.header.text().endswith("· still runs in the background")
+        assert (f"It left processes running in the background (process group {server.pid}). Tripane stopped before "
+                "the run's end, which would have stopped them, so they run on without it." in card.details.text()
+                and f"kill -- -{server.pid}" in card.details.text())
+        assert card.stop_button.isVisible() and card.stop_button.text() == "Stop it"
+        assert str(server.pid) in card.stop_button.toolTip()
+        qtbot.mouseClick(card.stop_button, qtbot_left())
+        assert server.wait(timeout=10) == -signal.SIGKILL
+        assert card.header.text().endswith("· you stopped what it left running")
+        assert "until you stopped it" in card.details.text() and not card.stop_button.isVisible()
+        assert not list((folder / "running").glob("left-running-*"))  # the resume has nothing left to stop
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
+def test_what_a_command_left_running_reads_stopped_once_the_resume_has_stopped_it(qtbot, make_window, workdir,
+                                                                                  monkeypatch):
+    from gui.widgets import tool_card
+
+    folder, server = left_a_server_running(qtbot, make_window, workdir)
+    try:
+        monkeypatch.setattr(tool_card, "RUNS_ON_CHECK_MS", 50)
+        again = make_window(ScriptedModel([reply("", call("task_done", summary="served"))]))
+        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        card = again.chat.cards["s1"]
+        assert card.header.text().endswith("· still runs in the background")
+        qtbot.mouseClick(again.resume_button, qtbot_left())
+        qtbot.waitUntil(lambda: server.poll() is not None, timeout=10_000)  # as the killed run's end would have
+        assert server.returncode == -signal.SIGKILL
+        qtbot.waitUntil(lambda: again.session.state.ended, timeout=10_000)
+        qtbot.waitUntil(lambda: card.header.text().endswith("· what it left running has stopped"), timeout=10_000)
+        assert "and has stopped since" in card.details.text() and not card.stop_button.isVisible()
+        assert again.chat.cards["c2"].status == "error"  # the unfinished call: its card is its own
+        assert "what it left running" not in again.chat.cards["c2"].header.text()
+    finally:
+        server.kill()
+        server.wait()
+
+
 def test_a_session_left_waiting_by_a_quit_is_ended_by_stop_without_running_it(qtbot, make_window, workdir):
     from core.session import SessionConfig
     from gui.qt import QMessageBox

@@ -214,8 +214,9 @@ async def test_git_asks_for_no_editor_it_cannot_show(ctx):
 
 # A server started in the background: it holds the command's output open, and beats in a file
 # (for at most 30 s, wherever it is not stopped).
+BEAT = 'import time\nfor _ in range(600):\n    open("beat", "a").write(".")\n    time.sleep(0.05)\n'
 BEATING = ("import subprocess, sys\n"
-           "beat = 'import time\\nfor _ in range(600):\\n    open(\"beat\", \"a\").write(\".\")\\n    time.sleep(0.05)'\n"
+           f"beat = {BEAT!r}\n"
            "subprocess.Popen([sys.executable, '-c', beat])\n"
            "print('server started')\n")
 
@@ -246,6 +247,32 @@ async def test_a_server_started_in_the_background_returns_at_once_and_stops_with
         # "Event loop is closed" at exit for a process it had not claimed yet.
         assert shell.stdout.at_eof()
         assert not await still_beating(ctx.workdir)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="there a process left is the agent's to stop (taskkill)")
+async def test_a_server_started_in_the_background_with_its_output_in_a_file_is_told_and_stops_with_the_run(ctx):
+    """`server > server.log 2>&1 &` holds no output open: it was neither told nor stopped with
+    the run, and outlived the task, holding its port."""
+    from core.tools.shell import _background, running_in_background, stop_background
+
+    (ctx.workdir / "beat.py").write_text(BEAT, encoding="utf-8")
+    ctx.session_id = "s2"
+    left = []
+    ctx.on_left_running = lambda: left.append(True)
+    assert "background" not in await shell_run(ctx, "echo plain")  # (nothing left: nothing said)
+    assert "s2" not in _background and left == []
+    out = await shell_run(ctx, f'"{sys.executable}" beat.py > server.log 2>&1 &', timeout=60)
+    assert out.startswith("[no output; exit code 0]")
+    assert out.endswith("[a process this command started still runs in the background. It is stopped when this run "
+                        f"ends, or now with: kill -- -{_background['s2'][0][0].pid}]")
+    assert left == [True]  # kept, should Tripane be killed before the run ends
+    for _ in range(200):  # (it has only just started)
+        if (ctx.workdir / "beat").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert await still_beating(ctx.workdir) and running_in_background("s2") == 1
+    assert await stop_background("s2") == 1
+    assert not await still_beating(ctx.workdir)
 
 
 def test_every_kind_of_escape_goes_and_a_cut_one_takes_no_more_than_its_line():
