@@ -17,6 +17,7 @@ from gui.qt import (
 
 SEPARATOR = "  ·  "  # between the path and what is said of it
 LEAST_PATH_CHARS = 8  # of the path, kept at the least: "a/…/x.py"
+NAME_SHARE = 0.6  # of a row too narrow for all of it, the file's name may take this much
 
 
 class PathRows(QStyledItemDelegate):
@@ -38,14 +39,20 @@ class PathRows(QStyledItemDelegate):
 def fitted(text: str, metrics, room: int) -> str:
     """`text` as drawn in `room` pixels: whole if it fits; else its path's folders cut in the
     middle, the file's name kept whole while it fits ("litellm/…/transformation.py"), or the
-    path itself cut in the middle when even the name does not."""
+    path itself cut in the middle when even the name does not. The name keeps up to NAME_SHARE
+    of the row before the words after it: those are then cut at the row's end (as Qt draws
+    what is too long), not the name ("se…og · created by a command, then not by th…")."""
     if metrics.horizontalAdvance(text) <= room:
         return text
     path, separator, rest = text.partition(SEPARATOR)
     tail = separator + rest
-    path_room = max(room - metrics.horizontalAdvance(tail), metrics.averageCharWidth() * LEAST_PATH_CHARS)
     folder, slash, name = path.rpartition("/")
+    named = metrics.horizontalAdvance(f"…/{name}" if slash else name)
+    path_room = max(room - metrics.horizontalAdvance(tail), metrics.averageCharWidth() * LEAST_PATH_CHARS,
+                    min(named, int(room * NAME_SHARE)))
     folder_room = path_room - metrics.horizontalAdvance(slash + name)
     if slash and folder_room >= metrics.averageCharWidth() * 4:
         return metrics.elidedText(folder, Qt.TextElideMode.ElideMiddle, folder_room) + slash + name + tail
+    if slash and path_room >= named:
+        return f"…/{name}{tail}"
     return metrics.elidedText(path, Qt.TextElideMode.ElideMiddle, path_room) + tail

@@ -19,9 +19,17 @@ def test_a_long_path_keeps_its_name_and_what_was_done_and_loses_its_folders_midd
     assert cut.startswith("litellm/") and "…" in cut
     assert cut.endswith("/transformation.py  ·  changed by a command")
     assert metrics.horizontalAdvance(cut) <= whole * 2 // 3
-    # Too narrow even for the name: the path itself loses its middle; what was done stays.
-    tight = fitted(LONG, metrics, metrics.horizontalAdvance("  ·  changed by a command") + 40)
-    assert tight.endswith("  ·  changed by a command") and "…" in tight and "transformation.py" not in tight
+    # Too narrow for the name and what was done: the name keeps its share, and what was done is
+    # cut at the row's end as Qt draws it. Both cut, a short name read "se…og".
+    room = int(metrics.horizontalAdvance("…/transformation.py") / 0.6) + 2
+    assert room < metrics.horizontalAdvance("…/transformation.py  ·  changed by a command")
+    assert fitted(LONG, metrics, room) == "…/transformation.py  ·  changed by a command"
+    short = fitted("server.log  ·  created by a command, then not by the agent", metrics,
+                   metrics.horizontalAdvance("server.log  ·  created by a command"))
+    assert short.startswith("server.log  ·  created")
+    # Too narrow even for the name: the path itself loses its middle.
+    narrow = fitted(LONG, metrics, metrics.horizontalAdvance("transformation.py"))
+    assert "…" in narrow.partition("  ·  ")[0] and "transformation.py" not in narrow
 
 
 def test_the_list_draws_the_fitted_row_and_keeps_the_whole_text(qtbot):
