@@ -644,7 +644,7 @@ def _changes(store, data_dir: Path, args) -> int:
             print(f"  {change.path}  ·  {change.what()}")
         if listed:
             print(f"What one did: tripane changes {session.id} PATH; as before the session: --put-back PATH… "
-                  "(a folder: the files changed in it)")
+                  "(a folder: the files changed in it); all the agent did, as one patch: --patch")
         return EXIT_DONE
     by_path = {change.path: change for change in listed}
     for path in args.paths:

@@ -185,6 +185,8 @@ def test_the_command_line_prints_the_agents_changes_as_a_patch_or_writes_it(tmp_
     (work / "mine.txt").write_bytes(b"the person's own\n")  # not the agent's: left out unless named
     capsysbinary.readouterr()
 
+    assert cli.main([*base, "changes", session_id]) == cli.EXIT_DONE
+    assert b"; all the agent did, as one patch: --patch\n" in capsysbinary.readouterr().out  # (how it is found)
     assert cli.main([*base, "changes", session_id, "--patch"]) == cli.EXIT_DONE
     out, err = capsysbinary.readouterr()
     assert b"2 files. To apply it" in out
