@@ -69,12 +69,18 @@ def file_patch(path: str, before: bytes | None, now: bytes | None, old_mode: str
 def _hunks(before: bytes, now: bytes) -> bytes:
     """The unified diff's hunks, byte for byte; a last line without its newline is marked as git
     marks it (else applying the patch would add one)."""
-    lines = difflib.diff_bytes(difflib.unified_diff, before.splitlines(keepends=True), now.splitlines(keepends=True),
-                               lineterm=b"\n", n=3)
+    lines = difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(now), lineterm=b"\n", n=3)
     out = []
     for line in list(lines)[2:]:  # (the ---/+++ lines: written above, with git's names)
         out.append(line if line.endswith(b"\n") else line + b"\n" + NO_NEWLINE)
     return b"".join(out)
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """The lines as git counts them, each with its newline: ended by \n alone (splitlines also
+    ends one at a lone \r, a progress bar's, and the patch then marked it as the file's end)."""
+    parts = data.split(b"\n")
+    return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _binary(data: bytes | None) -> bool:

@@ -24,6 +24,7 @@ BEFORE = {
     "windows.ini": CRLF,  # its CRLF must stay
     "no_newline.txt": b"last line",  # "\ No newline at end of file", or the patch adds one
     "latin1.txt": "café\n".encode("latin-1"),  # not UTF-8: diffed as bytes, not as replaced characters
+    "progress.log": b"start\n10%\r50%\r100%\ndone\n",  # a lone \r ends no line for git
     "old.log": b"old\n",
     "logo.png": b"\x89PNG\r\n\x1a\n\0\0" + bytes(range(256)) * 8,
     "run.sh": b"#!/bin/sh\necho hi\n",
@@ -35,6 +36,7 @@ NOW = {
     "windows.ini": b"first\r\nchanged\r\n",
     "no_newline.txt": b"last line, longer",
     "latin1.txt": "cafè\n".encode("latin-1"),
+    "progress.log": b"start\n10%\r50%\r100%\ndone, again\n",
     "new.txt": b"made\n",
     "logo.png": b"\x89PNG\r\n\x1a\n\0\0" + bytes(range(255, -1, -1)) * 9,
     "run.sh": b"#!/bin/sh\necho hi\n",  # made runnable, nothing else
