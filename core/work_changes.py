@@ -20,6 +20,7 @@ from core.snapshot import (
     Held,
     WorkFolderSnapshot,
 )
+from core.text import counted
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class Patch:
     def file(self, heading: str, workdir: Path) -> bytes:
         """The patch file: `heading` (what it is, one line), where and how to apply it, what was left
         out, then the files' parts (git and `patch` pass over the words before the first)."""
-        files = f"{len(self.files):,} file{'s' * (len(self.files) != 1)}"
+        files = counted(len(self.files), "file")
         how = "git apply FILE" if self.binary else "git apply FILE, or patch -p1 < FILE"
         top = repository_top(workdir)
         where = f"at the top of a copy of {top}" if top else f"in a copy of {workdir}"
@@ -126,7 +127,7 @@ class WorkChanges:
         patch = Patch()
         for change in wanted:
             target = workdir / change.path
-            mode, before = held[change.path] if change.by_command else (None, None)
+            mode, before = held.get(change.path, (None, None)) if change.by_command else (None, None)
             if not change.kept:
                 patch.left_out.append(f"{change.path} (the file from before was too large to keep)")
             elif target.is_symlink() or mode == LINK_MODE:

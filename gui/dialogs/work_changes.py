@@ -13,6 +13,7 @@ from pathlib import Path
 from core.originals import Change, OriginalsUnreadable
 from core.paths import named_files
 from core.session import CannotRun, Restored, Session
+from core.text import counted
 from core.work_changes import NotListed, counted_changes
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
 from gui.qt import (
@@ -233,19 +234,20 @@ class WorkChangesDialog(QDialog):
         return [change for change in self.changes if change.path in chosen]
 
     def _update_buttons(self) -> None:
-        chosen = self._chosen_changes()
-        self.copy_patch_action.setEnabled(any(change.now != "as before" for change in chosen))
-        self.put_back_button.setEnabled(not self.putting_back and any(change.now != "as before" and change.kept
-                                                                      for change in chosen))
-        patched = sum(1 for change in chosen if change.now != "as before")
-        self.patch_button.setText(f"Save patch of {patched:,} file{'s' * (patched != 1)}…" if patched
-                                  else "Save as patch…")
-        self.patch_button.setEnabled(bool(patched))
+        patchable = self._patchable()
+        self.copy_patch_action.setEnabled(bool(patchable))
+        self.put_back_button.setEnabled(not self.putting_back and any(change.kept for change in patchable))
+        self.patch_button.setText(f"Save patch of {counted(len(patchable), 'file')}…" if patchable else "Save as patch…")
+        self.patch_button.setEnabled(bool(patchable))
+
+    def _patchable(self) -> list[Change]:
+        """The chosen files a patch has something of: not as they were before."""
+        return [change for change in self._chosen_changes() if change.now != "as before"]
 
     def choose_patch_file(self) -> QDialog | None:
         """Where to save the chosen files' changes as a patch (not in the work folder, where it
         would be one more change)."""
-        chosen = [change for change in self._chosen_changes() if change.now != "as before"]
+        chosen = self._patchable()
         if not chosen:
             return None
         return save_file_dialog(self, "Save the changes as a patch", Path.home() / f"tripane-{self.session.id}.patch",
@@ -254,14 +256,14 @@ class WorkChangesDialog(QDialog):
     def copy_patch(self) -> None:
         """The chosen files' changes as a patch, on the clipboard (as text: bytes that are not
         UTF-8 are replaced, which the saved file keeps)."""
-        chosen = [change for change in self._chosen_changes() if change.now != "as before"]
+        chosen = self._patchable()
         if not chosen:
             return
-        self._say(f"Copying the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}…")
+        self._say(f"Copying the patch of {counted(len(chosen), 'file')}…")
 
         def copied(patch: bytes) -> None:
             QApplication.clipboard().setText(patch.decode("utf-8", "replace"))
-            self._say(f"Copied the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}.")
+            self._say(f"Copied the patch of {counted(len(chosen), 'file')}.")
 
         self.keeper.in_thread(lambda: self.session.changes_patch(chosen), name="patch", owner=self,
                               on_success=copied,
@@ -269,7 +271,7 @@ class WorkChangesDialog(QDialog):
 
     def save_patch(self, chosen: list[Change], target: Path) -> None:
         """The patch made and written on a worker thread (git reads the files commands changed)."""
-        self._say(f"Writing the patch of {len(chosen):,} file{'s' * (len(chosen) != 1)}…")
+        self._say(f"Writing the patch of {counted(len(chosen), 'file')}…")
 
         def write() -> None:
             target.write_bytes(self.session.changes_patch(chosen))
