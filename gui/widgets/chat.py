@@ -662,7 +662,7 @@ class ChatView(QScrollArea):
             case SessionEnded():
                 changed, files = ((self.changes.summary(), bool(self.changes.changed)) if into is None
                                   else self._ended_changes.get(index, ("", False)))
-                link = f' — <a href="{CHANGES_LINK}">see what, or put files back</a>' if files else ""
+                link = f' — <a href="{CHANGES_LINK}">see what, save it as a patch, or put files back</a>' if files else ""
                 changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
                 summary = "the answer above" if record.seq in self._ends_on_answer else escape_html(event.summary)

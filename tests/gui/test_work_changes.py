@@ -29,7 +29,7 @@ def test_the_runs_end_links_what_changed_and_files_are_put_back_from_there(qtbot
     session = start(window, workdir, approval="all")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     notice = ending_notice(window)
-    assert "see what, or put files back" in notice.text()
+    assert "see what, save it as a patch, or put files back" in notice.text()
 
     notice.linkActivated.emit("tripane-changes:")
     dialog = window.findChild(QDialog, "work_changes")
