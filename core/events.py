@@ -529,10 +529,17 @@ class SessionResumed(Event):
     # When the run had stopped with nobody stopping it (Tripane closed, killed or crashed mid-run):
     # the time of its last record then. Empty: a run the person paused goes on.
     interrupted_at: str = ""
-    # What that run's commands had left running in the background (a dev server), which its end
-    # never stopped, stopped now: each command's line ("" when not known). The agent, told the
-    # server runs until the run ends, would otherwise find it gone.
-    stopped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackgroundStopped(Event):
+    """What the agent's commands had left running in the background (a dev server) was stopped:
+    as the run ended, or, when a killed Tripane's run never ended, as the next one began. The
+    person who asked for a server to try finds it gone, and the agent, going on, thinks it runs."""
+
+    kind: ClassVar[str] = "background_stopped"
+    commands: tuple[str, ...]  # the command lines that started them ("" when not known)
+    interrupted: bool = False  # stopped as a run began: the run that left them was cut short
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from core.changes import SHELL_TOOL
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    BackgroundStopped,
     CommandChangedFiles,
     Compaction,
     Danger,
@@ -134,6 +135,8 @@ def render(record: Record) -> str | None:
             return "  ‖ paused"
         case SessionResumed() if event.interrupted_at:
             return f"  ▶ {resumed_note(event)}"
+        case BackgroundStopped():
+            return f"  ⏹ {background_stopped_note(event)}"
         case SessionResumed():
             return "  ▶ resumed"
         case SessionEnded():
@@ -180,12 +183,16 @@ ENDED_INLINE = 400  # characters of a one-line summary that stay on the line
 
 
 def resumed_note(event: SessionResumed) -> str:
-    """A run that stopped with nobody stopping it goes on (and what its commands had left running
-    in the background is stopped, as its end would have)."""
-    stopped = ", ".join(f"`{one_line(command, 60)}`" if command else "an earlier command" for command in event.stopped)
+    """A run that stopped with nobody stopping it goes on."""
     return (f"resumed after an interruption: Tripane closed or was stopped mid-run (its last record: "
-            f"{local_time(event.interrupted_at)})" + (f"; stopped what {stopped} had left running in the background"
-                                                      if stopped else ""))
+            f"{local_time(event.interrupted_at)})")
+
+
+def background_stopped_note(event: BackgroundStopped) -> str:
+    """What the agent's commands had left running in the background, stopped (see the event)."""
+    stopped = ", ".join(f"`{one_line(command, 60)}`" if command else "an earlier command" for command in event.commands)
+    when = "as the run went on after the interruption" if event.interrupted else "as the run ended"
+    return f"stopped what {stopped} had left running in the background, {when}"
 
 
 def describe_edit(event: FileChanged) -> str:

@@ -31,6 +31,7 @@ from core.context.engine import Assembled
 from core.context.project import instruction_files_within, read_project_instructions
 from core.events import (
     AssistantMessage,
+    BackgroundStopped,
     FileChanged,
     FilesPutBack,
     HumanAnswer,
@@ -531,7 +532,9 @@ class Session:
             at, self._interrupted_at = self._interrupted_at, ""
             stopped = self._stop_left_running()
             self._progress(progress.resumed_after_interruption(at, [group for group, _ in stopped]))
-            self.journal.record(SessionResumed(interrupted_at=at, stopped=tuple(command for _, command in stopped)))
+            self.journal.record(SessionResumed(interrupted_at=at))
+            if stopped:
+                self.journal.record(BackgroundStopped(tuple(command for _, command in stopped), interrupted=True))
 
     async def run(self) -> str:
         """Run until the session ends or waits with nobody to answer; returns the end status."""

@@ -61,6 +61,7 @@ from core.context.tail import build_tail
 from core.diffs import diff_told
 from core.events import (
     AssistantMessage,
+    BackgroundStopped,
     Compaction,
     Danger,
     ErrorDiagnosed,
@@ -105,13 +106,18 @@ from core.render import flush_note
 from core.secrets import Redactor, get_api_key, provider_of
 from core.side_writers import first_reply, side_writers
 from core.snapshot import WorkFolderSnapshot
-from core.store import as_disk_full
+from core.store import StoreError, as_disk_full
 from core.text import money, shown_text
 from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
 from core.tools.seen import SeenFiles
-from core.tools.shell import COPYING_NOTE, running_in_background, stop_background
+from core.tools.shell import (
+    COPYING_NOTE,
+    left_in_background,
+    running_in_background,
+    stop_background,
+)
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -258,8 +264,19 @@ class AgentLoop(Delegation):
                     yield self._out.pop(0)
         finally:  # ended, stopped or closed: a server the agent started does not outlive the run
             if stopped := await stop_background(self.state.session_id):
-                log.info("stopped %d background process group(s) of session %s", stopped, self.state.session_id)
+                log.info("stopped %d background process group(s) of session %s", len(stopped), self.state.session_id)
+                self._background_stopped(tuple(stopped))
             forget_left_running(self.session_dir)
+
+    def _background_stopped(self, commands: tuple[str, ...]) -> None:
+        """Said as the run ends: the person who asked for a server to try finds it gone, and the
+        agent, should the session go on, would think it still runs. (Not yielded: the steps are
+        over; the journal's listeners show it.) A record that fails is logged: the run is over."""
+        try:
+            self.journal.record(BackgroundStopped(commands))
+            self.journal.record(self.memory.append(PROGRESS, progress.background_stopped(commands), author="core"))
+        except (OSError, StoreError) as exc:
+            log.warning("what was stopped with the run was not recorded: %s", exc)
 
     async def run(self) -> str:
         async for _ in self.steps():
@@ -1004,7 +1021,8 @@ class AgentLoop(Delegation):
         # A file that changes at every look while a process the commands left running runs (its
         # log, a heartbeat) is told once, not at every step, nor put on a command. (A look that
         # finds nothing, a moment after the last, keeps what was changing.)
-        running = await asyncio.to_thread(running_in_background, self.state.session_id)  # (ps, on macOS)
+        running = (await asyncio.to_thread(running_in_background, self.state.session_id)  # (ps, on macOS)
+                   if left_in_background(self.state.session_id) else 0)
         changing = self._changing_in_background
         if not running or found is not None:
             self._changing_in_background = found.paths() if found is not None and running else set()

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from core.events import (
     AGENT_FILES_NAMED,
     AssistantMessage,
+    BackgroundStopped,
     Compaction,
     ErrorDiagnosed,
     ErrorRecorded,
@@ -27,7 +28,6 @@ from core.events import (
     HumanQuestion,
     MemoryRecalled,
     Record,
-    SessionResumed,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -250,8 +250,8 @@ class History:
                         "are unchanged; your tools work in the new place from now on.]")
                 self._moved = (told, record.seq)
                 self._note(told)
-            case SessionResumed() if event.stopped:
-                self._note(resumed_for_the_agent(event))
+            case BackgroundStopped():
+                self._note(background_stopped_for_the_agent(event))
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
             case FilesChangedOutside():
@@ -344,11 +344,13 @@ def put_back_for_the_agent(event: FilesPutBack) -> str:
             f"change it, and do not redo what they undid unless they ask.]{why}")
 
 
-def resumed_for_the_agent(event: SessionResumed) -> str:
-    """What the agent reads when a run Tripane was killed in goes on, and what its commands had
-    left running in the background (told to run until the run ends) was stopped now."""
+def background_stopped_for_the_agent(event: BackgroundStopped) -> str:
+    """What the agent reads when what its commands had left running in the background (told to
+    run until the run ends) was stopped: at the run's end, or as a run a killed Tripane cut short
+    goes on."""
     stopped = "; ".join(f"what `{one_line(command, STOPPED_COMMAND_CHARS)}` started" if command
-                        else "what an earlier command started" for command in event.stopped)
-    return (f"[Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
-            f"background was stopped now, as the end of that run would have stopped it: {stopped}. Start it again if "
-            "you still need it.]")
+                        else "what an earlier command started" for command in event.commands)
+    when = ("Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
+            "background was stopped now, as the end of that run would have stopped it" if event.interrupted else
+            "Your last run has ended, and what your commands had left running in the background was stopped with it")
+    return f"[{when}: {stopped}. Start it again if you still need it.]"

@@ -142,6 +142,12 @@ def resumed_after_interruption(interrupted_at: str, stopped: list[int] = ()) -> 
             f"record was at {local_time(interrupted_at)}. A command running then may have been cut short.{left}\n")
 
 
+def background_stopped(commands: tuple[str, ...]) -> str:
+    """The run ended, stopping what its commands had left running in the background."""
+    stopped = "\n".join(f"- {code_span(command) if command else 'an earlier command'}" for command in commands)
+    return f"\n## [{_stamp()}] ⏹ Stopped with the run: what commands had left running in the background\n{stopped}\n"
+
+
 def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str = "") -> str:
     return (f"\n## [{_stamp()}] ⇊ Context compacted: events {first_seq}–{last_seq} summarised "
             f"({before:,} → {after:,} tokens){note}; the full log is kept\n")

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from core import big_text
 from core.processes import processes
@@ -136,7 +137,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     background = ""
     if not finishing.result():
         detached = True  # drain goes on reading, so the background process never blocks on a full pipe
-        background = _keep_in_background(ctx.session_id, proc, draining)
+        background = _keep_in_background(ctx.session_id, Background(proc, draining, command))
         if ctx.on_left_running is not None:
             ctx.on_left_running()
     else:
@@ -144,7 +145,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
         # `server > server.log 2>&1 &` holds no output open, and was neither told nor stopped
         # with the run: the server outlived the task, holding its port.
         if sys.platform != "win32" and await asyncio.to_thread(group_runs_on, proc.pid):
-            background = _keep_in_background(ctx.session_id, proc, draining, holds_output=False)
+            background = _keep_in_background(ctx.session_id, Background(proc, draining, command), holds_output=False)
             if ctx.on_left_running is not None:
                 ctx.on_left_running()
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""
@@ -165,18 +166,26 @@ def _longer(timeout: int) -> str:
     return "That is the longest a command may run: run a part of it, or start it in the background and read its log."
 
 
+class Background(NamedTuple):
+    """A command that returned, leaving processes running in the background."""
+
+    proc: asyncio.subprocess.Process  # its shell, whose id is its process group's
+    draining: asyncio.Task  # reads its output, for as long as one of them holds it
+    command: str
+
+
 # Processes that commands left running in the background (a dev server), by session: they are
 # stopped when the session's run ends, so a server does not outlive the task it was started for.
-_background: dict[str, list[tuple[asyncio.subprocess.Process, asyncio.Task]]] = {}
+_background: dict[str, list[Background]] = {}
 
 
-def _keep_in_background(session_id: str, proc: asyncio.subprocess.Process, draining: asyncio.Task,
-                        holds_output: bool = True) -> str:
+def _keep_in_background(session_id: str, left: Background, holds_output: bool = True) -> str:
     """Keep what the command left running, to stop with the run; what the agent is told of it.
     `holds_output`: it holds the command's output (else it writes where the command sent it)."""
-    _background.setdefault(session_id, []).append((proc, draining))
+    _background.setdefault(session_id, []).append(left)
+    proc = left.proc
     # Nobody awaits it any more: a read error when the process ends is of no interest.
-    draining.add_done_callback(lambda task: task.cancelled() or task.exception())
+    left.draining.add_done_callback(lambda task: task.cancelled() or task.exception())
     unseen = "; its output is not shown" if holds_output else ""
     if sys.platform == "win32":
         return (f"\n[a process this command started still runs in the background{unseen}. "
@@ -197,29 +206,41 @@ def group_runs_on(group: int) -> bool:
     return table is not None and any(p.group == group and not p.ended for p in table)
 
 
+def left_in_background(session_id: str) -> bool:
+    """Whether any of the session's commands left processes in the background (running or not)."""
+    return bool(_background.get(session_id))
+
+
 def running_in_background(session_id: str) -> int:
     """How many of the session's commands left a process running: one that holds their output,
     or one still in the command's process group."""
-    return sum(not draining.done() or (sys.platform != "win32" and group_runs_on(proc.pid))
-               for proc, draining in _background.get(session_id, []))
+    return sum(_runs_on(left) for left in _background.get(session_id, []))
 
 
-async def stop_background(session_id: str) -> int:
-    """Stop what the session's commands left running in the background; how many groups. Each is
-    waited for a moment (see _reaped): a run from the terminal closes its event loop right after,
-    and a process still unclaimed then made asyncio print "Event loop is closed" at exit."""
+def _runs_on(left: Background) -> bool:
+    return not left.draining.done() or (sys.platform != "win32" and group_runs_on(left.proc.pid))
+
+
+async def stop_background(session_id: str) -> list[str]:
+    """Stop what the session's commands left running in the background; the command lines of
+    those that still ran (the person is told what went). Each is waited for a moment (see
+    _reaped): a run from the terminal closes its event loop right after, and a process still
+    unclaimed then made asyncio print "Event loop is closed" at exit."""
     kept = _background.pop(session_id, [])
+    if not kept:  # (most runs: their end is not put off by a wait for a thread)
+        return []
     if sys.platform == "win32":  # there they are the agent's to stop (taskkill): nothing is waited for
-        for _, draining in kept:
-            draining.cancel()
-        return len(kept)
-    for proc, _ in kept:  # the shell has ended: its group is what still runs
+        for left in kept:
+            left.draining.cancel()
+        return []
+    running = await asyncio.to_thread(lambda: [left for left in kept if _runs_on(left)])
+    for left in kept:  # the shell has ended: its group is what still runs
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(left.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    await asyncio.gather(*(_reaped(proc, draining) for proc, draining in kept))
-    return len(kept)
+    await asyncio.gather(*(_reaped(left.proc, left.draining) for left in kept))
+    return [left.command for left in running]
 
 
 async def _decoded(chunks: list[bytes], size: int, before: str = "", after: str = "") -> str:

@@ -17,6 +17,7 @@ from core.changes import ChangeTally
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    BackgroundStopped,
     CommandChangedFiles,
     Compaction,
     Danger,
@@ -49,6 +50,7 @@ from core.offload import shown_task
 from core.reasoning import thinking_hidden
 from core.render import (
     aside_note,
+    background_stopped_note,
     changed_outside_note,
     compaction_sizes,
     describe_danger,
@@ -659,6 +661,8 @@ class ChatView(QScrollArea):
                 self._notice(f"▶ {escape_html(capitalized(resumed_note(event)))}", into=into)
             case SessionResumed():
                 self._notice("▶ Resumed", into=into)
+            case BackgroundStopped():  # (a dev server the person may have been looking at)
+                self._notice(f"⏹ {escape_html(capitalized(background_stopped_note(event)))}", into=into)
             case SessionEnded():
                 changed, files = ((self.changes.summary(), bool(self.changes.changed)) if into is None
                                   else self._ended_changes.get(index, ("", False)))

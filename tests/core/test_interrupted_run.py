@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from core.events import SessionResumed
+from core.events import BackgroundStopped, SessionResumed
 from core.memory.working import PROGRESS
 from core.render import render
 from core.scripted import ScriptedModel, call, reply
@@ -281,11 +281,12 @@ async def test_the_agent_is_told_that_the_server_it_left_running_was_stopped_at_
     finally:
         server.kill()
         server.wait()
-    [resumed] = events_of(reopened, SessionResumed)
-    assert resumed.stopped == ("echo serving on 8000",)
+    [stopped] = events_of(reopened, BackgroundStopped)
+    assert stopped == BackgroundStopped(("echo serving on 8000",), interrupted=True)
     told = [m["content"] for m in model.requests[0].messages if m["role"] == "user"]
     assert ("[Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
             "background was stopped now, as the end of that run would have stopped it: what `echo serving on 8000` "
             "started. Start it again if you still need it.]") in told
-    line = render(next(r for r in reopened.records if r.event is resumed))
-    assert line.endswith("; stopped what `echo serving on 8000` had left running in the background"), line
+    assert render(next(r for r in reopened.records if r.event is stopped)) == (
+        "  ⏹ stopped what `echo serving on 8000` had left running in the background, as the run went on after the "
+        "interruption")

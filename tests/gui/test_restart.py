@@ -268,6 +268,10 @@ def test_what_a_command_left_running_reads_stopped_once_the_resume_has_stopped_i
         qtbot.waitUntil(lambda: again.session.state.ended, timeout=10_000)
         qtbot.waitUntil(lambda: card.header.text().endswith("· what it left running has stopped"), timeout=10_000)
         assert "and has stopped since" in card.details.text() and not card.stop_button.isVisible()
+        from tests.gui.test_supporting_screens import chat_says
+
+        assert ("Stopped what `echo serving` had left running in the background, as the run went on after the "
+                "interruption") in chat_says(again)  # (after ⏹, or ■ where the font has no ⏹)
         assert again.chat.cards["c2"].status == "error"  # the unfinished call: its card is its own
         assert "what it left running" not in again.chat.cards["c2"].header.text()
     finally:

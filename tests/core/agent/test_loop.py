@@ -8,6 +8,7 @@ import sys
 
 from core.events import (
     AssistantMessage,
+    BackgroundStopped,
     Danger,
     ErrorRecorded,
     FileChanged,
@@ -19,7 +20,7 @@ from core.events import (
 from core.journal import ToolOutput
 from core.llm import ModelError, ModelReply
 from core.memory.working import PLAN
-from core.render import describe_danger
+from core.render import describe_danger, render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import (
@@ -899,7 +900,8 @@ async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_e
     (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
     model = ScriptedModel([reply("", call("shell_run", call_id="serve", command=f'"{sys.executable}" serve.py')),
                            reply("", call("human_ask", question="Does the page look right?", options=["yes"])),
-                           reply("", call("task_done", summary="served"))])
+                           reply("", call("task_done", summary="served")),
+                           reply("", call("task_done", summary="not again"))])
     session = make_session(store, data_dir, workdir, model, approval="all")
     ran = asyncio.ensure_future(session.run())
     question = await wait_for_question(session, timeout=30)
@@ -912,6 +914,24 @@ async def test_a_server_the_agent_started_in_the_background_stops_when_the_run_e
     if sys.platform != "win32":
         assert not await still_beating(workdir)
     assert not any((session.dir / "running").iterdir())  # stopped by this run: nothing for the next
+    if sys.platform == "win32":  # (there what it left is the agent's to stop: nothing was)
+        return
+    # Said, after the end: the person who looks for the server learns why it is gone, and so does
+    # the agent, should the session go on.
+    command = f'"{sys.executable}" serve.py'
+    [stopped] = [record for record in session.records if isinstance(record.event, BackgroundStopped)]
+    ended = next(record for record in session.records if isinstance(record.event, SessionEnded))
+    assert stopped.event == BackgroundStopped((command,)) and stopped.seq > ended.seq  # (after the end)
+    assert render(stopped) == f"  ⏹ stopped what `{command}` had left running in the background, as the " \
+                                          "run ended"
+    progress_text = (session.dir / "progress.md").read_text(encoding="utf-8")
+    assert progress_text.endswith(f"⏹ Stopped with the run: what commands had left running in the background\n"
+                                  f"- `{command}`\n")
+    await session.send("Start it again, please.")
+    assert await session.run() == "done"
+    told = [m["content"] for m in model.requests[-1].messages if m["role"] == "user"]
+    assert (f"[Your last run has ended, and what your commands had left running in the background was stopped with "
+            f"it: what `{command}` started. Start it again if you still need it.]") in told
 
 
 async def test_a_reply_cut_off_at_the_output_limit_is_neither_run_half_nor_taken_as_the_answer(store, data_dir,
