@@ -17,6 +17,7 @@ from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
+from tests.support.processes import kept_as_left_running, stand_in
 
 
 class Hanging(ScriptedModel):
@@ -154,11 +155,10 @@ def test_a_commands_group_counts_as_running_until_its_processes_end_not_until_th
     """A killed command's processes stay zombies until reaped (in a container, perhaps never): at the
     person's Stop, its killed group read as still running. Nor is a group given the id since its."""
     import signal
-    import subprocess
 
     from core.agent.running_calls import RunningCall, still_running
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    sleeper = stand_in()
     try:
         RunningCall(tmp_path, "c1").started(sleeper.pid)
         assert still_running(tmp_path, "c1") == sleeper.pid
@@ -185,13 +185,12 @@ def _is_zombie(pid: int) -> bool:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
 async def test_a_command_that_outlived_tripane_is_said_to_run_on_when_the_run_goes_on(store, data_dir, workdir):
-    import subprocess
 
     from core.agent.running_calls import RunningCall
     from core.events import ToolResult
 
     session = await left_mid_command(store, data_dir, workdir, "m1")  # a kill would have left the command running:
-    migration = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    migration = stand_in()
     try:
         RunningCall(session.dir, "m1").started(migration.pid)
         reopened = Session.open(store, data_dir, session.id, finishing())
@@ -211,18 +210,14 @@ async def test_a_command_that_outlived_tripane_is_said_to_run_on_when_the_run_go
 async def test_tripane_show_says_what_a_session_stopped_mid_run_left_unfinished(store, data_dir, workdir, capsys):
     """It printed the call and nothing after: neither that the run had stopped, nor how far the
     command had got, nor that it still ran; the window's card says all three."""
-    import subprocess
 
     from core.agent.running_calls import RunningCall
-    from core.cli import main
 
     session = await left_mid_command(store, data_dir, workdir, "b1", printing="step 4 of 9")  # a kill would have
-    build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    build = stand_in()
     try:
         RunningCall(session.dir, "b1").started(build.pid)
-        capsys.readouterr()
-        assert await asyncio.to_thread(main, ["--data-dir", str(data_dir), "show", session.id]) == 0
-        shown = capsys.readouterr().out
+        shown = await shown_by_tripane_show(data_dir, session.id, capsys)
     finally:
         build.kill()
         build.wait()
@@ -235,30 +230,29 @@ async def left_a_server_running(store, data_dir, workdir):
     """A session Tripane quit mid-command, whose earlier command "s1" (`echo serving on 8000`) had
     left a server running that the quit did not stop (as a kill leaves it: a process in a group of
     its own stands for it). The session, and the server's process, for the caller to kill."""
-    import subprocess
-
-    from core.agent.running_calls import RunningCall
-
     session = await left_mid_command(store, data_dir, workdir, "b1",
                                      before=[reply("", call("shell_run", "s1", command="echo serving on 8000"))])
-    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    left = RunningCall(session.dir, "s1")
-    left.started(server.pid)
-    left.left_running()
+    server = stand_in()
+    kept_as_left_running(session.dir, "s1", server)
     return session, server
+
+
+async def shown_by_tripane_show(data_dir, session_id: str, capsys) -> str:
+    """What `tripane show SESSION` prints (run on a thread: it opens the store on its own)."""
+    from core.cli import main
+
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["--data-dir", str(data_dir), "show", session_id]) == 0
+    return capsys.readouterr().out
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups to ask")
 async def test_tripane_show_says_what_a_command_left_running_still_runs(store, data_dir, workdir, capsys):
     """A dev server the agent started, which a killed Tripane's run never stopped: the window's
     card of its command says so; so does `tripane show`."""
-    from core.cli import main
-
     session, server = await left_a_server_running(store, data_dir, workdir)
     try:
-        capsys.readouterr()
-        assert await asyncio.to_thread(main, ["--data-dir", str(data_dir), "show", session.id]) == 0
-        shown = capsys.readouterr().out
+        shown = await shown_by_tripane_show(data_dir, session.id, capsys)
     finally:
         server.kill()
         server.wait()

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from tests.support.processes import kept_as_left_running, stand_in
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Windows has no process groups")
 
 
@@ -20,7 +22,7 @@ def test_proc_and_ps_list_the_same_process_with_its_group_and_start_time():
 
     if not os.path.isfile("/proc/stat") or shutil.which("ps") is None:
         pytest.skip("needs /proc and ps to compare them (Linux)")
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    sleeper = stand_in(30)
     try:
         by_proc = next(p for p in _from_proc() if p.pid == sleeper.pid)
         by_ps = next(p for p in _from_ps() if p.pid == sleeper.pid)  # (macOS's way, here through procps)
@@ -34,13 +36,11 @@ def test_proc_and_ps_list_the_same_process_with_its_group_and_start_time():
 
 def test_what_a_command_left_running_is_stopped_only_while_it_is_the_same_process(tmp_path):
     """A group id kept for a dev server may, once the server has ended, be another's."""
-    from core.agent.running_calls import RunningCall, stop_left_running
+    from core.agent.running_calls import stop_left_running
 
     def left_running() -> subprocess.Popen:
-        server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
-        running = RunningCall(tmp_path, "s1")
-        running.started(server.pid)
-        running.left_running()
+        server = stand_in(30)
+        kept_as_left_running(tmp_path, "s1", server)
         return server
 
     server = left_running()
@@ -67,18 +67,14 @@ def test_what_a_command_left_running_is_stopped_only_while_it_is_the_same_proces
 
 def test_what_one_call_left_running_is_told_and_stopped_apart_from_another(tmp_path):
     from core.agent.running_calls import (
-        RunningCall,
         left_running_by_call,
         stop_left_running,
     )
 
     servers = {}
     for call_id in ("web", "db"):
-        servers[call_id] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
-                                            start_new_session=True)
-        running = RunningCall(tmp_path, call_id)
-        running.started(servers[call_id].pid)
-        running.left_running()
+        servers[call_id] = stand_in(30)
+        kept_as_left_running(tmp_path, call_id, servers[call_id])
     try:
         assert left_running_by_call(tmp_path) == {"web": servers["web"].pid, "db": servers["db"].pid}
         assert stop_left_running(tmp_path, "web") == [servers["web"].pid]  # the person's Stop it, on its card

@@ -13,6 +13,7 @@ import pytest
 from core.events import ToolResult
 from core.scripted import ScriptedModel, call, reply
 from gui.qt import QLabel
+from tests.support.processes import kept_as_left_running, stand_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,7 +159,7 @@ def outlived_by_its_command(qtbot, make_window, workdir) -> tuple[Path, subproce
     qtbot.waitUntil(lambda: (session.dir / "running" / "c1.pid").exists(), timeout=10_000)
     window.close_now()
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
-    command = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    command = stand_in()
     RunningCall(session.dir, "c1").started(command.pid)
     return session.dir, command
 
@@ -208,7 +209,6 @@ def left_a_server_running(qtbot, make_window, workdir) -> tuple[Path, subprocess
     """A session whose command "s1" returned, leaving a dev server that a killed Tripane never
     stopped (a quit stops it: one started in its place, in a group of its own, stands for it),
     and that stopped mid-run in "c2". Its folder, and the server's process, for the caller to kill."""
-    from core.agent.running_calls import RunningCall
     from core.session import SessionConfig
 
     window = make_window(ScriptedModel([
@@ -218,10 +218,8 @@ def left_a_server_running(qtbot, make_window, workdir) -> tuple[Path, subprocess
     qtbot.waitUntil(lambda: (session.dir / "running" / "c2.pid").exists(), timeout=10_000)
     window.close_now()
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=10_000)
-    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    left = RunningCall(session.dir, "s1")
-    left.started(server.pid)
-    left.left_running()
+    server = stand_in()
+    kept_as_left_running(session.dir, "s1", server)
     return session.dir, server
 
 

@@ -124,11 +124,16 @@ def changes_after_writing(qtbot, make_window, workdir, *names: str):
     """A run that wrote the files `names` and ended, and its What the agent changed window."""
     model = ScriptedModel([*(reply("", call("file_write", path=name, content=f"{name}\n")) for name in names),
                            reply("", call("task_done", summary="done"))])
+    return changes_after(qtbot, make_window, workdir, model, len(names))
+
+
+def changes_after(qtbot, make_window, workdir, model, files: int, **config):
+    """A run of `model` to its end, and its What the agent changed window, once it lists `files`."""
     window = make_window(model)
-    session = start(window, workdir, approval="all")
+    session = start(window, workdir, approval="all", **config)
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == len(names), timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog.list.count() == files, timeout=WAIT)
     return window, session, dialog
 
 
@@ -313,11 +318,7 @@ def test_a_file_changed_since_the_agent_did_is_named_before_it_is_put_back(qtbot
         the_person_saves,
         reply("", call("task_done", summary="done")),
     ])
-    window = make_window(model)
-    session = start(window, workdir, approval="all", copy_work_folder=False)
-    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
-    dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    window, session, dialog = changes_after(qtbot, make_window, workdir, model, 1, copy_work_folder=False)
     assert dialog.list.item(0).text() == "notes.md  ·  changed, then not by the agent"
     dialog.list.selectAll()
     confirm = dialog._put_back_chosen()
@@ -396,11 +397,7 @@ def test_the_chosen_files_changes_are_saved_as_a_patch_the_button_saying_how_man
         reply("", call("file_write", path="notes.txt", content="made\n")),
         reply("", call("task_done", summary="done")),
     ])
-    window = make_window(model)
-    session = start(window, workdir, approval="all", copy_work_folder=False)
-    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
-    dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT)
+    window, session, dialog = changes_after(qtbot, make_window, workdir, model, 2, copy_work_folder=False)
     assert dialog.patch_button.text() == "Save patch of 1 file…"  # the first file, chosen as the window opens
     dialog.list.selectAll()
     assert dialog.patch_button.text() == "Save patch of 2 files…" and dialog.patch_button.isEnabled()
@@ -436,12 +433,8 @@ def test_back_in_front_the_window_reads_the_files_again(qtbot, make_window, work
     (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     model = ScriptedModel([reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
                            reply("", call("task_done", summary="done"))])
-    window = make_window(model)
-    session = start(window, workdir, approval="all", copy_work_folder=False)
-    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
-    dialog = window.show_work_changes()
-    qtbot.waitUntil(lambda: dialog.list.count() == 1 and dialog.list.item(0).text() == "calc.py  ·  changed",
-                    timeout=WAIT)
+    window, session, dialog = changes_after(qtbot, make_window, workdir, model, 1, copy_work_folder=False)
+    qtbot.waitUntil(lambda: dialog.list.item(0).text() == "calc.py  ·  changed", timeout=WAIT)
     (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     window.activateWindow()
     qtbot.waitUntil(lambda: window.isActiveWindow(), timeout=WAIT)
