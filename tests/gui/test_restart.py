@@ -195,7 +195,9 @@ def test_a_command_that_outlived_a_killed_tripane_is_stopped_from_its_card(qtbot
         again = make_window(ScriptedModel([]))
         qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
         card = again.chat.cards["c1"]
-        assert card.stop_button.isVisible() and card.stop_button.text() == "Stop it"
+        # (visible once the window has laid the conversation out: on a loaded machine, not at once)
+        qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=10_000)
+        assert card.stop_button.text() == "Stop it"
         qtbot.mouseClick(card.stop_button, qtbot_left())
         assert migration.wait(timeout=10) == -signal.SIGKILL
         assert card.header.text().endswith("· unfinished: the run stopped; you stopped the command")
@@ -236,7 +238,9 @@ def test_a_server_a_killed_tripane_left_running_is_said_on_its_commands_card_and
         assert (f"It left processes running in the background (process group {server.pid}). Tripane stopped before "
                 "the run's end, which would have stopped them, so they run on without it." in card.details.text()
                 and f"kill -- -{server.pid}" in card.details.text())
-        assert card.stop_button.isVisible() and card.stop_button.text() == "Stop it"
+        # (visible once the window has laid the conversation out: on a loaded machine, not at once)
+        qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=10_000)
+        assert card.stop_button.text() == "Stop it"
         assert str(server.pid) in card.stop_button.toolTip()
         qtbot.mouseClick(card.stop_button, qtbot_left())
         assert server.wait(timeout=10) == -signal.SIGKILL
