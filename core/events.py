@@ -540,6 +540,20 @@ class BackgroundStopped(Event):
     kind: ClassVar[str] = "background_stopped"
     commands: tuple[str, ...]  # the command lines that started them ("" when not known)
     interrupted: bool = False  # stopped as a run began: the run that left them was cut short
+    # Who stopped it, when not the run: "person" (from the window), "quit" (Tripane quit while it
+    # ran on for the person, see BackgroundKept).
+    by: str = ""
+
+
+@dataclass(frozen=True)
+class BackgroundKept(Event):
+    """The task ended done with what the agent's commands had left running in the background (a
+    dev server) still running, in a window: it runs on for the person to try, until they stop it
+    or quit Tripane (BackgroundStopped then). The agent, should the session go on, is told it runs."""
+
+    kind: ClassVar[str] = "background_kept"
+    commands: tuple[str, ...]  # the command lines that started them
+    call_ids: tuple[str, ...]  # the calls that ran them, in the same order
 
 
 @dataclass(frozen=True)

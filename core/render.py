@@ -24,6 +24,7 @@ from core.changes import SHELL_TOOL
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    BackgroundKept,
     BackgroundStopped,
     CommandChangedFiles,
     Compaction,
@@ -137,6 +138,8 @@ def render(record: Record) -> str | None:
             return f"  ▶ {resumed_note(event)}"
         case BackgroundStopped():
             return f"  ⏹ {background_stopped_note(event)}"
+        case BackgroundKept():
+            return f"  ⏵ {background_kept_note(event)}"
         case SessionResumed():
             return "  ▶ resumed"
         case SessionEnded():
@@ -190,9 +193,22 @@ def resumed_note(event: SessionResumed) -> str:
 
 def background_stopped_note(event: BackgroundStopped) -> str:
     """What the agent's commands had left running in the background, stopped (see the event)."""
-    stopped = ", ".join(f"`{one_line(command, 60)}`" if command else "an earlier command" for command in event.commands)
-    when = "as the run went on after the interruption" if event.interrupted else "as the run ended"
-    return f"stopped what {stopped} had left running in the background, {when}"
+    what = f"what {_commands_named(event.commands)} had left running in the background"
+    if event.by == "person":
+        return f"you stopped {what}"
+    when = {"quit": "as Tripane quit"}.get(event.by, "as the run went on after the interruption" if event.interrupted
+                                             else "as the run ended")
+    return f"stopped {what}, {when}"
+
+
+def background_kept_note(event: BackgroundKept) -> str:
+    """What the agent's commands had left running, kept running for the person as the task ended."""
+    return (f"what {_commands_named(event.commands)} left running in the background runs on for you, as the task "
+            "ended with it running: until you stop it (Stop it, on its card) or quit Tripane")
+
+
+def _commands_named(commands: tuple[str, ...]) -> str:
+    return ", ".join(f"`{one_line(command, 60)}`" if command else "an earlier command" for command in commands)
 
 
 def describe_edit(event: FileChanged) -> str:

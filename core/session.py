@@ -31,6 +31,7 @@ from core.context.engine import Assembled
 from core.context.project import instruction_files_within, read_project_instructions
 from core.events import (
     AssistantMessage,
+    BackgroundKept,
     BackgroundStopped,
     FileChanged,
     FilesPutBack,
@@ -79,6 +80,7 @@ from core.store import DiskFull, SessionIdTaken, Store, StoreError, session_titl
 from core.text import one_line, shown_text
 from core.tools.builtin import builtin_registry
 from core.tools.registry import ToolError, ToolRegistry
+from core.tools.shell import kept_in_background, stop_kept
 from core.work_changes import NotListed, WorkChanges
 
 if TYPE_CHECKING:  # long-term memory brings NumPy: imported by whoever creates one, not by sessions
@@ -193,6 +195,9 @@ def delete_session(store: Store, data_dir: Path, session_id: str) -> None:
     offloads, copies). SessionBusy, and nothing removed, while another Tripane runs it."""
     lock = run_lock(data_dir, session_id)
     take_run_lock(lock, session_id)  # not from under another Tripane running it
+    # What its commands left running (a server kept for the person, or one a killed Tripane left)
+    # would run on with nothing left to say so.
+    stop_left_running(session_dir(data_dir, session_id))
     try:
         store.delete_session(session_id)
     finally:
@@ -1021,10 +1026,45 @@ class Session:
         if not stopped:
             return []
         log.info("session %s: stopped process groups its commands had left running: %s", self.id, stopped)
-        calls = {call.id: call for record in self.records if isinstance(record.event, AssistantMessage)
-                 for call in record.event.tool_calls}
-        return [(group, calls[left_by[group]].command_line() if left_by.get(group) in calls else "")
-                for group in stopped]
+        return [(group, self._command_line(left_by[group]) if group in left_by else "") for group in stopped]
+
+    def kept_running(self) -> list[str]:
+        """The command lines of what the agent's commands left running that runs on for the person,
+        kept as a task ended done (see BackgroundKept)."""
+        return [left.command for left in kept_in_background(self.id)]
+
+    async def stop_kept(self, by: str = "quit") -> list[str]:
+        """Stop what runs on for the person (Tripane quits): kept by this process, or by one that
+        was killed since (its running/ files say). Recorded, so the agent going on later knows;
+        the command lines of what still ran."""
+        stopped = [left.call_id for left in await stop_kept(self.id)]
+        kept = [call_id for record in self.records if isinstance(record.event, BackgroundKept)
+                for call_id in record.event.call_ids]
+        for call_id in kept:  # (for those stopped above: their files only go)
+            if stop_left_running(self.dir, call_id) and call_id not in stopped:
+                stopped.append(call_id)
+        if stopped:
+            self._record_background_stopped(tuple(self._command_line(call_id) for call_id in stopped), by)
+        return [self._command_line(call_id) for call_id in stopped]
+
+    async def left_running_stopped(self, call_id: str) -> None:
+        """The person stopped, from its card, what the call's command left running (a dev server
+        kept for them, or one a killed Tripane left): told to the agent, should the session go on."""
+        await stop_kept(self.id, call_id)  # (its process group was killed by the card: this lets go of it)
+        self._record_background_stopped((self._command_line(call_id),), "person")
+
+    def _command_line(self, call_id: str) -> str:
+        """The command line of the shell call `call_id` ("" when there is none)."""
+        return next((call.command_line() for record in reversed(self.records) if isinstance(record.event, AssistantMessage)
+                     for call in record.event.tool_calls if call.id == call_id), "")
+
+    def _record_background_stopped(self, commands: tuple[str, ...], by: str) -> None:
+        try:
+            with self._writing():
+                self.journal.record(BackgroundStopped(commands, by=by))
+                self._progress(progress.background_stopped(commands, by))
+        except (SessionBusy, OSError, StoreError) as exc:  # (what ran on has stopped all the same)
+            log.warning("session %s: what was stopped in the background was not recorded: %s", self.id, exc)
 
     def running_tools(self) -> dict[str, float]:
         """The calls running now in this process, by id, and when each started (time.monotonic)."""

@@ -456,6 +456,7 @@ class MainWindow(QMainWindow):
         self.resume_button.clicked.connect(self.resume)
         self.stop_button.clicked.connect(self.end_session)
         self.chat.tool_stop_requested.connect(self.stop_command)
+        self.chat.left_stopped.connect(self.left_running_stopped)
         self.chat.history_requested.connect(self.histories.show)
         self.chat.reflection_requested.connect(self.reflections.show)
         self.chat.learned_requested.connect(self.reflections.show_strategies)
@@ -1456,6 +1457,11 @@ class MainWindow(QMainWindow):
         if self.session is None or not self.session.stop_tool(call_id):
             self.statusBar().showMessage("That command has already ended.", 5000)
 
+    def left_running_stopped(self, call_id: str) -> None:
+        """The person stopped what a command left running (its card did): the session records it."""
+        if self.session is not None:
+            self.keeper.run(self.session.left_running_stopped(call_id), name="what a command left running, stopped")
+
     def compact(self) -> None:
         if self.session is not None:
             self.session.request_compaction()
@@ -1690,12 +1696,17 @@ class MainWindow(QMainWindow):
         continues with Resume at the next start, as after any close)."""
         self._quit_confirmed = True
 
-    def _confirm_quit(self, working: int) -> QMessageBox:
-        runs, each = ("A run is", "It") if working == 1 else (f"{working} runs are", "Each")
-        box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?",
-                          f"{runs} in progress. Quit anyway?\n\n{each} stops where it is, and Resume (Ctrl+R) "
-                          "continues it from there when you open Tripane again.", QMessageBox.StandardButton.Cancel,
-                          self)
+    def _confirm_quit(self, working: int, kept: list[str]) -> QMessageBox:
+        said = []
+        if working:
+            runs, each = ("A run is", "It") if working == 1 else (f"{working} runs are", "Each")
+            said.append(f"{runs} in progress. {each} stops where it is, and Resume (Ctrl+R) continues it from there "
+                        "when you open Tripane again.")
+        if kept:
+            named = ", ".join(f"`{one_line(command, 60)}`" for command in kept[:3]) + (", …" if len(kept) > 3 else "")
+            said.append(f"What the agent left running for you in the background stops with Tripane: {named}.")
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?", "Quit anyway?\n\n" + "\n\n".join(said),
+                          QMessageBox.StandardButton.Cancel, self)
         quit_button = box.addButton("Quit", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.buttonClicked.connect(lambda button: button is quit_button and self.close_now())
@@ -1716,8 +1727,10 @@ class MainWindow(QMainWindow):
         # Asked first while the agent is at work (not while it waits for the person or is paused):
         # closing by mistake would stop a long run mid-step.
         working = [s for s in self.workspace.opened() if s.running and s.state.status == "running"]
-        if working and not self._quit_confirmed:
-            self._confirm_quit(len(working))
+        # And while a server the agent started runs on for the person, who may be trying it.
+        kept = [command for s in self.workspace.opened() for command in s.kept_running()]
+        if (working or kept) and not self._quit_confirmed:
+            self._confirm_quit(len(working), kept)
             return
         self._shut_down = True
         self.save_layout()

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.agent.loop import LoopSettings
 from core.imports import HEAVY_IMPORTS
 from core.llm import ModelClient
 from core.paths import DB_NAME
@@ -31,6 +32,11 @@ def default_model_client(retries: int = 4) -> ModelClient:
 def connection_test_client() -> ModelClient:
     """For "Test connection": one attempt, so a wrong address is reported at once, not after retries."""
     return default_model_client(retries=0)
+
+
+# What its commands leave running (a dev server) a window keeps for the person when the task is
+# done: they see it, and stop it there or by quitting.
+IN_A_WINDOW = LoopSettings(keeps_left_running=True)
 
 
 class Workspace:
@@ -92,7 +98,7 @@ class Workspace:
 
     def create(self, config: SessionConfig) -> Session:
         session = Session.create(self.store, self.data_dir, config, self._model_factory(),
-                                 long_memory=self.long_memory)
+                                 long_memory=self.long_memory, settings=IN_A_WINDOW)
         self._open[session.id] = session
         return session
 
@@ -113,7 +119,7 @@ class Workspace:
 
     async def _load(self, session_id: str) -> Session:
         session = await Session.load(self.store, self.data_dir, session_id, self._model_factory(),
-                                     long_memory=self.long_memory)
+                                     long_memory=self.long_memory, settings=IN_A_WINDOW)
         if self.long_memory is not None and session.long_memory is None:  # it landed during the load
             session.attach_memory(self.long_memory)
         return self._open.setdefault(session.id, session)
@@ -147,6 +153,7 @@ class Workspace:
         session = self._open.pop(session_id, None)
         if session is not None:
             await session.close()
+            await session.stop_kept()  # (what runs on for the person: delete_session would stop it unsaid)
         delete_session(self.store, self.data_dir, session_id)
 
     async def close(self) -> None:
@@ -155,6 +162,7 @@ class Workspace:
             await asyncio.wait(list(self._loading.values()))
         for session in list(self._open.values()):
             await session.close()
+            await session.stop_kept(by="quit")  # (a dev server kept for the person: it goes with Tripane)
         if self._memory_loading is not None:
             try:
                 (await self._memory_loading).close()

@@ -61,6 +61,7 @@ from core.context.tail import build_tail
 from core.diffs import diff_told
 from core.events import (
     AssistantMessage,
+    BackgroundKept,
     BackgroundStopped,
     Compaction,
     Danger,
@@ -114,6 +115,9 @@ from core.tools.registry import ToolRegistry
 from core.tools.seen import SeenFiles
 from core.tools.shell import (
     COPYING_NOTE,
+    Background,
+    keep_background,
+    kept_in_background,
     left_in_background,
     running_in_background,
     stop_background,
@@ -150,6 +154,10 @@ DIAGNOSES_LOGGED = 3  # of a burst's failures diagnosed as they came again, the 
 class LoopSettings:
     offload_chars: int = 4000  # tool outputs longer than this go to offload/
     offload_keep_chars: int = 1000  # what of them stays in the context: their start and their end
+    # A task that ends done with what its commands left running still running (the dev server the
+    # person asked for) leaves it running for them: a window can show it and stop it. A run from
+    # the terminal stops it, as the process that would have to is ending.
+    keeps_left_running: bool = False
 
 
 def output_digest(content: str) -> str:
@@ -262,11 +270,17 @@ class AgentLoop(Delegation):
                     self.journal.notify(StatusChanged(self.state.session_id, "idle"))
                 while self._out:
                     yield self._out.pop(0)
-        finally:  # ended, stopped or closed: a server the agent started does not outlive the run
-            if stopped := await stop_background(self.state.session_id):
-                log.info("stopped %d background process group(s) of session %s", len(stopped), self.state.session_id)
+        finally:  # ended, stopped or closed: a server the agent started does not outlive the run...
+            session_id = self.state.session_id
+            kept = (await keep_background(session_id)  # ...unless the task is done, in a window
+                    if self.settings.keeps_left_running and self.state.status == "ended:done" else [])
+            if stopped := await stop_background(session_id):
+                log.info("stopped %d background process group(s) of session %s", len(stopped), session_id)
                 self._background_stopped(tuple(stopped))
-            forget_left_running(self.session_dir)
+            if kept:
+                log.info("kept %d background process group(s) of session %s running", len(kept), session_id)
+                self._background_kept(kept)
+            forget_left_running(self.session_dir, keep={left.call_id for left in kept_in_background(session_id)})
 
     def _background_stopped(self, commands: tuple[str, ...]) -> None:
         """Said as the run ends: the person who asked for a server to try finds it gone, and the
@@ -277,6 +291,17 @@ class AgentLoop(Delegation):
             self.journal.record(self.memory.append(PROGRESS, progress.background_stopped(commands), author="core"))
         except (OSError, StoreError) as exc:
             log.warning("what was stopped with the run was not recorded: %s", exc)
+
+    def _background_kept(self, kept: list[Background]) -> None:
+        """Said as a task ends done with what its commands left running still running: the person
+        is shown what runs on and how to stop it; the agent, should the session go on, that it
+        runs. A record that fails is logged (the run is over)."""
+        event = BackgroundKept(tuple(left.command for left in kept), tuple(left.call_id for left in kept))
+        try:
+            self.journal.record(event)
+            self.journal.record(self.memory.append(PROGRESS, progress.background_kept(event.commands), author="core"))
+        except (OSError, StoreError) as exc:
+            log.warning("what was kept running was not recorded: %s", exc)
 
     async def run(self) -> str:
         async for _ in self.steps():
@@ -928,6 +953,7 @@ class AgentLoop(Delegation):
             output_chars=self.settings.offload_chars,
             on_output=on_output, on_started=running.started if running is not None else None,
             on_left_running=running.left_running if running is not None else None,
+            keeps_left_running=self.settings.keeps_left_running,
             stop_requested=self.control.running_tool(call_id), call_id=call_id,
             originals=Originals(self.session_dir),
             snapshot=self._snapshot(), seen=self.seen_files,

@@ -83,10 +83,12 @@ class RunningCall:
                         f"{CALL_LINE}{self.call_id}\n" + "".join(f"{p.pid} {p.started:.2f}\n" for p in members))
 
 
-def forget_left_running(session_dir: Path) -> None:
-    """The run that started them stopped them as it ended."""
-    for kept in (session_dir / "running").glob(f"{LEFT_RUNNING}*.pid"):
-        _remove(kept)
+def forget_left_running(session_dir: Path, keep: set[str] = frozenset()) -> None:
+    """The run that started them stopped them as it ended; but for what the calls `keep` left,
+    kept running for the person (a file each, should Tripane die while it runs)."""
+    for left in _left_running(session_dir, look_up=False):
+        if left.call_id not in keep:
+            _remove(left.kept)
 
 
 @dataclass(frozen=True)
@@ -99,11 +101,12 @@ class LeftRunning:
     runs: bool  # one of its processes is still there, started when it was kept (not a new one)
 
 
-def _left_running(session_dir: Path) -> list[LeftRunning]:
+def _left_running(session_dir: Path, look_up: bool = True) -> list[LeftRunning]:
     """What commands left running, as kept in the session's running/ folder; their processes
-    looked up in one process table (none read when nothing was kept)."""
+    looked up in one process table (none read when nothing was kept, or not `look_up`: then none
+    is said to run)."""
     kept_files = sorted((session_dir / "running").glob(f"{LEFT_RUNNING}*.pid"))
-    table = {p.pid: p for p in processes() or ()} if kept_files else {}
+    table = {p.pid: p for p in processes() or ()} if kept_files and look_up else {}
     found = []
     for kept in kept_files:
         group, call_id, runs = -1, "", False

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from core.events import (
     AGENT_FILES_NAMED,
     AssistantMessage,
+    BackgroundKept,
     BackgroundStopped,
     Compaction,
     ErrorDiagnosed,
@@ -252,6 +253,8 @@ class History:
                 self._note(told)
             case BackgroundStopped():
                 self._note(background_stopped_for_the_agent(event))
+            case BackgroundKept():
+                self._note(background_kept_for_the_agent(event))
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
             case FilesChangedOutside():
@@ -348,9 +351,23 @@ def background_stopped_for_the_agent(event: BackgroundStopped) -> str:
     """What the agent reads when what its commands had left running in the background (told to
     run until the run ends) was stopped: at the run's end, or as a run a killed Tripane cut short
     goes on."""
-    stopped = "; ".join(f"what `{one_line(command, STOPPED_COMMAND_CHARS)}` started" if command
-                        else "what an earlier command started" for command in event.commands)
-    when = ("Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
+    when = ("The person stopped what your commands had left running in the background" if event.by == "person" else
+            "Tripane quit, and what your commands had left running in the background for the person was stopped"
+            if event.by == "quit" else
+            "Tripane stopped mid-run, and this run goes on from there. What your commands had left running in the "
             "background was stopped now, as the end of that run would have stopped it" if event.interrupted else
             "Your last run has ended, and what your commands had left running in the background was stopped with it")
-    return f"[{when}: {stopped}. Start it again if you still need it.]"
+    return f"[{when}: {_started_by(event.commands)}. Start it again if you still need it.]"
+
+
+def background_kept_for_the_agent(event: BackgroundKept) -> str:
+    """What the agent reads when its task ended with what its commands had left running still
+    running, left so for the person."""
+    return (f"[Your task ended with what your commands had left running in the background still running: "
+            f"{_started_by(event.commands)}. It runs on for the person to try, until they stop it or quit Tripane; "
+            "stop it yourself when it is no longer needed.]")
+
+
+def _started_by(commands: tuple[str, ...]) -> str:
+    return "; ".join(f"what `{one_line(command, STOPPED_COMMAND_CHARS)}` started" if command
+                     else "what an earlier command started" for command in commands)

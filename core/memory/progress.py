@@ -142,10 +142,21 @@ def resumed_after_interruption(interrupted_at: str, stopped: list[int] = ()) -> 
             f"record was at {local_time(interrupted_at)}. A command running then may have been cut short.{left}\n")
 
 
-def background_stopped(commands: tuple[str, ...]) -> str:
-    """The run ended, stopping what its commands had left running in the background."""
-    stopped = "\n".join(f"- {code_span(command) if command else 'an earlier command'}" for command in commands)
-    return f"\n## [{_stamp()}] ⏹ Stopped with the run: what commands had left running in the background\n{stopped}\n"
+def background_stopped(commands: tuple[str, ...], by: str = "") -> str:
+    """What commands had left running in the background, stopped: as the run ended, or `by` the
+    person or Tripane's quitting when it ran on for them (see BackgroundStopped)."""
+    when = {"person": "Stopped by the person", "quit": "Stopped as Tripane quit"}.get(by, "Stopped with the run")
+    return f"\n## [{_stamp()}] ⏹ {when}: what commands had left running in the background\n{_commands_listed(commands)}\n"
+
+
+def background_kept(commands: tuple[str, ...]) -> str:
+    """The task ended done with what its commands had left running still running: left so for the person."""
+    return (f"\n## [{_stamp()}] ⏵ Left running for the person as the task ended: what commands had started in the "
+            f"background\n{_commands_listed(commands)}\n")
+
+
+def _commands_listed(commands: tuple[str, ...]) -> str:
+    return "\n".join(f"- {code_span(command) if command else 'an earlier command'}" for command in commands)
 
 
 def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str = "") -> str:

@@ -60,6 +60,9 @@ class ToolContext:
     on_started: Callable[[int], None] | None = None
     # Told when a command returned but left processes of its group running (a dev server).
     on_left_running: Callable[[], None] | None = None
+    # Whether what a command leaves running is kept for the person when the task ends done (a
+    # window, which they can stop it from), rather than stopped with the run (a terminal's run).
+    keeps_left_running: bool = False
     # Set when the person stops this call alone: a tool of STOPPABLE_TOOLS ends early and says so.
     stop_requested: asyncio.Event | None = None
     # Whether a fetched page's address is noted in findings.md: not for the person's own question

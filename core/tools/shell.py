@@ -137,7 +137,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     background = ""
     if not finishing.result():
         detached = True  # drain goes on reading, so the background process never blocks on a full pipe
-        background = _keep_in_background(ctx.session_id, Background(proc, draining, command))
+        background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id))
         if ctx.on_left_running is not None:
             ctx.on_left_running()
     else:
@@ -145,7 +145,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
         # `server > server.log 2>&1 &` holds no output open, and was neither told nor stopped
         # with the run: the server outlived the task, holding its port.
         if sys.platform != "win32" and await asyncio.to_thread(group_runs_on, proc.pid):
-            background = _keep_in_background(ctx.session_id, Background(proc, draining, command), holds_output=False)
+            background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id), holds_output=False)
             if ctx.on_left_running is not None:
                 ctx.on_left_running()
     truncated = f"\n[output truncated: {dropped:,} further bytes were not captured]" if dropped > 0 else ""
@@ -172,17 +172,22 @@ class Background(NamedTuple):
     proc: asyncio.subprocess.Process  # its shell, whose id is its process group's
     draining: asyncio.Task  # reads its output, for as long as one of them holds it
     command: str
+    call_id: str = ""  # the call that ran it
 
 
 # Processes that commands left running in the background (a dev server), by session: they are
-# stopped when the session's run ends, so a server does not outlive the task it was started for.
+# stopped when the session's run ends, so a server does not outlive the task it was started for...
 _background: dict[str, list[Background]] = {}
+# ...unless the task ended done with them running, in a window: the person asked for a server to
+# try, and the agent finished by saying where it is. They are the person's then, until they stop
+# them or quit Tripane (see keep_background).
+_kept: dict[str, list[Background]] = {}
 
 
-def _keep_in_background(session_id: str, left: Background, holds_output: bool = True) -> str:
+def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool = True) -> str:
     """Keep what the command left running, to stop with the run; what the agent is told of it.
     `holds_output`: it holds the command's output (else it writes where the command sent it)."""
-    _background.setdefault(session_id, []).append(left)
+    _background.setdefault(ctx.session_id, []).append(left)
     proc = left.proc
     # Nobody awaits it any more: a read error when the process ends is of no interest.
     left.draining.add_done_callback(lambda task: task.cancelled() or task.exception())
@@ -190,8 +195,9 @@ def _keep_in_background(session_id: str, left: Background, holds_output: bool = 
     if sys.platform == "win32":
         return (f"\n[a process this command started still runs in the background{unseen}. "
                 "Stop it with taskkill when you no longer need it.]")
-    return (f"\n[a process this command started still runs in the background{unseen}. It is "
-            f"stopped when this run ends, or now with: kill -- -{proc.pid}]")
+    until = ("this run ends, unless the task is done with it running: then it is left running for the person, "
+             "so stop what they will not need. Stop it" if ctx.keeps_left_running else "this run ends, or")
+    return f"\n[a process this command started still runs in the background{unseen}. It is stopped when {until} now with: kill -- -{proc.pid}]"
 
 
 def group_runs_on(group: int) -> bool:
@@ -226,7 +232,43 @@ async def stop_background(session_id: str) -> list[str]:
     those that still ran (the person is told what went). Each is waited for a moment (see
     _reaped): a run from the terminal closes its event loop right after, and a process still
     unclaimed then made asyncio print "Event loop is closed" at exit."""
-    kept = _background.pop(session_id, [])
+    return [left.command for left in await _stopped(_background.pop(session_id, []))]
+
+
+async def keep_background(session_id: str) -> list[Background]:
+    """What the session's commands left running, kept as the run ends (the task is done): those
+    still running go on, for the person (stop_kept ends them); the rest are reaped."""
+    left = _background.pop(session_id, [])
+    if not left or sys.platform == "win32":  # (there, they are the agent's to stop: nothing is kept)
+        await _stopped(left)
+        return []
+    running = await asyncio.to_thread(lambda: [one for one in left if _runs_on(one)])
+    await _stopped([one for one in left if one not in running])
+    _kept.setdefault(session_id, []).extend(running)
+    return running
+
+
+def kept_in_background(session_id: str) -> list[Background]:
+    """What the session's commands left running that was kept for the person as a task ended."""
+    return list(_kept.get(session_id, []))
+
+
+async def stop_kept(session_id: str, call_id: str | None = None) -> list[Background]:
+    """Stop what was kept running for the person (all of it, or what the call `call_id` left);
+    those that still ran."""
+    kept = _kept.get(session_id, [])
+    chosen = [left for left in kept if call_id is None or left.call_id == call_id]
+    if rest := [left for left in kept if left not in chosen]:
+        _kept[session_id] = rest
+    else:
+        _kept.pop(session_id, None)
+    return await _stopped(chosen)
+
+
+async def _stopped(kept: list[Background]) -> list[Background]:
+    """Those of `kept` that still ran, now stopped: their process groups killed, and each waited
+    for a moment. Only a group that still runs is killed: once its processes are gone its id may
+    be a new group's (a kept server may be stopped hours after it started)."""
     if not kept:  # (most runs: their end is not put off by a wait for a thread)
         return []
     if sys.platform == "win32":  # there they are the agent's to stop (taskkill): nothing is waited for
@@ -235,12 +277,13 @@ async def stop_background(session_id: str) -> list[str]:
         return []
     running = await asyncio.to_thread(lambda: [left for left in kept if _runs_on(left)])
     for left in kept:  # the shell has ended: its group is what still runs
-        try:
-            os.killpg(left.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if left in running or not left.draining.done():
+            try:
+                os.killpg(left.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     await asyncio.gather(*(_reaped(left.proc, left.draining) for left in kept))
-    return [left.command for left in running]
+    return running
 
 
 async def _decoded(chunks: list[bytes], size: int, before: str = "", after: str = "") -> str:

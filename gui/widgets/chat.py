@@ -17,6 +17,7 @@ from core.changes import ChangeTally
 from core.context.compaction import summary_failure
 from core.events import (
     AssistantMessage,
+    BackgroundKept,
     BackgroundStopped,
     CommandChangedFiles,
     Compaction,
@@ -50,6 +51,7 @@ from core.offload import shown_task
 from core.reasoning import thinking_hidden
 from core.render import (
     aside_note,
+    background_kept_note,
     background_stopped_note,
     changed_outside_note,
     compaction_sizes,
@@ -186,6 +188,7 @@ class _Page(QWidget):
 
 class ChatView(QScrollArea):
     tool_stop_requested = Signal(str)  # a call's id: the person stops that command alone
+    left_stopped = Signal(str)  # a call's id: the person stopped what its command left running
     history_requested = Signal(str, int)  # a file's history, at a version (an edit's notice links it)
     reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
     learned_requested = Signal()  # what the agent learned (a reflection's notice links it when a variant waits)
@@ -281,6 +284,7 @@ class ChatView(QScrollArea):
         self._results, self._ended_changes, self._command_changes = {}, {}, {}
         self._repeated, self._last_failed = set(), ""
         self._ends_on_answer, self._last_answer = set(), ""
+        self._kept: set[str] = set()  # calls whose command left what runs on for the person
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self._refused = (frozenset(), False)
@@ -512,6 +516,8 @@ class ChatView(QScrollArea):
             self._last_answer = event.text.strip()
         elif isinstance(event, SessionEnded) and event.summary.strip() and event.summary.strip() == self._last_answer:
             self._ends_on_answer.add(record.seq)
+        elif isinstance(event, BackgroundKept):
+            self._kept.update(event.call_ids)
 
     def _persons(self, text: str, pictures: tuple[str, ...], record: Record) -> MessageItem:
         """A message of the person's (the task too), with the pictures they showed with it."""
@@ -556,6 +562,7 @@ class ChatView(QScrollArea):
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder)
                     card.stop_requested.connect(self.tool_stop_requested)
+                    card.left_stopped.connect(self.left_stopped)
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id], repeated=call.id in self._repeated)
@@ -663,6 +670,12 @@ class ChatView(QScrollArea):
                 self._notice("▶ Resumed", into=into)
             case BackgroundStopped():  # (a dev server the person may have been looking at)
                 self._notice(f"⏹ {escape_html(capitalized(background_stopped_note(event)))}", into=into)
+            case BackgroundKept():
+                label = rich_label(displayable(f"⏵ {escape_html(capitalized(background_kept_note(event)))} — "
+                                               '<a href="stop">stop it now</a>'), "notice")
+                label.setOpenExternalLinks(False)
+                label.linkActivated.connect(lambda _href, calls=event.call_ids: self._stop_left(calls))
+                self._add(label, into)
             case SessionEnded():
                 changed, files = ((self.changes.summary(), bool(self.changes.changed)) if into is None
                                   else self._ended_changes.get(index, ("", False)))
@@ -759,13 +772,21 @@ class ChatView(QScrollArea):
 
     def run_stopped(self) -> None:
         """The run ended: a card still running was left unfinished by it (see ToolCard.run_stopped),
-        and one whose command left a server running that a killed Tripane never stopped says so."""
+        and one whose command left a server running says so: kept for the person as the task
+        ended, or never stopped by a killed Tripane."""
         self._running.clear()
         left = left_running_by_call(self.folder) if self.folder is not None else {}
         for card in self.cards.values():
             card.run_stopped()
             if card.call.id in left:
-                card.left_running(left[card.call.id])
+                card.left_running(left[card.call.id], kept=card.call.id in self._kept)
+
+    def _stop_left(self, call_ids: tuple[str, ...]) -> None:
+        """The kept notice's link: what those calls' commands left running, stopped as their cards'
+        Stop it stops it."""
+        for call_id in call_ids:
+            if (card := self.cards.get(call_id)) is not None:
+                card.request_stop()
 
     def _tick_running(self) -> None:
         running = [card for card in self.cards.values() if card.started and card.status == "running"]

@@ -74,6 +74,7 @@ class ToolCard(QFrame):
     """One tool call: a header with its status, the arguments and result folded underneath."""
 
     stop_requested = Signal(str)  # the call's id: the person stops this command alone
+    left_stopped = Signal(str)  # the call's id: the person stopped what its command left running
 
     def __init__(self, call: ToolCall, folder: Path | None = None):
         super().__init__()
@@ -120,8 +121,10 @@ class ToolCard(QFrame):
         self._stopped_by_person = False  # ended so by the person, from this card
         self._watch: QTimer | None = None  # looks again, RUNS_ON_CHECK_MS apart, whether it still runs
         # Its command returned, leaving processes running (a dev server) that a killed Tripane never
-        # stopped: _runs_on and the rest are then about them (see left_running).
+        # stopped, or that run on for the person as the task ended done (_kept): _runs_on and the
+        # rest are then about them (see left_running).
         self._left = False
+        self._kept = False
         self._live = ""  # the latest of what it printed while running
         self._opened_for_output = False  # unfolded to show live output, not by the person
         self._person_chose = False  # the person folded or unfolded it: left as they want it
@@ -162,15 +165,20 @@ class ToolCard(QFrame):
         elif self.status == "running" and self._unfinished and self._ended_since:
             body += ("<p>Its command ran on without Tripane, until you stopped it.</p>" if self._stopped_by_person else
                      "<p>Its command ran on without Tripane, and has ended since: how it ended is not known.</p>")
+        elif self._left and self._runs_on and self._kept:
+            body += (f"<p>It left processes running in the background (process group {self._runs_on}). The task "
+                     "ended with them running, so they run on for you to try, until you stop them or quit Tripane. To "
+                     f"stop them now: Stop it, or <code>kill -- -{self._runs_on}</code></p>")
         elif self._left and self._runs_on:
             body += (f"<p>It left processes running in the background (process group {self._runs_on}). Tripane "
                      "stopped before the run's end, which would have stopped them, so they run on without it. Resuming "
                      f"or ending the session stops them; to stop them now: Stop it, or <code>kill -- -{self._runs_on}"
                      "</code></p>")
         elif self._left and self._ended_since:
-            body += ("<p>What it left running in the background ran on without Tripane, until you stopped it.</p>"
+            ran_on = "ran on after the task" if self._kept else "ran on without Tripane"
+            body += (f"<p>What it left running in the background {ran_on}, until you stopped it.</p>"
                      if self._stopped_by_person else
-                     "<p>What it left running in the background ran on without Tripane, and has stopped since.</p>")
+                     f"<p>What it left running in the background {ran_on}, and has stopped since.</p>")
         if self.status == "running" and self._live:
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
@@ -202,7 +210,7 @@ class ToolCard(QFrame):
             running = "  · unfinished: the run stopped" + (
                 "; the command still runs" if self._runs_on else "; you stopped the command" if self._stopped_by_person
                 else "; the command ended since" if self._ended_since else "")
-        elif self._left and (self._runs_on or self._ended_since):  # (a server a killed Tripane left)
+        elif self._left and (self._runs_on or self._ended_since):  # (a server kept, or a killed Tripane left)
             running = ("  · still runs in the background" if self._runs_on
                        else "  · you stopped what it left running" if self._stopped_by_person
                        else "  · what it left running has stopped")
@@ -241,13 +249,14 @@ class ToolCard(QFrame):
             self._offer_stop("Stop the command, which runs on without Tripane")
         self._render()
 
-    def left_running(self, group: int) -> None:
+    def left_running(self, group: int, kept: bool = False) -> None:
         """The call's command returned, leaving processes in the background (a dev server), and
-        the run ended without stopping them (Tripane was killed): they still run, as `group`."""
-        if self.status == "running" or self._runs_on == group:
+        the run ended without stopping them: they still run, as `group`. `kept`: for the person,
+        as the task ended done (else Tripane was killed before the run's end)."""
+        if self.status == "running" or (self._runs_on == group and self._kept == kept):
             return
-        self._left, self._runs_on, self._ended_since = True, group, False
-        self._offer_stop("Stop what the command left running without Tripane")
+        self._left, self._kept, self._runs_on, self._ended_since = True, kept, group, False
+        self._offer_stop("Stop what the command left running" + ("" if kept else " without Tripane"))
         self._render()
 
     def _offer_stop(self, tip: str) -> None:
@@ -288,6 +297,8 @@ class ToolCard(QFrame):
         elif self._left and self._runs_on and self.folder is not None:
             self._stopped_by_person = bool(stop_left_running(self.folder, self.call.id))
             self._command_ended()
+            if self._stopped_by_person:  # (the agent, going on, is told; a server kept is let go of)
+                self.left_stopped.emit(self.call.id)
         elif self.status == "running" and self._started is not None:
             self.stop_button.setEnabled(False)
             self.stop_button.setText("Stopping…")

@@ -10,11 +10,12 @@ from core.scripted import ScriptedModel
 from core.session import Session, SessionConfig
 
 
-def make_session(store, data_dir: Path, workdir: Path, client, *, long_memory=None, **config) -> Session:
+def make_session(store, data_dir: Path, workdir: Path, client, *, long_memory=None, settings=None,
+                 **config) -> Session:
     config.setdefault("task", "Test task")
     config.setdefault("model", "scripted")
     return Session.create(store, data_dir, SessionConfig(workdir=workdir, **config), client,
-                          long_memory=long_memory)
+                          long_memory=long_memory, **({"settings": settings} if settings is not None else {}))
 
 
 def events_of(session: Session, kind: type[Event]) -> list:

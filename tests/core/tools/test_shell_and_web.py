@@ -240,7 +240,7 @@ async def test_a_server_started_in_the_background_returns_at_once_and_stops_with
     assert out.startswith("server started") and "[exit code 0]" in out
     assert "still runs in the background" in out
     assert await still_beating(ctx.workdir)
-    [(shell, _, _)] = _background["s1"]
+    [(shell, *_)] = _background["s1"]
     stopped = await stop_background("s1")
     assert stopped == ([] if sys.platform == "win32" else [f'"{sys.executable}" serve.py']), stopped
     assert await stop_background("s1") == []

@@ -1,0 +1,83 @@
+"""A dev server the agent started runs on for the person once the task is done, in the window:
+said on its command's card and in the conversation, stopped there, or with Tripane (which asks
+first)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from core.events import BackgroundStopped
+from core.scripted import ScriptedModel, call, reply
+from tests.core.helpers import events_of
+from tests.core.tools.test_shell_and_web import BEATING
+from tests.gui.test_alerts import quit_box
+from tests.gui.test_restart import qtbot_left
+from tests.gui.test_supporting_screens import chat_says
+from tests.gui.test_window import WAIT, start
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="on Windows what a command leaves running is the "
+                                                                "agent's to stop: Tripane neither stops nor keeps it")
+
+COMMAND = f'"{sys.executable}" serve.py'
+
+
+def served(qtbot, make_window, workdir):
+    """A window whose agent started a server and said the task is done."""
+    (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
+    window = make_window(ScriptedModel([reply("", call("shell_run", "serve", command=COMMAND)),
+                                        reply("", call("task_done", summary="The page is served."))]))
+    session = start(window, workdir, task="Serve the page", approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    card = window.chat.cards["serve"]
+    qtbot.waitUntil(lambda: "· still runs in the background" in card.header.text(), timeout=WAIT)
+    return window, session, card
+
+
+def test_a_server_kept_for_the_person_is_said_and_stopped_from_its_card(qtbot, make_window, workdir):
+    window, session, card = served(qtbot, make_window, workdir)
+    assert "runs on for you, as the task ended with it running" in chat_says(window)
+    assert "so they run on for you to try, until you stop them or quit Tripane" in card.details.text()
+    qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
+    assert card.stop_button.text() == "Stop it" and "without Tripane" not in card.stop_button.toolTip()
+    assert beating(qtbot, workdir)  # the page the agent pointed to is there
+
+    qtbot.mouseClick(card.stop_button, qtbot_left())
+    assert "· you stopped what it left running" in card.header.text()
+    assert "ran on after the task, until you stopped it" in card.details.text()
+    qtbot.waitUntil(lambda: events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="person")],
+                    timeout=WAIT)
+    assert session.kept_running() == [] and not beating(qtbot, workdir)
+    assert "You stopped what" in chat_says(window)
+
+    window.close()  # nothing runs on: no question
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    assert quit_box(window) is None
+
+
+def test_quitting_while_a_server_runs_on_for_the_person_asks_and_stops_it(qtbot, make_window, workdir):
+    window, session, _ = served(qtbot, make_window, workdir)
+
+    window.close()
+    qtbot.waitUntil(lambda: quit_box(window) is not None, timeout=WAIT)
+    assert f"What the agent left running for you in the background stops with Tripane: `{COMMAND}`." in \
+        quit_box(window).text()
+    quit_box(window).button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: quit_box(window) is None, timeout=WAIT)
+    assert window.isVisible() and session.kept_running() == [COMMAND]
+
+    window.close()
+    qtbot.waitUntil(lambda: quit_box(window) is not None, timeout=WAIT)
+    next(b for b in quit_box(window).buttons() if b.text() == "Quit").click()
+    qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
+    assert events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="quit")]
+    assert not any((session.dir / "running").iterdir()) and not beating(qtbot, workdir)
+
+
+def beating(qtbot, folder) -> bool:
+    """Whether the stand-in server still writes its heartbeat (see BEATING)."""
+    before = (folder / "beat").stat().st_size
+    qtbot.wait(600)
+    return (folder / "beat").stat().st_size > before
