@@ -203,8 +203,8 @@ def background_stopped_note(event: BackgroundStopped) -> str:
 
 def background_kept_note(event: BackgroundKept) -> str:
     """What the agent's commands had left running, kept running for the person as the task ended."""
-    return (f"what {_commands_named(event.commands)} left running in the background runs on for you, as the task "
-            "ended with it running: until you stop it (Stop it, on its card) or quit Tripane")
+    return (f"what {_commands_named(event.commands)} left running in the background keeps running for you now the "
+            "task is done, until you stop it or quit Tripane")
 
 
 def _commands_named(commands: tuple[str, ...]) -> str:

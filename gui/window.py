@@ -1705,7 +1705,7 @@ class MainWindow(QMainWindow):
         if kept:
             named = ", ".join(f"`{one_line(command, 60)}`" for command in kept[:3]) + (", …" if len(kept) > 3 else "")
             said.append(f"What the agent left running for you in the background stops with Tripane: {named}.")
-        box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?", "Quit anyway?\n\n" + "\n\n".join(said),
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit Tripane?", "\n\n".join([*said, "Quit anyway?"]),
                           QMessageBox.StandardButton.Cancel, self)
         quit_button = box.addButton("Quit", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

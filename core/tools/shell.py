@@ -196,7 +196,8 @@ def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool =
         return (f"\n[a process this command started still runs in the background{unseen}. "
                 "Stop it with taskkill when you no longer need it.]")
     until = ("this run ends, unless the task is done with it running: then it is left running for the person, "
-             "so stop what they will not need. Stop it" if ctx.keeps_left_running else "this run ends, or")
+             "so stop what they will not need. Stop it" if ctx.keeps_left_running
+             else "this run ends (to let the person try it, ask them, with human_ask, while it runs), or")
     return f"\n[a process this command started still runs in the background{unseen}. It is stopped when {until} now with: kill -- -{proc.pid}]"
 
 
@@ -213,14 +214,15 @@ def group_runs_on(group: int) -> bool:
 
 
 def left_in_background(session_id: str) -> bool:
-    """Whether any of the session's commands left processes in the background (running or not)."""
-    return bool(_background.get(session_id))
+    """Whether any of the session's commands left processes in the background (running or not),
+    in this run or kept from an earlier one."""
+    return bool(_background.get(session_id) or _kept.get(session_id))
 
 
 def running_in_background(session_id: str) -> int:
     """How many of the session's commands left a process running: one that holds their output,
     or one still in the command's process group."""
-    return sum(_runs_on(left) for left in _background.get(session_id, []))
+    return sum(_runs_on(left) for left in _background.get(session_id, []) + _kept.get(session_id, []))
 
 
 def _runs_on(left: Background) -> bool:

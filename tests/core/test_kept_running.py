@@ -10,7 +10,13 @@ import pytest
 
 from core.agent.loop import LoopSettings
 from core.agent.running_calls import left_running_by_call, stop_left_running
-from core.events import BackgroundKept, BackgroundStopped, SessionEnded, ToolResult
+from core.events import (
+    BackgroundKept,
+    BackgroundStopped,
+    FilesChangedOutside,
+    SessionEnded,
+    ToolResult,
+)
 from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import delete_session
@@ -42,7 +48,8 @@ async def test_a_server_runs_on_for_the_person_when_the_task_is_done(store, data
     ended = next(record for record in session.records if isinstance(record.event, SessionEnded))
     assert kept.event == BackgroundKept((COMMAND,), ("serve",)) and kept.seq > ended.seq
     assert not events_of(session, BackgroundStopped)
-    assert render(kept).startswith(f"  ⏵ what `{COMMAND}` left running in the background runs on for you")
+    assert render(kept).startswith(f"  ⏵ what `{COMMAND}` left running in the background keeps running for you now the "
+                                     "task is done, until you stop it or quit Tripane")
     assert (f"⏵ Left running for the person as the task ended: what commands had started in the background\n"
             f"- `{COMMAND}`\n") in (session.dir / "progress.md").read_text(encoding="utf-8")
     assert session.kept_running() == [COMMAND]
@@ -56,6 +63,9 @@ async def test_a_server_runs_on_for_the_person_when_the_task_is_done(store, data
                                f"running: what `{COMMAND}` started. It runs on for the person") for text in told)
     assert await still_beating(workdir)
     assert len(events_of(session, BackgroundKept)) == 1  # (said once)
+    # The log it writes is not blamed on the person alone.
+    [outside] = [event for event in events_of(session, FilesChangedOutside) if "beat" in event.changed]
+    assert outside.by() == "the person, another program, or a process your commands left running"
 
     # Tripane quits: it goes, and the agent, should the session go on another day, knows.
     assert await session.stop_kept() == [COMMAND]
@@ -73,7 +83,8 @@ async def test_a_terminals_run_stops_it_as_before(store, data_dir, workdir):
     assert not await still_beating(workdir)
     assert events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,))]
     assert not events_of(session, BackgroundKept) and session.kept_running() == []
-    assert "It is stopped when this run ends, or now with: kill" in events_of(session, ToolResult)[0].content
+    assert "It is stopped when this run ends (to let the person try it, ask them, with human_ask, while it runs)" \
+        in events_of(session, ToolResult)[0].content
 
 
 async def test_a_task_that_did_not_end_done_stops_it(store, data_dir, workdir):

@@ -38,7 +38,7 @@ def served(qtbot, make_window, workdir):
 
 def test_a_server_kept_for_the_person_is_said_and_stopped_from_its_card(qtbot, make_window, workdir):
     window, session, card = served(qtbot, make_window, workdir)
-    assert "runs on for you, as the task ended with it running" in chat_says(window)
+    assert "keeps running for you now the task is done, until you stop it or quit Tripane" in chat_says(window)
     assert "so they run on for you to try, until you stop them or quit Tripane" in card.details.text()
     qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
     assert card.stop_button.text() == "Stop it" and "without Tripane" not in card.stop_button.toolTip()

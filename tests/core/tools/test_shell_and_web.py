@@ -266,7 +266,8 @@ async def test_a_server_started_in_the_background_with_its_output_in_a_file_is_t
     out = await shell_run(ctx, f'"{sys.executable}" beat.py > server.log 2>&1 &', timeout=60)
     assert out.startswith("[no output; exit code 0]")
     assert out.endswith("[a process this command started still runs in the background. It is stopped when this run "
-                        f"ends, or now with: kill -- -{_background['s2'][0].proc.pid}]")
+                        "ends (to let the person try it, ask them, with human_ask, while it runs), or now with: "
+                        f"kill -- -{_background['s2'][0].proc.pid}]")
     assert left == [True]  # kept, should Tripane be killed before the run ends
     for _ in range(200):  # (it has only just started)
         if (ctx.workdir / "beat").exists():
