@@ -730,6 +730,8 @@ class MainWindow(QMainWindow):
         if self._activity == "retrying":  # …or this one's
             self.statusBar().showMessage(f"↻ {self._activity_detail}")
         self.chat.show_records(session.records, folder=session.dir)
+        if not session.running:  # (a dev server kept for the person: its card offers to stop it again)
+            self.chat.show_left_running()
         self.chat.mark_refused_pictures(*session.pictures_refused())
         self.pictures.show_for(session.id, session.dir, lambda: session.state.model, session.sees_pictures,
                                lambda: (p for r in session.records for p in getattr(r.event, "pictures", ())))

@@ -251,8 +251,9 @@ async def keep_background(session_id: str) -> list[Background]:
 
 
 def kept_in_background(session_id: str) -> list[Background]:
-    """What the session's commands left running that was kept for the person as a task ended."""
-    return list(_kept.get(session_id, []))
+    """What the session's commands left running that was kept for the person as a task ended, and
+    still runs (one may end by itself)."""
+    return [left for left in _kept.get(session_id, []) if _runs_on(left)]
 
 
 async def stop_kept(session_id: str, call_id: str | None = None) -> list[Background]:

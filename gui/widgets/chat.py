@@ -285,6 +285,7 @@ class ChatView(QScrollArea):
         self._repeated, self._last_failed = set(), ""
         self._ends_on_answer, self._last_answer = set(), ""
         self._kept: set[str] = set()  # calls whose command left what runs on for the person
+        self._left: dict[str, int] = {}  # what commands left running after their run, by call (see show_left_running)
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self._refused = (frozenset(), False)
@@ -572,6 +573,8 @@ class ChatView(QScrollArea):
                         card.await_approval(True)
                     elif call.id in self._running and call.id not in self._results:
                         self.tool_output(call.id, "")  # shown again while it runs
+                    if call.id in self._left:
+                        card.left_running(self._left[call.id], kept=call.id in self._kept)
                     self._add(card, into)
             case ToolResult():
                 card = self.cards.get(event.call_id)
@@ -775,11 +778,17 @@ class ChatView(QScrollArea):
         and one whose command left a server running says so: kept for the person as the task
         ended, or never stopped by a killed Tripane."""
         self._running.clear()
-        left = left_running_by_call(self.folder) if self.folder is not None else {}
         for card in self.cards.values():
             card.run_stopped()
-            if card.call.id in left:
-                card.left_running(left[card.call.id], kept=card.call.id in self._kept)
+        self.show_left_running()
+
+    def show_left_running(self) -> None:
+        """The cards of commands that left something running after their run ended say so, with
+        Stop it: as the run ends, and when the session is shown again."""
+        self._left = left_running_by_call(self.folder) if self.folder is not None else {}
+        for call_id, group in self._left.items():  # (a card built later, of an older chunk, when it is)
+            if (card := self.cards.get(call_id)) is not None:
+                card.left_running(group, kept=call_id in self._kept)
 
     def _stop_left(self, call_ids: tuple[str, ...]) -> None:
         """The kept notice's link: what those calls' commands left running, stopped as their cards'

@@ -4,6 +4,9 @@ it was stopped as the run ended, and the page the agent pointed to was gone."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import sys
 
 import pytest
@@ -143,3 +146,16 @@ async def test_deleting_a_session_stops_what_runs_on_for_it(store, data_dir, wor
     finally:
         process.kill()
         process.wait()
+
+
+async def test_a_server_that_ended_by_itself_is_not_said_to_run_on(store, data_dir, workdir):
+    session, _ = serving(store, data_dir, workdir)
+    assert await session.run() == "done"
+    [group] = left_running_by_call(session.dir).values()
+    os.killpg(group, signal.SIGKILL)  # (it crashed, or the person stopped it in a terminal)
+    for _ in range(100):
+        if not session.kept_running():
+            break
+        await asyncio.sleep(0.05)
+    assert session.kept_running() == []  # not in the quit question
+    assert await session.stop_kept() == []  # nor said to be stopped

@@ -81,3 +81,16 @@ def beating(qtbot, folder) -> bool:
     before = (folder / "beat").stat().st_size
     qtbot.wait(600)
     return (folder / "beat").stat().st_size > before
+
+
+def test_shown_again_its_card_still_offers_to_stop_it(qtbot, make_window, workdir):
+    # Another session shown meanwhile: back on this one, the card had lost its Stop it.
+    window, session, _ = served(qtbot, make_window, workdir)
+    other = start(window, workdir, task="Something else")
+    qtbot.waitUntil(lambda: window.session is other and other.state.ended, timeout=WAIT)
+    window.show_session(session.id)
+    qtbot.waitUntil(lambda: window.session is session and "serve" in window.chat.cards, timeout=WAIT)
+    card = window.chat.cards["serve"]  # (built with the conversation's older part, after the first)
+    assert "· still runs in the background" in card.header.text()
+    assert "so they run on for you to try" in card.details.text()
+    qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
