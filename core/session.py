@@ -1030,17 +1030,23 @@ class Session:
 
     def kept_running(self) -> list[str]:
         """The command lines of what the agent's commands left running that runs on for the person,
-        kept as a task ended done (see BackgroundKept)."""
-        return [left.command for left in kept_in_background(self.id)]
+        kept as a task ended done (see BackgroundKept): by this process, or one killed since."""
+        calls = [left.call_id for left in kept_in_background(self.id)]
+        if kept := self._kept_calls():  # (its running/ files say what still runs)
+            calls += [call_id for call_id in left_running_by_call(self.dir) if call_id in kept and call_id not in calls]
+        return [self._command_line(call_id) for call_id in calls]
+
+    def _kept_calls(self) -> list[str]:
+        """The calls whose commands left what was kept running for the person, as tasks ended."""
+        return [call_id for record in self.records if isinstance(record.event, BackgroundKept)
+                for call_id in record.event.call_ids]
 
     async def stop_kept(self, by: str = "quit") -> list[str]:
         """Stop what runs on for the person (Tripane quits): kept by this process, or by one that
         was killed since (its running/ files say). Recorded, so the agent going on later knows;
         the command lines of what still ran."""
         stopped = [left.call_id for left in await stop_kept(self.id)]
-        kept = [call_id for record in self.records if isinstance(record.event, BackgroundKept)
-                for call_id in record.event.call_ids]
-        for call_id in kept:  # (for those stopped above: their files only go)
+        for call_id in self._kept_calls():  # (for those stopped above: their files only go)
             if stop_left_running(self.dir, call_id) and call_id not in stopped:
                 stopped.append(call_id)
         if stopped:

@@ -128,6 +128,7 @@ async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(
     try:
         kept_as_left_running(session.dir, "serve", process)
         session.journal.record(BackgroundKept((COMMAND,), ("serve",)))
+        assert session.kept_running() == [COMMAND]  # the quit question names it
         assert await session.stop_kept() == [COMMAND]
         assert process.wait(timeout=10) is not None
     finally:
