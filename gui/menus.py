@@ -64,6 +64,10 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Help", "&About Tripane", None, "show_about", "about"),
 )
 EXTRA_SHORTCUTS = {"larger_text": ("Ctrl+=",)}  # Ctrl++ needs Shift on most layouts; = is the same key
+# Those that work from Tripane's other windows too (a question, the changes, the inspector): with a
+# question in front, Ctrl+N or Ctrl+Q did nothing. Their keys are used by no other window (Ctrl+S
+# and Ctrl+F are: those stay the main window's), and a modal dialog still holds them.
+EVERYWHERE = {"new", "new_like", "quit", "settings", "find_session", "shortcuts"}
 SESSION_MENU = ("new_like", None, "rename", "export", "copy_markdown", "session_folder", "working_folder", "work_changes",
                 None,
                 "summary", "reflect", "ask_helper", None, "delete")  # right-click
@@ -75,7 +79,8 @@ def shortcut_of(name: str) -> str:
 
 
 def build_menus(window: MainWindow) -> dict[str, QAction]:
-    """The menu bar's menus and their actions, by name; each action's shortcut works window-wide."""
+    """The menu bar's menus and their actions, by name; each action's shortcut works window-wide
+    (those of EVERYWHERE in Tripane's other windows too)."""
     menus: dict[str, QMenu] = {}
     actions: dict[str, QAction] = {}
     for menu_title, text, shortcut, do, name in COMMANDS:
@@ -85,6 +90,8 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
         action.setObjectName(name)
         if shortcut:
             action.setShortcuts([QKeySequence(shortcut), *map(QKeySequence, EXTRA_SHORTCUTS.get(name, ()))])
+            if name in EVERYWHERE:
+                action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         action.triggered.connect(_slot(window, do))
         menus[menu_title].addAction(action)
         window.addAction(action)

@@ -579,6 +579,7 @@ class MainWindow(QMainWindow):
             self.sessions.go_to_row(index)
 
     def find_session(self) -> None:
+        bring_to_front(self)  # (pressed in another of Tripane's windows, a question's)
         self.show_sessions_list(True)
         self.sessions.search.setFocus()
         self.sessions.search.selectAll()

@@ -1,0 +1,35 @@
+"""The window's own commands from Tripane's other windows: with a question in front, Ctrl+N, Ctrl+K
+or Ctrl+Q did nothing, and the person had to click the main window first."""
+
+from __future__ import annotations
+
+from core.scripted import ScriptedModel, call, reply
+from gui.dialogs.new_session import NewSessionDialog
+from gui.qt import Qt
+from tests.gui.test_window import WAIT, start, wait_for_dialog
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def a_question_in_front(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("human_ask", question="Also update the docs?",
+                                                       options=["yes", "no"]))]))
+    start(window, workdir, task="Fix the parser")
+    dialog = wait_for_dialog(qtbot, window, "ask_user")
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT)
+    return window, dialog
+
+
+def test_a_new_session_from_the_question_window(qtbot, make_window, workdir):
+    window, dialog = a_question_in_front(qtbot, make_window, workdir)
+    qtbot.keyClick(dialog, Qt.Key.Key_N, CTRL)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(NewSessionDialog)), timeout=WAIT)
+
+
+def test_finding_a_session_from_the_question_window_goes_to_the_list(qtbot, make_window, workdir):
+    window, dialog = a_question_in_front(qtbot, make_window, workdir)
+    qtbot.keyClick(dialog, Qt.Key.Key_K, CTRL)
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
+
