@@ -1036,6 +1036,13 @@ class Session:
             calls += [call_id for call_id in left_running_by_call(self.dir) if call_id in kept and call_id not in calls]
         return [self._command_line(call_id) for call_id in calls]
 
+    @property
+    def serves_the_person(self) -> bool:
+        """Whether this process keeps something running for the person (a dev server): for the
+        list of sessions, which asks it of each at every change (the system is asked only about
+        a session that has something kept)."""
+        return bool(kept_in_background(self.id))
+
     def _kept_calls(self) -> list[str]:
         """The calls whose commands left what was kept running for the person, as tasks ended."""
         return [call_id for record in self.records if isinstance(record.event, BackgroundKept)

@@ -606,7 +606,8 @@ class MainWindow(QMainWindow):
         drafted = (set(self.drafts.waiting) | {session_id for session_id, _ in self.pane_edits.waiting}  # (a plan edit)
                    | self.pictures.waiting_elsewhere())
         matching = rows_matching(rows, search, mentioning)
-        self.sessions.show_rows(matching, current, mentioning, drafted)
+        serving = {session.id for session in self.workspace.opened() if session.serves_the_person}
+        self.sessions.show_rows(matching, current, mentioning, drafted, serving)
         self.sessions.show_found(search, len(matching), len(rows), self.mentions.searching(search))
         self._waiting = sum(1 for row in rows if row.status == "waiting")
         self._enable_answering()
@@ -1463,7 +1464,8 @@ class MainWindow(QMainWindow):
     def left_running_stopped(self, call_id: str) -> None:
         """The person stopped what a command left running (its card did): the session records it."""
         if self.session is not None:
-            self.keeper.run(self.session.left_running_stopped(call_id), name="what a command left running, stopped")
+            self.keeper.run(self.session.left_running_stopped(call_id), name="what a command left running, stopped",
+                            on_success=lambda _none: self.refresh_sessions())  # (no longer "left running")
 
     def compact(self) -> None:
         if self.session is not None:

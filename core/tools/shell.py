@@ -252,8 +252,13 @@ async def keep_background(session_id: str) -> list[Background]:
 
 def kept_in_background(session_id: str) -> list[Background]:
     """What the session's commands left running that was kept for the person as a task ended, and
-    still runs (one may end by itself)."""
-    return [left for left in _kept.get(session_id, []) if _runs_on(left)]
+    still runs (one may end by itself: then it is let go of)."""
+    running = [left for left in _kept.get(session_id, []) if _runs_on(left)]
+    if running:
+        _kept[session_id] = running
+    else:
+        _kept.pop(session_id, None)
+    return running
 
 
 async def stop_kept(session_id: str, call_id: str | None = None) -> list[Background]:

@@ -30,16 +30,16 @@ from gui.widgets.snug_button import SnugButton
 MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
 
 
-def row_text(row: SessionRow, drafted: bool = False) -> str:
-    """`drafted`: a message half written to it waits in the message box for it. Last, the name of
-    its work folder (the project: what tells apart sessions of several), which a narrow list cuts
-    first."""
+def row_text(row: SessionRow, drafted: bool = False, serving: bool = False) -> str:
+    """`drafted`: a message half written to it waits in the message box for it; `serving`: what
+    its agent left running (a dev server) runs on for the person. Last, the name of its work folder
+    (the project: what tells apart sessions of several), which a narrow list cuts first."""
     status = ended_word(row.status)
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
     folder = re.split(r"[\\/]", row.workdir.rstrip("\\/"))[-1]  # (a Windows path, in a session imported here)
     when = row.created[:16].replace("T", " ")
     return (f"{mark} {row.title}\n    {when} · {status}" + (" · ✎ draft" if drafted else "")
-            + (f" · {folder}" if folder else ""))
+            + (" · ▸ left running" if serving else "") + (f" · {folder}" if folder else ""))
 
 
 class SessionSearch(QLineEdit):
@@ -123,9 +123,10 @@ class SessionList(QWidget):
         layout.addLayout(buttons)
 
     def show_rows(self, rows: list[SessionRow], current: str | None, mentioning: Collection[str] = (),
-                  drafted: Collection[str] = ()) -> None:
+                  drafted: Collection[str] = (), serving: Collection[str] = ()) -> None:
         """`mentioning`: the sessions whose conversation holds the text searched for; `drafted`:
-        those a message half written to waits for.
+        those a message half written to waits for; `serving`: those with a server left running
+        for the person.
 
         The same sessions in the same order (a run's events change their state) are updated in
         place: rebuilt, the list lost the person's Shift-click anchor mid-selection. The person's
@@ -145,7 +146,7 @@ class SessionList(QWidget):
         for index, row in enumerate(rows):
             inside = row.id in mentioning
             item = self.list.item(index)
-            item.setText(row_text(row, row.id in drafted) + ("\n    said in its conversation" if inside else ""))
+            item.setText(row_text(row, row.id in drafted, row.id in serving) + ("\n    said in its conversation" if inside else ""))
             item.setToolTip(f"{row.task[:500]}\n\nWork folder: {row.workdir}\nModel: {row.model}"
                             + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))
             if row.id == current and (moved or self.list.currentItem() is None):

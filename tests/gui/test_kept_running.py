@@ -7,10 +7,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from core.events import BackgroundStopped
 from core.scripted import ScriptedModel, call, reply
+from gui.qt import QMessageBox, Qt
 from tests.core.helpers import events_of
 from tests.core.tools.test_shell_and_web import BEATING
 from tests.gui.test_alerts import quit_box
@@ -43,6 +43,7 @@ def test_a_server_kept_for_the_person_is_said_and_stopped_from_its_card(qtbot, m
     qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
     assert card.stop_button.text() == "Stop it" and "without Tripane" not in card.stop_button.toolTip()
     assert beating(qtbot, workdir)  # the page the agent pointed to is there
+    assert "· ▸ left running" in listed(window, session)  # found again among many sessions
 
     qtbot.mouseClick(card.stop_button, qtbot_left())
     assert "· you stopped what it left running" in card.header.text()
@@ -50,6 +51,7 @@ def test_a_server_kept_for_the_person_is_said_and_stopped_from_its_card(qtbot, m
     qtbot.waitUntil(lambda: events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="person")],
                     timeout=WAIT)
     assert session.kept_running() == [] and not beating(qtbot, workdir)
+    qtbot.waitUntil(lambda: "left running" not in listed(window, session), timeout=WAIT)
     assert "You stopped what" in chat_says(window)
 
     window.close()  # nothing runs on: no question
@@ -74,6 +76,12 @@ def test_quitting_while_a_server_runs_on_for_the_person_asks_and_stops_it(qtbot,
     qtbot.waitUntil(lambda: window.shutdown_done is not None and window.shutdown_done.done(), timeout=WAIT)
     assert events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="quit")]
     assert not any((session.dir / "running").iterdir()) and not beating(qtbot, workdir)
+
+
+def listed(window, session) -> str:
+    """The session's row in the list."""
+    return next(window.sessions.list.item(i).text() for i in range(window.sessions.list.count())
+                if window.sessions.list.item(i).data(Qt.ItemDataRole.UserRole) == session.id)
 
 
 def beating(qtbot, folder) -> bool:
