@@ -148,6 +148,8 @@ class SessionList(QWidget):
             item = self.list.item(index)
             item.setText(row_text(row, row.id in drafted, row.id in serving) + ("\n    said in its conversation" if inside else ""))
             item.setToolTip(f"{row.task[:500]}\n\nWork folder: {row.workdir}\nModel: {row.model}"
+                            + ("\n\nWhat its agent left running (a dev server) runs on for you: Stop it on the "
+                               "command's card, or quit Tripane." if row.id in serving else "")
                             + ("\n\nIts conversation holds the text searched for: opened, it shows where." if inside else ""))
             if row.id == current and (moved or self.list.currentItem() is None):
                 self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.ClearAndSelect if moved

@@ -44,6 +44,7 @@ def test_a_server_kept_for_the_person_is_said_and_stopped_from_its_card(qtbot, m
     assert card.stop_button.text() == "Stop it" and "without Tripane" not in card.stop_button.toolTip()
     assert beating(qtbot, workdir)  # the page the agent pointed to is there
     assert "· ▸ left running" in listed(window, session)  # found again among many sessions
+    assert "runs on for you: Stop it on the command's card" in listed(window, session, Qt.ItemDataRole.ToolTipRole)
 
     qtbot.mouseClick(card.stop_button, qtbot_left())
     assert "· you stopped what it left running" in card.header.text()
@@ -78,9 +79,9 @@ def test_quitting_while_a_server_runs_on_for_the_person_asks_and_stops_it(qtbot,
     assert not any((session.dir / "running").iterdir()) and not beating(qtbot, workdir)
 
 
-def listed(window, session) -> str:
-    """The session's row in the list."""
-    return next(window.sessions.list.item(i).text() for i in range(window.sessions.list.count())
+def listed(window, session, role=Qt.ItemDataRole.DisplayRole) -> str:
+    """The session's row in the list (its text, or its tooltip)."""
+    return next(window.sessions.list.item(i).data(role) for i in range(window.sessions.list.count())
                 if window.sessions.list.item(i).data(Qt.ItemDataRole.UserRole) == session.id)
 
 
