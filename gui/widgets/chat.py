@@ -792,10 +792,13 @@ class ChatView(QScrollArea):
 
     def _stop_left(self, call_ids: tuple[str, ...]) -> None:
         """The kept notice's link: what those calls' commands left running, stopped as their cards'
-        Stop it stops it."""
-        for call_id in call_ids:
-            if (card := self.cards.get(call_id)) is not None:
-                card.request_stop()
+        Stop it stops it; the first card is brought into view, where it says so (clicked again,
+        the link had seemed to do nothing)."""
+        cards = [self.cards[call_id] for call_id in call_ids if call_id in self.cards]
+        for card in cards:
+            card.request_stop()
+        if cards:
+            self.ensureWidgetVisible(cards[0])
 
     def _tick_running(self) -> None:
         running = [card for card in self.cards.values() if card.started and card.status == "running"]

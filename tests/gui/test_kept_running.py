@@ -10,7 +10,7 @@ import pytest
 
 from core.events import BackgroundStopped
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QMessageBox, Qt
+from gui.qt import QLabel, QMessageBox, Qt
 from tests.core.helpers import events_of
 from tests.core.tools.test_shell_and_web import BEATING
 from tests.gui.test_alerts import quit_box
@@ -24,10 +24,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="on Windows what
 COMMAND = f'"{sys.executable}" serve.py'
 
 
-def served(qtbot, make_window, workdir):
-    """A window whose agent started a server and said the task is done."""
+def served(qtbot, make_window, workdir, then: int = 0):
+    """A window whose agent started a server (and took `then` steps more) and said the task is done."""
     (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
     window = make_window(ScriptedModel([reply("", call("shell_run", "serve", command=COMMAND)),
+                                        *[reply(f"Looking at part {n}.", call("file_list")) for n in range(then)],
                                         reply("", call("task_done", summary="The page is served."))]))
     session = start(window, workdir, task="Serve the page", approval="all")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
@@ -103,3 +104,18 @@ def test_shown_again_its_card_still_offers_to_stop_it(qtbot, make_window, workdi
     assert "· still runs in the background" in card.header.text()
     assert "so they run on for you to try" in card.details.text()
     qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
+
+
+def test_the_notices_link_stops_it_and_shows_its_card(qtbot, make_window, workdir):
+    window, session, card = served(qtbot, make_window, workdir, then=20)
+    bar = window.chat.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=WAIT)
+    bar.setValue(bar.maximum())
+    top = card.mapTo(window.chat.widget(), card.rect().topLeft()).y()
+    assert top < bar.value()  # scrolled past it, to the end where the notice is
+    notice = next(item for item in window.chat.items() if isinstance(item, QLabel) and "stop it now" in item.text())
+    notice.linkActivated.emit("stop")
+    assert "· you stopped what it left running" in card.header.text()
+    qtbot.waitUntil(lambda: events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="person")],
+                    timeout=WAIT)
+    assert bar.value() <= top  # its card in view, saying so
