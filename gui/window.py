@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.composer.workdir = self._shown_workdir
         self.pictures = WaitingPictures()
         self.composer.pictures_given.connect(self.take_pictures)
+        self.composer.told.connect(lambda said: self.statusBar().showMessage(said, 10_000))
         known = {row.id for row in self.workspace.store.sessions()}
         self.drafts = Drafts(self.composer, self.settings.q, known.__contains__, self.workspace.data_dir)
         self.pane_edits = PaneEdits(self.settings.q, known.__contains__, self.workspace.data_dir,

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from core.dropped_files import NotCarried, as_carried, dropped_text
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
     QKeyEvent,
     Qt,
     QTextCursor,
+    Signal,
 )
 from gui.widgets.pictures import PictureBox
 
@@ -25,7 +27,10 @@ class Composer(PictureBox):
 
     Files dropped (or pasted from a file manager) are written as their paths, relative to the work
     folder where they are in it: as the agent's tools take them. Pictures (a screenshot copied, an
-    image file dropped) are given to go with the message (pictures_given), not written."""
+    image file dropped) are given to go with the message (pictures_given), not written. A file from
+    outside the work folder is written with its text (what could not be is said: told)."""
+
+    told = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
@@ -67,15 +72,29 @@ class Composer(PictureBox):
         return True
 
     def write_paths(self, paths: list[Path]) -> None:
-        self.insertPlainText(" ".join(f"`{as_mentioned(path, self.workdir())}`" for path in paths))
+        """A file of the work folder by its path, which the agent reads; one from outside it (a log
+        in Downloads) with its text, since the agent reads nothing outside (see dropped_files)."""
+        workdir, written, not_carried = self.workdir(), [], []
+        for path in paths:
+            inside = within_folder(path, workdir)
+            if inside is not None or workdir is None or path.is_dir():
+                written.append(f"`{inside or path}`")
+                continue
+            try:
+                written.append(as_carried(path, dropped_text(path)))
+            except NotCarried as why:
+                written.append(f"`{path}`")
+                not_carried.append(str(why))
+        self.insertPlainText(" ".join(written))
+        if not_carried:
+            self.told.emit("Only its path is in the message: " + "; ".join(not_carried) + ".")
 
 
-def as_mentioned(path: Path, workdir: Path | None) -> str:
-    """A path as a message names it: relative to the work folder when it is in it (the agent reads
-    nothing outside it, and would be told so), else as it is."""
+def within_folder(path: Path, workdir: Path | None) -> str | None:
+    """The path as a message names a file of the work folder: relative to it (None: not in it)."""
     if workdir is not None:
         try:
             return path.resolve().relative_to(workdir.resolve()).as_posix()
         except ValueError:
             pass
-    return str(path)
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.dropped_files import DROPPED_TEXT_MAX
 from core.events import UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
@@ -81,15 +82,47 @@ def test_files_dropped_or_pasted_are_written_as_paths_the_agents_tools_take(qtbo
     box.workdir = lambda: work
     qtbot.keyClicks(box, "Look at ")
     files = QMimeData()
-    files.setUrls([QUrl.fromLocalFile(str(work / "src" / "app.py")), QUrl.fromLocalFile(str(tmp_path / "notes.txt"))])
+    files.setUrls([QUrl.fromLocalFile(str(work / "src" / "app.py")), QUrl.fromLocalFile(str(work / "src"))])
     assert box.canInsertFromMimeData(files)
     box.insertFromMimeData(files)  # what a drop and a paste both come to
-    assert box.toPlainText() == f"Look at `src/app.py` `{tmp_path / 'notes.txt'}`"  # outside the work folder: whole
+    assert box.toPlainText() == "Look at `src/app.py` `src`"
 
     text = QMimeData()
     text.setText(" and its tests")
     box.insertFromMimeData(text)  # text is text
-    assert box.toPlainText().endswith(f"{tmp_path / 'notes.txt'}` and its tests")
+    assert box.toPlainText().endswith("`src` and its tests")
+
+
+def test_a_file_dropped_from_outside_the_work_folder_goes_with_its_text(qtbot, tmp_path):
+    # Its path alone: the agent, which reads nothing outside the work folder, was refused the log.
+    work = tmp_path / "project"
+    work.mkdir()
+    log = tmp_path / "Downloads" / "crash.log"
+    log.parent.mkdir()
+    log.write_text("Traceback (most recent call last):\n  ```weird```\nValueError: bad\n", encoding="utf-8")
+    box = Composer()
+    qtbot.addWidget(box)
+    box.workdir = lambda: work
+    said = []
+    box.told.connect(said.append)
+    qtbot.keyClicks(box, "Why does it crash? ")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(log))])
+    box.insertFromMimeData(files)
+    assert box.toPlainText() == (f"Why does it crash? `{log}`:\n````\nTraceback (most recent call last):\n  ```weird```\n"
+                                 "ValueError: bad\n````\n")  # (its own backticks stay inside the fence)
+    assert said == []
+
+    (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
+    (tmp_path / "huge.log").write_bytes(b"x" * (DROPPED_TEXT_MAX + 1))
+    box.clear()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / name)) for name in ("core.dump", "huge.log", "gone.txt")])
+    box.insertFromMimeData(files)
+    assert box.toPlainText() == " ".join(f"`{tmp_path / name}`" for name in ("core.dump", "huge.log", "gone.txt"))
+    assert said == ["Only its path is in the message: core.dump is not text: copy it into the work folder if the "
+                    f"agent should have it; huge.log is {DROPPED_TEXT_MAX + 1:,} bytes, more than a message carries "
+                    f"({DROPPED_TEXT_MAX:,}): copy it into the work folder, where the agent can read it; gone.txt is "
+                    "not a file."]
 
 
 def linux_editing_keys(base):
@@ -138,3 +171,14 @@ def test_a_long_paste_sent_is_said_to_be_kept_in_a_file_the_agent_reads(qtbot, m
     qtbot.waitUntil(lambda: "Your message is long (" in window.statusBar().currentMessage(), timeout=10_000)
     assert "the agent reads its start and end, and the rest from a file" in window.statusBar().currentMessage()
     qtbot.waitUntil(lambda: (session.dir / "offload" / "message-0001.txt").exists(), timeout=10_000)
+
+
+def test_what_a_dropped_file_could_not_carry_is_said_in_the_status_bar(qtbot, make_window, workdir, tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    session = window.start_session(SessionConfig(task="Tidy up", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
+    (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
+    window.composer.insertFromMimeData(files)
+    assert window.statusBar().currentMessage().startswith("Only its path is in the message: core.dump is not text")

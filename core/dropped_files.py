@@ -1,0 +1,43 @@
+"""A file the person drops on the message box from outside the work folder, as the message carries
+it: its text. The agent reads nothing outside the work folder, so the path alone (a log from the
+Downloads folder, a spec from another project) gave it only a refusal when it tried to read it. A
+long one goes as a long paste does: its start and end in the conversation, the whole in a file the
+agent reads (core/offload.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.tools.shell import decode_output, is_binary_output
+
+DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
+
+
+class NotCarried(Exception):
+    """Why a dropped file's text is not put in the message (its path is, with this said)."""
+
+
+def dropped_text(path: Path) -> str:
+    """The text of the dropped file `path`, or NotCarried saying why not."""
+    try:
+        if not path.is_file():
+            raise NotCarried(f"{path.name} is not a file")
+        size = path.stat().st_size
+        if size > DROPPED_TEXT_MAX:
+            raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries ({DROPPED_TEXT_MAX:,}): "
+                             "copy it into the work folder, where the agent can read it")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NotCarried(f"{path.name} could not be read ({exc.strerror or exc})") from exc
+    if is_binary_output(data):
+        raise NotCarried(f"{path.name} is not text: copy it into the work folder if the agent should have it")
+    return decode_output(data)
+
+
+def as_carried(path: Path, text: str) -> str:
+    """The dropped file in the message: its path, then its text fenced (with more backticks than
+    any run of them in it, so a Markdown file's own code blocks stay inside)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"`{path}`:\n{fence}\n{text.rstrip(chr(10))}\n{fence}\n"
