@@ -76,6 +76,7 @@ class NewSessionDialog(QDialog):
         form.addRow("Task:", self.task)
         self.pictures = PicturesToGo()  # (under the task, while there are any)
         self.task.pictures_given.connect(self._take_pictures)
+        self.task.told.connect(lambda said: self.error.setText(said))  # (a dropped file that goes by its path)
         form.addRow("", self.pictures)
         # The folders used lately, newest first, to pick from; any other is typed or browsed to.
         self.recent = QComboBox()
@@ -84,6 +85,7 @@ class NewSessionDialog(QDialog):
         self.recent.addItems(prefs.recent_folders())
         self.recent.setToolTip("The folder the agent may work in; the list holds the ones used lately")
         self.workdir = self.recent.lineEdit()
+        self.task.workdir = lambda: Path(self.workdir.text().strip()).expanduser() if self.workdir.text().strip() else None
         # (The window's last folder; before it ever started a session, the terminal's latest.)
         last_used = prefs.workdir or next(iter(prefs.recent_folders()), "")
         self.workdir.setText(proposed_workdir(last_used, Path.cwd(), started_from_terminal()))

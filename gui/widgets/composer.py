@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from core.dropped_files import NotCarried, as_carried, dropped_text
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
     QKeyEvent,
     Qt,
     QTextCursor,
-    Signal,
 )
 from gui.widgets.pictures import PictureBox
 
@@ -28,14 +25,11 @@ class Composer(PictureBox):
     Files dropped (or pasted from a file manager) are written as their paths, relative to the work
     folder where they are in it: as the agent's tools take them. Pictures (a screenshot copied, an
     image file dropped) are given to go with the message (pictures_given), not written. A file from
-    outside the work folder is written with its text (what could not be is said: told)."""
-
-    told = Signal(str)
+    outside the work folder is written with its text (see PictureBox.write_paths)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.sent: Callable[[], list[str]] = list  # the shown session's messages, oldest first
-        self.workdir: Callable[[], Path | None] = lambda: None  # the shown session's
         self._recalled: tuple[int, str] | None = None  # how far back the box shows, and what
 
     def event(self, event: QEvent) -> bool:
@@ -70,31 +64,3 @@ class Composer(PictureBox):
         self.moveCursor(QTextCursor.MoveOperation.End)
         self._recalled = (back, shown) if back else None
         return True
-
-    def write_paths(self, paths: list[Path]) -> None:
-        """A file of the work folder by its path, which the agent reads; one from outside it (a log
-        in Downloads) with its text, since the agent reads nothing outside (see dropped_files)."""
-        workdir, written, not_carried = self.workdir(), [], []
-        for path in paths:
-            inside = within_folder(path, workdir)
-            if inside is not None or workdir is None or path.is_dir():
-                written.append(f"`{inside or path}`")
-                continue
-            try:
-                written.append(as_carried(path, dropped_text(path)))
-            except NotCarried as why:
-                written.append(f"`{path}`")
-                not_carried.append(str(why))
-        self.insertPlainText(" ".join(written))
-        if not_carried:
-            self.told.emit("Only its path is in the message: " + "; ".join(not_carried) + ".")
-
-
-def within_folder(path: Path, workdir: Path | None) -> str | None:
-    """The path as a message names a file of the work folder: relative to it (None: not in it)."""
-    if workdir is not None:
-        try:
-            return path.resolve().relative_to(workdir.resolve()).as_posix()
-        except ValueError:
-            pass
-    return None

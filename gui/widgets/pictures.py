@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from core import pictures
+from core.dropped_files import NotCarried, as_carried, dropped_text
 from gui.desktop_open import open_on_desktop
 from gui.qt import (
     QBuffer,
@@ -99,9 +100,14 @@ def holds_pictures(source: QMimeData) -> bool:
 
 class PictureBox(QPlainTextEdit):
     """A text box that takes pictures pasted or dropped on it (pictures_given) rather than writing
-    them; other files dropped are written as their paths (write_paths)."""
+    them; other files dropped are written as their paths, or with their text (write_paths)."""
 
     pictures_given = Signal(list)  # QImages
+    told = Signal(str)  # what a dropped file could not bring
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.workdir: Callable[[], Path | None] = lambda: None  # the agent's work folder, once known
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
         return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
@@ -116,7 +122,33 @@ class PictureBox(QPlainTextEdit):
             super().insertFromMimeData(source)
 
     def write_paths(self, paths: list[Path]) -> None:
-        self.insertPlainText(" ".join(f"`{path}`" for path in paths))
+        """A file of the work folder by its path relative to it, as the agent's tools take it; one
+        from outside it (a log in Downloads) with its text, since the agent reads nothing outside
+        (see core/dropped_files.py). What could not go is said (told)."""
+        workdir, written, not_carried = self.workdir(), [], []
+        for path in paths:
+            inside = within_folder(path, workdir)
+            if inside is not None or workdir is None or path.is_dir():
+                written.append(f"`{inside or path}`")
+                continue
+            try:
+                written.append(as_carried(path, dropped_text(path)))
+            except NotCarried as why:
+                written.append(f"`{path}`")
+                not_carried.append(str(why))
+        self.insertPlainText(" ".join(written))
+        if not_carried:
+            self.told.emit("Only the path went in: " + "; ".join(not_carried) + ".")
+
+
+def within_folder(path: Path, workdir: Path | None) -> str | None:
+    """The path as a message names a file of the work folder: relative to it (None: not in it)."""
+    if workdir is not None:
+        try:
+            return path.resolve().relative_to(workdir.resolve()).as_posix()
+        except (ValueError, OSError):
+            pass
+    return None
 
 
 def thumbnail_button(image: QPixmap, name: str, size: QSize, tip: str, spoken: str) -> QToolButton:

@@ -119,7 +119,7 @@ def test_a_file_dropped_from_outside_the_work_folder_goes_with_its_text(qtbot, t
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / name)) for name in ("core.dump", "huge.log", "gone.txt")])
     box.insertFromMimeData(files)
     assert box.toPlainText() == " ".join(f"`{tmp_path / name}`" for name in ("core.dump", "huge.log", "gone.txt"))
-    assert said == ["Only its path is in the message: core.dump is not text: copy it into the work folder if the "
+    assert said == ["Only the path went in: core.dump is not text: copy it into the work folder if the "
                     f"agent should have it; huge.log is {DROPPED_TEXT_MAX + 1:,} bytes, more than a message carries "
                     f"({DROPPED_TEXT_MAX:,}): copy it into the work folder, where the agent can read it; gone.txt is "
                     "not a file."]
@@ -181,4 +181,23 @@ def test_what_a_dropped_file_could_not_carry_is_said_in_the_status_bar(qtbot, ma
     files = QMimeData()
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
     window.composer.insertFromMimeData(files)
-    assert window.statusBar().currentMessage().startswith("Only its path is in the message: core.dump is not text")
+    assert window.statusBar().currentMessage().startswith("Only the path went in: core.dump is not text")
+
+
+def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its_text(qtbot, make_window, workdir,
+                                                                                       tmp_path):
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    dialog = window.new_session()
+    dialog.workdir.setText(str(workdir))
+    spec = tmp_path / "elsewhere" / "spec.md"
+    spec.parent.mkdir()
+    spec.write_text("# Export\n\nThe CSV has a header row.\n", encoding="utf-8")
+    (workdir / "README.md").write_text("r\n", encoding="utf-8")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(spec)), QUrl.fromLocalFile(str(workdir / "README.md"))])
+    dialog.task.insertFromMimeData(files)
+    assert dialog.task.toPlainText() == f"`{spec}`:\n```\n# Export\n\nThe CSV has a header row.\n```\n `README.md`"
+    (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
+    dialog.task.insertFromMimeData(files)
+    assert dialog.error.text().startswith("Only the path went in: core.dump is not text")
