@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,44 @@ def check_data_dir(data_dir: Path) -> Check:
                      "sessions can be damaged there when the connection drops or two computers use it",
                      "keep the data folder on this computer's own disk: --data-dir / TRIPANE_DATA_DIR "
                      "(the work folders may stay where they are)")
-    return Check("Data folder", "ok", f"{data_dir} is writable")
+    from core.snapshot import size_words
+
+    taken, outputs = sessions_taken(data_dir)
+    free = shutil.disk_usage(data_dir).free
+    said = (f"{data_dir} is writable; the sessions' files take {size_words(taken)}, {size_words(outputs)} of it outputs "
+            f"kept for the agents to read back (their copies of work folders: below); {size_words(free)} free on its disk")
+    if free < LOW_FREE_BYTES:
+        return Check("Data folder", "warn", said, "free some space: a run stops when the disk fills; deleting the "
+                     "sessions you no longer need (Delete in the window, or tripane delete) frees what they keep")
+    return Check("Data folder", "ok", said)
+
+
+LOW_FREE_BYTES = 1 << 30  # free on the data folder's disk: under it, the doctor warns
+
+
+def sessions_taken(data_dir: Path) -> tuple[int, int]:
+    """The bytes the sessions' own files take (not their copies of work folders, counted apart), and
+    of them the outputs offloaded for the agent to read back, which nothing caps: a long-time user
+    learns here where the disk went. Blocking: one stat per file."""
+    from core.offload import folder_of
+    from core.snapshot import SNAPSHOT_DIR
+
+    offloads = folder_of(Path()).name
+    taken = outputs = 0
+    for folder, subfolders, files in os.walk(data_dir / "sessions"):
+        if SNAPSHOT_DIR in subfolders and Path(folder).parent == data_dir / "sessions":
+            subfolders.remove(SNAPSHOT_DIR)
+        size = sum(_size(Path(folder) / name) for name in files)
+        taken += size
+        outputs += size if Path(folder).name == offloads else 0
+    return taken, outputs
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:  # (removed meanwhile)
+        return 0
 
 
 SET_ASIDE_ADVICE = ("tripane doctor --set-aside-damaged renames it beside itself (nothing is deleted) and reads back "

@@ -278,3 +278,26 @@ def test_a_data_folder_on_a_network_file_system_is_warned_of(tmp_path, monkeypat
     assert check.fix.startswith("keep the data folder on this computer's own disk")
     table.write_text(LOCAL_ROOT, encoding="utf-8")
     assert check_data_dir(tmp_path / "data").level == "ok"
+
+
+def test_the_data_folder_says_what_the_sessions_take_and_what_is_free(tmp_path, monkeypatch):
+    """Outputs offloaded for the agent have no cap: a long-time user learns here where the disk went."""
+    import shutil
+    from collections import namedtuple
+
+    session = tmp_path / "data" / "sessions" / "20261128-100000-ab12"
+    (session / "offload").mkdir(parents=True)
+    (session / "offload" / "out-0001.txt").write_bytes(b"x" * 300_000)
+    (session / "progress.md").write_bytes(b"p" * 100_000)
+    (session / "snapshot.git" / "objects").mkdir(parents=True)
+    (session / "snapshot.git" / "objects" / "pack").write_bytes(b"c" * 900_000)  # (the copies' own line says it)
+    check = check_data_dir(tmp_path / "data")
+    assert check.level == "ok"
+    assert re.search(r"the sessions' files take 0\.4 MB, 0\.3 MB of it outputs kept for the agents to read back "
+                     r"\(their copies of work folders: below\); [\d.]+ [GMK]B free on its disk$", check.detail), check.detail
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(10 << 30, (10 << 30) - (300 << 20), 300 << 20))
+    low = check_data_dir(tmp_path / "data")
+    assert low.level == "warn" and low.detail.endswith("300.0 MB free on its disk")
+    assert low.fix.startswith("free some space: a run stops when the disk fills")
