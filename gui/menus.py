@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&Session", "&Resume", "Ctrl+R", "resume", "resume"),
     ("&Session", "S&top", "Esc", "stop", "stop"),
     ("&Session", "End the session…", None, "end_session", "end_session"),  # one nothing runs (see end_session)
+    ("&Session", "Stop what the agent left running", None, "stop_left_running", "stop_left"),  # (a dev server)
     ("&Session", "&Edit plan", "Ctrl+E", lambda w: w.panes[PLAN].toggle_editing(), "edit_plan"),
     ("&Session", "Edit &findings", "Ctrl+Shift+E", lambda w: w.panes[FINDINGS].toggle_editing(), "edit_findings"),
     ("&Session", "Pin plan lines…", "Ctrl+Shift+P", lambda w: w.on_pane_pin_requested(PLAN), "pin_plan"),

@@ -1212,7 +1212,7 @@ class MainWindow(QMainWindow):
         self._enable_answering()
         for name in ("edit_plan", "edit_findings", "pin_plan", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
-                     "file_history", "summary", "work_changes"):
+                     "file_history", "summary", "work_changes", "stop_left"):
             self.actions_by_name[name].setEnabled(settled)
         self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
         self.actions_by_name["ask_helper"].setEnabled(settled and not elsewhere)
@@ -1461,6 +1461,11 @@ class MainWindow(QMainWindow):
         """Stop one running command of the shown session; the run goes on."""
         if self.session is None or not self.session.stop_tool(call_id):
             self.statusBar().showMessage("That command has already ended.", 5000)
+
+    def stop_left_running(self) -> None:
+        """Session → Stop what the agent left running (a dev server), as its cards' Stop it would."""
+        if not self.chat.stop_all_left():
+            self.statusBar().showMessage("Nothing the agent left running in the background runs now.", 5000)
 
     def left_running_stopped(self, call_id: str) -> None:
         """The person stopped what a command left running (its card did): the session records it."""

@@ -790,6 +790,18 @@ class ChatView(QScrollArea):
             if (card := self.cards.get(call_id)) is not None:
                 card.left_running(group, kept=call_id in self._kept)
 
+    def left_running_cards(self) -> list[ToolCard]:
+        """The cards whose command left something running that still runs after its run (kept for
+        the person, or never stopped by a killed Tripane), each with its Stop it."""
+        return [card for card in self.cards.values() if card.runs_on_after_its_run]
+
+    def stop_all_left(self) -> int:
+        """Session → Stop what the agent left running: as each card's Stop it (the keyboard's way);
+        how many there were."""
+        cards = self.left_running_cards()
+        self._stop_left(tuple(card.call.id for card in cards))
+        return len(cards)
+
     def _stop_left(self, call_ids: tuple[str, ...]) -> None:
         """The kept notice's link: what those calls' commands left running, stopped as their cards'
         Stop it stops it; the first card is brought into view, where it says so (clicked again,

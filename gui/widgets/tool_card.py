@@ -249,6 +249,11 @@ class ToolCard(QFrame):
             self._offer_stop("Stop the command, which runs on without Tripane")
         self._render()
 
+    @property
+    def runs_on_after_its_run(self) -> bool:
+        """What its command left running still runs after the run ended (see left_running)."""
+        return self._left and bool(self._runs_on)
+
     def left_running(self, group: int, kept: bool = False) -> None:
         """The call's command returned, leaving processes in the background (a dev server), and
         the run ended without stopping them: they still run, as `group`. `kept`: for the person,

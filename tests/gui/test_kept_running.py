@@ -119,3 +119,14 @@ def test_the_notices_link_stops_it_and_shows_its_card(qtbot, make_window, workdi
     qtbot.waitUntil(lambda: events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="person")],
                     timeout=WAIT)
     assert bar.value() <= top  # its card in view, saying so
+
+
+def test_the_session_menu_stops_it_from_the_keyboard(qtbot, make_window, workdir):
+    window, session, card = served(qtbot, make_window, workdir)
+    qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
+    window.actions_by_name["stop_left"].trigger()
+    assert "· you stopped what it left running" in card.header.text()
+    qtbot.waitUntil(lambda: events_of(session, BackgroundStopped) == [BackgroundStopped((COMMAND,), by="person")],
+                    timeout=WAIT)
+    window.actions_by_name["stop_left"].trigger()  # nothing left: said, not a silent click
+    assert window.statusBar().currentMessage() == "Nothing the agent left running in the background runs now."
