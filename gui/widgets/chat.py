@@ -285,7 +285,10 @@ class ChatView(QScrollArea):
         self._repeated, self._last_failed = set(), ""
         self._ends_on_answer, self._last_answer = set(), ""
         self._kept: set[str] = set()  # calls whose command left what runs on for the person
-        self._left: dict[str, int] = {}  # what commands left running after their run, by call (see show_left_running)
+        # What commands left running after their run, by call (see show_left_running); None: not
+        # looked at since the conversation was shown (it runs: its end looks).
+        self._left: dict[str, int] | None = None
+        self._kept_notices: list[tuple[QLabel, BackgroundKept]] = []  # each with what it says runs on
         self._approvals, self._questions, self._asked = {}, {}, {}
         self._running = {}
         self._refused = (frozenset(), False)
@@ -564,6 +567,7 @@ class ChatView(QScrollArea):
                     card = ToolCard(call, self.folder)
                     card.stop_requested.connect(self.tool_stop_requested)
                     card.left_stopped.connect(self.left_stopped)
+                    card.left_ended.connect(self._say_kept_ended)
                     self.cards[call.id] = card
                     if into is not None and call.id in self._results:
                         card.set_result(self._results[call.id], repeated=call.id in self._repeated)
@@ -573,7 +577,7 @@ class ChatView(QScrollArea):
                         card.await_approval(True)
                     elif call.id in self._running and call.id not in self._results:
                         self.tool_output(call.id, "")  # shown again while it runs
-                    if call.id in self._left:
+                    if self._left and call.id in self._left:
                         card.left_running(self._left[call.id], kept=call.id in self._kept)
                     self._add(card, into)
             case ToolResult():
@@ -674,10 +678,11 @@ class ChatView(QScrollArea):
             case BackgroundStopped():  # (a dev server the person may have been looking at)
                 self._notice(f"⏹ {escape_html(capitalized(background_stopped_note(event)))}", into=into)
             case BackgroundKept():
-                label = rich_label(displayable(f"⏵ {escape_html(capitalized(background_kept_note(event)))} — "
-                                               '<a href="stop">stop it now</a>'), "notice")
+                label = rich_label("", "notice")
                 label.setOpenExternalLinks(False)
                 label.linkActivated.connect(lambda _href, calls=event.call_ids: self._stop_left(calls))
+                self._kept_notices.append((label, event))
+                self._say_kept(label, event)
                 self._add(label, into)
             case SessionEnded():
                 changed, files = ((self.changes.summary(), bool(self.changes.changed)) if into is None
@@ -789,11 +794,27 @@ class ChatView(QScrollArea):
         for call_id, group in self._left.items():  # (a card built later, of an older chunk, when it is)
             if (card := self.cards.get(call_id)) is not None:
                 card.left_running(group, kept=call_id in self._kept)
+        for label, event in self._kept_notices:
+            self._say_kept(label, event)
 
     def left_running_cards(self) -> list[ToolCard]:
         """The cards whose command left something running that still runs after its run (kept for
         the person, or never stopped by a killed Tripane), each with its Stop it."""
         return [card for card in self.cards.values() if card.runs_on_after_its_run]
+
+    def _say_kept(self, label: QLabel, event: BackgroundKept) -> None:
+        """A kept notice, with its link to stop what runs on while it may run; once nothing it
+        names runs (stopped here, by itself, or at a quit), it says so instead."""
+        runs = self._left is None or any(call_id in self._left for call_id in event.call_ids)
+        label.setText(displayable(f"⏵ {escape_html(capitalized(background_kept_note(event)))} — "
+                                  + ('<a href="stop">stop it now</a>' if runs else "it has stopped since")))
+
+    def _say_kept_ended(self, call_id: str) -> None:
+        if self._left is not None:
+            self._left.pop(call_id, None)
+        for label, event in self._kept_notices:
+            if call_id in event.call_ids:
+                self._say_kept(label, event)
 
     def stop_all_left(self) -> int:
         """Session → Stop what the agent left running: as each card's Stop it (the keyboard's way);

@@ -75,6 +75,7 @@ class ToolCard(QFrame):
 
     stop_requested = Signal(str)  # the call's id: the person stops this command alone
     left_stopped = Signal(str)  # the call's id: the person stopped what its command left running
+    left_ended = Signal(str)  # the call's id: what its command left running is no longer running
 
     def __init__(self, call: ToolCall, folder: Path | None = None):
         super().__init__()
@@ -294,6 +295,8 @@ class ToolCard(QFrame):
         self._runs_on, self._ended_since = None, True
         self.stop_button.setVisible(False)
         self._render()
+        if self._left:
+            self.left_ended.emit(self.call.id)
 
     def request_stop(self) -> None:
         if self.status == "running" and self._unfinished and self._runs_on and self.folder is not None:

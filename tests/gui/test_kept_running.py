@@ -130,3 +130,23 @@ def test_the_session_menu_stops_it_from_the_keyboard(qtbot, make_window, workdir
                     timeout=WAIT)
     window.actions_by_name["stop_left"].trigger()  # nothing left: said, not a silent click
     assert window.statusBar().currentMessage() == "Nothing the agent left running in the background runs now."
+
+
+def test_the_notice_says_when_it_has_stopped(qtbot, make_window, workdir):
+    # Its "stop it now" stayed, and seemed to do nothing, after the server had stopped.
+    window, session, card = served(qtbot, make_window, workdir)
+    assert "stop it now" in notice_of(window)
+    qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=WAIT)
+    qtbot.mouseClick(card.stop_button, qtbot_left())
+    assert notice_of(window).endswith("until you stop it or quit Tripane — it has stopped since")
+    other = start(window, workdir, task="Something else")
+    qtbot.waitUntil(lambda: window.session is other and other.state.ended, timeout=WAIT)
+    window.show_session(session.id)  # built again, it says so too
+    qtbot.waitUntil(lambda: window.session is session and
+                    notice_of(window).endswith("— it has stopped since"), timeout=WAIT)
+
+
+def notice_of(window) -> str:
+    """The text of the conversation's kept notice."""
+    return next(item.text() for item in window.chat.items() if isinstance(item, QLabel)
+                and "keeps running for you" in item.text())
