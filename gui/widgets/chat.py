@@ -73,6 +73,7 @@ from gui.markdown import displayable, inline_html
 from gui.qt import (
     QEvent,
     QKeyEvent,
+    QLabel,
     QLayout,
     QPushButton,
     QResizeEvent,
