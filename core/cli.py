@@ -544,6 +544,8 @@ def _show(store, data_dir: Path, args) -> int:
     if not args.json:
         if not ended and row.status == "running" and run_by_nobody(data_dir, row.id):
             print("\n".join(_left_unfinished(store.records(row.id), session_dir(data_dir, row.id), row.id)))
+        elif kept := _left_running_lines(store.records(row.id), session_dir(data_dir, row.id)):
+            print("\n".join(kept))  # (a dev server kept for the person as the task ended)
         if changed := changes_line(store.iter_records(row.id)):
             print(changed)
         folder = session_dir(data_dir, row.id)
@@ -556,12 +558,9 @@ def _left_unfinished(records, folder: Path, session_id: str) -> list[str]:
     whether each one's command still runs and the end of what it had printed (see running_calls)."""
     from core.agent.running_calls import (
         kept_output,
-        left_running_by_call,
         still_running,
     )
     from core.agent.state import SessionState
-    from core.events import AssistantMessage
-    from core.text import one_line
 
     state = SessionState(session_id)
     for record in records:
@@ -573,15 +572,27 @@ def _left_unfinished(records, folder: Path, session_id: str) -> list[str]:
         lines.append(f"  … {name} unfinished: the run stopped{runs}")
         if printed := kept_output(folder, call_id).strip("\n"):
             lines += [f"{LiveEcho.MARGIN}{line}" for line in printed.splitlines()[-SHOWN_UNFINISHED_LINES:]]
-    if left := left_running_by_call(folder):  # (a dev server: the killed run's end never stopped it)
+    lines += _left_running_lines(records, folder, "without Tripane", "; resuming or ending the session stops it")
+    return [*lines, f"○ interrupted mid-run: tripane resume {session_id} goes on from here"]
+
+
+def _left_running_lines(records, folder: Path, how: str = "", then: str = "") -> list[str]:
+    """What commands left running after their run that still runs: a dev server kept for the person
+    as the task ended, or one a killed run's end never stopped (`how`, `then`: said of those)."""
+    from core.agent.running_calls import left_running_by_call
+    from core.events import AssistantMessage
+    from core.text import one_line
+
+    lines = []
+    if left := left_running_by_call(folder):
         calls = {call.id: call for record in records if isinstance(record.event, AssistantMessage)
                  for call in record.event.tool_calls}
         for call_id, group in left.items():
             command = calls[call_id].command_line() if call_id in calls else ""
             what = f"`{one_line(command, 60)}`" if command else "a command"
-            lines.append(f"  ⚠ what {what} left running still runs without Tripane, as process group {group} "
-                         f"(kill -- -{group}); resuming or ending the session stops it")
-    return [*lines, f"○ interrupted mid-run: tripane resume {session_id} goes on from here"]
+            lines.append(f"  ⚠ what {what} left running still runs{' ' + how if how else ''}, as process group "
+                         f"{group} (kill -- -{group}){then}")
+    return lines
 
 
 SHOWN_UNFINISHED_LINES = 10  # of what an unfinished call had printed, in `tripane show`

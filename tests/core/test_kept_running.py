@@ -24,6 +24,7 @@ from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import delete_session
 from tests.core.helpers import events_of, make_session, wait_for_question
+from tests.core.test_interrupted_run import shown_by_tripane_show
 from tests.core.tools.test_shell_and_web import BEATING, still_beating
 from tests.support.processes import kept_as_left_running, stand_in
 
@@ -121,7 +122,7 @@ async def test_the_person_stops_it_from_its_card_and_the_agent_is_told(store, da
     assert await session.stop_kept() == []  # (gone already: not said again at the quit)
 
 
-async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(store, data_dir, workdir):
+async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(store, data_dir, workdir, capsys):
     session, _ = serving(store, data_dir, workdir, settings=LoopSettings())
     assert await session.run() == "done"
     process = stand_in()  # a server kept by a Tripane killed after the task's end
@@ -129,6 +130,9 @@ async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(
         kept_as_left_running(session.dir, "serve", process)
         session.journal.record(BackgroundKept((COMMAND,), ("serve",)))
         assert session.kept_running() == [COMMAND]  # the quit question names it
+        shown = await shown_by_tripane_show(data_dir, session.id, capsys)  # and so does the terminal
+        assert (f"  ⚠ what `{COMMAND}` left running still runs, as process group {process.pid} (kill -- "
+                f"-{process.pid})\n") in shown
         assert await session.stop_kept() == [COMMAND]
         assert process.wait(timeout=10) is not None
     finally:
