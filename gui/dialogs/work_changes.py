@@ -15,6 +15,7 @@ from core.paths import named_files
 from core.session import CannotRun, Restored, Session
 from core.text import counted
 from core.work_changes import NotListed, counted_changes
+from gui.desktop_open import open_on_desktop
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
 from gui.qt import (
     QAbstractItemView,
@@ -29,6 +30,7 @@ from gui.qt import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPushButton,
     Qt,
     QTextBrowser,
@@ -42,8 +44,8 @@ from gui.widgets.path_rows import SEPARATOR, PathRows
 from gui.widgets.tool_card import diff_html
 
 INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
-         "each. Put one back and it is as it was before the session; a file the agent created is removed. The "
-         "agent reads what you put back at its next step.")
+         "each (Enter, or a double-click, opens one). Put one back and it is as it was before the session; a file "
+         "the agent created is removed. The agent reads what you put back at its next step.")
 # Files named in each line of the question whether to put them back; the rest are counted: all 600
 # a formatter changed, named, made it taller than the screen, its buttons below the bottom edge.
 NAMED = 8
@@ -144,7 +146,12 @@ class WorkChangesDialog(QDialog):
         self.copy_patch_action.triggered.connect(self.copy_patch)
         put_back = QAction("Put back as before…", self.list)
         put_back.triggered.connect(self._put_back_chosen)
-        self.list.addActions([self.copy_patch_action, save, put_back])
+        # To look closer, or finish the agent's edit by hand, in the person's own editor (or Enter,
+        # or a double-click): the window showed the diff, and nothing opened the file itself.
+        self.open_action = QAction("Open the file", self.list)
+        self.open_action.triggered.connect(self.open_chosen)
+        self.list.itemActivated.connect(lambda _item: self.open_chosen())
+        self.list.addActions([self.open_action, self.copy_patch_action, save, put_back])
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
         self.filter = QLineEdit()
@@ -239,6 +246,18 @@ class WorkChangesDialog(QDialog):
         self.put_back_button.setEnabled(not self.putting_back and any(change.kept for change in patchable))
         self.patch_button.setText(f"Save patch of {counted(len(patchable), 'file')}…" if patchable else "Save as patch…")
         self.patch_button.setEnabled(bool(patchable))
+
+    def open_chosen(self) -> QMessageBox | None:
+        """The file shown, in the application the desktop opens it with (a deleted one is said)."""
+        item = self.list.currentItem()
+        if item is None:
+            return None
+        path = Path(self.session.state.workdir) / str(item.data(Qt.ItemDataRole.UserRole))
+        if not path.is_file():
+            self._say(f"{path.name} is not in the work folder now: there is nothing to open.", error=True)
+            return None
+        self._say("")
+        return open_on_desktop(path, self, f"Nothing on this computer opens {path.name}. It is at:\n{path}")
 
     def _patchable(self) -> list[Change]:
         """The chosen files a patch has something of: not as they were before."""

@@ -441,3 +441,20 @@ def test_back_in_front_the_window_reads_the_files_again(qtbot, make_window, work
     monkeypatch.setattr(work_changes, "REREAD_GAP_S", 0.0)
     dialog.activateWindow()
     qtbot.waitUntil(lambda: dialog.list.item(0).text() == "calc.py  ·  as before the session", timeout=WAIT)
+
+
+def test_a_changed_file_opens_in_the_persons_editor_from_the_list(qtbot, make_window, workdir, monkeypatch):
+    # The window showed the diff; to look closer, or finish the edit by hand, nothing opened the file.
+    from gui import desktop_open
+
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    _, _, dialog = changes_after_writing(qtbot, make_window, workdir, "app/parse.py")
+    dialog.list.setCurrentRow(0)
+    dialog.list.itemActivated.emit(dialog.list.item(0))  # Enter, or a double-click
+    assert opened == [str(workdir / "app" / "parse.py")]
+    assert dialog.open_action in dialog.list.actions()  # and the right-click menu
+    (workdir / "app" / "parse.py").unlink()
+    dialog.open_action.trigger()
+    assert opened == [str(workdir / "app" / "parse.py")]
+    assert dialog.note.text() == "parse.py is not in the work folder now: there is nothing to open."
