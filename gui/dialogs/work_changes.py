@@ -31,6 +31,7 @@ from gui.qt import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QObject,
     QPushButton,
     Qt,
     QTextBrowser,
@@ -150,7 +151,8 @@ class WorkChangesDialog(QDialog):
         # or a double-click): the window showed the diff, and nothing opened the file itself.
         self.open_action = QAction("Open the file", self.list)
         self.open_action.triggered.connect(self.open_chosen)
-        self.list.itemActivated.connect(lambda _item: self.open_chosen())
+        self.list.itemDoubleClicked.connect(lambda _item: self.open_chosen())
+        self.list.installEventFilter(self)  # Enter, there: see eventFilter
         self.list.addActions([self.open_action, self.copy_patch_action, save, put_back])
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
@@ -159,6 +161,7 @@ class WorkChangesDialog(QDialog):
         self.filter.setAccessibleName("Filter the files by path")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(lambda _text: self._apply_filter())
+        self.filter.installEventFilter(self)
         find = QAction(self)
         find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         find.triggered.connect(lambda: self.filter.setFocus())
@@ -184,11 +187,33 @@ class WorkChangesDialog(QDialog):
                 item.setSelected(False)
         current = self.list.currentItem()
         if current is not None and current.isHidden():  # the diff beside follows the list: a file shown
-            shown = next((self.list.item(row) for row in range(self.list.count()) if not self.list.item(row).isHidden()),
-                         None)
-            if shown is not None:
+            if (shown := self._first_shown()) is not None:
                 self.list.setCurrentItem(shown, QItemSelectionModel.SelectionFlag.NoUpdate)
         self._update_buttons()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Enter in the list opens the file, and in the filter goes on to the list: the dialog
+        took it for its default button, and a Save dialog opened over the file."""
+        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if watched is self.list:
+                self.open_chosen()
+                return True
+            if watched is self.filter:
+                self._go_to_list()
+                return True
+        return super().eventFilter(watched, event)
+
+    def _go_to_list(self) -> None:
+        """From the filter, to the first file it leaves."""
+        shown = self._first_shown()
+        if shown is not None and (self.list.currentItem() is None or self.list.currentItem().isHidden()):
+            self.list.setCurrentItem(shown)
+        self.list.setFocus()
+
+    def _first_shown(self) -> QListWidgetItem | None:
+        """The first file the filter leaves in the list."""
+        return next((self.list.item(row) for row in range(self.list.count()) if not self.list.item(row).isHidden()),
+                    None)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

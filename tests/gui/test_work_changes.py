@@ -449,12 +449,19 @@ def test_a_changed_file_opens_in_the_persons_editor_from_the_list(qtbot, make_wi
 
     opened = []
     monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
-    _, _, dialog = changes_after_writing(qtbot, make_window, workdir, "app/parse.py")
-    dialog.list.setCurrentRow(0)
-    dialog.list.itemActivated.emit(dialog.list.item(0))  # Enter, or a double-click
+    _, _, dialog = changes_after_writing(qtbot, make_window, workdir, "app/parse.py", "app/io.py")
+    dialog.filter.setFocus()
+    qtbot.keyClicks(dialog.filter, "parse")
+    qtbot.keyClick(dialog.filter, Qt.Key.Key_Return)  # on to the list, at the file it leaves
+    assert dialog.list.hasFocus() and dialog.list.currentItem().data(Qt.ItemDataRole.UserRole) == "app/parse.py"
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Return)
     assert opened == [str(workdir / "app" / "parse.py")]
+    # (Enter went to the dialog's default button too, and a Save dialog opened over the file.)
+    assert not any(child.isVisible() for child in dialog.findChildren(QFileDialog))
+    dialog.list.itemDoubleClicked.emit(dialog.list.currentItem())
+    assert opened == [str(workdir / "app" / "parse.py")] * 2
     assert dialog.open_action in dialog.list.actions()  # and the right-click menu
     (workdir / "app" / "parse.py").unlink()
     dialog.open_action.trigger()
-    assert opened == [str(workdir / "app" / "parse.py")]
+    assert opened == [str(workdir / "app" / "parse.py")] * 2
     assert dialog.note.text() == "parse.py is not in the work folder now: there is nothing to open."
