@@ -231,6 +231,7 @@ class MainWindow(QMainWindow):
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir
+        self.chat.workdir = self._shown_workdir  # (a file tool's card opens its file)
         self.pictures = WaitingPictures()
         self.composer.pictures_given.connect(self.take_pictures)
         self.composer.told.connect(lambda said: self.statusBar().showMessage(said, 10_000))

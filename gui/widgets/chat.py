@@ -201,6 +201,7 @@ class ChatView(QScrollArea):
         self.setObjectName("chat")
         self.setAccessibleName("Conversation")
         self.folder: Path | None = None  # the shown session's
+        self.workdir: Callable[[], Path | None] = lambda: None  # its work folder, as it is now
         # The pictures (paths) the session's model was refused, and whether it was refused every one
         # (then shown none): marked under each (Session.pictures_refused).
         self._refused: tuple[frozenset[str], bool] = (frozenset(), False)
@@ -565,7 +566,7 @@ class ChatView(QScrollArea):
                 elif event.text or event.reasoning or hidden:
                     self._add(MessageItem("assistant", event.text, event.reasoning, hidden, stamp(record.ts)), into)
                 for call in event.tool_calls:
-                    card = ToolCard(call, self.folder)
+                    card = ToolCard(call, self.folder, self.workdir)
                     card.stop_requested.connect(self.tool_stop_requested)
                     card.left_stopped.connect(self.left_stopped)
                     card.left_ended.connect(self._say_kept_ended)

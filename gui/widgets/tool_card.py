@@ -7,6 +7,7 @@ import difflib
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from core.agent.running_calls import (
@@ -19,7 +20,7 @@ from core.agent.running_calls import (
 from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
-from core.tools.context import STOPPABLE_TOOLS
+from core.tools.context import OFFLOAD_SCHEME, STOPPABLE_TOOLS
 from gui.desktop_open import open_on_desktop
 from gui.mnemonics import as_written
 from gui.qt import (
@@ -68,6 +69,7 @@ STOP_WORDS = {
 
 
 RUNS_ON_CHECK_MS = 5000  # how often a card asks whether a command that outlived Tripane still runs
+FILE_TOOLS = ("file_read", "file_write", "file_edit")  # their `path`: a file of the work folder
 
 
 class ToolCard(QFrame):
@@ -77,10 +79,12 @@ class ToolCard(QFrame):
     left_stopped = Signal(str)  # the call's id: the person stopped what its command left running
     left_ended = Signal(str)  # the call's id: what its command left running is no longer running
 
-    def __init__(self, call: ToolCall, folder: Path | None = None):
+    def __init__(self, call: ToolCall, folder: Path | None = None,
+                 workdir: Callable[[], Path | None] = lambda: None):
         super().__init__()
         self.setObjectName("tool_card")
         self.call = call
+        self.workdir = workdir  # the session's work folder, as it is now (it may be moved)
         self.folder = folder  # the session's folder, where an offloaded output's file is
         self.status = "running"
         layout = QVBoxLayout(self)
@@ -378,12 +382,29 @@ class ToolCard(QFrame):
         selected = self.details.selectedText() if self.details.hasSelectedText() else ""
         menu = copy_menu(self, selected, [("Copy &arguments", self.copy_arguments),
                                           ("Copy &result", self.copy_result if self.status != "running" else None)])
+        if (target := self._file()) is not None:  # to look at it, or edit it, in the person's own editor
+            menu.addSeparator()
+            opening = menu.addAction("&Open the file")
+            opening.setEnabled(target.is_file())
+            opening.triggered.connect(lambda: open_on_desktop(
+                target, self, f"Nothing on this computer opens {target.name}. It is at:\n{target}"))
         if self.call.name in STOPPABLE_TOOLS and self.status == "running" and self._started is not None:
             menu.addSeparator()
             stop = menu.addAction(STOP_WORDS[self.call.name][2])
             stop.setEnabled(self.stop_button.isEnabled())
             stop.triggered.connect(self.request_stop)
         return menu
+
+    def _file(self) -> Path | None:
+        """The work folder's file a file tool's call read or wrote (None: another tool, or none)."""
+        workdir = self.workdir()
+        if self.call.name not in FILE_TOOLS or workdir is None:
+            return None
+        try:
+            path = str(self.call.parsed_arguments().get("path", ""))
+        except ValueError:
+            return None
+        return workdir / path if path and not path.startswith(OFFLOAD_SCHEME) else None
 
     def copy_arguments(self) -> None:
         QApplication.clipboard().setText(self._arguments())

@@ -101,3 +101,43 @@ def test_a_failed_card_shows_why_before_its_arguments(qtbot):
         "step 59")
     card.set_result(ToolResult("p1", "plan_update", True, "Plan updated (version 2)."))
     assert card.details.text().index("step 59") < card.details.text().index("<b>Result</b>")  # (a result: after)
+
+
+def test_a_file_tools_card_opens_its_file(qtbot, tmp_path, monkeypatch):
+    # To look at what the agent wrote in the person's own editor, from where the conversation shows it.
+    from gui import desktop_open
+
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "parse.py").write_text("x = 1\n", encoding="utf-8")
+    card = ToolCard(ToolCall("w1", "file_write", json.dumps({"path": "app/parse.py", "content": "x = 1\n"})),
+                    workdir=lambda: tmp_path)
+    qtbot.addWidget(card)
+    action(card.context_menu(), "Open the file").trigger()
+    assert opened == [str(tmp_path / "app" / "parse.py")]
+
+    gone = ToolCard(ToolCall("w2", "file_edit", json.dumps({"path": "app/old.py", "old": "a", "new": "b"})),
+                    workdir=lambda: tmp_path)
+    qtbot.addWidget(gone)
+    assert not action(gone.context_menu(), "Open the file").isEnabled()  # (deleted since)
+    for other in (ToolCall("s1", "shell_run", json.dumps({"command": "ls"})),
+                  ToolCall("r1", "file_read", json.dumps({"path": "offload:out-0001.txt"}))):
+        card = ToolCard(other, workdir=lambda: tmp_path)
+        qtbot.addWidget(card)
+        assert "Open the file" not in [a.text().replace("&", "") for a in card.context_menu().actions()]
+
+
+def test_in_the_window_a_written_files_card_opens_it_from_the_work_folder(qtbot, make_window, workdir, monkeypatch):
+    from core.scripted import ScriptedModel, call, reply
+    from core.session import SessionConfig
+    from gui import desktop_open
+
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    window = make_window(ScriptedModel([reply("", call("file_write", "w1", path="notes.md", content="n\n")),
+                                        reply("", call("task_done", summary="ok"))]))
+    session = window.start_session(SessionConfig(task="Write notes", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
+    action(window.chat.cards["w1"].context_menu(), "Open the file").trigger()
+    assert opened == [str(workdir / "notes.md")]
