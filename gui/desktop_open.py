@@ -20,3 +20,11 @@ def open_on_desktop(path: Path, parent: QWidget, unopened: str) -> QMessageBox |
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     open_once(box)
     return box
+
+
+def open_file(path: Path, parent: QWidget) -> QMessageBox | None:
+    """A file to look at or edit (one of the three, one the agent wrote) in the person's editor, as
+    the desktop opens its kind; when nothing does, where it is, to open it from there."""
+    kind = f"{path.suffix} files" if path.suffix else path.name
+    return open_on_desktop(path, parent, f"No program on this computer opens {kind}. Open it in your editor from "
+                                         f"here:\n{path}")

@@ -52,7 +52,7 @@ from core.text import capitalized, one_line
 from core.transcript import transcript
 from gui.asides import Asides
 from gui.bridge import SessionBridge
-from gui.desktop_open import open_on_desktop
+from gui.desktop_open import open_file, open_on_desktop
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.forms import open_once, save_file_dialog
@@ -338,8 +338,7 @@ class MainWindow(QMainWindow):
         if self.session is None:
             return None
         path = self.session.file_path(name)
-        return open_on_desktop(path, self, f"No program on this computer opens {path.suffix} files. Open it in "
-                                           f"your editor from here:\n{path}")
+        return open_file(path, self)
 
     def open_working_folder(self) -> None:
         if (workdir := self._shown_workdir()) is not None:

@@ -15,7 +15,7 @@ from core.paths import named_files
 from core.session import CannotRun, Restored, Session
 from core.text import counted
 from core.work_changes import NotListed, counted_changes
-from gui.desktop_open import open_on_desktop
+from gui.desktop_open import open_file
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
 from gui.qt import (
     QAbstractItemView,
@@ -282,7 +282,7 @@ class WorkChangesDialog(QDialog):
             self._say(f"{path.name} is not in the work folder now: there is nothing to open.", error=True)
             return None
         self._say("")
-        return open_on_desktop(path, self, f"Nothing on this computer opens {path.name}. It is at:\n{path}")
+        return open_file(path, self)
 
     def _patchable(self) -> list[Change]:
         """The chosen files a patch has something of: not as they were before."""

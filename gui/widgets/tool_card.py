@@ -21,7 +21,7 @@ from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
 from core.tools.context import OFFLOAD_SCHEME, STOPPABLE_TOOLS
-from gui.desktop_open import open_on_desktop
+from gui.desktop_open import open_file, open_on_desktop
 from gui.mnemonics import as_written
 from gui.qt import (
     QApplication,
@@ -386,8 +386,7 @@ class ToolCard(QFrame):
             menu.addSeparator()
             opening = menu.addAction("&Open the file")
             opening.setEnabled(target.is_file())
-            opening.triggered.connect(lambda: open_on_desktop(
-                target, self, f"Nothing on this computer opens {target.name}. It is at:\n{target}"))
+            opening.triggered.connect(lambda: open_file(target, self))
         if self.call.name in STOPPABLE_TOOLS and self.status == "running" and self._started is not None:
             menu.addSeparator()
             stop = menu.addAction(STOP_WORDS[self.call.name][2])
