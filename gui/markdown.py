@@ -6,11 +6,14 @@ shown as text, never as markup. Task-list boxes become ☐ / ☑ so a plan reads
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import cache
 
 from core.imports import HEAVY_IMPORTS
 from core.memory.working import pin_key
+
+log = logging.getLogger(__name__)
 
 _TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the templates, not for display
@@ -29,7 +32,14 @@ def _parser():
     with HEAVY_IMPORTS:  # the first call may come from a worker thread (a pane's render, the warm-up)
         from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable(["table", "linkify"])
+    if parser.linkify is None:  # (an install from before linkify-it-py was a dependency: bare addresses stay text)
+        log.warning("addresses are not made links: linkify-it-py is not installed (pip install -e . brings it)")
+        return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+    # An address with its scheme only (http://, https://, mailto:): fuzzy links took file names for
+    # web sites ("app.py": .py is Paraguay's domain) and "v1.2" for an address.
+    parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False, "fuzzy_ip": False})
+    return parser
 
 
 def warm_up() -> None:

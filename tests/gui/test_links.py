@@ -1,0 +1,42 @@
+"""An address the agent writes bare ("served at http://localhost:8766/") is a link to click, in
+the conversation and the panes; file names and versions are not taken for web sites."""
+
+from __future__ import annotations
+
+from gui.markdown import to_html
+from gui.widgets.chat_items import MessageItem
+
+
+def test_a_bare_address_is_a_link():
+    html = to_html("The site is served at http://localhost:8766/ — have a look (or https://example.org/docs).")
+    assert '<a href="http://localhost:8766/">http://localhost:8766/</a>' in html
+    assert '<a href="https://example.org/docs">https://example.org/docs</a>)' in html
+
+
+def test_file_names_versions_and_code_are_not_links():
+    html = to_html("Edited app.py and setup.cfg for v1.2 on www.example.com; see `http://localhost:1/in-code`.\n\n"
+                   "```\ncurl http://localhost:8766/\n```")
+    assert "<a " not in html
+    assert "<a " not in to_html("javascript:alert(1) file:///etc/passwd")
+
+
+def test_the_agents_message_shows_it_as_a_link_that_opens(qtbot):
+    item = MessageItem("assistant", "Served at http://127.0.0.1:3000/api?x=1&y=2.")
+    qtbot.addWidget(item)
+    assert 'href="http://127.0.0.1:3000/api?x=1&amp;y=2"' in item.body.text()
+    assert item.body.openExternalLinks()  # (in the person's browser)
+
+
+def test_without_linkify_it_installed_addresses_stay_text_and_the_rest_renders(monkeypatch, caplog):
+    # An install from before it was a dependency (a `git pull` without `pip install -e .`).
+    import markdown_it.main
+
+    from gui import markdown
+
+    monkeypatch.setattr(markdown_it.main, "linkify_it", None)
+    markdown._parser.cache_clear()
+    try:
+        assert to_html("see http://localhost:8766/ **now**") == "<p>see http://localhost:8766/ <strong>now</strong></p>\n"
+        assert "linkify-it-py is not installed" in caplog.text
+    finally:
+        markdown._parser.cache_clear()
