@@ -42,6 +42,21 @@ def _parser():
     return parser
 
 
+def linked(text: str) -> str:
+    """Plain text as HTML, the addresses in it links (as the Markdown's are): a task's summary
+    ("served at http://localhost:8766/") in the line that ends a run."""
+    found = (_parser().linkify.match(text) if _parser().linkify is not None else None) or []
+    parts, at = [], 0
+    for link in found:
+        parts += [_escaped(text[at:link.index]), f'<a href="{_escaped(link.url)}">{_escaped(link.text)}</a>']
+        at = link.last_index
+    return "".join(parts) + _escaped(text[at:])
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
 def warm_up() -> None:
     """Import markdown-it and build the parser (about 0.1 s), on a worker thread after the first
     frame, rather than on the Qt thread when the first session is shown."""

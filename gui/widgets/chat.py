@@ -69,8 +69,9 @@ from core.render import (
     workdir_note,
 )
 from core.text import capitalized
-from gui.markdown import displayable, inline_html
+from gui.markdown import displayable, inline_html, linked
 from gui.qt import (
+    QDesktopServices,
     QEvent,
     QKeyEvent,
     QLabel,
@@ -82,6 +83,7 @@ from gui.qt import (
     Qt,
     QTimer,
     QToolButton,
+    QUrl,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -692,12 +694,19 @@ class ChatView(QScrollArea):
                 link = f' — <a href="{CHANGES_LINK}">see what, save it as a patch, or put files back</a>' if files else ""
                 changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                summary = "the answer above" if record.seq in self._ends_on_answer else escape_html(event.summary)
+                summary = "the answer above" if record.seq in self._ends_on_answer else linked(event.summary)
                 label = rich_label(displayable(f"■ <b>Ended: {ended_word(event.status)}</b> — {summary}"
                                                f"{changed}{after}"), "ended")
                 label.setOpenExternalLinks(False)
-                label.linkActivated.connect(lambda _href: self.changes_requested.emit())
+                label.linkActivated.connect(self._ended_link)
                 self._add(label, into)
+
+    def _ended_link(self, href: str) -> None:
+        """The ending line's links: what changed, or an address the summary gives (a dev server's)."""
+        if href == CHANGES_LINK:
+            self.changes_requested.emit()
+        else:
+            QDesktopServices.openUrl(QUrl(href))
 
     # --- streaming ------------------------------------------------------------------------------
 

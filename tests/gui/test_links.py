@@ -40,3 +40,24 @@ def test_without_linkify_it_installed_addresses_stay_text_and_the_rest_renders(m
         assert "linkify-it-py is not installed" in caplog.text
     finally:
         markdown._parser.cache_clear()
+
+
+def test_the_summary_in_the_line_that_ends_a_run_links_its_address(qtbot, make_window, workdir, monkeypatch):
+    from core.scripted import ScriptedModel, call, reply
+    from core.session import SessionConfig
+    from gui.qt import QLabel
+    from gui.widgets import chat
+
+    opened = []
+    monkeypatch.setattr(chat.QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="Served at http://localhost:8766/ <ok>"))]))
+    session = window.start_session(SessionConfig(task="Serve", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
+    ended = next(item for item in window.chat.items() if isinstance(item, QLabel) and "Ended:" in item.text())
+    assert 'Served at <a href="http://localhost:8766/">http://localhost:8766/</a> &lt;ok&gt;' in ended.text()
+    changes = []
+    window.chat.changes_requested.connect(lambda: changes.append(True))
+    ended.linkActivated.emit("http://localhost:8766/")
+    assert opened == ["http://localhost:8766/"] and changes == []
+    ended.linkActivated.emit(chat.CHANGES_LINK)  # its other link still shows what changed
+    assert changes == [True] and opened == ["http://localhost:8766/"]
