@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gui.dialogs.forms import open_once
-from gui.qt import QDesktopServices, QMessageBox, Qt, QUrl, QWidget
+from gui.qt import QDesktopServices, QMessageBox, Qt, QTextBrowser, QUrl, QWidget
 
 
 def open_on_desktop(path: Path, parent: QWidget, unopened: str) -> QMessageBox | None:
@@ -28,3 +28,14 @@ def open_file(path: Path, parent: QWidget) -> QMessageBox | None:
     kind = f"{path.suffix} files" if path.suffix else path.name
     return open_on_desktop(path, parent, f"No program on this computer opens {kind}. Open it in your editor from "
                                          f"here:\n{path}")
+
+
+WEB_SCHEMES = ("http", "https", "mailto")
+
+
+def opens_web_links(view: QTextBrowser) -> None:
+    """A view of what a model wrote (a helper's answer, the agent's question): a link in it opens
+    in the person's browser. Left to the view, a click made the web page its document: it found
+    none, and the answer went blank. Other links (file:, a scheme of Tripane's) do nothing."""
+    view.setOpenLinks(False)
+    view.anchorClicked.connect(lambda url: url.scheme() in WEB_SCHEMES and QDesktopServices.openUrl(url))

@@ -5,6 +5,7 @@ conversation links here)."""
 
 from __future__ import annotations
 
+from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.markdown import to_html
 from gui.qt import (
@@ -71,7 +72,7 @@ class AskHelperDialog(QDialog):
         self.error.setVisible(False)
         self.answer = QTextBrowser()
         self.answer.setAccessibleName("The helper's answer")
-        self.answer.setOpenExternalLinks(False)
+        opens_web_links(self.answer)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -13,6 +13,7 @@ from core.agent.options import option_label
 from core.agent.rules import failures_grouped, for_the_person
 from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
+from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.markdown import inline_html, to_html
 from gui.mnemonics import as_written
@@ -85,7 +86,7 @@ class DetailsView(QTextBrowser):
         super().__init__()
         self.setObjectName("details")
         self.setAccessibleName("What the agent asks, and why")
-        self.setOpenLinks(False)  # the text is the agent's: a link in it must not navigate the view
+        opens_web_links(self)  # the text is the agent's: a link in it must not navigate the view
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.setHtml(html)
 

@@ -61,3 +61,24 @@ def test_the_summary_in_the_line_that_ends_a_run_links_its_address(qtbot, make_w
     assert opened == ["http://localhost:8766/"] and changes == []
     ended.linkActivated.emit(chat.CHANGES_LINK)  # its other link still shows what changed
     assert changes == [True] and opened == ["http://localhost:8766/"]
+
+
+def test_a_link_in_a_helpers_answer_or_the_agents_question_opens_in_the_browser(qtbot, monkeypatch):
+    # Left to the view, a click made the web page its document: it found none, and the answer went blank.
+    from gui import desktop_open
+    from gui.dialogs.ask_helper import AskHelperDialog
+    from gui.dialogs.question import DetailsView
+    from gui.qt import QUrl
+
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
+    dialog = AskHelperDialog("A session")
+    qtbot.addWidget(dialog)
+    question = DetailsView(to_html("Is https://example.org/api the right one?"))
+    qtbot.addWidget(question)
+    for view in (dialog.answer, question):
+        view.setHtml(to_html("The docs: https://example.org/api"))
+        view.anchorClicked.emit(QUrl("https://example.org/api"))
+        view.anchorClicked.emit(QUrl("file:///etc/passwd"))  # (not a page: nothing opens)
+        assert not view.openLinks() and view.toPlainText().strip() == "The docs: https://example.org/api"
+    assert opened == ["https://example.org/api"] * 2
