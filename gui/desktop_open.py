@@ -38,4 +38,11 @@ def opens_web_links(view: QTextBrowser) -> None:
     in the person's browser. Left to the view, a click made the web page its document: it found
     none, and the answer went blank. Other links (file:, a scheme of Tripane's) do nothing."""
     view.setOpenLinks(False)
-    view.anchorClicked.connect(lambda url: url.scheme() in WEB_SCHEMES and QDesktopServices.openUrl(url))
+    view.anchorClicked.connect(open_web_link)
+
+
+def open_web_link(url: QUrl) -> None:
+    """A web page's (or a mail's) address a model wrote, in the person's browser; any other
+    scheme (file:, a scheme of Tripane's) opens nothing."""
+    if url.scheme() in WEB_SCHEMES:
+        QDesktopServices.openUrl(url)

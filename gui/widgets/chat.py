@@ -69,9 +69,9 @@ from core.render import (
     workdir_note,
 )
 from core.text import capitalized
+from gui.desktop_open import open_web_link
 from gui.markdown import displayable, inline_html, linked
 from gui.qt import (
-    QDesktopServices,
     QEvent,
     QKeyEvent,
     QLabel,
@@ -706,7 +706,7 @@ class ChatView(QScrollArea):
         if href == CHANGES_LINK:
             self.changes_requested.emit()
         else:
-            QDesktopServices.openUrl(QUrl(href))
+            open_web_link(QUrl(href))
 
     # --- streaming ------------------------------------------------------------------------------
 

@@ -45,11 +45,12 @@ def test_without_linkify_it_installed_addresses_stay_text_and_the_rest_renders(m
 def test_the_summary_in_the_line_that_ends_a_run_links_its_address(qtbot, make_window, workdir, monkeypatch):
     from core.scripted import ScriptedModel, call, reply
     from core.session import SessionConfig
+    from gui import desktop_open
     from gui.qt import QLabel
     from gui.widgets import chat
 
     opened = []
-    monkeypatch.setattr(chat.QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
     window = make_window(ScriptedModel([reply("", call("task_done", summary="Served at http://localhost:8766/ <ok>"))]))
     session = window.start_session(SessionConfig(task="Serve", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
