@@ -48,13 +48,14 @@ def linked(text: str) -> str:
     found = (_parser().linkify.match(text) if _parser().linkify is not None else None) or []
     parts, at = [], 0
     for link in found:
-        parts += [_escaped(text[at:link.index]), f'<a href="{_escaped(link.url)}">{_escaped(link.text)}</a>']
+        href = escape_html(link.url).replace('"', "&quot;")
+        parts += [escape_html(text[at:link.index]), f'<a href="{href}">{escape_html(link.text)}</a>']
         at = link.last_index
-    return "".join(parts) + _escaped(text[at:])
+    return "".join(parts) + escape_html(text[at:])
 
 
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+def escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def warm_up() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.text import word_count
-from gui.markdown import closing_fence, finished_blocks_end, to_html
+from gui.markdown import closing_fence, escape_html, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
@@ -36,10 +36,6 @@ def rich_label(html: str, object_name: str) -> WrappedLabel:
     label.setOpenExternalLinks(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return label
-
-
-def escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def with_lines(text: str) -> str:

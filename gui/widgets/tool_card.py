@@ -21,7 +21,8 @@ from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
 from core.tools.context import OFFLOAD_SCHEME, STOPPABLE_TOOLS
-from gui.desktop_open import open_file, open_on_desktop
+from gui.desktop_open import open_file, open_on_desktop, open_web_link
+from gui.markdown import linked
 from gui.mnemonics import as_written
 from gui.qt import (
     QApplication,
@@ -111,8 +112,8 @@ class ToolCard(QFrame):
         layout.addLayout(row)
         self.details = rich_label("", "tool_details")
         self.details.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the card's menu
-        self.details.setOpenExternalLinks(False)  # its one link, the whole output's file: opened below
-        self.details.linkActivated.connect(self._open_full_output)
+        self.details.setOpenExternalLinks(False)  # the whole output's file, an address: _open_link
+        self.details.linkActivated.connect(self._open_link)
         self.details.setVisible(False)
         layout.addWidget(self.details)
         self._outcome: ToolResult | None = None
@@ -188,15 +189,15 @@ class ToolCard(QFrame):
             title = "The helper's reads so far" if self.call.name == "delegate_research" else "Output so far"
             if self._unfinished:
                 title = "What it had printed when the run stopped"
-            body += f"<b>{title}</b>{PRE}{escape_html(latest_lines(self._live, LIVE_LINES))}</pre>"
+            body += f"<b>{title}</b>{PRE}{linked(latest_lines(self._live, LIVE_LINES))}</pre>"
         outcome = self._outcome
         if outcome is not None and outcome.content:
             content = outcome.shown  # (the files a command changed: below, with more of them named)
             shown = content[:PREVIEW_CHARS] + ("\n…" if len(content) > PREVIEW_CHARS else "")
             if self.status == "ok":
-                body += f"<b>Result</b>{PRE}{escape_html(shown)}</pre>"
+                body += f"<b>Result</b>{PRE}{linked(shown)}</pre>"  # (a dev server's "Local: http://…")
             else:  # why it failed first: after a whole plan or file in its arguments, it was out of sight
-                body = f"<b>Error</b>{PRE}{escape_html(shown)}</pre><div><b>Arguments</b></div>{body}"
+                body = f"<b>Error</b>{PRE}{linked(shown)}</pre><div><b>Arguments</b></div>{body}"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
         if self._changed is not None:
@@ -346,8 +347,13 @@ class ToolCard(QFrame):
         url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
         return f'Full output{size}: <a href="{url}">{escape_html(path)}</a>'
 
-    def _open_full_output(self, href: str) -> None:
-        path = Path(QUrl(href).toLocalFile())
+    def _open_link(self, href: str) -> None:
+        """The whole output's file, or an address the output gives (a dev server's), in the browser."""
+        url = QUrl(href)
+        if not url.isLocalFile():
+            open_web_link(url)
+            return
+        path = Path(url.toLocalFile())
         open_on_desktop(path, self, f"No program could open the file of the whole output. It is in:\n{path}")
 
     def set_result(self, result: ToolResult, repeated: bool = False) -> None:

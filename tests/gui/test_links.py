@@ -83,3 +83,21 @@ def test_a_link_in_a_helpers_answer_or_the_agents_question_opens_in_the_browser(
         view.anchorClicked.emit(QUrl("file:///etc/passwd"))  # (not a page: nothing opens)
         assert not view.openLinks() and view.toPlainText().strip() == "The docs: https://example.org/api"
     assert opened == ["https://example.org/api"] * 2
+
+
+def test_an_address_a_command_printed_is_a_link_on_its_card(qtbot, monkeypatch):
+    # `npm run dev` prints where it serves ("Local: http://localhost:5173/"): the person clicks it there.
+    from core.events import ToolCall, ToolResult
+    from gui import desktop_open
+    from gui.widgets.tool_card import ToolCard
+
+    opened = []
+    monkeypatch.setattr(desktop_open.QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or True)
+    card = ToolCard(ToolCall("s1", "shell_run", '{"command": "npm run dev > /dev/null & sleep 2; npm run dev"}'))
+    qtbot.addWidget(card)
+    card.add_output("  VITE ready\n  ➜  Local:   http://localhost:5173/\n")
+    assert '<a href="http://localhost:5173/">http://localhost:5173/</a>' in card.details.text()
+    card.set_result(ToolResult("s1", "shell_run", True, "Local: http://localhost:5173/ <dev>\n[exit code 0]"))
+    assert 'Local: <a href="http://localhost:5173/">http://localhost:5173/</a> &lt;dev&gt;' in card.details.text()
+    card.details.linkActivated.emit("http://localhost:5173/")
+    assert opened == ["http://localhost:5173/"]
