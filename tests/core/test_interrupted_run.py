@@ -17,7 +17,7 @@ from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from tests.core.helpers import events_of, make_session, wait_for_question
-from tests.support.processes import kept_as_left_running, stand_in
+from tests.support.processes import kept_as_left_running, stand_in, standing_in
 
 
 class Hanging(ScriptedModel):
@@ -214,13 +214,9 @@ async def test_tripane_show_says_what_a_session_stopped_mid_run_left_unfinished(
     from core.agent.running_calls import RunningCall
 
     session = await left_mid_command(store, data_dir, workdir, "b1", printing="step 4 of 9")  # a kill would have
-    build = stand_in()
-    try:
+    with standing_in() as build:
         RunningCall(session.dir, "b1").started(build.pid)
         shown = await shown_by_tripane_show(data_dir, session.id, capsys)
-    finally:
-        build.kill()
-        build.wait()
     assert (f"  … shell_run unfinished: the run stopped; its command still runs without Tripane, as process group "
             f"{build.pid} (kill -- -{build.pid})\n  │ step 4 of 9\n"
             f"○ interrupted mid-run: tripane resume {session.id} goes on from here\n") in shown

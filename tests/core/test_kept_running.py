@@ -26,7 +26,7 @@ from core.session import delete_session
 from tests.core.helpers import events_of, make_session, wait_for_question
 from tests.core.test_interrupted_run import shown_by_tripane_show
 from tests.core.tools.test_shell_and_web import BEATING, still_beating
-from tests.support.processes import kept_as_left_running, stand_in
+from tests.support.processes import kept_as_left_running, standing_in
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="on Windows what a command leaves running is the "
                                                                 "agent's to stop: Tripane neither stops nor keeps it")
@@ -125,8 +125,7 @@ async def test_the_person_stops_it_from_its_card_and_the_agent_is_told(store, da
 async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(store, data_dir, workdir, capsys):
     session, _ = serving(store, data_dir, workdir, settings=LoopSettings())
     assert await session.run() == "done"
-    process = stand_in()  # a server kept by a Tripane killed after the task's end
-    try:
+    with standing_in() as process:  # a server kept by a Tripane killed after the task's end
         kept_as_left_running(session.dir, "serve", process)
         session.journal.record(BackgroundKept((COMMAND,), ("serve",)))
         assert session.kept_running() == [COMMAND]  # the quit question names it
@@ -135,22 +134,15 @@ async def test_what_a_killed_tripane_kept_for_the_person_stops_at_the_next_quit(
                 f"-{process.pid})\n") in shown
         assert await session.stop_kept() == [COMMAND]
         assert process.wait(timeout=10) is not None
-    finally:
-        process.kill()
-        process.wait()
 
 
 async def test_deleting_a_session_stops_what_runs_on_for_it(store, data_dir, workdir):
     session, _ = serving(store, data_dir, workdir, settings=LoopSettings())
     assert await session.run() == "done"
-    process = stand_in()
-    try:
+    with standing_in() as process:
         kept_as_left_running(session.dir, "serve", process)
         delete_session(store, data_dir, session.id)
         assert process.wait(timeout=10) is not None  # not left with nothing to say it runs
-    finally:
-        process.kill()
-        process.wait()
 
 
 async def test_a_server_that_ended_by_itself_is_not_said_to_run_on(store, data_dir, workdir):

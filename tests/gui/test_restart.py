@@ -77,6 +77,13 @@ def test_a_command_approved_after_the_restart_runs(qtbot, make_window, settings,
     assert ran.ok and (workdir / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # once: it never began before
 
 
+def reopened_on(qtbot, make_window, folder, model):
+    """Tripane opened again (on the session it showed, whose folder is `folder`), with `model`."""
+    again = make_window(model)
+    qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+    return again
+
+
 def qtbot_left():
     from gui.qt import Qt
 
@@ -172,8 +179,7 @@ def test_a_command_that_outlived_a_killed_tripane_is_said_to_run_on_in_its_card_
     folder, migration = outlived_by_its_command(qtbot, make_window, workdir)
     try:
         monkeypatch.setattr(tool_card, "RUNS_ON_CHECK_MS", 50)
-        again = make_window(ScriptedModel([reply("", call("task_done", summary="waited"))]))
-        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        again = reopened_on(qtbot, make_window, folder, ScriptedModel([reply("", call("task_done", summary="waited"))]))
         card = again.chat.cards["c1"]
         assert card.header.text().endswith("· unfinished: the run stopped; the command still runs")
         assert card.header.isChecked()  # open on it: the person must not start it again by mistake
@@ -192,8 +198,7 @@ def test_a_command_that_outlived_a_killed_tripane_is_stopped_from_its_card(qtbot
     """The card said how to stop it in a terminal (kill -- -N); a running command's card has a button."""
     folder, migration = outlived_by_its_command(qtbot, make_window, workdir)
     try:
-        again = make_window(ScriptedModel([]))
-        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        again = reopened_on(qtbot, make_window, folder, ScriptedModel([]))
         card = again.chat.cards["c1"]
         # (visible once the window has laid the conversation out: on a loaded machine, not at once)
         qtbot.waitUntil(lambda: card.stop_button.isVisible(), timeout=10_000)
@@ -231,8 +236,7 @@ def test_a_server_a_killed_tripane_left_running_is_said_on_its_commands_card_and
     # Reopened, nothing said the dev server still ran: a new session's agent found its port taken.
     folder, server = left_a_server_running(qtbot, make_window, workdir)
     try:
-        again = make_window(ScriptedModel([]))
-        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        again = reopened_on(qtbot, make_window, folder, ScriptedModel([]))
         card = again.chat.cards["s1"]
         assert card.status == "ok" and card.header.text().endswith("· still runs in the background")
         assert (f"It left processes running in the background (process group {server.pid}). Tripane stopped before "
@@ -260,8 +264,7 @@ def test_what_a_command_left_running_reads_stopped_once_the_resume_has_stopped_i
     folder, server = left_a_server_running(qtbot, make_window, workdir)
     try:
         monkeypatch.setattr(tool_card, "RUNS_ON_CHECK_MS", 50)
-        again = make_window(ScriptedModel([reply("", call("task_done", summary="served"))]))
-        qtbot.waitUntil(lambda: again.session is not None and again.session.dir == folder, timeout=10_000)
+        again = reopened_on(qtbot, make_window, folder, ScriptedModel([reply("", call("task_done", summary="served"))]))
         card = again.chat.cards["s1"]
         assert card.header.text().endswith("· still runs in the background")
         qtbot.mouseClick(again.resume_button, qtbot_left())

@@ -6,12 +6,25 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
 def stand_in(seconds: int = 60) -> subprocess.Popen:
     """A sleeping process in a process group of its own; the caller kills it."""
     return subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"], start_new_session=True)
+
+
+@contextmanager
+def standing_in(seconds: int = 60) -> Iterator[subprocess.Popen]:
+    """stand_in, killed (if it still runs) and waited for when the block ends."""
+    process = stand_in(seconds)
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
 
 
 def kept_as_left_running(session_dir: Path, call_id: str, process: subprocess.Popen) -> None:
