@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from gui.qt import QEvent, Qt, QWidget
+from collections.abc import Callable
+
+from gui.qt import QEvent, QObject, Qt, QWidget
 
 
 def keeps_escape(event: QEvent) -> bool:
@@ -34,3 +36,22 @@ def gives_window_keys(widget: QWidget, event: QEvent) -> bool:
             event.ignore()
             return True
     return False
+
+
+class _OnEnter(QObject):
+    def __init__(self, widget: QWidget, then: Callable[[], object]):
+        super().__init__(widget)
+        self._then = then
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._then()
+            return True
+        return False
+
+
+def on_enter(widget: QWidget, then: Callable[[], object]) -> None:
+    """Enter in `widget` (a dialog's list or field) does `then`, and only that: a list passes the
+    key on to its dialog, whose default button it pressed too (a Save dialog opened over the file
+    Enter opened; a version was put in the plan's editor)."""
+    widget.installEventFilter(_OnEnter(widget, then))

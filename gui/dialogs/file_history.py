@@ -16,6 +16,7 @@ from core.memory.history import (
 )
 from core.store import Store
 from gui.dialogs.forms import lay_out_browser
+from gui.keys import on_enter
 from gui.qt import (
     QDialog,
     QLabel,
@@ -70,6 +71,7 @@ class FileHistoryDialog(QDialog):
         self.list.setSpacing(2)
         self.list.setUniformItemSizes(True)
         self.list.currentItemChanged.connect(lambda _now, _before: self._show_chosen())
+        on_enter(self.list, lambda: None)  # (the dialog's default button put the version in the editor)
         self.changes = QTextBrowser()
         self.changes.setAccessibleName("What the version changed")
         self.text = QPlainTextEdit()

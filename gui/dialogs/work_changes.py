@@ -17,6 +17,7 @@ from core.text import counted
 from core.work_changes import NotListed, counted_changes
 from gui.desktop_open import open_file
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
+from gui.keys import on_enter
 from gui.qt import (
     QAbstractItemView,
     QAction,
@@ -31,7 +32,6 @@ from gui.qt import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
-    QObject,
     QPushButton,
     Qt,
     QTextBrowser,
@@ -152,7 +152,7 @@ class WorkChangesDialog(QDialog):
         self.open_action = QAction("Open the file", self.list)
         self.open_action.triggered.connect(self.open_chosen)
         self.list.itemDoubleClicked.connect(lambda _item: self.open_chosen())
-        self.list.installEventFilter(self)  # Enter, there: see eventFilter
+        on_enter(self.list, self.open_chosen)
         self.list.addActions([self.open_action, self.copy_patch_action, save, put_back])
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
@@ -161,7 +161,7 @@ class WorkChangesDialog(QDialog):
         self.filter.setAccessibleName("Filter the files by path")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(lambda _text: self._apply_filter())
-        self.filter.installEventFilter(self)
+        on_enter(self.filter, self._go_to_list)  # (from the filter, on to the files it leaves)
         find = QAction(self)
         find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         find.triggered.connect(lambda: self.filter.setFocus())
@@ -190,18 +190,6 @@ class WorkChangesDialog(QDialog):
             if (shown := self._first_shown()) is not None:
                 self.list.setCurrentItem(shown, QItemSelectionModel.SelectionFlag.NoUpdate)
         self._update_buttons()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
-        """Enter in the list opens the file, and in the filter goes on to the list: the dialog
-        took it for its default button, and a Save dialog opened over the file."""
-        if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            if watched is self.list:
-                self.open_chosen()
-                return True
-            if watched is self.filter:
-                self._go_to_list()
-                return True
-        return super().eventFilter(watched, event)
 
     def _go_to_list(self) -> None:
         """From the filter, to the first file it leaves."""

@@ -61,6 +61,8 @@ def test_the_plans_history_shows_each_version_and_an_old_one_goes_back_to_the_ag
     since = dialog.since.toPlainText()  # from v2 to the file as it is now
     assert "-1. [ ] Port the lexer" in since and "+1. [x] Port the lexer" in since and "Port the grammar" in since
     assert dialog.restore.isEnabled()
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Return)  # (it pressed the dialog's default button, Restore)
+    assert not pane.editing and (session.id, PLAN) in window.histories.open
     qtbot.mouseClick(dialog.restore, Qt.MouseButton.LeftButton)
     # v2 waits in the editor, based on the current version, until the person saves it.
     assert pane.editing and pane.editor.toPlainText() == SECOND and pane.base_version == 3
