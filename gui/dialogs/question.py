@@ -16,7 +16,7 @@ from core.events import HumanQuestion
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.markdown import inline_html, to_html
-from gui.mnemonics import as_written
+from gui.mnemonics import with_keys
 from gui.qt import (
     QDialog,
     QDoubleSpinBox,
@@ -51,6 +51,14 @@ TEXT_PROMPTS = {
     "ask_user": "Your answer:",
     "budget": "Note for the agent (optional):",
 }
+# The button that takes what the person typed, which Ctrl+Enter presses: in an approval, the text
+# is the reason for a denial (never an approval by a chord pressed by habit).
+TYPED_ANSWERS = {"ask_user": "answer", "three_strike": "retry_with_hint", "danger_turn": "guidance",
+                 "approval": "deny"}
+NOTHING_TYPED = {"ask_user": "Type an answer, or pick one of the options.",
+                 "three_strike": "Type the hint first, or pick one of the options.",
+                 "danger_turn": "Type the guidance first, or pick one of the options.",
+                 "approval": "Type the reason for denying first, or pick one of the options."}
 # A research helper's read asks: the helper reads the reason, and its report tells the agent.
 HELPER_TEXT_PROMPT = "Reason, if you deny (the research helper sees it):"
 REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "differently": "Would do differently",
@@ -154,8 +162,9 @@ class QuestionDialog(QDialog):
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()
         row.addStretch(1)
-        for option in self._options():
-            button = QPushButton(as_written(self._label(option)))
+        options = self._options()
+        for option, label in zip(options, with_keys([self._label(option) for option in options])):
+            button = QPushButton(label)  # (with its Alt key: a dialog answered from the keyboard)
             button.setObjectName(f"answer_{option}")
             button.setAutoDefault(False)  # no answer by the Enter key: approving a command takes a click
             button.clicked.connect(lambda _=False, choice=option: self.choose(choice))
@@ -166,9 +175,17 @@ class QuestionDialog(QDialog):
         self.error.setVisible(False)
         layout.addWidget(self.error)
         self.text.setFocus()  # typing goes to the answer, not to the details above it
-        if question.reason == "ask_user":  # one button takes the typed text: Ctrl+Enter presses it
-            on_ctrl_enter(self, lambda: self.choose("answer"))
-            self.text.setPlaceholderText("Ctrl+Enter to send" + ("; paste a screenshot to show it" if shows else ""))
+        if (typed := TYPED_ANSWERS.get(question.reason)) in self.buttons:  # the button the text is for
+            on_ctrl_enter(self, lambda: self._send_typed(typed))
+            self.text.setPlaceholderText(("Ctrl+Enter to send" if typed == "answer" else f"Ctrl+Enter: {self._label(typed)}")
+                                         + ("; paste a screenshot to show it" if shows else ""))
+
+    def _send_typed(self, choice: str) -> None:
+        """Ctrl+Enter: the typed text goes with the button it is for; with nothing typed, a word on
+        what to type (a chord pressed by habit answers nothing unasked)."""
+        if not self.text.toPlainText().strip():
+            return self.show_error(NOTHING_TYPED[self.question.reason])
+        self.choose(choice)
 
     def _more_budget_rows(self) -> QFormLayout:
         """How much more the person grants if they continue: as much again as the session started
@@ -268,7 +285,7 @@ class QuestionDialog(QDialog):
             text = f"{granted}" + (f". {text}" if text else "")
         if reason == "ask_user" and choice == "answer":
             if not text:
-                return self.show_error("Type an answer, or pick one of the options.")
+                return self.show_error(NOTHING_TYPED["ask_user"])
             choice, text = text, ""
         if reason == "three_strike" and choice in ("retry_with_hint", "change_model") and not text:
             return self.show_error("Type the hint, or the model to change to, first.")

@@ -1,5 +1,5 @@
 """The question dialog and the keyboard: Enter never answers for the person; Ctrl+Enter sends a
-typed answer where one button takes the text."""
+typed answer where one button takes the text; each button has an Alt key."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import json
 
 from core.events import HumanQuestion
 from gui.dialogs.question import QuestionDialog
-from gui.qt import Qt
+from gui.mnemonics import with_keys
+from gui.qt import QKeySequence, Qt
 
 
 def open_dialog(qtbot, question: HumanQuestion) -> tuple[QuestionDialog, list[tuple]]:
@@ -62,7 +63,6 @@ def test_an_ampersand_from_the_agent_shows_and_gives_no_alt_shortcut(qtbot):
     """Qt takes "&" in a button's text as a shortcut mark: `server &` showed as `server _` on the
     card, and an option "Tests & docs" answered to Alt+D."""
     from core.events import ToolCall
-    from gui.qt import QKeySequence
     from gui.widgets.tool_card import ToolCard
 
     card = ToolCard(ToolCall("c1", "shell_run", json.dumps({"command": "python -m http.server 8000 &"})))
@@ -75,8 +75,49 @@ def test_an_ampersand_from_the_agent_shows_and_gives_no_alt_shortcut(qtbot):
     question = HumanQuestion("q1", "ask_user", "What next?", ("Tests & docs", "Stop"), {})
     dialog, answers = open_dialog(qtbot, question)
     button = dialog.buttons["Tests & docs"]
-    assert QKeySequence.mnemonic(button.text()).isEmpty() and button.text() == "Tests && docs"
+    assert button.text() == "&Tests && docs"  # its own key is Alt+T, the first letter
     qtbot.keyClick(dialog, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
     assert answers == []
     button.click()
     assert answers and answers[0][1] == "Tests & docs"
+
+
+def strike(qid: str) -> HumanQuestion:
+    return HumanQuestion(qid, "three_strike", "The same error happened 3 times. How should the agent go on?",
+                         ("retry_with_hint", "skip_step", "edit_plan", "change_model", "stop"),
+                         {"errors": ["ZeroDivisionError"] * 3})
+
+
+def test_ctrl_enter_sends_a_hint_with_retry_and_a_reason_with_deny(qtbot):
+    dialog, answers = open_dialog(qtbot, strike("q6"))
+    assert "Ctrl+Enter: Retry with a hint" in dialog.text.placeholderText()
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert answers == [] and "Type the hint first" in dialog.error.text()  # a chord by habit answers nothing
+    qtbot.keyClicks(dialog.text, "Guard the empty list")
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert answers == [("q6", "retry_with_hint", "Guard the empty list")]
+
+    dialog, answers = open_dialog(qtbot, approval("q7", "rm -rf build"))
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert answers == [] and "reason for denying" in dialog.error.text()  # never an approval by the chord
+    qtbot.keyClicks(dialog.text, "not the build folder")
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert answers == [("q7", "deny", "not the build folder")]
+
+
+def test_alt_and_a_buttons_letter_presses_it_from_the_answer_box(qtbot):
+    dialog, answers = open_dialog(qtbot, strike("q8"))
+    keys = {option: QKeySequence.mnemonic(button.text()).toString() for option, button in dialog.buttons.items()}
+    assert keys == {"retry_with_hint": "Alt+R", "skip_step": "Alt+S", "edit_plan": "Alt+E",
+                    "change_model": "Alt+C", "stop": "Alt+T"}  # no two alike
+    qtbot.keyClick(dialog.text, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: answers == [("q8", "skip_step", "")])  # (Qt shows the press first)
+    assert dialog.text.toPlainText() == ""  # the key typed nothing
+
+
+def test_keys_are_chosen_from_the_labels_own_letters():
+    assert with_keys(["Approve", "Always allow shell_run", "Deny"]) == ["&Approve", "Always allow &shell_run", "&Deny"]
+    assert with_keys(["Tests & docs", "Stop"]) == ["&Tests && docs", "&Stop"]
+    # a label without a free letter of the keyboard's has no key; one with none free too
+    assert with_keys(["用 PostgreSQL", "用 SQLite", "继续"]) == ["用 &PostgreSQL", "用 &SQLite", "继续"]
+    assert with_keys(["a", "A", "Send answer"]) == ["&a", "A", "&Send answer"]
