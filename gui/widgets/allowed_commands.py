@@ -14,6 +14,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.widgets.whole_lines import WholeLines
 
 
 class AllowedCommands(QWidget):
@@ -25,6 +26,7 @@ class AllowedCommands(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.list = QListWidget()
         self.list.setObjectName("allowed_commands")
+        self.list.setItemDelegate(WholeLines(self.list))  # (a line in Chinese is taller)
         self.list.setAccessibleName("Commands allowed without asking")
         for folder, keys in sorted(approvals.everything().items()):
             for key in keys:

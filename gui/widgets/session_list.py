@@ -26,6 +26,7 @@ from gui.qt import (
 )
 from gui.session_search import MIN_CHARS, long_enough
 from gui.widgets.snug_button import SnugButton
+from gui.widgets.whole_lines import WholeLines
 
 MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
 
@@ -94,6 +95,7 @@ class SessionList(QWidget):
         self.found.setVisible(False)
         self.list = QListWidget()
         self.list.setAccessibleName("Sessions")
+        self.list.setItemDelegate(WholeLines(self.list))  # (a line in Chinese is taller)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         # Shift- and Ctrl-click select several, for Delete: a long-time user's hundreds of old
         # sessions went one confirmation each. The current one is still the one shown.
