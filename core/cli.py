@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from core import __version__
+from core.build import version_text
 from core.network import prepare_for_requests
 from core.text import local_time, shown_text
 
@@ -50,7 +50,7 @@ def _api_base(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
-    parser.add_argument("--version", action="version", version=f"tripane {__version__}")
+    parser.add_argument("--version", action="version", version=f"tripane {version_text()}")
     parser.add_argument("--data-dir", type=Path,
                         help="where sessions are stored (default: the one chosen in the window's Settings, else the "
                              "user data folder)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.build import SOURCE_ROOT, version_text
 from core.logs import log_path, log_paths, starts_an_error_to_report
 from core.secrets import cloud_of, key_variable, keyring_backend
 from core.text import counted
@@ -39,6 +40,12 @@ class Check:
     level: str  # ok | warn | fail
     detail: str
     fix: str = ""
+
+
+def check_tripane() -> Check:
+    """Which build runs, and from where: what a bug report needs first."""
+    where = sys.executable if getattr(sys, "frozen", False) else SOURCE_ROOT
+    return Check("Tripane", "ok", f"{version_text()} at {where}")
 
 
 def check_python() -> Check:
@@ -296,7 +303,7 @@ def _tail_lines(path: Path, size: int) -> list[str]:
 
 async def run_checks(data_dir: Path, model: str | None = None, api_base: str | None = None,
                      copies_mb: int = 2048) -> list[Check]:
-    return [check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
+    return [check_tripane(), check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
             await asyncio.to_thread(check_memory, data_dir), await asyncio.to_thread(check_copies, data_dir, copies_mb),
             check_log(data_dir), check_network(api_base), await check_provider(model, api_base)]
 

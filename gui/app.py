@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from core import __version__
+from core.build import version_text
 from core.file_systems import network_place
 from core.llm import ModelClient
 from core.logs import start_logging, stop_logging
@@ -140,7 +140,7 @@ def open_main_window(settings: AppSettings, data_dir: Path, remember_folder: boo
             print(f"Tripane is already open on {data_dir}: its window was brought to the front.", flush=True)
             return 0
         start_logging(data_dir)
-        log.info("Tripane %s starting over %s (Python %s, Qt %s, %s)", __version__, data_dir,
+        log.info("Tripane %s starting over %s (Python %s, Qt %s, %s)", version_text(), data_dir,
                  platform.python_version(), qVersion(), platform.platform())
         try:
             window = open_window(settings, data_dir)

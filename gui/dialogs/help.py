@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from core import __version__
+from core.build import version_text
 from core.logs import log_path
 from gui.qt import QAction, QKeySequence, qVersion
 
@@ -37,7 +37,7 @@ def shortcuts_html(actions: Iterable[QAction]) -> str:
 
 
 def about_html(data_dir: Path) -> str:
-    return (f"<b>Tripane {__version__}</b><br>A desktop supervisor for LLM agents.<br><br>"
+    return (f"<b>Tripane {html.escape(version_text())}</b><br>A desktop supervisor for LLM agents.<br><br>"
             f"Sessions: {html.escape(str(data_dir))}<br>"
             f"Log: {html.escape(str(log_path(data_dir)))}<br><br>"
             f"Python {platform.python_version()} · Qt {qVersion()} · {html.escape(platform.platform())}")
