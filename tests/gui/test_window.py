@@ -418,8 +418,8 @@ def test_an_approval_denied_is_never_executed(qtbot, make_window, workdir):
 
     assert f"echo ran > {marker.name}" in dialog.details.toPlainText()
     assert f"Tool: shell_run   in {workdir}" in dialog.details.toPlainText()  # where it would run
-    assert [b.text() for b in dialog.buttons.values()] == ["Approve", "Deny", "Always allow this command in this folder",
-                                                         "Always allow shell_run"]
+    assert [b.text() for b in dialog.buttons.values()] == [  # each with its Alt key
+        "&Approve", "&Deny", "Always allow &this command in this folder", "Always allow &shell_run"]
     dialog.text.setPlainText("not on my machine")
     qtbot.mouseClick(dialog.buttons["deny"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
