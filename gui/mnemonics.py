@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import re
 
+from gui.qt import (
+    QAbstractButton,
+    QFormLayout,
+    QLabel,
+    QLayoutItem,
+    Qt,
+    QTabBar,
+    QWidget,
+)
+
 
 def as_written(text: str) -> str:
     """`text` for a button's label, its ampersands shown rather than taken as shortcut marks."""
@@ -40,3 +50,47 @@ def _free_key(label: str, used: set[str]) -> int | None:
     starts = [match.start() for match in _WORD_STARTS.finditer(label)]
     rest = [i for i, char in enumerate(label) if char.isascii() and char.isalnum() and i not in starts]
     return next((i for i in starts + rest if label[i].lower() not in used), None)
+
+
+def give_labels_keys(window: QWidget) -> None:
+    """Each label of `window`'s forms an Alt key that moves to its field: the keyboard's way to a
+    field further down than Tab goes comfortably (the New session dialog's model, its budget).
+    None in a form is alike, nor like a key the window's buttons and tabs have. (A form on a tab
+    of its own may share keys with another's: Qt offers a hidden label's none.)"""
+    taken = _keys_in(window)
+    for form in window.findChildren(QFormLayout):
+        rows = []
+        for row in range(form.rowCount()):
+            label, field = (form.itemAt(row, role) for role in (QFormLayout.ItemRole.LabelRole,
+                                                                 QFormLayout.ItemRole.FieldRole))
+            if label is None or field is None or not isinstance(label.widget(), QLabel) or not label.widget().text():
+                continue
+            if (focused := _first_focusable(field)) is not None and not _key_of(label.widget().text()):
+                rows.append((label.widget(), focused))
+        for (label, focused), text in zip(rows, with_keys([label.text() for label, _ in rows], taken)):
+            label.setText(text)
+            label.setBuddy(focused)  # (a row of a field and its Browse… button had none)
+
+
+def _first_focusable(item: QLayoutItem) -> QWidget | None:
+    if (widget := item.widget()) is not None:
+        return widget if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else None
+    layout = item.layout()
+    for index in range(layout.count() if layout is not None else 0):
+        if (found := _first_focusable(layout.itemAt(index))) is not None:
+            return found
+    return None
+
+
+def _key_of(text: str) -> str:
+    """The letter `text` marks as its Alt key ("" for none)."""
+    match = re.search(r"(?<!&)&([^&])", text.replace("&&", ""))
+    return match.group(1).lower() if match else ""
+
+
+def _keys_in(window: QWidget) -> str:
+    """The Alt keys `window`'s buttons and tabs already have."""
+    texts = [button.text() for button in window.findChildren(QAbstractButton)]
+    for tabs in window.findChildren(QTabBar):
+        texts += [tabs.tabText(index) for index in range(tabs.count())]
+    return "".join(_key_of(text) for text in texts)

@@ -49,6 +49,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QAbstractSlider,
     QApplication,
@@ -67,6 +68,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLayout,
+    QLayoutItem,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -87,6 +89,7 @@ from PySide6.QtWidgets import (
     QStyleOptionButton,
     QStyleOptionViewItem,
     QSystemTrayIcon,
+    QTabBar,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,

@@ -10,6 +10,7 @@ from core.session import check_window
 from core.text import capitalized
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import context_window_spin, effort_combo, error_label
+from gui.mnemonics import give_labels_keys
 from gui.qt import (
     QDialog,
     QDialogButtonBox,
@@ -63,6 +64,7 @@ class ChangeModelDialog(QDialog):
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        give_labels_keys(self)  # (Alt and a label's letter: its field)
         fit_to_screen(self, 600, self.sizeHint().height())
         grow_with_content(self)
 

@@ -22,6 +22,7 @@ from gui.dialogs.forms import (
     folder_row,
     on_ctrl_enter,
 )
+from gui.mnemonics import give_labels_keys
 from gui.qt import (
     QCheckBox,
     QComboBox,
@@ -146,6 +147,7 @@ class NewSessionDialog(QDialog):
         layout.addWidget(buttons)
         self.config: SessionConfig | None = None
         self.filled_in_like = False  # with another session's task and settings (fill_in_like)
+        give_labels_keys(self)  # (Alt and a label's letter: its field)
         on_ctrl_enter(self, self._accept)
         fit_to_screen(self, 620, 320)
         grow_with_content(self)

@@ -21,6 +21,7 @@ from gui.dialogs.forms import (
     folder_row,
     suggest_model_names,
 )
+from gui.mnemonics import give_labels_keys
 from gui.qt import (
     QCheckBox,
     QComboBox,
@@ -216,6 +217,7 @@ class SettingsDialog(QDialog):
         connection.busy_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]),
                          owner=self)
+        give_labels_keys(self)  # (Alt and a label's letter: its field)
         fit_to_screen(self, 640, self.sizeHint().height())
         grow_with_content(self)
         # Opened, the typing goes to the model's name (what a new user types first), not to the tab
