@@ -154,7 +154,7 @@ class Reflections:
             return
         rel = reviewed.path.relative_to(window.workspace.long_memory.files.root).as_posix()
         self._read(lambda memory, made=(): page(memory, rel, [*reviewed.promoted, *made], lesson_link),
-                   f"the work of {reviewed.day:%Y-%m-%d}", "Review")
+                   f"The work of {reviewed.day:%Y-%m-%d}", "Review")  # (a heading: capitalised)
 
     def _review_failed(self, error: BaseException, shown: bool) -> None:
         from core.memory.review import CannotReview

@@ -310,7 +310,7 @@ def test_the_days_work_is_reviewed_from_the_view_menu_and_its_report_opens(qtbot
     window.actions_by_name["review_day"].trigger()
     qtbot.waitUntil(lambda: bool(shown_reflections(window)), timeout=WAIT)
     dialog, = shown_reflections(window)
-    assert dialog.windowTitle() == "Review — the work of 2026-11-25"
+    assert dialog.windowTitle() == "Review — The work of 2026-11-25"
     assert dialog.markdown.startswith("*Review of the work of 2026-11-25 (2 tasks), ")
     assert "**Achieved.** The tests pass again." in dialog.markdown
     assert window.statusBar().currentMessage() == "Reviewed the work of 2026-11-25"
