@@ -142,6 +142,9 @@ class SessionStarted(Event):
     git: str = ""
     # Pictures given with the task (a screenshot of the bug): paths in the session folder.
     pictures: tuple[str, ...] = ()
+    # Other sessions at work in the same folder (or one within it, or around it) at the start, as
+    # the agent is told of them: "“Fix the parser” (running)" (core/alongside.py).
+    alongside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ def session_facts(config: SessionStarted, started: str, risky_tools: list[str], 
         f"- Started: {started[:10] or 'unknown'}",
         f"- Workdir: {config.workdir}",
         *([f"- Git: {config.git}, when the session started"] if config.git else []),
+        *([f"- Other sessions' agents at work in this folder when this session started: {', '.join(config.alongside)}. "
+           "Files may change under you: read a file again before you edit it, and leave their changes be"]
+          if config.alongside else []),
         f"- System: {SYSTEMS.get(platform, 'Linux; shell_run uses /bin/sh')}",
         f"- Approvals: {approval}",
         f"- Limits: {limits}{budget}",

@@ -283,6 +283,19 @@ def test_a_run_in_the_home_folder_says_so_first(tmp_path):
     assert "that is your home folder: the agent may read and change any of your files" in err
 
 
+def test_a_run_where_another_sessions_agent_waits_says_so_first(tmp_path):
+    work = work_folder(tmp_path)
+    script = positional([Turn(tool_calls=(tool("human_ask", question="Which parser?"),)),
+                         Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(script) as server:
+        args = ("--model", "openai/scripted", "--api-base", server.url, "--workdir", str(work), "--no-memory")
+        code, _, err = finish(tripane("run", "Fix the parser", *args, data_dir=tmp_path))
+        assert "Waiting for a person" in err and "works in this folder" not in err  # (no stdin: it waits)
+        code, _, err = finish(tripane("run", "Restyle the page", *args, data_dir=tmp_path))
+    assert ("tripane: “Fix the parser” (waiting for the person's answer) works in this folder now, and two agents "
+            "changing the same files undo each other's work: this session's agent is told") in err
+
+
 def test_the_context_window_summary_and_helper_model_flags_are_the_sessions(tmp_path):
     done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
     with ScriptedServer(done) as server:

@@ -1,0 +1,58 @@
+"""Other sessions at work in the folder a new session is to work in.
+
+Two agents changing the same files undo each other's work, and each takes the other's changes for
+the person's: so the person is told before they start one (the New session dialog, `tripane run`),
+and the new session's agent is told among its facts. At work: running, waiting for the person's
+answer, or paused (both go on later); a session whose run was interrupted is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.run_lock import live_status
+from core.store import SessionRow
+
+AT_WORK = ("running", "waiting", "paused")
+NAMED = 3  # sessions named; more are counted
+
+
+def at_work_in(data_dir: Path, rows: list[SessionRow], folder: Path, but: str = "") -> list[SessionRow]:
+    """The sessions of `rows` (but the one `but` names) at work now in `folder`, in a folder within
+    it or in one around it: each may change the other's files."""
+    try:
+        folder = folder.expanduser().resolve()
+    except (OSError, RuntimeError):  # (a path that cannot be resolved: nothing to compare)
+        return []
+    near = [row for row in rows if row.id != but and row.status in AT_WORK and row.workdir
+            and _overlap(Path(row.workdir), folder)]
+    return [row for row in live_status(data_dir, near) if row.status in AT_WORK]
+
+
+def _overlap(workdir: Path, folder: Path) -> bool:
+    try:
+        workdir = workdir.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return workdir == folder or workdir in folder.parents or folder in workdir.parents
+
+
+STATE_WORDS = {"running": "running", "waiting": "waiting for the person's answer", "paused": "paused by the person"}
+
+
+def alongside_words(rows: list[SessionRow]) -> tuple[str, ...]:
+    """The sessions as the agent's facts and the person's note name them: "“Fix the parser” (running)"."""
+    return tuple(f"“{row.title}” ({STATE_WORDS.get(row.status, row.status)})" for row in rows)
+
+
+def alongside_note(named: tuple[str, ...], started: bool = False) -> str:
+    """What the person is told of the sessions `named` (alongside_words) at work where a session
+    is to start, or has `started` ("" for none)."""
+    if not named:
+        return ""
+    more = f" and {len(named) - NAMED} more" if len(named) > NAMED else ""
+    which = ", ".join(named[:NAMED]) + more
+    verb = "works" if len(named) == 1 else "work"
+    then = ("this session's agent is told (another folder, a git worktree or a copy, would keep them apart)"
+            if started else "another folder (a git worktree, a copy) keeps them apart. Started here, its agent is told")
+    return f"{which} {verb} in this folder now, and two agents changing the same files undo each other's work: {then}."

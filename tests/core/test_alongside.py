@@ -1,0 +1,69 @@
+"""Another session at work in the folder a new one starts in: the new agent is told, and so is the
+person (in a terminal here; the window's dialog in tests/gui/test_alongside.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.alongside import alongside_note, at_work_in
+from core.scripted import ScriptedModel, call, reply
+from core.session import Session
+from tests.core.helpers import make_session, wait_for_question
+
+
+def asking() -> ScriptedModel:
+    return ScriptedModel([reply("", call("human_ask", question="Which parser?")),
+                          reply("", call("task_done", summary="ok"))])
+
+
+def facts_of(model: ScriptedModel) -> str:
+    return model.requests[0].messages[0]["content"].split("# This session", 1)[1]
+
+
+async def test_an_agent_starting_where_another_waits_for_the_person_is_told_of_it(store, data_dir, workdir):
+    waiting = make_session(store, data_dir, workdir, asking(), task="Fix the parser")
+    waiting.start()
+    await wait_for_question(waiting)
+    (workdir / "web").mkdir()
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    started = make_session(store, data_dir, workdir / "web", model, task="Restyle the page")  # within it
+    assert started.state.config.alongside == ("“Fix the parser” (waiting for the person's answer)",)
+    assert await started.run() == "done"
+    assert ("\n- Other sessions' agents at work in this folder when this session started: “Fix the parser” "
+            "(waiting for the person's answer). Files may change under you: read a file again before you edit it, and leave their "
+            "changes be\n") in facts_of(model)
+    # Ended, a session is at work nowhere; one in another folder was never told of
+    elsewhere = make_session(store, data_dir, workdir.parent, ScriptedModel([]), task="Around it")
+    assert elsewhere.state.config.alongside == ("“Fix the parser” (waiting for the person's answer)",)  # (its folder holds the work folder)
+    apart = workdir.parent / "apart"
+    apart.mkdir()
+    assert make_session(store, data_dir, apart, ScriptedModel([])).state.config.alongside == ()
+    await waiting.close()
+
+
+async def test_a_session_whose_run_was_interrupted_is_not_at_work(store, data_dir, workdir):
+    model = ScriptedModel([reply("", call("shell_run", command="sleep 30")), reply("", call("task_done", summary="ok"))])
+    running = make_session(store, data_dir, workdir, model, task="Run the long tests", approval="all")
+    running.start()
+    while running.state.status != "running" or not model.requests:
+        await asyncio.sleep(0.01)
+    assert [row.title for row in at_work_in(data_dir, store.sessions(), workdir)] == ["Run the long tests"]
+    await running.close()  # as Tripane quitting mid-run: the log still says running, no process runs it
+    assert store.find_session(running.id).status == "running"
+    assert at_work_in(data_dir, store.sessions(), workdir) == []
+    fresh = make_session(store, data_dir, workdir, ScriptedModel([]))
+    assert fresh.state.config.alongside == ()
+    reopened = Session.open(store, data_dir, running.id, ScriptedModel([]))
+    assert reopened.state.config.alongside == ()  # (what it was told at its start stays as it was)
+
+
+def test_the_person_is_told_which_sessions_and_what_to_do():
+    assert alongside_note(()) == ""
+    one = alongside_note(("“Fix the parser” (running)",))
+    assert one == ("“Fix the parser” (running) works in this folder now, and two agents changing the same files "
+                   "undo each other's work: another folder (a git worktree, a copy) keeps them apart. Started here, "
+                   "its agent is told.")
+    many = alongside_note(tuple(f"“T{i}” (paused)" for i in range(5)), started=True)
+    assert many.startswith("“T0” (paused), “T1” (paused), “T2” (paused) and 2 more work in this folder now")
+    assert many.endswith("this session's agent is told (another folder, a git worktree or a copy, would keep them "
+                         "apart).")
