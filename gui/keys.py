@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from gui.qt import QEvent, QObject, Qt, QWidget
+from gui.qt import QAction, QApplication, QEvent, QObject, Qt, QWidget
 
 
 def keeps_escape(event: QEvent) -> bool:
@@ -31,11 +31,33 @@ def gives_window_keys(widget: QWidget, event: QEvent) -> bool:
     if event.type() != QEvent.Type.ShortcutOverride or not event.modifiers() & SHORTCUT_MODIFIERS:
         return False
     pressed = event.keyCombination()
-    for action in widget.window().actions():
+    for action in _commands_for(widget):
         if action.isEnabled() and any(keys.count() == 1 and keys[0] == pressed for keys in action.shortcuts()):
             event.ignore()
             return True
     return False
+
+
+def _commands_for(widget: QWidget) -> Iterator[QAction]:
+    """The commands of `widget`'s window, and those of Tripane's that work from any of its windows
+    (gui/menus.py EVERYWHERE: New session, Find a session…)."""
+    yield from widget.window().actions()
+    for window in QApplication.topLevelWidgets():
+        if window is not widget.window():
+            yield from (action for action in window.actions()
+                        if action.shortcutContext() == Qt.ShortcutContext.ApplicationShortcut)
+
+
+class _GivesWindowKeys(QObject):
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        return isinstance(watched, QWidget) and gives_window_keys(watched, event)
+
+
+def give_window_keys(field: QWidget) -> None:
+    """gives_window_keys for a text field of a dialog's (which has no class of its own to call it
+    from): in a question window's answer, Ctrl+K deleted the rest of the line instead of finding a
+    session, with Linux's key bindings."""
+    field.installEventFilter(_GivesWindowKeys(field))
 
 
 class _OnEnter(QObject):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
+from gui.keys import give_window_keys
 from gui.markdown import to_html
 from gui.qt import (
     QDialog,
@@ -46,6 +47,7 @@ class AskHelperDialog(QDialog):
         about.setWordWrap(True)
         prompt = QLabel("Your &question:")
         self.question = QPlainTextEdit()
+        give_window_keys(self.question)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
         self.question.setObjectName("helper_question")
         self.question.setPlaceholderText("For example: which files has the agent changed for the date parser, and "
                                          "does its plan still match them? (Ctrl+Enter to ask)")

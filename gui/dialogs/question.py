@@ -15,6 +15,7 @@ from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
+from gui.keys import give_window_keys
 from gui.markdown import inline_html, to_html
 from gui.mnemonics import with_keys
 from gui.qt import (
@@ -154,6 +155,7 @@ class QuestionDialog(QDialog):
         prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
         self.text.setFixedHeight(70)
         self.text.setTabChangesFocus(True)  # Tab goes on to the buttons, as in any form
+        give_window_keys(self.text)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
         layout.addWidget(self.text)
         self.pictures = PicturesToGo()  # (shown while there are any)
         if shows:

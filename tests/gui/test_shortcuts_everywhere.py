@@ -33,3 +33,18 @@ def test_finding_a_session_from_the_question_window_goes_to_the_list(qtbot, make
     qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
     qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
 
+
+
+def test_ctrl_k_in_the_answer_box_finds_a_session_and_leaves_the_answer_be(qtbot, make_window, workdir, monkeypatch):
+    """With Linux's key bindings, Ctrl+K in the answer box deleted the rest of the line."""
+    from gui.qt import QPlainTextEdit
+    from tests.gui.test_composer import linux_editing_keys
+
+    monkeypatch.setattr(QPlainTextEdit, "event", linux_editing_keys(QPlainTextEdit.event))
+    window, dialog = a_question_in_front(qtbot, make_window, workdir)
+    dialog.text.setPlainText("Yes, and the changelog")
+    dialog.text.moveCursor(dialog.text.textCursor().MoveOperation.Start)
+    dialog.text.setFocus()
+    qtbot.keyClick(dialog.text, Qt.Key.Key_K, CTRL)
+    qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
+    assert dialog.text.toPlainText() == "Yes, and the changelog"
