@@ -432,12 +432,20 @@ class FilesChangedOutside(ChangedFiles):
     # How the files the agent had read or written changed: unified diff lines under each one's name
     # ("--- calc.py"), capped (core/diffs.py diff_told); "" without the copy to diff against.
     diff: str = ""
+    # Other sessions at work in the folder then (core/alongside.py): the changes may be their agents'.
+    alongside: tuple[str, ...] = ()
 
     def by(self, whose: str = "your") -> str:
-        """Who may have made the changes: "the person, or another program"; with processes
-        running in the background, "…, or a process your commands left running"."""
-        return (f"the person, another program, or a process {whose} commands left running" if self.background
-                else "the person, or another program")
+        """Who may have made the changes: "the person, or another program"; with another session's
+        agent at work in the folder, "the person, the agent of “Fix the parser” (running), …"; with
+        processes running in the background, "…, or a process your commands left running"."""
+        who = ["the person"]
+        if self.alongside:
+            who.append(f"the agent{'s' * (len(self.alongside) > 1)} of {' and '.join(self.alongside)} in this folder too")
+        who.append("another program")
+        if self.background:
+            who.append(f"a process {whose} commands left running")
+        return f"{', '.join(who[:-1])}, or {who[-1]}"
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from core.agent.rules import (
 from core.agent.running_calls import RunningCall, forget_left_running, left_unfinished
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
+from core.alongside import alongside_words, at_work_in
 from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
 from core.context import compaction
 from core.context.engine import (
@@ -1057,10 +1058,23 @@ class AgentLoop(Delegation):
             found = found and dataclass_replace(found, background=running)
         if found is not None and (told := diff_told(diffs, found.changed)):
             found = dataclass_replace(found, diff=self._storable(told))
+        if found is not None and (alongside := self._sessions_alongside()):
+            found = dataclass_replace(found, alongside=alongside)
         if found is not None:
             self._record(found)
             self._progress(progress.changed_outside(found))
         return found
+
+    def _sessions_alongside(self) -> tuple[str, ...]:
+        """The other sessions at work in the work folder now, whose agents may have made changes
+        found outside this one's tools (else each would take the other's for the person's)."""
+        try:
+            rows = self.journal.store.sessions()
+        except StoreError as exc:
+            log.warning("the sessions at work in the folder were not looked up: %s", exc)
+            return ()
+        return alongside_words(at_work_in(data_dir_of(self.session_dir), rows, Path(self.state.workdir),
+                                          but=self.state.session_id))
 
     async def _mark(self, snapshot: WorkFolderSnapshot | None) -> None:
         """The folder as the agent's file tool left it: what changes next is not the agent's."""

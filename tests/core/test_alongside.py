@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 
 from core.alongside import alongside_note, at_work_in
+from core.events import FilesChangedOutside
+from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
-from tests.core.helpers import make_session, wait_for_question
+from tests.core.helpers import events_of, make_session, wait_for_question
 
 
 def asking() -> ScriptedModel:
@@ -55,6 +57,29 @@ async def test_a_session_whose_run_was_interrupted_is_not_at_work(store, data_di
     assert fresh.state.config.alongside == ()
     reopened = Session.open(store, data_dir, running.id, ScriptedModel([]))
     assert reopened.state.config.alongside == ()  # (what it was told at its start stays as it was)
+
+
+async def test_a_change_another_sessions_agent_may_have_made_is_not_blamed_on_the_person_alone(
+        store, data_dir, workdir):
+    other = make_session(store, data_dir, workdir, asking(), task="Fix the parser")
+    other.start()
+    await wait_for_question(other)
+    (workdir / "notes.md").write_text("# Notes\n", encoding="utf-8")
+
+    def while_the_model_thinks(request):  # (as the other agent would, once answered)
+        (workdir / "notes.md").write_text("# Notes\nthe parser's line\n", encoding="utf-8")
+        return reply("", call("file_list", path="."))
+
+    model = ScriptedModel([reply("", call("file_read", path="notes.md")), while_the_model_thinks,
+                           reply("", call("task_done", summary="done"))])
+    session = make_session(store, data_dir, workdir, model, task="Tidy the notes")
+    assert await session.run() == "done"
+    [told] = events_of(session, FilesChangedOutside)
+    assert told.alongside == ("“Fix the parser” (waiting for the person's answer)",)
+    assert ("not by your tools (by the person, the agent of “Fix the parser” (waiting for the person's answer) in "
+            "this folder too, or another program): notes.md.") in str(model.requests[2].messages)
+    assert "(maybe by the agent of “Fix the parser”" in render(next(r for r in session.records if r.event is told))
+    await other.close()
 
 
 def test_the_person_is_told_which_sessions_and_what_to_do():
