@@ -17,7 +17,8 @@ from gui.qt import QAction, QKeySequence, qVersion
 WIDGET_SHORTCUTS = (("Delete the selected session (in the session list)", ("Delete",)),
                     ("The start / the end of the conversation (in it)", ("Ctrl+Home", "Ctrl+End")),
                     ("The messages you sent (in the empty message box)", ("Up", "Down")),
-                    ("A question window's button (the letter underlined while Alt is held)", ("Alt+letter",)),
+                    ("A question window's button, a dialog's field (its letter underlined while Alt is held)",
+                     ("Alt+letter",)),
                     ("Send what you typed in a question window, with its button", ("Ctrl+Return",)))
 
 

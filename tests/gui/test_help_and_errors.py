@@ -74,7 +74,7 @@ def test_the_shortcuts_are_listed_from_the_menus(qtbot, make_window):
     assert "F1" in text
     # Keys the widgets take themselves are listed too: the conversation's, the message box's.
     assert "Ctrl+Home / Ctrl+End" in text and "The messages you sent (in the empty message box)" in text
-    assert "A question window's button (the letter underlined" in text and "Alt+letter" in text
+    assert "A question window's button, a dialog's field (its letter underlined" in text and "Alt+letter" in text
 
 
 def test_about_names_the_version_and_where_things_are(qtbot, make_window, tmp_path):
