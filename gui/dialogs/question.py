@@ -17,7 +17,7 @@ from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
 from gui.markdown import inline_html, to_html
-from gui.mnemonics import with_keys
+from gui.mnemonics import give_labels_keys, with_keys
 from gui.qt import (
     QDialog,
     QDoubleSpinBox,
@@ -177,6 +177,7 @@ class QuestionDialog(QDialog):
         self.error.setVisible(False)
         layout.addWidget(self.error)
         self.text.setFocus()  # typing goes to the answer, not to the details above it
+        give_labels_keys(self)  # (the turns or the budget granted, after the buttons' own keys)
         if (typed := TYPED_ANSWERS.get(question.reason)) in self.buttons:  # the button the text is for
             on_ctrl_enter(self, lambda: self._send_typed(typed))
             self.text.setPlaceholderText(("Ctrl+Enter to send" if typed == "answer" else f"Ctrl+Enter: {self._label(typed)}")

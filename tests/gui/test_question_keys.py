@@ -121,3 +121,14 @@ def test_keys_are_chosen_from_the_labels_own_letters():
     # a label without a free letter of the keyboard's has no key; one with none free too
     assert with_keys(["用 PostgreSQL", "用 SQLite", "继续"]) == ["用 &PostgreSQL", "用 &SQLite", "继续"]
     assert with_keys(["a", "A", "Send answer"]) == ["&a", "A", "&Send answer"]
+
+
+def test_alt_and_a_rows_letter_goes_to_the_turns_granted(qtbot):
+    dialog, answers = open_dialog(qtbot, HumanQuestion("q9", "danger_turn", "Turn 30: go on?",
+                                                       ("continue", "guidance", "stop"), {}))
+    assert [button.text() for button in dialog.buttons.values()] == ["&Continue", "&Send guidance", "S&top"]
+    qtbot.keyClick(dialog.text, Qt.Key.Key_F, Qt.KeyboardModifier.AltModifier)  # "Continue &for this many more turns"
+    assert dialog.focusWidget() is dialog.more_turns
+    qtbot.keyClicks(dialog.more_turns, "\b\b25")
+    qtbot.keyClick(dialog.more_turns, Qt.Key.Key_C, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: answers == [("q9", "continue", "25 more turns")])
