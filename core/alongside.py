@@ -8,6 +8,7 @@ answer, or paused (both go on later); a session whose run was interrupted is not
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 from core.run_lock import live_status
@@ -40,9 +41,15 @@ def _overlap(workdir: Path, folder: Path) -> bool:
 STATE_WORDS = {"running": "running", "waiting": "waiting for the person's answer", "paused": "paused by the person"}
 
 
-def alongside_words(rows: list[SessionRow]) -> tuple[str, ...]:
-    """The sessions as the agent's facts and the person's note name them: "“Fix the parser” (running)"."""
-    return tuple(f"“{row.title}” ({STATE_WORDS.get(row.status, row.status)})" for row in rows)
+def alongside_words(rows: list[SessionRow], today: str = "") -> tuple[str, ...]:
+    """The sessions as the agent's facts and the person's note name them: "“Fix the parser”
+    (running)"; one waiting or paused since before `today` (UTC, as the log's times; by default
+    now) says since when ("… (waiting for the person's answer since 2026-11-03)"): it may be one
+    left so, whose agent goes on only once answered or resumed."""
+    today = today or datetime.now(timezone.utc).date().isoformat()
+    return tuple(f"“{row.title}” ({STATE_WORDS.get(row.status, row.status)}"
+                 f"{f' since {row.updated[:10]}' if row.status != 'running' and row.updated[:10] < today else ''})"
+                 for row in rows)
 
 
 def alongside_note(named: tuple[str, ...], started: bool = False) -> str:

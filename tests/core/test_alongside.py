@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from core.alongside import alongside_note, at_work_in
+from core.alongside import alongside_note, alongside_words, at_work_in
 from core.events import FilesChangedOutside
 from core.render import render
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
+from core.store import SessionRow
 from tests.core.helpers import events_of, make_session, wait_for_question
 
 
@@ -80,6 +81,16 @@ async def test_a_change_another_sessions_agent_may_have_made_is_not_blamed_on_th
             "this folder too, or another program): notes.md.") in str(model.requests[2].messages)
     assert "(maybe by the agent of “Fix the parser”" in render(next(r for r in session.records if r.event is told))
     await other.close()
+
+
+def test_a_session_left_waiting_or_paused_says_since_when():
+    def row(status: str, updated: str) -> SessionRow:
+        return SessionRow("s", "2026-11-01T09:00:00+00:00", updated, "Fix it", "Fix it", status, "m", "/w")
+
+    assert alongside_words([row("waiting", "2026-11-03T10:00:00.000+00:00"), row("paused", "2026-11-28T08:00:00+00:00"),
+                            row("running", "2026-11-01T10:00:00+00:00")], today="2026-11-28") == (
+        "“Fix it” (waiting for the person's answer since 2026-11-03)", "“Fix it” (paused by the person)",
+        "“Fix it” (running)")  # (a run is at work now, whenever it started)
 
 
 def test_the_person_is_told_which_sessions_and_what_to_do():
