@@ -13,8 +13,6 @@ from gui.qt import (
     QAbstractButton,
     QFormLayout,
     QLabel,
-    QLayoutItem,
-    Qt,
     QTabBar,
     QWidget,
 )
@@ -53,33 +51,18 @@ def _free_key(label: str, used: set[str]) -> int | None:
 
 
 def give_labels_keys(window: QWidget) -> None:
-    """Each label of `window`'s forms an Alt key that moves to its field: the keyboard's way to a
-    field further down than Tab goes comfortably (the New session dialog's model, its budget).
-    None in a form is alike, nor like a key the window's buttons and tabs have. (A form on a tab
-    of its own may share keys with another's: Qt offers a hidden label's none.)"""
+    """Each label of `window`'s forms that names a field (its buddy: QFormLayout makes a field
+    widget its label's) an Alt key that moves to that field: the keyboard's way to a field further
+    down than Tab goes comfortably (the New session dialog's model, its budget). None in a form is
+    alike, nor like a key the window's buttons and tabs have. (A form on a tab of its own may share
+    keys with another's: Qt offers a hidden label's none.)"""
     taken = _keys_in(window)
     for form in window.findChildren(QFormLayout):
-        rows = []
-        for row in range(form.rowCount()):
-            label, field = (form.itemAt(row, role) for role in (QFormLayout.ItemRole.LabelRole,
-                                                                 QFormLayout.ItemRole.FieldRole))
-            if label is None or field is None or not isinstance(label.widget(), QLabel) or not label.widget().text():
-                continue
-            if (focused := _first_focusable(field)) is not None and not _key_of(label.widget().text()):
-                rows.append((label.widget(), focused))
-        for (label, focused), text in zip(rows, with_keys([label.text() for label, _ in rows], taken)):
+        items = (form.itemAt(row, QFormLayout.ItemRole.LabelRole) for row in range(form.rowCount()))
+        labels = [label for item in items if item is not None and isinstance(label := item.widget(), QLabel)
+                  and label.text() and label.buddy() is not None and not _key_of(label.text())]
+        for label, text in zip(labels, with_keys([label.text() for label in labels], taken)):
             label.setText(text)
-            label.setBuddy(focused)  # (a row of a field and its Browse… button had none)
-
-
-def _first_focusable(item: QLayoutItem) -> QWidget | None:
-    if (widget := item.widget()) is not None:
-        return widget if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else None
-    layout = item.layout()
-    for index in range(layout.count() if layout is not None else 0):
-        if (found := _first_focusable(layout.itemAt(index))) is not None:
-            return found
-    return None
 
 
 def _key_of(text: str) -> str:

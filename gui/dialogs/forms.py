@@ -17,9 +17,11 @@ from gui.qt import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
+    QFormLayout,
     QHBoxLayout,
     QKeySequence,
     QLabel,
+    QLayout,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -115,6 +117,14 @@ def folder_row(field: QLineEdit, caption: str, shown: QWidget | None = None) -> 
     row.addWidget(shown or field, 1)
     row.addWidget(browse)
     return row
+
+
+def add_row_for(form: QFormLayout, label: str, row: QLayout, field: QWidget) -> None:
+    """A form's row whose field is a layout (a field with its button beside it), its label naming
+    `field`: QFormLayout gives only a widget's label that buddy, which a screen reader reads and
+    the label's Alt key moves to (gui/mnemonics.py)."""
+    form.addRow(label, row)
+    form.labelForField(row).setBuddy(field)
 
 
 def on_ctrl_enter(dialog: QWidget, do: Callable[[], None]) -> QAction:

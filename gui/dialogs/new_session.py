@@ -15,6 +15,7 @@ from core.session import SessionConfig, check_window
 from core.text import capitalized
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
+    add_row_for,
     approval_combo,
     budget_usd_spin,
     context_window_spin,
@@ -93,7 +94,8 @@ class NewSessionDialog(QDialog):
         # (The window's last folder; before it ever started a session, the terminal's latest.)
         last_used = prefs.workdir or next(iter(prefs.recent_folders()), "")
         self.workdir.setText(proposed_workdir(last_used, Path.cwd(), started_from_terminal()))
-        form.addRow("Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent))
+        add_row_for(form, "Work folder:", folder_row(self.workdir, "The folder the agent may work in", self.recent),
+                    self.recent)
         # Home is what a first start offers: said, as the agent may then change any of the person's files.
         self.folder_note = QLabel(HOME_NOTE)
         self.folder_note.setObjectName("warning")

@@ -13,6 +13,7 @@ from core.providers import OLLAMA_BASE, detect_ollama
 from core.text import counted
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
+    add_row_for,
     approval_combo,
     budget_usd_spin,
     context_window_spin,
@@ -154,7 +155,7 @@ class SettingsDialog(QDialog):
         copies_row = QHBoxLayout()
         copies_row.addWidget(self.copies_mb, 1)
         copies_row.addWidget(self.copies_now)
-        form.addRow("Copies of work folders, at most:", copies_row)
+        add_row_for(form, "Copies of work folders, at most:", copies_row, self.copies_mb)
         if data_dir is not None:
             keeper.in_thread(copies_taken, data_dir, name="copies of work folders", owner=self,
                              on_success=lambda taken: self.copies_now.setText(taken_words(*taken)))
@@ -194,7 +195,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(app_box)
         self.data_dir = QLineEdit(prefs.data_dir)
         self.data_dir.setPlaceholderText(str(prefs.data_path()))
-        form.addRow("Data folder:", folder_row(self.data_dir, "Data folder"))
+        add_row_for(form, "Data folder:", folder_row(self.data_dir, "Data folder"), self.data_dir)
         self.theme = QComboBox()
         self.theme.addItem("As the desktop (light or dark)", "system")
         self.theme.addItem("Light", "light")

@@ -41,6 +41,8 @@ def test_the_settings_labels_keep_clear_of_its_tabs_keys(qtbot, make_window):
     tabs = {QKeySequence.mnemonic(dialog.pages.tabText(i)).toString() for i in range(dialog.pages.count())}
     assert tabs == {"Alt+M", "Alt+V", "Alt+A"}
     assert keys["Model:"] not in tabs and keys["Model:"] == "Alt+O"
+    # Rows of a field and what goes beside it (Browse…, what the copies take now) have theirs too
+    assert keys["Data folder:"] and keys["Copies of work folders, at most:"]
     page = dialog.pages.widget(0)  # on one tab, no two alike
     shown = [key for text, key in keyed_labels(page).items()]
     assert len(set(shown)) == len(shown)
