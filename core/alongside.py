@@ -47,9 +47,12 @@ def alongside_words(rows: list[SessionRow], today: str = "") -> tuple[str, ...]:
     now) says since when ("… (waiting for the person's answer since 2026-11-03)"): it may be one
     left so, whose agent goes on only once answered or resumed."""
     today = today or datetime.now(timezone.utc).date().isoformat()
-    return tuple(f"“{row.title}” ({STATE_WORDS.get(row.status, row.status)}"
-                 f"{f' since {row.updated[:10]}' if row.status != 'running' and row.updated[:10] < today else ''})"
-                 for row in rows)
+    return tuple(f"“{row.title}” ({STATE_WORDS.get(row.status, row.status)}{_since(row, today)})" for row in rows)
+
+
+def _since(row: SessionRow, today: str) -> str:
+    day = row.updated[:10]
+    return f" since {day}" if row.status != "running" and day and day < today else ""
 
 
 def alongside_note(named: tuple[str, ...], started: bool = False) -> str:

@@ -88,9 +88,10 @@ def test_a_session_left_waiting_or_paused_says_since_when():
         return SessionRow("s", "2026-11-01T09:00:00+00:00", updated, "Fix it", "Fix it", status, "m", "/w")
 
     assert alongside_words([row("waiting", "2026-11-03T10:00:00.000+00:00"), row("paused", "2026-11-28T08:00:00+00:00"),
-                            row("running", "2026-11-01T10:00:00+00:00")], today="2026-11-28") == (
+                            row("running", "2026-11-01T10:00:00+00:00"), row("waiting", "")], today="2026-11-28") == (
         "“Fix it” (waiting for the person's answer since 2026-11-03)", "“Fix it” (paused by the person)",
-        "“Fix it” (running)")  # (a run is at work now, whenever it started)
+        "“Fix it” (running)",  # (a run is at work now, whenever it started)
+        "“Fix it” (waiting for the person's answer)")  # (no time known: none said)
 
 
 def test_the_person_is_told_which_sessions_and_what_to_do():
