@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core.run_lock import live_status
-from core.store import SessionRow
+from core.store import SessionRow, Store
 
 AT_WORK = ("running", "waiting", "paused")
 NAMED = 3  # sessions named; more are counted
@@ -28,6 +28,11 @@ def at_work_in(data_dir: Path, rows: list[SessionRow], folder: Path, but: str = 
     near = [row for row in rows if row.id != but and row.status in AT_WORK and row.workdir
             and _overlap(Path(row.workdir), folder)]
     return [row for row in live_status(data_dir, near) if row.status in AT_WORK]
+
+
+def sessions_alongside(store: Store, data_dir: Path, folder: Path, but: str = "") -> tuple[str, ...]:
+    """The sessions (but `but`) at work now in or around `folder`, as alongside_words names them."""
+    return alongside_words(at_work_in(data_dir, store.sessions(), folder, but))
 
 
 def _overlap(workdir: Path, folder: Path) -> bool:

@@ -435,14 +435,16 @@ class FilesChangedOutside(ChangedFiles):
     # Other sessions at work in the folder then (core/alongside.py): the changes may be their agents'.
     alongside: tuple[str, ...] = ()
 
+    def other_agents(self) -> str:
+        """The other sessions' agents at work in the folder: "the agent of “Fix the parser” (running) in
+        this folder too"."""
+        return f"the agent{'s' * (len(self.alongside) > 1)} of {' and '.join(self.alongside)} in this folder too"
+
     def by(self, whose: str = "your") -> str:
         """Who may have made the changes: "the person, or another program"; with another session's
         agent at work in the folder, "the person, the agent of “Fix the parser” (running), …"; with
         processes running in the background, "…, or a process your commands left running"."""
-        who = ["the person"]
-        if self.alongside:
-            who.append(f"the agent{'s' * (len(self.alongside) > 1)} of {' and '.join(self.alongside)} in this folder too")
-        who.append("another program")
+        who = ["the person", *([self.other_agents()] if self.alongside else []), "another program"]
         if self.background:
             who.append(f"a process {whose} commands left running")
         return f"{', '.join(who[:-1])}, or {who[-1]}"

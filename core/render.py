@@ -230,8 +230,7 @@ def diagnosis_note(event: ErrorDiagnosed) -> str:
 
 
 def changed_outside_note(event: FilesChangedOutside) -> str:
-    who = [f"the agent{'s' * (len(event.alongside) > 1)} of {' and '.join(event.alongside)} in this folder too"
-           ] if event.alongside else []
+    who = [event.other_agents()] if event.alongside else []
     who += ["a process its commands left running"] if event.background else []
     maybe = f" (maybe by {', or by '.join(who)})" if who else ""
     how = ", with how those it had read or written changed" if event.diff else ""

@@ -26,7 +26,7 @@ from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
 from core.agent.running_calls import left_running_by_call, stop_left_running
 from core.agent.state import SessionState, approval_key, asked_by_helper
-from core.alongside import alongside_words, at_work_in
+from core.alongside import sessions_alongside
 from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
 from core.context.project import instruction_files_within, read_project_instructions
@@ -295,7 +295,7 @@ class Session:
             answer_wait_min=config.answer_wait_min, instructions_file=instructions_file, instructions=instructions,
             folder_instructions=config.project_instructions, git=git_state(workdir),
             instruction_files=instruction_files_within(workdir, data_dir) if config.project_instructions else (),
-            pictures=shown, alongside=alongside_words(at_work_in(data_dir, store.sessions(), workdir, but=session.id)),
+            pictures=shown, alongside=sessions_alongside(store, data_dir, workdir, but=session.id),
         )
         try:
             session.journal.record(start)

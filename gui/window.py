@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.alongside import alongside_words, at_work_in
+from core.alongside import sessions_alongside
 from core.changes import may_have_changed_files
 from core.events import (
     AssistantMessage,
@@ -814,7 +814,7 @@ class MainWindow(QMainWindow):
             return None
         self._learn_from_sessions()
         dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory, at_work=lambda folder: (
-            alongside_words(at_work_in(self.workspace.data_dir, self.workspace.store.sessions(), folder))))
+            sessions_alongside(self.workspace.store, self.workspace.data_dir, folder)))
         if self._task_not_started:  # typed, then closed without starting (Esc by mistake, say)
             dialog.task.setPlainText(self._task_not_started)
             dialog.task.moveCursor(QTextCursor.MoveOperation.End)

@@ -45,7 +45,7 @@ from core.agent.rules import (
 from core.agent.running_calls import RunningCall, forget_left_running, left_unfinished
 from core.agent.state import approval_key
 from core.agent.tool_calls import tool_outcome, with_own_ids
-from core.alongside import alongside_words, at_work_in
+from core.alongside import sessions_alongside
 from core.changes import FILE_TOOLS, SHELL_TOOL, path_of, relative
 from core.context import compaction
 from core.context.engine import (
@@ -1069,12 +1069,11 @@ class AgentLoop(Delegation):
         """The other sessions at work in the work folder now, whose agents may have made changes
         found outside this one's tools (else each would take the other's for the person's)."""
         try:
-            rows = self.journal.store.sessions()
+            return sessions_alongside(self.journal.store, data_dir_of(self.session_dir), Path(self.state.workdir),
+                                      but=self.state.session_id)
         except StoreError as exc:
             log.warning("the sessions at work in the folder were not looked up: %s", exc)
             return ()
-        return alongside_words(at_work_in(data_dir_of(self.session_dir), rows, Path(self.state.workdir),
-                                          but=self.state.session_id))
 
     async def _mark(self, snapshot: WorkFolderSnapshot | None) -> None:
         """The folder as the agent's file tool left it: what changes next is not the agent's."""
