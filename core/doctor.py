@@ -98,7 +98,8 @@ def check_keyring(model: str | None = None) -> Check:
         variable = key_variable(model) if model else ""
         if variable and os.environ.get(variable):
             return Check("Keyring", "ok", f"{problem}{backend}; {variable} is set, and the agent uses that key")
-        return Check("Keyring", "warn", f"{problem}{backend}: API keys cannot be stored",
+        return Check("Keyring", "warn", f"{problem}{backend}: API keys cannot be stored (a key typed in the "
+                     "window is kept until it closes)",
                      "install/start a keyring service (GNOME Keyring, KWallet) or set the provider's environment "
                      "variable (OPENAI_API_KEY, …)")
     return Check("Keyring", "ok", name)

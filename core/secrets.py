@@ -47,9 +47,30 @@ def key_name(model: str, api_base: str | None = None) -> str:
     return f"{provider}@{(parsed.netloc or api_base.strip()).lower()}"
 
 
+# Keys typed where no keyring could store them (none runs here, or it refused): held by this process
+# until it ends, never written anywhere. Without them, a person whose desktop has no keyring service
+# could give no key to a window started from the desktop's menu (whose environment has none of the
+# variables set in a shell's profile), and never one to a server of their own, which is sent only its
+# own key, not an environment variable's.
+_HELD: dict[str, str] = {}
+
+
+def hold_api_key(name: str, key: str) -> None:
+    """Keep the key under `name` (see key_name) in this process alone, until it ends."""
+    _HELD[name] = key
+
+
+def is_held(model: str, api_base: str | None = None) -> bool:
+    """Whether the model's key is one held for this run (see hold_api_key)."""
+    return key_name(model, api_base) in _HELD
+
+
 def get_api_key(model: str, api_base: str | None = None) -> str | None:
-    """The key stored for the model's provider, or for the server it is reached at: never another
-    server's."""
+    """The key held or stored for the model's provider, or for the server it is reached at: never
+    another server's."""
+    held = _HELD.get(key_name(model, api_base))
+    if held:  # typed in this run, so newer than anything stored
+        return held
     try:
         import keyring
 
@@ -62,10 +83,13 @@ def get_api_key(model: str, api_base: str | None = None) -> str | None:
 
 
 def key_source(model: str, api_base: str | None = None) -> str:
-    """Where the model's requests would take their key from: "keyring", "environment" (the
+    """Where the model's requests would take their key from: "held" (typed in this run, with no
+    keyring to store it in), "keyring", "environment" (the
     provider's variable, which litellm reads; never for a server of the person's choosing, which is
     sent only its own key), or "" (none: a local server needs none, a provider refuses the request).
     Asks the keyring, so off the event loop."""
+    if is_held(model, api_base):
+        return "held"
     if get_api_key(model, api_base):
         return "keyring"
     if not (api_base and api_base.strip()) and os.environ.get(key_variable(model)):
@@ -110,6 +134,7 @@ def set_api_key(name: str, key: str) -> None:
         keyring.set_password(SERVICE, name, key)
     except Exception as exc:  # the service refused (locked, gone away)
         raise NoKeyring(f"the keyring refused it ({str(exc).rstrip('.')})") from exc
+    _HELD.pop(name, None)  # stored now: the one held before it would hide it
 
 
 # What an environment variable holding a secret is called (OPENAI_API_KEY, GITHUB_TOKEN,

@@ -22,17 +22,24 @@ for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTE
 
 
 @pytest.fixture
-def memory_keyring():
-    """API keys kept in this process, through the real keyring API."""
+def use_keyring():
+    """Puts a keyring backend of the test's in place (the function it gives); the previous one comes
+    back after the test."""
     import keyring
 
+    previous = keyring.get_keyring()
+    yield keyring.set_keyring
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def memory_keyring(use_keyring):
+    """API keys kept in this process, through the real keyring API."""
     from tests.support.memory_keyring import MemoryKeyring
 
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    use_keyring(backend)
+    return backend
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +60,12 @@ def pictures_untried(monkeypatch):
 
     monkeypatch.setattr(pictures, "_taken", {})
     monkeypatch.setattr(pictures, "_refused", {})
+
+
+@pytest.fixture(autouse=True)
+def no_keys_held(monkeypatch):
+    """Each test starts with no key held for the run (the process keeps those typed where no keyring
+    could store them)."""
+    from core import secrets
+
+    monkeypatch.setattr(secrets, "_HELD", {})

@@ -105,7 +105,7 @@ from core.originals import Originals
 from core.paths import data_dir_of, missing_work_folder, resource_text
 from core.providers import model_window, sees_pictures
 from core.render import flush_note
-from core.secrets import Redactor, get_api_key, provider_of
+from core.secrets import Redactor, get_api_key, is_held, provider_of
 from core.side_writers import first_reply, side_writers
 from core.snapshot import WorkFolderSnapshot
 from core.store import StoreError, as_disk_full
@@ -186,9 +186,10 @@ class Prepared(NamedTuple):
 
 
 def session_key(model: str, api_base: str | None) -> dict[str, str]:
-    """The session model's API key from the keyring, by the name it is hidden under."""
+    """The session model's API key from the keyring (or held for the run), by the name it is hidden under."""
     key = get_api_key(model, api_base) if model else None
-    return {f"{provider_of(model)} API key (keyring)": key} if key else {}
+    where = "typed for this run" if is_held(model, api_base) else "keyring"
+    return {f"{provider_of(model)} API key ({where})": key} if key else {}
 
 
 class AgentLoop(Delegation):

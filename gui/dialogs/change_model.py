@@ -43,7 +43,7 @@ class ChangeModelDialog(QDialog):
         self.connection = connection = ConnectionFields(
             self, self.error, prefs, keeper, client_factory, model=state.model, api_base=state.api_base or "",
             offered=[state.model, prefs.model, *(m for m, _ in prefs.models_used())],
-            again="Change model again to go on without it.")
+            again="Change model again to go on.")
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         self.model.lineEdit().selectAll()
         connection.add_rows(form)

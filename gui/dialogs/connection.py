@@ -17,6 +17,7 @@ from core.providers import Connection, check_connection
 from core.secrets import (
     NoKeyring,
     cloud_of,
+    hold_api_key,
     key_name,
     key_source,
     key_variable,
@@ -42,6 +43,7 @@ from gui.theme import restyle
 from gui.widgets.wrapped_label import WrappedLabel
 
 KEYRING_NOTE = "Keys are stored in the system keyring, never in a file."
+UNTIL_CLOSED = "kept only until Tripane closes"  # a key typed where no keyring can store it
 # The keyring is asked which key a model would get once typing pauses, not at every keystroke.
 KEY_LOOKUP_DELAY_MS = 400
 
@@ -57,8 +59,10 @@ def why_no_key(model: str, api_base: str | None) -> str:
 
 def key_placeholder(model: str, api_base: str, source: str, can_store: bool = True) -> str:
     """What the empty API key field says: which key the model's requests take now (see key_source),
-    and, with no keyring to store one in, not to paste one."""
+    and, with no keyring to store one in, for how long one pasted is kept."""
     name = key_name(model or "openai/", api_base)
+    if source == "held":
+        return "a key is held until Tripane closes: leave empty to keep it"
     if source == "keyring":
         return f"a key is stored for {name}: leave empty to keep it"
     if source == "environment":
@@ -67,7 +71,7 @@ def key_placeholder(model: str, api_base: str, source: str, can_store: bool = Tr
     if needless:
         return needless
     if not can_store:
-        return f"none for {name} (see below)"
+        return f"none for {name} yet: paste its key here (see below)"
     return f"none stored for {name} yet: paste its key here"
 
 
@@ -83,7 +87,7 @@ class ConnectionFields(QObject):
         not go to the local server."""
         super().__init__(dialog)
         self.dialog, self.error, self.keeper, self.client_factory = dialog, error, keeper, client_factory
-        self.again = again  # how to go on once a key could not be stored: "Save again to keep the …"
+        self.again = again  # how to go on once a key could not be stored: "Save again to go on."
         self.model = model_combo(model, offered)
         suggest_model_names(keeper, dialog, self.model)
         # A model used before brings the server it was used at (a local model's address).
@@ -198,9 +202,11 @@ class ConnectionFields(QObject):
             self.api_base.textChanged.connect(self._say_where_the_key_goes)  # none for a server here
 
     def _say_where_the_key_goes(self) -> None:
-        """With no keyring, the key must come from the environment: a warning until the model's
-        provider variable is there, and then plainly that it is (a red line about a key that is
-        in fact set sends the person looking for a problem they do not have)."""
+        """With no keyring, a key typed is held until Tripane closes, and one kept across starts must
+        come from the environment: a warning until the model's provider variable is there, and then
+        plainly that it is (a red line about a key that is in fact set sends the person looking for
+        a problem they do not have). A server of the person's own is sent its own key alone, never
+        an environment variable's: for it, a key typed at each start is the only way."""
         # Its row is hidden where there is nothing to say but where keys go (New session), and for
         # a model that takes no key to keep anywhere: a cloud signed in to as the cloud is (Bedrock,
         # Vertex AI), a server on this computer.
@@ -209,15 +215,21 @@ class ConnectionFields(QObject):
         problem = self._keyring_problem or ""
         problem = capitalized(problem)
         variable = self._key_variable()
-        if os.environ.get(variable):
+        if os.environ.get(variable) and not self.chosen()[1]:
             self.key_note.setObjectName("")
             self.key_note.setText(f"✓ {variable} is set in Tripane's environment: the agent uses that key. "
-                                  f"({problem}, so a key typed here could not be stored.)")
+                                  f"({problem}, so a key typed here would be {UNTIL_CLOSED}.)")
         else:
             self.key_note.setObjectName("warning")
-            self.key_note.setText(f"{problem}, so a key typed here cannot be stored: set the provider's environment "
-                                  f"variable ({variable}, …) before starting Tripane instead.")
+            self.key_note.setText(f"{problem}, so a key typed here is {UNTIL_CLOSED}: {self._to_keep_it()}.")
         restyle(self.key_note)  # in the warning's colour, or back to the plain one
+
+    def _to_keep_it(self) -> str:
+        """How a key is kept across starts with no keyring: the provider's variable, or, for a
+        server of the person's own (never sent a variable's key), not at all."""
+        if self.chosen()[1]:
+            return "it is asked for again at the next start"
+        return f"to keep it, set the provider's environment variable ({self._key_variable()}, …) where Tripane starts"
 
     def _key_variable(self) -> str:
         model = self.model.currentText().strip()
@@ -254,11 +266,17 @@ class ConnectionFields(QObject):
 
         def refused(problem: BaseException) -> None:
             done()
-            self.api_key.clear()  # not kept anywhere
+            self.api_key.clear()
+            hold_api_key(name, key)  # for this run: the person gave it to be used
+            self._lookup.start()  # the field says so
+            if self._keyring_problem:  # said before it was typed (the note under the field): go on
+                self.error.clear()
+                if self.dialog.isVisible():
+                    then()
+                return
             reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
-            self.error.setText(f"The key could not be stored ({reason}) and was not kept: set the provider's "
-                               f"environment variable ({self._key_variable()}, …) before starting Tripane. "
-                               f"{self.again}")
+            self.error.setText(f"The key could not be stored ({reason}), so it is {UNTIL_CLOSED}: "
+                               f"{self._to_keep_it()}. {self.again}")
             on_refused()
 
         name = key_name(*self.chosen())  # the server's own

@@ -116,7 +116,7 @@ class NewSessionDialog(QDialog):
         self.connection = connection = ConnectionFields(
             self, self.error, prefs, keeper or TaskKeeper(), client_factory, model=prefs.model,
             api_base=prefs.server_of(prefs.model), offered=[prefs.model, *(model for model, _ in prefs.models_used())],
-            again="Start again to go on without it.", follow_model=True)
+            again="Start again to go on.", follow_model=True)
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         connection.add_rows(form)
         form.setRowVisible(connection.key_note, False)  # shown when there is more to say than where keys are kept

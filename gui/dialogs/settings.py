@@ -84,7 +84,7 @@ class SettingsDialog(QDialog):
         self.connection = connection = ConnectionFields(
             self, self.error, prefs, keeper, client_factory, model=model, api_base=api_base,
             offered=[prefs.model, *(model for model, _ in prefs.models_used())],
-            again="Save again to keep the other settings.")
+            again="Save again to go on.")
         self.model, self.api_base, self.api_key = connection.model, connection.api_base, connection.api_key
         self.key_note, self.test_button, self.test_result = (connection.key_note, connection.test_button,
                                                               connection.test_result)

@@ -153,3 +153,33 @@ async def test_the_keyring_is_read_off_the_event_loop(store, data_dir, workdir, 
         assert await session.run() == "done"
     assert server.requests[0]["model"] == "gpt-4o-mini"
     assert len(read_on) >= 2 and threading.main_thread().name not in read_on  # the loop's key, each request's
+
+
+def test_a_key_held_for_the_run_is_its_servers_alone_and_a_key_stored_later_replaces_it(memory_keyring):
+    from core.secrets import hold_api_key
+
+    hold_api_key(key_name("openai/served", "https://gateway.example.com/v1"), "sk-held-for-the-gateway")
+    assert get_api_key("openai/served", "https://gateway.example.com/v1") == "sk-held-for-the-gateway"
+    assert key_source("openai/served", "https://gateway.example.com/v1") == "held"
+    assert get_api_key("openai/gpt-4o-mini") is None  # not OpenAI's
+    assert get_api_key("openai/served", "https://other.example.com/v1") is None
+    assert memory_keyring.secrets == {}  # held, not stored
+    set_api_key(key_name("openai/served", "https://gateway.example.com/v1"), "sk-stored-later")
+    assert get_api_key("openai/served", "https://gateway.example.com/v1") == "sk-stored-later"
+    assert key_source("openai/served", "https://gateway.example.com/v1") == "keyring"
+
+
+async def test_a_held_key_is_hidden_when_a_file_holds_it_too(store, data_dir, workdir):
+    from core.secrets import hold_api_key
+
+    key = "sk-held-for-the-run-123"
+    hold_api_key(key_name("openai/served", "http://127.0.0.1:9/v1"), key)
+    (workdir / ".env").write_text(f"SERVED_KEY={key}\n", encoding="utf-8")
+    model = ScriptedModel([reply("", call("file_read", call_id="env", path=".env")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, model="openai/served", api_base="http://127.0.0.1:9/v1")
+    assert await session.run() == "done"
+    result = next(e for e in events_of(session, ToolResult) if e.call_id == "env")
+    assert "SERVED_KEY=[hidden: openai API key (typed for this run)]" in result.content
+    store.close()
+    assert not [path for path in data_dir.rglob("*") if path.is_file() and key.encode() in path.read_bytes()]

@@ -9,11 +9,11 @@ import threading
 from dataclasses import fields
 from pathlib import Path
 
-import keyring
 import pytest
 
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
+from core.secrets import get_api_key
 from core.session import SessionConfig
 from core.user_settings import SHARED, read_settings
 from gui.dialogs.inspector import ContextInspector
@@ -142,19 +142,26 @@ def test_the_windows_preferences_have_the_same_defaults_as_the_shared_settings()
     assert {key: defaults[key] for key in SHARED} == SHARED
 
 
-def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_key_goes_instead(qtbot, make_window,
-                                                                                                  tmp_path, monkeypatch):
+def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_how_long_one_typed_is_kept(
+        qtbot, make_window, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
     window = make_window()  # the tests' keyring is keyring's null backend: a computer with no keyring service
     dialog = window.open_settings()
     qtbot.waitUntil(lambda: "no keyring service" in dialog.key_note.text().lower(), timeout=WAIT)
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")  # the variable of the model's provider
-    assert "(ANTHROPIC_API_KEY, …)" in dialog.key_note.text()
+    assert dialog.key_note.text() == ("No keyring service runs on this computer, so a key typed here is kept only "
+                                      "until Tripane closes: to keep it, set the provider's environment variable "
+                                      "(ANTHROPIC_API_KEY, …) where Tripane starts.")
     assert dialog.key_note.objectName() == "warning"
     dialog.model.setCurrentText("openai/gpt-4o-mini")  # its key is in the environment: no warning
     assert dialog.key_note.text().startswith("✓ OPENAI_API_KEY is set in Tripane's environment")
     assert dialog.key_note.objectName() != "warning" and "sk-from-the-environment" not in dialog.key_note.text()
+    dialog.api_base.setText("https://gateway.example.com/v1")  # a server of one's own is never sent the variable's
+    assert dialog.key_note.text() == ("No keyring service runs on this computer, so a key typed here is kept only "
+                                      "until Tripane closes: it is asked for again at the next start.")
+    assert dialog.key_note.objectName() == "warning"
+    dialog.api_base.clear()
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     assert dialog.key_note.objectName() == "warning"
     dialog.model.setCurrentText("vertex_ai/gemini-2.5-flash")  # Google Cloud's own sign-in: no key, no line
@@ -165,21 +172,23 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_where_the_ke
     assert dialog.key_note.isHidden()
     dialog.api_base.clear()
     assert not dialog.key_note.isHidden()
+    qtbot.waitUntil(lambda: dialog.api_key.placeholderText() == "none for anthropic yet: paste its key here (see below)",
+                    timeout=WAIT)
 
+    # Said before it was typed: the key is held for this run, and the settings saved with it.
     dialog.api_key.setText("sk-ant-secret-123")
-    dialog._accept()
-    qtbot.waitUntil(lambda: dialog.error.text().startswith("The key could not be stored"), timeout=WAIT)
-    assert dialog.isVisible()  # not saved as if the key were kept
-    assert dialog.error.text() == ("The key could not be stored (no keyring service runs on this computer) and was "
-                                   "not kept: set the provider's environment variable (ANTHROPIC_API_KEY, …) before "
-                                   "starting Tripane. Save again to keep the other settings.")
-    assert dialog.api_key.text() == ""
     dialog.danger_turn.setValue(45)
-    dialog._accept()  # the rest is saved
+    dialog._accept()
     qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
     assert window.settings.load().danger_turn == 45
+    assert get_api_key("anthropic/claude-3-5-haiku-latest") == "sk-ant-secret-123"  # what the agent's requests take
+    assert get_api_key("anthropic/claude-3-5-haiku-latest", "https://gateway.example.com/v1") is None  # its own
     assert not any("sk-ant-secret-123" in path.read_text(encoding="utf-8", errors="replace")
                    for path in tmp_path.rglob("*") if path.is_file())
+    again = window.open_settings()
+    qtbot.waitUntil(lambda: again.api_key.placeholderText() == (
+        "a key is held until Tripane closes: leave empty to keep it"), timeout=WAIT)
+    again.reject()
 
 
 class SlowKeyring(MemoryKeyring):
@@ -195,29 +204,33 @@ class SlowKeyring(MemoryKeyring):
         super().set_password(service, username, password)
 
 
-def test_a_locked_keyring_asking_for_its_password_does_not_freeze_the_window(qtbot, make_window):
-    previous, locked = keyring.get_keyring(), SlowKeyring()
-    keyring.set_keyring(locked)
-    try:
-        window = make_window()
-        dialog = window.open_settings()
-        dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
-        dialog.api_key.setText("sk-ant-secret-123")
-        dialog.danger_turn.setValue(44)
-        save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
-        qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
-        # Back in the event loop at once, the keyring still waiting: the window paints and says why
-        # nothing has happened yet, and a second Save cannot store the key twice.
-        assert dialog.isVisible() and not save.isEnabled() and not locked.unlocked.is_set()
-        assert save.text() == "Storing the key…" and dialog.error.text() == ""
-        assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).isEnabled()
-        locked.unlocked.set()
-        qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
-        assert locked.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
-        assert window.settings.load().danger_turn == 44
-    finally:
-        locked.unlocked.set()
-        keyring.set_keyring(previous)
+def settings_with_a_key_typed(make_window, use_keyring, backend, model: str, key: str):
+    """A new window over the keyring backend given, and its Settings with the model chosen and its
+    key typed."""
+    use_keyring(backend)
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.model.setCurrentText(model)
+    dialog.api_key.setText(key)
+    return window, dialog
+
+
+def test_a_locked_keyring_asking_for_its_password_does_not_freeze_the_window(qtbot, make_window, use_keyring):
+    locked = SlowKeyring()
+    window, dialog = settings_with_a_key_typed(make_window, use_keyring, locked, "anthropic/claude-3-5-haiku-latest",
+                                               "sk-ant-secret-123")
+    dialog.danger_turn.setValue(44)
+    save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+    qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
+    # Back in the event loop at once, the keyring still waiting: the window paints and says why
+    # nothing has happened yet, and a second Save cannot store the key twice.
+    assert dialog.isVisible() and not save.isEnabled() and not locked.unlocked.is_set()
+    assert save.text() == "Storing the key…" and dialog.error.text() == ""
+    assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).isEnabled()
+    locked.unlocked.set()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    assert locked.secrets == {("Tripane", "anthropic"): "sk-ant-secret-123"}
+    assert window.settings.load().danger_turn == 44
 
 
 def test_a_servers_address_typed_as_the_model_is_pointed_to_api_base_not_saved_or_sent(qtbot, make_window,
@@ -931,7 +944,8 @@ def test_a_new_session_without_a_keyring_says_where_the_key_goes_instead(qtbot, 
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     note = dialog.connection.key_note
     qtbot.waitUntil(lambda: note.isVisible() and "(ANTHROPIC_API_KEY, …)" in note.text(), timeout=WAIT)
-    qtbot.waitUntil(lambda: dialog.api_key.placeholderText() == "none for anthropic (see below)", timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog.api_key.placeholderText() == "none for anthropic yet: paste its key here (see below)",
+                    timeout=WAIT)
     # On its own line, below the key, not drawn over the rows around it.
     assert note.geometry().top() >= dialog.api_key.geometry().bottom()
     assert note.geometry().bottom() <= dialog.connection.test_button.geometry().top()
@@ -953,7 +967,10 @@ def test_the_key_field_says_which_key_the_model_would_be_sent():
     assert key_placeholder("vertex_ai/gemini-2.5-pro", "", "") == (
         "none needed: Google Cloud's own sign-in on this computer is used")
     assert key_placeholder("anthropic/claude-sonnet-4-5", "", "") == "none stored for anthropic yet: paste its key here"
-    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "", can_store=False) == "none for anthropic (see below)"
+    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "", can_store=False) == (
+        "none for anthropic yet: paste its key here (see below)")
+    assert key_placeholder("anthropic/claude-sonnet-4-5", "", "held") == (
+        "a key is held until Tripane closes: leave empty to keep it")
 
 
 def test_ctrl_enter_in_the_task_starts_the_session(qtbot, workdir):
