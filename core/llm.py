@@ -814,6 +814,10 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         return ModelError("no_key", f"No API key for {provider}: {where} or set {variable} in the environment "
                           "Tripane starts from.")
     if isinstance(exc, litellm.AuthenticationError):
+        if api_base:  # sent only the key typed for it: where that goes is the way out
+            return ModelError("auth", f"The server at {api_base} refused the API key ({detail.rstrip('.')}): it "
+                              "takes its own (the one it was started with, as vLLM's --api-key, or a gateway's), "
+                              "typed for it in API key (Settings, or Session → Change model for a session).")
         return ModelError("auth", f"The provider refused the API key: {detail}")
     if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
         return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "

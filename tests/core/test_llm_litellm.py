@@ -452,14 +452,16 @@ ACCESS = " Check what the key's account or project may use, or choose another mo
      "The provider rejected the request: messages.1: tool_use ids must be unique"),
     ("gemini/gemini-2.5-flash", Failure(400, "API key not valid. Please pass a valid API key.",
                                         code="INVALID_ARGUMENT"), "auth",
-     "The provider refused the API key: API key not valid. Please pass a valid API key."),
+     "The server at {url} refused the API key (API key not valid. Please pass a valid API key): it takes its own "
+     "(the one it was started with, as vLLM's --api-key, or a gateway's), typed for it in API key (Settings, or "
+     "Session → Change model for a session)."),
 ])
 async def test_a_providers_refusal_is_said_in_its_own_words_and_retried_only_when_it_may_pass(model, failure, kind,
                                                                                              said):
     with ScriptedServer(positional([], default=failure)) as server:
         with pytest.raises(ModelError) as caught:
             await client().complete(ModelRequest(model, [{"role": "user", "content": "hi"}], api_base=server.url))
-    assert (caught.value.kind, str(caught.value)) == (kind, said)
+    assert (caught.value.kind, str(caught.value)) == (kind, said.replace("{url}", server.url))
     # An overloaded provider may have room soon, and is waited for twice as many times (the client
     # tries 2 times again, so 4); a refusal is final.
     assert len(server.requests) == (5 if kind == "overloaded" else 1)
@@ -880,8 +882,10 @@ async def test_a_refused_key_says_the_providers_words_without_litellms_class_nam
         with pytest.raises(ModelError) as failed:
             await client().complete(ModelRequest("openai/scripted", [{"role": "user", "content": "hi"}],
                                                  api_base=server.url))
-    assert str(failed.value).startswith("The provider refused the API key: ")
-    assert "Incorrect API key provided" in str(failed.value) and "litellm." not in str(failed.value)
+    assert str(failed.value) == (f"The server at {server.url} refused the API key (Incorrect API key provided): it "
+                                 "takes its own (the one it was started with, as vLLM's --api-key, or a gateway's), "
+                                 "typed for it in API key (Settings, or Session → Change model for a session).")
+    assert "litellm." not in str(failed.value)
 
 
 def first_then(first: Turn, then: Turn):

@@ -307,7 +307,7 @@ def test_test_connection_reports_success_and_a_refused_key_in_plain_words(qtbot,
 
         qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=30_000)
-        assert dialog.test_result.text().startswith("✗ The provider refused the API key")
+        assert dialog.test_result.text().startswith(f"✗ The server at {server.url} refused the API key")
         assert "Traceback" not in dialog.test_result.text()
 
         # A model no map knows, on a server that does not state its window: the window is said to
