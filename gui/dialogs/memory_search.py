@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from gui.keys import give_window_keys
 from gui.qt import (
     QDialog,
     QHBoxLayout,
@@ -41,6 +42,7 @@ class MemorySearchDialog(QDialog):
         self.query.setAccessibleName("Search long-term memory")
         self.query.setPlaceholderText("What do you want to find? Words, a paraphrase, an error code… (Enter)")
         self.query.setClearButtonEnabled(True)
+        give_window_keys(self.query)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
         self.results = QTextBrowser()
         self.results.setAccessibleName("Memory search results")
         self.results.setOpenLinks(False)

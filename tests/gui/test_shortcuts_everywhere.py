@@ -48,3 +48,26 @@ def test_ctrl_k_in_the_answer_box_finds_a_session_and_leaves_the_answer_be(qtbot
     qtbot.keyClick(dialog.text, Qt.Key.Key_K, CTRL)
     qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
     assert dialog.text.toPlainText() == "Yes, and the changelog"
+
+
+def test_ctrl_k_in_the_other_windows_fields_finds_a_session_and_leaves_what_was_typed(qtbot, make_window, workdir,
+                                                                                     monkeypatch):
+    """With Linux's key bindings, Ctrl+K in the memory search's box or the changes window's filter
+    deleted the rest of the line."""
+    from gui.qt import QLineEdit
+    from tests.gui.test_composer import linux_editing_keys
+
+    monkeypatch.setattr(QLineEdit, "event", linux_editing_keys(QLineEdit.event))
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    session = start(window, workdir, task="Fix the parser")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    for field in (window.open_memory_search().query, window.show_work_changes().filter):
+        field.window().activateWindow()
+        qtbot.waitUntil(field.window().isActiveWindow, timeout=WAIT)
+        field.setText("parser error")
+        field.setCursorPosition(0)
+        field.setFocus()
+        qtbot.keyClick(field, Qt.Key.Key_K, CTRL)
+        qtbot.waitUntil(window.sessions.search.hasFocus, timeout=WAIT)
+        assert field.text() == "parser error"
+        field.window().close()  # (a QLineEdit left focused when the patched event() is put back crashes Qt)
