@@ -48,6 +48,27 @@ def _api_base(text: str) -> str:
     return text
 
 
+KEY_ENV_HELP = ("the environment variable holding the model's API key, used for this command alone and never "
+                "stored: the way to give a server of your own (sent only its own key, never a provider's variable) "
+                "its key where no keyring is, as on a server; a variable, not the key, as a command line is seen by "
+                "anyone's ps")
+
+
+def _hold_key_from_environment(args, model: str | None, api_base: str | None) -> None:
+    """--api-key-env: the model's key, read from the variable it names, held for this process (see
+    core.secrets.hold_api_key) under the name the model's requests look it up by."""
+    variable = getattr(args, "api_key_env", None)
+    if not variable or not model:
+        return
+    key = os.environ.get(variable, "").strip()
+    if not key:
+        raise ValueError(f"--api-key-env {variable}: there is no {variable} in this environment (or it is empty); "
+                         f"set it to the key first (export {variable}=…)")
+    from core.secrets import hold_api_key, key_name
+
+    hold_api_key(key_name(model, api_base), key)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tripane", description="Supervise LLM agents that keep a three-file working memory.")
     parser.add_argument("--version", action="version", version=f"tripane {version_text()}")
@@ -71,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
     run.add_argument("--api-base", type=_api_base, help="address of an OpenAI-compatible server (Ollama, llama.cpp, …)")
+    run.add_argument("--api-key-env", metavar="VARIABLE", help=KEY_ENV_HELP)
     run.add_argument("--workdir", type=Path, default=Path.cwd(), help="the folder the agent may work in (default: here)")
     run.add_argument("--context-window", type=int, metavar="TOKENS",
                      help="how much the model reads at once (default: the model's own; for Ollama its length, "
@@ -115,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="go on with another model from here (the session's is gone, refused, too "
                              "weak or too dear); its server and window with --api-base, --context-window")
     resume.add_argument("--api-base", type=_api_base, help="with --model: the address of its server, for a local or self-hosted one")
+    resume.add_argument("--api-key-env", metavar="VARIABLE", help=KEY_ENV_HELP)
     resume.add_argument("--context-window", type=int, metavar="TOKENS",
                         help="with --model: how much it reads at once (default: the model's own)")
     resume.add_argument("--reasoning-effort", choices=EFFORT_CHOICES,
@@ -147,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also check that this model answers (one tiny request; default: the model "
                              "chosen in the window's Settings)")
     doctor.add_argument("--api-base", type=_api_base, help="the server address for --model, for local servers")
+    doctor.add_argument("--api-key-env", metavar="VARIABLE", help=KEY_ENV_HELP)
     doctor.add_argument("--set-aside-damaged", action="store_true",
                         help="if the database is damaged: rename it beside itself (nothing is deleted) and read "
                              "back the sessions it still holds into a new one, before the checks")
@@ -367,6 +391,7 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return EXIT_DONE
         if args.command == "run":  # before long-term memory loads: a missing model is said at once
             args.run_settings = _run_settings(args)
+            _hold_key_from_environment(args, args.run_settings["model"], args.run_settings["api_base"])
         return await _run(store, data_dir, args)
     finally:
         store.close()
@@ -392,6 +417,7 @@ async def _doctor(data_dir: Path, args) -> int:
     saved = {**SHARED, **read_settings()}
     if not model:  # the model chosen in the window's Settings, with its server
         model, api_base = saved["model"] or None, api_base or saved["api_base"] or None
+    _hold_key_from_environment(args, model, api_base)
     checks = await run_checks(data_dir, model, api_base, copies_mb=int(saved["copies_mb"]))
     print(report(checks))
     return EXIT_FAILED if any(check.level == "fail" for check in checks) else EXIT_DONE
@@ -784,6 +810,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
         if not args.model and (args.api_base or args.context_window):
             raise ValueError("--api-base and --context-window go with --model (the model they are for)")
+        _hold_key_from_environment(args, *((args.model, args.api_base) if args.model else
+                                           (session.state.model, session.state.api_base)))
         changed = None
         if args.model:
             changed = await session.change_model(args.model, args.api_base, args.context_window,

@@ -626,6 +626,8 @@ _NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credi
 # How litellm and the providers' SDKs say that no key was sent at all (Anthropic's and Gemini's
 # checks, the OpenAI SDK's "Missing credentials"), which litellm files under three different
 # classes: an internal error, a lost connection, a refused key. None of them passes by waiting.
+# How a server of the person's own gets its key on the command line, where no keyring may be.
+KEY_FROM_CLI = "from the command line, --api-key-env names the variable holding it"
 _NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{0,30}API Key)|api_key client option must be set"
                      r"|no (?:API )?key is set", re.IGNORECASE)
 # How litellm says a cloud's own sign-in (see core.secrets.CLOUD_SIGN_IN) was not found: google-auth's
@@ -808,7 +810,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if _NO_KEY.search(raw):
         where = "store one in Tripane (Settings, or Session → Change model for a session)"
         if api_base:  # a server of the person's choosing is sent only its own key, never a variable's
-            return ModelError("no_key", f"No API key for the server at {api_base}: {where}.")
+            return ModelError("no_key", f"No API key for the server at {api_base}: {where}; {KEY_FROM_CLI}.")
         provider = provider_of(model) if model else "this provider"
         variable = key_variable(model) if model else "the provider's API key variable"
         return ModelError("no_key", f"No API key for {provider}: {where} or set {variable} in the environment "
@@ -817,7 +819,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         if api_base:  # sent only the key typed for it: where that goes is the way out
             return ModelError("auth", f"The server at {api_base} refused the API key ({detail.rstrip('.')}): it "
                               "takes its own (the one it was started with, as vLLM's --api-key, or a gateway's), "
-                              "typed for it in API key (Settings, or Session → Change model for a session).")
+                              f"typed for it in API key (Settings, or Session → Change model for a session; {KEY_FROM_CLI}).")
         return ModelError("auth", f"The provider refused the API key: {detail}")
     if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
         return ModelError("permission", f"The provider refused access: {detail.rstrip('.')}. Check what "

@@ -1100,3 +1100,29 @@ def test_an_api_base_without_its_scheme_is_refused_on_the_command_line(tmp_path)
     assert code == 2
     assert "The API base 127.0.0.1:8000/v1 lacks its http:// (or https://): http://127.0.0.1:8000/v1, for instance." in err
     assert not (tmp_path / "tripane.db").exists()  # (refused before anything was made)
+
+
+def test_a_servers_own_key_is_given_by_the_variable_named_and_stored_nowhere(tmp_path):
+    # A vLLM started with --api-key, run from a terminal on a computer with no keyring (a server): the
+    # server is sent only its own key, never a provider's variable, so the command line names the
+    # variable that holds it.
+    work = work_folder(tmp_path)
+    secret = "sk-the-servers-own-key-42"
+    done = Turn(tool_calls=(tool("task_done", summary="reached"),))
+    with ScriptedServer(positional([done]), served_key=secret) as server:
+        args = ("run", "Say hello", "--model", "openai/served", "--api-base", server.url, "--workdir", str(work))
+        code, _, err = finish(tripane(*args, "--api-key-env", "SERVED_KEY", data_dir=tmp_path))
+        assert code == 2 and "Traceback" not in err
+        assert err == ("tripane: --api-key-env SERVED_KEY: there is no SERVED_KEY in this environment (or it is "
+                       "empty); set it to the key first (export SERVED_KEY=…)\n")
+        code, out, err = finish(tripane(*args, data_dir=tmp_path))  # none given: refused, and said how
+        assert code == 1 and f"The server at {server.url} refused the API key" in out + err
+        session_id = Store(tmp_path / "tripane.db").sessions()[0].id
+        code, out, err = finish(tripane("resume", session_id, "--api-key-env", "SERVED_KEY", data_dir=tmp_path,
+                                        env={"SERVED_KEY": secret}))
+        assert code == 0, err
+        assert "reached" in out
+        code, out, err = finish(tripane(*args, "--api-key-env", "SERVED_KEY", data_dir=tmp_path,
+                                        env={"SERVED_KEY": secret}))
+        assert code == 0, err
+    assert not [path for path in tmp_path.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]

@@ -454,7 +454,7 @@ ACCESS = " Check what the key's account or project may use, or choose another mo
                                         code="INVALID_ARGUMENT"), "auth",
      "The server at {url} refused the API key (API key not valid. Please pass a valid API key): it takes its own "
      "(the one it was started with, as vLLM's --api-key, or a gateway's), typed for it in API key (Settings, or "
-     "Session → Change model for a session)."),
+     "Session → Change model for a session; from the command line, --api-key-env names the variable holding it)."),
 ])
 async def test_a_providers_refusal_is_said_in_its_own_words_and_retried_only_when_it_may_pass(model, failure, kind,
                                                                                              said):
@@ -874,7 +874,8 @@ async def test_a_server_of_ones_choosing_that_wants_a_key_is_told_to_get_its_own
                                                  api_base=server.url))
     assert caught.value.kind == "no_key" and len(server.requests) == 1
     assert str(caught.value) == (f"No API key for the server at {server.url}: store one in Tripane (Settings, or "
-                                 "Session → Change model for a session).")
+                                 "Session → Change model for a session); from the command line, --api-key-env names "
+                                 "the variable holding it.")
 
 
 async def test_a_refused_key_says_the_providers_words_without_litellms_class_names():
@@ -884,7 +885,8 @@ async def test_a_refused_key_says_the_providers_words_without_litellms_class_nam
                                                  api_base=server.url))
     assert str(failed.value) == (f"The server at {server.url} refused the API key (Incorrect API key provided): it "
                                  "takes its own (the one it was started with, as vLLM's --api-key, or a gateway's), "
-                                 "typed for it in API key (Settings, or Session → Change model for a session).")
+                                 "typed for it in API key (Settings, or Session → Change model for a session; from the command line, "
+                                 "--api-key-env names the variable holding it).")
     assert "litellm." not in str(failed.value)
 
 
