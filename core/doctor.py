@@ -101,7 +101,8 @@ def check_keyring(model: str | None = None) -> Check:
         return Check("Keyring", "warn", f"{problem}{backend}: API keys cannot be stored (a key typed in the "
                      "window is kept until it closes)",
                      "install/start a keyring service (GNOME Keyring, KWallet) or set the provider's environment "
-                     "variable (OPENAI_API_KEY, …)")
+                     "variable (OPENAI_API_KEY, …); a server of your own takes its key from the variable that "
+                     "--api-key-env names")
     return Check("Keyring", "ok", name)
 
 

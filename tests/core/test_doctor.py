@@ -94,7 +94,9 @@ def test_with_no_keyring_the_keyring_check_passes_when_the_models_key_is_in_the_
     found = check_keyring("openai/gpt-4o-mini")
     assert found.level == "ok" and "OPENAI_API_KEY is set, and the agent uses that key" in found.detail
     assert "sk-from-the-environment" not in found.detail
-    assert check_keyring("anthropic/claude-3-5-haiku-latest").level == "warn"  # that key is nowhere
+    nowhere = check_keyring("anthropic/claude-3-5-haiku-latest")
+    assert nowhere.level == "warn" and nowhere.detail.endswith("(a key typed in the window is kept until it closes)")
+    assert nowhere.fix.endswith("a server of your own takes its key from the variable that --api-key-env names")
     assert check_keyring().level == "warn"
 
 
