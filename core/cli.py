@@ -800,14 +800,21 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
                                long_memory=long_memory)
         return await _ask(session, args.question, args.json)
+    from core.agent.loop import LoopSettings
+
+    # On a terminal, a task done with a server it started running keeps it for the person (see
+    # _hold_what_runs_on); with nobody there, it is stopped as the run ends.
+    at_terminal = sys.stdin.isatty() and not args.json
+    settings = LoopSettings(keeps_left_running=at_terminal)
     if args.command == "run":
         config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
                                project_instructions=not args.no_project_instructions,
                                pictures=_pictures_read(args.picture or []))
-        session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory)
+        session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory, settings=settings)
         _say_started(session)
     else:
-        session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory)
+        session = Session.open(store, data_dir, args.session, _model_client(), long_memory=long_memory,
+                               settings=settings)
         if not args.model and (args.api_base or args.context_window):
             raise ValueError("--api-base and --context-window go with --model (the model they are for)")
         _hold_key_from_environment(args, *((args.model, args.api_base) if args.model else
@@ -858,7 +865,45 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         from core.memory.cli import review_finished_day
 
         await review_finished_day(long_memory)
+    if at_terminal and status == EXIT_DONE:  # (after the reflection and the review: Ctrl+C means the end)
+        await _hold_what_runs_on(session)
     return status
+
+
+KEPT_POLL_S = 1.0  # how often a server held for the person is looked at, to end with it when it ends
+
+
+async def _hold_what_runs_on(session) -> None:
+    """A task done with what its commands left running still running (the dev server the person
+    asked for, to try): tripane holds the terminal as the server itself would, until Ctrl+C, the
+    terminal closing, or the server ending by itself; then it is stopped, and that recorded. Before,
+    it was stopped as the run ended, and the person had to start it again by hand."""
+    from core.tools.shell import kept_in_background
+
+    if not kept_in_background(session.id):
+        return
+    print("  Ctrl+C stops it and ends tripane.", flush=True)
+    loop = asyncio.get_running_loop()
+    stopped_by: asyncio.Future[str] = loop.create_future()
+    for signum, by in ((signal.SIGINT, "person"), (signal.SIGTERM, "quit"), (signal.SIGHUP, "quit")):
+        loop.add_signal_handler(signum, lambda by=by: stopped_by.done() or stopped_by.set_result(by))
+    try:
+        while not stopped_by.done() and await asyncio.to_thread(kept_in_background, session.id):
+            await asyncio.wait([stopped_by], timeout=KEPT_POLL_S)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+    if not stopped_by.done():
+        print("  It has ended by itself.", flush=True)
+        return
+    print(flush=True)  # (after the ^C the terminal echoed)
+    if await session.stop_kept(by=stopped_by.result()):
+        from core.events import BackgroundStopped
+        from core.render import render
+
+        said = next((r for r in reversed(session.records) if isinstance(r.event, BackgroundStopped)), None)
+        if said is not None:
+            print(render(said), flush=True)
 
 
 def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:

@@ -565,10 +565,13 @@ def test_a_killed_run_resumes_with_every_event_and_no_half_written_file(tmp_path
 
 
 def on_a_terminal(argv: list[str], data_dir: Path,
-                  replies: dict[bytes, bytes | Callable[[], bytes]] | None = None) -> tuple[int, bytes]:
+                  replies: dict[bytes, bytes | Callable[[], bytes]] | None = None,
+                  then: dict[bytes, Callable[[subprocess.Popen], None]] | None = None) -> tuple[int, bytes]:
     """Run the CLI with a pseudo-terminal for stdin, stdout and stderr, as in a person's terminal;
     each of `replies` is typed once when its prompt shows (a function: what the person does at that
-    prompt, then the keys it gives). The return code and all it wrote."""
+    prompt, then the keys it gives); each of `then` is done to the process once its text shows (a
+    signal sent: Ctrl+C, which a terminal not the process's own cannot send). The return code and
+    all it wrote."""
     import pty
     import select
 
@@ -590,6 +593,10 @@ def on_a_terminal(argv: list[str], data_dir: Path,
             if prompt in seen and prompt not in typed:
                 os.write(master, answer() if callable(answer) else answer)
                 typed.add(prompt)
+        for shown, act in (then or {}).items():
+            if shown in seen and shown not in typed:
+                act(proc)
+                typed.add(shown)
     proc.wait(timeout=30)
     os.close(master)
     return proc.returncode, seen
@@ -1126,3 +1133,56 @@ def test_a_servers_own_key_is_given_by_the_variable_named_and_stored_nowhere(tmp
                                         env={"SERVED_KEY": secret}))
         assert code == 0, err
     assert not [path for path in tmp_path.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only; and on Windows what a "
+                                                    "command leaves running is the agent's to stop")
+def test_on_a_terminal_a_server_the_done_task_left_running_runs_until_ctrl_c(tmp_path):
+    """The person asked for the dev server, to try the page: it was stopped as the run ended."""
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    command = f'"{sys.executable}" serve.py'
+    script = positional([Turn(tool_calls=(tool("shell_run", "serve", command=command),)),
+                         Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])
+    beats = []
+
+    def try_it_then_ctrl_c(proc: subprocess.Popen) -> None:
+        before = (work / "beat").stat().st_size
+        time.sleep(1.5)  # (the run has ended: what runs now runs for the person)
+        beats.append((work / "beat").stat().st_size > before and proc.poll() is None)
+        proc.send_signal(signal.SIGINT)
+
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "Start the dev server", "--model", "openai/scripted", "--api-base",
+                                    server.url, "--workdir", str(work), "--approve", "all", "--no-memory"], tmp_path,
+                                   then={b"Ctrl+C stops it and ends tripane.": try_it_then_ctrl_c})
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert beats == [True]
+    assert "keeps running for you now the task is done" in text
+    assert f"⏹ you stopped what `{command}` had left running in the background" in text
+    size = (work / "beat").stat().st_size
+    time.sleep(0.5)
+    assert (work / "beat").stat().st_size == size  # stopped with it
+    code, out, _ = finish(tripane("show", data_dir=tmp_path))
+    assert code == 0 and "you stopped what" in out
+
+
+def test_without_a_terminal_a_server_the_task_left_running_stops_with_the_run(tmp_path):
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    script = positional([Turn(tool_calls=(tool("shell_run", "serve", command=f'"{sys.executable}" serve.py'),)),
+                         Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])
+    with ScriptedServer(script) as server:
+        code, out, err = finish(tripane("run", "Start the dev server", "--model", "openai/scripted", "--api-base",
+                                        server.url, "--workdir", str(work), "--approve", "all", "--no-memory",
+                                        data_dir=tmp_path))
+    assert code == 0, err
+    assert "stopped what" in out and "as the run ended" in out and "Ctrl+C" not in out + err
+    size = (work / "beat").stat().st_size
+    time.sleep(0.5)
+    assert (work / "beat").stat().st_size == size
