@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -882,12 +883,13 @@ async def _hold_what_runs_on(session) -> None:
 
     if not kept_in_background(session.id):
         return
-    print("  Ctrl+C stops it and ends tripane.", flush=True)
     loop = asyncio.get_running_loop()
     stopped_by: asyncio.Future[str] = loop.create_future()
     for signum, by in ((signal.SIGINT, "person"), (signal.SIGTERM, "quit"), (signal.SIGHUP, "quit")):
         loop.add_signal_handler(signum, lambda by=by: stopped_by.done() or stopped_by.set_result(by))
     try:
+        with contextlib.suppress(OSError):  # (once Ctrl+C does; a terminal closed already: stopped below)
+            print("  Ctrl+C stops it and ends tripane.", flush=True)
         while not stopped_by.done() and await asyncio.to_thread(kept_in_background, session.id):
             await asyncio.wait([stopped_by], timeout=KEPT_POLL_S)
     finally:
@@ -896,13 +898,14 @@ async def _hold_what_runs_on(session) -> None:
     if not stopped_by.done():
         print("  It has ended by itself.", flush=True)
         return
-    print(flush=True)  # (after the ^C the terminal echoed)
-    if await session.stop_kept(by=stopped_by.result()):
-        from core.events import BackgroundStopped
-        from core.render import render
+    stopped = await session.stop_kept(by=stopped_by.result())  # first: the terminal may be gone (closed)
+    from core.events import BackgroundStopped
+    from core.render import render
 
-        said = next((r for r in reversed(session.records) if isinstance(r.event, BackgroundStopped)), None)
-        if said is not None:
+    said = next((r for r in reversed(session.records) if isinstance(r.event, BackgroundStopped)), None)
+    with contextlib.suppress(OSError):  # (a closed terminal: what stopped it is said in the log and progress.md)
+        print(flush=True)  # (after the ^C the terminal echoed)
+        if stopped and said is not None:
             print(render(said), flush=True)
 
 

@@ -1186,3 +1186,39 @@ def test_without_a_terminal_a_server_the_task_left_running_stops_with_the_run(tm
     size = (work / "beat").stat().st_size
     time.sleep(0.5)
     assert (work / "beat").stat().st_size == size
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only; and on Windows what a "
+                                                    "command leaves running is the agent's to stop")
+def test_a_server_held_for_the_person_stops_when_the_terminal_closes(tmp_path):
+    """Closing the terminal hangs tripane up, and the server, in a process group of its own, would
+    run on with nobody to stop it: it is stopped first, though nothing can be printed any more."""
+    import pty
+
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    script = positional([Turn(tool_calls=(tool("shell_run", "serve", command=f'"{sys.executable}" serve.py'),)),
+                         Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])
+    master, slave = pty.openpty()
+    try:
+        with ScriptedServer(script) as server:
+            proc = tripane("run", "Start the dev server", "--model", "openai/scripted", "--api-base", server.url,
+                           "--workdir", str(work), "--approve", "all", "--no-memory", data_dir=tmp_path, stdin=slave)
+            for line in proc.stdout:
+                if "Ctrl+C stops it" in line:
+                    break
+            assert proc.poll() is None
+            proc.stdout.close()  # the terminal is gone: whatever tripane prints now fails
+            proc.stderr.close()
+            proc.send_signal(signal.SIGHUP)
+            assert proc.wait(timeout=30) == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    size = (work / "beat").stat().st_size
+    time.sleep(0.5)
+    assert (work / "beat").stat().st_size == size  # stopped
+    code, out, _ = finish(tripane("show", data_dir=tmp_path))
+    assert code == 0 and "stopped what" in out and "as Tripane quit" in out
