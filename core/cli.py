@@ -154,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "lessons in long-term memory", parents=[common])
     reflect.add_argument("session", nargs="?", help="session id or a unique prefix (default: the newest session)")
     reflect.add_argument("--json", action="store_true", help="print the reflection event as one JSON object")
+    reflect.add_argument("--api-key-env", metavar="VARIABLE", help=KEY_ENV_HELP)
 
     ask = commands.add_parser("ask", help="ask a research helper about a session's work, aside from its agent (which "
                               "never sees it): it reads the work folder, the agent's files and long-term memory",
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--session", help="session id or a unique prefix (default: the newest session)")
     ask.add_argument("--no-memory", action="store_true", help="without long-term memory")
     ask.add_argument("--json", action="store_true", help="print the helper's steps as JSON objects, one a line")
+    ask.add_argument("--api-key-env", metavar="VARIABLE", help=KEY_ENV_HELP)
 
     window = commands.add_parser("gui", help="open the window (also what `tripane` alone does)", parents=[common])
     window.add_argument("--settings", type=Path, help="an INI settings file instead of the user's settings")
@@ -793,13 +795,12 @@ def _run_settings(args) -> dict:
 async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     from core.session import Session, SessionConfig
 
-    if args.command == "reflect":
+    if args.command in ("reflect", "ask"):  # (their models at the session's server share its key)
         session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
                                long_memory=long_memory)
-        return await _reflect(session, args.json)
-    if args.command == "ask":
-        session = Session.open(store, data_dir, _chosen_session(store, args.session).id, _model_client(),
-                               long_memory=long_memory)
+        _hold_key_from_environment(args, session.state.model, session.state.api_base)
+        if args.command == "reflect":
+            return await _reflect(session, args.json)
         return await _ask(session, args.question, args.json)
     from core.agent.loop import LoopSettings
 

@@ -1115,8 +1115,12 @@ def test_a_servers_own_key_is_given_by_the_variable_named_and_stored_nowhere(tmp
     # variable that holds it.
     work = work_folder(tmp_path)
     secret = "sk-the-servers-own-key-42"
-    done = Turn(tool_calls=(tool("task_done", summary="reached"),))
-    with ScriptedServer(positional([done]), served_key=secret) as server:
+    def script(request: dict) -> Turn:
+        if len(request.get("tools") or ()) == len(READING_TOOLS):  # a research helper's, asked aside
+            return Turn(text="It said hello, and nothing more.")
+        return Turn(tool_calls=(tool("task_done", summary="reached"),))
+
+    with ScriptedServer(script, served_key=secret) as server:
         args = ("run", "Say hello", "--model", "openai/served", "--api-base", server.url, "--workdir", str(work))
         code, _, err = finish(tripane(*args, "--api-key-env", "SERVED_KEY", data_dir=tmp_path))
         assert code == 2 and "Traceback" not in err
@@ -1132,6 +1136,11 @@ def test_a_servers_own_key_is_given_by_the_variable_named_and_stored_nowhere(tmp
         code, out, err = finish(tripane(*args, "--api-key-env", "SERVED_KEY", data_dir=tmp_path,
                                         env={"SERVED_KEY": secret}))
         assert code == 0, err
+        # A helper asked aside reads at the session's server too.
+        code, out, err = finish(tripane("ask", "What did it say?", "--no-memory", "--api-key-env", "SERVED_KEY",
+                                        data_dir=tmp_path, env={"SERVED_KEY": secret}))
+        assert code == 0, err
+        assert "It said hello, and nothing more." in out
     assert not [path for path in tmp_path.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
 
 
