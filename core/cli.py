@@ -937,7 +937,7 @@ def _pictures_kept(session, files: list[Path]) -> tuple[str, ...]:
 def _say_started(session) -> None:
     """Its id at once (to follow it elsewhere: tripane show ID -f), and where it works: the
     current folder by default, which may be the home folder."""
-    from core.alongside import alongside_note
+    from core.alongside import alongside_note, served_note
     from core.paths import HOME_FOLDER_NOTE, is_home_folder
 
     workdir = Path(session.state.workdir)
@@ -949,6 +949,8 @@ def _say_started(session) -> None:
         print(f"tripane: that is {HOME_FOLDER_NOTE} (--workdir names a project's folder)", file=sys.stderr, flush=True)
     if alongside := session.state.config.alongside:
         print(f"tripane: {alongside_note(alongside, started=True)}", file=sys.stderr, flush=True)
+    if served := session.state.config.served:
+        print(f"tripane: {served_note(served, started=True)}", file=sys.stderr, flush=True)
 
 
 async def _point_out_deprecation(session) -> None:

@@ -145,6 +145,9 @@ class SessionStarted(Event):
     # Other sessions at work in the same folder (or one within it, or around it) at the start, as
     # the agent is told of them: "“Fix the parser” (running)" (core/alongside.py).
     alongside: tuple[str, ...] = ()
+    # What other sessions' commands left running there for the person as their tasks ended done (a
+    # dev server), still running at the start: "`npm run dev` (left by “Start the dev server”)".
+    served: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from core.agent.loop import AgentLoop, LoopSettings
 from core.agent.options import WITHDRAWN
 from core.agent.running_calls import left_running_by_call, stop_left_running
 from core.agent.state import SessionState, approval_key, asked_by_helper
-from core.alongside import sessions_alongside
+from core.alongside import served_alongside, sessions_alongside
 from core.changes import BY_A_COMMAND, ChangeTally
 from core.context.engine import Assembled
 from core.context.project import instruction_files_within, read_project_instructions
@@ -296,6 +296,7 @@ class Session:
             folder_instructions=config.project_instructions, git=git_state(workdir),
             instruction_files=instruction_files_within(workdir, data_dir) if config.project_instructions else (),
             pictures=shown, alongside=sessions_alongside(store, data_dir, workdir, but=session.id),
+            served=served_alongside(store, data_dir, workdir, but=session.id),
         )
         try:
             session.journal.record(start)

@@ -531,6 +531,11 @@ class Store:
         """The session's records, read apart (see `read`): a worker thread loads a long log."""
         return list(_decoded(session_id, self.read(_EVENTS_QUERY, [session_id, 0])))
 
+    def records_of_kind(self, session_id: str, kind: str) -> list[Record]:
+        """The session's records of one kind of event, read apart (see `read`)."""
+        return list(_decoded(session_id, self.read(
+            "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND kind = ? ORDER BY seq", [session_id, kind])))
+
     def sessions_mentioning(self, text: str) -> set[str]:
         """The sessions whose conversation holds `text`, in any case: a message, a thought, a call's
         arguments, a tool's output, a question, an error, a summary. Not the events' field names,

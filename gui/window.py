@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.alongside import sessions_alongside
+from core.alongside import folder_notes
 from core.changes import may_have_changed_files
 from core.events import (
     AssistantMessage,
@@ -813,8 +813,8 @@ class MainWindow(QMainWindow):
             self.open_settings(first_run=True)
             return None
         self._learn_from_sessions()
-        dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory, at_work=lambda folder: (
-            sessions_alongside(self.workspace.store, self.workspace.data_dir, folder)))
+        dialog = NewSessionDialog(self.prefs, self, self.keeper, self.connection_client_factory, folder_notes=lambda folder: (
+            folder_notes(self.workspace.store, self.workspace.data_dir, folder)))
         if self._task_not_started:  # typed, then closed without starting (Esc by mistake, say)
             dialog.task.setPlainText(self._task_not_started)
             dialog.task.moveCursor(QTextCursor.MoveOperation.End)

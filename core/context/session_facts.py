@@ -36,6 +36,9 @@ def session_facts(config: SessionStarted, started: str, risky_tools: list[str], 
         *([f"- Other sessions' agents at work in this folder when this session started: {', '.join(config.alongside)}. "
            "Files may change under you: read a file again before you edit it, and leave their changes be"]
           if config.alongside else []),
+        *([f"- Running in this folder for the person, left by other sessions' tasks: {', '.join(config.served)}. "
+           "Leave it running: the person may be using it, it may serve your changes as you make them, and a port "
+           "it holds is taken"] if config.served else []),
         f"- System: {SYSTEMS.get(platform, 'Linux; shell_run uses /bin/sh')}",
         f"- Approvals: {approval}",
         f"- Limits: {limits}{budget}",

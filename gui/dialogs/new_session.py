@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.agent.state import SessionState
-from core.alongside import alongside_note
 from core.context.project import INSTRUCTION_FILES
 from core.llm import ModelClient
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
@@ -65,8 +64,9 @@ def started_from_terminal() -> bool:
 class NewSessionDialog(QDialog):
     def __init__(self, prefs: Preferences, parent: QWidget | None = None, keeper: TaskKeeper | None = None,
                  client_factory: Callable[[], ModelClient] = connection_test_client,
-                 at_work: Callable[[Path], tuple[str, ...]] = lambda _folder: ()):
-        """`at_work`: the other sessions at work in a folder, as alongside_words names them."""
+                 folder_notes: Callable[[Path], str] = lambda _folder: ""):
+        """`folder_notes`: what the person is told of other sessions in a folder (at work there, or
+        what they left running there; core.alongside.folder_notes)."""
         super().__init__(parent)
         self.setObjectName("new_session")
         self.setWindowTitle("New session — Tripane")
@@ -102,7 +102,7 @@ class NewSessionDialog(QDialog):
         self.folder_note.setWordWrap(True)
         form.addRow("", self.folder_note)
         # Another session's agent at work there: said, as two agents undo each other's work.
-        self.at_work = at_work
+        self.folder_notes = folder_notes
         self.alongside_note = QLabel()
         self.alongside_note.setObjectName("warning")
         self.alongside_note.setWordWrap(True)
@@ -199,7 +199,7 @@ class NewSessionDialog(QDialog):
     def _show_folder_note(self) -> None:
         folder = Path(self.workdir.text().strip() or ".")
         self.form.setRowVisible(self.folder_note, is_home_folder(folder))
-        self.alongside_note.setText(alongside_note(self.at_work(folder)) if self.workdir.text().strip() else "")
+        self.alongside_note.setText(self.folder_notes(folder) if self.workdir.text().strip() else "")
         self.form.setRowVisible(self.alongside_note, bool(self.alongside_note.text()))
 
     def _show_instructions(self) -> None:

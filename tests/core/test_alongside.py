@@ -4,6 +4,9 @@ person (in a terminal here; the window's dialog in tests/gui/test_alongside.py).
 from __future__ import annotations
 
 import asyncio
+import sys
+
+import pytest
 
 from core.alongside import alongside_note, alongside_words, at_work_in
 from core.events import FilesChangedOutside
@@ -104,3 +107,36 @@ def test_the_person_is_told_which_sessions_and_what_to_do():
     assert many.startswith("“T0” (paused), “T1” (paused), “T2” (paused) and 2 more work in this folder now")
     assert many.endswith("this session's agent is told (another folder, a git worktree or a copy, would keep them "
                          "apart).")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="on Windows what a command leaves running is the agent's to stop: "
+                                                    "nothing is kept for the person")
+async def test_a_new_task_where_a_done_one_left_the_dev_server_running_is_told_to_leave_it_be(store, data_dir,
+                                                                                               workdir):
+    # "Start the dev server" ended done with it running, for the person to try the page; the next
+    # task there ("now make the button blue") started it again, found the port taken, and could stop
+    # the one the person had open.
+    from core.alongside import folder_notes, served_alongside, served_note
+    from tests.core.test_kept_running import COMMAND, serving
+
+    served, _model = serving(store, data_dir, workdir)
+    assert await served.run() == "done"
+    named = f"`{COMMAND}` (left by “{store.session(served.id).title}”)"
+    assert served_alongside(store, data_dir, workdir) == (named,)
+    assert folder_notes(store, data_dir, workdir) == (f"{named} runs in this folder for you: started here, its agent "
+                                                      "is told to leave it running.")
+    model = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    (workdir / "web").mkdir()
+    follow_up = make_session(store, data_dir, workdir / "web", model, task="Make the button blue")
+    assert follow_up.state.config.served == (named,) and follow_up.state.config.alongside == ()
+    assert served_note(follow_up.state.config.served, started=True) == (
+        f"{named} runs in this folder for you: this session's agent is told to leave it running.")
+    assert await follow_up.run() == "done"
+    assert (f"\n- Running in this folder for the person, left by other sessions' tasks: {named}. Leave it running: "
+            "the person may be using it, it may serve your changes as you make them, and a port it holds is taken\n"
+            ) in facts_of(model)
+    apart = workdir.parent / "apart"
+    apart.mkdir()
+    assert served_alongside(store, data_dir, apart) == ()
+    assert await served.stop_kept() == [COMMAND]  # stopped: nothing left to tell of
+    assert served_alongside(store, data_dir, workdir) == () and folder_notes(store, data_dir, workdir) == ""

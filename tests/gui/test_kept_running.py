@@ -150,3 +150,19 @@ def notice_of(window) -> str:
     """The text of the conversation's kept notice."""
     return next(item.text() for item in window.chat.items() if isinstance(item, QLabel)
                 and "keeps running for you" in item.text())
+
+
+def test_a_new_session_in_the_folder_says_the_server_left_running_there(qtbot, make_window, workdir):
+    window, session, card = served(qtbot, make_window, workdir)
+    dialog = window.new_session()
+    dialog.workdir.setText(str(workdir))
+    qtbot.waitUntil(lambda: dialog.alongside_note.isVisible(), timeout=WAIT)
+    assert dialog.alongside_note.text() == (f"`{COMMAND}` (left by “Serve the page”) runs in this folder for you: "
+                                            "started here, its agent is told to leave it running.")
+    dialog.reject()
+    qtbot.mouseClick(card.stop_button, qtbot_left())
+    qtbot.waitUntil(lambda: bool(events_of(session, BackgroundStopped)), timeout=WAIT)
+    dialog = window.new_session()
+    dialog.workdir.setText(str(workdir))
+    assert dialog.alongside_note.text() == "" and not dialog.alongside_note.isVisible()
+    dialog.reject()
