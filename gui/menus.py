@@ -60,7 +60,7 @@ COMMANDS: tuple[tuple[str, str, str | QKeySequence.StandardKey | None, Do, str],
     ("&View", "&Larger text", QKeySequence.StandardKey.ZoomIn, lambda w: w.change_text_size(1), "larger_text"),
     ("&View", "S&maller text", QKeySequence.StandardKey.ZoomOut, lambda w: w.change_text_size(-1), "smaller_text"),
     ("&View", "&Actual text size", "Ctrl+0", lambda w: w.change_text_size(0), "actual_text"),
-    ("&Help", "&Keyboard shortcuts", "F1", "show_shortcuts", "shortcuts"),
+    ("&Help", "&Commands and keyboard shortcuts", "F1", "show_shortcuts", "shortcuts"),
     ("&Help", "Open &log folder", None, "open_log_folder", "log_folder"),
     ("&Help", "&About Tripane", None, "show_about", "about"),
 )

@@ -55,15 +55,15 @@ from gui.asides import Asides
 from gui.bridge import SessionBridge
 from gui.desktop_open import open_file, open_on_desktop
 from gui.dialogs.change_model import ChangeModelDialog
+from gui.dialogs.commands import CommandsWindow
 from gui.dialogs.conflict import KEEP_MINE, MERGE, ConflictDialog, merge_text
 from gui.dialogs.forms import open_once, save_file_dialog
-from gui.dialogs.help import about_html, shortcuts_html
+from gui.dialogs.help import about_html, command_rows
 from gui.dialogs.inspector import ContextInspector
 from gui.dialogs.memory_search import MemorySearchDialog
 from gui.dialogs.new_session import NewSessionDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.question import QuestionDialog
-from gui.dialogs.reading import ReadingWindow
 from gui.dialogs.settings import SettingsDialog
 from gui.dialogs.spending import SpendingDialog
 from gui.dialogs.summary import SummaryDialog
@@ -1558,11 +1558,13 @@ class MainWindow(QMainWindow):
                   "step of your sessions is in their event log. The details are in the log file (Help → Open log "
                   f"folder):\n{log_path(self.workspace.data_dir)}", QMessageBox.Icon.Warning)
 
-    def show_shortcuts(self) -> ReadingWindow:
-        shown = next((w for w in self.findChildren(ReadingWindow) if w.isVisible()), None)
+    def show_shortcuts(self) -> CommandsWindow:
+        """F1: the commands and their keys, found by typing and run with Enter."""
+        shown = next((w for w in self.findChildren(CommandsWindow) if w.isVisible()), None)
         if shown is None:  # F1 again raises the list rather than opening a second one
-            shown = ReadingWindow("Keyboard shortcuts", shortcuts_html(self.actions_by_name.values()), self)
+            shown = CommandsWindow(command_rows(self.actions_by_name), self)
         bring_to_front(shown)
+        shown.filter.setFocus()
         return shown
 
     def show_about(self) -> QMessageBox:

@@ -1,12 +1,11 @@
-"""The Help menu's texts: the keyboard shortcuts, read from the window's own actions so the list
-cannot drift from them, and what a bug report needs (version, folders, platform)."""
+"""The Help menu's texts: the commands and their keyboard shortcuts, read from the window's own
+actions so the list cannot drift from them, and what a bug report needs (version, folders, platform)."""
 
 from __future__ import annotations
 
 import html
 import platform
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 from core.build import version_text
@@ -27,14 +26,17 @@ def native(keys: QKeySequence | str) -> str:
     return QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText) if keys != "Alt+letter" else keys
 
 
-def shortcuts_html(actions: Iterable[QAction]) -> str:
-    rows = [(action.text().replace("&", ""), native(action.shortcut()))
-            for action in actions if not action.shortcut().isEmpty()]
-    rows += [(what, " / ".join(map(native, keys))) for what, keys in WIDGET_SHORTCUTS
+def command_rows(actions: dict[str, QAction]) -> list[tuple[str, str, str, QAction | None]]:
+    """The rows of F1's list (gui/dialogs/commands.py): each menu command, with its menu and its
+    keys, in the menus' order; then the keys widgets take themselves."""
+    from gui.menus import COMMANDS
+
+    rows: list[tuple[str, str, str, QAction | None]] = [
+        (menu.replace("&", ""), actions[name].text().replace("&", ""), native(actions[name].shortcut()), actions[name])
+        for menu, *_, name in COMMANDS if name in actions]
+    rows += [("", what, " / ".join(map(native, keys)), None) for what, keys in WIDGET_SHORTCUTS
              if not (keys == ("Alt+letter",) and sys.platform == "darwin")]  # (Qt gives buttons none there, as the Mac)
-    cells = "".join(f"<tr><td>{html.escape(what)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
-                    for what, keys in rows)
-    return f"<table>{cells}</table>"
+    return rows
 
 
 def about_html(data_dir: Path) -> str:

@@ -9,8 +9,9 @@ import pytest
 from core import __version__
 from core.logs import log_path, start_logging, stop_logging
 from core.scripted import ScriptedModel, call, reply
-from gui.dialogs.reading import ReadingWindow
-from gui.qt import QMessageBox, QTimer
+from gui.dialogs.commands import CommandsWindow
+from gui.dialogs.summary import SummaryDialog
+from gui.qt import QMessageBox, Qt, QTimer, qt_alive
 from gui.unexpected import catch_unexpected
 from tests.gui.test_window import start
 
@@ -65,15 +66,16 @@ def test_the_shortcuts_are_listed_from_the_menus(qtbot, make_window):
     window = make_window()
     window.actions_by_name["shortcuts"].trigger()
     window.actions_by_name["shortcuts"].trigger()  # F1 twice: still one list
-    shown = [w for w in window.findChildren(ReadingWindow) if w.isVisible()]
-    assert len(shown) == 1 and shown[0].windowTitle() == "Keyboard shortcuts"
+    shown = [w for w in window.findChildren(CommandsWindow) if w.isVisible()]
+    assert len(shown) == 1 and shown[0].windowTitle() == "Commands and keyboard shortcuts — Tripane"
     text = shown[0].text()
-    for action in ("Send message", "Compact context now", "Keyboard shortcuts", "Open session folder"):
+    for action in ("Session › Send message", "Session › Compact context now", "Help › Commands and keyboard shortcuts",
+                   "Session › Open session folder", "Session › Summary…"):  # (one with no key too)
         assert action in text
     assert "Ctrl+Return" in text or "Ctrl+Enter" in text or "⌘" in text
     assert "F1" in text
     # Keys the widgets take themselves are listed too: the conversation's, the message box's.
-    assert "Ctrl+Home / Ctrl+End" in text and "The messages you sent (in the empty message box)" in text
+    assert "Ctrl+Home / Ctrl+End" in text and "\nThe messages you sent (in the empty message box)\t" in text
     assert "A question window's button, a dialog's field (its letter underlined" in text and "Alt+letter" in text
 
 
@@ -114,3 +116,60 @@ def test_the_log_folder_opens_from_the_help_menu(qtbot, make_window, tmp_path, m
     window.actions_by_name["log_folder"].trigger()
     assert opened == [str(logged.parent)]
     assert "something to find" in logged.read_text(encoding="utf-8")
+
+
+def test_a_command_is_found_by_typing_and_run_with_enter_from_f1(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
+    session = start(window, workdir, task="Fix the parser")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    listing = window.show_shortcuts()
+    qtbot.waitUntil(listing.filter.hasFocus, timeout=WAIT)  # typing finds a command at once
+
+    def shown() -> list[str]:
+        return [item.text(0) for i in range(listing.list.topLevelItemCount())
+                if not (item := listing.list.topLevelItem(i)).isHidden()]
+
+    qtbot.keyClicks(listing.filter, "copy mark")  # every word, in any case, anywhere in the row
+    assert shown() == ["Session › Copy as Markdown"]
+    listing.filter.clear()
+    qtbot.keyClicks(listing.filter, "summ")
+    assert shown() == ["Session › Summary…"] and listing.list.currentItem().text(0) == "Session › Summary…"
+    qtbot.keyClick(listing.filter, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not listing.isVisible() if qt_alive(listing) else True, timeout=WAIT)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(SummaryDialog)), timeout=WAIT)
+
+    listing = window.show_shortcuts()
+    qtbot.keyClicks(listing.filter, "session")
+    assert len(shown()) > 2
+    qtbot.keyClick(listing.filter, Qt.Key.Key_Down)
+    assert listing.list.currentItem().text(0) == shown()[1]  # Down in the box chooses in the list
+    listing.filter.setText("Resume")  # greyed out: the session has ended done
+    assert not window.actions_by_name["resume"].isEnabled()
+    qtbot.keyClick(listing.filter, Qt.Key.Key_Return)
+    assert listing.isVisible() and listing.note.text() == (
+        "Session › Resume cannot be done now (it is greyed out in its menu too).")
+    listing.filter.setText("messages you sent")  # keys a widget takes: listed, run where they work
+    qtbot.keyClick(listing.filter, Qt.Key.Key_Return)
+    assert listing.isVisible() and listing.note.text() == (
+        "The messages you sent (in the empty message box): Up / Down works there, not from this list.")
+    listing.filter.setText("no such command at all")
+    assert shown() == [] and listing.note.isHidden()
+    qtbot.keyClick(listing.filter, Qt.Key.Key_Return)  # nothing chosen: nothing happens
+    assert listing.isVisible()
+
+
+def test_the_commands_that_cannot_run_now_are_greyed_out_as_the_session_goes(qtbot, make_window, workdir):
+    from tests.gui.test_window import start_paused
+
+    _model, window, session = start_paused(qtbot, make_window, workdir)
+    listing = window.show_shortcuts()
+    resume = next(item for i in range(listing.list.topLevelItemCount())
+                  if (item := listing.list.topLevelItem(i)).text(0) == "Session › Resume")
+    disabled = listing.palette().brush(listing.palette().ColorGroup.Disabled, listing.palette().ColorRole.Text)
+    assert window.actions_by_name["resume"].isEnabled() and resume.foreground(0) != disabled
+    window.resume()
+    qtbot.waitUntil(lambda: not window.actions_by_name["resume"].isEnabled(), timeout=WAIT)
+    assert resume.foreground(0) == disabled
+    listing.close()
+    window.stop()
+    qtbot.waitUntil(lambda: not session.running, timeout=WAIT)  # (the list gone: its rows are let go of)

@@ -193,7 +193,7 @@ def test_the_shortcut_list_fits_the_screen_with_larger_text(qtbot, make_window, 
     with qtbot.waitExposed(listing):
         pass
     assert_fits(listing)
-    assert "Keyboard shortcuts" in listing.text() and "F1" in listing.text()
+    assert "Commands and keyboard shortcuts" in listing.text() and "F1" in listing.text()
 
 
 def test_the_turn_thresholds_plan_status_reads_as_the_plans_markdown(qtbot):
