@@ -880,10 +880,17 @@ async def _hold_what_runs_on(session) -> None:
     asked for, to try): tripane holds the terminal as the server itself would, until Ctrl+C, the
     terminal closing, or the server ending by itself; then it is stopped, and that recorded. Before,
     it was stopped as the run ended, and the person had to start it again by hand."""
-    from core.tools.shell import kept_in_background
+    from core.tools.shell import LiveOutput, kept_in_background, listen_to_kept
 
     if not kept_in_background(session.id):
         return
+    echo = LiveEcho(sys.stderr)  # what it prints from now on, as in a terminal of its own
+
+    def shown(text: str) -> None:
+        with contextlib.suppress(OSError):  # (a terminal gone: see below)
+            echo.write(text)
+    live = LiveOutput(shown)
+    stop_listening = listen_to_kept(session.id, live.feed)
     loop = asyncio.get_running_loop()
     stopped_by: asyncio.Future[str] = loop.create_future()
     for signum, by in ((signal.SIGINT, "person"), (signal.SIGTERM, "quit"), (signal.SIGHUP, "quit")):
@@ -894,8 +901,12 @@ async def _hold_what_runs_on(session) -> None:
         while not stopped_by.done() and await asyncio.to_thread(kept_in_background, session.id):
             await asyncio.wait([stopped_by], timeout=KEPT_POLL_S)
     finally:
+        stop_listening()
+        live.close()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+    with contextlib.suppress(OSError):
+        echo.end_line()
     if not stopped_by.done():
         print("  It has ended by itself.", flush=True)
         return

@@ -81,13 +81,16 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     chunks: list[bytes] = []
     kept = dropped = 0
     live = LiveOutput(ctx.on_output)
-    detached = False  # the command returned; what its background processes print is not kept
+    detached = False  # the command returned; what its background processes print is not kept...
+    later: list[Callable[[bytes], None]] = []  # ...but passed on to whoever listens (see listen_to_kept)
 
     async def drain() -> None:
         nonlocal kept, dropped
         assert proc.stdout is not None
         while chunk := await proc.stdout.read(1 << 16):
             if detached:
+                for listener in later:
+                    listener(chunk)
                 continue
             live.feed(chunk)
             part = chunk[: max(0, CAPTURE_LIMIT_BYTES - kept)]
@@ -137,7 +140,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     background = ""
     if not finishing.result():
         detached = True  # drain goes on reading, so the background process never blocks on a full pipe
-        background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id))
+        background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id, later))
         if ctx.on_left_running is not None:
             ctx.on_left_running()
     else:
@@ -173,6 +176,7 @@ class Background(NamedTuple):
     draining: asyncio.Task  # reads its output, for as long as one of them holds it
     command: str
     call_id: str = ""  # the call that ran it
+    listeners: list[Callable[[bytes], None]] | None = None  # given what it prints from now on (its drain's)
 
 
 # Processes that commands left running in the background (a dev server), by session: they are
@@ -259,6 +263,20 @@ def kept_in_background(session_id: str) -> list[Background]:
     else:
         _kept.pop(session_id, None)
     return running
+
+
+def listen_to_kept(session_id: str, listener: Callable[[bytes], None]) -> Callable[[], None]:
+    """`listener` is given what the processes kept running for the person print from now on (a dev
+    server's requests and errors, as in a terminal of its own); the function returned stops that."""
+    heard = [left.listeners for left in _kept.get(session_id, []) if left.listeners is not None]
+    for listeners in heard:
+        listeners.append(listener)
+
+    def stop() -> None:
+        for listeners in heard:
+            if listener in listeners:
+                listeners.remove(listener)
+    return stop
 
 
 async def stop_kept(session_id: str, call_id: str | None = None) -> list[Background]:

@@ -1144,14 +1144,22 @@ def test_a_servers_own_key_is_given_by_the_variable_named_and_stored_nowhere(tmp
     assert not [path for path in tmp_path.rglob("*") if path.is_file() and secret.encode() in path.read_bytes()]
 
 
+# A server started in the background that logs each request it serves (one every 0.05 s, for at
+# most 30 s where it is not stopped), and beats in a file.
+TALKING = ("import subprocess, sys\n"
+           "talk = 'import time\\nfor n in range(600):\\n    print(f\"GET /page {n}\", flush=True)\\n"
+           "    open(\"beat\", \"a\").write(\".\")\\n    time.sleep(0.05)\\n'\n"
+           "subprocess.Popen([sys.executable, '-c', talk])\n"
+           "print('server started')\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only; and on Windows what a "
                                                     "command leaves running is the agent's to stop")
 def test_on_a_terminal_a_server_the_done_task_left_running_runs_until_ctrl_c(tmp_path):
-    """The person asked for the dev server, to try the page: it was stopped as the run ended."""
-    from tests.core.tools.test_shell_and_web import BEATING
-
+    """The person asked for the dev server, to try the page: it was stopped as the run ended. Now
+    it runs on, what it prints shown as in a terminal of its own, until Ctrl+C."""
     work = work_folder(tmp_path)
-    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    (work / "serve.py").write_text(TALKING, encoding="utf-8")
     command = f'"{sys.executable}" serve.py'
     script = positional([Turn(tool_calls=(tool("shell_run", "serve", command=command),)),
                          Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])
@@ -1172,6 +1180,8 @@ def test_on_a_terminal_a_server_the_done_task_left_running_runs_until_ctrl_c(tmp
     assert beats == [True]
     assert "keeps running for you now the task is done" in text
     assert f"⏹ you stopped what `{command}` had left running in the background" in text
+    held = text[text.index("Ctrl+C stops it and ends tripane."):text.index("⏹ you stopped")]
+    assert "  │ GET /page " in held  # what the server printed while it ran for the person
     size = (work / "beat").stat().st_size
     time.sleep(0.5)
     assert (work / "beat").stat().st_size == size  # stopped with it
