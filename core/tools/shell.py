@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import functools
+import logging
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 from core import big_text
@@ -19,6 +21,8 @@ from core.processes import processes
 from core.tools.context import ToolContext
 from core.tools.files import BINARY_PROBE_BYTES
 from core.tools.registry import InvalidCall, ToolError
+
+log = logging.getLogger(__name__)
 
 TIMED_OUT = "Command timed out after"  # how the error of a command that ran out of time begins
 
@@ -140,7 +144,10 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     background = ""
     if not finishing.result():
         detached = True  # drain goes on reading, so the background process never blocks on a full pipe
-        background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id, later))
+        kept_log = BackgroundLog(ctx.offload_dir, ctx.call_id)
+        later.append(kept_log.write)
+        background = _keep_in_background(ctx, Background(proc, draining, command, ctx.call_id, later),
+                                         log_name=kept_log.name)
         if ctx.on_left_running is not None:
             ctx.on_left_running()
     else:
@@ -188,14 +195,16 @@ _background: dict[str, list[Background]] = {}
 _kept: dict[str, list[Background]] = {}
 
 
-def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool = True) -> str:
+def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool = True, log_name: str = "") -> str:
     """Keep what the command left running, to stop with the run; what the agent is told of it.
-    `holds_output`: it holds the command's output (else it writes where the command sent it)."""
+    `holds_output`: it holds the command's output (else it writes where the command sent it), and
+    what it prints from now on goes to offload `log_name`."""
     _background.setdefault(ctx.session_id, []).append(left)
     proc = left.proc
     # Nobody awaits it any more: a read error when the process ends is of no interest.
     left.draining.add_done_callback(lambda task: task.cancelled() or task.exception())
-    unseen = "; its output is not shown" if holds_output else ""
+    unseen = (f"; what it prints from now on goes to offload:{log_name} (its last {BACKGROUND_LOG_BYTES // 2**20} MB: "
+              "read it with file_read, as a server's log)" if holds_output else "")
     if sys.platform == "win32":
         return (f"\n[a process this command started still runs in the background{unseen}. "
                 "Stop it with taskkill when you no longer need it.]")
@@ -203,6 +212,45 @@ def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool =
              "so stop what they will not need. Stop it" if ctx.keeps_left_running
              else "this run ends (to let the person try it, ask them, with human_ask, while it runs), or")
     return f"\n[a process this command started still runs in the background{unseen}. It is stopped when {until} now with: kill -- -{proc.pid}]"
+
+
+BACKGROUND_LOG_BYTES = 1 << 20  # the most of what a process left running prints that is kept
+
+
+class BackgroundLog:
+    """What a process a command left running prints from the moment the command returned (a dev
+    server's requests and errors), kept in the session's offload/ folder, the latest
+    BACKGROUND_LOG_BYTES of it: the agent reads it with file_read, the person opens it. Before, it
+    was read and dropped, so an agent that started a server could not see why a page failed."""
+
+    def __init__(self, offload_dir: Path, call_id: str):
+        self.name = f"background-{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id or 'command')[:80]}.log"
+        self.path = offload_dir / self.name
+        self.size = 0
+        self.failed = False
+        try:
+            offload_dir.mkdir(parents=True, exist_ok=True)
+            self.path.write_bytes(b"")  # (a call's id is its own; a file left by a run before is this call's no more)
+        except OSError as exc:
+            self._give_up(exc)
+
+    def write(self, chunk: bytes) -> None:
+        if self.failed:
+            return
+        try:
+            with self.path.open("ab") as log_file:
+                log_file.write(chunk)
+            self.size += len(chunk)
+            if self.size > BACKGROUND_LOG_BYTES:  # the latest half kept: a chatty server's log has no end
+                latest = self.path.read_bytes()[-(BACKGROUND_LOG_BYTES // 2):]
+                self.path.write_bytes(latest)
+                self.size = len(latest)
+        except OSError as exc:  # a full disk: the process goes on, its output is read and dropped
+            self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        self.failed = True
+        log.warning("the output of a process left running is not kept in %s: %s", self.path, exc)
 
 
 def group_runs_on(group: int) -> bool:

@@ -251,6 +251,38 @@ async def test_a_server_started_in_the_background_returns_at_once_and_stops_with
         assert not await still_beating(ctx.workdir)
 
 
+async def test_what_a_server_left_running_prints_is_kept_for_the_agent_to_read(ctx, monkeypatch):
+    """Its output was read and dropped once the command returned: an agent that started a server
+    could not see why its page failed."""
+    from core.tools.files import file_read
+    from core.tools.shell import BackgroundLog, stop_background
+
+    talk = ("import sys, time\nfor n in range(600):\n    print(f'GET /page {n}', flush=True)\n"
+            "    if n == 120: print('Traceback: KeyError: user', file=sys.stderr, flush=True)\n    time.sleep(0.02)\n")
+    (ctx.workdir / "talk.py").write_text(talk, encoding="utf-8")
+    (ctx.workdir / "serve.py").write_text(
+        "import subprocess, sys\nsubprocess.Popen([sys.executable, 'talk.py'])\nprint('server started')\n",
+        encoding="utf-8")
+    ctx.session_id, ctx.call_id = "s-log", "call/serve 1"
+    out = await shell_run(ctx, f'"{sys.executable}" serve.py', timeout=60)
+    name = "background-call_serve_1.log"  # (its call's id, as a file name)
+    assert f"what it prints from now on goes to offload:{name} (its last 1 MB: read it with file_read" in out
+    assert "Traceback" not in out  # (printed after the command returned, at about 2.4 s)
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        if "GET /page 130" in (read := file_read(ctx, f"offload:{name}", limit=2000)):
+            break
+    assert "Traceback: KeyError: user" in read and "GET /page 130" in read  # its errors too
+    await stop_background("s-log")
+    # A chatty server's log has no end: only its latest part is kept.
+    kept = BackgroundLog(ctx.offload_dir, "flood")
+    for n in range(3000):
+        kept.write(f"GET /page {n} {'x' * 600}\n".encode())
+    size = (ctx.offload_dir / "background-flood.log").stat().st_size
+    assert size <= shell.BACKGROUND_LOG_BYTES
+    assert (ctx.offload_dir / "background-flood.log").read_bytes().endswith(b"GET /page 2999 " + b"x" * 600 + b"\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="there a process left is the agent's to stop (taskkill)")
 async def test_a_server_started_in_the_background_with_its_output_in_a_file_is_told_and_stops_with_the_run(ctx):
     """`server > server.log 2>&1 &` holds no output open: it was neither told nor stopped with
