@@ -218,6 +218,12 @@ def _keep_in_background(ctx: ToolContext, left: Background, holds_output: bool =
 BACKGROUND_LOG_BYTES = 1 << 20  # the most of what a process left running prints that is kept
 
 
+def background_log_named(result: str) -> str:
+    """The log a shell result names for what a process left running prints ("" for none)."""
+    found = re.search(r"offload:(background-[A-Za-z0-9_.-]+\.log)", result)
+    return found[1] if found else ""
+
+
 class BackgroundLog:
     """What a process a command left running prints from the moment the command returned (a dev
     server's requests and errors), kept in the session's offload/ folder, the latest

@@ -21,6 +21,7 @@ from core.events import CommandChangedFiles, ToolCall, ToolResult
 from core.paths import shortened_path
 from core.text import one_line
 from core.tools.context import OFFLOAD_SCHEME, STOPPABLE_TOOLS
+from core.tools.shell import background_log_named
 from gui.desktop_open import open_file, open_on_desktop, open_web_link
 from gui.markdown import linked
 from gui.mnemonics import as_written
@@ -200,6 +201,8 @@ class ToolCard(QFrame):
                 body = f"<b>Error</b>{PRE}{linked(shown)}</pre><div><b>Arguments</b></div>{body}"
         if outcome is not None and outcome.offload_path:  # too long for the context: its file
             body += f"<p>{self._full_output_link(outcome)}</p>"
+        if outcome is not None and self.folder is not None and (log_name := background_log_named(outcome.content)):
+            body += f"<p>{self._file_link('What it prints from then on', f'offload/{log_name}')}</p>"
         if self._changed is not None:
             body += f"<b>It changed in the work folder</b><p>{escape_html(self._changed.words(40))}</p>"
         self.details.setText(body)
@@ -340,21 +343,25 @@ class ToolCard(QFrame):
     def _full_output_link(self, result: ToolResult) -> str:
         """Where the whole output is, as a link that opens it (the card and the agent's context
         hold its head and tail)."""
-        path = result.offload_path
         size = f" ({result.size:,} characters)" if result.size else ""
+        return self._file_link(f"Full output{size}", result.offload_path)
+
+    def _file_link(self, what: str, path: str) -> str:
+        """A file of the session's folder, as a link that opens it."""
         if self.folder is None:
-            return f"Full output{size}: {escape_html(path)}"
+            return f"{what}: {escape_html(path)}"
         url = QUrl.fromLocalFile(str(self.folder / path)).toString(QUrl.ComponentFormattingOption.FullyEncoded)
-        return f'Full output{size}: <a href="{url}">{escape_html(path)}</a>'
+        return f'{what}: <a href="{url}">{escape_html(path)}</a>'
 
     def _open_link(self, href: str) -> None:
-        """The whole output's file, or an address the output gives (a dev server's), in the browser."""
+        """The whole output's file, a background process's log, or an address the output gives (a dev
+        server's), in the browser."""
         url = QUrl(href)
         if not url.isLocalFile():
             open_web_link(url)
             return
         path = Path(url.toLocalFile())
-        open_on_desktop(path, self, f"No program could open the file of the whole output. It is in:\n{path}")
+        open_on_desktop(path, self, f"No program could open {path.name}. It is in:\n{path}")
 
     def set_result(self, result: ToolResult, repeated: bool = False) -> None:
         """`repeated`: a failure that happened before, folded (the first one is shown)."""

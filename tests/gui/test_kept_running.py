@@ -10,7 +10,7 @@ import pytest
 
 from core.events import BackgroundStopped
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QLabel, QMessageBox, Qt
+from gui.qt import QLabel, QMessageBox, Qt, QUrl
 from tests.core.helpers import events_of
 from tests.core.tools.test_shell_and_web import BEATING
 from tests.gui.test_alerts import quit_box
@@ -166,3 +166,13 @@ def test_a_new_session_in_the_folder_says_the_server_left_running_there(qtbot, m
     dialog.workdir.setText(str(workdir))
     assert dialog.alongside_note.text() == "" and not dialog.alongside_note.isVisible()
     dialog.reject()
+
+
+def test_the_card_of_a_command_that_left_a_server_running_links_to_what_it_prints(qtbot, make_window, workdir):
+    window, session, card = served(qtbot, make_window, workdir)
+    log = session.dir / "offload" / "background-serve.log"
+    assert log.is_file()
+    assert "What it prints from then on: <a href=" in card.details.text()
+    assert QUrl.fromLocalFile(str(log)).toString(QUrl.ComponentFormattingOption.FullyEncoded) in card.details.text()
+    qtbot.mouseClick(card.stop_button, qtbot_left())
+    qtbot.waitUntil(lambda: bool(events_of(session, BackgroundStopped)), timeout=WAIT)

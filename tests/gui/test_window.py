@@ -1018,7 +1018,7 @@ def test_the_whole_output_opens_from_its_card_or_says_where_it_is_when_nothing_o
     card.details.linkActivated.emit(href)
     shown = [box for box in QApplication.topLevelWidgets() if isinstance(box, QMessageBox) and box.isVisible()]
     assert len(shown) == 1 and shown[0].text() == (
-        f"No program could open the file of the whole output. It is in:\n{tmp_path / 'offload' / 'turn0001-c1.txt'}")
+        f"No program could open turn0001-c1.txt. It is in:\n{tmp_path / 'offload' / 'turn0001-c1.txt'}")
     shown[0].close()
 
 
