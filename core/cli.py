@@ -895,27 +895,32 @@ async def _hold_what_runs_on(session) -> None:
     stopped_by: asyncio.Future[str] = loop.create_future()
     for signum, by in ((signal.SIGINT, "person"), (signal.SIGTERM, "quit"), (signal.SIGHUP, "quit")):
         loop.add_signal_handler(signum, lambda by=by: stopped_by.done() or stopped_by.set_result(by))
+    by, stopped = "quit", []
     try:
         with contextlib.suppress(OSError):  # (once Ctrl+C does; a terminal closed already: stopped below)
             print("  Ctrl+C stops it and ends tripane.", flush=True)
         while not stopped_by.done() and await asyncio.to_thread(kept_in_background, session.id):
             await asyncio.wait([stopped_by], timeout=KEPT_POLL_S)
+        if not stopped_by.done():
+            with contextlib.suppress(OSError):
+                echo.end_line()
+                print("  It has ended by itself.", flush=True)
+            return
+        by = stopped_by.result()
     finally:
         stop_listening()
         live.close()
+        # Whatever ends the wait, nothing is left running with nobody to stop it; stopped first (the
+        # terminal may be gone), with the signals still taken (a second Ctrl+C does not cut it short).
+        stopped = await session.stop_kept(by=by)
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
-    with contextlib.suppress(OSError):
-        echo.end_line()
-    if not stopped_by.done():
-        print("  It has ended by itself.", flush=True)
-        return
-    stopped = await session.stop_kept(by=stopped_by.result())  # first: the terminal may be gone (closed)
     from core.events import BackgroundStopped
     from core.render import render
 
     said = next((r for r in reversed(session.records) if isinstance(r.event, BackgroundStopped)), None)
     with contextlib.suppress(OSError):  # (a closed terminal: what stopped it is said in the log and progress.md)
+        echo.end_line()
         print(flush=True)  # (after the ^C the terminal echoed)
         if stopped and said is not None:
             print(render(said), flush=True)

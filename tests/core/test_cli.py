@@ -1241,3 +1241,19 @@ def test_a_server_held_for_the_person_stops_when_the_terminal_closes(tmp_path):
     assert (work / "beat").stat().st_size == size  # stopped
     code, out, _ = finish(tripane("show", data_dir=tmp_path))
     assert code == 0 and "stopped what" in out and "as Tripane quit" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only; and on Windows what a "
+                                                    "command leaves running is the agent's to stop")
+def test_a_server_held_for_the_person_that_ends_by_itself_ends_the_wait(tmp_path):
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(TALKING.replace("range(600)", "range(50)"), encoding="utf-8")  # about 2.5 s
+    script = positional([Turn(tool_calls=(tool("shell_run", "serve", command=f'"{sys.executable}" serve.py'),)),
+                         Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])
+    with ScriptedServer(script) as server:
+        code, seen = on_a_terminal(["run", "Start the dev server", "--model", "openai/scripted", "--api-base",
+                                    server.url, "--workdir", str(work), "--approve", "all", "--no-memory"], tmp_path)
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert text.index("Ctrl+C stops it and ends tripane.") < text.index("It has ended by itself.")
+    assert "you stopped" not in text
