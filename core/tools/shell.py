@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import functools
+import itertools
 import logging
 import os
 import re
@@ -231,13 +232,16 @@ class BackgroundLog:
     was read and dropped, so an agent that started a server could not see why a page failed."""
 
     def __init__(self, offload_dir: Path, call_id: str):
-        self.name = f"background-{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id or 'command')[:80]}.log"
+        stem = f"background-{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id or 'command')[:80]}"
+        # A server of one's own may give every call the same id ("call_0"): each log a name of its own.
+        self.name = next(name for n in itertools.count(1)
+                         if not (offload_dir / (name := f"{stem}{f'-{n}' if n > 1 else ''}.log")).exists())
         self.path = offload_dir / self.name
         self.size = 0
         self.failed = False
         try:
             offload_dir.mkdir(parents=True, exist_ok=True)
-            self.path.write_bytes(b"")  # (a call's id is its own; a file left by a run before is this call's no more)
+            self.path.write_bytes(b"")
         except OSError as exc:
             self._give_up(exc)
 

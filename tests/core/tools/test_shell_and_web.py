@@ -274,6 +274,9 @@ async def test_what_a_server_left_running_prints_is_kept_for_the_agent_to_read(c
             break
     assert "Traceback: KeyError: user" in read and "GET /page 130" in read  # its errors too
     await stop_background("s-log")
+    # A server of one's own may give every call the same id: a second log does not take the first's place.
+    assert BackgroundLog(ctx.offload_dir, "call/serve 1").name == "background-call_serve_1-2.log"
+    assert "GET /page 130" in (ctx.offload_dir / name).read_text(encoding="utf-8")
     # A chatty server's log has no end: only its latest part is kept.
     kept = BackgroundLog(ctx.offload_dir, "flood")
     for n in range(3000):
