@@ -275,8 +275,9 @@ class ConnectionFields(QObject):
                     then()
                 return
             reason = str(problem) if isinstance(problem, NoKeyring) else f"{type(problem).__name__}: {problem}"
-            self.error.setText(f"The key could not be stored ({reason}), so it is {UNTIL_CLOSED}: "
-                               f"{self._to_keep_it()}. {self.again}")
+            # A keyring runs here, but refused (locked, its prompt dismissed): it is the way to keep it.
+            self.error.setText(f"The key could not be stored ({reason}), so it is {UNTIL_CLOSED}: to keep it, type "
+                               f"it again once the keyring opens. {self.again}")
             on_refused()
 
         name = key_name(*self.chosen())  # the server's own

@@ -50,8 +50,7 @@ def test_a_keyring_that_refuses_a_key_says_so_and_the_key_is_held_for_the_run(qt
     assert dialog.isVisible()
     assert dialog.error.text() == (
         "The key could not be stored (the keyring refused it (Prompt dismissed)), so it is kept only until "
-        "Tripane closes: to keep it, set the provider's environment variable (ANTHROPIC_API_KEY, …) where "
-        "Tripane starts. Save again to go on.")
+        "Tripane closes: to keep it, type it again once the keyring opens. Save again to go on.")
     assert get_api_key("anthropic/claude-3-5-haiku-latest") == "sk-ant-secret-123"
     assert refusing.secrets == {}
     dialog._accept()  # the field is empty now: saved, the key kept as it is
