@@ -1257,3 +1257,38 @@ def test_a_server_held_for_the_person_that_ends_by_itself_ends_the_wait(tmp_path
     assert code == 0, text
     assert text.index("Ctrl+C stops it and ends tripane.") < text.index("It has ended by itself.")
     assert "you stopped" not in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals (pty) are POSIX-only; and on Windows what a "
+                                                    "command leaves running is the agent's to stop")
+def test_a_run_where_a_terminal_holds_a_dev_server_says_so_and_its_agent_is_told(tmp_path):
+    from tests.core.tools.test_shell_and_web import BEATING
+
+    work = work_folder(tmp_path)
+    (work / "serve.py").write_text(BEATING, encoding="utf-8")
+    command = f'"{sys.executable}" serve.py'
+    follow_up: list[tuple[int, str, str]] = []
+
+    def script(request: dict) -> Turn:
+        if "Make the button blue" in json.dumps(request["messages"]):
+            return Turn(tool_calls=(tool("task_done", summary="blue"),))
+        return positional([Turn(tool_calls=(tool("shell_run", "serve", command=command),)),
+                           Turn(tool_calls=(tool("task_done", summary="It serves the page."),))])(request)
+
+    with ScriptedServer(script) as server:
+        def run_the_next_task_then_ctrl_c(proc: subprocess.Popen) -> None:
+            follow_up.append(finish(tripane("run", "Make the button blue", "--model", "openai/scripted", "--api-base",
+                                            server.url, "--workdir", str(work), "--no-memory", data_dir=tmp_path)))
+            proc.send_signal(signal.SIGINT)
+
+        code, seen = on_a_terminal(["run", "Start the dev server", "--model", "openai/scripted", "--api-base",
+                                    server.url, "--workdir", str(work), "--approve", "all", "--no-memory"], tmp_path,
+                                   then={b"Ctrl+C stops it and ends tripane.": run_the_next_task_then_ctrl_c})
+        facts = [m["content"] for r in server.requests for m in r["messages"]
+                 if m["role"] == "system" and "Make the button blue" in json.dumps(r["messages"])]
+    assert code == 0, seen.decode(errors="replace")
+    [(next_code, _out, err)] = follow_up
+    assert next_code == 0, err
+    assert (f"tripane: `{command}` (left by “Start the dev server”) runs in this folder for you: this session's "
+            "agent is told to leave it running.") in err
+    assert facts and "- Running in this folder for the person, left by other sessions' tasks:" in facts[0]
