@@ -71,6 +71,8 @@ STOP_WORDS = {
 
 
 RUNS_ON_CHECK_MS = 5000  # how often a card asks whether a command that outlived Tripane still runs
+LOG_CHECK_MS = 1000  # how often the card of what runs on for the person shows what it printed since
+LOG_TAIL_BYTES = 8192  # of its log, what is read for the latest lines
 FILE_TOOLS = ("file_read", "file_write", "file_edit")  # their `path`: a file of the work folder
 
 
@@ -127,6 +129,9 @@ class ToolCard(QFrame):
         self._ended_since = False  # that command ended later, without Tripane
         self._stopped_by_person = False  # ended so by the person, from this card
         self._watch: QTimer | None = None  # looks again, RUNS_ON_CHECK_MS apart, whether it still runs
+        self._log_watch: QTimer | None = None  # what it left running prints: looked at LOG_CHECK_MS apart
+        self._log_tail = ""  # the latest lines of it, as shown
+        self._log_size = -1
         # Its command returned, leaving processes running (a dev server) that a killed Tripane never
         # stopped, or that run on for the person as the task ended done (_kept): _runs_on and the
         # rest are then about them (see left_running).
@@ -203,6 +208,8 @@ class ToolCard(QFrame):
             body += f"<p>{self._full_output_link(outcome)}</p>"
         if outcome is not None and self.folder is not None and (log_name := background_log_named(outcome.content)):
             body += f"<p>{self._file_link('What it prints from then on', f'offload/{log_name}')}</p>"
+            if self._left and self._runs_on and self._kept and self._log_tail:  # as in a terminal of its own
+                body += f"<b>What it prints now</b>{PRE}{linked(self._log_tail)}</pre>"
         if self._changed is not None:
             body += f"<b>It changed in the work folder</b><p>{escape_html(self._changed.words(40))}</p>"
         self.details.setText(body)
@@ -271,6 +278,31 @@ class ToolCard(QFrame):
             return
         self._left, self._kept, self._runs_on, self._ended_since = True, kept, group, False
         self._offer_stop("Stop what the command left running" + ("" if kept else " without Tripane"))
+        if kept and self._log_watch is None and self._log_path() is not None:  # what it prints, as in a terminal
+            self._log_watch = QTimer(self)
+            self._log_watch.timeout.connect(self._read_log)
+            self._log_watch.start(LOG_CHECK_MS)
+            self._read_log()
+        self._render()
+
+    def _log_path(self) -> Path | None:
+        """The file what its command left running prints to (see core.tools.shell.BackgroundLog)."""
+        name = background_log_named(self._outcome.content) if self._outcome is not None else ""
+        return self.folder / "offload" / name if name and self.folder is not None else None
+
+    def _read_log(self) -> None:
+        if (path := self._log_path()) is None:
+            return
+        try:
+            size = path.stat().st_size
+            if size == self._log_size:
+                return
+            with path.open("rb") as log_file:
+                log_file.seek(max(0, size - LOG_TAIL_BYTES))
+                tail = log_file.read().decode("utf-8", errors="replace")
+        except OSError:  # (gone with the session's folder: nothing to show)
+            return
+        self._log_size, self._log_tail = size, latest_lines(tail, LIVE_LINES)
         self._render()
 
     def _offer_stop(self, tip: str) -> None:
@@ -300,6 +332,8 @@ class ToolCard(QFrame):
         """The command that outlived Tripane has ended (or was stopped here): said, not asked again."""
         assert self._watch is not None
         self._watch.stop()
+        if self._log_watch is not None:
+            self._log_watch.stop()
         self._runs_on, self._ended_since = None, True
         self.stop_button.setVisible(False)
         self._render()

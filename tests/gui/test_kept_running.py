@@ -24,9 +24,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="on Windows what
 COMMAND = f'"{sys.executable}" serve.py'
 
 
-def served(qtbot, make_window, workdir, then: int = 0):
+def served(qtbot, make_window, workdir, then: int = 0, server: str = BEATING):
     """A window whose agent started a server (and took `then` steps more) and said the task is done."""
-    (workdir / "serve.py").write_text(BEATING, encoding="utf-8")
+    (workdir / "serve.py").write_text(server, encoding="utf-8")
     window = make_window(ScriptedModel([reply("", call("shell_run", "serve", command=COMMAND)),
                                         *[reply(f"Looking at part {n}.", call("file_list")) for n in range(then)],
                                         reply("", call("task_done", summary="The page is served."))]))
@@ -176,3 +176,18 @@ def test_the_card_of_a_command_that_left_a_server_running_links_to_what_it_print
     assert QUrl.fromLocalFile(str(log)).toString(QUrl.ComponentFormattingOption.FullyEncoded) in card.details.text()
     qtbot.mouseClick(card.stop_button, qtbot_left())
     qtbot.waitUntil(lambda: bool(events_of(session, BackgroundStopped)), timeout=WAIT)
+
+
+def test_the_card_of_a_server_kept_for_the_person_shows_what_it_prints_now(qtbot, make_window, workdir):
+    from tests.core.test_cli import TALKING
+
+    window, session, card = served(qtbot, make_window, workdir, server=TALKING)
+    card.header.setChecked(True)
+    qtbot.waitUntil(lambda: "What it prints now" in card.details.text(), timeout=WAIT)
+    first = card.details.text()
+    qtbot.waitUntil(lambda: card.details.text() != first, timeout=WAIT)  # as it goes on printing
+    later = card.details.text()
+    assert "GET /page " in later and later.index("What it prints now") > later.index("<b>Result</b>")
+    qtbot.mouseClick(card.stop_button, qtbot_left())
+    qtbot.waitUntil(lambda: bool(events_of(session, BackgroundStopped)), timeout=WAIT)
+    assert "What it prints now" not in card.details.text()  # stopped: nothing prints any more
