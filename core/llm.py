@@ -623,11 +623,11 @@ _NO_CREDIT = re.compile(r"insufficient[_ ](?:quota|credits?|balance|funds)|credi
                         r"|payment required|out of credits", re.IGNORECASE)
 
 
+# How a server of the person's own gets its key on the command line, where no keyring may be.
+KEY_FROM_CLI = "from the command line, --api-key-env names the variable holding it"
 # How litellm and the providers' SDKs say that no key was sent at all (Anthropic's and Gemini's
 # checks, the OpenAI SDK's "Missing credentials"), which litellm files under three different
 # classes: an internal error, a lost connection, a refused key. None of them passes by waiting.
-# How a server of the person's own gets its key on the command line, where no keyring may be.
-KEY_FROM_CLI = "from the command line, --api-key-env names the variable holding it"
 _NO_KEY = re.compile(r"Missing (?:credentials|[\w ]{0,30}API Key)|api_key client option must be set"
                      r"|no (?:API )?key is set", re.IGNORECASE)
 # How litellm says a cloud's own sign-in (see core.secrets.CLOUD_SIGN_IN) was not found: google-auth's

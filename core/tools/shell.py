@@ -53,10 +53,10 @@ async def shell_run(ctx: ToolContext, command: str, timeout: int = 120) -> str:
     `timeout` seconds together with its child processes. A server or watcher started in the
     background (`cmd &` in sh, `start /b cmd` in cmd.exe) keeps running after the command returns,
     what it prints then kept in a log the result names, until this run ends; do not start one in
-    the foreground. A non-zero exit
-    code is reported as an error with the output. The files the command changed in the workdir
-    are named after its output, with how those you had read or written changed (a diff: what your
-    sed or formatter did). A long output is saved to a file and you see its head and end.
+    the foreground. A non-zero exit code is reported as an error with the output. The files the
+    command changed in the workdir are named after its output, with how those you had read or
+    written changed (a diff: what your sed or formatter did). A long output is saved to a file and
+    you see its head and end.
     Depending on the person's approval policy a command may wait for approval or be denied with a
     reason; respect the reason.
 

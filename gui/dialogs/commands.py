@@ -73,9 +73,14 @@ class CommandsWindow(QDialog):
         self._apply_filter("")
         fit_to_screen(self, 680, 720)
 
+    def rows(self) -> list[QTreeWidgetItem]:
+        return [self.list.topLevelItem(index) for index in range(self.list.topLevelItemCount())]
+
+    def shown_rows(self) -> list[QTreeWidgetItem]:
+        return [item for item in self.rows() if not item.isHidden()]
+
     def _show_which_run(self) -> None:
-        for index in range(self.list.topLevelItemCount()):
-            item = self.list.topLevelItem(index)
+        for item in self.rows():
             if (action := item.data(0, Qt.ItemDataRole.UserRole)) is not None:
                 self._look_as(item, action)
 
@@ -87,14 +92,11 @@ class CommandsWindow(QDialog):
     def _apply_filter(self, text: str) -> None:
         """Rows holding every word typed, in any case; the first of them chosen."""
         words = text.casefold().split()
-        first = None
-        for index in range(self.list.topLevelItemCount()):
-            item = self.list.topLevelItem(index)
+        for item in self.rows():
             seen = f"{item.text(0)} {item.text(1)}".casefold()
             item.setHidden(not all(word in seen for word in words))
-            if first is None and not item.isHidden():
-                first = item
-        self.list.setCurrentItem(first)
+        shown = self.shown_rows()
+        self.list.setCurrentItem(shown[0] if shown else None)
         self.note.hide()
 
     def run_chosen(self) -> None:
@@ -118,25 +120,22 @@ class CommandsWindow(QDialog):
 
     def text(self) -> str:
         """The list as plain text, a row a line (what a screen reader reads of it)."""
-        rows = (self.list.topLevelItem(i) for i in range(self.list.topLevelItemCount()))
-        return "\n".join([TITLE, *(f"{item.text(0)}\t{item.text(1)}" for item in rows)])
+        return "\n".join([TITLE, *(f"{item.text(0)}\t{item.text(1)}" for item in self.rows())])
 
 
 class _ArrowsMoveInList(QObject):
     """Up and Down in the filter choose in the list, as in any search box with its results."""
 
-    def __init__(self, window: CommandsWindow):
-        super().__init__(window)
-        self.window = window
+    def __init__(self, commands: CommandsWindow):
+        super().__init__(commands)
+        self.commands = commands
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         if event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down):
-            shown = [item for i in range(self.window.list.topLevelItemCount())
-                     if not (item := self.window.list.topLevelItem(i)).isHidden()]
-            current = self.window.list.currentItem()
+            shown, current = self.commands.shown_rows(), self.commands.list.currentItem()
             if shown:
                 at = shown.index(current) if current in shown else -1
                 step = 1 if event.key() == Qt.Key.Key_Down else -1
-                self.window.list.setCurrentItem(shown[max(0, min(len(shown) - 1, at + step))])
+                self.commands.list.setCurrentItem(shown[max(0, min(len(shown) - 1, at + step))])
             return True
         return False

@@ -126,8 +126,7 @@ def test_a_command_is_found_by_typing_and_run_with_enter_from_f1(qtbot, make_win
     qtbot.waitUntil(listing.filter.hasFocus, timeout=WAIT)  # typing finds a command at once
 
     def shown() -> list[str]:
-        return [item.text(0) for i in range(listing.list.topLevelItemCount())
-                if not (item := listing.list.topLevelItem(i)).isHidden()]
+        return [item.text(0) for item in listing.shown_rows()]
 
     qtbot.keyClicks(listing.filter, "copy mark")  # every word, in any case, anywhere in the row
     assert shown() == ["Session › Copy as Markdown"]
@@ -163,8 +162,7 @@ def test_the_commands_that_cannot_run_now_are_greyed_out_as_the_session_goes(qtb
 
     _model, window, session = start_paused(qtbot, make_window, workdir)
     listing = window.show_shortcuts()
-    resume = next(item for i in range(listing.list.topLevelItemCount())
-                  if (item := listing.list.topLevelItem(i)).text(0) == "Session › Resume")
+    resume = next(item for item in listing.rows() if item.text(0) == "Session › Resume")
     disabled = listing.palette().brush(listing.palette().ColorGroup.Disabled, listing.palette().ColorRole.Text)
     assert window.actions_by_name["resume"].isEnabled() and resume.foreground(0) != disabled
     window.resume()
