@@ -52,8 +52,8 @@ def test_ctrl_k_in_the_answer_box_finds_a_session_and_leaves_the_answer_be(qtbot
 
 def test_ctrl_k_in_the_other_windows_fields_finds_a_session_and_leaves_what_was_typed(qtbot, make_window, workdir,
                                                                                      monkeypatch):
-    """With Linux's key bindings, Ctrl+K in the memory search's box or the changes window's filter
-    deleted the rest of the line."""
+    """With Linux's key bindings, Ctrl+K in the memory search's box, the changes window's filter or
+    F1's deleted the rest of the line."""
     from gui.qt import QLineEdit
     from tests.gui.test_composer import linux_editing_keys
 
@@ -61,7 +61,7 @@ def test_ctrl_k_in_the_other_windows_fields_finds_a_session_and_leaves_what_was_
     window = make_window(ScriptedModel([reply("", call("task_done", summary="ok"))]))
     session = start(window, workdir, task="Fix the parser")
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
-    for field in (window.open_memory_search().query, window.show_work_changes().filter):
+    for field in (window.open_memory_search().query, window.show_work_changes().filter, window.show_shortcuts().filter):
         field.window().activateWindow()
         qtbot.waitUntil(field.window().isActiveWindow, timeout=WAIT)
         field.setText("parser error")
