@@ -80,6 +80,12 @@ class CommandsWindow(QDialog):
     def shown_rows(self) -> list[QTreeWidgetItem]:
         return [item for item in self.rows() if not item.isHidden()]
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        """The other theme (Ctrl+Shift+T while it is open): the rows in its colours, greyed or not."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._show_which_run()
+
     def _show_which_run(self) -> None:
         for item in self.rows():
             if (action := item.data(0, Qt.ItemDataRole.UserRole)) is not None:

@@ -168,6 +168,12 @@ def test_the_commands_that_cannot_run_now_are_greyed_out_as_the_session_goes(qtb
     window.resume()
     qtbot.waitUntil(lambda: not window.actions_by_name["resume"].isEnabled(), timeout=WAIT)
     assert resume.foreground(0) == disabled
+    window.toggle_theme()  # the other theme's grey, while the list is open
+    try:
+        dark = listing.palette().brush(listing.palette().ColorGroup.Disabled, listing.palette().ColorRole.Text)
+        assert dark != disabled and resume.foreground(0) == dark
+    finally:
+        window.toggle_theme()
     listing.close()
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)  # (the list gone: its rows are let go of)
