@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from gui.qt import QAction, QApplication, QEvent, QObject, Qt, QWidget
+from gui.qt import QAction, QApplication, QEvent, QLineEdit, QObject, Qt, QWidget
 
 
 def keeps_escape(event: QEvent) -> bool:
@@ -58,6 +58,17 @@ def give_window_keys(field: QWidget) -> None:
     from): in a question window's answer, Ctrl+K deleted the rest of the line instead of finding a
     session, with Linux's key bindings."""
     field.installEventFilter(_GivesWindowKeys(field))
+
+
+def search_field(placeholder: str, accessible_name: str) -> QLineEdit:
+    """A window's one-line box to search or filter with: a clear button, and Ctrl+K finding a session
+    from it as from anywhere (see give_window_keys)."""
+    field = QLineEdit()
+    field.setPlaceholderText(placeholder)
+    field.setAccessibleName(accessible_name)
+    field.setClearButtonEnabled(True)
+    give_window_keys(field)
+    return field
 
 
 class _OnEnter(QObject):

@@ -4,7 +4,7 @@ was in a menu alone, and one with a key was learned here and then run elsewhere.
 
 from __future__ import annotations
 
-from gui.keys import give_window_keys, on_enter
+from gui.keys import on_enter, search_field
 from gui.qt import (
     QAction,
     QDialog,
@@ -12,7 +12,6 @@ from gui.qt import (
     QEvent,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QObject,
     QPalette,
     Qt,
@@ -34,11 +33,8 @@ class CommandsWindow(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"{TITLE} — Tripane")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Type a part of a command's name or keys; Enter runs the one chosen")
-        self.filter.setAccessibleName("Find a command")
-        self.filter.setClearButtonEnabled(True)
-        give_window_keys(self.filter)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
+        self.filter = search_field("Type a part of a command's name or keys; Enter runs the one chosen",
+                                   "Find a command")
         self.list = QTreeWidget()
         self.list.setAccessibleName(TITLE)
         self.list.setHeaderLabels(["Command", "Keys"])

@@ -10,12 +10,11 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from gui.keys import give_window_keys
+from gui.keys import search_field
 from gui.qt import (
     QDialog,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -38,11 +37,8 @@ class MemorySearchDialog(QDialog):
         self.setWindowTitle("Search memory — Tripane")
         self.setObjectName("memory_search")
         fit_to_screen(self, 720, 520)
-        self.query = QLineEdit()
-        self.query.setAccessibleName("Search long-term memory")
-        self.query.setPlaceholderText("What do you want to find? Words, a paraphrase, an error code… (Enter)")
-        self.query.setClearButtonEnabled(True)
-        give_window_keys(self.query)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
+        self.query = search_field("What do you want to find? Words, a paraphrase, an error code… (Enter)",
+                                  "Search long-term memory")
         self.results = QTextBrowser()
         self.results.setAccessibleName("Memory search results")
         self.results.setOpenLinks(False)

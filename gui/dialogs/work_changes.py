@@ -17,7 +17,7 @@ from core.text import counted
 from core.work_changes import NotListed, counted_changes
 from gui.desktop_open import open_file
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
-from gui.keys import give_window_keys, on_enter
+from gui.keys import on_enter, search_field
 from gui.qt import (
     QAbstractItemView,
     QAction,
@@ -156,11 +156,7 @@ class WorkChangesDialog(QDialog):
         self.list.addActions([self.open_action, self.copy_patch_action, save, put_back])
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         # A formatter's 600 files all begin litellm/llms/: typing a name's start finds none of them.
-        self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Filter by a part of the path (Ctrl+F)")
-        self.filter.setAccessibleName("Filter the files by path")
-        self.filter.setClearButtonEnabled(True)
-        give_window_keys(self.filter)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
+        self.filter = search_field("Filter by a part of the path (Ctrl+F)", "Filter the files by path")
         self.filter.textChanged.connect(lambda _text: self._apply_filter())
         on_enter(self.filter, self._go_to_list)  # (from the filter, on to the files it leaves)
         find = QAction(self)
