@@ -6,12 +6,15 @@ agent reads (core/offload.py)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from core.pdf_text import NoText, is_pdf_file, page_count, pdf_text
+from core.text import fenced
 from core.tools.shell import decode_output, is_binary_output
 
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
+# A PDF's pages are read as it is dropped, about 10 ms each: a paper's or a datasheet's, not a book's.
+DROPPED_PDF_PAGES_MAX = 100
 
 
 class NotCarried(Exception):
@@ -19,10 +22,12 @@ class NotCarried(Exception):
 
 
 def dropped_text(path: Path) -> str:
-    """The text of the dropped file `path`, or NotCarried saying why not."""
+    """The text of the dropped file `path` (of a PDF, its pages' text), or NotCarried saying why not."""
     try:
         if not path.is_file():
             raise NotCarried(f"{path.name} is not a file")
+        if is_pdf_file(path):
+            return _pdf_text(path)
         size = path.stat().st_size
         if size > DROPPED_TEXT_MAX:
             raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries ({DROPPED_TEXT_MAX:,}): "
@@ -35,9 +40,18 @@ def dropped_text(path: Path) -> str:
     return decode_output(data)
 
 
+def _pdf_text(path: Path) -> str:
+    try:
+        if (pages := page_count(path, path.name)) > DROPPED_PDF_PAGES_MAX:
+            raise NotCarried(f"{path.name} is a PDF of {pages:,} pages, more than a message carries "
+                             f"({DROPPED_PDF_PAGES_MAX}): copy it into the work folder, where the agent reads it "
+                             "page by page")
+        return pdf_text(path, path.name).text
+    except NoText as why:
+        raise NotCarried(str(why).rstrip(".")) from None
+
+
 def as_carried(path: Path, text: str) -> str:
     """The dropped file in the message: its path, then its text fenced (with more backticks than
     any run of them in it, so a Markdown file's own code blocks stay inside)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"`{path}`:\n{fence}\n{text.rstrip(chr(10))}\n{fence}\n"
+    return f"`{path}`:\n{fenced(text)}\n"

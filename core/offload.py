@@ -14,6 +14,7 @@ from pathlib import Path
 
 from core import big_text
 from core.events import UserMessage
+from core.text import fences_closed
 
 MESSAGE_OFFLOAD_CHARS = 20_000  # the person's messages longer than this are offloaded (about 5,000 tokens)
 MESSAGE_KEEP_CHARS = 6_000  # what of them stays in the conversation: their start and their end
@@ -117,7 +118,7 @@ def task_brief(task: str) -> str:
     task = task.strip()
     if len(task) <= TASK_BRIEF_CHARS:
         return task
-    return (f"{_start(task, TASK_BRIEF_CHARS).rstrip()}\n… [the task goes on: {len(task):,} characters in all, whole in offload:{TASK_FILE}; "
+    return (f"{fences_closed(_start(task, TASK_BRIEF_CHARS).rstrip())}\n… [the task goes on: {len(task):,} characters in all, whole in offload:{TASK_FILE}; "
             f"read it with file_read(path=\"offload:{TASK_FILE}\")]")
 
 

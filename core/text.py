@@ -147,6 +147,24 @@ def fenced(text: str, language: str = "") -> str:
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def fences_closed(text: str) -> str:
+    """`text` with the code block it leaves open closed: a text cut short inside one (a long task's
+    start, a dropped file's text in it) made the rest of the document it went into code."""
+    opened = ""
+    for line in text.splitlines():
+        if not (fence := _FENCE_LINE.match(line)):
+            continue
+        run = fence.group(1)
+        if not opened:
+            opened = run
+        elif run[0] == opened[0] and len(run) >= len(opened) and not line[fence.end():].strip():
+            opened = ""  # (a closing fence is as long or longer, with nothing after it)
+    return f"{text}\n{opened}" if opened else text
+
+
 def code_span(text: str) -> str:
     """Inline code that shows the text as it is, backticks included (a shell command's `date`):
     delimited by a longer run of backticks than any in it, and spaced from them, a space that

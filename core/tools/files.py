@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core import pictures
 from core.memory.working import atomic_write
+from core.pdf_text import NoText, cached_text, is_pdf_file
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.overview import fitted_listing
@@ -34,9 +35,9 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     line `[path: lines A-B of N; continue with offset=…]`; the lines follow exactly as stored, so
     you can copy text from them into file_edit. One read returns at most about 4,000 characters
     of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
-    and only the slices you need, since what you read stays in your context. Binary files are
-    refused, but a picture (PNG, JPEG, GIF, WebP) is shown to you as one, when your model sees
-    pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
+    and only the slices you need, since what you read stays in your context. A PDF is read as its
+    text, each page after a `[page K of N]` line. Binary files are refused, but a picture (PNG,
+    JPEG, GIF, WebP) is shown to you as one, when your model sees pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
     read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
 
     Args:
@@ -51,14 +52,16 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     codec = text_codec(encoding)
     if not encoding and target.suffix.lower() in pictures.KINDS and is_binary(target):
         return _picture(ctx, target, path)
-    if not encoding and is_binary(target):
+    text_of, note = target, ""  # (a PDF is read as its text, kept in a file)
+    if not encoding and is_pdf_file(target):
+        text_of, note = _pdf_text_file(ctx, target, path)
+    elif not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}")
     instructions = ctx.folder_instructions(target)  # (within the read's room: it is not offloaded)
     room = ctx.output_chars - len(instructions)
     try:
-        total, lines, cut_note = _read_lines(target, codec, "strict", offset, limit, room)
-        note = ""
+        total, lines, cut_note = _read_lines(text_of, codec, "strict", offset, limit, room)
     except UnicodeDecodeError:
         if encoding:
             raise ToolError(f"{path!r} is not {codec} (line {_first_bad_line(target, codec)}); read it with its "
@@ -76,6 +79,16 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     ctx.saw(target)
     read = "".join(lines)
     return header + read + (instructions[1:] if read.endswith("\n") else instructions)  # (one blank line before)
+
+
+def _pdf_text_file(ctx: ToolContext, target: Path, path: str) -> tuple[Path, str]:
+    """The file holding the text of the PDF `target` (extracted at its first read), and what the
+    read's header says of it."""
+    try:
+        text_file, found = cached_text(target, ctx.offload_dir / "pdf", path)
+    except NoText as why:
+        raise ToolError(str(why)) from None
+    return text_file, f"; the text of {found.summary()}, each page after a [page K of N] line"
 
 
 def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,

@@ -11,6 +11,7 @@ from core import pictures
 from core.dropped_files import NotCarried, as_carried, dropped_text
 from gui.desktop_open import open_on_desktop
 from gui.qt import (
+    QApplication,
     QBuffer,
     QHBoxLayout,
     QImage,
@@ -126,16 +127,20 @@ class PictureBox(QPlainTextEdit):
         from outside it (a log in Downloads) with its text, since the agent reads nothing outside
         (see core/dropped_files.py). What could not go is said (told)."""
         workdir, written, not_carried = self.workdir(), [], []
-        for path in paths:
-            inside = within_folder(path, workdir)
-            if inside is not None or workdir is None or path.is_dir():
-                written.append(f"`{inside or path}`")
-                continue
-            try:
-                written.append(as_carried(path, dropped_text(path)))
-            except NotCarried as why:
-                written.append(f"`{path}`")
-                not_carried.append(str(why))
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # (a PDF's pages take a moment to read)
+        try:
+            for path in paths:
+                inside = within_folder(path, workdir)
+                if inside is not None or workdir is None or path.is_dir():
+                    written.append(f"`{inside or path}`")
+                    continue
+                try:
+                    written.append(as_carried(path, dropped_text(path)))
+                except NotCarried as why:
+                    written.append(f"`{path}`")
+                    not_carried.append(str(why))
+        finally:
+            QApplication.restoreOverrideCursor()
         self.insertPlainText(" ".join(written))
         if not_carried:
             self.told.emit("Only the path went in: " + "; ".join(not_carried) + ".")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.text import one_line, sentence
+from core.offload import task_brief
+from core.text import fences_closed, one_line, sentence
 
 
 def test_a_short_text_is_kept_whole_on_one_line():
@@ -55,3 +56,20 @@ def test_a_calls_escaped_letters_read_as_themselves_where_people_read_them():
     assert ToolCall("c", "x", '{"broken": ').readable_arguments() == '{"broken": '  # as it came
     named = ToolCall("c", "file_read", '{"path": "caf\\udce9.txt"}')  # a name's byte that is not UTF-8
     assert named.readable_arguments() == named.arguments  # kept escaped: no UTF-8 file can hold it
+
+
+def test_a_code_block_a_cut_leaves_open_is_closed_and_one_closed_is_left_as_it_is():
+    assert fences_closed("Fix it:\n```\nTraceback\n  line 3") == "Fix it:\n```\nTraceback\n  line 3\n```"
+    assert fences_closed("````\n```python\nx = 1\n```\n") == "````\n```python\nx = 1\n```\n\n````"  # (inner fence)
+    assert fences_closed("~~~\ncode\n~~~ and more") == "~~~\ncode\n~~~ and more\n~~~"  # (not a closing fence)
+    whole = "```json\n{}\n```\nthen ~~~ words"
+    assert fences_closed(whole) == whole
+
+
+def test_a_long_task_cut_inside_a_dropped_files_text_leaves_the_plans_other_sections_as_markdown():
+    # A PDF dropped on the New session's task: its fence was cut open, and the plan below it was code.
+    task = "Compare the specs. `/home/me/Downloads/spec.pdf`:\n```\n" + "words of the spec\n" * 200 + "```\n"
+    brief = task_brief(task)
+    goal, notice = brief.rsplit("\n… [the task goes on", 1)
+    assert goal.endswith("words of the spec\n```") and notice.startswith(": 3,657 characters in all")
+    assert fences_closed(brief) == brief

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from core.dropped_files import DROPPED_TEXT_MAX
+from core.dropped_files import DROPPED_PDF_PAGES_MAX, DROPPED_TEXT_MAX
 from core.events import UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QMimeData, Qt, QUrl
 from gui.widgets.composer import Composer
+from tests.support.pdfs import write_pdf
 
 WAIT = 10_000
 
@@ -123,6 +124,36 @@ def test_a_file_dropped_from_outside_the_work_folder_goes_with_its_text(qtbot, t
                     f"agent should have it; huge.log is {DROPPED_TEXT_MAX + 1:,} bytes, more than a message carries "
                     f"({DROPPED_TEXT_MAX:,}): copy it into the work folder, where the agent can read it; gone.txt is "
                     "not a file."]
+
+
+def test_a_pdf_dropped_from_outside_the_work_folder_goes_with_its_pages_text(qtbot, tmp_path):
+    # A paper from Downloads went by its path, which the agent could not read (and as a binary file).
+    work = tmp_path / "project"
+    work.mkdir()
+    paper = write_pdf(tmp_path / "paper.pdf", [["Abstract", "Prefix caching cut the cost by 31x."], None])
+    box = Composer()
+    qtbot.addWidget(box)
+    box.workdir = lambda: work
+    said = []
+    box.told.connect(said.append)
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(paper))])
+    box.insertFromMimeData(files)
+    assert box.toPlainText() == (f"`{paper}`:\n```\n[page 1 of 2]\nAbstract\nPrefix caching cut the cost by 31x.\n\n"
+                                 "[page 2 of 2: no text, a picture only (a scan, a figure)]\n```\n")
+    assert said == []
+
+    write_pdf(tmp_path / "scan.pdf", [None])
+    write_pdf(tmp_path / "book.pdf", [["A page."]] * (DROPPED_PDF_PAGES_MAX + 1))
+    box.clear()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / name)) for name in ("scan.pdf", "book.pdf")])
+    box.insertFromMimeData(files)
+    assert box.toPlainText() == f"`{tmp_path / 'scan.pdf'}` `{tmp_path / 'book.pdf'}`"
+    assert said == ["Only the path went in: scan.pdf has no text, only pictures of its 1 page (a scan, most likely): "
+                    "its words cannot be read as text. A version with text, or one run through OCR (ocrmypdf, a "
+                    f"scanner's software), can be; book.pdf is a PDF of {DROPPED_PDF_PAGES_MAX + 1} pages, more than a "
+                    f"message carries ({DROPPED_PDF_PAGES_MAX}): copy it into the work folder, where the agent reads "
+                    "it page by page."]
 
 
 def linux_editing_keys(base):

@@ -10,6 +10,7 @@ from core.tools.context import ToolContext
 from core.tools.files import file_edit, file_list, file_read, file_write
 from core.tools.registry import ToolError
 from core.tools.seen import SeenFiles
+from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
 
 @pytest.fixture
@@ -65,6 +66,36 @@ def test_binary_files_are_refused_with_their_size(ctx):
     (ctx.workdir / "img.png").write_bytes(b"\x89PNG\x00\x00" + bytes(1000))  # (a model that sees pictures sees it)
     with pytest.raises(ToolError, match=r"^'img.png' is a picture \(1,006 bytes\), and this model cannot see pictures"):
         file_read(ctx, "img.png")
+
+
+def test_a_pdf_is_read_as_its_text_slice_by_slice(ctx):
+    # A paper the person put in the folder to study was "a binary file; only text files can be read".
+    pages = [[f"Section {n}.{k}: the cache hit rate of run {k} was 0.9{k}." for k in range(1, 31)] for n in (1, 2)]
+    (ctx.workdir / "papers").mkdir()
+    write_pdf(ctx.workdir / "papers" / "kv-cache.pdf", [*pages, None])
+    first = file_read(ctx, "papers/kv-cache.pdf", limit=10)
+    assert first.splitlines() == [
+        "[papers/kv-cache.pdf: lines 1-10 of 65; continue with offset=11; the text of a PDF of 3 pages (1 of them "
+        "pictures only), each page after a [page K of N] line]",
+        "[page 1 of 3]", *(f"Section 1.{k}: the cache hit rate of run {k} was 0.9{k}." for k in range(1, 10))]
+    rest = file_read(ctx, "papers/kv-cache.pdf", offset=30, limit=100)
+    assert rest.splitlines()[1:] == [
+        "Section 1.29: the cache hit rate of run 29 was 0.929.", "Section 1.30: the cache hit rate of run 30 was 0.930.",
+        "", "[page 2 of 3]", *(f"Section 2.{k}: the cache hit rate of run {k} was 0.9{k}." for k in range(1, 31)),
+        "", "[page 3 of 3: no text, a picture only (a scan, a figure)]"]
+    assert list((ctx.session_dir / "offload" / "pdf").glob("pdf-*.txt"))  # (extracted once, read from there)
+
+
+def test_a_pdf_with_no_text_or_a_password_says_why_it_cannot_be_read(ctx):
+    write_pdf(ctx.workdir / "scan.pdf", [None])
+    with pytest.raises(ToolError, match=r"^scan\.pdf has no text, only pictures of its 1 page \(a scan, most likely\)"):
+        file_read(ctx, "scan.pdf")
+    (ctx.workdir / "contract.pdf").write_bytes(locked(pdf_bytes([["Terms"]]), user_password="pw"))
+    with pytest.raises(ToolError, match=r"^contract\.pdf is a PDF locked with a password"):
+        file_read(ctx, "contract.pdf")
+    (ctx.workdir / "raw.pdf").write_text("%PDF-1.4 written by hand\n", encoding="utf-8")
+    # (a read with an encoding reads the bytes as text: the PDF's source, should the agent want it)
+    assert file_read(ctx, "raw.pdf", encoding="latin-1").splitlines()[1] == "%PDF-1.4 written by hand"
 
 
 def test_write_edit_and_list(ctx):

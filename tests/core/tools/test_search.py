@@ -11,6 +11,7 @@ from core.tools.context import ToolContext
 from core.tools.files import file_list, file_read
 from core.tools.registry import ToolError
 from core.tools.search import MAX_FILE_BYTES, file_search
+from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
 
 @pytest.fixture
@@ -158,6 +159,23 @@ def test_files_in_another_encoding_are_named_and_searched_in_it(ctx):
     assert "not gbk" not in again  # new.py's ASCII and CJK bytes happen to be valid GBK too
     with pytest.raises(ToolError, match="Unknown encoding"):
         file_search(ctx, "x", encoding="klingon")
+
+
+def test_pdfs_are_searched_in_their_text_and_a_match_leads_to_file_read(ctx):
+    # "Which of these papers reports a hit rate?" was answered by reading each PDF: none were searched.
+    (ctx.workdir / "papers").mkdir()
+    write_pdf(ctx.workdir / "papers" / "kv.pdf", [["Introduction", "Agents resend their history."],
+                                                  ["Results", "The prefix cache hit rate was 0.97."]])
+    write_pdf(ctx.workdir / "papers" / "scan.pdf", [None])
+    (ctx.workdir / "papers" / "locked.pdf").write_bytes(locked(pdf_bytes([["hit rate"]]), user_password="pw"))
+    write(ctx, "papers/notes.md", "to check: the hit rate\n")
+    out = file_search(ctx, "hit rate", path="papers")
+    assert out.splitlines() == ["papers/kv.pdf:7: (page 2) The prefix cache hit rate was 0.97.",
+                                "papers/notes.md:1: to check: the hit rate",
+                                "[2 matching lines in 2 files under 'papers']",
+                                "[PDFs with no text to search (scans, or locked with a password): papers/locked.pdf, "
+                                "papers/scan.pdf]"]
+    assert file_read(ctx, "papers/kv.pdf", offset=7, limit=1).splitlines()[1] == "The prefix cache hit rate was 0.97."
 
 
 def test_line_numbers_count_lines_as_file_read_does(ctx):
