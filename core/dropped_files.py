@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.pdf_text import NoText, is_pdf_file, page_count, pdf_text
+from core.documents import NoText, document_text, kind_of_file, old_office_hint
+from core.pdf_text import page_count
 from core.text import fenced
 from core.tools.shell import decode_output, is_binary_output
 
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
-# A PDF's pages are read as it is dropped, about 10 ms each: a paper's or a datasheet's, not a book's.
+# A document's text is made as it is dropped: a PDF's pages about 10 ms each; a workbook's cells
+# about 20 µs each, many to a compressed byte (Word's and PowerPoint's are mostly their pictures).
 DROPPED_PDF_PAGES_MAX = 100
+DROPPED_OFFICE_BYTES = {"docx": 20_000_000, "pptx": 50_000_000, "xlsx": 1_000_000}
 
 
 class NotCarried(Exception):
@@ -26,8 +29,8 @@ def dropped_text(path: Path) -> str:
     try:
         if not path.is_file():
             raise NotCarried(f"{path.name} is not a file")
-        if is_pdf_file(path):
-            return _pdf_text(path)
+        if kind := kind_of_file(path):
+            return _document_text(path, kind)
         size = path.stat().st_size
         if size > DROPPED_TEXT_MAX:
             raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries ({DROPPED_TEXT_MAX:,}): "
@@ -36,17 +39,25 @@ def dropped_text(path: Path) -> str:
     except OSError as exc:
         raise NotCarried(f"{path.name} could not be read ({exc.strerror or exc})") from exc
     if is_binary_output(data):
+        if hint := old_office_hint(data, path.name):
+            raise NotCarried(f"{path.name} is not text.{hint.rstrip('.')}")
         raise NotCarried(f"{path.name} is not text: copy it into the work folder if the agent should have it")
     return decode_output(data)
 
 
-def _pdf_text(path: Path) -> str:
+def _document_text(path: Path, kind: str) -> str:
+    """A dropped document's text (a PDF's, a Word document's, …), read as it is dropped: a paper's or
+    a report's, not a book's or a database export's, which wait for the agent in the work folder."""
     try:
-        if (pages := page_count(path, path.name)) > DROPPED_PDF_PAGES_MAX:
+        if kind == "pdf" and (pages := page_count(path, path.name)) > DROPPED_PDF_PAGES_MAX:
             raise NotCarried(f"{path.name} is a PDF of {pages:,} pages, more than a message carries "
                              f"({DROPPED_PDF_PAGES_MAX}): copy it into the work folder, where the agent reads it "
                              "page by page")
-        return pdf_text(path, path.name).text
+        if kind != "pdf" and (size := path.stat().st_size) > DROPPED_OFFICE_BYTES[kind]:
+            raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries "
+                             f"({DROPPED_OFFICE_BYTES[kind]:,}): copy it into the work folder, where the agent reads "
+                             "it part by part")
+        return document_text(path, path.name, kind).text
     except NoText as why:
         raise NotCarried(str(why).rstrip(".")) from None
 

@@ -9,8 +9,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from core import pictures
+from core.documents import (
+    HEAD_BYTES,
+    NoText,
+    cached_text,
+    kind_of_file,
+    old_office_hint,
+)
 from core.memory.working import atomic_write
-from core.pdf_text import NoText, cached_text, is_pdf_file
 from core.text import shown_text
 from core.tools.context import ToolContext
 from core.tools.overview import fitted_listing
@@ -35,9 +41,10 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     line `[path: lines A-B of N; continue with offset=…]`; the lines follow exactly as stored, so
     you can copy text from them into file_edit. One read returns at most about 4,000 characters
     of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
-    and only the slices you need, since what you read stays in your context. A PDF is read as its
-    text, each page after a `[page K of N]` line. Binary files are refused, but a picture (PNG,
-    JPEG, GIF, WebP) is shown to you as one, when your model sees pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
+    and only the slices you need, since what you read stays in your context. A PDF, Word, Excel
+    or PowerPoint file is read as its text (the header says how it is laid out). Binary files are
+    refused, but a picture (PNG, JPEG, GIF, WebP) is shown to you as one, when your model sees
+    pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
     read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
 
     Args:
@@ -52,12 +59,12 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     codec = text_codec(encoding)
     if not encoding and target.suffix.lower() in pictures.KINDS and is_binary(target):
         return _picture(ctx, target, path)
-    text_of, note = target, ""  # (a PDF is read as its text, kept in a file)
-    if not encoding and is_pdf_file(target):
-        text_of, note = _pdf_text_file(ctx, target, path)
+    text_of, note = target, ""  # (a PDF, a Word document, … is read as its text, kept in a file)
+    if not encoding and (kind := kind_of_file(target)):
+        text_of, note = _document_text_file(ctx, target, path, kind)
     elif not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
-                        f"read.{_utf16_hint(target)}")
+                        f"read.{_utf16_hint(target)}{old_office_hint(_head(target), path)}")
     instructions = ctx.folder_instructions(target)  # (within the read's room: it is not offloaded)
     room = ctx.output_chars - len(instructions)
     try:
@@ -81,14 +88,24 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     return header + read + (instructions[1:] if read.endswith("\n") else instructions)  # (one blank line before)
 
 
-def _pdf_text_file(ctx: ToolContext, target: Path, path: str) -> tuple[Path, str]:
-    """The file holding the text of the PDF `target` (extracted at its first read), and what the
-    read's header says of it."""
+def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
+    """The file holding the text of the document `target` (extracted at its first read), and what
+    the read's header says of it."""
     try:
-        text_file, found = cached_text(target, ctx.offload_dir / "pdf", path)
+        text_file, about = document_text_file(ctx, target, path, kind)
     except NoText as why:
         raise ToolError(str(why)) from None
-    return text_file, f"; the text of {found.summary()}, each page after a [page K of N] line"
+    return text_file, f"; the text of {about}"
+
+
+def document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
+    """The text of a document the agent reads or searches, kept in the session's offload/documents/."""
+    return cached_text(target, ctx.offload_dir / "documents", path, kind)
+
+
+def _head(target: Path) -> bytes:
+    with open(target, "rb") as fh:
+        return fh.read(HEAD_BYTES)
 
 
 def _read_lines(target: Path, codec: str, errors: str, offset: int, limit: int,

@@ -11,11 +11,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from core.documents import SEARCHED_SUFFIXES, NoText, Places, kind_of_file
 from core.paths import common_folder, folder_of
-from core.pdf_text import PAGE_LINE, NoText, cached_text, is_pdf_file
 from core.text import counted
 from core.tools.context import ToolContext
-from core.tools.files import is_binary, text_codec, walk_files
+from core.tools.files import document_text_file, is_binary, text_codec, walk_files
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
 
@@ -37,7 +37,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
     binary files and files over 2 MB are skipped (folders named at the end: give one as the path
-    to search it); a PDF is searched in its text, its LINE as file_read reads it, its page said. The output stops at about 4,000 characters and then says how many matches
+    to search it); PDF, Word, Excel and PowerPoint files are searched in their text, LINE as
+    file_read reads it, with the match's page (slide, sheet and row). The output stops at about 4,000 characters and then says how many matches
     are left and in which folders: narrow the path, the pattern or the text. Counts as a reading action
     for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again
     with their encoding to match their non-ASCII text.
@@ -71,7 +72,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     used = files_seen = files_matched = files_shown = 0
     too_big: list[str] = []
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
-    textless: list[str] = []  # PDFs with no text to search: scans, or locked with a password
+    textless: list[str] = []  # documents with no text to search: scans, or locked with a password
     stopped = ""
     full_up = False  # the output is full: the rest of the matches are counted, by file
     not_shown: dict[str, int] = {}  # file → its matching lines past the output's room
@@ -85,20 +86,20 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             continue
         shown = name if base == "." else f"{base}/{name}"
         try:
-            if not encoding and name.lower().endswith(".pdf") and is_pdf_file(full):
+            if not encoding and name.lower().endswith(SEARCHED_SUFFIXES) and (kind := kind_of_file(full)):
                 try:  # (its text, extracted once and kept: LINE as file_read numbers it)
-                    full, of_pdf = cached_text(full, ctx.offload_dir / "pdf", shown)[0], True
+                    full, document = document_text_file(ctx, full, shown, kind)[0], True
                 except NoText:
                     textless.append(shown)
                     continue
             elif not wide and is_binary(full):
                 continue
             else:
-                of_pdf = False
+                document = False
             if full.stat().st_size > MAX_FILE_BYTES:
                 too_big.append(shown)
                 continue
-            found, readable = _matching_lines(full, matcher, codec, literal=not regex, of_pdf=of_pdf)
+            found, readable = _matching_lines(full, matcher, codec, literal=not regex, document=document)
         except OSError:  # unreadable (permissions, a file removed meanwhile): not a result
             continue
         if wide and not readable:
@@ -121,7 +122,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         stopped = ("stopped at the output limit" + _where_the_rest_are(not_shown)
                    + (f"; the search {stopped}" if stopped else ""))
     return "".join(lines) + _summary(query, path, pattern, len(lines), files_shown, stopped, too_big) + \
-        _misread_note(misread, codec) + (f"\n[PDFs with no text to search (scans, or locked with a password): "
+        _misread_note(misread, codec) + (f"\n[documents with no text to search (scans, or locked with a password): "
                                          f"{_named(textless)}]" if textless else "") + \
         (f"\n{skipped}" if skipped else "")
 
@@ -144,10 +145,10 @@ def _where_the_rest_are(not_shown: dict[str, int]) -> str:
 
 
 def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str, literal: bool,
-                    of_pdf: bool = False) -> tuple[list[tuple[int, str]], bool]:
+                    document: bool = False) -> tuple[list[tuple[int, str]], bool]:
     """The matching lines of a file, and whether `codec` read all of it (the file is at most
-    MAX_FILE_BYTES, so it is read whole). Of a PDF's text, each line says its page: what a
-    finding cites."""
+    MAX_FILE_BYTES, so it is read whole). Of a document's text, each line says its place (a PDF's
+    page, a workbook's sheet and row): what a finding cites."""
     data = full.read_bytes()
     try:
         text, readable = data.decode(codec), True
@@ -158,13 +159,12 @@ def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str, literal: b
         return found, readable                # is found in the whole only where a line has it)
     # Lines end where file_read's do (\n, \r\n or \r; not str.splitlines' form feeds and
     # separators), so a result's LINE is the offset to read it at.
-    page = ""
+    places = Places() if document else None
     for number, line in enumerate(io.StringIO(text, newline=""), start=1):
         line = line.rstrip("\r\n")
-        if of_pdf and (marker := PAGE_LINE.match(line)):
-            page = f"(page {marker.group(1)}) "
+        place = places.of(number, line) if places else ""
         if match := matcher.search(line):
-            found.append((number, page + _around(line, match)))
+            found.append((number, place + _around(line, match)))
     return found, readable
 
 

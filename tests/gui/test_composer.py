@@ -8,6 +8,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QMimeData, Qt, QUrl
 from gui.widgets.composer import Composer
+from tests.support.office import docx_bytes
 from tests.support.pdfs import write_pdf
 
 WAIT = 10_000
@@ -126,7 +127,7 @@ def test_a_file_dropped_from_outside_the_work_folder_goes_with_its_text(qtbot, t
                     "not a file."]
 
 
-def test_a_pdf_dropped_from_outside_the_work_folder_goes_with_its_pages_text(qtbot, tmp_path):
+def test_a_pdf_or_word_file_dropped_from_outside_the_work_folder_goes_with_its_text(qtbot, tmp_path):
     # A paper from Downloads went by its path, which the agent could not read (and as a binary file).
     work = tmp_path / "project"
     work.mkdir()
@@ -142,6 +143,13 @@ def test_a_pdf_dropped_from_outside_the_work_folder_goes_with_its_pages_text(qtb
     assert box.toPlainText() == (f"`{paper}`:\n```\n[page 1 of 2]\nAbstract\nPrefix caching cut the cost by 31x.\n\n"
                                  "[page 2 of 2: no text, a picture only (a scan, a figure)]\n```\n")
     assert said == []
+
+    report = tmp_path / "report.docx"
+    report.write_bytes(docx_bytes([("1", "Findings"), "The cache works."]))
+    box.clear()
+    files.setUrls([QUrl.fromLocalFile(str(report))])
+    box.insertFromMimeData(files)
+    assert box.toPlainText() == f"`{report}`:\n```\n# Findings\nThe cache works.\n```\n"
 
     write_pdf(tmp_path / "scan.pdf", [None])
     write_pdf(tmp_path / "book.pdf", [["A page."]] * (DROPPED_PDF_PAGES_MAX + 1))

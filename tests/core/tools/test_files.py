@@ -10,6 +10,7 @@ from core.tools.context import ToolContext
 from core.tools.files import file_edit, file_list, file_read, file_write
 from core.tools.registry import ToolError
 from core.tools.seen import SeenFiles
+from tests.support.office import docx_bytes, xlsx_bytes
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
 
@@ -83,7 +84,7 @@ def test_a_pdf_is_read_as_its_text_slice_by_slice(ctx):
         "Section 1.29: the cache hit rate of run 29 was 0.929.", "Section 1.30: the cache hit rate of run 30 was 0.930.",
         "", "[page 2 of 3]", *(f"Section 2.{k}: the cache hit rate of run {k} was 0.9{k}." for k in range(1, 31)),
         "", "[page 3 of 3: no text, a picture only (a scan, a figure)]"]
-    assert list((ctx.session_dir / "offload" / "pdf").glob("pdf-*.txt"))  # (extracted once, read from there)
+    assert list((ctx.session_dir / "offload" / "documents").glob("pdf-*.txt"))  # (extracted once, read from there)
 
 
 def test_a_pdf_with_no_text_or_a_password_says_why_it_cannot_be_read(ctx):
@@ -96,6 +97,20 @@ def test_a_pdf_with_no_text_or_a_password_says_why_it_cannot_be_read(ctx):
     (ctx.workdir / "raw.pdf").write_text("%PDF-1.4 written by hand\n", encoding="utf-8")
     # (a read with an encoding reads the bytes as text: the PDF's source, should the agent want it)
     assert file_read(ctx, "raw.pdf", encoding="latin-1").splitlines()[1] == "%PDF-1.4 written by hand"
+
+
+def test_word_excel_and_powerpoint_files_are_read_as_their_text_and_an_old_one_is_said_so(ctx):
+    (ctx.workdir / "budget.xlsx").write_bytes(xlsx_bytes({"2025": [["Item", "Cost"], ["Servers", 1200]]}))
+    assert file_read(ctx, "budget.xlsx").splitlines() == [
+        "[budget.xlsx: lines 1-3 of 3; the text of an Excel workbook of 1 sheet, each after a [sheet K of N: NAME, …] "
+        "line, its rows as CSV lines from row 1 (formulas as their values)]",
+        "[sheet 1 of 1: 2025, 2 rows × 2 columns]", "Item,Cost", "Servers,1200"]
+    (ctx.workdir / "spec.docx").write_bytes(docx_bytes([("1", "Export"), "The CSV has a header row."]))
+    assert file_read(ctx, "spec.docx").splitlines()[1:] == ["# Export", "The CSV has a header row."]
+    (ctx.workdir / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000))
+    with pytest.raises(ToolError, match=r"^'old\.xls' is a binary file \(2,008 bytes\); only text files can be read\. "
+                                        r"It is an Office file \(the format before 2007\) or one locked with a password"):
+        file_read(ctx, "old.xls")
 
 
 def test_write_edit_and_list(ctx):

@@ -11,6 +11,7 @@ from core.tools.context import ToolContext
 from core.tools.files import file_list, file_read
 from core.tools.registry import ToolError
 from core.tools.search import MAX_FILE_BYTES, file_search
+from tests.support.office import docx_bytes, xlsx_bytes
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
 
@@ -173,9 +174,21 @@ def test_pdfs_are_searched_in_their_text_and_a_match_leads_to_file_read(ctx):
     assert out.splitlines() == ["papers/kv.pdf:7: (page 2) The prefix cache hit rate was 0.97.",
                                 "papers/notes.md:1: to check: the hit rate",
                                 "[2 matching lines in 2 files under 'papers']",
-                                "[PDFs with no text to search (scans, or locked with a password): papers/locked.pdf, "
+                                "[documents with no text to search (scans, or locked with a password): papers/locked.pdf, "
                                 "papers/scan.pdf]"]
     assert file_read(ctx, "papers/kv.pdf", offset=7, limit=1).splitlines()[1] == "The prefix cache hit rate was 0.97."
+
+
+def test_word_and_excel_files_are_searched_in_their_text_a_match_saying_its_sheet_and_row(ctx):
+    (ctx.workdir / "costs.xlsx").write_bytes(xlsx_bytes({"Q3, EU": [["Item", "Cost"], ["GPU hours", 900]],
+                                                         "Q4": [["Item", "Cost"], [], ["GPU hours", 1300]]}))
+    (ctx.workdir / "plan.docx").write_bytes(docx_bytes(["Budget", "We need more GPU hours."]))
+    out = file_search(ctx, "GPU hours")
+    assert out.splitlines() == ["costs.xlsx:3: (sheet Q3, EU, row 2) GPU hours,900",
+                                "costs.xlsx:8: (sheet Q4, row 3) GPU hours,1300",
+                                "plan.docx:2: We need more GPU hours.",
+                                "[3 matching lines in 2 files under '.']"]
+    assert file_read(ctx, "costs.xlsx", offset=8, limit=1).splitlines()[1] == "GPU hours,1300"
 
 
 def test_line_numbers_count_lines_as_file_read_does(ctx):

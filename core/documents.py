@@ -1,0 +1,149 @@
+"""Documents the agent reads as text: PDF, Word (.docx), Excel (.xlsx) and PowerPoint (.pptx).
+Papers, datasheets, specifications, requirements and the data beside them come in these; to
+Tripane's tools they were binary files, refused, so an agent asked to study one could not.
+
+Each kind's text is made by its own module (core/pdf_text.py, core/office_text.py), imported at the
+first document read. A file's text is extracted once per version of it and kept, so a long one read
+slice by slice, or searched again, is not extracted again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import big_text
+
+HEAD_BYTES = 1024  # what tells a document's kind: a PDF's signature may come after some junk, as the spec allows
+PDF_SIGNATURE = b"%PDF-"
+ZIP_SIGNATURE = b"PK\x03\x04"
+OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office before 2007, and any Office file with a password
+TEXT_MAX_CHARS = 4_000_000  # about a million tokens: past any window, and a 2,000-page book's text
+
+# The Office formats by suffix, and by the Content-Type a server sends them with.
+OFFICE_SUFFIXES = {".docx": "docx", ".docm": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx", ".pptm": "pptx"}
+_OFFICE_TYPES = {"wordprocessingml.document": "docx", "spreadsheetml.sheet": "xlsx", "presentationml.presentation": "pptx"}
+# The parts only one kind of Office file has, for a download with no telling name or type.
+_OFFICE_PARTS = {"word/document.xml": "docx", "xl/workbook.xml": "xlsx", "ppt/presentation.xml": "pptx"}
+_OLD_OFFICE = (".doc", ".xls", ".ppt")
+SEARCHED_SUFFIXES = (".pdf", *OFFICE_SUFFIXES)
+
+
+class NoText(Exception):
+    """Why a document gives no text to read (said to the agent, or to the person who dropped it)."""
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    text: str
+    what: str  # "a PDF of 36 pages (2 of them pictures only)"
+    layout: str  # how its text is laid out: "each page after a [page K of N] line"
+
+    @property
+    def about(self) -> str:
+        return f"{self.what}, {self.layout}"
+
+
+def kind_of(head: bytes, name: str, content_type: str = "", whole: bytes | Path | None = None) -> str | None:
+    """"pdf", "docx", "xlsx" or "pptx" for a document the agent reads as text; None for any other file.
+    `head` is its first HEAD_BYTES; `name` its file name or address; `whole` (the bytes or the file)
+    is looked into when neither name nor type tells an Office file's kind."""
+    if PDF_SIGNATURE in head[:HEAD_BYTES]:
+        return "pdf"
+    if not head.startswith(ZIP_SIGNATURE):
+        return None
+    media = content_type.split(";")[0].strip().lower()
+    if kind := next((kind for suffix, kind in _OFFICE_TYPES.items() if media.endswith(suffix)), None):
+        return kind
+    if kind := OFFICE_SUFFIXES.get(_suffix(name)):
+        return kind
+    return _office_kind_inside(whole) if whole is not None else None
+
+
+def kind_of_file(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return None
+    return kind_of(head, path.name, whole=path)
+
+
+def old_office_hint(head: bytes, name: str) -> str:
+    """What to do with a Word, Excel or PowerPoint file this cannot read: one from before 2007, or
+    one with a password (both are OLE containers); "" for any other file."""
+    if not head.startswith(OLE_SIGNATURE):
+        return ""
+    older = " (the format before 2007)" if _suffix(name) in _OLD_OFFICE else ""
+    return (f" It is an Office file{older} or one locked with a password: saved as .docx, .xlsx or .pptx without a "
+            "password (or as PDF), it can be read.")
+
+
+def document_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
+    """The text of the document at `source` (a file, or a download's bytes) of kind `kind`; `name` is
+    how it is named in what is said of it. NoText when it cannot be read or has no text."""
+    if kind == "pdf":
+        from core.pdf_text import pdf_text
+        return pdf_text(source, name)
+    from core.office_text import office_text
+    return office_text(source, name, kind)
+
+
+def cached_text(path: Path, cache_dir: Path, name: str, kind: str) -> tuple[Path, str]:
+    """The file holding the text of the document `path`, and what it is (DocumentText.about): kept
+    in `cache_dir`, so that reading it slice by slice extracts it once (a book's takes seconds); a
+    new version of the file is read anew."""
+    stat = path.stat()
+    key = hashlib.sha1(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+    kept, about_file = cache_dir / f"{kind}-{key}.txt", cache_dir / f"{kind}-{key}.about"
+    if kept.is_file():
+        try:
+            return kept, about_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass  # a cache half written by a killed process: extract again
+    found = document_text(path, name, kind)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    big_text.write(kept, found.text)
+    about_file.write_text(found.about, encoding="utf-8")
+    return kept, found.about
+
+
+# The line a page's, a slide's or a sheet's text comes after in a document's text.
+_PLACE_LINE = re.compile(r"\[(page|slide) (\d+) of \d+|\[sheet \d+ of \d+: (.+), [\d,]+ rows? × \d+ columns?\]$")
+
+
+class Places:
+    """Where the lines of a document's text are, read in order: "(page 3) ", "(slide 2) ",
+    "(sheet Q3, row 17) ". A search's match says it: what a finding cites."""
+
+    def __init__(self) -> None:
+        self.place, self.sheet, self.sheet_line = "", "", 0
+
+    def of(self, number: int, line: str) -> str:
+        """The place of line `number` (counting from 1) whose text is `line`."""
+        if marker := _PLACE_LINE.match(line):
+            kind, count, sheet = marker.groups()
+            self.place, self.sheet, self.sheet_line = (f"({kind} {count}) ", "", 0) if kind else ("", sheet, number)
+            return self.place
+        if self.sheet:
+            return f"(sheet {self.sheet}, row {number - self.sheet_line}) "
+        return self.place
+
+
+def _suffix(name: str) -> str:
+    last = name.split("?")[0].split("#")[0].rsplit("/", 1)[-1]
+    return ("." + last.rsplit(".", 1)[1].lower()) if "." in last else ""
+
+
+def _office_kind_inside(whole: bytes | Path) -> str | None:
+    import zipfile
+    from io import BytesIO
+
+    try:
+        with zipfile.ZipFile(BytesIO(whole) if isinstance(whole, bytes) else whole) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+    return next((kind for part, kind in _OFFICE_PARTS.items() if part in names), None)
