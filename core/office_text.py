@@ -53,7 +53,7 @@ def office_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
 # --- Word ---------------------------------------------------------------------------------------
 
 def _document(archive: zipfile.ZipFile) -> DocumentText:
-    levels = _heading_levels(archive)
+    marks = _style_marks(archive)
     body = _xml(archive, "word/document.xml").find(f"{_W}body")
     blocks: list[str] = []
     chars = 0
@@ -62,7 +62,7 @@ def _document(archive: zipfile.ZipFile) -> DocumentText:
             blocks.append("[the rest of the document's text is not read]")
             break
         if element.tag == f"{_W}p":
-            block = _paragraph(element, levels)
+            block = _paragraph(element, marks)
         elif element.tag == f"{_W}tbl":
             block = _table(element)
         else:
@@ -75,36 +75,39 @@ def _document(archive: zipfile.ZipFile) -> DocumentText:
     return DocumentText(_joined(blocks) + "\n", "a Word document", "its headings marked #, list items -, tables in Markdown")
 
 
-def _heading_levels(archive: zipfile.ZipFile) -> dict[str, int]:
-    """Paragraph style ids that are headings, with their level. By the style's name, which Word
-    keeps in English whatever the language of its interface ("heading 1"; the id may be "berschrift1")."""
+def _style_marks(archive: zipfile.ZipFile) -> dict[str, str]:
+    """What a paragraph of a style starts with: "# " to "######### " for headings, "- " for list
+    items. Headings by the style's name, which Word keeps in English whatever the language of its
+    interface ("heading 1"; the id may be "berschrift1"); list styles by their numbering ("List
+    Bullet" numbers its paragraphs itself, with nothing in the paragraph to say so)."""
     try:
         styles = _xml(archive, "word/styles.xml")
     except KeyError:
         return {}
-    levels = {}
+    marks = {}
     for style in styles.iter(f"{_W}style"):
         named = style.find(f"{_W}name")
         title = (named.get(f"{_W}val") or "").lower() if named is not None else ""
+        identity = style.get(f"{_W}styleId") or ""
         if heading := _HEADING_STYLE.fullmatch(title):
-            levels[style.get(f"{_W}styleId") or ""] = int(heading.group(1))
+            marks[identity] = "#" * int(heading.group(1)) + " "
         elif title == "title":
-            levels[style.get(f"{_W}styleId") or ""] = 1
-    return levels
+            marks[identity] = "# "
+        elif style.find(f"{_W}pPr/{_W}numPr") is not None:
+            marks[identity] = "- "
+    return marks
 
 
-def _paragraph(paragraph: ElementTree.Element, levels: dict[str, int]) -> str:
+def _paragraph(paragraph: ElementTree.Element, marks: dict[str, str]) -> str:
     text = _runs(paragraph).strip()
     if not text:
         return ""
     properties = paragraph.find(f"{_W}pPr")
-    if properties is not None:
-        style = properties.find(f"{_W}pStyle")
-        if style is not None and (level := levels.get(style.get(f"{_W}val") or "")):
-            return f"\n{'#' * level} {text}"
-        if properties.find(f"{_W}numPr") is not None:
-            return f"- {text}"
-    return text
+    style = properties.find(f"{_W}pStyle") if properties is not None else None
+    mark = marks.get(style.get(f"{_W}val") or "", "") if style is not None else ""
+    if not mark and properties is not None and properties.find(f"{_W}numPr") is not None:
+        mark = "- "
+    return f"\n{mark}{text}" if mark.startswith("#") else f"{mark}{text}"
 
 
 def _runs(element: ElementTree.Element) -> str:

@@ -95,9 +95,9 @@ def test_a_book_longer_than_any_window_is_read_to_the_text_limit_and_says_where_
 def test_a_word_document_reads_as_markdown_in_its_order():
     found = document_text(docx_bytes([
         ("Titel", "Quarterly report"), ("1", "Results"), "Revenue grew\t12 %.", ("list", "first point"),
-        ("list", "second | point"), [["Region", "Q3"], ["EU", "1,200"], ["", ""]], ("2", "Risks"),
+        ("list", "second | point"), ("ListBullet", "third point"), [["Region", "Q3"], ["EU", "1,200"], ["", ""]], ("2", "Risks"),
         "The deleted text stays out.", "   "]), "report.docx", "docx")
-    assert found.text == ("# Quarterly report\n\n# Results\nRevenue grew\t12 %.\n- first point\n- second | point\n\n"
+    assert found.text == ("# Quarterly report\n\n# Results\nRevenue grew\t12 %.\n- first point\n- second | point\n- third point\n\n"
                           "| Region | Q3 |\n| --- | --- |\n| EU | 1,200 |\n\n## Risks\nThe deleted text stays out.\n")
     assert found.about == "a Word document, its headings marked #, list items -, tables in Markdown"
 

@@ -17,7 +17,10 @@ RELS = 'xmlns="http://schemas.openxmlformats.org/package/2006/relationships"'
 # Word keeps a style's name in English, its id in the interface's language (German's here).
 STYLES = (f'<w:styles {W}><w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>'
           '<w:style w:type="paragraph" w:styleId="berschrift2"><w:name w:val="heading 2"/></w:style>'
-          '<w:style w:type="paragraph" w:styleId="Titel"><w:name w:val="Title"/></w:style></w:styles>')
+          '<w:style w:type="paragraph" w:styleId="Titel"><w:name w:val="Title"/></w:style>'
+          # (a list style numbers its paragraphs itself: nothing in the paragraph says it is a list item)
+          '<w:style w:type="paragraph" w:styleId="ListBullet"><w:name w:val="List Bullet"/><w:pPr><w:numPr>'
+          '<w:numId w:val="2"/></w:numPr></w:pPr></w:style></w:styles>')
 
 Block = str | tuple[str, str] | list[list[str]]  # a paragraph; (style, text): a heading ("1", "2", "Titel") or a
 #                                                    list item ("list"); a table's rows
