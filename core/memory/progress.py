@@ -26,7 +26,7 @@ from core.logs import mask_secrets
 from core.paths import named_files
 from core.pictures import with_pictures_named
 from core.render import put_back_groups
-from core.text import capitalized, code_span, local_time
+from core.text import capitalized, code_span, fences_closed, local_time
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -46,7 +46,8 @@ def _clip(text: str, limit: int, ends: bool = True) -> str:
             return text
     if not ends:
         head = text[:2 * limit].lstrip()[:limit]
-        return f"{head} … [{len(text) - len(head):,} more characters]"
+        closed = fences_closed(head)  # (a task cut inside a dropped file's text made the rest of the log code)
+        return f"{closed}{chr(10) if closed != head else ' '}… [{len(text) - len(head):,} more characters]"
     tail_chars = limit // 3
     head = text[:2 * limit].lstrip()[:limit - tail_chars]
     tail = text[-2 * limit:].rstrip()[-tail_chars:]
@@ -55,7 +56,7 @@ def _clip(text: str, limit: int, ends: bool = True) -> str:
     if (cut := tail.find("\n")) != -1 and cut < len(tail) // 2:
         tail = tail[cut + 1:]
     hidden = len(text) - len(head) - len(tail)
-    return f"{head.rstrip()}\n… [{hidden:,} characters not shown] …\n{tail.lstrip()}"
+    return fences_closed(f"{head.rstrip()}\n… [{hidden:,} characters not shown] …\n{tail.lstrip()}")
 
 
 def _block(text: str, limit: int) -> str:

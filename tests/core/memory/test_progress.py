@@ -33,3 +33,18 @@ def test_arguments_with_backticks_read_in_progress_md_as_they_were_sent():
     assert [(token.type, token.content) for token in code] == [("code_inline", arguments)]
     plain = progress.tool_call(5, "file_read", '{"path": "a.py"}', True, "x")
     assert '**Arguments**: `{"path": "a.py"}`' in plain
+
+
+def test_a_long_task_or_message_cut_inside_a_code_block_leaves_the_rest_of_the_log_as_markdown():
+    # A PDF dropped on the task: its text, fenced, was cut at 500 characters and left open, so every
+    # entry after it in progress.md showed as code.
+    from markdown_it import MarkdownIt
+
+    task = "Compare the specs. `/home/me/spec.pdf`:\n```\n" + "[page 1 of 17]\nwords of the spec\n" * 50 + "```\n"
+    log = progress.session_started("s1", task, "openai/m") + progress.tool_call(1, "file_list", "{}", True, "a.txt")
+    headings = [t.content for t in MarkdownIt().parse(log) if t.type == "inline" and "Turn 1" in t.content]
+    assert headings and headings[0].endswith("Turn 1: file_list — ✅ ok")
+    assert "```\n… [" in log and "more characters]" in log  # (the notice after the block, not on its fence)
+    summary = "Done.\n```\n" + "output line\n" * 500 + "tail\n"  # (cut in two: its start and its end)
+    ended = progress.session_ended("done", summary) + progress.phase_changed("1", "2")
+    assert any(t.type == "heading_open" for t in MarkdownIt().parse(ended)[3:])
