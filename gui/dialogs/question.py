@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from core.agent.options import option_label
 from core.agent.rules import failures_grouped, for_the_person
@@ -160,6 +161,10 @@ class QuestionDialog(QDialog):
         self.pictures = PicturesToGo()  # (shown while there are any)
         if shows:
             self.text.pictures_given.connect(self._take_pictures)
+            # A file from outside the work folder (a log, a workbook in Downloads) goes with its text,
+            # as in the message box: its path alone is one the agent cannot read.
+            self.text.workdir = lambda: Path(workdir) if workdir else None
+            self.text.told.connect(self.show_error)
         layout.addWidget(self.pictures)
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()

@@ -248,6 +248,39 @@ def test_a_screenshot_pasted_in_the_answer_to_the_agents_question_goes_with_it(q
     assert [b.text() for b in card.findChildren(PicturesShown)[0].findChildren(QToolButton)] == ["0001.png"]
 
 
+def test_a_file_from_outside_the_work_folder_pasted_in_an_answer_goes_with_its_text(qtbot, make_window, workdir,
+                                                                                   tmp_path):
+    # "Where are the figures?" answered with the workbook from Downloads: its path alone, which the
+    # agent could not read (the answer box did not know the work folder).
+    from core.events import HumanAnswer
+    from tests.gui.test_window import wait_for_dialog
+    from tests.support.office import xlsx_bytes
+
+    model = ScriptedModel([reply("", call("human_ask", question="Where are the revenue figures?")),
+                           reply("", call("task_done", summary="ok"))])
+    window = make_window(model)
+    session = window.start_session(SessionConfig(task="Check the figures", model="scripted", workdir=workdir))
+    dialog = wait_for_dialog(qtbot, window, "ask_user")
+    figures = tmp_path / "Downloads" / "figures.xlsx"
+    figures.parent.mkdir()
+    figures.write_bytes(xlsx_bytes({"Q3": [["Region", "Revenue"], ["EU", 1200]]}))
+    (workdir / "notes.md").write_text("n\n", encoding="utf-8")
+    (tmp_path / "Downloads" / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
+    qtbot.keyClicks(dialog.text, "Here: ")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(figures)), QUrl.fromLocalFile(str(workdir / "notes.md"))])
+    dialog.text.insertFromMimeData(files)
+    assert dialog.text.toPlainText() == (f"Here: `{figures}`:\n```\n[sheet 1 of 1: Q3, 2 rows × 2 columns]\n"
+                                         "Region,Revenue\nEU,1200\n```\n `notes.md`")
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "Downloads" / "core.dump"))])
+    dialog.text.insertFromMimeData(files)
+    assert dialog.error.isVisible() and "core.dump is not text" in dialog.error.text()
+    dialog.choose("answer")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    answered = events_of(session, HumanAnswer)[0]
+    assert "EU,1200" in answered.choice + answered.text
+
+
 def test_a_picture_the_models_provider_refused_is_marked_not_shown(qtbot, make_window, workdir):
     # A text-only model on vLLM, which says nothing of pictures: the picture is tried, refused, and
     # the request asked again without it; the conversation says the model was not shown it.
