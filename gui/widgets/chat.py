@@ -613,10 +613,13 @@ class ChatView(QScrollArea):
             case HumanAnswer():
                 question = self._questions.get(event.qid)
                 detail = f" — {with_lines(event.text)}" if event.text else ""
-                if question is None or question.options:  # a choice among the question's options
-                    said = f"<b>{escape_html(option_label(event.choice, question))}</b>"
-                else:  # typed: a log pasted as the answer keeps its lines
+                # Typed (for a question with options too, beside them): a log pasted keeps its lines.
+                typed = question is not None and (not question.options or (
+                    question.reason == "ask_user" and event.choice not in question.options))
+                if typed:
                     said = f"<br>{with_lines(event.choice)}"
+                else:  # a choice among the question's options
+                    said = f"<b>{escape_html(option_label(event.choice, question))}</b>"
                 self._notice(f"↳ You answered {said}{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 said = escape_html(describe_edit(event))

@@ -54,8 +54,12 @@ def test_a_typed_answer_keeps_its_lines_and_a_chosen_one_reads_as_its_button(qtb
         Record("s", 2, "", HumanAnswer(qid="q1", choice="12:00 worker 1: reset\n12:00 worker 2: <reset>")),
         Record("s", 3, "", HumanQuestion(qid="q2", reason="ask_user", question="Go on?", options=("yes", "no"))),
         Record("s", 4, "", HumanAnswer(qid="q2", choice="yes", text="but slowly\nand carefully")),
+        # Typed beside the options (Send answer): a workbook's rows pasted ran together on one bold line.
+        Record("s", 5, "", HumanQuestion(qid="q3", reason="ask_user", question="Figures?", options=("I'll send them",))),
+        Record("s", 6, "", HumanAnswer(qid="q3", choice="Here:\nRegion,Revenue\nEU,1200")),
     ])
     qtbot.waitUntil(lambda: not chat.building())
-    typed, chosen = [item.text() for item in chat.items() if item.objectName() == "answer"]
+    typed, chosen, typed_beside = [item.text() for item in chat.items() if item.objectName() == "answer"]
     assert typed == "↳ You answered <br>12:00 worker 1: reset<br>12:00 worker 2: &lt;reset&gt;"
     assert chosen == "↳ You answered <b>yes</b> — but slowly<br>and carefully"
+    assert typed_beside == "↳ You answered <br>Here:<br>Region,Revenue<br>EU,1200"
