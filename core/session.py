@@ -23,7 +23,7 @@ from filelock import FileLock, Timeout
 from core import pictures
 from core.agent.control import Control
 from core.agent.loop import AgentLoop, LoopSettings
-from core.agent.options import WITHDRAWN
+from core.agent.options import WITHDRAWN, typed_answer
 from core.agent.running_calls import left_running_by_call, stop_left_running
 from core.agent.state import SessionState, approval_key, asked_by_helper
 from core.alongside import served_alongside, sessions_alongside
@@ -631,7 +631,7 @@ class Session:
         path, size = None, 0
         if long_offloaded:
             budget = self._agent_loop().message_budget()
-            if not question.options:
+            if typed_answer(question, choice):
                 choice, path, size = persons_text(choice, self.dir, budget, "answer")
             text, text_path, text_size = persons_text(text, self.dir, budget, "answer")
             if text_path:  # (both long: the details' file; each excerpt names its own)

@@ -24,6 +24,12 @@ WITHDRAWN = "withdrawn"
 UNANSWERED = (NO_ANSWER, WITHDRAWN)  # Tripane's answers, not the person's
 
 
+def typed_answer(question: HumanQuestion, choice: str) -> bool:
+    """Whether `choice` is words the person typed rather than one of the question's options: the
+    agent's question answered in the box beside its options is too (a log, a workbook's rows)."""
+    return not question.options or (question.reason == "ask_user" and choice not in question.options)
+
+
 def unanswered_note(question: HumanQuestion | None, answer: HumanAnswer) -> str:
     """A question Tripane answered for the person (one of UNANSWERED), in a line with its mark:
     how long it waited and what the agent does, or why it was withdrawn."""

@@ -10,7 +10,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.agent.options import UNANSWERED, option_label, reason_label, unanswered_note
+from core.agent.options import (
+    UNANSWERED,
+    option_label,
+    reason_label,
+    typed_answer,
+    unanswered_note,
+)
 from core.agent.rules import failure_notice
 from core.agent.running_calls import left_running_by_call
 from core.changes import ChangeTally
@@ -614,9 +620,7 @@ class ChatView(QScrollArea):
                 question = self._questions.get(event.qid)
                 detail = f" — {with_lines(event.text)}" if event.text else ""
                 # Typed (for a question with options too, beside them): a log pasted keeps its lines.
-                typed = question is not None and (not question.options or (
-                    question.reason == "ask_user" and event.choice not in question.options))
-                if typed:
+                if question is not None and typed_answer(question, event.choice):
                     said = f"<br>{with_lines(event.choice)}"
                 else:  # a choice among the question's options
                     said = f"<b>{escape_html(option_label(event.choice, question))}</b>"

@@ -301,6 +301,17 @@ async def test_a_log_pasted_as_an_answer_is_offloaded_as_a_message_is(store, dat
     assert answer.choice == "yes" and answer.offload_path == "offload/answer-0002.txt"
     assert answer.text.startswith("details: ") and len(answer.text) < 7_000
 
+    # Typed in the box beside the options (the window's Send answer): the log itself, kept in a file too.
+    model.steps.append(reply("", call("human_ask", question="Which log?", options=["last night's"])))
+    model.steps.append(reply("", call("task_done", summary="read the other")))
+    await session.send("And the other log.")
+    question = await wait_for_question(session)
+    await session.answer(question.qid, log)
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+    answer = events_of(session, HumanAnswer)[-1]
+    assert answer.offload_path == "offload/answer-0003.txt" and len(answer.choice) < 10_000
+    assert max(len(json.dumps(m)) for m in model.requests[-1].messages[1:]) < 10_000
+
 
 async def test_a_pasted_log_the_size_of_no_window_is_offloaded_and_readable_back(store, data_dir, workdir):
     """Sent whole, a 2 MB paste went into every request after it, over any model's window."""
