@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="start a session on a task", parents=[common])
     run.add_argument("task", nargs="?", help="what the agent should do (or --task-file)")
     run.add_argument("--task-file", type=Path, metavar="FILE",
-                     help="the task read from a UTF-8 text file (a long specification), in place of TASK")
+                     help="the task read from a file (a long specification: UTF-8 text, or a PDF, Word, Excel or "
+                          "PowerPoint file's text), in place of TASK; with TASK, what it says goes with it")
     run.add_argument("--picture", action="append", metavar="FILE", type=Path,
                      help="a picture to show the agent with the task (PNG, JPEG, GIF, WebP, at most 5 MB; again "
                           "for more): a screenshot of what is wrong")
@@ -284,23 +285,30 @@ def _utf8_output() -> None:
 
 
 def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Path | None) -> str:
-    """`tripane run`'s task: as typed, or read from --task-file (one of the two). A specification
-    pasted on a command line meets the shell's quoting, and cmd's 8,191-character limit."""
-    if task is not None and task_file is not None:
-        parser.error("give the task or --task-file, not both")
+    """`tripane run`'s task: as typed, read from --task-file, or typed with the file's text after it
+    (as a file dropped on the window's task box goes). A specification pasted on a command line
+    meets the shell's quoting, and cmd's 8,191-character limit."""
+    from core.documents import NoText, document_text, kind_of_file
+    from core.dropped_files import as_carried
+
     if task_file is None:
         if not task or not task.strip():
             parser.error("give the task: what the agent should do (or --task-file FILE)")
         return task
     try:
-        text = task_file.read_bytes().decode("utf-8-sig")
+        if kind := kind_of_file(task_file):  # (a specification written in Word, a paper as a PDF)
+            text = document_text(task_file, task_file.name, kind).text
+        else:
+            text = task_file.read_bytes().decode("utf-8-sig")
+    except NoText as why:
+        parser.error(f"the task file {why}")
     except OSError as exc:
         parser.error(f"the task file {task_file} cannot be read: {exc.strerror or exc}")
     except UnicodeDecodeError:
         parser.error(f"the task file {task_file} is not UTF-8 text")
     if not text.strip():
         parser.error(f"the task file {task_file} is empty")
-    return text
+    return f"{task.strip()}\n\n{as_carried(task_file, text)}" if task and task.strip() else text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ from core.paths import RUN_LOCK
 from core.store import Store
 from tests.support.local_site import send_page, serving
 from tests.support.marks import needs_git
+from tests.support.office import docx_bytes
 from tests.support.openai_server import (
     Failure,
     Script,
@@ -31,6 +32,7 @@ from tests.support.openai_server import (
     positional,
     tool,
 )
+from tests.support.pdfs import write_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -263,13 +265,33 @@ def test_a_long_task_is_read_from_a_file_and_a_bad_one_is_refused_plainly(tmp_pa
 
     (tmp_path / "latin1.md").write_bytes("Café: r\xe9sum\xe9".encode("latin-1"))
     (tmp_path / "empty.md").write_text("  \n", encoding="utf-8")
-    for args, said in ((["Also typed", "--task-file", str(spec)], "give the task or --task-file, not both"),
+    write_pdf(tmp_path / "scan.pdf", [None])
+    for args, said in ((["--task-file", str(tmp_path / "scan.pdf")], "the task file scan.pdf has no text, only "
+                                                                      "pictures of its 1 page"),
                        ([], "give the task: what the agent should do (or --task-file FILE)"),
                        (["--task-file", str(tmp_path / "nope.md")], "nope.md cannot be read: No such file"),
                        (["--task-file", str(tmp_path / "latin1.md")], "latin1.md is not UTF-8 text"),
                        (["--task-file", str(tmp_path / "empty.md")], "empty.md is empty")):
         code, _, err = finish(tripane("run", *args, "--model", "m", "--workdir", str(work), data_dir=tmp_path))
         assert code == 2 and said in err and "Traceback" not in err, (args, err)
+
+
+def test_a_specification_in_word_or_pdf_is_a_task_file_and_a_task_typed_with_it_says_what_to_do(tmp_path):
+    spec = tmp_path / "Downloads" / "export spec.docx"
+    spec.parent.mkdir()
+    spec.write_bytes(docx_bytes([("1", "Export"), "The CSV has a header row."]))
+    work = work_folder(tmp_path)
+    done = positional([Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(done) as server:
+        for args in (["--task-file", str(spec)], ["Build what this asks", "--task-file", str(spec)]):
+            code, _, err = finish(tripane("run", *args, "--model", "openai/scripted", "--api-base", server.url,
+                                          "--workdir", str(work), "--no-memory", data_dir=tmp_path))
+            assert code == 0, err
+    store = Store(tmp_path / "tripane.db")
+    alone, typed = sorted(store.sessions(), key=lambda s: s.id)
+    assert store.records(alone.id)[0].event.task == "# Export\nThe CSV has a header row.\n"
+    assert store.records(typed.id)[0].event.task == (f"Build what this asks\n\n`{spec}`:\n```\n# Export\n"
+                                                     "The CSV has a header row.\n```\n")
 
 
 def test_a_run_in_the_home_folder_says_so_first(tmp_path):
