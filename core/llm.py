@@ -766,6 +766,16 @@ def provider_words(text: str) -> str:
     return f"{before}: {message.strip()}" if before else message.strip()
 
 
+def error_words(exc: Exception) -> tuple[str, str]:
+    """A litellm failure's first line without litellm's prefixes (`raw`), and the provider's own
+    words in it, at most 400 characters (`detail`): what a person is shown."""
+    raw = _SSL_CONTEXT.sub("", _LITELLM_PREFIX.sub("", str(exc).split("\n")[0]))
+    detail = provider_words(raw)[:400]
+    if re.fullmatch(r"Error code: \d+\.?", detail.strip()) and (body := _response_text(exc).strip()):
+        detail = provider_words(body)[:400]  # (the OpenAI SDK's message, when the server said more)
+    return raw, detail
+
+
 def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
              api_base: str | None = None, model: str = "") -> ModelError:
     """Map a provider failure onto a plain message and whether trying again may help. What the
@@ -776,10 +786,7 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
         litellm.Timeout, litellm.APIConnectionError,
     )
-    raw = _SSL_CONTEXT.sub("", _LITELLM_PREFIX.sub("", str(exc).split("\n")[0]))
-    detail = provider_words(raw)[:400]
-    if re.fullmatch(r"Error code: \d+\.?", detail.strip()) and (body := _response_text(exc).strip()):
-        detail = provider_words(body)[:400]  # (the OpenAI SDK's message, when the server said more)
+    raw, detail = error_words(exc)
     status = getattr(exc, "status_code", None)
     if status == 413:  # a proxy's body limit before a server (nginx's client_max_body_size is 1 MB)
         said = _page_of(exc) or detail

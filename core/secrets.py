@@ -68,13 +68,19 @@ def is_held(model: str, api_base: str | None = None) -> bool:
 def get_api_key(model: str, api_base: str | None = None) -> str | None:
     """The key held or stored for the model's provider, or for the server it is reached at: never
     another server's."""
-    held = _HELD.get(key_name(model, api_base))
+    return stored_key(key_name(model, api_base))
+
+
+def stored_key(name: str) -> str | None:
+    """The key held or kept in the keyring under `name` (a model's: see key_name; a search
+    provider's: see core/web_search.py)."""
+    held = _HELD.get(name)
     if held:  # typed in this run, so newer than anything stored
         return held
     try:
         import keyring
 
-        return keyring.get_password(SERVICE, key_name(model, api_base))
+        return keyring.get_password(SERVICE, name)
     except Exception as exc:  # no keyring backend: fall back to the provider's environment variable
         if str(exc) not in _TOLD:  # (asked before every request: once is enough for the log)
             _TOLD.add(str(exc))

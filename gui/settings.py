@@ -52,6 +52,8 @@ class Preferences:
     answer_wait_min: int = 0  # minutes before the agent goes on with its fallback; 0: it waits for the person
     reflect_after_tasks: int = 0  # 1: reflect on each task as it ends (an int: an INI file has no bools)
     review_days: int = 0  # 1: review a finished day's work when the window first opens after it
+    search_provider: str = ""  # the agent's web_search: litellm's name of it (core/web_search.py); "": none
+    search_api_base: str = ""  # a SearXNG server's address
     theme: str = "system"  # system (the desktop's light or dark mode) | light | dark
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)
     workdir: str = ""  # the folder last used for a new session

@@ -35,7 +35,7 @@ from core.paths import resource_text
 log = logging.getLogger(__name__)
 
 # web_fetch under the session's approvals: the agent's helper asks the person, theirs cannot (delegation.py).
-READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search", "web_fetch")
+READING_TOOLS = ("file_list", "file_read", "file_search", "memory_get", "memory_search", "web_fetch", "web_search")
 MAX_STEPS = 12  # model calls; the last one writes the report
 # The most the helper's context may hold before it must report: a short context is the point,
 # and twelve reads of at most 4,000 characters each come to about 14,000 tokens.

@@ -18,6 +18,9 @@ def builtin_registry() -> ToolRegistry:
     registry.register(files.file_edit)
     registry.register(shell.shell_run, risky=True)
     registry.register(web.web_fetch, risky=True, gathers_information=True)
+    # Not risky: the query goes to the search provider the person chose, as the context goes to their
+    # model's; what comes back is titles and snippets, marked untrusted, and a page is read by web_fetch.
+    registry.register(web.web_search, gathers_information=True)
     registry.register(notebook.plan_update)
     registry.register(notebook.findings_add)
     registry.register(memory.memory_search, gathers_information=True)

@@ -22,6 +22,7 @@ from gui.dialogs.forms import (
     folder_row,
     suggest_model_names,
 )
+from gui.dialogs.search_fields import SearchFields
 from gui.mnemonics import give_labels_keys
 from gui.qt import (
     QCheckBox,
@@ -191,6 +192,12 @@ class SettingsDialog(QDialog):
             form.addRow("Allowed without asking:", self.allowed)
         self.pages.addTab(run_box, "Super&vision")
 
+        search_box = QWidget()
+        form = QFormLayout(search_box)
+        self.search = SearchFields(prefs, keeper, self, self.error)
+        self.search.add_rows(form)
+        self.pages.addTab(search_box, "&Web search")
+
         app_box = QWidget()
         form = QFormLayout(app_box)
         self.data_dir = QLineEdit(prefs.data_dir)
@@ -268,7 +275,11 @@ class SettingsDialog(QDialog):
                 self.error.setText(f"{what}: {problem}")
                 field.setFocus()
                 return
-        self.connection.store_key_then(self._save)
+        if problem := self.search.problem():
+            self.error.setText(problem)
+            self.pages.setCurrentIndex(self.pages.indexOf(self.search.provider.parentWidget()))
+            return
+        self.connection.store_key_then(lambda: self.search.store_key_then(self._save))
 
     def _save(self) -> None:
         prefs = self.prefs
@@ -292,6 +303,7 @@ class SettingsDialog(QDialog):
         prefs.answer_wait_min = self.answer_wait.value()
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()
+        self.search.save(prefs)
         if self.allowed is not None:
             self.allowed.apply()
         self.accept()

@@ -574,7 +574,9 @@ async def test_a_small_window_keeps_fewer_turns_so_a_compaction_buys_room(store,
                            keep_turns=5)
     assert await session.run() == "done"
     compactions = events_of(session, Compaction)
-    assert 1 <= len(compactions) <= 4  # was a flush and a summary on nearly every turn
+    # Was a flush and a summary on nearly every turn; now one every few reads (five at most, with the
+    # prefix of seventeen tools in the 5,000-token budget: sixteen left room for one more read).
+    assert 1 <= len(compactions) <= 5
     sent = [m.metrics for m in events_of(session, AssistantMessage) if not m.metrics.get("flush")]
     assert all(sum(m["zones"].values()) <= m["budget"] for m in sent)
     turn_starts = [r.seq for r in session.records if isinstance(r.event, AssistantMessage)]

@@ -86,7 +86,7 @@ def test_builtin_tools_are_stable_grouped_and_documented():
     schemas = builtin_registry().schemas()
     names = [s["function"]["name"] for s in schemas]
     assert names == sorted(names)
-    assert {"file_read", "file_write", "file_edit", "file_list", "file_search", "shell_run", "web_fetch",
+    assert {"file_read", "file_write", "file_edit", "file_list", "file_search", "shell_run", "web_fetch", "web_search",
             "plan_update", "findings_add", "memory_search", "memory_get", "memory_remember", "memory_save_skill",
             "human_ask", "task_done", "delegate_research"} == set(names)
     assert builtin_registry().schemas() == schemas
