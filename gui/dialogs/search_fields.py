@@ -92,7 +92,7 @@ class SearchFields(QObject):
         provider = setup.provider
         if own:
             self.api_key.setPlaceholderText("none: a SearXNG server takes none")
-            self.note.setText(f"Your SearXNG server must give JSON results: `json` listed under search → formats "
+            self.note.setText(f"Your SearXNG server must give JSON results: “json” listed under search → formats "
                               f"in its settings.yml ({provider.site}).")
             return
         self.note.setText(f"A key from {provider.site}. It is stored in the system keyring, never in a file"

@@ -30,7 +30,7 @@ def test_a_searxng_server_is_tested_and_saved_for_the_agent_and_the_command_line
     assert not fields.test_button.isEnabled() and not fields.api_key.isEnabled()
     fields.provider.setCurrentIndex(fields.provider.findData("searxng"))
     assert fields.api_base.isEnabled() and not fields.api_key.isEnabled()
-    assert "`json` listed under search → formats" in fields.note.text()
+    assert "“json” listed under search → formats" in fields.note.text()
     dialog._accept()  # no address yet: said, and nothing saved
     assert dialog.error.text() == "Web search: give the SearXNG server's address (as http://localhost:8888)."
     assert dialog.isVisible() and window.prefs.search_provider == ""
