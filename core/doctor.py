@@ -230,6 +230,22 @@ async def check_provider(model: str | None, api_base: str | None) -> Check:
     return provider_check(model, connection)
 
 
+async def check_web_search() -> Check:
+    """The search service chosen for the agent's web_search, asked once (core/web_search.py)."""
+    from core.web_search import SearchFailed, saved_setup, search
+
+    setup = await asyncio.to_thread(saved_setup)
+    if setup is None:
+        return Check("Web search", "ok", "not set up: the agent cannot search the web (Settings → Web search in the "
+                                         "window chooses a service)")
+    where = f"{setup.provider.label} at {setup.api_base}" if setup.provider.own_server else setup.provider.label
+    try:
+        found = await search("tripane", 1, setup)
+    except SearchFailed as why:
+        return Check("Web search", "fail", str(why), "check the service, its key or its address in Settings → Web search")
+    return Check("Web search", "ok", f"{where} answered ({counted(len(found), 'result')})")
+
+
 def provider_check(model: str, connection: Connection, on: str | None = None) -> Check:
     """A model that answered: ok, or warn when its provider deprecates it within the window's
     notice (core/model_names.py), past or soon (`on`: today): it works now, and will stop."""
@@ -307,7 +323,8 @@ async def run_checks(data_dir: Path, model: str | None = None, api_base: str | N
                      copies_mb: int = 2048) -> list[Check]:
     return [check_tripane(), check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
             await asyncio.to_thread(check_memory, data_dir), await asyncio.to_thread(check_copies, data_dir, copies_mb),
-            check_log(data_dir), check_network(api_base), await check_provider(model, api_base)]
+            check_log(data_dir), check_network(api_base), await check_provider(model, api_base),
+            await check_web_search()]
 
 
 def report(checks: list[Check]) -> str:

