@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass
 
 from core.secrets import stored_key
+from core.text import one_line
 from core.user_settings import read_settings
 
 SEARCH_TIMEOUT_S = 30.0
@@ -111,7 +112,7 @@ async def search(query: str, max_results: int, setup: SearchSetup | None, key: s
     except Exception as exc:  # noqa: BLE001 (litellm's errors, and a provider's client's own)
         raise SearchFailed(_failure(litellm, exc, setup, error_words(exc)[1], has_key=bool(key))) from None
     return [SearchResult(str(r.title or "").strip() or "(untitled)", str(r.url or ""),
-                         " ".join(str(r.snippet or "").split())[:SNIPPET_CHARS], str(r.date or "")[:10])
+                         one_line(str(r.snippet or ""), SNIPPET_CHARS), str(r.date or "")[:10])
             for r in (found.results or [])[:max_results]]
 
 
