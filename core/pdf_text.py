@@ -8,6 +8,7 @@ page has no text, only a picture of it, and is said so rather than shown empty.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from pathlib import Path
 
 from core import documents
@@ -87,6 +88,23 @@ def _opened(source: Path | bytes, name: str):
 def _page_text(page) -> str | None:
     """A page's text; None if its content cannot be read (the other pages still are)."""
     try:
-        return page.extract_text() or ""
+        return as_written(page.extract_text() or "")
     except Exception:  # noqa: BLE001 (a damaged page's content stream fails in many ways)
         return None
+
+
+# Characters a PDF's fonts map glyphs to that are not the ones the words are written with: the
+# Kangxi radicals and their supplement, which many CJK fonts name for the ideographs they look like
+# ("⽂" U+2F42 for "文" U+6587: a search for 中文 found nothing), and the Latin ligatures typesetters
+# use ("ﬁ" in "ﬁnd"). Each is replaced by what Unicode says it stands for (NFKC), and no other
+# character is touched (NFKC on the whole would turn "x²" into "x2" and "，" into ",").
+_AS_WRITTEN = {code: unicodedata.normalize("NFKC", chr(code))
+               for span in ((0x2E80, 0x2EFF), (0x2F00, 0x2FDF), (0xFB00, 0xFB06))
+               for code in range(*span) if unicodedata.normalize("NFKC", chr(code)) != chr(code)}
+
+
+def as_written(text: str) -> str:
+    """A page's extracted text with its characters as written (see _AS_WRITTEN), and the tabs some
+    writers (Qt's) put between words as spaces, each line's trailing ones dropped."""
+    lines = text.translate(_AS_WRITTEN).replace("\t", " ").split("\n")
+    return "\n".join(line.rstrip() for line in lines)

@@ -18,7 +18,7 @@ from core.documents import (
     kind_of_file,
     old_office_hint,
 )
-from core.pdf_text import page_count
+from core.pdf_text import as_written, page_count
 from tests.support.office import docx_bytes, pptx_bytes, xlsx_bytes
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
@@ -34,6 +34,14 @@ def test_each_page_comes_under_its_number_and_a_page_of_pictures_is_said_so():
                           "第二章 结论\n缓存命中率为 0.97。Mixed: café\n")
     assert found.about == "a PDF of 3 pages (1 of them pictures only), each page after a [page K of N] line"
     assert page_count(pdf_bytes(PAPER), "paper.pdf") == 3
+
+
+def test_characters_a_font_names_for_the_ones_written_read_as_written(tmp_path):
+    # A CJK font's ToUnicode map gave the Kangxi radical ⽂ (U+2F42) for 文, so a search for 中文
+    # found nothing; a typesetter's ligature ﬁ broke "find". Qt's PDFs put tabs between words.
+    found = document_text(pdf_bytes([["上下⽂⼯程：中⽂", "We ﬁnd the ﬂow ﬃcient; x² and ，stay"]]), "cn.pdf", "pdf")
+    assert found.text == "[page 1 of 1]\n上下文工程：中文\nWe find the flow fficient; x² and ，stay\n"
+    assert as_written("KV\t\ncache\thit rate\t\t") == "KV\ncache hit rate"
 
 
 def test_a_document_is_known_by_its_contents_not_only_its_name(tmp_path):
@@ -86,7 +94,7 @@ def test_a_book_longer_than_any_window_is_read_to_the_text_limit_and_says_where_
     monkeypatch.setattr("core.documents.TEXT_MAX_CHARS", 300)
     book = [[f"Chapter {n}: " + "words " * 20] for n in range(1, 11)]
     found = document_text(pdf_bytes(book), "book.pdf", "pdf")
-    assert found.text.rstrip().endswith("[the rest of the PDF's text is not read: 396 characters of it already, "
+    assert found.text.rstrip().endswith("[the rest of the PDF's text is not read: 393 characters of it already, "
                                         "3 pages of 10]")
     assert "Chapter 3:" in found.text and "Chapter 4:" not in found.text
     assert found.what == "a PDF of 10 pages, text of the first 3"
