@@ -681,13 +681,28 @@ class AgentLoop(Delegation):
                 # run. The compaction goes on without it (its event says so; the log keeps all).
                 log.warning("the flush turn is over the model's window: compacting without it")
                 return None, assembled, plan_version
-            # A window overflow is the one provider error compaction can cure: once, then give up.
-            if not await self._compact():
-                self._model_failed(exc)
-                return None, assembled, plan_version
-            assembled, plan_version = await self.assemble()
-            self._asked_with = assembled
-            return await self._call_model(self._request(assembled)), assembled, plan_version
+            # A window overflow is the one provider error compaction can cure: by a compaction, then
+            # by one keeping only the last two turns (a proxy's body limit states no window to budget
+            # for, and the turns a compaction keeps can still be over it), then give up.
+            for room in (None, 0):
+                if not await self._compact(room=room):
+                    if self.state.ended:
+                        return None, assembled, plan_version
+                    continue  # (too few turns since the last one to keep five: keep two)
+                assembled, plan_version = await self.assemble()
+                self._asked_with = assembled
+                try:
+                    return (await self._call_model(self._request(assembled), end_on_error=False), assembled,
+                            plan_version)
+                except ModelError as again:
+                    self._written = []
+                    if again.kind != "context_window":
+                        exc = again
+                        break
+                    self._learn_window(again.window)
+                    exc = again
+            self._model_failed(exc)
+            return None, assembled, plan_version
 
     def _keep_stopped_reply(self) -> None:
         """The person stopped the model mid-reply: what it had written, which they read as it came,
@@ -730,16 +745,18 @@ class AgentLoop(Delegation):
             lambda model, api_base: compaction.summary_request(model, api_base, transcript, self._window),
             wrap=self.control.interruptible)
 
-    async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None) -> bool:
+    async def _compact(self, min_gain: int = 0, assembled: Assembled | None = None, room: int | None = None) -> bool:
         """Flush, summarise, restart the history. Every path that compacts comes through here,
         so the flush always runs before anything is cut. False if there is too little to compact:
         no range, or one holding fewer than `min_gain` tokens (a flush and a summary every turn
-        would cost more than they save). `assembled`: the request just built, if any."""
+        would cost more than they save). `assembled`: the request just built, if any. `room`: the
+        tokens the turns kept may take (None: their share of the budget; 0: the last two alone)."""
         config = self.state.config
         history = self.journal.history
         if assembled is None:  # assembling counts every message's tokens
             assembled = (await self.assemble(remember=False))[0]
-        room = int(assembled.budget * compaction.KEPT_TURNS_SHARE)
+        if room is None:
+            room = int(assembled.budget * compaction.KEPT_TURNS_SHARE)
         span = compaction.compactable_range(history, self.journal.records, config.keep_turns, room)
         if span is None or compaction.range_tokens(history, *span) < min_gain:
             return False

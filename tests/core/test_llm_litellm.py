@@ -231,6 +231,34 @@ async def test_a_request_a_proxy_finds_too_large_is_cured_by_a_compaction(store,
     assert refused and events_of(session, Compaction)
 
 
+async def test_a_request_still_too_large_after_a_compaction_is_compacted_to_its_last_two_turns(store, data_dir,
+                                                                                            workdir):
+    """A body limit far under the window: the turns a compaction keeps (five) were still refused,
+    and the run ended on the error. A second compaction keeps the last two turns alone."""
+    (workdir / "wide.txt").write_text("".join(f"row {i}: " + "word " * 40 + "\n" for i in range(400)),
+                                      encoding="utf-8")
+    reads, sizes, refused = reading_script(reads=12), [], []
+    limit = [10**9]  # set once eight turns show how large the prefix is and how much each read adds
+
+    def script(body):
+        size = len(json.dumps(body))
+        if size > limit[0]:
+            refused.append(size)
+            return Failure(413, "Request Entity Too Large")
+        if body.get("tools") and not tools_required(body):
+            sizes.append(size)
+            if len(sizes) == 8:  # room for the prefix and three and a half reads
+                limit[0] = sizes[0] + int(3.5 * (sizes[7] - sizes[0]) / 7)
+        return reads(body)
+
+    with ScriptedServer(script) as server:
+        session = make_session(store, data_dir, workdir, client(), model="openai/local-model", api_base=server.url)
+        assert await session.run() == "done"
+    assert refused
+    compactions = events_of(session, Compaction)
+    assert len(compactions) >= 2 and all(c.tokens_after < c.tokens_before for c in compactions)
+
+
 async def test_a_server_window_smaller_than_assumed_is_learned_from_its_overflow(store, data_dir, workdir):
     """A local server started with a fixed context (vLLM, llama.cpp, LM Studio) that no model map
     knows: Tripane budgets for 128k, the server refuses the first request over its window and says
