@@ -123,7 +123,6 @@ from core.tools.shell import (
     running_in_background,
     stop_background,
 )
-from core.web_search import search_key_named
 
 if TYPE_CHECKING:
     from core.folder_approvals import FolderApprovals
@@ -250,6 +249,8 @@ class AgentLoop(Delegation):
         # The first keyring lookup loads its backends (0.2 s), and a locked keyring may ask for its
         # password: on the event loop that froze the window.
         key = await asyncio.to_thread(session_key, self.state.model, self.state.api_base)
+        from core.web_search import search_key_named  # (not needed to start Tripane)
+
         searching = await asyncio.to_thread(search_key_named)  # (the search provider's, as the model's)
         self._hide_secrets = Redactor(dict(os.environ), {**key, **searching})
         try:

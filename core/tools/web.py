@@ -15,7 +15,6 @@ from core.tools.context import ToolContext
 from core.tools.html_text import html_to_text
 from core.tools.picture_result import show_picture
 from core.tools.registry import ToolError
-from core.web_search import MAX_RESULTS, SearchFailed, saved_setup, search
 
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
 SEARCH_FRAME_CHARS = 300  # of web_search's output: its first and last lines
@@ -124,6 +123,9 @@ async def web_search(ctx: ToolContext, query: str, max_results: int = 8) -> str:
         query: What to search for, as you would type it into a search engine.
         max_results: How many results to return, 1 to 20.
     """
+    # Imported here: not needed to start Tripane.
+    from core.web_search import MAX_RESULTS, SearchFailed, saved_setup, search
+
     if not query.strip():
         raise ToolError("web_search needs a query.")
     setup = await asyncio.to_thread(saved_setup)

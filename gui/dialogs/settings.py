@@ -22,7 +22,6 @@ from gui.dialogs.forms import (
     folder_row,
     suggest_model_names,
 )
-from gui.dialogs.search_fields import SearchFields
 from gui.mnemonics import give_labels_keys
 from gui.qt import (
     QCheckBox,
@@ -191,6 +190,9 @@ class SettingsDialog(QDialog):
         if self.allowed is not None:
             form.addRow("Allowed without asking:", self.allowed)
         self.pages.addTab(run_box, "Super&vision")
+
+        # Imported here: not needed to start Tripane.
+        from gui.dialogs.search_fields import SearchFields
 
         search_box = QWidget()
         form = QFormLayout(search_box)
