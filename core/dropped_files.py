@@ -14,8 +14,9 @@ from core.text import fenced
 from core.tools.shell import decode_output, is_binary_output
 
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
-# A document's text is made as it is dropped: a PDF's pages about 10 ms each; a workbook's cells
-# about 20 µs each, many to a compressed byte (Word's and PowerPoint's are mostly their pictures).
+# A document's text is made as it is dropped, the window waiting: a PDF's pages about 11 ms each, a
+# workbook's cells about 7 µs each, some 150,000 to a megabyte (benchmarks/documents.py): at most
+# about a second. Word's and PowerPoint's files are mostly their pictures; their text is quick.
 DROPPED_PDF_PAGES_MAX = 100
 DROPPED_OFFICE_BYTES = {"docx": 20_000_000, "pptx": 50_000_000, "xlsx": 1_000_000}
 

@@ -1,0 +1,76 @@
+"""How long a document's text takes to make (core/documents.py): what a file_read of a PDF, a Word
+document or a workbook waits for the first time, and what a drop on the message box holds the window
+for (core/dropped_files.py caps a dropped PDF at 100 pages and a workbook at 1 MB on these figures).
+
+Documents are made here (a PDF of text pages in a standard font, a Word document, a workbook of
+numbers, dates and text); a PDF the machine has in /usr/share/doc is read too, when there is one.
+Prints ms per PDF page, µs per workbook cell, and each total.
+
+    python benchmarks/documents.py [--pages 200] [--rows 20000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.documents import document_text  # noqa: E402
+from tests.support.office import docx_bytes, xlsx_bytes  # noqa: E402
+from tests.support.pdfs import pdf_bytes  # noqa: E402
+
+
+def timed(source, name: str, kind: str) -> tuple[float, int]:
+    start = time.perf_counter()
+    text = document_text(source, name, kind).text
+    return time.perf_counter() - start, len(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    line = "The prefix cache hit rate of run {n} was 0.9{n}, against 0.1{n} for the naive loop."
+    pages = [[line.format(n=f"{p}{k}") for k in range(45)] for p in range(args.pages)]
+    pdf_s, pdf_chars = timed(pdf_bytes(pages), "made.pdf", "pdf")
+    rows = [["Region", "Day", "Revenue", "Note"]] + [
+        [f"R{i % 7}", date(2025, 1, 1) + timedelta(days=i % 365), i * 1.5, f"row {i}"] for i in range(args.rows)]
+    workbook = xlsx_bytes({"Sales": rows})
+    xlsx_s, xlsx_chars = timed(workbook, "made.xlsx", "xlsx")
+    document = docx_bytes([("1", "Report")] + [f"Paragraph {i}: " + "words " * 30 for i in range(5_000)])
+    docx_s, docx_chars = timed(document, "made.docx", "docx")
+    cells = len(rows) * 4
+    figures = {
+        "pdf_pages": args.pages, "pdf_ms_per_page": round(pdf_s * 1000 / args.pages, 2), "pdf_s": round(pdf_s, 2),
+        "xlsx_cells": cells, "xlsx_bytes": len(workbook), "xlsx_us_per_cell": round(xlsx_s * 1e6 / cells, 1),
+        "xlsx_s": round(xlsx_s, 2), "docx_paragraphs": 5_001, "docx_s": round(docx_s, 3),
+    }
+    shipped = sorted(Path("/usr/share/doc").glob("**/*.pdf"), key=lambda p: p.stat().st_size, reverse=True)[:1]
+    for pdf in shipped:
+        seconds, _chars = timed(pdf, pdf.name, "pdf")
+        import pypdf
+
+        count = len(pypdf.PdfReader(pdf).pages)
+        figures.update({"real_pdf": pdf.name, "real_pdf_pages": count,
+                        "real_pdf_ms_per_page": round(seconds * 1000 / count, 2)})
+    if args.json:
+        print(json.dumps({"benchmark": "documents", **figures}))
+        return
+    print(f"PDF, {args.pages} pages of text: {figures['pdf_ms_per_page']} ms a page ({pdf_s:.2f} s, {pdf_chars:,} "
+          "characters)")
+    if shipped:
+        print(f"PDF {figures['real_pdf']}, {figures['real_pdf_pages']} pages: {figures['real_pdf_ms_per_page']} ms a page")
+    print(f"workbook, {cells:,} cells ({len(workbook):,} bytes): {figures['xlsx_us_per_cell']} µs a cell "
+          f"({xlsx_s:.2f} s, {xlsx_chars:,} characters)")
+    print(f"Word document, 5,001 paragraphs: {docx_s * 1000:.0f} ms ({docx_chars:,} characters)")
+
+
+if __name__ == "__main__":
+    main()
