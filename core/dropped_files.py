@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.documents import NoText, document_text, kind_of_file, old_office_hint
+from core.documents import (
+    HEAD_BYTES,
+    NoText,
+    document_text,
+    kind_of_file,
+    old_office_hint,
+)
 from core.pdf_text import page_count
 from core.text import fenced
 from core.tools.shell import decode_output, is_binary_output
@@ -32,6 +38,9 @@ def dropped_text(path: Path) -> str:
             raise NotCarried(f"{path.name} is not a file")
         if kind := kind_of_file(path):
             return _document_text(path, kind)
+        with open(path, "rb") as fh:  # (an old .doc or .xls is said so before its size is)
+            if hint := old_office_hint(fh.read(HEAD_BYTES), path.name):
+                raise NotCarried(f"{path.name} is not text.{hint.rstrip('.')}")
         size = path.stat().st_size
         if size > DROPPED_TEXT_MAX:
             raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries ({DROPPED_TEXT_MAX:,}): "
@@ -40,8 +49,6 @@ def dropped_text(path: Path) -> str:
     except OSError as exc:
         raise NotCarried(f"{path.name} could not be read ({exc.strerror or exc})") from exc
     if is_binary_output(data):
-        if hint := old_office_hint(data, path.name):
-            raise NotCarried(f"{path.name} is not text.{hint.rstrip('.')}")
         raise NotCarried(f"{path.name} is not text: copy it into the work folder if the agent should have it")
     return decode_output(data)
 

@@ -151,6 +151,16 @@ def test_a_pdf_or_word_file_dropped_from_outside_the_work_folder_goes_with_its_t
     box.insertFromMimeData(files)
     assert box.toPlainText() == f"`{report}`:\n```\n# Findings\nThe cache works.\n```\n"
 
+    # An old Word file, however large, is said to be one (not "more than a message carries").
+    (tmp_path / "minutes.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2_000_000))
+    box.clear()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "minutes.doc"))])
+    box.insertFromMimeData(files)
+    assert said[-1] == ("Only the path went in: minutes.doc is not text. It is an Office file (the format before "
+                        "2007) or one locked with a password: saved as .docx, .xlsx or .pptx without a password (or "
+                        "as PDF), it can be read.")
+    said.clear()
+
     write_pdf(tmp_path / "scan.pdf", [None])
     write_pdf(tmp_path / "book.pdf", [["A page."]] * (DROPPED_PDF_PAGES_MAX + 1))
     box.clear()
