@@ -133,7 +133,7 @@ async def web_search(ctx: ToolContext, query: str, max_results: int = 8) -> str:
         results = await search(query.strip(), max(1, min(max_results, MAX_RESULTS)), setup)
     except SearchFailed as why:
         raise ToolError(str(why)) from None
-    source = setup.provider.label if setup else ""
+    source = setup.provider.label  # (search() refuses without one)
     if not results:
         return f"No results for {query!r} from {source}: try other words, fewer of them, or English ones."
     # Each result's snippet cut to share the output's room: past it, the whole list would be offloaded
