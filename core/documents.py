@@ -1,4 +1,5 @@
-"""Documents the agent reads as text: PDF, Word (.docx), Excel (.xlsx) and PowerPoint (.pptx).
+"""Documents the agent reads as text: PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx) and
+OpenDocument text and spreadsheets (.odt, .ods: LibreOffice's).
 Papers, datasheets, specifications, requirements and the data beside them come in these; to
 Tripane's tools they were binary files, refused, so an agent asked to study one could not.
 
@@ -23,8 +24,10 @@ OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office before 2007, and a
 TEXT_MAX_CHARS = 4_000_000  # about a million tokens: past any window, and a 2,000-page book's text
 
 # The Office formats by suffix, and by the Content-Type a server sends them with.
-OFFICE_SUFFIXES = {".docx": "docx", ".docm": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx", ".pptm": "pptx"}
-_OFFICE_TYPES = {"wordprocessingml.document": "docx", "spreadsheetml.sheet": "xlsx", "presentationml.presentation": "pptx"}
+OFFICE_SUFFIXES = {".docx": "docx", ".docm": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx", ".pptm": "pptx",
+                   ".odt": "odt", ".ods": "ods"}
+_OFFICE_TYPES = {"wordprocessingml.document": "docx", "spreadsheetml.sheet": "xlsx", "presentationml.presentation": "pptx",
+                 "opendocument.text": "odt", "opendocument.spreadsheet": "ods"}
 # The parts only one kind of Office file has, for a download with no telling name or type.
 _OFFICE_PARTS = {"word/document.xml": "docx", "xl/workbook.xml": "xlsx", "ppt/presentation.xml": "pptx"}
 _OLD_OFFICE = (".doc", ".xls", ".ppt")
@@ -87,6 +90,9 @@ def document_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
     if kind == "pdf":
         from core.pdf_text import pdf_text
         return pdf_text(source, name)
+    if kind in ("odt", "ods"):
+        from core.odf_text import odf_text
+        return odf_text(source, name, kind)
     from core.office_text import office_text
     return office_text(source, name, kind)
 
@@ -144,6 +150,10 @@ def _office_kind_inside(whole: bytes | Path) -> str | None:
     try:
         with zipfile.ZipFile(BytesIO(whole) if isinstance(whole, bytes) else whole) as archive:
             names = set(archive.namelist())
+            # An OpenDocument file says what it is in its first part.
+            media = archive.read("mimetype")[:100].decode("ascii", "replace").strip() if "mimetype" in names else ""
     except (zipfile.BadZipFile, OSError, ValueError):
         return None
+    if media:
+        return next((kind for suffix, kind in _OFFICE_TYPES.items() if media.endswith(suffix)), None)
     return next((kind for part, kind in _OFFICE_PARTS.items() if part in names), None)

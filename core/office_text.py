@@ -13,6 +13,8 @@ import io
 import re
 import warnings
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, time
 from io import BytesIO
 from pathlib import Path
@@ -37,24 +39,34 @@ warnings.filterwarnings("ignore", category=UserWarning, module="openpyxl")
 
 def office_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
     """The text of the Office file at `source` of kind "docx", "xlsx" or "pptx"; NoText saying why not."""
-    try:
+    with failures_named(name, f"a {_WHAT[kind]}"):
         if kind == "xlsx":
             return _workbook(source)
         with zipfile.ZipFile(BytesIO(source) if isinstance(source, bytes) else source) as archive:
             return _document(archive) if kind == "docx" else _deck(archive)
+
+
+@contextmanager
+def failures_named(name: str, what: str) -> Iterator[None]:
+    """A document's reading that fails says so as NoText, of the file `name`, `what` it is ("a Word
+    document"): its own NoText ("has no text"), an archive or XML that cannot be read, or a file
+    damaged in another of the many ways a parser meets."""
+    try:
+        yield
     except NoText as why:  # (said of "it": named here)
         raise NoText(f"{name} {why}") from None
     except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, EOFError) as exc:
-        raise NoText(f"{name} is not a {_WHAT[kind]} that can be read ({type(exc).__name__}: {exc}).") from None
+        raise NoText(f"{name} is not {what} that can be read ({type(exc).__name__}: {exc}).") from None
     except Exception as exc:  # noqa: BLE001 (a damaged file fails the parsers in many ways; each says the same)
-        raise NoText(f"{name} is a damaged {_WHAT[kind]} ({type(exc).__name__}: {exc}).") from None
+        damaged = what.replace("a ", "a damaged ", 1).replace("an ", "a damaged ", 1)
+        raise NoText(f"{name} is {damaged} ({type(exc).__name__}: {exc}).") from None
 
 
 # --- Word ---------------------------------------------------------------------------------------
 
 def _document(archive: zipfile.ZipFile) -> DocumentText:
     marks = _style_marks(archive)
-    body = _xml(archive, "word/document.xml").find(f"{_W}body")
+    body = part_xml(archive, "word/document.xml").find(f"{_W}body")
     blocks: list[str] = []
     chars = 0
     for element in body if body is not None else ():
@@ -72,7 +84,7 @@ def _document(archive: zipfile.ZipFile) -> DocumentText:
             chars += len(block)
     if not blocks:
         raise NoText("has no text (pictures only, or empty).")
-    return DocumentText(_joined(blocks) + "\n", "a Word document", "its headings marked #, list items -, tables in Markdown")
+    return DocumentText(joined_blocks(blocks) + "\n", "a Word document", "its headings marked #, list items -, tables in Markdown")
 
 
 def _style_marks(archive: zipfile.ZipFile) -> dict[str, str]:
@@ -81,7 +93,7 @@ def _style_marks(archive: zipfile.ZipFile) -> dict[str, str]:
     interface ("heading 1"; the id may be "berschrift1"); list styles by their numbering ("List
     Bullet" numbers its paragraphs itself, with nothing in the paragraph to say so)."""
     try:
-        styles = _xml(archive, "word/styles.xml")
+        styles = part_xml(archive, "word/styles.xml")
     except KeyError:
         return {}
     marks = {}
@@ -129,10 +141,10 @@ def _table(table: ElementTree.Element) -> str:
     for row in table.iter(f"{_W}tr"):
         cells = [" ".join(_runs(p).strip() for p in cell.iter(f"{_W}p")).strip() for cell in row.findall(f"{_W}tc")]
         rows.append(cells)
-    return _markdown_table(rows)
+    return markdown_table(rows)
 
 
-def _markdown_table(rows: list[list[str]]) -> str:
+def markdown_table(rows: list[list[str]]) -> str:
     rows = [row for row in rows if any(row)]
     if not rows:
         return ""
@@ -152,7 +164,7 @@ def _deck(archive: zipfile.ZipFile) -> DocumentText:
     slides = _slide_parts(archive)
     parts = []
     for number, part in enumerate(slides, start=1):
-        texts = _slide_texts(_xml(archive, part))
+        texts = _slide_texts(part_xml(archive, part))
         notes = _notes(archive, part)
         body = "\n".join(text for text in texts if text)
         if notes:
@@ -167,7 +179,7 @@ def _deck(archive: zipfile.ZipFile) -> DocumentText:
 def _slide_parts(archive: zipfile.ZipFile) -> list[str]:
     """The slides' parts in the deck's order (presentation.xml's list, through its relationships)."""
     targets = _relationships(archive, "ppt/_rels/presentation.xml.rels", "ppt/")
-    order = _xml(archive, "ppt/presentation.xml").iter(f"{_P}sldId")
+    order = part_xml(archive, "ppt/presentation.xml").iter(f"{_P}sldId")
     return [targets[rid] for slide in order if (rid := slide.get(f"{_R}id")) in targets]
 
 
@@ -178,7 +190,7 @@ def _notes(archive: zipfile.ZipFile, slide_part: str) -> str:
     if not notes or notes[0] not in archive.namelist():
         return ""
     texts = []
-    for shape in _xml(archive, notes[0]).iter(f"{_P}sp"):
+    for shape in part_xml(archive, notes[0]).iter(f"{_P}sp"):
         placeholder = shape.find(f".//{_P}ph")
         if placeholder is not None and placeholder.get("type") == "body":  # (not the slide's picture, its number)
             texts.append(_shape_text(shape))
@@ -192,7 +204,7 @@ def _slide_texts(slide: ElementTree.Element) -> list[str]:
         if element.tag == f"{_P}sp":
             texts.append(_shape_text(element))
         elif element.tag == f"{_A}tbl":
-            texts.append(_markdown_table([[_shape_text(cell) for cell in row.findall(f"{_A}tc")]
+            texts.append(markdown_table([[_shape_text(cell) for cell in row.findall(f"{_A}tc")]
                                           for row in element.findall(f"{_A}tr")]).strip("\n"))
     return texts
 
@@ -204,7 +216,7 @@ def _shape_text(shape: ElementTree.Element) -> str:
 
 def _relationships(archive: zipfile.ZipFile, part: str, base: str) -> dict[str, str]:
     try:
-        rels = _xml(archive, part)
+        rels = part_xml(archive, part)
     except KeyError:
         return {}
     out = {}
@@ -232,24 +244,29 @@ def _workbook(source: Path | bytes) -> DocumentText:
     book = openpyxl.load_workbook(BytesIO(source) if isinstance(source, bytes) else source, read_only=True,
                                   data_only=True)  # (a formula's value as last computed, not the formula)
     try:
-        sheets = book.worksheets
-        parts, chars = [], 0
-        for number, sheet in enumerate(sheets, start=1):
-            if chars > documents.TEXT_MAX_CHARS:
-                parts.append(f"[sheet {number} of {len(sheets)}: {sheet.title}, not read: the text is long enough]")
-                continue
-            rows = _rows(sheet)
-            out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows(rows)
-            columns = max((len(row) for row in rows), default=0)
-            size = f"{counted(len(rows), 'row')} × {counted(columns, 'column')}"
-            parts.append(f"[sheet {number} of {len(sheets)}: {sheet.title}, {size}]\n{out.getvalue()}".rstrip("\n"))
-            chars += out.tell()
+        if not book.worksheets:
+            raise NoText("has no worksheets (charts only).")
+        return sheets_text([(sheet.title, lambda sheet=sheet: _rows(sheet)) for sheet in book.worksheets],
+                           "an Excel workbook")
     finally:
         book.close()
-    if not parts:
-        raise NoText("has no worksheets (charts only).")
-    return DocumentText("\n\n".join(parts) + "\n", f"an Excel workbook of {counted(len(sheets), 'sheet')}",
+
+
+def sheets_text(sheets: list[tuple[str, Callable[[], list[list[str]]]]], what: str) -> DocumentText:
+    """A workbook's text: each sheet (its name, and how to read its rows) after a line naming it,
+    its rows as CSV lines from row 1, until the text is long enough."""
+    parts, chars = [], 0
+    for number, (title, read_rows) in enumerate(sheets, start=1):
+        if chars > documents.TEXT_MAX_CHARS:
+            parts.append(f"[sheet {number} of {len(sheets)}: {title}, not read: the text is long enough]")
+            continue
+        rows = read_rows()
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows)
+        size = f"{counted(len(rows), 'row')} × {counted(max(map(len, rows), default=0), 'column')}"
+        parts.append(f"[sheet {number} of {len(sheets)}: {title}, {size}]\n{out.getvalue()}".rstrip("\n"))
+        chars += out.tell()
+    return DocumentText("\n\n".join(parts) + "\n", f"{what} of {counted(len(sheets), 'sheet')}",
                         "each after a [sheet K of N: NAME, …] line, its rows as CSV lines from row 1 (formulas as "
                         "their values)")
 
@@ -259,7 +276,7 @@ def _rows(sheet) -> list[list[str]]:
     empty cells and rows at the end left off."""
     rows = []
     for values in sheet.iter_rows(values_only=True):
-        row = [_value(value) for value in values]
+        row = [cell_text(value) for value in values]
         while row and not row[-1]:
             row.pop()
         rows.append(row)
@@ -268,7 +285,7 @@ def _rows(sheet) -> list[list[str]]:
     return rows
 
 
-def _value(value) -> str:
+def cell_text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -284,7 +301,7 @@ def _value(value) -> str:
 
 # --- Both ---------------------------------------------------------------------------------------
 
-def _xml(archive: zipfile.ZipFile, part: str) -> ElementTree.Element:
+def part_xml(archive: zipfile.ZipFile, part: str) -> ElementTree.Element:
     """A part of the file parsed; one unpacking to more than PART_MAX_BYTES, or declaring a DTD
     (no Office part does; entities defined in one can expand without end), is refused."""
     if archive.getinfo(part).file_size > PART_MAX_BYTES:
@@ -295,6 +312,6 @@ def _xml(archive: zipfile.ZipFile, part: str) -> ElementTree.Element:
     return ElementTree.fromstring(data)
 
 
-def _joined(blocks: list[str]) -> str:
+def joined_blocks(blocks: list[str]) -> str:
     """The blocks one after the other, a blank line around headings and tables (never two)."""
     return re.sub(r"\n{3,}", "\n\n", "\n".join(blocks)).strip("\n")

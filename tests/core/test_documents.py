@@ -19,7 +19,13 @@ from core.documents import (
     old_office_hint,
 )
 from core.pdf_text import as_written, page_count
-from tests.support.office import docx_bytes, pptx_bytes, xlsx_bytes
+from tests.support.office import (
+    docx_bytes,
+    ods_bytes,
+    odt_bytes,
+    pptx_bytes,
+    xlsx_bytes,
+)
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
 
 PAPER = [["KV-cache reuse in agent loops", "Results (table 2): the cache hit rate was 0.97."],
@@ -80,6 +86,10 @@ def test_a_scan_a_locked_file_and_a_damaged_one_say_why_they_give_no_text():
         with pytest.raises(NoText, match=rf"^cut\.{kind} is (not a|a damaged) (Word document|Excel workbook|"
                                          r"PowerPoint deck)( that can be read)? \(.+\)\.$"):
             document_text(data[: len(data) // 2], f"cut.{kind}", kind)
+    for kind, data in (("odt", odt_bytes("<text:p>x</text:p>")), ("ods", ods_bytes(""))):
+        with pytest.raises(NoText, match=rf"^cut\.{kind} is (not an|a damaged) OpenDocument (text|spreadsheet)"
+                                         r"( that can be read)? \(.+\)\.$"):
+            document_text(data[: len(data) // 2], f"cut.{kind}", kind)
     with pytest.raises(NoText, match=r"^empty\.docx has no text \(pictures only, or empty\)\.$"):
         document_text(docx_bytes([]), "empty.docx", "docx")
 
@@ -127,6 +137,50 @@ def test_a_decks_slides_read_in_the_decks_order_with_tables_and_speaker_notes():
     assert found.text == ("[slide 1 of 2]\nRoadmap\n2025 and after\n\n[slide 2 of 2]\nAgenda\nOne\nTwo\n"
                           "| A | B |\n| --- | --- |\n| 1 | 2 |\n(speaker notes) Say the numbers slowly.\n")
     assert found.what == "a PowerPoint deck of 2 slides"
+
+
+def test_an_opendocument_text_reads_as_markdown_with_its_spaces_lists_and_tables():
+    found = document_text(odt_bytes(
+        '<text:h text:outline-level="1">Export</text:h>'
+        '<text:p>The CSV has<text:s text:c="2"/>a <text:span>header</text:span> row.<text:note><text:note-body>'
+        '<text:p>A footnote.</text:p></text:note-body></text:note></text:p>'
+        '<text:list><text:list-item><text:p>first</text:p></text:list-item>'
+        '<text:list-item><text:p>second</text:p></text:list-item></text:list>'
+        '<table:table><table:table-row><table:table-cell><text:p>Field</text:p></table:table-cell>'
+        '<table:table-cell><text:p>Type</text:p></table:table-cell></table:table-row>'
+        '<table:table-row><table:table-cell><text:p>id</text:p></table:table-cell>'
+        '<table:table-cell><text:p>int</text:p></table:table-cell></table:table-row></table:table>'
+        '<text:section><text:h text:outline-level="2">中文</text:h><text:p>导出的编码是 UTF-8。</text:p></text:section>'),
+        "spec.odt", "odt")
+    assert found.text == ("# Export\nThe CSV has  a header row.\n- first\n- second\n\n| Field | Type |\n"
+                          "| --- | --- |\n| id | int |\n\n## 中文\n导出的编码是 UTF-8。\n")
+    assert found.what == "an OpenDocument text"
+
+
+def test_an_opendocument_spreadsheet_keeps_its_values_and_skips_its_filler():
+    cell = '<table:table-cell office:value-type="{}" {}><text:p>{}</text:p></table:table-cell>'
+    found = document_text(ods_bytes(
+        '<table:table table:name="Q3, EU">'
+        '<table:table-row>' + cell.format("string", "", "Day") + cell.format("string", "", "Revenue") + '</table:table-row>'
+        '<table:table-row>' + cell.format("date", 'office:date-value="2025-07-01"', "01/07/25")
+        + cell.format("float", 'office:value="1200.5"', "1,200.50 €") + '</table:table-row>'
+        '<table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="1024"/>'
+        '</table:table-row>'
+        '<table:table-row>' + cell.format("boolean", 'office:boolean-value="true"', "TRUE")
+        + '<table:table-cell table:number-columns-repeated="2"/>'
+        + cell.format("percentage", 'office:value="0.25"', "25%") + '</table:table-row>'
+        '<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="1024"/>'
+        '</table:table-row></table:table>'
+        '<table:table table:name="Notes"><table:table-row>' + cell.format("string", "", "Unaudited, for now.")
+        + '</table:table-row></table:table>'), "figures.ods", "ods")
+    assert found.text == ("[sheet 1 of 2: Q3, EU, 5 rows × 4 columns]\nDay,Revenue\n2025-07-01,1200.5\n\n\n"
+                          "TRUE,,,0.25\n\n[sheet 2 of 2: Notes, 1 row × 1 column]\n\"Unaudited, for now.\"\n")
+    assert found.what == "an OpenDocument spreadsheet of 2 sheets"
+    places = Places()
+    assert [places.of(n, line) for n, line in enumerate(found.text.splitlines(), start=1)][5] == "(sheet Q3, EU, row 5) "
+    # A download with no telling name or type is known by its mimetype part.
+    assert kind_of(ods_bytes(""), "export?id=3", "application/octet-stream", whole=ods_bytes("")) == "ods"
+    assert kind_of(odt_bytes(""), "notes.odt") == "odt"
 
 
 def test_an_office_file_unpacking_to_a_bomb_or_declaring_entities_is_refused(monkeypatch):

@@ -121,3 +121,28 @@ def _zipped(parts: dict[str, str]) -> bytes:
         for name, text in parts.items():
             archive.writestr(name, text)
     return out.getvalue()
+
+
+OFFICE_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+             'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+             'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"')
+
+
+def odt_bytes(body: str) -> bytes:
+    """An OpenDocument text whose office:text holds `body` (its XML, as LibreOffice writes it)."""
+    return _odf("text", f"<office:text>{body}</office:text>")
+
+
+def ods_bytes(body: str) -> bytes:
+    """An OpenDocument spreadsheet whose office:spreadsheet holds `body` (its tables' XML)."""
+    return _odf("spreadsheet", f"<office:spreadsheet>{body}</office:spreadsheet>")
+
+
+def _odf(kind: str, body: str) -> bytes:
+    out = BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), f"application/vnd.oasis.opendocument.{kind}")  # (first, stored)
+        archive.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {OFFICE_NS} '
+                                        f'office:version="1.3"><office:body>{body}</office:body></office:document-content>')
+        archive.writestr("META-INF/manifest.xml", "<manifest/>")
+    return out.getvalue()
