@@ -73,16 +73,17 @@ async def web_fetch(ctx: ToolContext, url: str) -> str:
         raise ToolError(f"Could not fetch {url}: {type(exc).__name__}: {exc}") from None
     if status >= 400:
         raise ToolError(f"{url} answered HTTP {status}.")
-    if kind := kind_of(bytes(body[:HEAD_BYTES]), final_url, ctype, whole=bytes(body)):
-        return await _document(ctx, url, bytes(body), kind)
-    truncated = " (truncated at 5 MB)" if len(body) >= MAX_DOWNLOAD_BYTES else ""
+    data = bytes(body)  # (once: the download may be 50 MB, and each look at it took a copy)
+    if kind := kind_of(data[:HEAD_BYTES], final_url, ctype, whole=data):
+        return await _document(ctx, url, data, kind)
+    truncated = " (truncated at 5 MB)" if len(data) >= MAX_DOWNLOAD_BYTES else ""
     if (suffix := PICTURE_TYPES.get(ctype.split(";")[0].strip().lower())) and not truncated:
-        shown = show_picture(ctx, bytes(body), suffix, url)  # (a chart, a screenshot in an issue)
-        _note_source(ctx, url, f"a picture, {len(body):,} bytes")
+        shown = show_picture(ctx, data, suffix, url)  # (a chart, a screenshot in an issue)
+        _note_source(ctx, url, f"a picture, {len(data):,} bytes")
         return shown
-    if not is_text(ctype, bytes(body[:SNIFF_BYTES])):
-        raise ToolError(f"{url} is {ctype or 'not text'}, not text ({len(body):,} bytes): web_fetch reads text only.")
-    text = bytes(body).decode(page_encoding(ctype, bytes(body[:4096])), errors="replace")
+    if not is_text(ctype, data[:SNIFF_BYTES]):
+        raise ToolError(f"{url} is {ctype or 'not text'}, not text ({len(data):,} bytes): web_fetch reads text only.")
+    text = data.decode(page_encoding(ctype, data[:4096]), errors="replace")
     if "html" in ctype or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
         # On a worker thread: parsing a 5 MB page takes a couple of seconds, the window's to lose.
         text = await asyncio.to_thread(html_to_text, text, final_url)
