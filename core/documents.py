@@ -1,10 +1,10 @@
-"""Documents the agent reads as text: PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx) and
-OpenDocument text and spreadsheets (.odt, .ods: LibreOffice's).
+"""Documents the agent reads as text: PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx),
+OpenDocument text and spreadsheets (.odt, .ods: LibreOffice's) and Jupyter notebooks (.ipynb).
 Papers, datasheets, specifications, requirements and the data beside them come in these; to
 Tripane's tools they were binary files, refused, so an agent asked to study one could not.
 
-Each kind's text is made by its own module (core/pdf_text.py, core/office_text.py), imported at the
-first document read. A file's text is extracted once per version of it and kept, so a long one read
+Each kind's text is made by its own module (core/pdf_text.py, core/office_text.py,
+core/jupyter.py), imported at the first document read. A file's text is extracted once per version of it and kept, so a long one read
 slice by slice, or searched again, is not extracted again.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,8 @@ _OFFICE_TYPES = {"wordprocessingml.document": "docx", "spreadsheetml.sheet": "xl
 # The parts only one kind of Office file has, for a download with no telling name or type.
 _OFFICE_PARTS = {"word/document.xml": "docx", "xl/workbook.xml": "xlsx", "ppt/presentation.xml": "pptx"}
 _OLD_OFFICE = (".doc", ".xls", ".ppt")
-SEARCHED_SUFFIXES = (".pdf", *OFFICE_SUFFIXES)
+NOTEBOOK_SUFFIX = ".ipynb"
+SEARCHED_SUFFIXES = (".pdf", *OFFICE_SUFFIXES, NOTEBOOK_SUFFIX)
 
 
 class NoText(Exception):
@@ -50,14 +52,16 @@ class DocumentText:
 
 
 def kind_of(head: bytes, name: str, content_type: str = "", whole: bytes | Path | None = None) -> str | None:
-    """"pdf", "docx", "xlsx" or "pptx" for a document the agent reads as text; None for any other file.
-    `head` is its first HEAD_BYTES; `name` its file name or address; `whole` (the bytes or the file)
-    is looked into when neither name nor type tells an Office file's kind."""
+    """"pdf", "docx", "xlsx", "pptx", …, "ipynb" for a document the agent reads as text; None for any
+    other file. `head` is its first HEAD_BYTES; `name` its file name or address; `whole` (the bytes
+    or the file) is looked into when neither name nor type tells an Office file's kind."""
+    media = content_type.split(";")[0].strip().lower()
+    if (_suffix(name) == NOTEBOOK_SUFFIX or media == "application/x-ipynb+json") and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return "ipynb"  # (first: a notebook's first cell may be about PDFs, and name their signature)
     if PDF_SIGNATURE in head[:HEAD_BYTES]:
         return "pdf"
     if not head.startswith(ZIP_SIGNATURE):
         return None
-    media = content_type.split(";")[0].strip().lower()
     if kind := next((kind for suffix, kind in _OFFICE_TYPES.items() if media.endswith(suffix)), None):
         return kind
     if kind := OFFICE_SUFFIXES.get(_suffix(name)):
@@ -84,9 +88,13 @@ def old_office_hint(head: bytes, name: str) -> str:
             "password (or as PDF), it can be read.")
 
 
-def document_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
+def document_text(source: Path | bytes, name: str, kind: str,
+                  keep_picture: Callable[[bytes, str], str] | None = None) -> DocumentText:
     """The text of the document at `source` (a file, or a download's bytes) of kind `kind`; `name` is
-    how it is named in what is said of it. NoText when it cannot be read or has no text."""
+    how it is named in what is said of it. NoText when it cannot be read or has no text.
+    `keep_picture`: keeps a picture in it (a notebook's chart) and says how the text names it."""
+    if kind == "ipynb":
+        return notebook_text(source, keep_picture)
     if kind == "pdf":
         from core.pdf_text import pdf_text
         return pdf_text(source, name)
@@ -97,10 +105,11 @@ def document_text(source: Path | bytes, name: str, kind: str) -> DocumentText:
     return office_text(source, name, kind)
 
 
-def cached_text(path: Path, cache_dir: Path, name: str, kind: str) -> tuple[Path, str]:
+def cached_text(path: Path, cache_dir: Path, name: str, kind: str, named: str = "") -> tuple[Path, str]:
     """The file holding the text of the document `path`, and what it is (DocumentText.about): kept
     in `cache_dir`, so that reading it slice by slice extracts it once (a book's takes seconds); a
-    new version of the file is read anew."""
+    new version of the file is read anew. `named`: how the agent names `cache_dir`'s files
+    ("offload:documents/"), for the pictures in the document, kept there; "": not kept."""
     stat = path.stat()
     key = hashlib.sha1(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     kept, about_file = cache_dir / f"{kind}-{key}.txt", cache_dir / f"{kind}-{key}.about"
@@ -109,20 +118,47 @@ def cached_text(path: Path, cache_dir: Path, name: str, kind: str) -> tuple[Path
             return kept, about_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             pass  # a cache half written by a killed process: extract again
-    found = document_text(path, name, kind)
     cache_dir.mkdir(parents=True, exist_ok=True)
+    found = document_text(path, name, kind, _picture_keeper(cache_dir, named) if named else None)
     big_text.write(kept, found.text)
     about_file.write_text(found.about, encoding="utf-8")
     return kept, found.about
 
 
-# The line a page's, a slide's or a sheet's text comes after in a document's text.
-_PLACE_LINE = re.compile(r"\[(page|slide) (\d+) of \d+|\[sheet \d+ of \d+: (.+), [\d,]+ rows? × \d+ columns?\]$")
+def _picture_keeper(cache_dir: Path, named: str) -> Callable[[bytes, str], str]:
+    """Keeps a document's picture in `cache_dir`, named by its contents (a notebook's chart is
+    kept once, however many versions of the notebook are read), and says how the agent names it."""
+    def keep(data: bytes, suffix: str) -> str:
+        kept = cache_dir / f"picture-{hashlib.sha1(data).hexdigest()[:16]}{suffix}"
+        if not kept.is_file():
+            kept.write_bytes(data)
+        return named + kept.name
+    return keep
+
+
+def notebook_text(source: Path | bytes, keep_picture: Callable[[bytes, str], str] | None) -> DocumentText:
+    """A Jupyter notebook's cells as text (core/jupyter.py); a file named .ipynb that is not one
+    (its JSON broken by a hand edit) is its text as stored, said so, to be mended as text."""
+    from core import jupyter
+
+    text = (source.read_bytes() if isinstance(source, Path) else source).decode("utf-8", errors="replace")
+    try:
+        notebook = jupyter.parsed(text)
+    except jupyter.NotANotebook as why:
+        return DocumentText(text, f"a file named .ipynb that is not a notebook Jupyter opens ({why})",
+                            "its text as stored")
+    return DocumentText(jupyter.notebook_text(notebook, keep_picture=keep_picture), jupyter.described(notebook),
+                        jupyter.LAYOUT)
+
+
+# The line a page's, a slide's, a sheet's or a notebook cell's text comes after in a document's text.
+_PLACE_LINE = re.compile(r"\[(page|slide) (\d+) of \d+|\[sheet \d+ of \d+: (.+), [\d,]+ rows? × \d+ columns?\]$"
+                         r"|# ?%% \[(cell) (\d+)")
 
 
 class Places:
     """Where the lines of a document's text are, read in order: "(page 3) ", "(slide 2) ",
-    "(sheet Q3, row 17) ". A search's match says it: what a finding cites."""
+    "(sheet Q3, row 17) ", "(cell 4) ". A search's match says it: what a finding cites."""
 
     def __init__(self) -> None:
         self.place, self.sheet, self.sheet_line = "", "", 0
@@ -130,7 +166,8 @@ class Places:
     def of(self, number: int, line: str) -> str:
         """The place of line `number` (counting from 1) whose text is `line`."""
         if marker := _PLACE_LINE.match(line):
-            kind, count, sheet = marker.groups()
+            kind, count, sheet, cell, cell_count = marker.groups()
+            kind, count = (kind, count) if kind else (cell, cell_count)
             self.place, self.sheet, self.sheet_line = (f"({kind} {count}) ", "", 0) if kind else ("", sheet, number)
             return self.place
         if self.sheet:

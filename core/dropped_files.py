@@ -22,9 +22,11 @@ from core.tools.shell import decode_output, is_binary_output
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
 # A document's text is made as it is dropped, the window waiting: a PDF's pages about 11 ms each, a
 # workbook's cells about 7 µs each, some 150,000 to a megabyte (benchmarks/documents.py): at most
-# about a second. Word's and PowerPoint's files are mostly their pictures; their text is quick.
+# about a second. Word's and PowerPoint's files are mostly their pictures, as notebooks are their
+# charts' (the text leaves them out); their text is quick.
 DROPPED_PDF_PAGES_MAX = 100
-DROPPED_OFFICE_BYTES = {"docx": 20_000_000, "pptx": 50_000_000, "xlsx": 1_000_000}
+DROPPED_DOCUMENT_BYTES = {"docx": 20_000_000, "odt": 20_000_000, "pptx": 50_000_000, "xlsx": 1_000_000,
+                          "ods": 1_000_000, "ipynb": 20_000_000}
 
 
 class NotCarried(Exception):
@@ -61,9 +63,9 @@ def _document_text(path: Path, kind: str) -> str:
             raise NotCarried(f"{path.name} is a PDF of {pages:,} pages, more than a message carries "
                              f"({DROPPED_PDF_PAGES_MAX}): copy it into the work folder, where the agent reads it "
                              "page by page")
-        if kind != "pdf" and (size := path.stat().st_size) > DROPPED_OFFICE_BYTES[kind]:
+        if kind != "pdf" and (size := path.stat().st_size) > DROPPED_DOCUMENT_BYTES[kind]:
             raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries "
-                             f"({DROPPED_OFFICE_BYTES[kind]:,}): copy it into the work folder, where the agent reads "
+                             f"({DROPPED_DOCUMENT_BYTES[kind]:,}): copy it into the work folder, where the agent reads "
                              "it part by part")
         return document_text(path, path.name, kind).text
     except NoText as why:

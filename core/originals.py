@@ -79,7 +79,7 @@ def diff_lines(change: Change, before: bytes | None, now: bytes | None) -> list[
     names); a binary or very large file as one line saying its sizes."""
     if not change.kept:
         return [f"(the file from before was too large to keep; it has {len(now or b''):,} bytes now)"]
-    return bytes_diff_lines(before, now) or ["(no difference: the file is as it was before the session)"]
+    return bytes_diff_lines(before, now, name=change.path) or ["(no difference: the file is as it was before the session)"]
 
 
 def bytes_now(workdir: Path, path: str) -> bytes | None:

@@ -254,7 +254,7 @@ class WorkFolderSnapshot:
                 before = self._git(workdir, "cat-file", "blob", f":{path}", index=self._marked)
             except SnapshotFailed:  # not in the index: it was not there when the agent left the folder
                 continue
-            if lines := bytes_diff_lines(before, now, context=TOLD_DIFF_CONTEXT):
+            if lines := bytes_diff_lines(before, now, context=TOLD_DIFF_CONTEXT, name=path):
                 found[path] = lines
         return found
 

@@ -174,3 +174,26 @@ def code_span(text: str) -> str:
         return f"`{text}`"
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}"
+
+
+# Escape sequences a terminal acts on and does not show: colours and cursor moves (CSI), window
+# titles and links (OSC), and the two-character ones. Tools that colour their output even into a
+# pipe (cargo, npm, some test runners) would fill the agent's context and the cards with them.
+# (An OSC cut short ends at its line, not at the next escape far below.)
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
+# A line's text that a lone carriage return sends the cursor back over, when more text follows on
+# that line: a progress bar redrawn a thousand times shows, as on a terminal, its last state only.
+# Anchored at line starts, so it runs in linear time on a 64 MB output of CRLF lines.
+_OVERWRITTEN = re.compile(r"^(?:[^\r\n]*\r+(?=[^\r\n]))+", re.MULTILINE)
+
+
+def as_terminal_shows(text: str) -> str:
+    """A command's output as a terminal would leave it on screen: no escape sequences, and of a
+    line redrawn with carriage returns (a progress bar), its last drawing."""
+    if "\x1b" in text:
+        text = _ESCAPE.sub("", text)
+    if "\r" in text:
+        # With no line feed at all, carriage returns are line ends (`cat` of a classic Mac file,
+        # some CSV exports), not redrawings: drawn over, all but its last line would be lost.
+        text = _OVERWRITTEN.sub("", text) if "\n" in text else text.replace("\r", "\n")
+    return text

@@ -8,9 +8,10 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from core import pictures
+from core import jupyter, pictures
 from core.documents import (
     HEAD_BYTES,
+    NOTEBOOK_SUFFIX,
     NoText,
     cached_text,
     kind_of_file,
@@ -18,7 +19,7 @@ from core.documents import (
 )
 from core.memory.working import atomic_write
 from core.text import shown_text
-from core.tools.context import ToolContext
+from core.tools.context import OFFLOAD_SCHEME, ToolContext
 from core.tools.overview import fitted_listing
 from core.tools.picture_result import refused, show_picture
 from core.tools.registry import ToolError
@@ -42,7 +43,9 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     you can copy text from them into file_edit. One read returns at most about 4,000 characters
     of whole lines (fewer than `limit` when the lines are long): read a long file slice by slice,
     and only the slices you need, since what you read stays in your context. A PDF, Word, Excel
-    or PowerPoint file is read as its text (the header says how it is laid out). Binary files are
+    or PowerPoint file is read as its text (the header says how it is laid out); a Jupyter
+    notebook as its cells, each after a `# %% [cell K: …]` line, outputs on `#> ` lines (a
+    chart's picture is a file to read). Binary files are
     refused, but a picture (PNG, JPEG, GIF, WebP) is shown to you as one, when your model sees
     pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
     read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
@@ -95,12 +98,16 @@ def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) ->
         text_file, about = document_text_file(ctx, target, path, kind)
     except NoText as why:
         raise ToolError(str(why)) from None
-    return text_file, f"; the text of {about}"
+    return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "")
 
 
 def document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
-    """The text of a document the agent reads or searches, kept in the session's offload/documents/."""
-    return cached_text(target, ctx.offload_dir / "documents", path, kind)
+    """The text of a document the agent reads or searches, kept in the session's offload/documents/
+    with the pictures in it (a notebook's charts), which the text names for file_read."""
+    return cached_text(target, ctx.offload_dir / DOCUMENTS_FOLDER, path, kind, named=f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/")
+
+
+DOCUMENTS_FOLDER = "documents"
 
 
 def _head(target: Path) -> bytes:
@@ -140,7 +147,9 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     folders are created. The write is atomic: a failure leaves the old file as it was. The result
     says whether the file was created or replaced and how many characters it now has. A file that
     is not UTF-8 is replaced only when you name the encoding to write (its own, or utf-8 to convert
-    it): what a UTF-8 read showed of it is not its text.
+    it): what a UTF-8 read showed of it is not its text. Write a Jupyter notebook (.ipynb) as its
+    cells, a `# %%` line before each code cell and `# %% [markdown]` before each Markdown cell:
+    Tripane writes the notebook's JSON.
 
     Args:
         path: File path relative to the workdir; missing folders are created.
@@ -154,7 +163,7 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
     existed = target.exists()
-    kept = ""
+    kept = before = ""
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
         existing_file(target, path)
         if ctx.changed_since_seen(target):
@@ -165,6 +174,10 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
         before = ("" if target.stat().st_size > MAX_EDIT_BYTES  # (replaced whole: its line ends are not looked for)
                   else target.read_bytes().decode(codec, errors="replace") if encoding
                   else _read_existing(target, path, None))
+    what = ""  # what the file is, when it says more than its length: a notebook's cells
+    if not encoding and target.suffix.lower() == NOTEBOOK_SUFFIX:
+        content, what = _notebook_written(content, before, path)
+    if existed:
         if "\r\n" not in content and _uses_crlf(before):
             content, kept = _with_crlf(content), "; its CRLF line endings kept"
         if before.startswith(BOM) and not content.startswith(BOM):  # (an editor on Windows wrote it so)
@@ -175,8 +188,17 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     atomic_write(target, data)
     ctx.saw(target)
     shown = f", {codec}" if encoding else ""
-    return (f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})."
-            + ctx.folder_instructions(target))
+    return (f"{'Replaced' if existed else 'Created'} {path} ({len(content):,} characters{shown}{kept})"
+            + (f": {what}." if what else ".") + ctx.folder_instructions(target))
+
+
+def _notebook_written(content: str, before: str, path: str) -> tuple[str, str]:
+    """A notebook's JSON for the content given (its cells as text, or JSON), and what it is."""
+    try:
+        return jupyter.for_writing(content, before or None)
+    except jupyter.NotANotebook as why:
+        raise ToolError(f"Not written: {path} would not open in Jupyter: {why}. Write its cells as text instead: a "
+                        "`# %%` line before each code cell, `# %% [markdown]` before each Markdown cell.") from None
 
 
 def rewrite_refused(path: str, how: str) -> str:
@@ -194,7 +216,9 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     Copy `old` from a recent file_read, with its exact whitespace and enough surrounding lines to
     make it unique: an edit that finds the text 0 or several times is refused and changes nothing.
     To change several places, make several edits. To delete text, pass an empty `new`. A file that
-    is not UTF-8 is edited in its own encoding, named in `encoding`; it stays in it.
+    is not UTF-8 is edited in its own encoding, named in `encoding`; it stays in it. A Jupyter
+    notebook is edited as file_read shows its cells (not its outputs): a `# %%` line in `new`
+    starts a new cell (`# %% [markdown]` a Markdown one), and a cell left empty is removed.
 
     Args:
         path: File path relative to the workdir.
@@ -205,6 +229,12 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
     codec = text_codec(encoding)
     target = existing_file(ctx.resolve(path, write=True), path)
     text = _read_existing(target, path, codec if encoding else None)
+    if not encoding and target.suffix.lower() == NOTEBOOK_SUFFIX and (cells := _notebook_edited(text, old, new, path)):
+        changed, said = cells
+        ctx.keep_original(target)
+        atomic_write(target, changed.encode("utf-8"))
+        ctx.saw(target)
+        return f"Edited {path}: {said}." + ctx.folder_instructions(target)
     if _uses_crlf(text):  # a model writes "\n" between the lines it copies from a CRLF file
         old, new = _with_crlf(old), _with_crlf(new)
     count = text.count(old) if old else 0
@@ -215,11 +245,55 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
                             "Read the lines again with file_read and copy them as they are.")
         raise ToolError(f"The text to replace was found {count:,} times in {path!r}; it must occur exactly "
                         "once. Include more of the lines around it, so that it is found only where you mean.")
-    data = _encoded(text.replace(old, new, 1), codec, path)
+    edited = text.replace(old, new, 1)
+    if not encoding and target.suffix.lower() == NOTEBOOK_SUFFIX:
+        _still_a_notebook(text, edited, path)
+    data = _encoded(edited, codec, path)
     ctx.keep_original(target)
     atomic_write(target, data)
     ctx.saw(target)
     return f"Edited {path}: replaced {len(old):,} characters with {len(new):,}." + ctx.folder_instructions(target)
+
+
+def _notebook_edited(text: str, old: str, new: str, path: str) -> tuple[str, str] | None:
+    """A notebook's JSON with `old` replaced by `new` in its cells (as file_read shows them), and
+    what changed; None when it is edited as its text: its JSON is broken (the edit mends it), or
+    `old` was copied from its JSON (as `cat` shows it)."""
+    try:
+        changed, said = jupyter.edited(text, old.replace("\r\n", "\n"), new.replace("\r\n", "\n"))
+    except jupyter.NotANotebook:
+        return None
+    except jupyter.Misses as miss:
+        if miss.in_outputs:
+            raise ToolError(f"The text to replace is in an output of {path!r} (a `#> ` line), which running the "
+                            "notebook writes: edit its cells, as file_read shows them without the `#> ` lines.") from None
+        if miss.count == 0 and old and text.count(old) == 1:
+            return None
+        if miss.count == 0:
+            raise ToolError(f"The text to replace was not found in the cells of {path!r}; it must occur exactly once. "
+                            "Read the cells again with file_read and copy their lines as they are (a `# %% [cell K: …]` "
+                            "line too, to add a cell after another).") from None
+        raise ToolError(f"The text to replace was found {miss.count:,} times in the cells of {path!r}; it must occur "
+                        "exactly once. Include more of the lines around it, or the cell's `# %% [cell K: …]` line.") \
+            from None
+    if _uses_crlf(text):
+        changed = _with_crlf(changed)
+    run = f"; run it again to refresh them: `{jupyter.RUN_IT} {path}`" if any("outputs" in line for line in said) else ""
+    return changed, ("; ".join(said) or "its cells are as they were") + run
+
+
+def _still_a_notebook(before: str, after: str, path: str) -> None:
+    """An edit of a notebook's JSON that breaks it is refused (Jupyter would not open it); one of a
+    notebook already broken is its mending, and is made."""
+    try:
+        jupyter.parsed(before)
+    except jupyter.NotANotebook:
+        return
+    try:
+        jupyter.parsed(after)
+    except jupyter.NotANotebook as why:
+        raise ToolError(f"Not edited: {path} would not open in Jupyter after this edit ({why}). Edit its cells as "
+                        "file_read shows them, not its JSON.") from None
 
 
 def existing_file(target: Path, path: str, elsewhere: Callable[[str], str] | None = None) -> Path:

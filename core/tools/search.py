@@ -37,8 +37,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
     binary files and files over 2 MB are skipped (folders named at the end: give one as the path
-    to search it); PDF, Word, Excel and PowerPoint files are searched in their text, LINE as
-    file_read reads it, with the match's page (slide, sheet and row). The output stops at about
+    to search it); PDF, Word, Excel and PowerPoint files and Jupyter notebooks are searched in
+    their text, LINE as file_read reads it, with the match's page (slide, sheet and row, cell). The output stops at about
     4,000 characters and then says how many matches are left and in which folders: narrow the
     path, the pattern or the text. Counts as a reading action
     for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again

@@ -113,7 +113,7 @@ class SeenFiles:
                 (deleted if now is None else changed).append(path)
                 data = now_kept[path] = None if now is None else _small_file(root / path, now)
                 if diffs is not None and data is not None and (before := self._kept.get(path)) is not None:
-                    if lines := bytes_diff_lines(before, data, context=TOLD_DIFF_CONTEXT):
+                    if lines := bytes_diff_lines(before, data, context=TOLD_DIFF_CONTEXT, name=path):
                         diffs[path] = lines
         for path, data in now_kept.items():
             self._keep(path, data)  # what a later change is told against

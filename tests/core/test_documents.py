@@ -54,6 +54,10 @@ def test_a_document_is_known_by_its_contents_not_only_its_name(tmp_path):
     pdf, docx, xlsx = pdf_bytes(PAPER), docx_bytes(["Hello"]), xlsx_bytes({"S": [[1]]})
     assert kind_of(pdf, "report") == "pdf" and kind_of(b"\r\n" * 20 + pdf, "x") == "pdf"
     assert kind_of(b" " * 2000 + pdf, "paper.pdf") is None  # (a signature that far in is no PDF's)
+    # A notebook by its name or type, though its first cell names a PDF's signature.
+    notebook = b'{\n "cells": [{"source": "with open(f, \'rb\') as fh: assert fh.read(5) == b\'%PDF-\'"}]}'
+    assert kind_of(notebook, "check.ipynb") == "ipynb" and kind_of(notebook, "x", "application/x-ipynb+json") == "ipynb"
+    assert kind_of(b"\xef\xbb\xbf" + notebook, "check.ipynb") == "ipynb" and kind_of(b"PK", "a.ipynb") is None
     assert kind_of(docx, "spec.docx") == "docx" and kind_of(xlsx, "FIGURES.XLSX") == "xlsx"
     # A download: by its Content-Type, else by the parts inside it.
     assert kind_of(docx, "https://x.org/get?id=7", "application/vnd.openxmlformats-officedocument."
