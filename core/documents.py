@@ -111,7 +111,10 @@ def cached_text(path: Path, cache_dir: Path, name: str, kind: str, named: str = 
     new version of the file is read anew. `named`: how the agent names `cache_dir`'s files
     ("offload:documents/"), for the pictures in the document, kept there; "": not kept."""
     stat = path.stat()
-    key = hashlib.sha1(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+    version = f"{stat.st_size}|{stat.st_mtime_ns}"
+    if kind == "ipynb":  # edited often, the same size (x = 1 → x = 2) within a clock tick of a coarse file system
+        version = hashlib.sha1(path.read_bytes()).hexdigest()
+    key = hashlib.sha1(f"{path.resolve()}|{version}".encode()).hexdigest()[:12]
     kept, about_file = cache_dir / f"{kind}-{key}.txt", cache_dir / f"{kind}-{key}.about"
     if kept.is_file():
         try:

@@ -67,7 +67,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         text_of, note = _document_text_file(ctx, target, path, kind)
     elif not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
-                        f"read.{_utf16_hint(target)}{old_office_hint(_head(target), path)}")
+                        f"read.{_utf16_hint(target)}{old_office_hint(_head(target), path)}"
+                        f"{data_file_hint(_head(target), path)}")
     instructions = ctx.folder_instructions(target)  # (within the read's room: it is not offloaded)
     room = ctx.output_chars - len(instructions)
     try:
@@ -358,6 +359,30 @@ def _first_bad_line(target: Path, codec: str) -> int:
                 return line + chunk[:max(exc.start, 0)].count(b"\n")
             line += chunk.count(b"\n")
     return line
+
+
+# Data files an analysis meets, by their first bytes (or name): how to read one, since file_read
+# cannot. The agent was told "binary" and nothing of what the file was.
+_DATA_FILES = (
+    (b"SQLite format 3\x00", "", "a SQLite database: query it in a command (`sqlite3 {path} '.tables'`, or Python's "
+                                  "sqlite3 module)"),
+    (b"PAR1", "", "a Parquet table: read it in a command (`python -c \"import pandas as pd; "
+                  "print(pd.read_parquet('{path}').head())\"`, with pyarrow)"),
+    (b"ARROW1", "", "an Arrow (Feather) table: read it in a command with pandas.read_feather or pyarrow"),
+    (b"\x89HDF\r\n\x1a\n", "", "an HDF5 file: read it in a command with h5py or pandas.read_hdf"),
+    (b"\x93NUMPY", "", "a NumPy array: read it in a command with numpy.load"),
+    (b"PK\x03\x04", ".npz", "NumPy arrays: read them in a command with numpy.load"),
+    (b"\x80", (".pkl", ".pickle"), "a Python pickle: loading one runs the code it holds, so load only one from a "
+                                    "source you trust, in a command"),
+)
+
+
+def data_file_hint(head: bytes, path: str) -> str:
+    """What a binary data file is and how to read it (" It is a Parquet table: …"), or ""."""
+    for signature, suffix, what in _DATA_FILES:
+        if head.startswith(signature) and path.lower().endswith(suffix):
+            return f" It is {what.format(path=path)}."
+    return ""
 
 
 def _utf16_hint(target: Path) -> str:

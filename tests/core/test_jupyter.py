@@ -212,3 +212,16 @@ def test_a_notebooks_change_is_diffed_as_its_cells_not_its_json():
     assert lines[-3:] == ["-#> KeyError: 'march'", "+sales['feb']", "+#> Out [5]: 0    130"]
     assert bytes_diff_lines(None, now, name="sales.ipynb")[1] == "+# %% [cell 1: markdown]"  # (created)
     assert "+{" in bytes_diff_lines(None, b"{\n", name="sales.ipynb")  # (broken: as text)
+
+
+def test_a_notebook_changed_within_a_clock_tick_is_read_anew(ctx, sales):
+    # A coarse file system (FAT's two seconds) gives an edit of the same size the same time: the
+    # text kept of the version before was read again, and the agent's next edit missed.
+    import os
+
+    stat = sales.stat()
+    file_read(ctx, "sales.ipynb")
+    sales.write_text(sales.read_text(encoding="utf-8").replace("'jan': [120", "'jan': [121"), encoding="utf-8")
+    os.utime(sales, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert sales.stat().st_size == stat.st_size
+    assert "'jan': [121, 95, 80]" in file_read(ctx, "sales.ipynb")

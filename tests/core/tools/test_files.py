@@ -69,6 +69,27 @@ def test_binary_files_are_refused_with_their_size(ctx):
         file_read(ctx, "img.png")
 
 
+def test_a_binary_data_file_is_said_what_it_is_and_how_to_read_it(ctx):
+    import sqlite3
+
+    with sqlite3.connect(ctx.workdir / "sales.db") as db:
+        db.execute("create table t (x)")
+    db.close()
+    with pytest.raises(ToolError, match=r"It is a SQLite database: query it in a command \(`sqlite3 sales.db '.tables'`"):
+        file_read(ctx, "sales.db")
+    (ctx.workdir / "data").mkdir()
+    (ctx.workdir / "data/part-0.parquet").write_bytes(b"PAR1\x15\x04\x00" + bytes(100))
+    with pytest.raises(ToolError, match=r"It is a Parquet table: read it in a command \(`python -c \"import pandas as pd; "
+                                        r"print\(pd.read_parquet\('data/part-0.parquet'\).head\(\)\)\"`, with pyarrow\)\.$"):
+        file_read(ctx, "data/part-0.parquet")
+    (ctx.workdir / "model.pkl").write_bytes(b"\x80\x04\x95\x00" + bytes(20))
+    with pytest.raises(ToolError, match="It is a Python pickle: loading one runs the code it holds"):
+        file_read(ctx, "model.pkl")
+    (ctx.workdir / "weights.bin").write_bytes(b"\x80\x04\x95\x00" + bytes(20))  # (not named a pickle: said nothing of)
+    with pytest.raises(ToolError, match=r"binary file \(24 bytes\); only text files can be read\.$"):
+        file_read(ctx, "weights.bin")
+
+
 def test_a_pdf_is_read_as_its_text_slice_by_slice(ctx):
     # A paper the person put in the folder to study was "a binary file; only text files can be read".
     pages = [[f"Section {n}.{k}: the cache hit rate of run {k} was 0.9{k}." for k in range(1, 31)] for n in (1, 2)]
