@@ -340,13 +340,17 @@ def written(notebook: dict[str, Any], like: str = "") -> str:
     """The notebook's JSON as Jupyter writes it (one space of indent, characters as they are, a
     line break at the end), or as the file `like` was written: its indent and escapes kept, so
     that an edit of one cell changes those lines only."""
-    indent = 1
+    indent: int | None = 1
+    separators = (",", ": ")
     if second := re.match(r"\ufeff?\{\r?\n( +)\"", like):
         indent = len(second.group(1))
+    elif like.lstrip("\ufeff").startswith("{") and "\n" not in like.rstrip("\r\n"):  # all on one line (some tools')
+        indent = None
+        separators = (",", ":") if '":' in like[:1000] and '": ' not in like[:1000] else (", ", ": ")
     # Jupyter writes characters as they are; a notebook another tool wrote with only ASCII has its
     # others as \u escapes (control characters, a traceback's colour codes, are escaped either way).
     ascii_only = like.isascii() and _ESCAPED_CHARACTER.search(like) is not None
-    text = json.dumps(notebook, indent=indent, ensure_ascii=ascii_only)
+    text = json.dumps(notebook, indent=indent, separators=separators, ensure_ascii=ascii_only)
     return ("\ufeff" if like.startswith("\ufeff") else "") + text + ("\n" if not like or like.endswith("\n") else "")
 
 

@@ -225,3 +225,18 @@ def test_a_notebook_changed_within_a_clock_tick_is_read_anew(ctx, sales):
     os.utime(sales, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert sales.stat().st_size == stat.st_size
     assert "'jan': [121, 95, 80]" in file_read(ctx, "sales.ipynb")
+
+
+@pytest.mark.parametrize("dumped", [
+    {"indent": 2},  # (Colab's: two spaces, its keys in its own order)
+    {"separators": (",", ":")},  # (all on one line, compact)
+    {"ensure_ascii": True, "indent": 1},  # (characters as \u escapes)
+], ids=["indent 2", "one line", "ascii"])
+def test_an_edit_keeps_the_way_another_tool_wrote_the_notebook(ctx, dumped):
+    notebook = {"nbformat": 4, "nbformat_minor": 0, "metadata": {"colab": {"name": "Café.ipynb"}},
+                "cells": [{"cell_type": "code", "source": ["x = 'café'\n", "y = 2"], "metadata": {"id": "a"},
+                           "execution_count": None, "outputs": []}]}
+    text = json.dumps(notebook, **{"ensure_ascii": False, **dumped})
+    (ctx.workdir / "colab.ipynb").write_text(text, encoding="utf-8")
+    file_edit(ctx, "colab.ipynb", "y = 2", "y = 3")
+    assert (ctx.workdir / "colab.ipynb").read_text(encoding="utf-8") == text.replace("y = 2", "y = 3")
