@@ -6,11 +6,15 @@ context) or with shell_run's grep, which asks the person to approve every search
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+from core import big_text
 from core.documents import SEARCHED_SUFFIXES, NoText, Places, kind_of_file
 from core.paths import common_folder, folder_of
 from core.text import counted
@@ -19,13 +23,15 @@ from core.tools.files import document_text_file, is_binary, text_codec, walk_fil
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
 
-MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped, and said so
+MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped in a folder's search, and said so
 MAX_FILES = 20_000  # a search stops after this many files (a vendored tree, a dataset)
 MAX_LINE_CHARS = 200  # of a matching line, shown (minified code has lines of megabytes)
 MATCH_LEAD_CHARS = 60  # of a long line, shown before its match
 SUMMARY_ROOM = 1000  # of the output, kept for the closing lines (where the matches not shown are, what was skipped)
 MAX_NAMED_SKIPS = 3
 MAX_FOLDERS_NAMED = 5  # where the matches the output had no room for are, most first
+MAX_KEPT_MATCHES = 1_000  # of a file's matching lines, kept to show (more would not fit the output): the rest counted
+MAX_NAMED_FILE_BYTES = 4_000_000_000  # a file searched by its path, whatever its size up to this
 
 
 def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*", regex: bool = False,
@@ -36,17 +42,18 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     mention a topic, instead of reading files one by one. Each result line is `path:LINE: text`,
     so you can read around it with file_read(path, offset=LINE). Hidden folders (.git, .venv),
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
-    binary files and files over 2 MB are skipped (folders named at the end: give one as the path
-    to search it); PDF, Word, Excel and PowerPoint files and Jupyter notebooks are searched in
-    their text, LINE as file_read reads it, with the match's page (slide, sheet and row, cell). The output stops at about
-    4,000 characters and then says how many matches are left and in which folders: narrow the
-    path, the pattern or the text. Counts as a reading action
-    for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them again
-    with their encoding to match their non-ASCII text.
+    binary files and files over 2 MB are skipped (named at the end: give one as the path to
+    search it; a file's path searches that file alone, whatever its size: a long log, a saved
+    output `offload:NAME`). PDF, Word, Excel and PowerPoint files and Jupyter notebooks are
+    searched in their text, LINE as file_read reads it, with the match's page (slide, sheet and
+    row, cell). The output stops at about 4,000 characters and then says how many matches are
+    left and in which folders: narrow the path, the pattern or the text. Counts as a reading
+    action for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them
+    again with their encoding to match their non-ASCII text.
 
     Args:
         query: The text to find (a Python regular expression when regex is true).
-        path: Folder relative to the workdir to search under.
+        path: Folder relative to the workdir to search under, or one file to search.
         pattern: Shell-style filter on file names, for example `*.py`.
         regex: Treat the query as a regular expression.
         ignore_case: Match letters regardless of case.
@@ -63,11 +70,22 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     codec = text_codec(encoding)
     # UTF-16 and UTF-32 text is full of NUL bytes, so binary files are told apart by not decoding.
     wide = codec.startswith(("utf-16", "utf-32"))
-    root = ctx.resolve_folder(path)
     workdir = ctx.workdir.resolve()
-    if not _inside(root, workdir):
-        raise ToolError(f"file_search searches the workdir; read {path!r} with file_read.")
-    base = root.relative_to(workdir).as_posix()
+    named = ctx.resolve(path)
+    if named.is_file():  # one file, by its path: searched whatever its size (a long log, a saved output)
+        if (size := named.stat().st_size) > MAX_NAMED_FILE_BYTES:
+            raise ToolError(f"{path!r} is {size:,} bytes, more than file_search reads ({MAX_NAMED_FILE_BYTES:,}): search "
+                            "it with a command (grep).")
+        files, base, size_cap, where = iter([(path, named)]), ".", MAX_NAMED_FILE_BYTES, f"in {path!r}"
+        skipper = None
+    else:
+        root = ctx.resolve_folder(path)
+        if not _inside(root, workdir):
+            raise ToolError(f"file_search searches the workdir, or one file by its path; read {path!r} with file_read.")
+        base = root.relative_to(workdir).as_posix()
+        skipper = Skipper(workdir, data_dir=ctx.data_dir)
+        files, size_cap = walk_files(root, pattern, skipper), MAX_FILE_BYTES
+        where = f"under {path!r}" + (f" in files matching {pattern!r}" if pattern != "*" else "")
     room = ctx.output_chars - SUMMARY_ROOM
     lines: list[str] = []
     used = files_seen = files_matched = files_shown = 0
@@ -77,13 +95,12 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     stopped = ""
     full_up = False  # the output is full: the rest of the matches are counted, by file
     not_shown: dict[str, int] = {}  # file → its matching lines past the output's room
-    skipper = Skipper(workdir, data_dir=ctx.data_dir)
-    for name, full in walk_files(root, pattern, skipper):
+    for name, full in files:
         files_seen += 1
         if files_seen > MAX_FILES:
             stopped = f"stopped after {MAX_FILES:,} files"
             break
-        if not _inside(full, workdir):  # a link to a file elsewhere: not the agent's to read
+        if full is not named and not _inside(full, workdir):  # a link to a file elsewhere: not the agent's to read
             continue
         shown = name if base == "." else f"{base}/{name}"
         try:
@@ -94,35 +111,37 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
                     textless.append(shown)
                     continue
             elif not wide and is_binary(full):
+                if full is named:
+                    raise ToolError(f"{path!r} is a binary file: file_search searches text.")
                 continue
             else:
                 document = False
-            if full.stat().st_size > MAX_FILE_BYTES:
+            if full.stat().st_size > size_cap:
                 too_big.append(shown)
                 continue
-            found, readable = _matching_lines(full, matcher, codec, literal=not regex, document=document)
+            found = _matching_lines(full, matcher, codec, literal=not regex, document=document)
         except OSError:  # unreadable (permissions, a file removed meanwhile): not a result
             continue
-        if wide and not readable:
+        if wide and not found.readable:
             continue
-        if not readable:
+        if not found.readable:
             misread.append(shown)
-        if found:
+        if found.lines:
             files_matched += 1
-        for index, (number, text) in enumerate(found):
+        for index, (number, text) in enumerate(found.lines):
             line = f"{shown}:{number}: {text}\n"
             if full_up or used + len(line) > room:
                 full_up = True
-                not_shown[shown] = len(found) - index
+                not_shown[shown] = found.count - index
                 break
             lines.append(line)
             used += len(line)
             files_shown += index == 0
-    skipped = skipper.note("searched")
+    skipped = skipper.note("searched") if skipper else ""
     if full_up:
         stopped = ("stopped at the output limit" + _where_the_rest_are(not_shown)
                    + (f"; the search {stopped}" if stopped else ""))
-    return "".join(lines) + _summary(query, path, pattern, len(lines), files_shown, stopped, too_big) + \
+    return "".join(lines) + _summary(query, where, len(lines), files_shown, stopped, too_big) + \
         _misread_note(misread, codec) + (f"\n[documents with no text to search (scans, or locked with a password): "
                                          f"{_named(textless)}]" if textless else "") + \
         (f"\n{skipped}" if skipped else "")
@@ -145,28 +164,75 @@ def _where_the_rest_are(not_shown: dict[str, int]) -> str:
             + (f" and {more:,} more places" if more > 0 else ""))
 
 
+class Matches(NamedTuple):
+    lines: list[tuple[int, str]]  # (LINE, its text), the first MAX_KEPT_MATCHES of them
+    count: int  # of all the file's matching lines
+    readable: bool  # whether the codec read all of the file
+
+
 def _matching_lines(full: Path, matcher: re.Pattern[str], codec: str, literal: bool,
-                    document: bool = False) -> tuple[list[tuple[int, str]], bool]:
-    """The matching lines of a file, and whether `codec` read all of it (the file is at most
-    MAX_FILE_BYTES, so it is read whole). Of a document's text, each line says its place (a PDF's
-    page, a workbook's sheet and row): what a finding cites."""
-    data = full.read_bytes()
-    try:
-        text, readable = data.decode(codec), True
-    except UnicodeDecodeError:
-        text, readable = data.decode(codec, errors="replace"), False
+                    document: bool = False) -> Matches:
+    """The matching lines of a file, read a slice at a time (a 1 GB log named by its path is not
+    held whole), and whether `codec` read all of it. Of a document's text, each line says its
+    place (a PDF's page, a workbook's sheet and row, a notebook's cell): what a finding cites."""
     found: list[tuple[int, str]] = []
-    if literal and not matcher.search(text):  # most files: one scan, no lines (a one-line text
-        return found, readable                # is found in the whole only where a line has it)
-    # Lines end where file_read's do (\n, \r\n or \r; not str.splitlines' form feeds and
-    # separators), so a result's LINE is the offset to read it at.
+    count = number = 0
+    readable = True
     places = Places() if document else None
-    for number, line in enumerate(io.StringIO(text, newline=""), start=1):
-        line = line.rstrip("\r\n")
-        place = places.of(number, line) if places else ""
-        if match := matcher.search(line):
-            found.append((number, place + _around(line, match)))
-    return found, readable
+    for block, whole in _blocks(full, codec):
+        readable = readable and whole
+        if literal and places is None and not matcher.search(block):  # most slices: one scan, no lines (a
+            number += _line_count(block)                                # one-line text is found in the whole
+            continue                                                    # only where a line has it)
+        # Lines end where file_read's do (\n, \r\n or \r; not str.splitlines' form feeds and
+        # separators), so a result's LINE is the offset to read it at.
+        for number, line in enumerate(io.StringIO(block, newline=""), start=number + 1):
+            line = line.rstrip("\r\n")
+            place = places.of(number, line) if places else ""
+            if match := matcher.search(line):
+                count += 1
+                if len(found) < MAX_KEPT_MATCHES:
+                    found.append((number, place + _around(line, match)))
+    return Matches(found, count, readable)
+
+
+def _blocks(full: Path, codec: str) -> Iterator[tuple[str, bool]]:
+    """The file's text in slices of whole lines, each with whether it decoded without error (after
+    an error, the rest is read with its undecodable bytes as �). A file of the size a search of a
+    folder reads is one slice, decoded whole."""
+    if full.stat().st_size <= MAX_FILE_BYTES:
+        data = full.read_bytes()
+        try:
+            yield data.decode(codec), True
+        except UnicodeError:
+            yield data.decode(codec, errors="replace"), False
+        return
+    decoder = codecs.getincrementaldecoder(codec)("strict")
+    whole = True
+    pending: list[str] = []  # the text after the last line break read: a line still going on
+    with open(full, "rb") as fh:
+        while True:
+            data = fh.read(big_text.SLICE)
+            try:
+                text = decoder.decode(data, final=not data)
+            except UnicodeError:  # (UTF-16 without a byte order mark raises the base class)
+                whole = False
+                decoder = codecs.getincrementaldecoder(codec)("replace")
+                text = decoder.decode(data, final=not data)
+            if not data:
+                if rest := "".join(pending) + text:
+                    yield rest, whole
+                return
+            cut = text.rfind("\n") + 1
+            if not cut:
+                pending.append(text)
+                continue
+            yield "".join(pending) + text[:cut], whole
+            pending = [text[cut:]]
+
+
+def _line_count(block: str) -> int:
+    return block.count("\n") + block.count("\r") - block.count("\r\n")
 
 
 def _around(line: str, match: re.Match[str]) -> str:
@@ -192,8 +258,7 @@ def _named(paths: list[str]) -> str:
     return ", ".join(paths[:MAX_NAMED_SKIPS]) + (f" and {more} more" if more > 0 else "")
 
 
-def _summary(query: str, path: str, pattern: str, shown: int, files: int, stopped: str, too_big: list[str]) -> str:
-    where = f"under {path!r}" + (f" in files matching {pattern!r}" if pattern != "*" else "")
+def _summary(query: str, where: str, shown: int, files: int, stopped: str, too_big: list[str]) -> str:
     if stopped and not shown:
         said = f"[no lines containing {query!r} {where} in the first {MAX_FILES:,} files; {stopped}: narrow the path or pattern]"
     elif stopped:
@@ -203,7 +268,8 @@ def _summary(query: str, path: str, pattern: str, shown: int, files: int, stoppe
     else:
         said = f"[no lines containing {query!r} {where}]"
     if too_big:
-        said += f"\n[skipped, over {MAX_FILE_BYTES // 1_000_000} MB: {_named(too_big)}; read them with file_read]"
+        said += (f"\n[skipped, over {MAX_FILE_BYTES // 1_000_000} MB: {_named(too_big)}; search one by naming it "
+                 "as the path]")
     return said
 
 

@@ -69,7 +69,7 @@ def test_hidden_folders_binary_and_huge_files_are_skipped_and_the_huge_ones_name
     write(ctx, "big.log", "needle\n" * (MAX_FILE_BYTES // 7 + 1))
     out = file_search(ctx, "needle")
     assert out.splitlines() == ["src/ok.py:1: needle", "[1 matching line in 1 file under '.']",
-                                "[skipped, over 2 MB: big.log; read them with file_read]"]
+                                "[skipped, over 2 MB: big.log; search one by naming it as the path]"]
 
 
 def test_the_output_stops_at_the_limit_and_says_how_to_narrow_it(ctx):
@@ -115,12 +115,13 @@ def test_no_match_says_what_was_searched(ctx):
     ({"query": "(", "regex": True}, "Not a valid regular expression"),
     ({"query": "x", "path": "../"}, "outside the workdir"),
     ({"query": "x", "path": "missing"}, "No such folder"),
-    ({"query": "x", "path": "a.py"}, "'a.py' is a file, not a folder: read it with file_read, or give its folder"),
+    ({"query": "x", "path": "blob.bin"}, "'blob.bin' is a binary file: file_search searches text"),
     ({"query": "x", "path": "offload:."}, "searches the workdir"),
 ])
 def test_bad_requests_are_refused_with_a_reason(ctx, arguments, message):
     (ctx.session_dir / "offload").mkdir(parents=True)
     write(ctx, "a.py", "x = 1\n")
+    (ctx.workdir / "blob.bin").write_bytes(b"x\x00\x01")
     with pytest.raises(ToolError, match=message):
         file_search(ctx, **arguments)
 
@@ -251,3 +252,42 @@ def test_node_modules_asked_for_by_its_path_is_searched_when_gitignore_lists_it_
     found = file_search(ctx, "needle", path="node_modules")
     assert found.splitlines()[0] == "node_modules/react/index.js:1: needle" and "not searched" not in found
     assert file_list(ctx, "node_modules").splitlines() == ["react/index.js"]
+
+
+def test_one_file_named_by_its_path_is_searched_whatever_its_size(ctx):
+    # A 3 MB log was "skipped, over 2 MB; read them with file_read": 750 reads of 4,000 characters to
+    # find one order's lines, or a grep the person had to approve.
+    lines = [f"2026-11-29 10:{n // 60 % 60:02d}:{n % 60:02d} INFO order {n} shipped" for n in range(60_000)]
+    lines[41_234] = "2026-11-29 10:07:14 ERROR order 41234 refused: card declined"
+    write(ctx, "logs/app.log", "\n".join(lines) + "\n")
+    assert (ctx.workdir / "logs/app.log").stat().st_size > MAX_FILE_BYTES
+    assert file_search(ctx, "ERROR", path="logs/app.log").splitlines() == [
+        "logs/app.log:41235: 2026-11-29 10:07:14 ERROR order 41234 refused: card declined",
+        "[1 matching line in 1 file in 'logs/app.log']"]
+    assert file_read(ctx, "logs/app.log", offset=41235, limit=1).splitlines()[1].endswith("card declined")
+    many = file_search(ctx, "shipped", path="logs/app.log").splitlines()
+    assert many[0] == "logs/app.log:1: 2026-11-29 10:00:00 INFO order 0 shipped"
+    assert many[-1].startswith("[") and "59,9" in many[-1] and "more matching lines in 1 file, most in logs/app.log" in many[-1]
+    # A saved output (a command's long log) is searched by its name too.
+    (ctx.offload_dir).mkdir(parents=True)
+    (ctx.offload_dir / "pytest-1.log").write_text("ok\nFAILED tests/test_x.py::test_y\n", encoding="utf-8")
+    assert file_search(ctx, "FAILED", path="offload:pytest-1.log").splitlines()[0] == \
+        "offload:pytest-1.log:2: FAILED tests/test_x.py::test_y"
+
+
+def test_a_file_read_in_slices_numbers_its_lines_as_when_read_whole(ctx, monkeypatch):
+    # Slices end anywhere: between \r and \n, inside a line, inside a character of several bytes.
+    from core import big_text
+    from core.tools import search
+
+    ends = ("\r\n", "\n", "\r")
+    text = "".join(f"line {n} é{'needle' if n % 7 == 0 else ''}{ends[n % 3]}" for n in range(400))
+    (ctx.workdir / "mixed.txt").write_bytes(text.encode("utf-8") + b"\xff tail needle")
+    whole = file_search(ctx, "needle", path="mixed.txt")
+    monkeypatch.setattr(search, "MAX_FILE_BYTES", 10)
+    for size in (1, 2, 3, 5, 64):
+        monkeypatch.setattr(big_text, "SLICE", size)
+        assert file_search(ctx, "needle", path="mixed.txt") == whole
+    assert whole.splitlines()[-2:] == ["[59 matching lines in 1 file in 'mixed.txt']",
+                                       "[not utf-8, so searched with their other characters as �: mixed.txt; search them "
+                                       'with their encoding (encoding="gbk", "cp1252", …)]']
