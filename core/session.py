@@ -702,6 +702,10 @@ class Session:
         """What was done to one of changed_files(), as unified diff lines."""
         return WorkChanges(self.dir).diff(self._work_folder(), change)
 
+    def changed_file_sides(self, change: Change) -> tuple[bytes | None, bytes | None]:
+        """One of changed_files() before and now (a chart the agent drew again is seen, not diffed)."""
+        return WorkChanges(self.dir).sides(self._work_folder(), change)
+
     def changes_patch(self, changes: list[Change]) -> bytes:
         """`changes` (of changed_files()) as one patch file in git's format, before → now, headed by
         what it is and how to apply it (core/patches.py). ValueError when none of them has a

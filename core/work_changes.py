@@ -116,6 +116,15 @@ class WorkChanges:
             return self.originals.diff(workdir, change)
         return diff_lines(change, self.snapshot.before(workdir, change.path), bytes_now(workdir, change.path))
 
+    def sides(self, workdir: Path, change: Change) -> tuple[bytes | None, bytes | None]:
+        """The file before (the session, or the first command; None: it did not exist, or was too
+        large to keep) and now (None: gone)."""
+        if change.by_command:
+            before = self.snapshot.before(workdir, change.path)
+        else:
+            before = self.originals.before(change.path) if change.kept else None
+        return before, bytes_now(workdir, change.path)
+
     def patch(self, workdir: Path, changes: list[Change]) -> Patch:
         """`changes` (of changes()) as one patch, before → now, named as `git diff` would name them
         (from the top of the git repository the work folder is in). A file with nothing to compare

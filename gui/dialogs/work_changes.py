@@ -7,9 +7,11 @@ Files are read and diffed on a worker thread: one may be large."""
 
 from __future__ import annotations
 
+import itertools
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from core import pictures
 from core.originals import Change, OriginalsUnreadable
 from core.paths import named_files
 from core.session import CannotRun, Restored, Session
@@ -25,6 +27,7 @@ from gui.qt import (
     QDialog,
     QDialogButtonBox,
     QEvent,
+    QImage,
     QItemSelectionModel,
     QKeySequence,
     QLabel,
@@ -35,6 +38,8 @@ from gui.qt import (
     QPushButton,
     Qt,
     QTextBrowser,
+    QTextDocument,
+    QUrl,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +48,8 @@ from gui.theme import restyle
 from gui.widgets.chat_items import escape_html
 from gui.widgets.path_rows import SEPARATOR, PathRows
 from gui.widgets.tool_card import diff_html
+
+_PICTURE_NAMES = itertools.count(1)
 
 INTRO = ("The files the agent wrote, edited, or changed with shell commands in this session, and what was done to "
          "each (Enter, or a double-click, opens one). Put one back and it is as it was before the session; a file "
@@ -327,16 +334,42 @@ class WorkChangesDialog(QDialog):
             # (in a large folder its diff takes seconds: the old one, under a heading it no longer
             # matched, said the file was still changed after it was put back)
             self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}<p>Reading…</p>")
-        self.keeper.in_thread(lambda: self.session.changed_file_diff(change), name="work diff",
-                              owner=self, on_success=lambda lines: self._show_diff(change, lines),
+        self.keeper.in_thread(lambda: self._read_change(change), name="work diff",
+                              owner=self, on_success=lambda read: self._show_diff(change, *read),
                               on_failure=self._failed)
 
-    def _show_diff(self, change: Change, lines: list[str]) -> None:
+    def _read_change(self, change: Change) -> tuple[list[str], tuple[bytes | None, bytes | None] | None]:
+        """(On a worker thread.) The file's diff lines; and, of a picture (a chart the agent drew
+        again, a screenshot), the picture before and now, to be seen: its diff only gave sizes."""
+        seen = PurePosixPath(change.path).suffix.lower() in pictures.KINDS
+        return self.session.changed_file_diff(change), self.session.changed_file_sides(change) if seen else None
+
+    def _show_diff(self, change: Change, lines: list[str],
+                   sides: tuple[bytes | None, bytes | None] | None = None) -> None:
         current = self.list.currentItem()
         if current is None or current.data(Qt.ItemDataRole.UserRole) != change.path:
             return  # another file was chosen meanwhile
-        self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}{diff_html(lines)}")
+        shown = self._pictures_html(sides) if sides else diff_html(lines)
+        self.diff.setHtml(f"<b>{escape_html(change.path)}</b> — {escape_html(change.what())}{shown}")
         self._diff_of = (change.path, change.what())
+
+    def _pictures_html(self, sides: tuple[bytes | None, bytes | None]) -> str:
+        """The picture before and now, side by side, each scaled to fit its half of the pane."""
+        cells = []
+        width = max(120, (self.diff.viewport().width() - 40) // 2)
+        for label, data in zip(("Before", "Now"), sides):
+            image = QImage.fromData(data) if data else QImage()
+            if image.isNull():
+                said = "none (created by the agent)" if label == "Before" else "none (deleted)"
+                cells.append(f"<td valign='top'>{label}: <i>{said if data is None else 'not a picture Qt reads'}</i></td>")
+                continue
+            size = f"{image.width():,} × {image.height():,}, {len(data or b''):,} bytes"
+            if image.width() > width:
+                image = image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+            name = f"tripane-change-{next(_PICTURE_NAMES)}.png"  # (a new name each time: the document keeps its resources)
+            self.diff.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), image)
+            cells.append(f"<td valign='top'>{label} ({size})<br><img src='{name}'></td>")
+        return "<table cellspacing='8'><tr>" + "".join(cells) + "</tr></table>"
 
     def _put_back_chosen(self) -> PutBackDialog | None:
         """Ask before putting the chosen files back, and why (the agent reads it)."""

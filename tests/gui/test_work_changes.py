@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from core.llm import ModelReply
 from core.scripted import ScriptedModel, call, reply
-from gui.qt import QApplication, QDialog, QFileDialog, QLabel, QMessageBox, Qt, qt_alive
+from gui.qt import (
+    QApplication,
+    QDialog,
+    QFileDialog,
+    QLabel,
+    QMessageBox,
+    Qt,
+    QTextDocument,
+    QUrl,
+    qt_alive,
+)
 from tests.gui.test_supporting_screens import chat_says
 from tests.gui.test_window import start
 from tests.support.marks import needs_git
@@ -465,3 +475,38 @@ def test_a_changed_file_opens_in_the_persons_editor_from_the_list(qtbot, make_wi
     dialog.open_action.trigger()
     assert opened == [str(workdir / "app" / "parse.py")] * 2
     assert dialog.note.text() == "parse.py is not in the work folder now: there is nothing to open."
+
+
+@needs_git
+def test_a_picture_a_command_drew_again_is_seen_before_and_now(qtbot, make_window, workdir, tmp_path):
+    # A chart the agent's script redrew was "(a binary or very large file: 1,234 bytes before, 2,345
+    # now)": the person could not see what the agent had made of it.
+    import sys
+
+    from gui.qt import QColor, QImage
+
+    def png(path, width, color):
+        image = QImage(width, width // 2, QImage.Format.Format_RGB32)
+        image.fill(QColor(color))
+        assert image.save(str(path), "PNG")
+
+    png(workdir / "chart.png", 200, "red")
+    png(tmp_path / "redrawn.png", 1600, "blue")  # (wider than the pane: scaled to fit)
+    copy = f"import shutil; shutil.copy(r'{tmp_path / 'redrawn.png'}', 'chart.png')"
+    model = ScriptedModel([reply("", call("shell_run", command=f'"{sys.executable}" -c "{copy}"')),
+                           reply("", call("task_done", summary="done"))])
+    window = make_window(model)
+    session = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    dialog = window.show_work_changes()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=WAIT)
+    qtbot.waitUntil(lambda: "Now (1,600 × 800" in dialog.diff.toPlainText(), timeout=WAIT)
+    assert "Before (200 × 100, " in dialog.diff.toPlainText()
+    names = [name for name in dialog.diff.toHtml().split("src=\"")[1:]]
+    assert len(names) == 2
+    shown = [dialog.diff.document().resource(QTextDocument.ResourceType.ImageResource, QUrl(name.split('"')[0]))
+             for name in names]
+    half = max(120, (dialog.diff.viewport().width() - 40) // 2)
+    assert shown[0].width() == min(200, half) and shown[1].width() == half < 1600  # (each fits its half of the pane)
+    assert abs(shown[1].height() * 2 - shown[1].width()) <= 1
+    assert [QColor(image.pixel(5, 5)) for image in shown] == [QColor("red"), QColor("blue")]
