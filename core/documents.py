@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import big_text
+from core.pdf_pages import SOURCE_SUFFIX
 
 HEAD_BYTES = 1024  # what tells a document's kind: a PDF's signature may come after some junk, as the spec allows
 PDF_SIGNATURE = b"%PDF-"
@@ -110,22 +111,30 @@ def cached_text(path: Path, cache_dir: Path, name: str, kind: str, named: str = 
     in `cache_dir`, so that reading it slice by slice extracts it once (a book's takes seconds); a
     new version of the file is read anew. `named`: how the agent names `cache_dir`'s files
     ("offload:documents/"), for the pictures in the document, kept there; "": not kept."""
-    stat = path.stat()
-    version = f"{stat.st_size}|{stat.st_mtime_ns}"
-    if kind == "ipynb":  # edited often, the same size (x = 1 → x = 2) within a clock tick of a coarse file system
-        version = hashlib.sha1(path.read_bytes()).hexdigest()
-    key = hashlib.sha1(f"{path.resolve()}|{version}".encode()).hexdigest()[:12]
-    kept, about_file = cache_dir / f"{kind}-{key}.txt", cache_dir / f"{kind}-{key}.about"
+    stem = cache_stem(path, kind)
+    kept, about_file = cache_dir / f"{stem}.txt", cache_dir / f"{stem}.about"
     if kept.is_file():
         try:
             return kept, about_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             pass  # a cache half written by a killed process: extract again
     cache_dir.mkdir(parents=True, exist_ok=True)
+    if kind == "pdf":  # (whose pages are drawn as pictures when read: core/pdf_pages.py)
+        (cache_dir / f"{stem}{SOURCE_SUFFIX}").write_text(str(path.resolve()), encoding="utf-8")
     found = document_text(path, name, kind, _picture_keeper(cache_dir, named) if named else None)
     big_text.write(kept, found.text)
     about_file.write_text(found.about, encoding="utf-8")
     return kept, found.about
+
+
+def cache_stem(path: Path, kind: str) -> str:
+    """The name (without its suffix) the text of this version of the document `path` is kept
+    under: "pdf-3f2a…"."""
+    stat = path.stat()
+    version = f"{stat.st_size}|{stat.st_mtime_ns}"
+    if kind == "ipynb":  # edited often, the same size (x = 1 → x = 2) within a clock tick of a coarse file system
+        version = hashlib.sha1(path.read_bytes()).hexdigest()
+    return f"{kind}-{hashlib.sha1(f'{path.resolve()}|{version}'.encode()).hexdigest()[:12]}"
 
 
 def _picture_keeper(cache_dir: Path, named: str) -> Callable[[bytes, str], str]:

@@ -27,6 +27,11 @@ PICTURES_KEY = "pictures"  # a message's pictures (paths in the session folder),
 # 1,568 pixels (as the window keeps them) is about 1,600 tokens for Claude, fewer for OpenAI's models.
 PICTURE_TOKENS = 1_600
 LARGEST_PICTURE_BYTES = 5 * 1024 * 1024  # providers refuse more (Anthropic: 5 MB an image)
+# Larger pictures are scaled down to fit this square before they are kept (gui/widgets/pictures.py)
+# or drawn (a PDF's page, core/pdf_pages.py): what Claude reads whole (larger ones it scales
+# itself, and bills for the upload), and more than OpenAI's high detail takes (2,048, then 768 on
+# the short side).
+LONGEST_SIDE = 1_568
 KINDS = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
          ".webp": "image/webp"}
 CANNOT_SEE = " This model cannot see pictures: ask the person what it shows, if that matters."

@@ -13,11 +13,13 @@ from core.documents import (
     HEAD_BYTES,
     NOTEBOOK_SUFFIX,
     NoText,
+    cache_stem,
     cached_text,
     kind_of_file,
     old_office_hint,
 )
 from core.memory.working import atomic_write
+from core.pdf_pages import NotDrawn, drawn_page, page_name
 from core.text import shown_text
 from core.tools.context import OFFLOAD_SCHEME, ToolContext
 from core.tools.overview import fitted_listing
@@ -56,7 +58,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         limit: Maximum number of lines to return.
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, shift_jis, utf-16, …); empty for UTF-8.
     """
-    target = existing_file(ctx.resolve(path), path, ctx.found_elsewhere)
+    target = existing_file(_page_drawn(ctx, ctx.resolve(path)), path, ctx.found_elsewhere)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     codec = text_codec(encoding)
@@ -94,12 +96,28 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
 
 def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
     """The file holding the text of the document `target` (extracted at its first read), and what
-    the read's header says of it."""
+    the read's header says of it: of a PDF, to a model that sees pictures, how to see its pages."""
+    pages = ""
+    if kind == "pdf" and ctx.sees_pictures:
+        pages = f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/{page_name(cache_stem(target, kind), '{K}')}"
     try:
         text_file, about = document_text_file(ctx, target, path, kind)
     except NoText as why:
+        raise ToolError(str(why) + (f" Your model sees pictures: read its pages as pictures, page 1 with "
+                                    f"file_read(\"{pages.format(K=1)}\"), and so on." if pages else "")) from None
+    return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "") + (
+        f"; page K seen as a picture (a figure, a table, a scan): file_read(\"{pages.format(K='K')}\")" if pages else "")
+
+
+def _page_drawn(ctx: ToolContext, target: Path) -> Path:
+    """`target`; a PDF page's picture named in a read's header (offload:documents/pdf-…-page-K.png)
+    is drawn first, at its first read."""
+    if target.exists() or target.parent != ctx.offload_dir / DOCUMENTS_FOLDER:
+        return target
+    try:
+        return drawn_page(target.parent, target.name) or target
+    except NotDrawn as why:
         raise ToolError(str(why)) from None
-    return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "")
 
 
 def document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:

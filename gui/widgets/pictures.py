@@ -27,10 +27,7 @@ from gui.qt import (
     Signal,
 )
 
-# Larger pictures are scaled down to fit this square before they are kept: what Claude reads
-# whole (larger ones it scales itself, and bills for the upload), and more than OpenAI's high
-# detail takes (2,048, then 768 on the short side).
-LONGEST_SIDE = 1_568
+LONGEST_SIDE = pictures.LONGEST_SIDE
 # A PNG larger than this is kept as a JPEG: a photo's PNG is several MB, and sent as base64 it
 # grows by a third, past what providers take.
 PNG_AT_MOST = pictures.LARGEST_PICTURE_BYTES * 3 // 4

@@ -25,6 +25,18 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def seeing_ctx(tmp_path: Path):
+    """A file tools' context in tmp_path/work, for a model that sees pictures."""
+    from core.memory.working import WorkingMemory
+    from core.tools.context import ToolContext
+
+    work = tmp_path / "work"
+    work.mkdir()
+    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"),
+                       sees_pictures=True)
+
+
+@pytest.fixture
 def store(data_dir: Path):
     db = Store(data_dir / "tripane.db")
     yield db

@@ -14,8 +14,6 @@ import pytest
 from core import jupyter
 from core.diffs import bytes_diff_lines
 from core.dropped_files import dropped_text
-from core.memory.working import WorkingMemory
-from core.tools.context import ToolContext
 from core.tools.files import file_edit, file_read, file_write
 from core.tools.registry import ToolError
 from core.tools.search import file_search
@@ -25,11 +23,8 @@ SALES = Path(__file__).parents[1] / "data" / "jupyter" / "sales.ipynb"
 
 
 @pytest.fixture
-def ctx(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"),
-                       sees_pictures=True)
+def ctx(seeing_ctx):
+    return seeing_ctx
 
 
 @pytest.fixture

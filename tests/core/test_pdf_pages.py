@@ -1,0 +1,85 @@
+"""A PDF's pages drawn as pictures for a model that sees pictures (core/pdf_pages.py, through
+file_read): a scan's pages, which have no text, and a paper's figures."""
+
+from __future__ import annotations
+
+import re
+import struct
+import zlib
+
+import pytest
+
+from core.pdf_pages import png
+from core.pictures import LONGEST_SIDE
+from core.tools.context import ToolContext
+from core.tools.files import file_read
+from core.tools.registry import ToolError
+from tests.support.pdfs import write_pdf
+
+
+@pytest.fixture
+def ctx(seeing_ctx):
+    return seeing_ctx
+
+
+def picture_named(text: str, page: int) -> str:
+    return re.search(r'file_read\("(offload:documents/pdf-[0-9a-f]{12}-page-)K\.png"\)', text)[1] + f"{page}.png"
+
+
+def pixels(data: bytes) -> tuple[int, int, bytes]:
+    """(width, height, the rows' bytes with their filter bytes) of a PNG made by png()."""
+    width, height = struct.unpack(">II", data[16:24])
+    start = data.index(b"IDAT") + 4
+    length = struct.unpack(">I", data[start - 8:start - 4])[0]
+    return width, height, zlib.decompress(data[start:start + length])
+
+
+def test_a_papers_page_is_seen_as_a_picture_drawn_when_it_is_read(ctx):
+    # A figure's labels read as scattered words; the page as a picture shows the figure.
+    write_pdf(ctx.workdir / "paper.pdf", [["Figure 1: the hit rate by turn."], None])
+    header = file_read(ctx, "paper.pdf").splitlines()[0]
+    assert header.endswith("; page K seen as a picture (a figure, a table, a scan): file_read(\"offload:documents/pdf-"
+                           + header.split("offload:documents/pdf-")[1].split("-page-")[0] + "-page-K.png\")]")
+    named = picture_named(header, 2)
+    folder = ctx.session_dir / "offload" / "documents"
+    assert not (folder / named.split("/")[-1]).exists()  # (not drawn until it is read)
+    out = file_read(ctx, named)
+    assert out.startswith(f"[{named}: a picture, ") and ctx.pictures == ["pictures/0001.png"]
+    width, height, rows = pixels((ctx.session_dir / ctx.pictures[0]).read_bytes())
+    assert height == LONGEST_SIDE and abs(width - 595 * LONGEST_SIDE / 842) < 1  # (A4, its longer side fitted)
+    middle = rows[(height // 2) * (width * 3 + 1) + 1:][: width * 3]
+    assert middle[width * 3 // 2 - 1] < 200  # (the scan's grey rectangle, drawn)
+    with pytest.raises(ToolError, match=r"^paper\.pdf has 2 pages; there is no page 3\.$"):
+        file_read(ctx, picture_named(header, 3))
+    (ctx.workdir / "paper.pdf").write_bytes(b"%PDF-1.4 cut short")  # (replaced since its text was read)
+    with pytest.raises(ToolError, match=r"^paper\.pdf could not be opened to draw its page \("):
+        file_read(ctx, picture_named(header, 1))
+
+
+def test_a_scan_says_its_pages_can_be_seen_and_a_model_without_sight_is_not_told(ctx):
+    write_pdf(ctx.workdir / "scan.pdf", [None, None])
+    with pytest.raises(ToolError) as refused:
+        file_read(ctx, "scan.pdf")
+    said = str(refused.value)
+    assert said.startswith("scan.pdf has no text, only pictures of its 2 pages (a scan, most likely)")
+    assert said.endswith(' Your model sees pictures: read its pages as pictures, page 1 with file_read("'
+                         f'{picture_named(said.replace("page-1.png", "page-K.png"), 1)}"), and so on.')
+    assert file_read(ctx, picture_named(said.replace("page-1.png", "page-K.png"), 2)).startswith("[offload:documents/")
+    blind = ToolContext(workdir=ctx.workdir, session_dir=ctx.session_dir, memory=ctx.memory)
+    with pytest.raises(ToolError) as refused:
+        file_read(blind, "scan.pdf")
+    assert "pictures" not in str(refused.value).split("(a scan, most likely)")[1]
+    write_pdf(ctx.workdir / "paper.pdf", [["Text."]])
+    assert "seen as a picture" not in file_read(blind, "paper.pdf")
+
+
+def test_a_page_named_for_no_pdf_read_says_so(ctx):
+    with pytest.raises(ToolError, match=r"No PDF was read as pdf-0123456789ab: read the PDF first"):
+        file_read(ctx, "offload:documents/pdf-0123456789ab-page-1.png")
+
+
+def test_the_png_made_holds_the_pixels_given():
+    # Two rows of two pixels, each row with two bytes of padding after it (a bitmap's stride).
+    data = png(2, 2, 8, bytes([255, 0, 0, 0, 255, 0, 9, 9, 0, 0, 255, 1, 2, 3, 9, 9]), 3)
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")
+    assert pixels(data) == (2, 2, bytes([0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 1, 2, 3]))
