@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import big_text
-from core.pdf_pages import SOURCE_SUFFIX
+from core.pdf_pages import keep_source
 
 HEAD_BYTES = 1024  # what tells a document's kind: a PDF's signature may come after some junk, as the spec allows
 PDF_SIGNATURE = b"%PDF-"
@@ -120,7 +120,7 @@ def cached_text(path: Path, cache_dir: Path, name: str, kind: str, named: str = 
             pass  # a cache half written by a killed process: extract again
     cache_dir.mkdir(parents=True, exist_ok=True)
     if kind == "pdf":  # (whose pages are drawn as pictures when read: core/pdf_pages.py)
-        (cache_dir / f"{stem}{SOURCE_SUFFIX}").write_text(str(path.resolve()), encoding="utf-8")
+        keep_source(cache_dir, stem, path)
     found = document_text(path, name, kind, _picture_keeper(cache_dir, named) if named else None)
     big_text.write(kept, found.text)
     about_file.write_text(found.about, encoding="utf-8")

@@ -8,6 +8,7 @@ The picture is a PNG made here with zlib, so no imaging library comes with it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 import zlib
@@ -27,6 +28,33 @@ class NotDrawn(Exception):
 
 def page_name(stem: str, page: int | str) -> str:
     return f"{stem}-page-{page}.png"
+
+
+def keep_source(folder: Path, stem: str, source: Path) -> None:
+    """Notes that the pages of `stem` are drawn from the PDF `source`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}{SOURCE_SUFFIX}").write_text(str(source.resolve()), encoding="utf-8")
+
+
+def kept_download(folder: Path, data: bytes) -> str:
+    """A PDF fetched from the web kept in `folder` to draw its pages from; its stem."""
+    stem = f"pdf-{hashlib.sha1(data).hexdigest()[:12]}"
+    kept = folder / f"{stem}.pdf"
+    if not kept.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(data)
+    keep_source(folder, stem, kept)
+    return stem
+
+
+def seen_note(named: str) -> str:
+    """What a PDF read's header says of its pages' pictures; `named`: how page {K}'s is named."""
+    return f"; page K seen as a picture (a figure, a table, a scan): file_read(\"{named.format(K='K')}\")"
+
+
+def scan_note(named: str) -> str:
+    """What a scan's refusal says of its pages' pictures."""
+    return f" Your model sees pictures: read its pages as pictures, page 1 with file_read(\"{named.format(K=1)}\"), and so on."
 
 
 def drawn_page(folder: Path, name: str) -> Path | None:

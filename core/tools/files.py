@@ -19,7 +19,7 @@ from core.documents import (
     old_office_hint,
 )
 from core.memory.working import atomic_write
-from core.pdf_pages import NotDrawn, drawn_page, page_name
+from core.pdf_pages import NotDrawn, drawn_page, page_name, scan_note, seen_note
 from core.text import shown_text
 from core.tools.context import OFFLOAD_SCHEME, ToolContext
 from core.tools.overview import fitted_listing
@@ -97,16 +97,18 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
 def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
     """The file holding the text of the document `target` (extracted at its first read), and what
     the read's header says of it: of a PDF, to a model that sees pictures, how to see its pages."""
-    pages = ""
-    if kind == "pdf" and ctx.sees_pictures:
-        pages = f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/{page_name(cache_stem(target, kind), '{K}')}"
+    pages = page_pictures_named(cache_stem(target, kind)) if kind == "pdf" and ctx.sees_pictures else ""
     try:
         text_file, about = document_text_file(ctx, target, path, kind)
     except NoText as why:
-        raise ToolError(str(why) + (f" Your model sees pictures: read its pages as pictures, page 1 with "
-                                    f"file_read(\"{pages.format(K=1)}\"), and so on." if pages else "")) from None
+        raise ToolError(str(why) + (scan_note(pages) if pages else "")) from None
     return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "") + (
-        f"; page K seen as a picture (a figure, a table, a scan): file_read(\"{pages.format(K='K')}\")" if pages else "")
+        seen_note(pages) if pages else "")
+
+
+def page_pictures_named(stem: str) -> str:
+    """How the agent names the picture of a PDF's page {K}, the PDF's text kept as `stem`."""
+    return f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/{page_name(stem, '{K}')}"
 
 
 def _page_drawn(ctx: ToolContext, target: Path) -> Path:

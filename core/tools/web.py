@@ -10,8 +10,10 @@ from datetime import datetime
 from core import pictures
 from core.documents import HEAD_BYTES, NoText, document_text, kind_of
 from core.memory.working import FINDINGS
+from core.pdf_pages import kept_download, scan_note, seen_note
 from core.text import one_line
 from core.tools.context import ToolContext
+from core.tools.files import DOCUMENTS_FOLDER, page_pictures_named
 from core.tools.html_text import html_to_text
 from core.tools.picture_result import show_picture
 from core.tools.registry import ToolError
@@ -96,12 +98,15 @@ async def _document(ctx: ToolContext, url: str, body: bytes, kind: str) -> str:
     if len(body) >= MAX_DOCUMENT_BYTES:
         raise ToolError(f"{url} is a document larger than {MAX_DOCUMENT_BYTES // 2**20} MB; web_fetch reads documents "
                         "up to that size.")
+    # A PDF is kept for a model that sees pictures, to draw its pages from (a paper's figures, a scan).
+    pages = page_pictures_named(kept_download(ctx.offload_dir / DOCUMENTS_FOLDER, body)) \
+        if kind == "pdf" and ctx.sees_pictures else ""
     try:
         found = await asyncio.to_thread(document_text, body, url, kind)  # (a book's pages take seconds)
     except NoText as why:
-        raise ToolError(str(why)) from None
+        raise ToolError(str(why) + (scan_note(pages) if pages else "")) from None
     _note_source(ctx, url, f"{found.what}, untrusted web content")
-    return _untrusted(url, f" ({found.about})", found.text.rstrip("\n"))
+    return _untrusted(url, f" ({found.about}{seen_note(pages) if pages else ''})", found.text.rstrip("\n"))
 
 
 def _untrusted(url: str, about: str, text: str) -> str:
