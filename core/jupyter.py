@@ -86,10 +86,16 @@ def kind_of(cell: dict[str, Any]) -> str:
 
 def language(notebook: dict[str, Any]) -> str:
     """The notebook's kernel's language or name ("Python 3"), or "" when it names none."""
-    metadata = notebook.get("metadata") or {}
-    spec = metadata.get("kernelspec") or {}
-    named = spec.get("display_name") or spec.get("language") or (metadata.get("language_info") or {}).get("name")
+    metadata = _mapping(notebook.get("metadata"))
+    spec = _mapping(metadata.get("kernelspec"))
+    named = spec.get("display_name") or spec.get("language") or _mapping(metadata.get("language_info")).get("name")
     return named if isinstance(named, str) else ""
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object: a notebook written by hand or by another tool may hold
+    anything where Jupyter puts one."""
+    return value if isinstance(value, dict) else {}
 
 
 def described(notebook: dict[str, Any]) -> str:
@@ -123,7 +129,8 @@ def notebook_text(notebook: dict[str, Any], outputs: bool = True, keep_picture: 
 def _outputs_text(cell: dict[str, Any], number: int, keep_picture: PictureKeeper | None) -> list[str]:
     shown: list[str] = []
     stream_name, stream_text = "", ""  # Jupyter splits a cell's printing into pieces: shown as one
-    for output in cell.get("outputs") or []:
+    outputs = cell.get("outputs")
+    for output in outputs if isinstance(outputs, list) else []:
         if not isinstance(output, dict):
             continue
         kind = output.get("output_type")
@@ -143,7 +150,7 @@ def _outputs_text(cell: dict[str, Any], number: int, keep_picture: PictureKeeper
         elif kind in ("execute_result", "display_data"):
             count = output.get("execution_count")
             header = f"Out [{count if isinstance(count, int) else ''}]:" if kind == "execute_result" else "Shown:"
-            shown.append(_output_block(header, _data_text(output.get("data") or {}, number, keep_picture)))
+            shown.append(_output_block(header, _data_text(_mapping(output.get("data")), number, keep_picture)))
     if stream_text:
         shown.append(_output_block(stream_name + ":", stream_text))
     return shown
@@ -205,6 +212,8 @@ def _clipped(line: str) -> str:
 
 
 def _joined(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, list):
         return "".join(str(part) for part in value)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -235,3 +235,15 @@ def test_an_edit_keeps_the_way_another_tool_wrote_the_notebook(ctx, dumped):
     (ctx.workdir / "colab.ipynb").write_text(text, encoding="utf-8")
     file_edit(ctx, "colab.ipynb", "y = 2", "y = 3")
     assert (ctx.workdir / "colab.ipynb").read_text(encoding="utf-8") == text.replace("y = 2", "y = 3")
+
+
+def test_a_notebook_another_tool_wrote_oddly_still_reads(ctx):
+    # Anything where Jupyter puts an object: read without a crash, what there is shown.
+    notebook = {"nbformat": 4, "nbformat_minor": 2, "metadata": {"kernelspec": "python3", "language_info": None},
+                "cells": [{"cell_type": "code", "source": "print(1)", "outputs": {"not": "a list"}},
+                          {"source": ["x"], "outputs": [None, {"output_type": "stream", "text": None},
+                                                        {"output_type": "execute_result", "data": ["odd"],
+                                                         "execution_count": "7"}]}]}
+    (ctx.workdir / "odd.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    assert file_read(ctx, "odd.ipynb").split("\n", 1)[1] == (
+        "# %% [cell 1: code]\nprint(1)\n# %% [cell 2: code]\nx\n#> Out []: (shown only in Jupyter: none)\n")
