@@ -68,10 +68,14 @@ def parsed(text: str) -> dict[str, Any]:
         raise NotANotebook("it is in the notebook format before 2015 (nbformat 3): opened in Jupyter and saved, it "
                            "is converted")
     cells = notebook.get("cells")
-    if not isinstance(cells, list) or not all(isinstance(cell, dict) and isinstance(cell.get("source", ""), (str, list))
-                                              for cell in cells):
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) and _text(cell.get("source", "")) for cell in cells):
         raise NotANotebook("its JSON is not a notebook (no list of cells with sources)")
     return notebook
+
+
+def _text(value: Any) -> bool:
+    """Whether `value` is text as a notebook holds it: a string, or a list of strings (its lines)."""
+    return isinstance(value, str) or isinstance(value, list) and all(isinstance(part, str) for part in value)
 
 
 def source_of(cell: dict[str, Any]) -> str:

@@ -247,3 +247,6 @@ def test_a_notebook_another_tool_wrote_oddly_still_reads(ctx):
     (ctx.workdir / "odd.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     assert file_read(ctx, "odd.ipynb").split("\n", 1)[1] == (
         "# %% [cell 1: code]\nprint(1)\n# %% [cell 2: code]\nx\n#> Out []: (shown only in Jupyter: none)\n")
+    notebook["cells"][0]["source"] = ["print(", 1, ")"]  # (not text: the file is read as it is)
+    (ctx.workdir / "odd.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    assert "(its JSON is not a notebook (no list of cells with sources))" in file_read(ctx, "odd.ipynb")
