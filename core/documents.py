@@ -59,6 +59,8 @@ def kind_of(head: bytes, name: str, content_type: str = "", whole: bytes | Path 
     media = content_type.split(";")[0].strip().lower()
     if (_suffix(name) == NOTEBOOK_SUFFIX or media == "application/x-ipynb+json") and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return "ipynb"  # (first: a notebook's first cell may be about PDFs, and name their signature)
+    if kind := _packing(head):
+        return kind  # (a compressed log: core/packed_text.py)
     if PDF_SIGNATURE in head[:HEAD_BYTES]:
         return "pdf"
     if not head.startswith(ZIP_SIGNATURE):
@@ -96,6 +98,9 @@ def document_text(source: Path | bytes, name: str, kind: str,
     `keep_picture`: keeps a picture in it (a notebook's chart) and says how the text names it."""
     if kind == "ipynb":
         return notebook_text(source, keep_picture)
+    if kind in PACKED_KINDS:
+        from core.packed_text import packed_text
+        return packed_text(source, name, kind)
     if kind == "pdf":
         from core.pdf_text import pdf_text
         return pdf_text(source, name)
@@ -185,6 +190,20 @@ class Places:
         if self.sheet:
             return f"(sheet {self.sheet}, row {number - self.sheet_line}) "
         return self.place
+
+
+PACKED_KINDS = ("gz", "bz2", "xz")  # compressed text: unpacked when read or searched by its path, not in a folder's search
+
+
+# By their first bytes: each format's own signature, long enough not to be a text's first letters.
+_PACKED_SIGNATURES = {b"\x1f\x8b\x08": "gz", b"\xfd7zXZ\x00": "xz"}
+
+
+def _packing(head: bytes) -> str | None:
+    """"gz", "bz2" or "xz" for a compressed file's first bytes; None for any other."""
+    if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == b"1AY&SY":  # (its first block's header)
+        return "bz2"
+    return next((kind for signature, kind in _PACKED_SIGNATURES.items() if head.startswith(signature)), None)
 
 
 def _suffix(name: str) -> str:

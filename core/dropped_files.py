@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.documents import (
     HEAD_BYTES,
+    PACKED_KINDS,
     NoText,
     document_text,
     kind_of_file,
@@ -26,7 +27,9 @@ DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze t
 # charts' (the text leaves them out); their text is quick.
 DROPPED_PDF_PAGES_MAX = 100
 DROPPED_DOCUMENT_BYTES = {"docx": 20_000_000, "odt": 20_000_000, "pptx": 50_000_000, "xlsx": 1_000_000,
-                          "ods": 1_000_000, "ipynb": 20_000_000}
+                          "ods": 1_000_000, "ipynb": 20_000_000,
+                          # (a compressed log: its text, unpacked, must fit a message too)
+                          "gz": DROPPED_TEXT_MAX, "bz2": DROPPED_TEXT_MAX, "xz": DROPPED_TEXT_MAX}
 
 
 class NotCarried(Exception):
@@ -67,7 +70,11 @@ def _document_text(path: Path, kind: str) -> str:
             raise NotCarried(f"{path.name} is {size:,} bytes, more than a message carries "
                              f"({DROPPED_DOCUMENT_BYTES[kind]:,}): copy it into the work folder, where the agent reads "
                              "it part by part")
-        return document_text(path, path.name, kind).text
+        text = document_text(path, path.name, kind).text
+        if kind in PACKED_KINDS and len(text) > DROPPED_TEXT_MAX:
+            raise NotCarried(f"{path.name} unpacks to {len(text):,} characters, more than a message carries "
+                             f"({DROPPED_TEXT_MAX:,}): copy it into the work folder, where the agent can read it")
+        return text
     except NoText as why:
         raise NotCarried(str(why).rstrip(".")) from None
 

@@ -32,6 +32,7 @@ MAX_NAMED_SKIPS = 3
 MAX_FOLDERS_NAMED = 5  # where the matches the output had no room for are, most first
 MAX_KEPT_MATCHES = 1_000  # of a file's matching lines, kept to show (more would not fit the output): the rest counted
 MAX_NAMED_FILE_BYTES = 4_000_000_000  # a file searched by its path, whatever its size up to this
+PACKED_SUFFIXES = (".gz", ".bz2", ".xz")
 
 
 def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*", regex: bool = False,
@@ -92,6 +93,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     too_big: list[str] = []
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     textless: list[str] = []  # documents with no text to search: scans, or locked with a password
+    packed: list[str] = []  # compressed files (app.log.2.gz), searched when named, not unpacked all
     stopped = ""
     full_up = False  # the output is full: the rest of the matches are counted, by file
     not_shown: dict[str, int] = {}  # file → its matching lines past the output's room
@@ -104,7 +106,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             continue
         shown = name if base == "." else f"{base}/{name}"
         try:
-            if not encoding and name.lower().endswith(SEARCHED_SUFFIXES) and (kind := kind_of_file(full)):
+            if not encoding and (full is named or name.lower().endswith(SEARCHED_SUFFIXES)) \
+                    and (kind := kind_of_file(full)):
                 try:  # (its text, extracted once and kept: LINE as file_read numbers it)
                     full, document = document_text_file(ctx, full, shown, kind)[0], True
                 except NoText:
@@ -113,6 +116,8 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             elif not wide and is_binary(full):
                 if full is named:
                     raise ToolError(f"{path!r} is a binary file: file_search searches text.")
+                if name.lower().endswith(PACKED_SUFFIXES):  # (a rotated log: unpacked when named)
+                    packed.append(shown)
                 continue
             else:
                 document = False
@@ -144,6 +149,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     return "".join(lines) + _summary(query, where, len(lines), files_shown, stopped, too_big) + \
         _misread_note(misread, codec) + (f"\n[documents with no text to search (scans, or locked with a password): "
                                          f"{_named(textless)}]" if textless else "") + \
+        (f"\n[compressed files passed over: {_named(packed)}; search one by naming it as the path]" if packed else "") + \
         (f"\n{skipped}" if skipped else "")
 
 

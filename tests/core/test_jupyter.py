@@ -250,3 +250,17 @@ def test_a_notebook_another_tool_wrote_oddly_still_reads(ctx):
     notebook["cells"][0]["source"] = ["print(", 1, ")"]  # (not text: the file is read as it is)
     (ctx.workdir / "odd.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     assert "(its JSON is not a notebook (no list of cells with sources))" in file_read(ctx, "odd.ipynb")
+
+
+def test_every_kind_of_document_dropped_has_a_cap_and_a_compressed_log_is_carried_unpacked(tmp_path):
+    import gzip
+
+    from core.documents import OFFICE_SUFFIXES, PACKED_KINDS
+    from core.dropped_files import DROPPED_DOCUMENT_BYTES, DROPPED_TEXT_MAX, NotCarried
+
+    assert {*OFFICE_SUFFIXES.values(), "ipynb", *PACKED_KINDS} == set(DROPPED_DOCUMENT_BYTES)  # (PDFs: by pages)
+    (tmp_path / "app.log.1.gz").write_bytes(gzip.compress(b"10:00 ERROR disk full\n"))
+    assert dropped_text(tmp_path / "app.log.1.gz") == "10:00 ERROR disk full\n"
+    (tmp_path / "big.log.gz").write_bytes(gzip.compress(b"x" * (DROPPED_TEXT_MAX + 1)))  # (a few KB packed)
+    with pytest.raises(NotCarried, match=r"^big\.log\.gz unpacks to 1,000,001 characters, more than a message carries"):
+        dropped_text(tmp_path / "big.log.gz")

@@ -291,3 +291,31 @@ def test_a_file_read_in_slices_numbers_its_lines_as_when_read_whole(ctx, monkeyp
     assert whole.splitlines()[-2:] == ["[59 matching lines in 1 file in 'mixed.txt']",
                                        "[not utf-8, so searched with their other characters as �: mixed.txt; search them "
                                        'with their encoding (encoding="gbk", "cp1252", …)]']
+
+
+def test_a_compressed_log_is_read_and_searched_by_its_path_and_passed_over_in_a_folder(ctx):
+    # Rotated logs are gzipped: "binary file", and a command the person approved to read one.
+    import bz2
+    import gzip
+    import lzma
+
+    lines = "".join(f"10:{n % 60:02d} INFO request {n}\n" for n in range(5000)).replace("request 4321\n",
+                                                                                      "request 4321 failed: timeout\n")
+    (ctx.workdir / "logs").mkdir()
+    for name, packed in (("app.log.1.gz", gzip.compress), ("app.log.2.bz2", bz2.compress), ("app.log.3.xz", lzma.compress)):
+        (ctx.workdir / "logs" / name).write_bytes(packed(lines.encode()))
+        assert file_search(ctx, "failed", path=f"logs/{name}").splitlines()[0] == \
+            f"logs/{name}:4322: 10:01 INFO request 4321 failed: timeout"
+        assert file_read(ctx, f"logs/{name}", offset=4322, limit=1).splitlines()[1] == "10:01 INFO request 4321 failed: timeout"
+    assert file_read(ctx, "logs/app.log.3.xz", limit=1).splitlines()[0] == (
+        "[logs/app.log.3.xz: lines 1-1 of 5000; continue with offset=2; the text of an xz-compressed file (118,906 "
+        "bytes unpacked), its text as unpacked]")
+    write(ctx, "logs/app.log", "10:00 INFO failed nothing\n")
+    assert file_search(ctx, "failed").splitlines() == [
+        "logs/app.log:1: 10:00 INFO failed nothing", "[1 matching line in 1 file under '.']",
+        "[compressed files passed over: logs/app.log.1.gz, logs/app.log.2.bz2, logs/app.log.3.xz; search one by naming "
+        "it as the path]"]
+    (ctx.workdir / "logs/cut.gz").write_bytes(gzip.compress(lines.encode())[:100])
+    with pytest.raises(ToolError, match=r"^logs/cut\.gz is a gzip-compressed file that cannot be unpacked \(Compressed "
+                                        r"file ended before the end-of-stream marker was reached\): damaged or cut short"):
+        file_read(ctx, "logs/cut.gz")
