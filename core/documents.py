@@ -41,6 +41,15 @@ class NoText(Exception):
     """Why a document gives no text to read (said to the agent, or to the person who dropped it)."""
 
 
+class PicturesOnly(NoText):
+    """A PDF whose pages are all pictures (a scan): no text, but pages a model that sees pictures
+    can read as such."""
+
+    def __init__(self, message: str, pages: int) -> None:
+        super().__init__(message)
+        self.pages = pages
+
+
 @dataclass(frozen=True)
 class DocumentText:
     text: str

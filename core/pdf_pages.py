@@ -52,9 +52,12 @@ def seen_note(named: str) -> str:
     return f"; page K seen as a picture (a figure, a table, a scan): file_read(\"{named.format(K='K')}\")"
 
 
-def scan_note(named: str) -> str:
-    """What a scan's refusal says of its pages' pictures."""
-    return f" Your model sees pictures: read its pages as pictures, page 1 with file_read(\"{named.format(K=1)}\"), and so on."
+def scan_seen(name: str, pages: int, named: str) -> str:
+    """What a model that sees pictures is told of a scan it read (no text, its pages pictures):
+    not a failure, which it was, counted towards 3-Strike, its card red."""
+    return (f"[{name}: a PDF of {pages:,} page{'s' * (pages != 1)} with no text, only pictures (a scan, most likely). "
+            f"Your model sees pictures: read its pages as such, page 1 with file_read(\"{named.format(K=1)}\")"
+            + (f", up to page {pages:,} ({named.format(K=pages)})" if pages > 1 else "") + ".]")
 
 
 def drawn_page(folder: Path, name: str) -> Path | None:

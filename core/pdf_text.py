@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 from core import documents
-from core.documents import DocumentText, NoText
+from core.documents import DocumentText, NoText, PicturesOnly
 from core.text import counted
 
 _CUT = "[the rest of the PDF's text is not read: {chars:,} characters of it already, {pages:,} pages of {total:,}]"
@@ -47,9 +47,9 @@ def pdf_text(source: Path | bytes, name: str) -> DocumentText:
             parts.append(f"[page {number} of {total}]\n{text.strip()}")
             chars += len(text)
     if pictured == total:
-        raise NoText(f"{name} has no text, only pictures of its {counted(total, 'page')} (a scan, most "
-                     "likely): its words cannot be read as text. A version with text, or one run through OCR "
-                     "(ocrmypdf, a scanner's software), can be.")
+        raise PicturesOnly(f"{name} has no text, only pictures of its {counted(total, 'page')} (a scan, most "
+                           "likely): its words cannot be read as text. A version with text, or one run through OCR "
+                           "(ocrmypdf, a scanner's software), can be.", total)
     shown = f" ({pictured:,} of them pictures only)" if pictured else ""
     cut = f", text of the first {read:,}" if read < total else ""
     return DocumentText("\n\n".join(parts) + "\n", f"a PDF of {counted(total, 'page')}{shown}{cut}",

@@ -13,13 +13,14 @@ from core.documents import (
     HEAD_BYTES,
     NOTEBOOK_SUFFIX,
     NoText,
+    PicturesOnly,
     cache_stem,
     cached_text,
     kind_of_file,
     old_office_hint,
 )
 from core.memory.working import atomic_write
-from core.pdf_pages import NotDrawn, drawn_page, page_name, scan_note, seen_note
+from core.pdf_pages import NotDrawn, drawn_page, page_name, scan_seen, seen_note
 from core.text import shown_text
 from core.tools.context import OFFLOAD_SCHEME, ToolContext
 from core.tools.overview import fitted_listing
@@ -67,6 +68,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     text_of, note = target, ""  # (a PDF, a Word document, … is read as its text, kept in a file)
     if not encoding and (kind := kind_of_file(target)):
         text_of, note = _document_text_file(ctx, target, path, kind)
+        if text_of is None:  # (a scan, for a model that sees its pages instead)
+            return note
     elif not encoding and is_binary(target):
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}{old_office_hint(_head(target), path)}"
@@ -94,14 +97,19 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     return header + read + (instructions[1:] if read.endswith("\n") else instructions)  # (one blank line before)
 
 
-def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
+def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path | None, str]:
     """The file holding the text of the document `target` (extracted at its first read), and what
-    the read's header says of it: of a PDF, to a model that sees pictures, how to see its pages."""
+    the read's header says of it: of a PDF, to a model that sees pictures, how to see its pages.
+    (None, what to say) for a scan such a model reads as pictures."""
     pages = page_pictures_named(cache_stem(target, kind)) if kind == "pdf" and ctx.sees_pictures else ""
     try:
         text_file, about = document_text_file(ctx, target, path, kind)
+    except PicturesOnly as scan:
+        if pages:
+            return None, scan_seen(path, scan.pages, pages)
+        raise ToolError(str(scan)) from None
     except NoText as why:
-        raise ToolError(str(why) + (scan_note(pages) if pages else "")) from None
+        raise ToolError(str(why)) from None
     return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "") + (
         seen_note(pages) if pages else "")
 

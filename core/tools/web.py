@@ -8,10 +8,10 @@ import re
 from datetime import datetime
 
 from core import pictures
-from core.documents import HEAD_BYTES, NoText, document_text, kind_of
+from core.documents import HEAD_BYTES, NoText, PicturesOnly, document_text, kind_of
 from core.memory.working import FINDINGS
-from core.pdf_pages import kept_download, scan_note, seen_note
-from core.text import one_line
+from core.pdf_pages import kept_download, scan_seen, seen_note
+from core.text import counted, one_line
 from core.tools.context import ToolContext
 from core.tools.files import DOCUMENTS_FOLDER, page_pictures_named
 from core.tools.html_text import html_to_text
@@ -103,8 +103,13 @@ async def _document(ctx: ToolContext, url: str, body: bytes, kind: str) -> str:
         if kind == "pdf" and ctx.sees_pictures else ""
     try:
         found = await asyncio.to_thread(document_text, body, url, kind)  # (a book's pages take seconds)
+    except PicturesOnly as scan:
+        if not pages:
+            raise ToolError(str(scan)) from None
+        _note_source(ctx, url, f"a scanned PDF of {counted(scan.pages, 'page')}, untrusted web content")
+        return scan_seen(url, scan.pages, pages)
     except NoText as why:
-        raise ToolError(str(why) + (scan_note(pages) if pages else "")) from None
+        raise ToolError(str(why)) from None
     _note_source(ctx, url, f"{found.what}, untrusted web content")
     return _untrusted(url, f" ({found.about}{seen_note(pages) if pages else ''})", found.text.rstrip("\n"))
 

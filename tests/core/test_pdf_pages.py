@@ -56,19 +56,20 @@ def test_a_papers_page_is_seen_as_a_picture_drawn_when_it_is_read(ctx):
         file_read(ctx, picture_named(header, 1))
 
 
-def test_a_scan_says_its_pages_can_be_seen_and_a_model_without_sight_is_not_told(ctx):
+def test_a_scan_read_by_a_model_that_sees_pictures_is_its_pages_and_a_model_without_sight_is_refused(ctx):
+    # Not a failure for a model that can read the pages: it was one, its card red, counted for 3-Strike.
     write_pdf(ctx.workdir / "scan.pdf", [None, None])
-    with pytest.raises(ToolError) as refused:
-        file_read(ctx, "scan.pdf")
-    said = str(refused.value)
-    assert said.startswith("scan.pdf has no text, only pictures of its 2 pages (a scan, most likely)")
-    assert said.endswith(' Your model sees pictures: read its pages as pictures, page 1 with file_read("'
-                         f'{picture_named(said.replace("page-1.png", "page-K.png"), 1)}"), and so on.')
-    assert file_read(ctx, picture_named(said.replace("page-1.png", "page-K.png"), 2)).startswith("[offload:documents/")
+    said = file_read(ctx, "scan.pdf")
+    first = re.search(r"offload:documents/pdf-[0-9a-f]{12}-page-1\.png", said)[0]
+    last = first.replace("-page-1.png", "-page-2.png")
+    assert said == (f'[scan.pdf: a PDF of 2 pages with no text, only pictures (a scan, most likely). Your model sees '
+                    f'pictures: read its pages as such, page 1 with file_read("{first}"), up to page 2 ({last}).]')
+    assert file_read(ctx, last).startswith(f"[{last}: a picture, ")
     blind = ToolContext(workdir=ctx.workdir, session_dir=ctx.session_dir, memory=ctx.memory)
     with pytest.raises(ToolError) as refused:
         file_read(blind, "scan.pdf")
-    assert "pictures" not in str(refused.value).split("(a scan, most likely)")[1]
+    assert str(refused.value).endswith("(a scan, most likely): its words cannot be read as text. A version with text, or "
+                                       "one run through OCR (ocrmypdf, a scanner's software), can be.")
     write_pdf(ctx.workdir / "paper.pdf", [["Text."]])
     assert "seen as a picture" not in file_read(blind, "paper.pdf")
 
