@@ -126,11 +126,11 @@ def notebook_text(notebook: dict[str, Any], outputs: bool = True, keep_picture: 
     for number, cell in enumerate(notebook["cells"], start=1):
         parts.append(cell_text(number, cell))
         if outputs and kind_of(cell) == "code":
-            parts.extend(_outputs_text(cell, number, keep_picture))
+            parts.extend(_outputs_text(cell, keep_picture))
     return "".join(parts)
 
 
-def _outputs_text(cell: dict[str, Any], number: int, keep_picture: PictureKeeper | None) -> list[str]:
+def _outputs_text(cell: dict[str, Any], keep_picture: PictureKeeper | None) -> list[str]:
     shown: list[str] = []
     stream_name, stream_text = "", ""  # Jupyter splits a cell's printing into pieces: shown as one
     outputs = cell.get("outputs")
@@ -149,18 +149,19 @@ def _outputs_text(cell: dict[str, Any], number: int, keep_picture: PictureKeeper
             shown.append(_output_block(stream_name + ":", stream_text))
             stream_text = ""
         if kind == "error":
-            traceback = "\n".join(str(line) for line in output.get("traceback") or [])
+            lines = output.get("traceback")
+            traceback = "\n".join(map(str, lines)) if isinstance(lines, list) else _joined(lines)
             shown.append(_output_block(f"Error: {output.get('ename', '')}: {output.get('evalue', '')}", traceback))
         elif kind in ("execute_result", "display_data"):
             count = output.get("execution_count")
             header = f"Out [{count if isinstance(count, int) else ''}]:" if kind == "execute_result" else "Shown:"
-            shown.append(_output_block(header, _data_text(_mapping(output.get("data")), number, keep_picture)))
+            shown.append(_output_block(header, _data_text(_mapping(output.get("data")), keep_picture)))
     if stream_text:
         shown.append(_output_block(stream_name + ":", stream_text))
     return shown
 
 
-def _data_text(data: dict[str, Any], number: int, keep_picture: PictureKeeper | None) -> str:
+def _data_text(data: dict[str, Any], keep_picture: PictureKeeper | None) -> str:
     """What a result or a display shows, in the form the agent reads best: a picture is named (a
     figure's text is only "<Figure size 640x480 with 1 Axes>"), then Markdown, plain text, HTML."""
     for media, suffix in PICTURE_SUFFIXES.items():
@@ -410,7 +411,7 @@ def for_writing(content: str, existing: str | None) -> tuple[str, str]:
     whose cells the text still numbers are kept, with their outputs. NotANotebook for broken JSON."""
     if content.lstrip().startswith("{"):
         return content, described(parsed(content))
-    cells_text, dropped = without_outputs(content)
+    cells_text, dropped = without_outputs(content.replace("\r\n", "\n"))  # (cells keep \n, as Jupyter's do)
     cells = cells_in(cells_text)
     try:
         base = parsed(existing) if existing else None

@@ -148,6 +148,8 @@ def test_a_notebook_is_written_from_its_cells_as_text(ctx):
                                                               ["import pandas as pd\n", "\n",
                                                                "df = pd.read_csv('churn.csv')"]]
     assert (ctx.workdir / "new.ipynb").read_text(encoding="utf-8") == jupyter.written(notebook)
+    file_write(ctx, "windows.ipynb", "# %%\r\nimport os\r\nos.getcwd()\r\n")  # (a model's Windows line ends)
+    assert cells(ctx.workdir / "windows.ipynb")[0]["source"] == ["import os\n", "os.getcwd()"]
 
 
 def test_a_notebook_rewritten_from_its_read_keeps_its_cells_outputs_and_kernel(ctx, sales):
