@@ -12,12 +12,14 @@ from core.documents import (
     HEAD_BYTES,
     PACKED_KINDS,
     NoText,
+    PicturesOnly,
     document_text,
     kind_of_file,
     old_office_hint,
 )
+from core.pdf_pages import NotDrawn, page_png
 from core.pdf_text import page_count
-from core.text import fenced
+from core.text import counted, fenced
 from core.tools.shell import decode_output, is_binary_output
 
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
@@ -34,6 +36,18 @@ DROPPED_DOCUMENT_BYTES = {"docx": 20_000_000, "odt": 20_000_000, "pptx": 50_000_
 
 class NotCarried(Exception):
     """Why a dropped file's text is not put in the message (its path is, with this said)."""
+
+
+class Scanned(NotCarried):
+    """A scan dropped: no text to carry, its pages drawn as pictures (PNGs) to go with the message
+    instead, as a screenshot goes, for a model that sees pictures."""
+
+    def __init__(self, message: str, pages: list[bytes]) -> None:
+        super().__init__(message)
+        self.pages = pages
+
+
+DROPPED_SCAN_PAGES_MAX = 5  # a scanned letter, an invoice, a form: each page about 1,600 tokens a request
 
 
 def dropped_text(path: Path) -> str:
@@ -75,6 +89,17 @@ def _document_text(path: Path, kind: str) -> str:
             raise NotCarried(f"{path.name} unpacks to {len(text):,} characters, more than a message carries "
                              f"({DROPPED_TEXT_MAX:,}): copy it into the work folder, where the agent can read it")
         return text
+    except PicturesOnly as scan:
+        if scan.pages > DROPPED_SCAN_PAGES_MAX:
+            raise NotCarried(f"{path.name} is a scan of {scan.pages:,} pages, no text and more pages than a message "
+                             f"carries as pictures ({DROPPED_SCAN_PAGES_MAX}): copy it into the work folder, where the "
+                             "agent can see its pages one by one") from None
+        try:
+            drawn = [page_png(path, page) for page in range(1, scan.pages + 1)]
+        except NotDrawn as why:
+            raise NotCarried(str(why).rstrip(".")) from None
+        raise Scanned(f"{path.name} is a scan with no text: its {counted(scan.pages, 'page')} went as pictures",
+                      drawn) from None
     except NoText as why:
         raise NotCarried(str(why).rstrip(".")) from None
 

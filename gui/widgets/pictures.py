@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from core import pictures
-from core.dropped_files import NotCarried, as_carried, dropped_text
+from core.dropped_files import NotCarried, Scanned, as_carried, dropped_text
 from gui.desktop_open import open_on_desktop
 from gui.qt import (
     QApplication,
@@ -124,6 +124,8 @@ class PictureBox(QPlainTextEdit):
         from outside it (a log in Downloads) with its text, since the agent reads nothing outside
         (see core/dropped_files.py). What could not go is said (told)."""
         workdir, written, not_carried = self.workdir(), [], []
+        pages: list[QImage] = []  # a scan's, drawn
+        went: list[str] = []
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # (a PDF's pages take a moment to read)
         try:
             for path in paths:
@@ -133,14 +135,23 @@ class PictureBox(QPlainTextEdit):
                     continue
                 try:
                     written.append(as_carried(path, dropped_text(path)))
+                except Scanned as scan:  # (its pages wait under the box, as a screenshot pasted does)
+                    written.append(f"`{path}`")
+                    pages.extend(QImage.fromData(page) for page in scan.pages)
+                    went.append(str(scan))
                 except NotCarried as why:
                     written.append(f"`{path}`")
                     not_carried.append(str(why))
         finally:
             QApplication.restoreOverrideCursor()
         self.insertPlainText(" ".join(written))
+        if pages:
+            self.pictures_given.emit(pages)
+        said = ["; ".join(went)] if went else []
         if not_carried:
-            self.told.emit("Only the path went in: " + "; ".join(not_carried) + ".")
+            said.append("Only the path went in: " + "; ".join(not_carried))
+        if said:
+            self.told.emit(". ".join(said) + ".")
 
 
 def within_folder(path: Path, workdir: Path | None) -> str | None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from core.dropped_files import DROPPED_PDF_PAGES_MAX, DROPPED_TEXT_MAX
+from core.dropped_files import (
+    DROPPED_PDF_PAGES_MAX,
+    DROPPED_SCAN_PAGES_MAX,
+    DROPPED_TEXT_MAX,
+)
 from core.events import UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
@@ -161,17 +165,23 @@ def test_a_pdf_or_word_file_dropped_from_outside_the_work_folder_goes_with_its_t
                         "as PDF), it can be read.")
     said.clear()
 
-    write_pdf(tmp_path / "scan.pdf", [None])
+    # A scan has no text: its pages go as pictures, as a screenshot pasted does (a scanned letter).
+    write_pdf(tmp_path / "scan.pdf", [None, None])
     write_pdf(tmp_path / "book.pdf", [["A page."]] * (DROPPED_PDF_PAGES_MAX + 1))
+    write_pdf(tmp_path / "archive.pdf", [None] * (DROPPED_SCAN_PAGES_MAX + 1))
     box.clear()
-    files.setUrls([QUrl.fromLocalFile(str(tmp_path / name)) for name in ("scan.pdf", "book.pdf")])
+    given = []
+    box.pictures_given.connect(given.append)
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / name)) for name in ("scan.pdf", "book.pdf", "archive.pdf")])
     box.insertFromMimeData(files)
-    assert box.toPlainText() == f"`{tmp_path / 'scan.pdf'}` `{tmp_path / 'book.pdf'}`"
-    assert said == ["Only the path went in: scan.pdf has no text, only pictures of its 1 page (a scan, most likely): "
-                    "its words cannot be read as text. A version with text, or one run through OCR (ocrmypdf, a "
-                    f"scanner's software), can be; book.pdf is a PDF of {DROPPED_PDF_PAGES_MAX + 1} pages, more than a "
-                    f"message carries ({DROPPED_PDF_PAGES_MAX}): copy it into the work folder, where the agent reads "
-                    "it page by page."]
+    assert box.toPlainText() == f"`{tmp_path / 'scan.pdf'}` `{tmp_path / 'book.pdf'}` `{tmp_path / 'archive.pdf'}`"
+    assert [(image.width(), image.height()) for image in given[0]] == [(1109, 1568)] * 2  # (A4, fitted to 1,568)
+    assert said == ["scan.pdf is a scan with no text: its 2 pages went as pictures. Only the path went in: book.pdf is "
+                    f"a PDF of {DROPPED_PDF_PAGES_MAX + 1} pages, more than a message carries ({DROPPED_PDF_PAGES_MAX}): "
+                    "copy it into the work folder, where the agent reads it page by page; archive.pdf is a scan of "
+                    f"{DROPPED_SCAN_PAGES_MAX + 1} pages, no text and more pages than a message carries as pictures "
+                    f"({DROPPED_SCAN_PAGES_MAX}): copy it into the work folder, where the agent can see its pages one "
+                    "by one."]
 
 
 def linux_editing_keys(base):
