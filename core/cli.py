@@ -88,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the task read from a file (a long specification: UTF-8 text, or a PDF, Word, Excel or "
                           "PowerPoint file's text), in place of TASK; with TASK, what it says goes with it")
     run.add_argument("--picture", action="append", metavar="FILE", type=Path,
-                     help="a picture to show the agent with the task (PNG, JPEG, GIF, WebP, at most 5 MB; again "
-                          "for more): a screenshot of what is wrong")
+                     help="a picture to show the agent with the task (PNG, JPEG, GIF, WebP, at most 5 MB; a PDF of up "
+                          "to 5 pages, such as a scan: its pages; again for more): a screenshot of what is wrong")
     run.add_argument("--model", type=_model_string,
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
@@ -288,7 +288,7 @@ def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Pa
     """`tripane run`'s task: as typed, read from --task-file, or typed with the file's text after it
     (as a file dropped on the window's task box goes). A specification pasted on a command line
     meets the shell's quoting, and cmd's 8,191-character limit."""
-    from core.documents import NoText, document_text, kind_of_file
+    from core.documents import NoText, PicturesOnly, document_text, kind_of_file
     from core.dropped_files import as_carried
 
     if task_file is None:
@@ -300,6 +300,9 @@ def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Pa
             text = document_text(task_file, task_file.name, kind).text
         else:
             text = task_file.read_bytes().decode("utf-8-sig")
+    except PicturesOnly as why:  # (a scanned letter: its pages are pictures, which --picture shows)
+        parser.error(f"the task file {why} To show its pages to a model that sees pictures, give it with --picture "
+                     f"{task_file} and the task as TASK.")
     except NoText as why:
         parser.error(f"the task file {why}")
     except OSError as exc:
@@ -938,8 +941,11 @@ def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:
     """The pictures named by --picture: each one's bytes and suffix, checked as they will be kept."""
     from core.pictures import LARGEST_PICTURE_BYTES, PictureRefused, refusal
 
-    read = []
+    read: list[tuple[bytes, str]] = []
     for file in files:
+        if _is_pdf(file):  # (a scanned letter, a form: its pages, as the window draws them when one is dropped)
+            read.extend((page, ".png") for page in _pdf_pages(file))
+            continue
         try:
             data = file.read_bytes()
             if why := refusal(data, file.suffix):
@@ -951,6 +957,29 @@ def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:
             raise ValueError(f"cannot show {file}: {(exc.strerror or exc) if isinstance(exc, OSError) else exc}") from None
         read.append((data, file.suffix))
     return tuple(read)
+
+
+def _is_pdf(file: Path) -> bool:
+    from core.documents import kind_of_file
+
+    return file.is_file() and kind_of_file(file) == "pdf"
+
+
+def _pdf_pages(file: Path) -> list[bytes]:
+    """A PDF's pages given with --picture, drawn as pictures: at most DROPPED_SCAN_PAGES_MAX."""
+    from core.documents import NoText
+    from core.dropped_files import DROPPED_SCAN_PAGES_MAX
+    from core.pdf_pages import NotDrawn, page_png
+    from core.pdf_text import page_count
+
+    try:
+        pages = page_count(file, file.name)
+        if pages > DROPPED_SCAN_PAGES_MAX:
+            raise ValueError(f"cannot show {file}: a PDF of {pages:,} pages, more than go with a message as pictures "
+                             f"({DROPPED_SCAN_PAGES_MAX}); put it in the work folder, where the agent reads it")
+        return [page_png(file, page) for page in range(1, pages + 1)]
+    except (NotDrawn, NoText) as why:
+        raise ValueError(f"cannot show {file}: {why}") from None
 
 
 def _pictures_kept(session, files: list[Path]) -> tuple[str, ...]:

@@ -84,3 +84,20 @@ def test_the_png_made_holds_the_pixels_given():
     data = png(2, 2, 8, bytes([255, 0, 0, 0, 255, 0, 9, 9, 0, 0, 255, 1, 2, 3, 9, 9]), 3)
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")
     assert pixels(data) == (2, 2, bytes([0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 1, 2, 3]))
+
+
+def test_a_scan_given_on_the_command_line_goes_as_pictures_of_its_pages(tmp_path, capsys):
+    # `tripane run --task-file letter.pdf` of a scan said it had no text, and nothing more.
+    from core.cli import _pictures_read, _task_given, build_parser
+
+    scan = write_pdf(tmp_path / "letter.pdf", [None, None])
+    pages = _pictures_read([scan])
+    assert [suffix for _data, suffix in pages] == [".png", ".png"] and pages[0][0].startswith(b"\x89PNG")
+    write_pdf(tmp_path / "thick.pdf", [None] * 6)
+    with pytest.raises(ValueError, match=r"^cannot show .*thick\.pdf: a PDF of 6 pages, more than go with a message as "
+                                         r"pictures \(5\); put it in the work folder, where the agent reads it$"):
+        _pictures_read([tmp_path / "thick.pdf"])
+    with pytest.raises(SystemExit):
+        _task_given(build_parser(), None, scan)
+    assert capsys.readouterr().err.rstrip().endswith(
+        f"To show its pages to a model that sees pictures, give it with --picture {scan} and the task as TASK.")
