@@ -33,6 +33,7 @@ LIST_NOTE_ROOM = 600  # of a list's output, kept for the note of what it passed 
 MAX_WRITE_CHARS = 5_000_000
 MAX_EDIT_BYTES = 50_000_000  # a file larger is data (a dump, a log), not text to edit in memory
 READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
+DOCUMENTS_FOLDER = "documents"  # of the session's offload/: documents' text, their pictures, fetched PDFs
 
 
 def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, encoding: str = "") -> str:
@@ -133,10 +134,8 @@ def _page_drawn(ctx: ToolContext, target: Path) -> Path:
 def document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
     """The text of a document the agent reads or searches, kept in the session's offload/documents/
     with the pictures in it (a notebook's charts), which the text names for file_read."""
-    return cached_text(target, ctx.offload_dir / DOCUMENTS_FOLDER, path, kind, named=f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/")
-
-
-DOCUMENTS_FOLDER = "documents"
+    return cached_text(target, ctx.offload_dir / DOCUMENTS_FOLDER, path, kind,
+                       named=f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/")
 
 
 def _head(target: Path) -> bytes:
