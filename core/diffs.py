@@ -6,8 +6,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from core import jupyter
-
 MAX_DIFF_BYTES = 2 * 1024 * 1024  # of each side; a larger file is told by its size
 # The diffs the agent is told: lines around each change, and at most this many lines in all (a
 # person's fix of a line or two is the usual case; a file rewritten by a program is better read
@@ -23,7 +21,7 @@ def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3, 
     (`name` says it is one) is diffed as the text file_read shows of it, its cells and outputs: its
     JSON's diff is mostly quoting, run times and pictures' base64."""
     sides = [b"" if data is None else data for data in (before, now)]
-    if name.lower().endswith(jupyter.SUFFIX) and (texts := _notebook_texts(sides)):
+    if name.lower().endswith(".ipynb") and (texts := _notebook_texts(sides)):
         return list(difflib.unified_diff(*texts, lineterm="", n=context))[2:]
     if any(len(data) > MAX_DIFF_BYTES or b"\0" in data[:8192] for data in sides):
         return [f"(a binary or very large file: {len(sides[0]):,} bytes before, {len(sides[1]):,} now)"]
@@ -34,6 +32,9 @@ def bytes_diff_lines(before: bytes | None, now: bytes | None, context: int = 3, 
 def _notebook_texts(sides: list[bytes]) -> list[list[str]] | None:
     """The lines of each side's notebook as read (an empty side: none); None when a side is not a
     notebook (its JSON broken: diffed as text) or is too large to parse here."""
+    # (imported at the first notebook diffed: not at the window's start)
+    from core import jupyter
+
     if any(len(data) > jupyter.MAX_DIFFED_BYTES for data in sides):
         return None
     try:

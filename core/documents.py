@@ -3,9 +3,10 @@ OpenDocument text and spreadsheets (.odt, .ods: LibreOffice's) and Jupyter noteb
 Papers, datasheets, specifications, requirements and the data beside them come in these; to
 Tripane's tools they were binary files, refused, so an agent asked to study one could not.
 
-Each kind's text is made by its own module (core/pdf_text.py, core/office_text.py,
-core/jupyter.py), imported at the first document read. A file's text is extracted once per version of it and kept, so a long one read
-slice by slice, or searched again, is not extracted again.
+Each kind's text is made by its own module (core/pdf_text.py, core/office_text.py, core/odf_text.py,
+core/jupyter.py, core/packed_text.py), imported at the first document read. A file's text is
+extracted once per version of it and kept, so a long one read slice by slice, or searched again,
+is not extracted again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import big_text
-from core.pdf_pages import keep_source
 
 HEAD_BYTES = 1024  # what tells a document's kind: a PDF's signature may come after some junk, as the spec allows
 PDF_SIGNATURE = b"%PDF-"
@@ -133,7 +133,8 @@ def cached_text(path: Path, cache_dir: Path, name: str, kind: str, named: str = 
         except (OSError, UnicodeDecodeError):
             pass  # a cache half written by a killed process: extract again
     cache_dir.mkdir(parents=True, exist_ok=True)
-    if kind == "pdf":  # (whose pages are drawn as pictures when read: core/pdf_pages.py)
+    if kind == "pdf":  # (whose pages are drawn as pictures when read)
+        from core.pdf_pages import keep_source
         keep_source(cache_dir, stem, path)
     found = document_text(path, name, kind, _picture_keeper(cache_dir, named) if named else None)
     big_text.write(kept, found.text)

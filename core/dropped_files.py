@@ -17,7 +17,6 @@ from core.documents import (
     kind_of_file,
     old_office_hint,
 )
-from core.pdf_pages import NotDrawn, page_png
 from core.pdf_text import page_count
 from core.text import counted, fenced
 from core.tools.shell import decode_output, is_binary_output
@@ -94,6 +93,8 @@ def _document_text(path: Path, kind: str) -> str:
             raise NotCarried(f"{path.name} is a scan of {scan.pages:,} pages, no text and more pages than a message "
                              f"carries as pictures ({DROPPED_SCAN_PAGES_MAX}): copy it into the work folder, where the "
                              "agent can see its pages one by one") from None
+        from core.pdf_pages import NotDrawn, page_png
+
         try:
             drawn = [page_png(path, page) for page in range(1, scan.pages + 1)]
         except NotDrawn as why:

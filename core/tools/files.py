@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from core import jupyter, pictures
+from core import pictures
 from core.documents import (
     HEAD_BYTES,
     NOTEBOOK_SUFFIX,
@@ -20,7 +20,6 @@ from core.documents import (
     old_office_hint,
 )
 from core.memory.working import atomic_write
-from core.pdf_pages import NotDrawn, drawn_page, page_name, scan_seen, seen_note
 from core.text import shown_text
 from core.tools.context import OFFLOAD_SCHEME, ToolContext
 from core.tools.overview import fitted_listing
@@ -102,6 +101,9 @@ def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) ->
     """The file holding the text of the document `target` (extracted at its first read), and what
     the read's header says of it: of a PDF, to a model that sees pictures, how to see its pages.
     (None, what to say) for a scan such a model reads as pictures."""
+    # (imported at the first document read: not at the window's start)
+    from core.pdf_pages import scan_seen, seen_note
+
     pages = page_pictures_named(cache_stem(target, kind)) if kind == "pdf" and ctx.sees_pictures else ""
     try:
         text_file, about = document_text_file(ctx, target, path, kind)
@@ -111,12 +113,17 @@ def _document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) ->
         raise ToolError(str(scan)) from None
     except NoText as why:
         raise ToolError(str(why)) from None
-    return text_file, f"; the text of {about}" + (jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else "") + (
-        seen_note(pages) if pages else "")
+    if kind == "ipynb":
+        from core import jupyter
+
+        about += jupyter.EDITED_AS_READ if about.endswith(jupyter.LAYOUT) else ""
+    return text_file, f"; the text of {about}" + (seen_note(pages) if pages else "")
 
 
 def page_pictures_named(stem: str) -> str:
     """How the agent names the picture of a PDF's page {K}, the PDF's text kept as `stem`."""
+    from core.pdf_pages import page_name
+
     return f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/{page_name(stem, '{K}')}"
 
 
@@ -125,6 +132,8 @@ def _page_drawn(ctx: ToolContext, target: Path) -> Path:
     is drawn first, at its first read."""
     if target.exists() or target.parent != ctx.offload_dir / DOCUMENTS_FOLDER:
         return target
+    from core.pdf_pages import NotDrawn, drawn_page
+
     try:
         return drawn_page(target.parent, target.name) or target
     except NotDrawn as why:
@@ -222,6 +231,8 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
 
 def _notebook_written(content: str, before: str, path: str) -> tuple[str, str]:
     """A notebook's JSON for the content given (its cells as text, or JSON), and what it is."""
+    from core import jupyter
+
     try:
         return jupyter.for_writing(content, before or None)
     except jupyter.NotANotebook as why:
@@ -287,6 +298,8 @@ def _notebook_edited(text: str, old: str, new: str, path: str) -> tuple[str, str
     """A notebook's JSON with `old` replaced by `new` in its cells (as file_read shows them), and
     what changed; None when it is edited as its text: its JSON is broken (the edit mends it), or
     `old` was copied from its JSON (as `cat` shows it)."""
+    from core import jupyter
+
     try:
         changed, said = jupyter.edited(text, old.replace("\r\n", "\n"), new.replace("\r\n", "\n"))
     except jupyter.NotANotebook:
@@ -313,6 +326,8 @@ def _notebook_edited(text: str, old: str, new: str, path: str) -> tuple[str, str
 def _still_a_notebook(before: str, after: str, path: str) -> None:
     """An edit of a notebook's JSON that breaks it is refused (Jupyter would not open it); one of a
     notebook already broken is its mending, and is made."""
+    from core import jupyter
+
     try:
         jupyter.parsed(before)
     except jupyter.NotANotebook:

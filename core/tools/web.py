@@ -10,7 +10,6 @@ from datetime import datetime
 from core import pictures
 from core.documents import HEAD_BYTES, NoText, PicturesOnly, document_text, kind_of
 from core.memory.working import FINDINGS
-from core.pdf_pages import kept_download, scan_seen, seen_note
 from core.text import counted, one_line
 from core.tools.context import ToolContext
 from core.tools.files import DOCUMENTS_FOLDER, page_pictures_named
@@ -98,6 +97,9 @@ async def _document(ctx: ToolContext, url: str, body: bytes, kind: str) -> str:
     if len(body) >= MAX_DOCUMENT_BYTES:
         raise ToolError(f"{url} is a document larger than {MAX_DOCUMENT_BYTES // 2**20} MB; web_fetch reads documents "
                         "up to that size.")
+    # (imported at the first document fetched: not at the window's start)
+    from core.pdf_pages import kept_download, scan_seen, seen_note
+
     # A PDF is kept for a model that sees pictures, to draw its pages from (a paper's figures, a scan).
     pages = page_pictures_named(kept_download(ctx.offload_dir / DOCUMENTS_FOLDER, body)) \
         if kind == "pdf" and ctx.sees_pictures else ""
