@@ -18,7 +18,7 @@ from core.documents import (
     old_office_hint,
 )
 from core.pdf_text import page_count
-from core.text import counted, fenced
+from core.text import fenced
 from core.tools.shell import decode_output, is_binary_output
 
 DROPPED_TEXT_MAX = 1_000_000  # bytes: a log, a CSV, a spec; more would freeze the message box a moment
@@ -99,8 +99,8 @@ def _document_text(path: Path, kind: str) -> str:
             drawn = [page_png(path, page) for page in range(1, scan.pages + 1)]
         except NotDrawn as why:
             raise NotCarried(str(why).rstrip(".")) from None
-        raise Scanned(f"{path.name} is a scan with no text: its {counted(scan.pages, 'page')} went as pictures",
-                      drawn) from None
+        went = "its page went as a picture" if scan.pages == 1 else f"its {scan.pages:,} pages went as pictures"
+        raise Scanned(f"{path.name} is a scan with no text: {went}", drawn) from None
     except NoText as why:
         raise NotCarried(str(why).rstrip(".")) from None
 

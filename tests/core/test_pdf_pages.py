@@ -101,3 +101,12 @@ def test_a_scan_given_on_the_command_line_goes_as_pictures_of_its_pages(tmp_path
         _task_given(build_parser(), None, scan)
     assert capsys.readouterr().err.rstrip().endswith(
         f"To show its pages to a model that sees pictures, give it with --picture {scan} and the task as TASK.")
+
+
+def test_a_scan_of_one_page_dropped_says_its_page_went_as_a_picture(tmp_path):
+    from core.dropped_files import Scanned, dropped_text
+
+    write_pdf(tmp_path / "letter.pdf", [None])
+    with pytest.raises(Scanned, match=r"^letter\.pdf is a scan with no text: its page went as a picture$") as scanned:
+        dropped_text(tmp_path / "letter.pdf")
+    assert len(scanned.value.pages) == 1 and scanned.value.pages[0].startswith(b"\x89PNG")
