@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import big_text
+from core.memory.working import atomic_write
 
 HEAD_BYTES = 1024  # what tells a document's kind: a PDF's signature may come after some junk, as the spec allows
 PDF_SIGNATURE = b"%PDF-"
@@ -158,7 +159,7 @@ def _picture_keeper(cache_dir: Path, named: str) -> Callable[[bytes, str], str]:
     def keep(data: bytes, suffix: str) -> str:
         kept = cache_dir / f"picture-{hashlib.sha1(data).hexdigest()[:16]}{suffix}"
         if not kept.is_file():
-            kept.write_bytes(data)
+            atomic_write(kept, data)  # (one half written by a killed process would pass for the picture)
         return named + kept.name
     return keep
 

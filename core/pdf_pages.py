@@ -14,6 +14,7 @@ import struct
 import zlib
 from pathlib import Path
 
+from core.memory.working import atomic_write
 from core.pictures import LARGEST_PICTURE_BYTES, LONGEST_SIDE
 
 # How a page's picture is named in the session's offload/documents/ ("pdf-KEY-page-3.png"), beside
@@ -42,7 +43,7 @@ def kept_download(folder: Path, data: bytes) -> str:
     kept = folder / f"{stem}.pdf"
     if not kept.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        kept.write_bytes(data)
+        atomic_write(kept, data)
     keep_source(folder, stem, kept)
     return stem
 
@@ -74,7 +75,7 @@ def drawn_page(folder: Path, name: str) -> Path | None:
     except (OSError, UnicodeDecodeError):
         raise NotDrawn(f"No PDF was read as {named['stem']}: read the PDF first; its header names its pages' "
                        "pictures.") from None
-    target.write_bytes(page_png(source, int(named["page"])))
+    atomic_write(target, page_png(source, int(named["page"])))  # (a half-written page would pass for it)
     return target
 
 

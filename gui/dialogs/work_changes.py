@@ -341,8 +341,9 @@ class WorkChangesDialog(QDialog):
     def _read_change(self, change: Change) -> tuple[list[str], tuple[bytes | None, bytes | None] | None]:
         """(On a worker thread.) The file's diff lines; and, of a picture (a chart the agent drew
         again, a screenshot), the picture before and now, to be seen: its diff only gave sizes."""
-        seen = PurePosixPath(change.path).suffix.lower() in pictures.KINDS
-        return self.session.changed_file_diff(change), self.session.changed_file_sides(change) if seen else None
+        if PurePosixPath(change.path).suffix.lower() in pictures.KINDS:
+            return [], self.session.changed_file_sides(change)  # (shown instead of the diff: its sizes)
+        return self.session.changed_file_diff(change), None
 
     def _show_diff(self, change: Change, lines: list[str],
                    sides: tuple[bytes | None, bytes | None] | None = None) -> None:
