@@ -39,7 +39,7 @@ from gui.qt import (
 from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
-from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
+from gui.widgets.pictures import PictureBox, PicturesToGo, not_added, text_for
 from gui.workspace import connection_test_client
 
 HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
@@ -231,7 +231,7 @@ class NewSessionDialog(QDialog):
             # command line; another model goes to its own server, not the Settings model's.
             settings_model = model == prefs.model.strip()
             self.config = SessionConfig(
-                task=self.task.toPlainText().strip(), model=model, workdir=workdir,
+                task=text_for(self.task, workdir).strip(), model=model, workdir=workdir,
                 api_base=self.api_base.text().strip() or None,
                 context_window=self.context_window.value() or None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,

@@ -106,6 +106,9 @@ class PictureBox(QPlainTextEdit):
     def __init__(self) -> None:
         super().__init__()
         self.workdir: Callable[[], Path | None] = lambda: None  # the agent's work folder, once known
+        # Files written as their path in the work folder shown when they were dropped: (what was
+        # written, the file). The New session's folder can be changed after (see text_for).
+        self.written_within: list[tuple[str, Path]] = []
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
         return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
@@ -132,6 +135,8 @@ class PictureBox(QPlainTextEdit):
                 inside = within_folder(path, workdir)
                 if inside is not None or workdir is None or path.is_dir():
                     written.append(f"`{inside or path}`")
+                    if inside is not None:
+                        self.written_within.append((written[-1], path))
                     continue
                 try:
                     written.append(as_carried(path, dropped_text(path)))
@@ -152,6 +157,27 @@ class PictureBox(QPlainTextEdit):
             said.append("Only the path went in: " + "; ".join(not_carried))
         if said:
             self.told.emit(". ".join(said) + ".")
+
+
+def text_for(box: PictureBox, workdir: Path) -> str:
+    """The box's text for the work folder finally chosen: a file written as its path in the folder
+    shown when it was dropped is written as it would be for `workdir` (its path there, or with its
+    text: a file from ~/Downloads dropped while the New session showed the home folder went as
+    `Downloads/spec.md`, which the agent could not read once the project's folder was chosen)."""
+    text = box.toPlainText()
+    for written, path in box.written_within:
+        inside = within_folder(path, workdir)
+        if written not in text or written == f"`{inside}`":
+            continue
+        if inside is not None or path.is_dir():
+            now = f"`{inside or path}`"
+        else:
+            try:
+                now = as_carried(path, dropped_text(path))
+            except NotCarried:  # (said when it was dropped, had it been outside then; its path, whole)
+                now = f"`{path}`"
+        text = text.replace(written, now, 1)
+    return text
 
 
 def within_folder(path: Path, workdir: Path | None) -> str | None:

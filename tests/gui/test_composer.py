@@ -243,6 +243,31 @@ def test_what_a_dropped_file_could_not_carry_is_said_in_the_status_bar(qtbot, ma
     assert window.statusBar().currentMessage().startswith("Only the path went in: core.dump is not text")
 
 
+def test_a_file_dropped_on_the_task_before_the_folder_is_chosen_goes_as_that_folder_needs(qtbot, make_window,
+                                                                                            workdir, tmp_path):
+    # Dropped while the New session showed the home folder, a spec in ~/Downloads went as
+    # `Downloads/spec.md`; the project's folder chosen after, the agent could not read it.
+    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+    dialog = window.new_session()
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    spec = home / "Downloads" / "spec.md"
+    spec.write_text("The CSV has a header row.\n", encoding="utf-8")
+    (workdir / "src").mkdir()
+    (workdir / "src" / "main.py").write_text("x = 1\n", encoding="utf-8")
+    files = QMimeData()
+    dialog.workdir.setText(str(home))
+    files.setUrls([QUrl.fromLocalFile(str(spec))])
+    dialog.task.insertFromMimeData(files)
+    dialog.workdir.setText(str(workdir / "src"))
+    files.setUrls([QUrl.fromLocalFile(str(workdir / "src" / "main.py"))])
+    dialog.task.insertFromMimeData(files)
+    assert dialog.task.toPlainText() == "`Downloads/spec.md``main.py`"
+    dialog.workdir.setText(str(workdir))  # (the project's top, after all)
+    dialog._accept()
+    assert dialog.config.task == f"`{spec}`:\n```\nThe CSV has a header row.\n```\n`src/main.py`"
+
+
 def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its_text(qtbot, make_window, workdir,
                                                                                        tmp_path):
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
