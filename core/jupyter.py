@@ -368,11 +368,11 @@ def written(notebook: dict[str, Any], like: str = "") -> str:
     return ("\ufeff" if like.startswith("\ufeff") else "") + text + ("\n" if not like or like.endswith("\n") else "")
 
 
-def readable_back(notebook: dict[str, Any]) -> bool:
-    """Whether the text of the notebook's cells reads back as the same cells: a cell whose own
-    source has a `# %%` line (a notebook exported from a percent script) would be split in two by
-    an edit of that text, so such a notebook is edited as its JSON."""
-    cells = cells_in(notebook_text(notebook, outputs=False))
+def readable_back(notebook: dict[str, Any], text: str | None = None) -> bool:
+    """Whether the text of the notebook's cells (`text`, made if not given) reads back as the same
+    cells: a cell whose own source has a `# %%` line (a notebook exported from a percent script)
+    would be split in two by an edit of that text, so such a notebook is edited as its JSON."""
+    cells = cells_in(notebook_text(notebook, outputs=False) if text is None else text)
     return len(cells) == len(notebook["cells"]) and all(
         cell.number == number and cell.source in (source_of(was), source_of(was).removesuffix("\n"))
         for number, (cell, was) in enumerate(zip(cells, notebook["cells"]), start=1))
@@ -395,9 +395,9 @@ def edited(text: str, old: str, new: str) -> tuple[str, list[str]]:
     without outputs shows it), and what that changed. NotANotebook: edit it as JSON; Misses: `old`
     is not in the cells once."""
     notebook = parsed(text)
-    if not readable_back(notebook):
+    cells = notebook_text(notebook, outputs=False)  # (made once: checked, then edited)
+    if not readable_back(notebook, cells):
         raise NotANotebook("a cell of it has a `# %%` line of its own")
-    cells = notebook_text(notebook, outputs=False)
     count = cells.count(old) if old else 0
     if count != 1:
         raise Misses(count, in_outputs=bool(old) and count == 0 and old in notebook_text(notebook))
