@@ -69,7 +69,7 @@ def kind_of(head: bytes, name: str, content_type: str = "", whole: bytes | Path 
     media = content_type.split(";")[0].strip().lower()
     if (_suffix(name) == NOTEBOOK_SUFFIX or media == "application/x-ipynb+json") and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return "ipynb"  # (first: a notebook's first cell may be about PDFs, and name their signature)
-    if kind := _packing(head):
+    if kind := packing(head):
         return kind  # (a compressed log: core/packed_text.py)
     if PDF_SIGNATURE in head[:HEAD_BYTES]:
         return "pdf"
@@ -111,6 +111,9 @@ def document_text(source: Path | bytes, name: str, kind: str,
     if kind in PACKED_KINDS:
         from core.packed_text import packed_text
         return packed_text(source, name, kind)
+    if kind in ARCHIVE_KINDS and isinstance(source, Path):
+        from core.archives import listing
+        return listing(source, name, kind)
     if kind == "pdf":
         from core.pdf_text import pdf_text
         return pdf_text(source, name)
@@ -203,6 +206,8 @@ class Places:
         return self.place
 
 
+ARCHIVE_KINDS = ("zip", "tar")  # read as the list of their files (core/archives.py), each file by its path in one
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".tbz2", ".txz", ".tar.gz", ".tar.bz2", ".tar.xz", ".jar", ".whl")
 PACKED_KINDS = ("gz", "bz2", "xz")  # compressed text: unpacked when read or searched by its path, not in a folder's search
 
 
@@ -210,7 +215,7 @@ PACKED_KINDS = ("gz", "bz2", "xz")  # compressed text: unpacked when read or sea
 _PACKED_SIGNATURES = {b"\x1f\x8b\x08": "gz", b"\xfd7zXZ\x00": "xz"}
 
 
-def _packing(head: bytes) -> str | None:
+def packing(head: bytes) -> str | None:
     """"gz", "bz2" or "xz" for a compressed file's first bytes; None for any other."""
     if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == b"1AY&SY":  # (its first block's header)
         return "bz2"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core import pictures
 from core.documents import (
@@ -26,6 +27,9 @@ from core.tools.overview import fitted_listing
 from core.tools.picture_result import refused, show_picture
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
+
+if TYPE_CHECKING:
+    from core.archives import Member
 
 BINARY_PROBE_BYTES = 8192
 LIST_NOTE_ROOM = 600  # of a list's output, kept for the note of what it passed over
@@ -48,7 +52,8 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     and only the slices you need, since what you read stays in your context. A PDF, Word, Excel
     or PowerPoint file is read as its text (the header says how it is laid out); a Jupyter
     notebook as its cells, each after a `# %% [cell K: …]` line, outputs on `#> ` lines (a
-    chart's picture is a file to read). Binary files are
+    chart's picture is a file to read); a zip or tar archive as the list of its files, each read by
+    its path in it (`bundle.zip/logs/app.log`). Binary files are
     refused, but a picture (PNG, JPEG, GIF, WebP) is shown to you as one, when your model sees
     pictures. A file that is not UTF-8 is said so in the header, its other characters shown as �:
     read it again with its encoding (older Chinese projects: gbk; Windows files: cp1252).
@@ -59,14 +64,21 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         limit: Maximum number of lines to return.
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, shift_jis, utf-16, …); empty for UTF-8.
     """
-    target = existing_file(_page_drawn(ctx, ctx.resolve(path)), path, ctx.found_elsewhere)
+    named = _page_drawn(ctx, ctx.resolve(path))
+    target = archived_file(ctx, named, path) or existing_file(named, path, ctx.found_elsewhere)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1.")
     codec = text_codec(encoding)
     if not encoding and target.suffix.lower() in pictures.KINDS and is_binary(target):
         return _picture(ctx, target, path)
     text_of, note = target, ""  # (a PDF, a Word document, … is read as its text, kept in a file)
-    if not encoding and (kind := kind_of_file(target)):
+    if not encoding and (kind := archive_kind_of(target)):
+        try:
+            text_of, about = document_text_file(ctx, target, path, kind)
+        except NoText as why:
+            raise ToolError(str(why)) from None
+        note = f"; {about}"
+    elif not encoding and (kind := kind_of_file(target)):
         text_of, note = _document_text_file(ctx, target, path, kind)
         if text_of is None:  # (a scan, for a model that sees its pages instead)
             return note
@@ -74,7 +86,7 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
         raise ToolError(f"{path!r} is a binary file ({target.stat().st_size:,} bytes); only text files can be "
                         f"read.{_utf16_hint(target)}{old_office_hint(_head(target), path)}"
                         f"{data_file_hint(_head(target), path)}")
-    instructions = ctx.folder_instructions(target)  # (within the read's room: it is not offloaded)
+    instructions = ctx.folder_instructions(named if target is not named else target)  # (within the read's room)
     room = ctx.output_chars - len(instructions)
     try:
         total, lines, cut_note = _read_lines(text_of, codec, "strict", offset, limit, room)
@@ -91,8 +103,9 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     more = f"; continue with offset={last + 1}" if last < total else ""
     shown = f"; encoding {codec}" if encoding else ""
     header = (f"[{path}: lines {offset}-{last} of {total}{more}{cut_note}{shown}{note}]\n" if total
-              else f"[{path}: empty file]\n")
-    ctx.saw(target)
+              else f"[{path}: empty file{note}]\n")
+    if target is named:  # (a file in an archive is the archive's: never written)
+        ctx.saw(target)
     read = "".join(lines)
     return header + read + (instructions[1:] if read.endswith("\n") else instructions)  # (one blank line before)
 
@@ -141,10 +154,45 @@ def _page_drawn(ctx: ToolContext, target: Path) -> Path:
 
 
 def document_text_file(ctx: ToolContext, target: Path, path: str, kind: str) -> tuple[Path, str]:
-    """The text of a document the agent reads or searches, kept in the session's offload/documents/
-    with the pictures in it (a notebook's charts), which the text names for file_read."""
+    """The text of a document the agent reads or searches (an archive's list of files too), kept in
+    the session's offload/documents/ with the pictures in it (a notebook's charts), which the text
+    names for file_read."""
     return cached_text(target, ctx.offload_dir / DOCUMENTS_FOLDER, path, kind,
                        named=f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/")
+
+
+def archived_file(ctx: ToolContext, target: Path, path: str) -> Path | None:
+    """For a path that names a file in an archive (`bundle.zip/logs/app.log`), that file, unpacked
+    into the session's offload/documents/; None for any other path."""
+    from core.archives import NotInArchive, archive_kind, found_in_archive, member_file
+
+    if target.exists() or not (inside := found_in_archive(target, ctx.workdir.resolve())):
+        return None
+    archive, member = inside
+    try:
+        return member_file(archive, archive_kind(archive) or "", member, ctx.offload_dir / DOCUMENTS_FOLDER,
+                           _archive_named(path, member, archive))
+    except NotInArchive as why:
+        raise ToolError(str(why)) from None
+
+
+def _archive_named(path: str, within: str, archive: Path) -> str:
+    """How the agent named the archive in `path`, which names `within` in it (what is said of the
+    archive's files names it so)."""
+    named = path.replace("\\", "/").rstrip("/")
+    if not within:
+        return named
+    return named[:-len(within) - 1] if named.endswith("/" + within) else archive.name
+
+
+def in_archive_refused(ctx: ToolContext, target: Path, path: str) -> None:
+    """A file tool that would write into an archive (`bundle.zip/config.yml`) is refused, and says
+    how to change the file."""
+    from core.archives import found_in_archive
+
+    if not target.exists() and (inside := found_in_archive(target, ctx.workdir.resolve())):
+        raise ToolError(f"Not changed: {path!r} is in the archive {inside[0].name}, whose files are read, not changed. "
+                        "Unpack it with a command (unzip, tar x) into the work folder and change the file there.")
 
 
 def _head(target: Path) -> bytes:
@@ -199,6 +247,7 @@ def file_write(ctx: ToolContext, path: str, content: str, encoding: str = "") ->
     target = ctx.resolve(path, write=True)
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder.")
+    in_archive_refused(ctx, target, path)
     existed = target.exists()
     kept = before = ""
     if existed:  # read before anything is written: a file that is not UTF-8 is refused here, untouched
@@ -266,7 +315,9 @@ def file_edit(ctx: ToolContext, path: str, old: str, new: str, encoding: str = "
         encoding: The file's text encoding when it is not UTF-8 (gbk, cp1252, …); empty for UTF-8.
     """
     codec = text_codec(encoding)
-    target = existing_file(ctx.resolve(path, write=True), path)
+    target = ctx.resolve(path, write=True)
+    in_archive_refused(ctx, target, path)
+    target = existing_file(target, path)
     text = _read_existing(target, path, codec if encoding else None)
     if not encoding and target.suffix.lower() == NOTEBOOK_SUFFIX and (cells := _notebook_edited(text, old, new, path)):
         changed, said = cells
@@ -454,22 +505,47 @@ def file_list(ctx: ToolContext, path: str = ".", pattern: str = "*") -> str:
     starting with a dot), dependency and cache folders (node_modules, virtual environments) and
     what .gitignore excludes are passed over (named at the end: give such a folder as the path to
     list it), and entries are sorted. A list too long to show whole shows the folders deeper down
-    as one line each with the number of files in it: give one as the path to list it. Counts as a
-    reading action for the 2-Action Rule.
+    as one line each with the number of files in it: give one as the path to list it. A zip or tar
+    archive is listed as a folder. Counts as a reading action for the 2-Action Rule.
 
     Args:
         path: Folder relative to the workdir.
         pattern: Shell-style filter on file names, for example `*.py`.
     """
+    where = f"under {path!r}" + (f" matching {pattern!r}" if pattern != "*" else "")
+    if archived := archive_folder(ctx, path):  # (a zip, a tar, or a folder in one: its files)
+        names: Iterable[str] = sorted((entry.name for entry in archived[2] if fnmatch.fnmatch(entry.name.rsplit("/", 1)[-1], pattern)),
+                                      key=lambda name: (name.split("/")[:-1], name))
+        listed = fitted_listing(names, ctx.output_chars - LIST_NOTE_ROOM, where)
+        return listed or f"[no files {where}]"
     root = ctx.resolve_folder(path)
     skipper = Skipper(ctx.workdir.resolve(), data_dir=ctx.data_dir)
     names = (name for name, _ in walk_files(root, pattern, skipper))
-    where = f"under {path!r}" + (f" matching {pattern!r}" if pattern != "*" else "")
     instructions = ctx.folder_instructions(root, listed=True)
     listed = fitted_listing(names, ctx.output_chars - LIST_NOTE_ROOM - len(instructions), where)
     if not listed:
         listed = f"[no files {where}]" if pattern != "*" else f"[no files under {path!r}]"
     return "\n".join([listed, note] if (note := skipper.note("listed")) else [listed]) + instructions
+
+
+def archive_folder(ctx: ToolContext, path: str) -> tuple[Path, str, list[Member]] | None:
+    """For an archive's path, or a folder's in one (`bundle.zip/logs`): the archive holding the
+    files, the folder's path in it ("logs/"), and the files under it, named from there; None for
+    any other path."""
+    from core.archives import NotInArchive, archive_kind, files_under, found_in_archive
+
+    target = ctx.resolve(path)
+    if target.is_file() and (kind := archive_kind(target)):
+        archive, folder = target, ""
+    elif not target.exists() and (inside := found_in_archive(target, ctx.workdir.resolve())):
+        archive, folder = inside
+        kind = archive_kind(archive) or ""
+    else:
+        return None
+    try:
+        return files_under(archive, kind, folder, ctx.offload_dir / DOCUMENTS_FOLDER, _archive_named(path, folder, archive))
+    except NotInArchive as why:
+        raise ToolError(str(why)) from None
 
 
 def walk_files(root: Path, pattern: str, skipper: Skipper) -> Iterator[tuple[str, Path]]:
@@ -494,6 +570,14 @@ def _picture(ctx: ToolContext, target: Path, path: str) -> str:
     if why := refused(repr(path), target.stat().st_size, ctx.sees_pictures):  # (not read whole to be refused)
         raise ToolError(why)
     return show_picture(ctx, target.read_bytes(), target.suffix, path, repr(path))
+
+
+def archive_kind_of(target: Path) -> str | None:
+    """"zip" or "tar" for an archive, read as its files' list (core/archives.py, imported at the
+    first file read: not at the window's start)."""
+    from core.archives import archive_kind
+
+    return archive_kind(target)
 
 
 def is_binary(target: Path) -> bool:

@@ -7,21 +7,41 @@ context) or with shell_run's grep, which asks the person to approve every search
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import io
 import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from core import big_text
-from core.documents import SEARCHED_SUFFIXES, NoText, Places, kind_of_file
+from core.documents import (
+    ARCHIVE_SUFFIXES,
+    SEARCHED_SUFFIXES,
+    NoText,
+    Places,
+    kind_of_file,
+)
 from core.paths import common_folder, folder_of
 from core.text import counted
 from core.tools.context import ToolContext
-from core.tools.files import document_text_file, is_binary, text_codec, walk_files
+from core.tools.files import (
+    BINARY_PROBE_BYTES,
+    DOCUMENTS_FOLDER,
+    archive_folder,
+    archived_file,
+    document_text_file,
+    is_binary,
+    text_codec,
+    walk_files,
+)
+from core.tools.files import archive_kind_of as archive_kind
 from core.tools.registry import ToolError
 from core.tools.skipped import Skipper
+
+if TYPE_CHECKING:
+    from core.archives import Member
 
 MAX_FILE_BYTES = 2_000_000  # larger files are logs or data, not source: skipped in a folder's search, and said so
 MAX_FILES = 20_000  # a search stops after this many files (a vendored tree, a dataset)
@@ -33,6 +53,7 @@ MAX_FOLDERS_NAMED = 5  # where the matches the output had no room for are, most 
 MAX_KEPT_MATCHES = 1_000  # of a file's matching lines, kept to show (more would not fit the output): the rest counted
 MAX_NAMED_FILE_BYTES = 4_000_000_000  # a file searched by its path, whatever its size up to this
 PACKED_SUFFIXES = (".gz", ".bz2", ".xz")
+SEARCH_UNPACK_BYTES = 1024 * 2**20  # of an archive's files, unpacked by one search (a dataset's tar: name a folder of it)
 
 
 def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*", regex: bool = False,
@@ -45,7 +66,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
     binary files and files over 2 MB are skipped (named at the end: give one as the path to
     search it; a file's path searches that file alone, whatever its size: a long log, a saved
-    output `offload:NAME`). PDF, Word, Excel and PowerPoint files and Jupyter notebooks are
+    output `offload:NAME`; a zip or tar archive's path, its files). PDF, Word, Excel and PowerPoint files and Jupyter notebooks are
     searched in their text, LINE as file_read reads it, with the match's page (slide, sheet and
     row, cell). The output stops at about 4,000 characters and then says how many matches are
     left and in which folders: narrow the path, the pattern or the text. Counts as a reading
@@ -73,7 +94,19 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     wide = codec.startswith(("utf-16", "utf-32"))
     workdir = ctx.workdir.resolve()
     named = ctx.resolve(path)
-    if named.is_file():  # one file, by its path: searched whatever its size (a long log, a saved output)
+    archived = None  # (an archive, or a folder in one: the files under it)
+    try:
+        named = archived_file(ctx, named, path) or named  # (a file in an archive, bundle.zip/logs/app.log)
+    except ToolError:
+        if not (archived := archive_folder(ctx, path)):  # (not a file in it: a folder, or neither, said)
+            raise
+    if archived or (named.is_file() and archive_kind(named)):
+        archived = archived or archive_folder(ctx, path)
+        not_searched: list[str] = []  # the archive's files not searched, each with why
+        files = _archive_files(ctx, archived, pattern, path.replace("\\", "/").rstrip("/"), not_searched)
+        base, size_cap, skipper = path.replace("\\", "/").rstrip("/"), MAX_NAMED_FILE_BYTES, None
+        where = f"in the archive {path!r}" + (f" in files matching {pattern!r}" if pattern != "*" else "")
+    elif named.is_file():  # one file, by its path: searched whatever its size (a long log, a saved output)
         if (size := named.stat().st_size) > MAX_NAMED_FILE_BYTES:
             raise ToolError(f"{path!r} is {size:,} bytes, more than file_search reads ({MAX_NAMED_FILE_BYTES:,}): search "
                             "it with a command (grep).")
@@ -94,6 +127,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     misread: list[str] = []  # files the codec cannot read: their other characters were searched as �
     textless: list[str] = []  # documents with no text to search: scans, or locked with a password
     packed: list[str] = []  # compressed files (app.log.2.gz), searched when named, not unpacked all
+    archives: list[str] = []  # zips and tars, searched when named
     stopped = ""
     full_up = False  # the output is full: the rest of the matches are counted, by file
     not_shown: dict[str, int] = {}  # file → its matching lines past the output's room
@@ -102,11 +136,12 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         if files_seen > MAX_FILES:
             stopped = f"stopped after {MAX_FILES:,} files"
             break
-        if full is not named and not _inside(full, workdir):  # a link to a file elsewhere: not the agent's to read
+        if skipper and not _inside(full, workdir):  # a link to a file elsewhere: not the agent's to read
             continue
         shown = name if base == "." else f"{base}/{name}"
         try:
-            if not encoding and (full is named or name.lower().endswith(SEARCHED_SUFFIXES)) \
+            if not encoding and (full is named or name.lower().endswith(SEARCHED_SUFFIXES)
+                                 or (archived and name.lower().endswith(PACKED_SUFFIXES))) \
                     and (kind := kind_of_file(full)):
                 try:  # (its text, extracted once and kept: LINE as file_read numbers it)
                     full, document = document_text_file(ctx, full, shown, kind)[0], True
@@ -116,7 +151,9 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             elif not wide and is_binary(full):
                 if full is named:
                     raise ToolError(f"{path!r} is a binary file: file_search searches text.")
-                if name.lower().endswith(PACKED_SUFFIXES):  # (a rotated log: unpacked when named)
+                if name.lower().endswith(ARCHIVE_SUFFIXES):  # (a bundle of logs: its files searched when named)
+                    archives.append(shown)
+                elif name.lower().endswith(PACKED_SUFFIXES):  # (a rotated log: unpacked when named)
                     packed.append(shown)
                 continue
             else:
@@ -150,7 +187,53 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
         _misread_note(misread, codec) + (f"\n[documents with no text to search (scans, or locked with a password): "
                                          f"{_named(textless)}]" if textless else "") + \
         (f"\n[compressed files passed over: {_named(packed)}; search one by naming it as the path]" if packed else "") + \
+        (f"\n[archives passed over: {_named(archives)}; search one by naming it as the path]" if archives else "") + \
+        (f"\n[files of the archive not searched: {_named(not_searched)}]" if archived and not_searched else "") + \
         (f"\n{skipped}" if skipped else "")
+
+
+def _archive_files(ctx: ToolContext, archived: tuple[Path, str, list[Member]], pattern: str, named: str,
+                   not_searched: list[str]) -> Iterator[tuple[str, Path]]:
+    """The files of an archive (or of a folder in one) whose names match `pattern`, unpacked, as
+    (their path from the archive's, `named`, full path): binary ones are passed over unpacked (a
+    core dump in a support bundle), the others until SEARCH_UNPACK_BYTES. What is not searched is
+    added to `not_searched`, each with why."""
+    from core.archives import MEMBER_MAX_BYTES, NotInArchive, first_bytes, member_files
+
+    archive, prefix, entries = archived
+    kind = archive_kind(archive) or ""
+    wanted = [entry for entry in entries if fnmatch.fnmatch(entry.name.rsplit("/", 1)[-1], pattern)]
+    searched = []
+    for entry in wanted:
+        why = ("locked with a password" if entry.locked
+               else f"over {MEMBER_MAX_BYTES // 2**20} MB unpacked" if entry.size > MEMBER_MAX_BYTES
+               else "an archive: search it by naming it as the path" if entry.name.lower().endswith(ARCHIVE_SUFFIXES)
+               else "")
+        if why:
+            not_searched.append(f"{named}/{entry.name} ({why})")
+        else:
+            searched.append(entry)
+    try:
+        texts = [entry for entry, head in first_bytes(archive, kind, prefix, searched, BINARY_PROBE_BYTES)
+                 if b"\x00" not in head or entry.name.lower().endswith((*SEARCHED_SUFFIXES, *PACKED_SUFFIXES))]
+    except NotInArchive as why:
+        raise ToolError(str(why)) from None
+    unpacked = 0
+    for index, entry in enumerate(texts):
+        unpacked += entry.size
+        if unpacked > SEARCH_UNPACK_BYTES:
+            not_searched.extend(f"{named}/{rest.name} (past the {SEARCH_UNPACK_BYTES // 2**20} MB a search unpacks: "
+                                "name its folder or it)" for rest in texts[index:])
+            texts = texts[:index]
+            break
+    try:
+        for entry, kept, why in member_files(archive, kind, ctx.offload_dir / DOCUMENTS_FOLDER, prefix, texts):
+            if kept is None:
+                not_searched.append(f"{named}/{entry.name} ({why})")
+            else:
+                yield entry.name, kept
+    except NotInArchive as why:
+        raise ToolError(str(why)) from None
 
 
 def _where_the_rest_are(not_shown: dict[str, int]) -> str:

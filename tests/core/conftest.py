@@ -25,15 +25,25 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def ctx(tmp_path: Path):
+    """A file tools' context in tmp_path/work, its session in tmp_path/session."""
+    return _tools_context(tmp_path, sees_pictures=False)
+
+
+@pytest.fixture
 def seeing_ctx(tmp_path: Path):
     """A file tools' context in tmp_path/work, for a model that sees pictures."""
+    return _tools_context(tmp_path, sees_pictures=True)
+
+
+def _tools_context(tmp_path: Path, sees_pictures: bool):
     from core.memory.working import WorkingMemory
     from core.tools.context import ToolContext
 
     work = tmp_path / "work"
     work.mkdir()
     return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"),
-                       sees_pictures=True)
+                       sees_pictures=sees_pictures)
 
 
 @pytest.fixture

@@ -5,20 +5,11 @@ import sys
 
 import pytest
 
-from core.memory.working import WorkingMemory
-from core.tools.context import ToolContext
 from core.tools.files import file_edit, file_list, file_read, file_write
 from core.tools.registry import ToolError
 from core.tools.seen import SeenFiles
 from tests.support.office import docx_bytes, xlsx_bytes
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"))
 
 
 @pytest.mark.parametrize("path", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd"])

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from core.memory.working import WorkingMemory
-from core.tools.context import ToolContext
 from core.tools.files import file_list
 from tests.core.tools.test_search import write
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"))
 
 
 def a_large_project(ctx) -> None:

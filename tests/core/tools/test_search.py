@@ -5,21 +5,12 @@ import sys
 
 import pytest
 
-from core.memory.working import WorkingMemory
 from core.tools.builtin import builtin_registry
-from core.tools.context import ToolContext
 from core.tools.files import file_list, file_read
 from core.tools.registry import ToolError
 from core.tools.search import MAX_FILE_BYTES, file_search
 from tests.support.office import docx_bytes, xlsx_bytes
 from tests.support.pdfs import locked, pdf_bytes, write_pdf
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    return ToolContext(workdir=work, session_dir=tmp_path / "session", memory=WorkingMemory(tmp_path / "session"))
 
 
 def write(ctx, path: str, text: str) -> None:
