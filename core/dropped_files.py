@@ -54,6 +54,7 @@ def dropped_text(path: Path) -> str:
     try:
         if not path.is_file():
             raise NotCarried(f"{path.name} is not a file")
+        _not_carried_archive(path)  # (before a .tar.gz is taken for a compressed log)
         if kind := kind_of_file(path):
             return _document_text(path, kind)
         with open(path, "rb") as fh:  # (an old .doc or .xls is said so before its size is)
@@ -69,6 +70,15 @@ def dropped_text(path: Path) -> str:
     if is_binary_output(data):
         raise NotCarried(f"{path.name} is not text: copy it into the work folder if the agent should have it")
     return decode_output(data)
+
+
+def _not_carried_archive(path: Path) -> None:
+    """A zip or tar dropped: NotCarried, saying where the agent reads the files in it."""
+    from core.archives import archive_kind
+
+    if kind := archive_kind(path):
+        raise NotCarried(f"{path.name} is a {kind} archive: copy it into the work folder, where the agent reads the "
+                         "files in it")
 
 
 def _document_text(path: Path, kind: str) -> str:

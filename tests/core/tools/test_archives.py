@@ -204,3 +204,17 @@ def test_office_files_and_data_zips_are_not_archives(ctx, tmp_path):
     (ctx.workdir / "app.log.gz").write_bytes(gzip.compress(b"just a log\n"))
     assert archive_kind(ctx.workdir / "app.log.gz") is None
     assert file_read(ctx, "app.log.gz").splitlines()[1] == "just a log"
+
+
+def test_an_archive_dropped_from_elsewhere_says_where_the_agent_reads_it(tmp_path, bundle):
+    # From ~/Downloads onto the message box: "not text" said nothing of what it was.
+    from core.dropped_files import NotCarried, dropped_text
+
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    _tar(downloads / "bundle.tar.gz", {"logs/app.log": LOG.encode()})
+    (downloads / "bundle.zip").write_bytes(bundle.read_bytes())
+    for name, kind in (("bundle.tar.gz", "tar"), ("bundle.zip", "zip")):
+        with pytest.raises(NotCarried, match=rf"^{name.replace('.', '[.]')} is a {kind} archive: copy it into the work "
+                                             r"folder, where the agent reads the files in it$"):
+            dropped_text(downloads / name)
