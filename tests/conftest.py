@@ -1,6 +1,8 @@
 """Test-wide guards: no real provider, no real keyring, Qt offscreen."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -17,6 +19,7 @@ os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 # Never read or write the person's settings (the ones the window and `tripane run` share).
 os.environ["TRIPANE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="tripane-test-settings-")
+atexit.register(shutil.rmtree, os.environ["TRIPANE_CONFIG_DIR"], ignore_errors=True)  # (each run left one in /tmp)
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
 
