@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from core.documents import (
+    ARCHIVE_MEMBER_PREFIX,
     HEAD_BYTES,
     ZIP_SIGNATURE,
     DocumentText,
@@ -197,7 +198,7 @@ def _kept_as(path: Path, kind: str, member: str, cache_dir: Path) -> Path:
     # The member's own name last: its suffix tells a PDF, a notebook, a picture, a gzip from a text.
     key = hashlib.sha1(f"{cache_stem(path, kind)}|{member}".encode()).hexdigest()[:16]
     base = "".join(c if c.isalnum() or c in "._-" else "_" for c in member.rsplit("/", 1)[-1])[-80:]
-    return cache_dir / f"member-{key}-{base}"
+    return cache_dir / f"{ARCHIVE_MEMBER_PREFIX}{key}-{base}"
 
 
 def _unpacked(path: Path, kind: str, entry: Member, kept: Path, shown: str) -> Path:

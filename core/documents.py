@@ -207,6 +207,8 @@ class Places:
 
 
 ARCHIVE_KINDS = ("zip", "tar")  # read as the list of their files (core/archives.py), each file by its path in one
+DOCUMENTS_FOLDER = "documents"  # of the session's offload/: documents' text, their pictures, fetched PDFs
+ARCHIVE_MEMBER_PREFIX = "member-"  # of a file unpacked from an archive into offload/documents/: the project's
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".tbz2", ".txz", ".tar.gz", ".tar.bz2", ".tar.xz", ".jar", ".whl")
 PACKED_KINDS = ("gz", "bz2", "xz")  # compressed text: unpacked when read or searched by its path, not in a folder's search
 

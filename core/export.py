@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from core.agent.state import SessionState
+from core.documents import ARCHIVE_MEMBER_PREFIX, DOCUMENTS_FOLDER
 from core.events import (
     Event,
     EventDecodeError,
@@ -60,6 +61,11 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
                 # The copy of the work folder made before the first command is not sent: it is all of
                 # the person's project, not the session's (originals/ holds what the file tools changed).
                 if path.relative_to(folder).parts[0] in (SNAPSHOT_DIR, SNAPSHOT_NOTE):
+                    continue
+                # Nor the files the agent's tools unpacked from an archive of the work folder (a
+                # customer's support bundle): the project's, not the session's; what it read of
+                # them is in the events.
+                if path.name.startswith(ARCHIVE_MEMBER_PREFIX) and path.parent.name == DOCUMENTS_FOLDER:
                     continue
                 if path.is_file() and not path.name.endswith(".tmp") and path.name != RUN_LOCK:
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")

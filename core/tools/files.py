@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from core import pictures
 from core.documents import (
+    DOCUMENTS_FOLDER,
     HEAD_BYTES,
     NOTEBOOK_SUFFIX,
     NoText,
@@ -36,7 +37,6 @@ LIST_NOTE_ROOM = 600  # of a list's output, kept for the note of what it passed 
 MAX_WRITE_CHARS = 5_000_000
 MAX_EDIT_BYTES = 50_000_000  # a file larger is data (a dump, a log), not text to edit in memory
 READ_HEADER_ROOM = 300  # of a read's output, kept for its header line
-DOCUMENTS_FOLDER = "documents"  # of the session's offload/: documents' text, their pictures, fetched PDFs
 
 
 def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, encoding: str = "") -> str:

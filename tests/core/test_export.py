@@ -193,3 +193,23 @@ async def test_the_pictures_shown_to_the_agent_go_with_the_export(store, data_di
     import_session(Store(elsewhere / "tripane.db"), elsewhere, target)
     shown = elsewhere / "sessions" / session.id / "pictures" / "0001.png"
     assert shown.read_bytes() == (session.dir / "pictures" / "0001.png").read_bytes() == png(4, 4)
+
+
+async def test_files_unpacked_from_an_archive_of_the_work_folder_do_not_go_with_the_export(store, data_dir, workdir,
+                                                                                           tmp_path):
+    # A customer's support bundle, read by the agent: what it read is in the events, the unpacked
+    # files are the project's (as the copy of the work folder is), not sent with a bug report.
+    with zipfile.ZipFile(workdir / "bundle.zip", "w") as bundle:
+        bundle.writestr("logs/app.log", "10:07 ERROR pool exhausted\n" + "10:08 INFO ok\n" * 2000)
+    model = ScriptedModel([reply("", call("file_read", path="bundle.zip/logs/app.log", limit=1)),
+                           reply("", call("task_done", summary="read it"))])
+    session = make_session(store, data_dir, workdir, model)
+    assert await session.run() == "done"
+    unpacked = [path for path in (session.dir / "offload" / "documents").iterdir() if path.name.startswith("member-")]
+    assert [path.name.endswith("-app.log") for path in unpacked] == [True]
+    target = export_session(store, data_dir, session.id, tmp_path / "shared.zip")
+    with zipfile.ZipFile(target) as archive:
+        names = archive.namelist()
+        events = archive.read(f"{session.id}/events.jsonl").decode("utf-8")
+    assert not [name for name in names if "/member-" in name]
+    assert "10:07 ERROR pool exhausted" in events
