@@ -165,6 +165,10 @@ class ToolCard(QFrame):
             first = MARKDOWN_MARKS.sub("", str(first))
         if key == "path":  # (the header's own cut is in its middle: the name stays, with the state after it)
             return shortened_path(" ".join(str(first).split()), SUMMARY_CHARS)
+        if key == "query" and (where := " ".join(str(arguments.get("path", "")).split())) not in ("", "."):
+            # Where a search looked, when not the whole folder: one log, an archive, src/.
+            text = one_line(str(first), SUMMARY_CHARS // 2)
+            return f"{text}  in {shortened_path(where, SUMMARY_CHARS - len(text) - 5)}"
         return one_line(str(first), SUMMARY_CHARS)
 
     def _render(self) -> None:

@@ -62,6 +62,26 @@ def test_a_tool_cards_header_keeps_the_files_name_of_a_long_path(qtbot):
     assert card.header.text() == "…  file_write  litellm/llms/anthropic/exp…ntal_pass_through/adapters/transformation.py"
 
 
+def test_a_search_cards_header_says_where_it_searched_when_not_the_whole_folder(qtbot):
+    import json
+
+    from core.events import ToolCall
+    from gui.widgets.tool_card import ToolCard
+
+    def header(**arguments) -> str:
+        card = ToolCard(ToolCall("s1", "file_search", json.dumps(arguments, sort_keys=True)))
+        qtbot.addWidget(card)
+        return card.header.text()
+
+    # A search of one log or of a customer's bundle said only its text: where it looked was folded away.
+    assert header(query="ERROR", path="support/acme-bundle-2026-11-28.zip") == \
+        "…  file_search  ERROR  in support/acme-bundle-2026-11-28.zip"
+    assert header(query="ERROR", path=".") == header(query="ERROR") == "…  file_search  ERROR"
+    long = header(query="pool exhausted|connection refused|timed out waiting", path=f"support/{'x' * 60}/orders.log.1.gz")
+    assert long.startswith("…  file_search  pool exhausted|connection…  in support/xxx") and \
+        long.endswith("/orders.log.1.gz") and len(long) <= len("…  file_search  ") + 71
+
+
 def test_a_long_path_is_shortened_in_its_folders_and_a_long_name_in_its_middle():
     from core.paths import shortened_path
 
