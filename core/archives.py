@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from io import BytesIO
 from pathlib import Path
 from typing import IO
 
@@ -56,23 +57,29 @@ class Member:
     locked: bool = False  # a zip's file encrypted with a password
 
 
-def archive_kind(path: Path) -> str | None:
-    """"zip" or "tar" for an archive (a tar compressed with gzip, bzip2 or xz too); None for any
-    other file, an Office document (a zip) among them."""
+def archive_kind(source: Path | bytes, name: str = "") -> str | None:
+    """"zip" or "tar" for an archive (a tar compressed with gzip, bzip2 or xz too), a file or a
+    download's bytes (`name`: its file name or address); None for any other, an Office document (a
+    zip) among them."""
+    name = name or (source.name if isinstance(source, Path) else "")
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
+        if isinstance(source, Path):
+            with open(source, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        else:
+            head = source[:HEAD_BYTES]
     except OSError:
         return None
     if head.startswith((ZIP_SIGNATURE, _EMPTY_ZIP)):
-        return None if path.name.lower().endswith(_DATA_ZIPS) or kind_of(head, path.name, whole=path) else "zip"
+        return None if name.lower().endswith(_DATA_ZIPS) or kind_of(head, name, whole=source) else "zip"
     if head[257:262] == _TAR_MAGIC:
         return "tar"
     if packing(head):  # (a tar compressed: its first header, unpacked)
         try:
-            with tarfile.open(path, "r:*") as archive:
+            with (tarfile.open(source, "r:*") if isinstance(source, Path)
+                  else tarfile.open(fileobj=BytesIO(source), mode="r:*")) as archive:
                 return "tar" if archive.next() is not None else None
-        except (tarfile.TarError, OSError, EOFError):
+        except (tarfile.TarError, OSError, EOFError, zlib.error):
             return None
     return None
 
@@ -194,11 +201,16 @@ def first_bytes(path: Path, kind: str, prefix: str, entries: list[Member], count
                 continue
 
 
+def plain_name(name: str, longest: int = 80) -> str:
+    """`name` as a file name on any system: letters, digits, ".", "_" and "-" (its end kept: the
+    suffix tells a PDF, a notebook, a picture, a gzip from a text)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[-longest:]
+
+
 def _kept_as(path: Path, kind: str, member: str, cache_dir: Path) -> Path:
     # The member's own name last: its suffix tells a PDF, a notebook, a picture, a gzip from a text.
     key = hashlib.sha1(f"{cache_stem(path, kind)}|{member}".encode()).hexdigest()[:16]
-    base = "".join(c if c.isalnum() or c in "._-" else "_" for c in member.rsplit("/", 1)[-1])[-80:]
-    return cache_dir / f"{ARCHIVE_MEMBER_PREFIX}{key}-{base}"
+    return cache_dir / f"{ARCHIVE_MEMBER_PREFIX}{key}-{plain_name(member.rsplit('/', 1)[-1])}"
 
 
 def _unpacked(path: Path, kind: str, entry: Member, kept: Path, shown: str) -> Path:

@@ -166,7 +166,7 @@ def archived_file(ctx: ToolContext, target: Path, path: str) -> Path | None:
     into the session's offload/documents/; None for any other path."""
     from core.archives import NotInArchive, archive_kind, found_in_archive, member_file
 
-    if target.exists() or not (inside := found_in_archive(target, ctx.workdir.resolve())):
+    if target.exists() or not (inside := found_in_archive(target, _archive_root(ctx, target))):
         return None
     archive, member = inside
     try:
@@ -174,6 +174,13 @@ def archived_file(ctx: ToolContext, target: Path, path: str) -> Path | None:
                            _archive_named(path, member, archive))
     except NotInArchive as why:
         raise ToolError(str(why)) from None
+
+
+def _archive_root(ctx: ToolContext, target: Path) -> Path:
+    """The folder an archive `target` is in may be in: the offload folder for an `offload:` path
+    (an archive web_fetch kept), else the work folder."""
+    offload = ctx.offload_dir.resolve()
+    return offload if target.is_relative_to(offload) else ctx.workdir.resolve()
 
 
 def _archive_named(path: str, within: str, archive: Path) -> str:
@@ -537,7 +544,7 @@ def archive_folder(ctx: ToolContext, path: str) -> tuple[Path, str, list[Member]
     target = ctx.resolve(path)
     if target.is_file() and (kind := archive_kind(target)):
         archive, folder = target, ""
-    elif not target.exists() and (inside := found_in_archive(target, ctx.workdir.resolve())):
+    elif not target.exists() and (inside := found_in_archive(target, _archive_root(ctx, target))):
         archive, folder = inside
         kind = archive_kind(archive) or ""
     else:
