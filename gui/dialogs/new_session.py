@@ -81,7 +81,8 @@ class NewSessionDialog(QDialog):
         form.addRow("Task:", self.task)
         self.pictures = PicturesToGo()  # (under the task, while there are any)
         self.task.pictures_given.connect(self._take_pictures)
-        self.task.told.connect(lambda said: self.error.setText(said))  # (a dropped file that goes by its path)
+        # (a dropped file that goes by its path; a scan's pages show under the task, in no red line)
+        self.task.refused.connect(lambda said: self.error.setText(said))
         form.addRow("", self.pictures)
         # The folders used lately, newest first, to pick from; any other is typed or browsed to.
         self.recent = QComboBox()

@@ -164,7 +164,7 @@ class QuestionDialog(QDialog):
             # A file from outside the work folder (a log, a workbook in Downloads) goes with its text,
             # as in the message box: its path alone is one the agent cannot read.
             self.text.workdir = lambda: Path(workdir) if workdir else None
-            self.text.told.connect(self.show_error)
+            self.text.refused.connect(self.show_error)  # (a scan's pages show under the answer, in no red line)
         layout.addWidget(self.pictures)
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()

@@ -101,7 +101,8 @@ class PictureBox(QPlainTextEdit):
     them; other files dropped are written as their paths, or with their text (write_paths)."""
 
     pictures_given = Signal(list)  # QImages
-    told = Signal(str)  # what a dropped file could not bring
+    told = Signal(str)  # what dropped files brought as other than text (a scan's pages), and what they could not
+    refused = Signal(str)  # what they could not bring alone: a window that shows a scan's pages needs say no more
 
     def __init__(self) -> None:
         super().__init__()
@@ -155,6 +156,7 @@ class PictureBox(QPlainTextEdit):
         said = ["; ".join(went)] if went else []
         if not_carried:
             said.append("Only the path went in: " + "; ".join(not_carried))
+            self.refused.emit(said[-1] + ".")
         if said:
             self.told.emit(". ".join(said) + ".")
 

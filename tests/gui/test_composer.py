@@ -285,3 +285,10 @@ def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
     dialog.task.insertFromMimeData(files)
     assert dialog.error.text().startswith("Only the path went in: core.dump is not text")
+    # A scan's pages go as pictures, shown under the task: not said in the red line for what did not go.
+    from tests.support.pdfs import write_pdf
+
+    dialog.error.setText("")
+    files.setUrls([QUrl.fromLocalFile(str(write_pdf(tmp_path / "scan.pdf", [None])))])
+    dialog.task.insertFromMimeData(files)
+    assert len(dialog.pictures.held()) == 1 and dialog.error.text() == ""
