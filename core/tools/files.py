@@ -474,6 +474,13 @@ _DATA_FILES = (
     (b"PK\x03\x04", ".npz", "NumPy arrays: read them in a command with numpy.load"),
     (b"\x80", (".pkl", ".pickle"), "a Python pickle: loading one runs the code it holds, so load only one from a "
                                     "source you trust, in a command"),
+    # Archives and compression the file tools do not unpack (zip, tar, gzip, bzip2 and xz they do).
+    (b"7z\xbc\xaf\x27\x1c", "", "a 7-Zip archive: list it with a command (`7z l {path}`) and unpack what you need "
+                                "into the work folder (`7z x`)"),
+    (b"Rar!\x1a\x07", "", "a RAR archive: list it with a command (`unrar l {path}`, or `7z l`) and unpack what you "
+                        "need into the work folder"),
+    (b"\x28\xb5\x2f\xfd", "", "zstd-compressed: unpack it with a command (`zstd -d {path}`, or `tar --zstd -xf` for "
+                              "a .tar.zst) into the work folder"),
 )
 
 

@@ -265,3 +265,16 @@ async def test_an_archive_fetched_is_kept_and_its_files_read_by_their_path_in_it
         with pytest.raises(ToolError, match=r"/bundle\.zip is an archive larger than 0 MB; web_fetch keeps archives up "
                                             r"to that size\. Download it with a command"):
             await web_fetch(ctx, address + "/bundle.zip")
+
+
+def test_an_archive_the_tools_do_not_unpack_is_said_what_it_is_and_how_to_unpack_it(ctx):
+    # 7-Zip and RAR bundles, zstd-compressed logs: "a binary file", and nothing of what to do.
+    for name, head, said in (("bundle.7z", b"7z\xbc\xaf\x27\x1c\x00\x04", r"a 7-Zip archive: list it with a command \(`7z l "
+                                                                          r"bundle\.7z`\)"),
+                             ("bundle.rar", b"Rar!\x1a\x07\x01\x00", r"a RAR archive: list it with a command \(`unrar l "
+                                                                      r"bundle\.rar`"),
+                             ("app.log.zst", b"\x28\xb5\x2f\xfd\x04\x00", r"zstd-compressed: unpack it with a command "
+                                                                          r"\(`zstd -d app\.log\.zst`")):
+        (ctx.workdir / name).write_bytes(head + bytes(100))
+        with pytest.raises(ToolError, match=rf"is a binary file \(\d+ bytes\); only text files can be read\. It is {said}"):
+            file_read(ctx, name)
