@@ -295,6 +295,11 @@ def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Pa
         if not task or not task.strip():
             parser.error("give the task: what the agent should do (or --task-file FILE)")
         return task
+    from core.archives import archive_kind
+
+    if kind := archive_kind(task_file):  # (a customer's support bundle: the agent reads it in the work folder)
+        parser.error(f"the task file {task_file} is a {kind} archive: put it in the work folder and name it in the task "
+                     "(the agent reads the files in it there)")
     try:
         if kind := kind_of_file(task_file):  # (a specification written in Word, a paper as a PDF)
             text = document_text(task_file, task_file.name, kind).text

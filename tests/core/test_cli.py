@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -266,8 +267,12 @@ def test_a_long_task_is_read_from_a_file_and_a_bad_one_is_refused_plainly(tmp_pa
     (tmp_path / "latin1.md").write_bytes("Café: r\xe9sum\xe9".encode("latin-1"))
     (tmp_path / "empty.md").write_text("  \n", encoding="utf-8")
     write_pdf(tmp_path / "scan.pdf", [None])
+    with tarfile.open(tmp_path / "bundle.tar.gz", "w:gz") as bundle:  # (a customer's support bundle)
+        bundle.add(tmp_path / "empty.md", arcname="logs/app.log")
     for args, said in ((["--task-file", str(tmp_path / "scan.pdf")], "the task file scan.pdf has no text, only "
                                                                       "pictures of its 1 page"),
+                       (["--task-file", str(tmp_path / "bundle.tar.gz")], "bundle.tar.gz is a tar archive: put it in "
+                                                                           "the work folder and name it in the task"),
                        ([], "give the task: what the agent should do (or --task-file FILE)"),
                        (["--task-file", str(tmp_path / "nope.md")], "nope.md cannot be read: No such file"),
                        (["--task-file", str(tmp_path / "latin1.md")], "latin1.md is not UTF-8 text"),
