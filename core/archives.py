@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tarfile
 import zipfile
 import zlib
@@ -195,10 +194,11 @@ def first_bytes(path: Path, kind: str, prefix: str, entries: list[Member], count
     with _opened(path, kind) as archive:
         for entry in entries:
             try:
-                with _open_member(archive, prefix + entry.name) as source:
-                    yield entry, source.read(count)
+                with _member_source(archive, prefix + entry.name) as source:
+                    head = _read(source, count, prefix + entry.name)
             except NotInArchive:
                 continue
+            yield entry, head
 
 
 def plain_name(name: str, longest: int = 80) -> str:
@@ -234,8 +234,9 @@ def _copy_out(archive: _Open, entry: Member, kept: Path, shown: str) -> None:
     try:
         # (No more than its stated size is unpacked: zipfile and tarfile read that much, and a zip
         # bomb's lie about it fails its checksum.)
-        with _open_member(archive, entry.name, shown) as source, open(partial, "wb") as target:
-            shutil.copyfileobj(source, target, 1 << 20)
+        with _member_source(archive, entry.name, shown) as source, open(partial, "wb") as target:
+            while block := _read(source, 1 << 20, shown):
+                target.write(block)
         os.replace(partial, kept)
     finally:
         partial.unlink(missing_ok=True)
@@ -247,24 +248,41 @@ class _Open:
     files: dict[str, zipfile.ZipInfo | tarfile.TarInfo]  # by name as Member gives it, in the archive's order
 
 
-@contextmanager
-def _open_member(opened: _Open, name: str, shown: str = "") -> Iterator[IO[bytes]]:
+def _member_source(opened: _Open, name: str, shown: str = "") -> IO[bytes]:
+    """The file `name` of the archive, opened to be read (with _read)."""
     shown = shown or name
     try:
         info = opened.files[name]
         source = opened.archive.open(info) if isinstance(info, zipfile.ZipInfo) else opened.archive.extractfile(info)
-        if source is None:
-            raise NotInArchive(f"{shown} is not a file in its archive.")
-        with source:
-            yield source
     except KeyError:
         raise NotInArchive(f"{shown} is not in its archive.") from None
     except NotImplementedError as exc:  # (Windows' Explorer packs files over 2 GB with Deflate64)
         raise NotInArchive(f"{shown} is packed in a way Python cannot unpack ({exc}): unpack it with a command "
                            "(7z x, or unzip).") from None
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        raise NotInArchive(f"{shown} cannot be unpacked from its archive ({exc}): the archive is damaged or cut "
-                           "short.") from None
+    except _DAMAGED as exc:
+        raise NotInArchive(_damaged(shown, exc)) from None
+    if source is None:
+        raise NotInArchive(f"{shown} is not a file in its archive.")
+    return source
+
+
+def _read(source: IO[bytes], count: int, shown: str) -> bytes:
+    """Up to `count` bytes of a file in an archive, unpacked. (Only the reading's errors are the
+    archive's: a full disk, writing them, is said as such.)"""
+    try:
+        return source.read(count)
+    except NotImplementedError as exc:
+        raise NotInArchive(f"{shown} is packed in a way Python cannot unpack ({exc}): unpack it with a command "
+                           "(7z x, or unzip).") from None
+    except _DAMAGED as exc:
+        raise NotInArchive(_damaged(shown, exc)) from None
+
+
+_DAMAGED = (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, zlib.error)  # (a checksum, a stream cut short)
+
+
+def _damaged(shown: str, exc: BaseException) -> str:
+    return f"{shown} cannot be unpacked from its archive ({exc}): the archive is damaged or cut short."
 
 
 @contextmanager

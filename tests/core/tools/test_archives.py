@@ -278,3 +278,22 @@ def test_an_archive_the_tools_do_not_unpack_is_said_what_it_is_and_how_to_unpack
         (ctx.workdir / name).write_bytes(head + bytes(100))
         with pytest.raises(ToolError, match=rf"is a binary file \(\d+ bytes\); only text files can be read\. It is {said}"):
             file_read(ctx, name)
+
+
+def test_a_full_disk_while_unpacking_is_a_full_disk_not_a_damaged_archive(ctx, bundle, monkeypatch):
+    # Said "the archive is damaged", the agent would give up on a good bundle; a full disk stops the
+    # run where it is (core/agent), and nothing half unpacked is left to pass for the file.
+    import errno
+
+    class FullDisk(io.BytesIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    import builtins
+
+    monkeypatch.setattr(archives, "open", lambda path, mode="r": FullDisk() if "w" in mode else builtins.open(path, mode),
+                        raising=False)
+    with pytest.raises(OSError) as raised:
+        file_read(ctx, "bundle.zip/bundle/config.yml")
+    assert raised.value.errno == errno.ENOSPC and not isinstance(raised.value, ToolError)
+    assert not list((ctx.offload_dir / "documents").glob("member-*"))
