@@ -188,16 +188,18 @@ def member_files(path: Path, kind: str, cache_dir: Path, prefix: str,
             yield entry, kept, ""
 
 
-def first_bytes(path: Path, kind: str, prefix: str, entries: list[Member], count: int) -> Iterator[tuple[Member, bytes]]:
+def first_bytes(path: Path, kind: str, prefix: str, entries: list[Member],
+                count: int) -> Iterator[tuple[Member, bytes | None]]:
     """The first `count` bytes of each of `entries` (named without `prefix`), unpacked: what tells a
-    text from a binary file before the whole of it is."""
+    text from a binary file before the whole of it is. (None for a file that cannot be unpacked:
+    unpacking it says why.)"""
     with _opened(path, kind) as archive:
         for entry in entries:
             try:
                 with _member_source(archive, prefix + entry.name) as source:
                     head = _read(source, count, prefix + entry.name)
             except NotInArchive:
-                continue
+                head = None
             yield entry, head
 
 

@@ -66,9 +66,9 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     dependency and cache folders (node_modules, virtual environments), what .gitignore excludes,
     binary files and files over 2 MB are skipped (named at the end: give one as the path to
     search it; a file's path searches that file alone, whatever its size: a long log, a saved
-    output `offload:NAME`; a zip or tar archive's path, its files). PDF, Word, Excel and PowerPoint files and Jupyter notebooks are
-    searched in their text, LINE as file_read reads it, with the match's page (slide, sheet and
-    row, cell). The output stops at about 4,000 characters and then says how many matches are
+    output `offload:NAME`; a zip or tar archive's path, its files). PDF, Word, Excel and
+    PowerPoint files and Jupyter notebooks are searched in their text, LINE as file_read reads it,
+    with the match's page (slide, sheet and row, cell). The output stops at about 4,000 characters and then says how many matches are
     left and in which folders: narrow the path, the pattern or the text. Counts as a reading
     action for the 2-Action Rule. Files that are not UTF-8 are named at the end: search them
     again with their encoding to match their non-ASCII text.
@@ -95,6 +95,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
     workdir = ctx.workdir.resolve()
     named = ctx.resolve(path)
     archived = None  # (an archive, or a folder in one: the files under it)
+    not_searched: list[str] = []  # the archive's files not searched, each with why
     try:
         named = archived_file(ctx, named, path) or named  # (a file in an archive, bundle.zip/logs/app.log)
     except ToolError:
@@ -102,7 +103,6 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
             raise
     if archived or (named.is_file() and archive_kind(named)):
         archived = archived or archive_folder(ctx, path)
-        not_searched: list[str] = []  # the archive's files not searched, each with why
         files = _archive_files(ctx, archived, pattern, path.replace("\\", "/").rstrip("/"), not_searched)
         base, size_cap, skipper = path.replace("\\", "/").rstrip("/"), MAX_NAMED_FILE_BYTES, None
         where = f"in the archive {path!r}" + (f" in files matching {pattern!r}" if pattern != "*" else "")
@@ -188,7 +188,7 @@ def file_search(ctx: ToolContext, query: str, path: str = ".", pattern: str = "*
                                          f"{_named(textless)}]" if textless else "") + \
         (f"\n[compressed files passed over: {_named(packed)}; search one by naming it as the path]" if packed else "") + \
         (f"\n[archives passed over: {_named(archives)}; search one by naming it as the path]" if archives else "") + \
-        (f"\n[files of the archive not searched: {_named(not_searched)}]" if archived and not_searched else "") + \
+        (f"\n[files of the archive not searched: {_named(not_searched)}]" if not_searched else "") + \
         (f"\n{skipped}" if skipped else "")
 
 
@@ -215,7 +215,8 @@ def _archive_files(ctx: ToolContext, archived: tuple[Path, str, list[Member]], p
             searched.append(entry)
     try:
         texts = [entry for entry, head in first_bytes(archive, kind, prefix, searched, BINARY_PROBE_BYTES)
-                 if b"\x00" not in head or entry.name.lower().endswith((*SEARCHED_SUFFIXES, *PACKED_SUFFIXES))]
+                 if head is None or b"\x00" not in head
+                 or entry.name.lower().endswith((*SEARCHED_SUFFIXES, *PACKED_SUFFIXES))]
     except NotInArchive as why:
         raise ToolError(str(why)) from None
     unpacked = 0
@@ -229,7 +230,7 @@ def _archive_files(ctx: ToolContext, archived: tuple[Path, str, list[Member]], p
     try:
         for entry, kept, why in member_files(archive, kind, ctx.offload_dir / DOCUMENTS_FOLDER, prefix, texts):
             if kept is None:
-                not_searched.append(f"{named}/{entry.name} ({why})")
+                not_searched.append(f"{named}/{entry.name} ({why.rstrip('.')})")
             else:
                 yield entry.name, kept
     except NotInArchive as why:

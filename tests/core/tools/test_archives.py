@@ -169,6 +169,15 @@ def test_a_locked_a_damaged_and_a_too_large_file_are_each_said(ctx, bundle, monk
     assert file_search(ctx, "hello|s3cret", path="locked.zip", regex=True).splitlines() == [
         "locked.zip/open.txt:1: hello", "[1 matching line in 1 file in the archive 'locked.zip']",
         "[files of the archive not searched: locked.zip/secret.txt (locked with a password)]"]
+    # One file of it damaged (its checksum fails): the others are searched, and it is named with why.
+    damaged = bytearray(_zip(ctx.workdir / "damaged.zip", {"good.txt": "hello\n", "bad.txt": "hello there\n"}).read_bytes())
+    at = damaged.index(b"hello there")
+    damaged[at:at + 5] = b"HELLO"
+    (ctx.workdir / "damaged.zip").write_bytes(bytes(damaged))
+    found = file_search(ctx, "hello", path="damaged.zip").splitlines()
+    assert found[:2] == ["damaged.zip/good.txt:1: hello", "[1 matching line in 1 file in the archive 'damaged.zip']"]
+    assert found[2:] == ["[files of the archive not searched: damaged.zip/bad.txt (bad.txt cannot be unpacked from its "
+                         "archive (Bad CRC-32 for file 'bad.txt'): the archive is damaged or cut short)]"]
     # Cut short (a download that stopped): said, not a traceback.
     (ctx.workdir / "cut.tar.gz").write_bytes(_tar(ctx.workdir / "whole.tar.gz", {"a.log": LOG.encode()}).read_bytes()[:2000])
     with pytest.raises(ToolError, match=r"^cut\.tar\.gz is a tar archive that cannot be read to its end \(.+\): damaged "
