@@ -34,7 +34,12 @@ DROPPED_DOCUMENT_BYTES = {"docx": 20_000_000, "odt": 20_000_000, "pptx": 50_000_
 
 
 class NotCarried(Exception):
-    """Why a dropped file's text is not put in the message (its path is, with this said)."""
+    """Why a dropped file's text is not put in the message. `givable`: whether a copy of it can go
+    instead (core/given_files.py): not for a folder, or a file that cannot be read."""
+
+    def __init__(self, message: str, givable: bool = True) -> None:
+        super().__init__(message)
+        self.givable = givable
 
 
 class Scanned(NotCarried):
@@ -53,7 +58,7 @@ def dropped_text(path: Path) -> str:
     """The text of the dropped file `path` (of a PDF, its pages' text), or NotCarried saying why not."""
     try:
         if not path.is_file():
-            raise NotCarried(f"{path.name} is not a file")
+            raise NotCarried(f"{path.name} is not a file", givable=False)
         _not_carried_archive(path)  # (before a .tar.gz is taken for a compressed log)
         if kind := kind_of_file(path):
             return _document_text(path, kind)
@@ -66,7 +71,7 @@ def dropped_text(path: Path) -> str:
                              "copy it into the work folder, where the agent can read it")
         data = path.read_bytes()
     except OSError as exc:
-        raise NotCarried(f"{path.name} could not be read ({exc.strerror or exc})") from exc
+        raise NotCarried(f"{path.name} could not be read ({exc.strerror or exc})", givable=False) from exc
     if is_binary_output(data):
         raise NotCarried(f"{path.name} is not text: copy it into the work folder if the agent should have it")
     return decode_output(data)

@@ -27,6 +27,8 @@ from core.events import (
     decode,
     to_data,
 )
+from core.given_files import GIVEN_FOLDER
+from core.offload import OFFLOAD_FOLDER
 from core.paths import RUN_LOCK, remove_folder, session_dir
 from core.snapshot import NOT_EXPORTED as SNAPSHOT_NOT_EXPORTED
 from core.snapshot import NOTE_NAME as SNAPSHOT_NOTE
@@ -66,6 +68,10 @@ def write_export(records: list[Record], folder: Path, session_id: str, target: P
                 # customer's support bundle): the project's, not the session's; what it read of
                 # them is in the events.
                 if path.name.startswith(ARCHIVE_MEMBER_PREFIX) and path.parent.name == DOCUMENTS_FOLDER:
+                    continue
+                # Nor the copies of the files the person gave from outside the work folder (a
+                # customer's bundle, a database): theirs, not the run's, and often large.
+                if path.relative_to(folder).parts[:2] == (OFFLOAD_FOLDER, GIVEN_FOLDER):
                     continue
                 if path.is_file() and not path.name.endswith(".tmp") and path.name != RUN_LOCK:
                     archive.write(path, f"{session_id}/{path.relative_to(folder).as_posix()}")

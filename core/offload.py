@@ -20,9 +20,12 @@ MESSAGE_OFFLOAD_CHARS = 20_000  # the person's messages longer than this are off
 MESSAGE_KEEP_CHARS = 6_000  # what of them stays in the conversation: their start and their end
 
 
+OFFLOAD_FOLDER = "offload"  # of a session's folder
+
+
 def folder_of(session_dir: Path) -> Path:
     """The session's offload/ folder, which `offload:NAME` in a file tool's path reads."""
-    return session_dir / "offload"
+    return session_dir / OFFLOAD_FOLDER
 
 
 def save(session_dir: Path, name: str, text: str) -> str:

@@ -50,6 +50,7 @@ from core.events import (
 )
 from core.folder_approvals import FolderApprovals
 from core.git_state import git_state
+from core.given_files import givable, given_name, given_names, keep_given
 from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama, refuses_pictures
 from core.memory import progress
@@ -140,6 +141,10 @@ class SessionConfig:
     # Pictures given with the task (a screenshot of what is wrong): each one's bytes and suffix
     # (.png, .jpg, …), kept in the session's pictures/ folder as it is created.
     pictures: tuple[tuple[bytes, str], ...] = ()
+    # Files given with the task from outside the work folder that cannot go in it as text (a
+    # customer's support bundle): each one's path and the name its copy is kept under in the
+    # session's offload/given/ (core/given_files.py), as the task names it.
+    given: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.task.strip():
@@ -282,8 +287,12 @@ class Session:
                **kwargs) -> Session:
         workdir = usable_workdir(config.workdir, data_dir)
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
+        for source, _name in config.given:  # (refused before the session is made)
+            givable(Path(source))
         session = cls(store, data_dir, _claim_session_id(store, data_dir, config), model, **kwargs)
         shown = tuple(pictures.keep(session.dir, data, suffix) for data, suffix in config.pictures)
+        for source, name in config.given:
+            keep_given(session.dir, Path(source), name)
         start = SessionStarted(
             task=config.task, model=config.model, workdir=str(workdir), api_base=config.api_base,
             max_turns=config.max_turns, approval=config.approval, warn_turn=config.warn_turn,
@@ -574,6 +583,12 @@ class Session:
             self.journal.record(message)
             self._progress(progress.person_wrote(message))
             self.start()
+
+    def keep_given(self, source: Path) -> str:
+        """A copy of a file the person gives the agent from outside the work folder (one that cannot
+        go in a message as text: a support bundle), kept in the session's offload/given/; how the
+        agent names it, for the message. NotGiven when it cannot be."""
+        return keep_given(self.dir, source, given_name(source, given_names(self.dir)))
 
     def keep_picture(self, data: bytes, suffix: str) -> str:
         """A picture the person is about to show the agent (a pasted screenshot), kept in the

@@ -30,6 +30,7 @@ from core.events import (
 )
 from core.export import import_with_own_store, write_export
 from core.folder_approvals import FolderApprovals
+from core.given_files import NotGiven
 from core.llm import ModelClient, prepare_tokenizer
 from core.logs import log_path
 from core.memory import MIN_SCORE
@@ -232,6 +233,7 @@ class MainWindow(QMainWindow):
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir
+        self.composer.give = self._give_to_shown_session
         self.chat.workdir = self._shown_workdir  # (a file tool's card opens its file)
         self.pictures = WaitingPictures()
         self.composer.pictures_given.connect(self.take_pictures)
@@ -1255,6 +1257,7 @@ class MainWindow(QMainWindow):
         config = session.state.config
         dialog = QuestionDialog(question, title, self, session_id=session.id, workdir=str(workdir),
                                 answer_wait_min=config.answer_wait_min if config else 0)
+        dialog.text.give = session.keep_given  # (a file that cannot go as text: a copy, kept now)
         dialog.answered.connect(lambda qid, choice, text, s=session, d=dialog: self.answer(s, qid, choice, text,
                                                                                          d.pictures.held()))
         dialog.plan_edit_requested.connect(lambda qid, text, s=session: self.edit_plan_to_answer(s, qid, text))
@@ -1406,6 +1409,13 @@ class MainWindow(QMainWindow):
         dialog.filesSelected.connect(lambda paths: self.take_pictures([QImage(path) for path in paths]))
         open_once(dialog)
         return dialog
+
+    def _give_to_shown_session(self, source: Path) -> str:
+        """A file dropped on the message box that cannot go as text, kept for the shown session's
+        agent (core/given_files.py); how the agent names it."""
+        if self.session is None:
+            raise NotGiven("no session is open to give it to")
+        return self.session.keep_given(source)
 
     def take_pictures(self, images: list[QImage]) -> None:
         """Pictures pasted or dropped on the message box: kept in the shown session, to go with

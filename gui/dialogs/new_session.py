@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
+from core.given_files import givable, given_name, named
 from core.llm import ModelClient
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
 from core.session import SessionConfig, check_window
@@ -81,6 +82,10 @@ class NewSessionDialog(QDialog):
         form.addRow("Task:", self.task)
         self.pictures = PicturesToGo()  # (under the task, while there are any)
         self.task.pictures_given.connect(self._take_pictures)
+        # A file from elsewhere that cannot go as text (a support bundle): held, its copy made with
+        # the session. (The file, the name of its copy.)
+        self.given: list[tuple[Path, str]] = []
+        self.task.give = self._give
         # (a dropped file that goes by its path; a scan's pages show under the task, in no red line)
         self.task.refused.connect(lambda said: self.error.setText(said))
         form.addRow("", self.pictures)
@@ -186,6 +191,14 @@ class NewSessionDialog(QDialog):
     def _take_pictures(self, images: list) -> None:
         self.error.setText(not_added(self.pictures.add(images)))
 
+    def _give(self, source: Path) -> str:
+        """A file that cannot go in the task as text, held to be copied into the session as it is
+        made; how its agent will name the copy."""
+        givable(source)
+        name = given_name(source, (name for _, name in self.given))
+        self.given.append((source, name))
+        return named(name)
+
     def _create_folder(self) -> None:
         folder = Path(self.workdir.text()).expanduser()
         try:
@@ -231,8 +244,9 @@ class NewSessionDialog(QDialog):
             # The summary and helper models chosen in Settings go with its model only, as on the
             # command line; another model goes to its own server, not the Settings model's.
             settings_model = model == prefs.model.strip()
+            task = text_for(self.task, workdir).strip()
             self.config = SessionConfig(
-                task=text_for(self.task, workdir).strip(), model=model, workdir=workdir,
+                task=task, model=model, workdir=workdir,
                 api_base=self.api_base.text().strip() or None,
                 context_window=self.context_window.value() or None,
                 summary_model=(prefs.summary_model.strip() or None) if settings_model else None,
@@ -244,6 +258,7 @@ class NewSessionDialog(QDialog):
                 budget_tokens=prefs.budget_tokens, budget_usd=self.budget_usd.value(),
                 answer_wait_min=prefs.answer_wait_min, project_instructions=self.instructions.isChecked(),
                 pictures=self.pictures.held(),
+                given=tuple((str(path), name) for path, name in self.given if named(name) in task),
             )
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))

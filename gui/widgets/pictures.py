@@ -9,6 +9,8 @@ from pathlib import Path
 
 from core import pictures
 from core.dropped_files import NotCarried, Scanned, as_carried, dropped_text
+from core.given_files import NotGiven
+from core.store import DiskFull
 from gui.desktop_open import open_on_desktop
 from gui.qt import (
     QApplication,
@@ -110,6 +112,10 @@ class PictureBox(QPlainTextEdit):
         # Files written as their path in the work folder shown when they were dropped: (what was
         # written, the file). The New session's folder can be changed after (see text_for).
         self.written_within: list[tuple[str, Path]] = []
+        # A file from outside the work folder that cannot go as text (a support bundle, a database)
+        # is given as a copy (core/given_files.py): this keeps it, or holds it until the session
+        # is made, and says how the agent names it (NotGiven when it cannot). None: its path goes.
+        self.give: Callable[[Path], str] | None = None
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
         return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
@@ -126,7 +132,8 @@ class PictureBox(QPlainTextEdit):
     def write_paths(self, paths: list[Path]) -> None:
         """A file of the work folder by its path relative to it, as the agent's tools take it; one
         from outside it (a log in Downloads) with its text, since the agent reads nothing outside
-        (see core/dropped_files.py). What could not go is said (told)."""
+        (see core/dropped_files.py), or as a copy kept for the agent (a support bundle: see
+        `give`). What went otherwise than as written, and what could not go, is said (told)."""
         workdir, written, not_carried = self.workdir(), [], []
         pages: list[QImage] = []  # a scan's, drawn
         went: list[str] = []
@@ -146,8 +153,11 @@ class PictureBox(QPlainTextEdit):
                     pages.extend(QImage.fromData(page) for page in scan.pages)
                     went.append(str(scan))
                 except NotCarried as why:
-                    written.append(f"`{path}`")
-                    not_carried.append(str(why))
+                    if (kept := self._given(path, why, not_carried)) is not None:
+                        written.append(f"`{path}` (a copy kept for you: `{kept}`)")
+                        went.append(f"{path.name} went as a copy kept with the session, which the agent reads as {kept}")
+                    else:
+                        written.append(f"`{path}`")
         finally:
             QApplication.restoreOverrideCursor()
         self.insertPlainText(" ".join(written))
@@ -159,6 +169,18 @@ class PictureBox(QPlainTextEdit):
             self.refused.emit(said[-1] + ".")
         if said:
             self.told.emit(". ".join(said) + ".")
+
+    def _given(self, path: Path, why: NotCarried, not_carried: list[str]) -> str | None:
+        """How the agent names the copy of `path` given in its stead, or None (with what is said
+        added to `not_carried`) when none is given."""
+        if not why.givable or self.give is None:
+            not_carried.append(str(why))
+            return None
+        try:
+            return self.give(path)
+        except (NotGiven, DiskFull) as no:
+            not_carried.append(str(no))
+            return None
 
 
 def text_for(box: PictureBox, workdir: Path) -> str:

@@ -12,6 +12,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from gui.qt import QMimeData, Qt, QUrl
 from gui.widgets.composer import Composer
+from tests.core.helpers import events_of
 from tests.support.office import docx_bytes
 from tests.support.pdfs import write_pdf
 
@@ -232,15 +233,51 @@ def test_a_long_paste_sent_is_said_to_be_kept_in_a_file_the_agent_reads(qtbot, m
     qtbot.waitUntil(lambda: (session.dir / "offload" / "message-0001.txt").exists(), timeout=10_000)
 
 
-def test_what_a_dropped_file_could_not_carry_is_said_in_the_status_bar(qtbot, make_window, workdir, tmp_path):
-    window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
+def test_a_file_from_elsewhere_that_cannot_go_as_text_goes_as_a_copy_the_agent_reads(qtbot, make_window, workdir,
+                                                                                     tmp_path, monkeypatch):
+    # A customer's support bundle dragged from Downloads went by its path alone, "copy it into the
+    # work folder": the agent reads nothing outside it.
+    import zipfile
+
+    from core import given_files
+    from core.events import ToolResult
+
+    model = ScriptedModel([reply("", call("task_done", summary="ok")),
+                           reply("", call("file_read", path="offload:given/bundle.zip/logs/app.log")),
+                           reply("", call("task_done", summary="read it"))])
+    window = make_window(model)
     session = window.start_session(SessionConfig(task="Tidy up", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.ended, timeout=10_000)
-    (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    with zipfile.ZipFile(downloads / "bundle.zip", "w") as bundle:
+        bundle.writestr("logs/app.log", "10:07 ERROR pool exhausted\n")
+    (downloads / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
     files = QMimeData()
-    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
+    files.setUrls([QUrl.fromLocalFile(str(downloads / "bundle.zip")), QUrl.fromLocalFile(str(downloads / "core.dump"))])
     window.composer.insertFromMimeData(files)
-    assert window.statusBar().currentMessage().startswith("Only the path went in: core.dump is not text")
+    assert window.composer.toPlainText() == (f"`{downloads / 'bundle.zip'}` (a copy kept for you: `offload:given/bundle.zip`) "
+                                             f"`{downloads / 'core.dump'}` (a copy kept for you: `offload:given/core.dump`)")
+    assert window.statusBar().currentMessage() == (
+        "bundle.zip went as a copy kept with the session, which the agent reads as offload:given/bundle.zip; "
+        "core.dump went as a copy kept with the session, which the agent reads as offload:given/core.dump.")
+    given = session.dir / "offload" / "given"
+    assert (given / "bundle.zip").read_bytes() == (downloads / "bundle.zip").read_bytes()
+    window.send_message()
+    qtbot.waitUntil(lambda: len(events_of(session, ToolResult)) == 3, timeout=10_000)
+    assert "10:07 ERROR pool exhausted" in events_of(session, ToolResult)[1].content
+    # Another bundle of the same name (from another machine) is kept beside it; one too large for a
+    # copy goes by its path, said.
+    (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "bundle.zip"))])
+    window.composer.insertFromMimeData(files)
+    assert window.composer.toPlainText().endswith("(a copy kept for you: `offload:given/bundle-2.zip`)")
+    monkeypatch.setattr(given_files, "GIVEN_MAX_BYTES", 10)
+    files.setUrls([QUrl.fromLocalFile(str(downloads / "bundle.zip"))])
+    window.composer.insertFromMimeData(files)
+    assert window.statusBar().currentMessage().startswith(
+        "Only the path went in: bundle.zip is 1") and "more than Tripane copies for the agent" in \
+        window.statusBar().currentMessage()
 
 
 def test_a_file_dropped_on_the_task_before_the_folder_is_chosen_goes_as_that_folder_needs(qtbot, make_window,
@@ -281,14 +318,23 @@ def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its
     files.setUrls([QUrl.fromLocalFile(str(spec)), QUrl.fromLocalFile(str(workdir / "README.md"))])
     dialog.task.insertFromMimeData(files)
     assert dialog.task.toPlainText() == f"`{spec}`:\n```\n# Export\n\nThe CSV has a header row.\n```\n `README.md`"
+    # A file that cannot go as text goes as a copy, made with the session: not said in the red line.
     (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
     dialog.task.insertFromMimeData(files)
-    assert dialog.error.text().startswith("Only the path went in: core.dump is not text")
+    assert dialog.task.toPlainText().endswith(f"`{tmp_path / 'core.dump'}` (a copy kept for you: `offload:given/core.dump`)")
+    assert dialog.error.text() == ""
     # A scan's pages go as pictures, shown under the task: not said in the red line for what did not go.
     from tests.support.pdfs import write_pdf
 
-    dialog.error.setText("")
     files.setUrls([QUrl.fromLocalFile(str(write_pdf(tmp_path / "scan.pdf", [None])))])
     dialog.task.insertFromMimeData(files)
     assert len(dialog.pictures.held()) == 1 and dialog.error.text() == ""
+    # A folder goes by its path, said (nothing of it is copied).
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "elsewhere"))])
+    dialog.task.insertFromMimeData(files)
+    assert dialog.task.toPlainText().endswith(f"`{tmp_path / 'elsewhere'}`") and dialog.error.text() == ""
+    dialog._accept()
+    session = window.session
+    assert session is not None and (session.dir / "offload" / "given" / "core.dump").read_bytes() == b"\x7fELF\x00\x00\x01"
+    assert "`offload:given/core.dump`" in session.state.config.task

@@ -272,13 +272,16 @@ def test_a_file_from_outside_the_work_folder_pasted_in_an_answer_goes_with_its_t
     dialog.text.insertFromMimeData(files)
     assert dialog.text.toPlainText() == (f"Here: `{figures}`:\n```\n[sheet 1 of 1: Q3, 2 rows × 2 columns]\n"
                                          "Region,Revenue\nEU,1200\n```\n `notes.md`")
+    # One that cannot go as text goes as a copy kept with the session, which the agent reads.
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "Downloads" / "core.dump"))])
     dialog.text.insertFromMimeData(files)
-    assert dialog.error.isVisible() and "core.dump is not text" in dialog.error.text()
+    assert not dialog.error.isVisible()
+    assert (session.dir / "offload" / "given" / "core.dump").read_bytes() == b"\x7fELF\x00\x00\x01"
     dialog.choose("answer")
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     answered = events_of(session, HumanAnswer)[0]
     assert "EU,1200" in answered.choice + answered.text
+    assert "(a copy kept for you: `offload:given/core.dump`)" in answered.choice + answered.text
 
 
 def test_a_picture_the_models_provider_refused_is_marked_not_shown(qtbot, make_window, workdir):
