@@ -153,11 +153,9 @@ class PictureBox(QPlainTextEdit):
                     pages.extend(QImage.fromData(page) for page in scan.pages)
                     went.append(str(scan))
                 except NotCarried as why:
-                    if (kept := self._given(path, why, not_carried)) is not None:
-                        written.append(f"`{path}` (a copy kept for you: `{kept}`)")
+                    if (kept := self.given(path, why, not_carried)) is not None:
                         went.append(f"{path.name} went as a copy kept with the session, which the agent reads as {kept}")
-                    else:
-                        written.append(f"`{path}`")
+                    written.append(as_given(path, kept))
         finally:
             QApplication.restoreOverrideCursor()
         self.insertPlainText(" ".join(written))
@@ -170,7 +168,7 @@ class PictureBox(QPlainTextEdit):
         if said:
             self.told.emit(". ".join(said) + ".")
 
-    def _given(self, path: Path, why: NotCarried, not_carried: list[str]) -> str | None:
+    def given(self, path: Path, why: NotCarried, not_carried: list[str]) -> str | None:
         """How the agent names the copy of `path` given in its stead, or None (with what is said
         added to `not_carried`) when none is given."""
         if not why.givable or self.give is None:
@@ -198,10 +196,16 @@ def text_for(box: PictureBox, workdir: Path) -> str:
         else:
             try:
                 now = as_carried(path, dropped_text(path))
-            except NotCarried:  # (said when it was dropped, had it been outside then; its path, whole)
-                now = f"`{path}`"
+            except NotCarried as why:  # (a copy for the agent, or its path, as when dropped from outside)
+                now = as_given(path, box.given(path, why, []))
         text = text.replace(written, now, 1)
     return text
+
+
+def as_given(path: Path, kept: str | None) -> str:
+    """A dropped file in the message that could not go as text: its path, and how the agent names
+    the copy kept for it (`kept`), if one was."""
+    return f"`{path}` (a copy kept for you: `{kept}`)" if kept else f"`{path}`"
 
 
 def within_folder(path: Path, workdir: Path | None) -> str | None:

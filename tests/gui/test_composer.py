@@ -292,17 +292,21 @@ def test_a_file_dropped_on_the_task_before_the_folder_is_chosen_goes_as_that_fol
     spec.write_text("The CSV has a header row.\n", encoding="utf-8")
     (workdir / "src").mkdir()
     (workdir / "src" / "main.py").write_text("x = 1\n", encoding="utf-8")
+    bundle = home / "Downloads" / "bundle.zip"  # (a customer's support bundle: no text to carry)
+    bundle.write_bytes(b"PK\x05\x06" + bytes(18))
     files = QMimeData()
     dialog.workdir.setText(str(home))
-    files.setUrls([QUrl.fromLocalFile(str(spec))])
+    files.setUrls([QUrl.fromLocalFile(str(spec)), QUrl.fromLocalFile(str(bundle))])
     dialog.task.insertFromMimeData(files)
     dialog.workdir.setText(str(workdir / "src"))
     files.setUrls([QUrl.fromLocalFile(str(workdir / "src" / "main.py"))])
     dialog.task.insertFromMimeData(files)
-    assert dialog.task.toPlainText() == "`Downloads/spec.md``main.py`"
+    assert dialog.task.toPlainText() == "`Downloads/spec.md` `Downloads/bundle.zip``main.py`"
     dialog.workdir.setText(str(workdir))  # (the project's top, after all)
     dialog._accept()
-    assert dialog.config.task == f"`{spec}`:\n```\nThe CSV has a header row.\n```\n`src/main.py`"
+    assert dialog.config.task == (f"`{spec}`:\n```\nThe CSV has a header row.\n```\n `{bundle}` (a copy kept for you: "
+                                  "`offload:given/bundle.zip`)`src/main.py`")
+    assert dialog.config.given == ((str(bundle), "bundle.zip"),)
 
 
 def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its_text(qtbot, make_window, workdir,
