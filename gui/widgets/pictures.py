@@ -205,7 +205,7 @@ def text_for(box: PictureBox, workdir: Path) -> str:
 def as_given(path: Path, kept: str | None) -> str:
     """A dropped file in the message that could not go as text: its path, and how the agent names
     the copy kept for it (`kept`), if one was."""
-    return f"`{path}` (a copy kept for you: `{kept}`)" if kept else f"`{path}`"
+    return f"`{path}` (copied for the agent as `{kept}`)" if kept else f"`{path}`"
 
 
 def within_folder(path: Path, workdir: Path | None) -> str | None:

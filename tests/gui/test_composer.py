@@ -256,8 +256,9 @@ def test_a_file_from_elsewhere_that_cannot_go_as_text_goes_as_a_copy_the_agent_r
     files = QMimeData()
     files.setUrls([QUrl.fromLocalFile(str(downloads / "bundle.zip")), QUrl.fromLocalFile(str(downloads / "core.dump"))])
     window.composer.insertFromMimeData(files)
-    assert window.composer.toPlainText() == (f"`{downloads / 'bundle.zip'}` (a copy kept for you: `offload:given/bundle.zip`) "
-                                             f"`{downloads / 'core.dump'}` (a copy kept for you: `offload:given/core.dump`)")
+    assert window.composer.toPlainText() == (
+        f"`{downloads / 'bundle.zip'}` (copied for the agent as `offload:given/bundle.zip`) "
+        f"`{downloads / 'core.dump'}` (copied for the agent as `offload:given/core.dump`)")
     assert window.statusBar().currentMessage() == (
         "bundle.zip went as a copy kept with the session, which the agent reads as offload:given/bundle.zip; "
         "core.dump went as a copy kept with the session, which the agent reads as offload:given/core.dump.")
@@ -271,7 +272,7 @@ def test_a_file_from_elsewhere_that_cannot_go_as_text_goes_as_a_copy_the_agent_r
     (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + bytes(18))
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "bundle.zip"))])
     window.composer.insertFromMimeData(files)
-    assert window.composer.toPlainText().endswith("(a copy kept for you: `offload:given/bundle-2.zip`)")
+    assert window.composer.toPlainText().endswith("(copied for the agent as `offload:given/bundle-2.zip`)")
     monkeypatch.setattr(given_files, "GIVEN_MAX_BYTES", 10)
     files.setUrls([QUrl.fromLocalFile(str(downloads / "bundle.zip"))])
     window.composer.insertFromMimeData(files)
@@ -304,7 +305,7 @@ def test_a_file_dropped_on_the_task_before_the_folder_is_chosen_goes_as_that_fol
     assert dialog.task.toPlainText() == "`Downloads/spec.md` `Downloads/bundle.zip``main.py`"
     dialog.workdir.setText(str(workdir))  # (the project's top, after all)
     dialog._accept()
-    assert dialog.config.task == (f"`{spec}`:\n```\nThe CSV has a header row.\n```\n `{bundle}` (a copy kept for you: "
+    assert dialog.config.task == (f"`{spec}`:\n```\nThe CSV has a header row.\n```\n `{bundle}` (copied for the agent as "
                                   "`offload:given/bundle.zip`)`src/main.py`")
     assert dialog.config.given == ((str(bundle), "bundle.zip"),)
 
@@ -326,7 +327,8 @@ def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its
     (tmp_path / "core.dump").write_bytes(b"\x7fELF\x00\x00\x01")
     files.setUrls([QUrl.fromLocalFile(str(tmp_path / "core.dump"))])
     dialog.task.insertFromMimeData(files)
-    assert dialog.task.toPlainText().endswith(f"`{tmp_path / 'core.dump'}` (a copy kept for you: `offload:given/core.dump`)")
+    assert dialog.task.toPlainText().endswith(
+        f"`{tmp_path / 'core.dump'}` (copied for the agent as `offload:given/core.dump`)")
     assert dialog.error.text() == ""
     # A scan's pages go as pictures, shown under the task: not said in the red line for what did not go.
     from tests.support.pdfs import write_pdf

@@ -281,7 +281,7 @@ def test_a_file_from_outside_the_work_folder_pasted_in_an_answer_goes_with_its_t
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     answered = events_of(session, HumanAnswer)[0]
     assert "EU,1200" in answered.choice + answered.text
-    assert "(a copy kept for you: `offload:given/core.dump`)" in answered.choice + answered.text
+    assert "(copied for the agent as `offload:given/core.dump`)" in answered.choice + answered.text
 
 
 def test_a_picture_the_models_provider_refused_is_marked_not_shown(qtbot, make_window, workdir):
