@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--picture", action="append", metavar="FILE", type=Path,
                      help="a picture to show the agent with the task (PNG, JPEG, GIF, WebP, at most 5 MB; a PDF of up "
                           "to 5 pages, such as a scan: its pages; again for more): a screenshot of what is wrong")
+    run.add_argument("--give", action="append", metavar="FILE", type=Path,
+                     help="a file from outside the work folder for the agent to read (a customer's support bundle, a "
+                          "database, a long log; up to 256 MB): copied into the session, and named with the task "
+                          "(again for more)")
     run.add_argument("--model", type=_model_string,
                      help="a litellm model string, e.g. openai/gpt-5.4-mini (default: the model, server, "
                           "context window and summary model chosen in the window's Settings)")
@@ -825,9 +829,11 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
     at_terminal = sys.stdin.isatty() and not args.json
     settings = LoopSettings(keeps_left_running=at_terminal)
     if args.command == "run":
-        config = SessionConfig(task=args.task, workdir=args.workdir, **args.run_settings,
-                               project_instructions=not args.no_project_instructions,
-                               pictures=_pictures_read(args.picture or []))
+        given = _given_with_task(args.give or [])
+        config = SessionConfig(task=args.task + "".join(f"\n{said}" for _, _, said in given), workdir=args.workdir,
+                               **args.run_settings, project_instructions=not args.no_project_instructions,
+                               pictures=_pictures_read(args.picture or []),
+                               given=tuple((source, name) for source, name, _ in given))
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory, settings=settings)
         _say_started(session)
     else:
@@ -940,6 +946,19 @@ async def _hold_what_runs_on(session) -> None:
         print(flush=True)  # (after the ^C the terminal echoed)
         if stopped and said is not None:
             print(render(said), flush=True)
+
+
+def _given_with_task(files: list[Path]) -> list[tuple[str, str, str]]:
+    """The files named by --give: each one's path, the name its copy is kept under in the session,
+    and the line the task names it in (as a file dropped on the window's task box is named)."""
+    from core.given_files import givable, given_name, named
+
+    given: list[tuple[str, str, str]] = []
+    for file in files:
+        givable(file)  # (NotGiven, a ValueError: said before the session is made)
+        name = given_name(file, (name for _, name, _ in given))
+        given.append((str(file.resolve()), name, f"`{file}` (copied for the agent as `{named(name)}`)"))
+    return given
 
 
 def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:

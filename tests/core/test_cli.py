@@ -281,6 +281,38 @@ def test_a_long_task_is_read_from_a_file_and_a_bad_one_is_refused_plainly(tmp_pa
         assert code == 2 and said in err and "Traceback" not in err, (args, err)
 
 
+def test_a_file_given_on_the_command_line_is_copied_into_the_session_for_the_agent(tmp_path):
+    # Over SSH, a customer's bundle in ~/incoming: --task-file took only text, and the agent reads
+    # nothing outside the work folder.
+    import zipfile
+
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    with zipfile.ZipFile(incoming / "bundle.zip", "w") as bundle:
+        bundle.writestr("logs/app.log", "10:07 ERROR pool exhausted\n")
+    work = work_folder(tmp_path)
+
+    def read_it(request):
+        task = request["messages"][1]["content"]
+        assert "(copied for the agent as `offload:given/bundle.zip`)" in task, task
+        return Turn(tool_calls=(tool("file_read", path="offload:given/bundle.zip/logs/app.log"),))
+
+    steps = positional([read_it, Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    with ScriptedServer(steps) as server:
+        code, _, err = finish(tripane("run", "Why did it fail?", "--give", str(incoming / "bundle.zip"), "--model",
+                                      "openai/scripted", "--api-base", server.url, "--workdir", str(work), "--no-memory",
+                                      data_dir=tmp_path))
+    assert code == 0, err
+    store = Store(tmp_path / "tripane.db")
+    session = store.sessions()[0]
+    results = [r.event for r in store.records(session.id) if r.event.kind == "tool_result"]
+    assert "10:07 ERROR pool exhausted" in results[0].content
+    code, _, err = finish(tripane("run", "Why?", "--give", str(incoming / "gone.zip"), "--model", "m", "--workdir",
+                                  str(work), data_dir=tmp_path))
+    assert code == 2 and "gone.zip is not a file" in err and "Traceback" not in err
+    assert len(store.sessions()) == 1
+
+
 def test_a_specification_in_word_or_pdf_is_a_task_file_and_a_task_typed_with_it_says_what_to_do(tmp_path):
     spec = tmp_path / "Downloads" / "export spec.docx"
     spec.parent.mkdir()
