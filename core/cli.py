@@ -302,8 +302,8 @@ def _task_given(parser: argparse.ArgumentParser, task: str | None, task_file: Pa
     from core.archives import archive_kind
 
     if kind := archive_kind(task_file):  # (a customer's support bundle: the agent reads it in the work folder)
-        parser.error(f"the task file {task_file} is a {kind} archive: put it in the work folder and name it in the task "
-                     "(the agent reads the files in it there)")
+        parser.error(f"the task file {task_file} is a {kind} archive: give it to the agent with --give {task_file} "
+                     "and the task as TASK (the agent reads the files in it)")
     try:
         if kind := kind_of_file(task_file):  # (a specification written in Word, a paper as a PDF)
             text = document_text(task_file, task_file.name, kind).text

@@ -271,8 +271,8 @@ def test_a_long_task_is_read_from_a_file_and_a_bad_one_is_refused_plainly(tmp_pa
         bundle.add(tmp_path / "empty.md", arcname="logs/app.log")
     for args, said in ((["--task-file", str(tmp_path / "scan.pdf")], "the task file scan.pdf has no text, only "
                                                                       "pictures of its 1 page"),
-                       (["--task-file", str(tmp_path / "bundle.tar.gz")], "bundle.tar.gz is a tar archive: put it in "
-                                                                           "the work folder and name it in the task"),
+                       (["--task-file", str(tmp_path / "bundle.tar.gz")], "bundle.tar.gz is a tar archive: give it to "
+                                                                           "the agent with --give"),
                        ([], "give the task: what the agent should do (or --task-file FILE)"),
                        (["--task-file", str(tmp_path / "nope.md")], "nope.md cannot be read: No such file"),
                        (["--task-file", str(tmp_path / "latin1.md")], "latin1.md is not UTF-8 text"),
