@@ -9,6 +9,7 @@ outside it, and the person had to put a customer's files in their project to hav
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 from collections.abc import Iterable
@@ -57,8 +58,23 @@ def named(name: str) -> str:
 
 
 def given_names(session_dir: Path) -> list[str]:
+    """The names of the copies kept for the session's agent (not one half made: .NAME.part)."""
     folder = folder_of(session_dir) / GIVEN_FOLDER
-    return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+    return sorted(path.name for path in folder.iterdir() if not path.name.startswith(".")) if folder.is_dir() else []
+
+
+def copy_given(session_dir: Path, source: Path) -> str:
+    """A copy of `source` for the agent of the session (core.session.Session.keep_given): the one
+    kept already when the same file was given before (dropped twice), else a new one; how the
+    agent names it."""
+    givable(source)
+    folder = folder_of(session_dir) / GIVEN_FOLDER
+    size = source.stat().st_size
+    for name in given_names(session_dir):
+        kept = folder / name
+        if kept.stat().st_size == size and filecmp.cmp(source, kept, shallow=False):
+            return named(name)
+    return keep_given(session_dir, source, given_name(source, given_names(session_dir)))
 
 
 def keep_given(session_dir: Path, source: Path, name: str) -> str:

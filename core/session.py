@@ -50,7 +50,7 @@ from core.events import (
 )
 from core.folder_approvals import FolderApprovals
 from core.git_state import git_state
-from core.given_files import givable, given_name, given_names, keep_given
+from core.given_files import copy_given, givable, keep_given
 from core.journal import Journal, Subscriber, ToolOutput
 from core.llm import ModelClient, is_ollama, refuses_pictures
 from core.memory import progress
@@ -588,7 +588,7 @@ class Session:
         """A copy of a file the person gives the agent from outside the work folder (one that cannot
         go in a message as text: a support bundle), kept in the session's offload/given/; how the
         agent names it, for the message. NotGiven when it cannot be."""
-        return keep_given(self.dir, source, given_name(source, given_names(self.dir)))
+        return copy_given(self.dir, source)
 
     def keep_picture(self, data: bytes, suffix: str) -> str:
         """A picture the person is about to show the agent (a pasted screenshot), kept in the

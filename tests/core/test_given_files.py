@@ -43,6 +43,20 @@ async def test_a_file_given_with_the_task_is_copied_into_the_session_and_read_th
         assert not [name for name in archive.namelist() if "/offload/given/" in name]
 
 
+def test_the_same_file_given_twice_is_kept_once_and_another_of_its_name_beside_it(tmp_path, bundle):
+    from core.given_files import copy_given
+
+    session_dir = tmp_path / "session"
+    assert copy_given(session_dir, bundle) == "offload:given/acme-bundle.zip"
+    assert copy_given(session_dir, bundle) == "offload:given/acme-bundle.zip"  # (dragged again, to be sure)
+    other = tmp_path / "web-2" / "acme-bundle.zip"  # (the other machine's)
+    other.parent.mkdir()
+    other.write_bytes(bundle.read_bytes() + b"\x00")
+    assert copy_given(session_dir, other) == "offload:given/acme-bundle-2.zip"
+    assert sorted(path.name for path in (session_dir / "offload" / "given").iterdir()) == [
+        "acme-bundle-2.zip", "acme-bundle.zip"]
+
+
 def test_a_file_that_cannot_be_given_is_refused_before_the_session_is_made(store, data_dir, workdir, tmp_path):
     with pytest.raises(NotGiven, match=r"^gone\.zip is not a file$"):
         make_session(store, data_dir, workdir, ScriptedModel([]), given=((str(tmp_path / "gone.zip"), "gone.zip"),))
