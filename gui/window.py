@@ -841,7 +841,7 @@ class MainWindow(QMainWindow):
             return None
         dialog = self.new_session()
         if dialog is not None:
-            dialog.fill_in_like(self.session.state)
+            dialog.fill_in_like(self.session.state, self.session.dir)
         return dialog
 
     # A folder dragged from the file manager onto the window starts a session in it.

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
-from core.given_files import givable, given_name, named
+from core.given_files import GIVEN_FOLDER, givable, given_name, given_names, named
 from core.llm import ModelClient
+from core.offload import folder_of
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
 from core.session import SessionConfig, check_window
 from core.text import capitalized
@@ -169,13 +170,17 @@ class NewSessionDialog(QDialog):
         fit_to_screen(self, 620, 320)
         grow_with_content(self)
 
-    def fill_in_like(self, state: SessionState) -> None:
+    def fill_in_like(self, state: SessionState, session_dir: Path | None = None) -> None:
         """The fields as the session `state` runs now: its task and folder, the model it has now
-        (after any change) at its server, its reasoning effort and approvals."""
+        (after any change) at its server, its reasoning effort and approvals. The files its task
+        gave the agent (copies in `session_dir`) are given again, from those copies."""
         config = state.config
         assert config is not None
         self.filled_in_like = True
         self.task.setPlainText(config.task)
+        if session_dir is not None:
+            kept = folder_of(session_dir) / GIVEN_FOLDER
+            self.given = [(kept / name, name) for name in given_names(session_dir) if named(name) in config.task]
         self.workdir.setText(state.workdir)  # where it was moved, if it was
         self.model.setCurrentText(state.model)
         self.api_base.setText(state.api_base or "")  # after the model, whose server the field follows

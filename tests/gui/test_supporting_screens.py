@@ -907,8 +907,13 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     window = make_window(ScriptedModel([], default=reply("", call("task_done", summary="ok"))))
     window.prefs.model = "openai/gpt-4o-mini"
     window.prefs.budget_usd = 5.0
-    first = window.start_session(SessionConfig(task="Refactor the parser\nkeep the API", model="scripted",
-                                               workdir=workdir, approval="none", budget_usd=2.5))
+    given = tmp_path / "Downloads" / "notes.bin"  # (given with the task: the new session has its own copy)
+    given.parent.mkdir()
+    given.write_bytes(b"\x00notes")
+    task = "Refactor the parser\nkeep the API; notes: `offload:given/notes.bin`"
+    first = window.start_session(SessionConfig(task=task, model="scripted", workdir=workdir, approval="none",
+                                               budget_usd=2.5, given=((str(given), "notes.bin"),)))
+    given.unlink()  # (moved away since)
     qtbot.waitUntil(lambda: first.state.ended and not first.running, timeout=WAIT)
     asyncio.ensure_future(first.change_model("openai/my-finetune", "http://127.0.0.1:8000/v1", context_window=32_768,
                                              reasoning_effort="high"))
@@ -917,7 +922,7 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
 
     dialog = window.new_session_like()
     qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
-    assert dialog.task.toPlainText() == "Refactor the parser\nkeep the API"
+    assert dialog.task.toPlainText() == task
     assert dialog.workdir.text() == str(workdir)
     assert (dialog.model.currentText(), dialog.api_base.text()) == ("openai/my-finetune", "http://127.0.0.1:8000/v1")
     assert dialog.context_window.value() == 32_768  # the window it was given with that model
@@ -930,7 +935,10 @@ def test_a_new_session_like_the_open_one_starts_filled_in_as_it_runs_now(qtbot, 
     dialog._accept()
     config = dialog.config
     assert (config.task, config.workdir, config.model, config.api_base) == (
-        "Refactor the parser\nkeep the API", other, "openai/my-finetune", "http://127.0.0.1:8000/v1")
+        task, other, "openai/my-finetune", "http://127.0.0.1:8000/v1")
+    assert config.given == ((str(first.dir / "offload" / "given" / "notes.bin"), "notes.bin"),)
+    again = window.start_session(config)
+    assert (again.dir / "offload" / "given" / "notes.bin").read_bytes() == b"\x00notes"
     assert (config.reasoning_effort, config.approval, config.budget_usd) == ("high", "none", 1.25)
     assert config.context_window == 32_768
     dialog.reject()
