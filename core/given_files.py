@@ -17,10 +17,10 @@ from pathlib import Path
 
 from core.offload import folder_of
 from core.store import as_disk_full
+from core.tools.context import OFFLOAD_SCHEME
 
 GIVEN_FOLDER = "given"  # of the session's offload/
 GIVEN_MAX_BYTES = 256 * 2**20  # copied as it is dropped, the window waiting (about a second here): more, by its path
-_SCHEME = "offload:"  # (core/tools/context.py's OFFLOAD_SCHEME: how the file tools name the session's offload/)
 
 
 class NotGiven(ValueError):
@@ -54,7 +54,7 @@ def given_name(source: Path, taken: Iterable[str]) -> str:
 
 def named(name: str) -> str:
     """How the agent names the copy kept as `name`."""
-    return f"{_SCHEME}{GIVEN_FOLDER}/{name}"
+    return f"{OFFLOAD_SCHEME}{GIVEN_FOLDER}/{name}"
 
 
 def given_names(session_dir: Path) -> list[str]:
