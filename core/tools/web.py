@@ -151,7 +151,7 @@ async def _archive(ctx: ToolContext, url: str, final_url: str, data: bytes) -> s
     kept = ctx.offload_dir / DOCUMENTS_FOLDER / f"download-{hashlib.sha1(data).hexdigest()[:12]}-{safe}"
     if not kept.is_file():
         kept.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(kept, data)
+        await asyncio.to_thread(atomic_write, kept, data)  # (50 MB: off the window's thread)
     try:
         found = await asyncio.to_thread(listing, kept, f"{OFFLOAD_SCHEME}{DOCUMENTS_FOLDER}/{kept.name}", kind)
     except NoText as why:
