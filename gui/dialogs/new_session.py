@@ -200,6 +200,8 @@ class NewSessionDialog(QDialog):
         """A file that cannot go in the task as text, held to be copied into the session as it is
         made; how its agent will name the copy."""
         givable(source)
+        if held := next((name for path, name in self.given if path == source), None):
+            return named(held)  # (dropped again, or made again at a second Start)
         name = given_name(source, (name for _, name in self.given))
         self.given.append((source, name))
         return named(name)

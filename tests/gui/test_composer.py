@@ -305,6 +305,7 @@ def test_a_file_dropped_on_the_task_before_the_folder_is_chosen_goes_as_that_fol
     assert dialog.task.toPlainText() == "`Downloads/spec.md` `Downloads/bundle.zip``main.py`"
     dialog.workdir.setText(str(workdir))  # (the project's top, after all)
     dialog._accept()
+    dialog._accept()  # (Start again, after a refusal, say: the bundle is given once)
     assert dialog.config.task == (f"`{spec}`:\n```\nThe CSV has a header row.\n```\n `{bundle}` (copied for the agent as "
                                   "`offload:given/bundle.zip`)`src/main.py`")
     assert dialog.config.given == ((str(bundle), "bundle.zip"),)
