@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--picture", action="append", metavar="FILE", type=Path,
                         help="a picture to show the agent with the message, or alone (PNG, JPEG, GIF, WebP, at "
                              "most 5 MB; again for more): a screenshot of what is wrong")
+    resume.add_argument("--give", action="append", metavar="FILE", type=Path,
+                        help="a file from outside the work folder for the agent to read, copied into the session and "
+                             "named with the message (again for more)")
     resume.add_argument("--model", type=_model_string,
                         help="go on with another model from here (the session's is gone, refused, too "
                              "weak or too dear); its server and window with --api-base, --context-window")
@@ -866,8 +869,12 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
             from core.agent.options import option_typed
 
             await session.answer(question.qid, option_typed(args.answer, question) or args.answer, args.text)
-        if args.message or args.picture:
-            await session.send(args.message or "", _pictures_kept(session, args.picture or []))
+        if args.message or args.picture or args.give:
+            from core.given_files import mention
+
+            given = [mention(file, session.keep_given(file)) for file in args.give or []]
+            await session.send("\n".join(part for part in (args.message, *given) if part),
+                               _pictures_kept(session, args.picture or []))
         # Ended on an error, its cause fixed (--model, a key, a server started): the failed step again.
         elif session.state.ended and not session.reopen_after_error():
             from core.events import ended_word
@@ -951,13 +958,13 @@ async def _hold_what_runs_on(session) -> None:
 def _given_with_task(files: list[Path]) -> list[tuple[str, str, str]]:
     """The files named by --give: each one's path, the name its copy is kept under in the session,
     and the line the task names it in (as a file dropped on the window's task box is named)."""
-    from core.given_files import givable, given_name, named
+    from core.given_files import givable, given_name, mention, named
 
     given: list[tuple[str, str, str]] = []
     for file in files:
         givable(file)  # (NotGiven, a ValueError: said before the session is made)
         name = given_name(file, (name for _, name, _ in given))
-        given.append((str(file.resolve()), name, f"`{file}` (copied for the agent as `{named(name)}`)"))
+        given.append((str(file.resolve()), name, mention(file, named(name))))
     return given
 
 

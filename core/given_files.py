@@ -57,6 +57,11 @@ def named(name: str) -> str:
     return f"{OFFLOAD_SCHEME}{GIVEN_FOLDER}/{name}"
 
 
+def mention(source: Path | str, kept: str) -> str:
+    """How a message names a file given to the agent: its path, and its copy's (`kept`)."""
+    return f"`{source}` (copied for the agent as `{kept}`)"
+
+
 def given_names(session_dir: Path) -> list[str]:
     """The names of the copies kept for the session's agent (not one half made: .NAME.part)."""
     folder = folder_of(session_dir) / GIVEN_FOLDER

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core import pictures
 from core.dropped_files import NotCarried, Scanned, as_carried, dropped_text
-from core.given_files import NotGiven
+from core.given_files import NotGiven, mention
 from core.store import DiskFull
 from gui.desktop_open import open_on_desktop
 from gui.qt import (
@@ -205,7 +205,7 @@ def text_for(box: PictureBox, workdir: Path) -> str:
 def as_given(path: Path, kept: str | None) -> str:
     """A dropped file in the message that could not go as text: its path, and how the agent names
     the copy kept for it (`kept`), if one was."""
-    return f"`{path}` (copied for the agent as `{kept}`)" if kept else f"`{path}`"
+    return mention(path, kept) if kept else f"`{path}`"
 
 
 def within_folder(path: Path, workdir: Path | None) -> str | None:

@@ -297,16 +297,26 @@ def test_a_file_given_on_the_command_line_is_copied_into_the_session_for_the_age
         assert "(copied for the agent as `offload:given/bundle.zip`)" in task, task
         return Turn(tool_calls=(tool("file_read", path="offload:given/bundle.zip/logs/app.log"),))
 
-    steps = positional([read_it, Turn(tool_calls=(tool("task_done", summary="ok"),))])
+    (incoming / "web-2.log").write_bytes(b"10:09 ERROR pool exhausted on web-2\n" * 60_000)  # (2 MB: no message)
+    steps = positional([read_it, Turn(tool_calls=(tool("task_done", summary="ok"),)),
+                        Turn(tool_calls=(tool("file_search", query="web-2", path="offload:given/web-2.log"),)),
+                        Turn(tool_calls=(tool("task_done", summary="both"),))])
     with ScriptedServer(steps) as server:
         code, _, err = finish(tripane("run", "Why did it fail?", "--give", str(incoming / "bundle.zip"), "--model",
                                       "openai/scripted", "--api-base", server.url, "--workdir", str(work), "--no-memory",
                                       data_dir=tmp_path))
-    assert code == 0, err
-    store = Store(tmp_path / "tripane.db")
-    session = store.sessions()[0]
+        assert code == 0, err
+        store = Store(tmp_path / "tripane.db")
+        session = store.sessions()[0]
+        # The other machine's log, given with a message to go on.
+        code, _, err = finish(tripane("resume", session.id, "--give", str(incoming / "web-2.log"), "--no-memory",
+                                      data_dir=tmp_path))
+        assert code == 0, err
     results = [r.event for r in store.records(session.id) if r.event.kind == "tool_result"]
     assert "10:07 ERROR pool exhausted" in results[0].content
+    assert results[2].content.startswith("offload:given/web-2.log:1: 10:09 ERROR pool exhausted on web-2")
+    said = [r.event for r in store.records(session.id) if r.event.kind == "user_message"][-1]
+    assert said.text == f"`{incoming / 'web-2.log'}` (copied for the agent as `offload:given/web-2.log`)"
     code, _, err = finish(tripane("run", "Why?", "--give", str(incoming / "gone.zip"), "--model", "m", "--workdir",
                                   str(work), data_dir=tmp_path))
     assert code == 2 and "gone.zip is not a file" in err and "Traceback" not in err
