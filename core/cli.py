@@ -958,14 +958,13 @@ async def _hold_what_runs_on(session) -> None:
 def _given_with_task(files: list[Path]) -> list[tuple[str, str, str]]:
     """The files named by --give: each one's path, the name its copy is kept under in the session,
     and the line the task names it in (as a file dropped on the window's task box is named)."""
-    from core.given_files import givable, given_name, mention, named
+    from core.given_files import hold_given, mention, named
 
-    given: list[tuple[str, str, str]] = []
+    held: list[tuple[Path, str]] = []
+    typed = {file.resolve(): file for file in reversed(files)}  # (the task names each as it was typed)
     for file in files:
-        givable(file)  # (NotGiven, a ValueError: said before the session is made)
-        name = given_name(file, (name for _, name, _ in given))
-        given.append((str(file.resolve()), name, mention(file, named(name))))
-    return given
+        hold_given(held, file.resolve())  # (NotGiven, a ValueError: said before the session is made)
+    return [(str(file), name, mention(typed[file], named(name))) for file, name in held]
 
 
 def _pictures_read(files: list[Path]) -> tuple[tuple[bytes, str], ...]:

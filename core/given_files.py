@@ -52,6 +52,19 @@ def given_name(source: Path, taken: Iterable[str]) -> str:
     return name
 
 
+def hold_given(held: list[tuple[Path, str]], source: Path) -> str:
+    """For a session not made yet (the New session's task, `tripane run --give`): `source` added to
+    `held` (each file and the name its copy will be kept under, copied as the session is made:
+    SessionConfig.given), once however often it is given; the name of its copy. NotGiven when it
+    cannot be given."""
+    givable(source)
+    if kept := next((name for path, name in held if path == source), None):
+        return kept
+    name = given_name(source, (name for _, name in held))
+    held.append((source, name))
+    return name
+
+
 def named(name: str) -> str:
     """How the agent names the copy kept as `name`."""
     return f"{OFFLOAD_SCHEME}{GIVEN_FOLDER}/{name}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.agent.state import SessionState
 from core.context.project import INSTRUCTION_FILES
-from core.given_files import GIVEN_FOLDER, givable, given_name, given_names, named
+from core.given_files import GIVEN_FOLDER, given_names, hold_given, named
 from core.llm import ModelClient
 from core.offload import folder_of
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
@@ -199,12 +199,7 @@ class NewSessionDialog(QDialog):
     def _give(self, source: Path) -> str:
         """A file that cannot go in the task as text, held to be copied into the session as it is
         made; how its agent will name the copy."""
-        givable(source)
-        if held := next((name for path, name in self.given if path == source), None):
-            return named(held)  # (dropped again, or made again at a second Start)
-        name = given_name(source, (name for _, name in self.given))
-        self.given.append((source, name))
-        return named(name)
+        return named(hold_given(self.given, source))  # (once: dropped again, or made again at a second Start)
 
     def _create_folder(self) -> None:
         folder = Path(self.workdir.text()).expanduser()
