@@ -14,6 +14,7 @@ from core.documents import (
     DOCUMENTS_FOLDER,
     HEAD_BYTES,
     NOTEBOOK_SUFFIX,
+    PACKED_KINDS,
     NoText,
     PicturesOnly,
     cache_stem,
@@ -72,13 +73,15 @@ def file_read(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400, en
     if not encoding and target.suffix.lower() in pictures.KINDS and is_binary(target):
         return _picture(ctx, target, path)
     text_of, note = target, ""  # (a PDF, a Word document, … is read as its text, kept in a file)
-    if not encoding and (kind := archive_kind_of(target)):
+    document = kind_of_file(target) if not encoding else None
+    # An archive is looked for only where no document is (an Office file is a zip; a .tar.gz, gzip).
+    if not encoding and document in (None, *PACKED_KINDS) and (kind := archive_kind_of(target)):
         try:
             text_of, about = document_text_file(ctx, target, path, kind)
         except NoText as why:
             raise ToolError(str(why)) from None
         note = f"; {about}"
-    elif not encoding and (kind := kind_of_file(target)):
+    elif kind := document:
         text_of, note = _document_text_file(ctx, target, path, kind)
         if text_of is None:  # (a scan, for a model that sees its pages instead)
             return note
