@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 
 PROBE_CALLS = 200
-FIX = ('install a release without this fault: python -m pip install "PySide6-Essentials>=6.7,<6.12" '
+FIX = ('install a release without this fault: python -m pip install "PySide6-Essentials>=6.8,<6.12" '
        "(or use Python 3.12 or newer)")
 
 

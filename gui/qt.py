@@ -23,6 +23,8 @@ from PySide6.QtCore import (
     qVersion,
 )
 from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
     QAction,
     QCloseEvent,
     QColor,
@@ -43,6 +45,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextDocumentFragment,
     QTextFormat,
     QTextLayout,
     QTextOption,

@@ -52,6 +52,7 @@ from core.store import DiskFull, SessionRow, StoreError, as_disk_full, rows_matc
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line
 from core.transcript import transcript
+from gui.announcer import Announcer, run_ended_title
 from gui.asides import Asides
 from gui.bridge import SessionBridge
 from gui.desktop_open import open_file, open_on_desktop
@@ -131,8 +132,6 @@ log = logging.getLogger(__name__)
 FOLLOW_MS = 1500
 START_NOTE_S = 30  # how long a word said at the start stays in the status bar
 UNREADABLE_NOTE = "A file of this session changed outside Tripane and cannot be read now"
-RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
-                    "error": "Run failed"}
 QUESTION_AFTER_TYPING_POLL_MS = 300  # how often a question held while the person types looks for a pause
 DELETE_LISTED = 8  # sessions named in the confirmation of a deletion of many (the rest counted)
 # How a session nothing runs was left, as its end is asked ("… is not running: it was interrupted …").
@@ -256,6 +255,8 @@ class MainWindow(QMainWindow):
         self._connect()
         self.setStatusBar(status := SessionStatusBar())
         self.status = status
+        self.announcer = Announcer(self)
+        status.messageChanged.connect(self.announcer.status_message)
         self.status.question_clicked.connect(self.show_open_question)
         self.status.cost_clicked.connect(self.open_spending)
         self.status.model_clicked.connect(self.change_model)
@@ -729,6 +730,7 @@ class MainWindow(QMainWindow):
         self._watch(session)
         self._keep_pane_edits()  # the session shown before: its edits wait for it
         self.session = session
+        self.announcer.session_shown()
         self.drafts.take(session.id)
         bridge = self.bridges[session.id]  # (what it does now: it may have run while another was shown)
         self._activity, self._activity_detail = (bridge.activity, bridge.detail) if session.running else ("idle", "")
@@ -1136,6 +1138,7 @@ class MainWindow(QMainWindow):
         if session is not self.session:
             return
         self.chat.add_record(record)
+        self.announcer.record(event)
         if isinstance(event, (AssistantMessage, ModelChanged)):  # (a request's pictures refused; another model)
             self.chat.mark_refused_pictures(*session.pictures_refused())
         if isinstance(event, (AssistantMessage, Compaction)) and self.inspector is not None \
@@ -1377,7 +1380,7 @@ class MainWindow(QMainWindow):
         """A long run finished while the person looked elsewhere: they want to know, and how."""
         title = self.workspace.title(session.id)
         summary = f": {ended.summary.strip()}" if ended.summary.strip() else ""
-        self.alert(f"{title}{summary}", RUN_ENDED_TITLES.get(ended.status, f"Run ended: {ended.status}"), session.id)
+        self.alert(f"{title}{summary}", run_ended_title(ended.status), session.id)
 
     # --- steering -------------------------------------------------------------------------------
 

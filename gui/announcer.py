@@ -1,0 +1,115 @@
+"""What a screen reader says without being asked: what a sighted person sees happen at a glance.
+
+A screen reader speaks what has the keyboard focus, and a dialog that takes it. The rest of what
+changes on screen it does not say: the agent's reply appearing in the conversation, a tool failing,
+the run ending, a message in the status bar. Someone who cannot see the window heard nothing of a
+run between its questions. Here those are announced (Qt's announcement event: Orca through AT-SPI,
+Narrator and NVDA through UI Automation, VoiceOver), politely, after what is being said, except a
+failed run, which interrupts.
+
+Nothing is sent while no assistive technology listens (Qt does not build the event then).
+"""
+
+from __future__ import annotations
+
+import time
+
+from core.events import AssistantMessage, Event, SessionEnded, ToolResult, ended_word
+from core.text import one_line
+from gui.markdown import to_html
+from gui.qt import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
+    QObject,
+    QTextDocumentFragment,
+    QTimer,
+    QWidget,
+    Signal,
+)
+
+REPLY_CHARS = 600  # of an agent's reply said; the rest is in the conversation, to read there
+FAILURE_CHARS = 160  # of a tool's error: its first words say what went wrong
+# How a run's end is told: in the tray's message, and to a screen reader.
+RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "aborted": "Run stopped",
+                    "error": "Run failed"}
+STATUS_SETTLE_MS = 400  # a status message counting up ("Deleting sessions… 3 of 400") is said as it settles
+SAME_AGAIN_S = 5.0  # the same status message again this soon is not said twice
+
+
+def plain(markdown: str) -> str:
+    """A reply as it reads: its Markdown's marks (asterisks, backticks, #) are not to be spoken."""
+    return QTextDocumentFragment.fromHtml(to_html(markdown)).toPlainText().strip()
+
+
+def reply_said(text: str) -> str:
+    said = plain(text)
+    if len(said) > REPLY_CHARS:
+        said = one_line(said, REPLY_CHARS) + " (the rest is in the conversation)"
+    return f"Agent: {said}"
+
+
+def what_to_say(event: Event, last_reply: str = "") -> tuple[str, bool]:
+    """What a record of the shown session says, and whether it interrupts; ("", False): nothing.
+    `last_reply`: the agent's last reply, which a run ended by it gives as its summary."""
+    match event:
+        case AssistantMessage(text=text) if text.strip():
+            return reply_said(text), False
+        case ToolResult(ok=False, name=name, content=content):
+            return f"{name} failed: {one_line(content, FAILURE_CHARS)}", False
+        case SessionEnded(status=status, summary=summary):
+            said = run_ended_title(status)
+            summary = summary.strip()
+            if summary and summary != last_reply.strip():
+                said += f": {one_line(plain(summary), REPLY_CHARS)}"
+            return said, status == "error"
+    return "", False
+
+
+def run_ended_title(status: str) -> str:
+    return RUN_ENDED_TITLES.get(status, f"Run ended: {ended_word(status)}")
+
+
+class Announcer(QObject):
+    said = Signal(str)  # each announcement as it is made (what was said, for the window's tests)
+
+    def __init__(self, window: QWidget):
+        super().__init__(window)
+        self._window = window
+        self._last_reply = ""
+        self._status = ""  # the status bar's latest message, said once it settles
+        self._status_said: tuple[str, float] = ("", float("-inf"))
+        self._settle = QTimer(self, singleShot=True, interval=STATUS_SETTLE_MS)
+        self._settle.timeout.connect(self._say_status)
+
+    def record(self, event: Event) -> None:
+        """A record of the session the window shows, as it comes."""
+        text, interrupts = what_to_say(event, self._last_reply)
+        if isinstance(event, AssistantMessage) and event.text.strip():
+            self._last_reply = event.text
+        if text:
+            self.say(text, interrupts)
+
+    def session_shown(self) -> None:
+        self._last_reply = ""
+
+    def status_message(self, message: str) -> None:
+        """The status bar's message changed (QStatusBar.messageChanged): said once it stays a moment."""
+        if message:
+            self._status = message
+            self._settle.start()
+
+    def _say_status(self) -> None:
+        said, when = self._status_said
+        if self._status == said and time.monotonic() - when < SAME_AGAIN_S:
+            return
+        self._status_said = (self._status, time.monotonic())
+        self.say(self._status)
+
+    def say(self, text: str, interrupts: bool = False) -> None:
+        self.said.emit(text)
+        if not QAccessible.isActive():
+            return
+        event = QAccessibleAnnouncementEvent(self._window, text)
+        if interrupts:
+            event.setPoliteness(QAccessible.AnnouncementPoliteness.Assertive)
+        QAccessible.updateAccessibility(event)

@@ -1,0 +1,65 @@
+"""A screen reader is told what a sighted person sees happen: the agent's replies, a tool failing,
+the run's end, the status bar's messages (gui/announcer.py)."""
+
+from __future__ import annotations
+
+from core.scripted import ScriptedModel, call, reply
+from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS
+from tests.gui.test_window import start
+
+WAIT = 20_000
+
+
+def listen(window) -> list[str]:
+    said: list[str] = []
+    window.announcer.said.connect(said.append)
+    return said
+
+
+def test_a_run_is_told_as_it_goes_its_markdown_not_spoken(qtbot, make_window, workdir):
+    model = ScriptedModel([
+        reply("I'll read **the totals** in `invoice.py` first.", call("file_read", path="invoice.py")),
+        reply("", call("task_done", summary="Totals are summed as Decimal.")),
+    ])
+    window = make_window(model)
+    said = listen(window)
+    session = start(window, workdir, task="Fix the totals")
+    qtbot.waitUntil(lambda: session.state.ended and len(said) >= 3, timeout=WAIT)
+    assert said[0] == "Agent: I'll read the totals in invoice.py first."
+    assert said[1].startswith("file_read failed: ") and "invoice.py" in said[1]
+    assert said[2] == "Task done: Totals are summed as Decimal."
+
+
+def test_a_run_ended_by_its_reply_is_not_told_twice(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("The repository has no tests.")]))
+    said = listen(window)
+    session = start(window, workdir, task="Are there tests?")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.waitUntil(lambda: any(s.startswith("Task done") for s in said), timeout=WAIT)
+    assert said[-2:] == ["Agent: The repository has no tests.", "Task done"]
+
+
+def test_a_long_reply_is_told_by_its_start(qtbot, make_window, workdir):
+    long = " ".join(f"word{n}" for n in range(400))
+    window = make_window(ScriptedModel([reply(long, call("task_done", summary="ok"))]))
+    said = listen(window)
+    session = start(window, workdir, task="Write a lot")
+    qtbot.waitUntil(lambda: session.state.ended and len(said) >= 2, timeout=WAIT)
+    assert said[0].startswith("Agent: word0 word1") and said[0].endswith("(the rest is in the conversation)")
+    assert len(said[0]) < REPLY_CHARS + 60
+
+
+def test_a_status_message_is_told_once_it_settles(qtbot, make_window):
+    window = make_window(ScriptedModel([]))
+    said = listen(window)
+    for number in range(1, 40):  # a count going up: said as it stops, not 39 times
+        window.statusBar().showMessage(f"Deleting sessions… {number} of 39")
+    qtbot.waitUntil(lambda: bool(said), timeout=WAIT)
+    qtbot.wait(STATUS_SETTLE_MS * 2)
+    assert said == ["Deleting sessions… 39 of 39"]
+    window.statusBar().showMessage("Deleting sessions… 39 of 39")  # the same again at once: not said again
+    qtbot.wait(STATUS_SETTLE_MS * 2)
+    window.statusBar().showMessage("Exported to /tmp/x.zip")
+    qtbot.waitUntil(lambda: len(said) == 2, timeout=WAIT)
+    assert said[-1] == "Exported to /tmp/x.zip"
+
