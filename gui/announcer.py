@@ -12,6 +12,7 @@ Nothing is sent while no assistive technology listens (Qt does not build the eve
 
 from __future__ import annotations
 
+import re
 import time
 
 from core.events import AssistantMessage, Event, SessionEnded, ToolResult, ended_word
@@ -34,6 +35,19 @@ RUN_ENDED_TITLES = {"done": "Task done", "capped": "Run stopped at its limit", "
                     "error": "Run failed"}
 STATUS_SETTLE_MS = 400  # a status message counting up ("Deleting sessions… 3 of 400") is said as it settles
 SAME_AGAIN_S = 5.0  # the same status message again this soon is not said twice
+
+
+# The marks the window puts before a state or a kind of line (● running, ■ ended, ✓ done, ✎ draft…):
+# a sighted reader's glance, a screen reader's "black circle", "black square".
+_MARKS = re.compile(r"(?:^|(?<=\s))[●○■?‖↻✓✗…⚠↳✎▸⌕⟳✦]\s+")
+
+
+def spoken(text: str) -> str:
+    """A line of the window as a screen reader should say it: without its marks, its " · "
+    separators as commas, its lines as sentences."""
+    said = _MARKS.sub("", text)
+    said = re.sub(r"\s+·\s+", ", ", said)
+    return re.sub(r"\s*\n\s*", ". ", said).strip()
 
 
 def plain(markdown: str) -> str:

@@ -9,6 +9,7 @@ tooltip shows it whole, above the label's own tooltip if it has one.
 
 from __future__ import annotations
 
+from gui.announcer import spoken
 from gui.qt import QEvent, QLabel, QResizeEvent, QSize, Qt, QWidget
 
 MIN_CHARS = 4  # kept before the "…" at the least width: enough to tell labels apart
@@ -26,6 +27,8 @@ class ElidedLabel(QLabel):
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         self._full = text
+        # A screen reader says the whole text, not what fits ("● Waiting for t…"), nor its marks.
+        self.setAccessibleName(spoken(text))
         self._show_what_fits()
         self.updateGeometry()
 

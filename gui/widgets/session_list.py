@@ -8,6 +8,7 @@ from collections.abc import Collection
 from core.events import ended_word
 from core.store import SessionRow
 from core.text import one_line
+from gui.announcer import spoken
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QAbstractItemView,
@@ -149,6 +150,7 @@ class SessionList(QWidget):
             inside = row.id in mentioning
             item = self.list.item(index)
             item.setText(row_text(row, row.id in drafted, row.id in serving) + ("\n    said in its conversation" if inside else ""))
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, spoken(item.text()))
             item.setToolTip(f"{row.task[:500]}\n\nWork folder: {row.workdir}\nModel: {row.model}"
                             + ("\n\nWhat its agent left running (a dev server) runs on for you: Stop it on the "
                                "command's card, or quit Tripane." if row.id in serving else "")

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QTabBar
 
+from core.events import ToolCall, ToolResult
 from core.memory.working import PLAN
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
+from core.store import SessionRow
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.reflection import ReflectionDialog
 from gui.qt import QDialog, QLabel, Qt, QWidget
+from gui.widgets.elided_label import ElidedLabel
+from gui.widgets.session_list import SessionList
+from gui.widgets.tool_card import ToolCard
 
 WAIT = 15_000
 
@@ -74,3 +81,39 @@ def test_the_window_and_its_dialogs_name_every_control(qtbot, make_window, workd
         dialog.reject()
     session.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)
+
+
+def test_a_tool_card_says_its_state_in_words_and_not_its_seconds(qtbot, monkeypatch):
+    card = ToolCard(ToolCall("c1", "shell_run", '{"command": "pytest -q"}'))
+    qtbot.addWidget(card)
+    card.await_approval(True)
+    assert card.header.accessibleName() == "shell_run  pytest -q, waiting for your approval"
+    card.await_approval(False)
+    card.start(at=time.monotonic() - 75)
+    assert "1 min 15 s" in card.header.text()  # shown…
+    assert card.header.accessibleName() == "shell_run  pytest -q, running"  # …not said every second
+    card.tick()
+    assert card.header.accessibleName() == "shell_run  pytest -q, running"
+    card.set_result(ToolResult("c1", "shell_run", False, "Command failed with exit code 1."))
+    assert card.header.text().startswith("✗") and card.header.accessibleName() == "shell_run  pytest -q, failed"
+    done = ToolCard(ToolCall("c2", "file_read", '{"path": "invoice.py"}'))
+    qtbot.addWidget(done)
+    done.set_result(ToolResult("c2", "file_read", True, "def total(lines): ..."))
+    assert done.header.accessibleName() == "file_read  invoice.py, done"
+
+
+def test_the_session_list_and_the_status_bar_say_words_not_marks(qtbot, make_window, workdir):
+    sessions = SessionList()
+    qtbot.addWidget(sessions)
+    sessions.show_rows([SessionRow("s1", "2026-11-29T14:40:00", "", "Fix the totals", "Fix the totals", "waiting", "m",
+                                   "/w/invoices")], current=None)
+    item = sessions.list.item(0)
+    assert item.text().startswith("? Fix the totals")
+    assert item.data(Qt.ItemDataRole.AccessibleTextRole) == "Fix the totals. 2026-11-29 14:40, waiting, invoices"
+
+    label = ElidedLabel("● Waiting for the model · 36 s")
+    qtbot.addWidget(label)
+    label.show()
+    label.resize(60, 20)  # cut on screen, whole to a screen reader
+    qtbot.waitUntil(lambda: QLabel.text(label).endswith("…"))
+    assert label.accessibleName() == "Waiting for the model, 36 s"
