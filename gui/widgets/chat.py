@@ -102,6 +102,7 @@ from gui.widgets.chat_items import (
     now_stamp,
     rich_label,
     stamp,
+    tab_parts,
     with_lines,
 )
 from gui.widgets.pictures import PicturesShown
@@ -341,6 +342,8 @@ class ChatView(QScrollArea):
         """Put an item in: at the end of the conversation (live), or at the end of `into`, a page
         of older items being built."""
         fit_width(widget)
+        if isinstance(widget, WrappedLabel):
+            widget.speak_plainly()
         if into is not None:
             into.addWidget(widget)
             return
@@ -352,7 +355,22 @@ class ChatView(QScrollArea):
         pages = self._pages()
         last = pages[-1] if pages and pages[-1].count() < PAGE_ITEMS else self._new_page(len(pages))
         last.addWidget(widget)
+        self._chain([widget])
         self._drop_oldest(len(self.items()) - MAX_ITEMS)
+
+    def _chain(self, items: list[QWidget]) -> None:
+        """Put the parts of `items` that Tab reaches in the window's Tab order where the items are
+        shown: after those of the items above, so before the message box. Qt adds a widget at the
+        end of its window's order: Tab reached the conversation after the three panes, and
+        Shift+Tab from the message box went past it, where a screen reader's user looks for the
+        reply just come."""
+        shown = self.items()
+        before = shown[:shown.index(items[0])] if items[0] in shown else shown
+        anchor = next((parts[-1] for item in reversed(before) if (parts := tab_parts(item))), self.earlier)
+        for item in items:
+            for part in tab_parts(item):
+                QWidget.setTabOrder(anchor, part)
+                anchor = part
 
     def _drop_oldest(self, count: int) -> None:
         for _ in range(max(0, count)):
@@ -449,6 +467,8 @@ class ChatView(QScrollArea):
                 self._build(self._records[index], page, index)
             if page.count() == 0:  # records that show nothing (file changes)
                 self._layout.takeAt(0).widget().deleteLater()
+            else:
+                self._chain([page.itemAt(i).widget() for i in range(page.count())])
             self._shown_from = start
             if self._shown_from > self._wanted_from and len(self.items()) < MAX_ITEMS:
                 self._build_more.start()
@@ -594,6 +614,7 @@ class ChatView(QScrollArea):
                 card = self.cards.get(event.call_id)
                 if card is not None and into is None:
                     card.set_result(event)
+                    self._chain([card])  # (the pictures it showed the agent)
             case CommandChangedFiles():
                 card = self.cards.get(event.call_id)
                 if card is not None and into is None:
@@ -757,6 +778,7 @@ class ChatView(QScrollArea):
                 # the thinking first: the text's label is shown only if there is text or no thinking
                 self._live.set_reasoning(reasoning, hidden=hidden)
                 self._live.set_text(final_text)
+                self._chain([self._live])  # (its thinking's header, made as it streamed)
             else:
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()

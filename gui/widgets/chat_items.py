@@ -91,8 +91,11 @@ class MessageItem(QFrame):
         who = {"user": "You", "assistant": "Agent"}.get(role, role)
         self.when = when
         time = f'&nbsp;&nbsp;<span style="font-weight: normal; color: #8a9099">{escape_html(when)}</span>' if when else ""
-        layout.addWidget(rich_label(f"<b>{who}</b>{time}", "who"))
+        header = rich_label(f"<b>{who}</b>{time}", "who")
+        header.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to what was said; who and when describe it
+        layout.addWidget(header)
         self.body = self._body_label(to_html(text))
+        self.body.setAccessibleDescription(f"{who}, {when}" if when else who)
         layout.addWidget(self.body)
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
@@ -183,6 +186,12 @@ class MessageItem(QFrame):
         label.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the message's menu, below
         return label
 
+    def tab_parts(self) -> list[QWidget]:
+        """What Tab reaches in it, in the order shown (its thinking's header was made after its text)."""
+        parts = [self.reasoning_header, self.reasoning_body, *self.settled, self.body,
+                 *self.findChildren(PicturesShown)]
+        return [part for widget in parts if widget is not None for part in tab_stops(widget)]
+
     def selected_text(self) -> str:
         return "\n".join(label.selectedText() for label in (*self.settled, self.body) if label.hasSelectedText())
 
@@ -198,6 +207,17 @@ class MessageItem(QFrame):
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
         self.context_menu().popup(event.globalPos())
+
+
+def tab_stops(widget: QWidget) -> list[QWidget]:
+    """The widget and those in it that Tab reaches (hidden ones too: they are reached once shown)."""
+    return [part for part in (widget, *widget.findChildren(QWidget)) if part.focusPolicy() & Qt.FocusPolicy.TabFocus]
+
+
+def tab_parts(item: QWidget) -> list[QWidget]:
+    """What Tab reaches in a conversation's item, in the order shown."""
+    ordered = getattr(item, "tab_parts", None)
+    return ordered() if ordered is not None else tab_stops(item)
 
 
 def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[], None] | None]]) -> QMenu:

@@ -11,7 +11,17 @@ a label inside a box layout is sized by its height for width, never by its hints
 
 from __future__ import annotations
 
-from gui.qt import QEvent, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QWidget
+from gui.announcer import spoken
+from gui.qt import (
+    QEvent,
+    QLabel,
+    QResizeEvent,
+    QSize,
+    QSizePolicy,
+    Qt,
+    QTextDocumentFragment,
+    QWidget,
+)
 
 # What changes how the text lays out (text changes go through setText).
 _RELAYOUT_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange)
@@ -21,6 +31,7 @@ class WrappedLabel(QLabel):
     def __init__(self, html: str = "", parent: QWidget | None = None):
         super().__init__(parent)
         self._heights: dict[int, int] = {}
+        self._plainly = False
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setWordWrap(True)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
@@ -29,6 +40,14 @@ class WrappedLabel(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         self._heights.clear()
         super().setText(text)
+        if self._plainly:
+            self.setAccessibleName(spoken(QTextDocumentFragment.fromHtml(text).toPlainText()))
+
+    def speak_plainly(self) -> None:
+        """A screen reader names it by its text without the marks before its kind of line (■ Ended,
+        ⚠ Error, ↳ You answered): a conversation's notice."""
+        self._plainly = True
+        self.setText(self.text())
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
         height = self._heights.get(width)

@@ -14,7 +14,8 @@ from core.store import SessionRow
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.reflection import ReflectionDialog
-from gui.qt import QDialog, QLabel, Qt, QWidget
+from gui.qt import QApplication, QDialog, QLabel, Qt, QTextDocumentFragment, QWidget
+from gui.widgets import chat
 from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.session_list import SessionList
 from gui.widgets.tool_card import ToolCard
@@ -117,3 +118,51 @@ def test_the_session_list_and_the_status_bar_say_words_not_marks(qtbot, make_win
     label.resize(60, 20)  # cut on screen, whole to a screen reader
     qtbot.waitUntil(lambda: QLabel.text(label).endswith("…"))
     assert label.accessibleName() == "Waiting for the model, 36 s"
+
+
+def tab_from(qtbot, window, widget, steps: int, backwards: bool = False) -> list[QWidget]:
+    """Where Tab (or Shift+Tab) takes the keyboard from `widget`, step by step."""
+    window.activateWindow()
+    widget.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is widget)
+    reached = []
+    for _ in range(steps):
+        key = Qt.Key.Key_Backtab if backwards else Qt.Key.Key_Tab
+        qtbot.keyClick(QApplication.focusWidget(), key)
+        reached.append(QApplication.focusWidget())
+    return reached
+
+
+def test_tab_reads_the_conversation_in_its_order_between_the_list_and_the_message_box(qtbot, make_window, workdir,
+                                                                                      monkeypatch):
+    model = ScriptedModel([
+        reply("I'll read the totals first.", call("file_read", path="invoice.py")),
+        reply("Totals are floats.", call("task_done", summary="Found it.")),
+    ])
+    window = make_window(model)
+    session = window.start_session(SessionConfig(task="Fix the totals", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.waitUntil(lambda: any(isinstance(item, QLabel) and "Ended" in item.text() for item in window.chat.items()),
+                    timeout=WAIT)
+    reached = tab_from(qtbot, window, window.chat, 9)
+    said = [spoken_of(w) for w in reached]
+    # each message once (its header describes it), each card by its state (a failed one unfolded),
+    # the end, then the message box
+    assert said[:3] == ["Fix the totals", "I'll read the totals first.", "file_read  invoice.py, failed"], said
+    assert said[3].startswith("Error\nNo such file") and "Error, attempt 1" in said[4], said
+    assert said[5:7] == ["Totals are floats.", "task_done  Found it., done"], said
+    assert said[7].startswith("Ended: done") and said[8] == "Message to the agent", said
+    assert tab_from(qtbot, window, window.composer, 1, backwards=True) == [reached[7]]  # Shift+Tab: the latest
+    monkeypatch.setattr(chat, "CHUNK_RECORDS", 3)  # reopened: the last at once, the rest above, 3 at a time
+    window.chat.show_records(window.chat.records())
+    qtbot.waitUntil(lambda: not window.chat.building())
+    assert [spoken_of(w) for w in tab_from(qtbot, window, window.chat, 9)] == said
+    assert window.chat.items()[1].body.accessibleDescription().startswith("Agent, ")
+
+
+def spoken_of(widget: QWidget) -> str:
+    """What a screen reader names a widget by: its accessible name, else its text (as plain)."""
+    if widget.accessibleName():
+        return widget.accessibleName()
+    text = widget.text() if hasattr(widget, "text") else ""
+    return QTextDocumentFragment.fromHtml(text).toPlainText().strip()
