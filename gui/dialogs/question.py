@@ -14,6 +14,7 @@ from core.agent.options import option_label
 from core.agent.rules import failures_grouped, for_the_person
 from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
+from core.text import one_line
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
@@ -70,6 +71,7 @@ REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "
 
 _STEP_MARKS = re.compile(r"^\s*(\d+\.|[-*])\s*\[ \]\s*")
 
+SAID_CHARS = 1000  # of the question said as its window opens (all of it is in the window)
 DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins
 
 
@@ -134,6 +136,8 @@ class QuestionDialog(QDialog):
         layout.addWidget(heading)
         self.details = DetailsView(self._question_html() + self._context_html())
         layout.addWidget(self.details, 1)
+        # Said with the window's title as it opens (the focus goes to the answer box, under it).
+        self.setAccessibleDescription(one_line(self.details.toPlainText(), SAID_CHARS))
         self.more_turns: QSpinBox | None = None
         self.more_usd: QDoubleSpinBox | None = None
         self.more_tokens: QSpinBox | None = None
@@ -300,6 +304,10 @@ class QuestionDialog(QDialog):
         if reason == "three_strike" and choice == "edit_plan":  # answered by the edit, once saved
             self.hide()  # out of the pane's way; the question stays open (Ctrl+Shift+A shows it again)
             return self.plan_edit_requested.emit(self.question.qid, text)
+        if self.focusWidget() in self.buttons.values():
+            # A disabled button passes the focus to the next, which is disabled in turn: a screen
+            # reader said every button as the answer went. It waits on the question instead.
+            self.details.setFocus()
         self._set_buttons_enabled(False)  # one answer per question; an error re-enables them
         self.answered.emit(self.question.qid, choice, text)
 

@@ -8,7 +8,7 @@ import json
 from core.events import HumanQuestion
 from gui.dialogs.question import QuestionDialog
 from gui.mnemonics import with_keys
-from gui.qt import QKeySequence, Qt
+from gui.qt import QApplication, QKeySequence, Qt
 
 
 def open_dialog(qtbot, question: HumanQuestion) -> tuple[QuestionDialog, list[tuple]]:
@@ -132,3 +132,18 @@ def test_alt_and_a_rows_letter_goes_to_the_turns_granted(qtbot):
     qtbot.keyClicks(dialog.more_turns, "\b\b25")
     qtbot.keyClick(dialog.more_turns, Qt.Key.Key_C, Qt.KeyboardModifier.AltModifier)
     qtbot.waitUntil(lambda: answers == [("q9", "continue", "25 more turns")])
+
+
+def test_answering_by_a_button_leaves_the_focus_on_the_question_not_on_each_button_in_turn(qtbot):
+    dialog, answers = open_dialog(qtbot, approval("q7", "python -m pytest -q"))
+    focused = []
+    QApplication.instance().focusChanged.connect(lambda _old, new: focused.append(new))
+    dialog.buttons["approve"].setFocus()
+    qtbot.keyClick(dialog.buttons["approve"], Qt.Key.Key_Space)
+    assert answers == [("q7", "approve", "")]
+    assert focused[1:] == [dialog.details]  # (a disabled button gave it to the next, which a screen reader said)
+
+
+def test_a_screen_reader_is_given_the_question_as_its_window_opens(qtbot):
+    dialog, _ = open_dialog(qtbot, approval("q8", "rm -rf build"))
+    assert "rm -rf build" in dialog.accessibleDescription()
