@@ -194,6 +194,7 @@ class FilePane(QWidget):
             button.setEnabled(loader is not None)
         self.viewer.clear()
         self.version_label.setText("")
+        self.version_label.setAccessibleName("")
         if loader is not None:
             self.refresh(now=True)
 
@@ -232,6 +233,7 @@ class FilePane(QWidget):
             text = pins_marked(text, self._pins())
         self.version = version
         self.version_label.setText(f'<a href="history">v{version}</a>')
+        self.version_label.setAccessibleName(f"{self.title_text}, version {version}: its history")
         if self.editing and version != self.base_version:
             self.notice.setText(f"{writer(self._author()).saved} version {version} while you edit. "
                                 "Saving will show both versions so you can choose.")

@@ -35,6 +35,7 @@ def test_appends_render_in_place_and_a_megabyte_shows_only_its_tail(qtbot):
     assert "Entry 0\n" not in shown  # the oldest is not: the view keeps to the file's tail
     assert pane.viewer.document().characterCount() < TAIL_CHARS * 2
     assert pane.version_label.text() == f'<a href="history">v{content["version"]}</a>'  # a link to its history
+    assert pane.version_label.accessibleName() == f"Progress, version {content['version']}: its history"  # not "v600"
 
 
 def test_a_rewrite_renders_anew_and_an_edit_notice_appears_when_the_file_moves_on(qtbot):
