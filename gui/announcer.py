@@ -47,7 +47,7 @@ def spoken(text: str) -> str:
     separators as commas, its lines as sentences."""
     said = _MARKS.sub("", text)
     said = re.sub(r"\s+·\s+", ", ", said)
-    return re.sub(r"\s*\n\s*", ". ", said).strip()
+    return re.sub(r"([.!?:;…]?)\s*\n\s*", lambda line: f"{line[1] or '.'} ", said).strip()
 
 
 def plain(markdown: str) -> str:

@@ -4,7 +4,7 @@ the run's end, the status bar's messages (gui/announcer.py)."""
 from __future__ import annotations
 
 from core.scripted import ScriptedModel, call, reply
-from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS
+from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS, spoken
 from tests.gui.test_window import start
 
 WAIT = 20_000
@@ -63,3 +63,11 @@ def test_a_status_message_is_told_once_it_settles(qtbot, make_window):
     qtbot.waitUntil(lambda: len(said) == 2, timeout=WAIT)
     assert said[-1] == "Exported to /tmp/x.zip"
 
+
+
+def test_a_line_of_the_window_is_said_without_its_marks():
+    assert spoken("● Waiting for the model · 36 s") == "Waiting for the model, 36 s"
+    assert spoken("■ Ended: done — all tests pass.\nChanged in the work folder: 2 files") == \
+        "Ended: done — all tests pass. Changed in the work folder: 2 files"  # (not "pass.. Changed")
+    assert spoken("? Why does it fail?\n    2026-11-29 14:40 · waiting · ✎ draft") == \
+        "Why does it fail? 2026-11-29 14:40, waiting, draft"  # a question mark in the title is kept
