@@ -90,10 +90,11 @@ class Announcer(QObject):
         super().__init__(window)
         self._window = window
         self._last_reply = ""
-        self._status = ""  # the status bar's latest message, said once it settles
-        self._status_said: tuple[str, float] = ("", float("-inf"))
+        self._settling = ""  # the status bar's latest message (or a search's result), said once it settles
+        self._again = False  # whether it is said even if it was just said (a search's "Not found")
+        self._settled_said: tuple[str, float] = ("", float("-inf"))
         self._settle = QTimer(self, singleShot=True, interval=STATUS_SETTLE_MS)
-        self._settle.timeout.connect(self._say_status)
+        self._settle.timeout.connect(self._say_settled)
 
     def record(self, event: Event) -> None:
         """A record of the session the window shows, as it comes."""
@@ -109,15 +110,20 @@ class Announcer(QObject):
     def status_message(self, message: str) -> None:
         """The status bar's message changed (QStatusBar.messageChanged): said once it stays a moment."""
         if message:
-            self._status = message
+            self._settling, self._again = message, False
             self._settle.start()
 
-    def _say_status(self) -> None:
-        said, when = self._status_said
-        if self._status == said and time.monotonic() - when < SAME_AGAIN_S:
+    def once_settled(self, text: str) -> None:
+        """Said once nothing else comes for a moment: what a search found as its text is typed."""
+        self._settling, self._again = text, True
+        self._settle.start()
+
+    def _say_settled(self) -> None:
+        said, when = self._settled_said
+        if not self._again and self._settling == said and time.monotonic() - when < SAME_AGAIN_S:
             return
-        self._status_said = (self._status, time.monotonic())
-        self.say(self._status)
+        self._settled_said = (self._settling, time.monotonic())
+        self.say(self._settling)
 
     def say(self, text: str, interrupts: bool = False) -> None:
         self.said.emit(text)

@@ -257,6 +257,8 @@ class MainWindow(QMainWindow):
         self.status = status
         self.announcer = Announcer(self)
         status.messageChanged.connect(self.announcer.status_message)
+        for bar in (self.chat_find, *(pane.find_bar for pane in self.panes.values())):
+            bar.told.connect(self.announcer.once_settled)
         self.status.question_clicked.connect(self.show_open_question)
         self.status.cost_clicked.connect(self.open_spending)
         self.status.model_clicked.connect(self.change_model)

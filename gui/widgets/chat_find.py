@@ -187,6 +187,13 @@ class ConversationFinder:
         self._select(places[number], start, len(text), starts(number).index(start), pattern)
         return True
 
+    def match_line(self) -> str:
+        if self._at is None or not qt_alive(self._at[0]):
+            return ""
+        label, start = self._at
+        text = shown_text(label)
+        return text[text.rfind("\n", 0, start) + 1:].split("\n", 1)[0]
+
     def _here(self, places: list[Spot]) -> tuple[int, int] | None:
         """The selected match's place in the conversation: its label's number among `places`, and
         its position in the label."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from core.text import one_line
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
@@ -17,10 +18,12 @@ from gui.qt import (
     QTextCursor,
     QTextDocument,
     QWidget,
+    Signal,
 )
 from gui.theme import set_style_property
 
 View = QTextBrowser | QPlainTextEdit
+MATCH_LINE_CHARS = 200  # of the line a match is in, said
 
 
 class Finder(Protocol):
@@ -32,6 +35,10 @@ class Finder(Protocol):
 
     def view(self) -> QWidget:
         """What gets the focus back when the bar closes."""
+
+    def match_line(self) -> str:
+        """The line the selected match is in, as shown (said to a screen reader: the focus stays in
+        the bar)."""
 
 
 class TextViewFinder:
@@ -59,8 +66,15 @@ class TextViewFinder:
                 view.verticalScrollBar().setValue(scrolled)
         return found
 
+    def match_line(self) -> str:
+        return self.view().textCursor().block().text()
+
 
 class FindBar(QLineEdit):
+    # What a search found, in words: the match's line, or "Not found" and why. The window has a screen
+    # reader say it; the bar shows it only by its colour, and the focus stays in the bar.
+    told = Signal(str)
+
     def __init__(self, what: str, finder: Finder):
         super().__init__()
         self.setObjectName("find_bar")
@@ -100,6 +114,10 @@ class FindBar(QLineEdit):
         (None) nothing to find or not known yet."""
         set_style_property(self, "found", "" if found is None else ("yes" if found else "no"))
         self.setToolTip(why)
+        if found:
+            self.told.emit(one_line(self.finder.match_line(), MATCH_LINE_CHARS))
+        elif found is False:
+            self.told.emit(f"Not found. {why}" if why else "Not found")
 
     def event(self, event: QEvent) -> bool:
         # Esc closes the bar (keyPressEvent)

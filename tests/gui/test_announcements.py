@@ -28,6 +28,9 @@ def test_a_run_is_told_as_it_goes_its_markdown_not_spoken(qtbot, make_window, wo
     assert said[0] == "Agent: I'll read the totals in invoice.py first."
     assert said[1].startswith("file_read failed: ") and "invoice.py" in said[1]
     assert said[2] == "Task done: Totals are summed as Decimal."
+    window.find()  # Ctrl+F from the message box: in the conversation, the focus staying in the bar
+    qtbot.keyClicks(window.chat_find, "invoice.py first")
+    qtbot.waitUntil(lambda: said[-1] == "I'll read the totals in invoice.py first.", timeout=WAIT)
 
 
 def test_a_run_ended_by_its_reply_is_not_told_twice(qtbot, make_window, workdir):

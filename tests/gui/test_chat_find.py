@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from core.events import AssistantMessage, Record, ToolCall, ToolResult, UserMessage
-from gui.qt import QPoint, Qt
+from gui.qt import QPoint, Qt, QTextBrowser
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_find import ConversationFinder
 from gui.widgets.chat_items import MessageItem
-from gui.widgets.find_bar import FindBar
+from gui.widgets.find_bar import FindBar, TextViewFinder
 from gui.widgets.tool_card import ToolCard
 
 WAIT = 5000
@@ -136,3 +136,31 @@ def test_text_is_found_across_the_markup_it_is_shown_with(qtbot):
     bar.setText("take the  next")  # two spaces: the message shows one
     assert bar.property("found") == "no"
 
+
+
+def test_what_a_search_finds_is_told_in_words_the_line_of_the_match_or_not_found(qtbot):
+    """For a screen reader: the bar shows a match only by its colour, and the focus stays in it."""
+    chat, bar = chat_with(qtbot, session_records(3, failing=2))
+    told: list[str] = []
+    bar.told.connect(told.append)
+    qtbot.keyClicks(bar, "importerror")
+    assert told[-1] == "E ImportError: cannot import name 'zed' from 'lib'"  # (its spaces one)
+    qtbot.keyClick(bar, Qt.Key.Key_Return)  # the only match, again (around the end)
+    assert told[-1] == "E ImportError: cannot import name 'zed' from 'lib'"  # (its spaces one)
+    bar.clear()
+    qtbot.keyClicks(bar, "step 3")
+    assert told[-1] == "Step 3: running the tests."
+    qtbot.keyClicks(bar, "x")
+    assert told[-1] == "Not found"
+
+
+def test_a_pane_search_tells_the_line_of_its_match(qtbot):
+    view = QTextBrowser()
+    view.setPlainText("# Plan\n- [x] read the code\n- [ ] fix the totals\n")
+    bar = FindBar("the plan", TextViewFinder(lambda: view))
+    qtbot.addWidget(view)
+    qtbot.addWidget(bar)
+    told: list[str] = []
+    bar.told.connect(told.append)
+    qtbot.keyClicks(bar, "totals")
+    assert told[-1] == "- [ ] fix the totals"
