@@ -259,6 +259,7 @@ class MainWindow(QMainWindow):
         status.messageChanged.connect(self.announcer.status_message)
         for bar in (self.chat_find, *(pane.find_bar for pane in self.panes.values())):
             bar.told.connect(self.announcer.once_settled)
+        self.sessions.found_told.connect(self.announcer.once_settled)
         self.status.question_clicked.connect(self.show_open_question)
         self.status.cost_clicked.connect(self.open_spending)
         self.status.model_clicked.connect(self.change_model)

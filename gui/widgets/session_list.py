@@ -78,6 +78,9 @@ class SessionList(QWidget):
     rename_requested = Signal(str)
     delete_requested = Signal()  # of the sessions chosen (chosen_ids)
     search_changed = Signal(str)
+    # How many sessions the search shows, in words, as it changes: said by a screen reader (the focus
+    # is in the search box, the count under it).
+    found_told = Signal(str)
 
     def __init__(self):
         super().__init__()
@@ -177,6 +180,8 @@ class SessionList(QWidget):
         else:
             text = (f"No session matches “{one_line(search, 40)}”."
                     + ("" if long_enough(search) else f" Conversations are searched from {MIN_CHARS} characters."))
+        if text and text != self.found.text():
+            self.found_told.emit(spoken(text))
         self.found.setText(text)
         self.found.setVisible(bool(text))
         self.search.setAccessibleDescription(text)

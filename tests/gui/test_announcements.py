@@ -74,3 +74,15 @@ def test_a_line_of_the_window_is_said_without_its_marks():
         "Ended: done — all tests pass. Changed in the work folder: 2 files"  # (not "pass.. Changed")
     assert spoken("? Why does it fail?\n    2026-11-29 14:40 · waiting · ✎ draft") == \
         "Why does it fail? 2026-11-29 14:40, waiting, draft"  # a question mark in the title is kept
+
+
+def test_the_session_search_tells_how_many_it_shows(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([reply("Done.")]))
+    said = listen(window)
+    session = start(window, workdir, task="Fix the totals")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.keyClicks(window.sessions.search, "totals")
+    qtbot.waitUntil(lambda: said[-1] == "1 of 1 sessions", timeout=WAIT)
+    window.sessions.search.clear()
+    qtbot.keyClicks(window.sessions.search, "invoices")
+    qtbot.waitUntil(lambda: said[-1].startswith("No session matches “invoices”"), timeout=WAIT)
