@@ -35,6 +35,7 @@ from gui.qt import (
     QSpinBox,
     Qt,
     QTabWidget,
+    QTextDocumentFragment,
     QVBoxLayout,
     QWidget,
 )
@@ -72,6 +73,8 @@ class SettingsDialog(QDialog):
             intro.setWordWrap(True)
             intro.setOpenExternalLinks(True)
             layout.addWidget(intro)
+            # Said with the window's title as it opens: the focus goes to the model, under it.
+            self.setAccessibleDescription(QTextDocumentFragment.fromHtml(intro.text()).toPlainText())
 
         # Three pages, not three stacked boxes: stacked, they were taller than a laptop's screen at
         # 150 % scaling, and Save went out of reach.

@@ -51,6 +51,7 @@ def test_first_run_opens_settings_and_the_key_goes_to_the_keyring_only(qtbot, ma
     window = make_window(settings_=fresh)
     dialog = settings_dialog(qtbot, window)
     assert "Welcome to Tripane" in dialog.findChild(type(dialog.error), "intro").text()
+    assert dialog.accessibleDescription().startswith("Welcome to Tripane. Choose the model")  # said as it opens
     # What a new user types first is the model's name: it goes there, not to the tab bar above it.
     qtbot.waitUntil(lambda: dialog.focusWidget() is dialog.model.lineEdit() or dialog.focusWidget() is dialog.model,
                     timeout=WAIT)
@@ -154,6 +155,7 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_how_long_one
                                       "until Tripane closes: to keep it, set the provider's environment variable "
                                       "(ANTHROPIC_API_KEY, …) where Tripane starts.")
     assert dialog.key_note.objectName() == "warning"
+    assert dialog.api_key.accessibleDescription() == dialog.key_note.text()  # said with the field it is about
     dialog.model.setCurrentText("openai/gpt-4o-mini")  # its key is in the environment: no warning
     assert dialog.key_note.text().startswith("✓ OPENAI_API_KEY is set in Tripane's environment")
     assert dialog.key_note.objectName() != "warning" and "sk-from-the-environment" not in dialog.key_note.text()
@@ -165,7 +167,7 @@ def test_with_no_keyring_settings_says_so_before_a_key_is_typed_and_how_long_one
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     assert dialog.key_note.objectName() == "warning"
     dialog.model.setCurrentText("vertex_ai/gemini-2.5-flash")  # Google Cloud's own sign-in: no key, no line
-    assert dialog.key_note.isHidden()
+    assert dialog.key_note.isHidden() and dialog.api_key.accessibleDescription() == ""
     dialog.model.setCurrentText("anthropic/claude-3-5-haiku-latest")
     assert not dialog.key_note.isHidden()
     dialog.api_base.setText("http://127.0.0.1:8000/v1")  # a server on this computer takes none either
