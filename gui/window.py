@@ -94,6 +94,7 @@ from gui.qt import (
     QSystemTrayIcon,
     Qt,
     QTextCursor,
+    QTextDocumentFragment,
     QTimer,
     QVBoxLayout,
     QWidget,
@@ -658,6 +659,12 @@ class MainWindow(QMainWindow):
         self._last_session_pending = False
         if pending and not self._shut_down and self.session is None and last and last in self.sessions.ids():
             self.show_session(last)
+        elif pending and self.session is None and self._opening is None and self.prefs.configured:
+            self.announce_no_session()  # (on a first run, once the welcome is closed: open_settings)
+
+    def announce_no_session(self) -> None:
+        """What the empty conversation says, for a screen reader (the keys are in the sessions' search)."""
+        self.announcer.say(QTextDocumentFragment.fromHtml(NO_SESSION).toPlainText().replace("\n", " ").strip())
 
     def show_session(self, session_id: str) -> None:
         """Show the session: at once if it is open already, else once its log is replayed in the
@@ -1069,6 +1076,7 @@ class MainWindow(QMainWindow):
                 pane.bind(None)
             self.status.show_state(None)
             self._show_no_session()
+            self.announce_no_session()
 
         def done(refusals: list[tuple[str, str]]) -> None:  # e.g. another Tripane runs one: it is kept
             self.statusBar().clearMessage()
@@ -1632,6 +1640,8 @@ class MainWindow(QMainWindow):
                 if self.prefs.data_path() != data_before:
                     self.tell(f"Sessions will be kept in {self.prefs.data_path()} "
                                             "from the next start of Tripane.")
+            if first_run and self.session is None and self._opening is None:
+                self.announce_no_session()  # (kept back while the window was under the welcome)
         dialog.finished.connect(saved)
         open_once(dialog)
         return dialog

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from core.scripted import ScriptedModel, call, reply
 from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS, spoken
+from gui.qt import QSettings
+from gui.settings import AppSettings
+from tests.gui.test_supporting_screens import settings_dialog
 from tests.gui.test_window import start
 
 WAIT = 20_000
@@ -55,6 +58,8 @@ def test_a_long_reply_is_told_by_its_start(qtbot, make_window, workdir):
 def test_a_status_message_is_told_once_it_settles(qtbot, make_window):
     window = make_window(ScriptedModel([]))
     said = listen(window)
+    qtbot.waitUntil(lambda: not window._last_session_pending)  # (the empty window said how to begin)
+    said.clear()
     for number in range(1, 40):  # a count going up: said as it stops, not 39 times
         window.statusBar().showMessage(f"Deleting sessions… {number} of 39")
     qtbot.waitUntil(lambda: bool(said), timeout=WAIT)
@@ -86,3 +91,24 @@ def test_the_session_search_tells_how_many_it_shows(qtbot, make_window, workdir)
     window.sessions.search.clear()
     qtbot.keyClicks(window.sessions.search, "invoices")
     qtbot.waitUntil(lambda: said[-1].startswith("No session matches “invoices”"), timeout=WAIT)
+
+
+def test_an_empty_window_says_how_to_begin_after_the_welcome_on_a_first_run(qtbot, make_window, tmp_path):
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    window = make_window(settings_=fresh)
+    said = listen(window)
+    dialog = settings_dialog(qtbot, window)
+    qtbot.wait(200)  # the first frame's timer has run: nothing said over the welcome
+    assert not any(s.startswith("No session is open") for s in said)
+    dialog.model.setCurrentText("openai/gpt-4o-mini")
+    dialog.accept()
+    qtbot.waitUntil(lambda: bool(said) and said[-1].startswith("No session is open. Pick one on the left, or start "
+                                                                "one with New (Ctrl+N)"), timeout=WAIT)
+
+
+def test_a_start_with_no_session_to_show_says_how_to_begin(qtbot, make_window):
+    window = make_window()
+    said = listen(window)
+    window._last_session_pending = True  # as at the start, before the first frame's timer
+    window.show_last_session()
+    assert said and said[-1].startswith("No session is open.")

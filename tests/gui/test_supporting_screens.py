@@ -519,12 +519,14 @@ def test_deleting_the_shown_session_mid_run_stops_it_and_leaves_nothing_to_send_
     session = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.turn >= 2, timeout=WAIT)
     assert window.stop_button.isEnabled()
-    asked = []
+    asked, said = [], []
+    window.announcer.said.connect(said.append)
     monkeypatch.setattr(QMessageBox, "open", lambda box: asked.append(box.text()) or box.done(QMessageBox.StandardButton.Yes))
     window.delete_session()
     assert "It is running: its run is stopped first" in asked[0]
     qtbot.waitUntil(lambda: window.sessions.ids() == [] and not session.running, timeout=WAIT)
     assert window.session is None and not session.dir.exists()
+    assert any(line.startswith("No session is open.") for line in said)  # a screen reader is told what is left
     buttons = (window.send_button, window.pause_button, window.resume_button, window.stop_button)
     assert not any(button.isEnabled() for button in buttons)
 
