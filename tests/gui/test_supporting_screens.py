@@ -1098,11 +1098,12 @@ def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtb
     dialog.show()
     assert dialog.workdir.text() == str(home)
     assert dialog.folder_note.isVisible() and dialog.folder_note.text() == HOME_NOTE
+    assert dialog.recent.accessibleDescription().endswith(HOME_NOTE)  # said with the folder's field
     note = dialog.folder_note
     qtbot.waitUntil(lambda: note.height() >= note.heightForWidth(note.width()) > 0, timeout=2_000)
     with_note = dialog.height()
     dialog.workdir.setText(str(workdir))
-    assert not dialog.folder_note.isVisible()
+    assert not dialog.folder_note.isVisible() and HOME_NOTE not in dialog.recent.accessibleDescription()
     # The dialog gives the note's room back: left as tall, it spread its rows apart over the gap.
     qtbot.waitUntil(lambda: dialog.height() < with_note, timeout=2_000)
     dialog.workdir.setText("~/")
