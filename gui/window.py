@@ -438,6 +438,8 @@ class MainWindow(QMainWindow):
         self.main_splitter.setStretchFactor(2, 2)
         self.main_splitter.setSizes([240, 640, 480])
         self.setCentralWidget(self.main_splitter)
+        for splitter in (self.main_splitter, self.right):
+            in_reading_order(splitter)
 
     def _build_actions(self) -> None:
         self.actions_by_name = build_menus(self)
@@ -1805,6 +1807,16 @@ class MainWindow(QMainWindow):
             # deletes it meanwhile (a test harness does); then there is no one left to tell.
             if qt_alive(self):
                 self.closed.emit()
+
+
+def in_reading_order(splitter: QSplitter) -> None:
+    """A splitter keeps its widgets in reverse (each one added is put under the others), and a
+    screen reader goes through a window's parts in that order: the Progress pane first, the sessions
+    list last. Its handles stay above the widgets, where the mouse grabs them."""
+    for index in range(splitter.count()):
+        splitter.widget(index).raise_()
+    for index in range(splitter.count()):
+        splitter.handle(index).raise_()
 
 
 def bring_to_front(window: QWidget) -> None:

@@ -7,14 +7,23 @@ import time
 from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QTabBar
 
 from core.events import ToolCall, ToolResult
-from core.memory.working import PLAN
+from core.memory.working import FINDINGS, PLAN, PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from core.store import SessionRow
 from gui.dialogs.conflict import ConflictDialog
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.reflection import ReflectionDialog
-from gui.qt import QApplication, QDialog, QLabel, Qt, QTextDocumentFragment, QWidget
+from gui.qt import (
+    QAccessible,
+    QApplication,
+    QDialog,
+    QLabel,
+    QObject,
+    Qt,
+    QTextDocumentFragment,
+    QWidget,
+)
 from gui.widgets import chat
 from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.session_list import SessionList
@@ -166,3 +175,15 @@ def spoken_of(widget: QWidget) -> str:
         return widget.accessibleName()
     text = widget.text() if hasattr(widget, "text") else ""
     return QTextDocumentFragment.fromHtml(text).toPlainText().strip()
+
+
+def test_a_screen_reader_goes_through_the_window_left_to_right_and_the_panes_top_down(qtbot, make_window):
+    window = make_window()
+
+    def parts(splitter) -> list[QObject]:
+        shown = QAccessible.queryAccessibleInterface(splitter)
+        return [shown.child(i).object() for i in range(shown.childCount()) if shown.child(i).object() is not None
+                and shown.child(i).role() != QAccessible.Role.Grip]
+
+    assert parts(window.main_splitter) == [window.sessions, window.chat.parentWidget(), window.right]
+    assert parts(window.right) == [window.panes[PLAN], window.panes[FINDINGS], window.panes[PROGRESS]]
