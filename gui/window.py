@@ -101,6 +101,7 @@ from gui.qt import (
     Signal,
     qt_alive,
 )
+from gui.reading_order import in_reading_order
 from gui.reflections import Reflections
 from gui.screen_fit import cascade_over, center_on_screen, fit_to_screen
 from gui.session_search import MentionSearch
@@ -1807,16 +1808,6 @@ class MainWindow(QMainWindow):
             # deletes it meanwhile (a test harness does); then there is no one left to tell.
             if qt_alive(self):
                 self.closed.emit()
-
-
-def in_reading_order(splitter: QSplitter) -> None:
-    """A splitter keeps its widgets in reverse (each one added is put under the others), and a
-    screen reader goes through a window's parts in that order: the Progress pane first, the sessions
-    list last. Its handles stay above the widgets, where the mouse grabs them."""
-    for index in range(splitter.count()):
-        splitter.widget(index).raise_()
-    for index in range(splitter.count()):
-        splitter.handle(index).raise_()
 
 
 def bring_to_front(window: QWidget) -> None:

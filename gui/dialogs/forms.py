@@ -30,6 +30,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.reading_order import in_reading_order
 from gui.screen_fit import fit_to_screen
 from gui.tasks import TaskKeeper
 
@@ -47,6 +48,7 @@ def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, show
     splitter.addWidget(shown)
     splitter.setStretchFactor(1, 1)
     splitter.setSizes([list_width, size[0] - list_width - 40])
+    in_reading_order(splitter)  # the list, then what is chosen in it
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
     buttons.rejected.connect(dialog.reject)
     bottom = QHBoxLayout()

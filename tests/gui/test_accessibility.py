@@ -12,6 +12,7 @@ from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
 from core.store import SessionRow
 from gui.dialogs.conflict import ConflictDialog
+from gui.dialogs.forms import lay_out_browser
 from gui.dialogs.pins import PinDialog
 from gui.dialogs.reflection import ReflectionDialog
 from gui.qt import (
@@ -187,3 +188,6 @@ def test_a_screen_reader_goes_through_the_window_left_to_right_and_the_panes_top
 
     assert parts(window.main_splitter) == [window.sessions, window.chat.parentWidget(), window.right]
     assert parts(window.right) == [window.panes[PLAN], window.panes[FINDINGS], window.panes[PROGRESS]]
+    browser, listed, shown = QDialog(window), QLabel("the versions"), QLabel("the one chosen")
+    lay_out_browser(browser, [], listed, shown, QLabel(""), [], 200, (600, 400))  # (file history, what changed)
+    assert parts(listed.parentWidget()) == [listed, shown]
