@@ -53,6 +53,7 @@ class TokenChart(QWidget):
     def __init__(self):
         super().__init__()
         self.setObjectName("token_chart")
+        self.setAccessibleName("Tokens and cost per request")
         self.rows: list[dict] = []
         self.setMinimumHeight(160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -60,6 +61,20 @@ class TokenChart(QWidget):
     def set_rows(self, rows: list[dict]) -> None:
         self.rows = rows
         self.update()
+        # What the bars show, in words (the Requests tab has each figure).
+        self.setAccessibleDescription(self.in_words())
+
+    def in_words(self) -> str:
+        if not self.rows:
+            return "No requests yet"
+        prompts = [row["prompt"] for row in self.rows]
+        share = (sum(row["cached"] for row in self.rows) if self.provider_reports_cache()
+                 else sum(row["reuse"] * row["prompt"] for row in self.rows)) / (sum(prompts) or 1)
+        total_cost = sum(row["cost"] for row in self.rows)
+        return (f"{_count(len(self.rows), 'request')}, the last of {prompts[-1]:,} prompt tokens, the largest of "
+                f"{max(prompts):,}; {share:.0%} of all "
+                f"{'served from cache' if self.provider_reports_cache() else 'a prefix reused'}; "
+                + (f"cost {money(total_cost)} in all" if total_cost > 0 else "cost unknown"))
 
     def paintEvent(self, _event) -> None:
         painter = QPainter(self)

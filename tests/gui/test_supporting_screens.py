@@ -1159,6 +1159,9 @@ def test_the_token_chart_shows_the_providers_cache_and_says_when_it_shows_reuse_
     assert chart.legend().endswith("· cost unknown (no price for this model)")  # not "$0.0000"
     chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0021}])
     assert chart.legend().endswith("· orange: cumulative cost $0.0021")
+    # What the bars show, for a screen reader
+    assert chart.accessibleDescription() == ("2 requests, the last of 1,100 prompt tokens, the largest of 1,100; "
+                                             "47% of all served from cache; cost $0.0021 in all")
 
 
 def test_dialogs_closed_during_a_day_of_work_do_not_stay_behind(qtbot, make_window, workdir):
