@@ -21,6 +21,7 @@ from gui.markdown import to_html
 from gui.qt import (
     QAccessible,
     QAccessibleAnnouncementEvent,
+    QApplication,
     QObject,
     QTextDocumentFragment,
     QTimer,
@@ -126,6 +127,11 @@ class Announcer(QObject):
         self.say(self._settling)
 
     def say(self, text: str, interrupts: bool = False) -> None:
+        """Said while the person is in one of Tripane's windows. In another application, the agent's
+        every reply would be spoken over their work: a run's end and a question reach them there
+        through the taskbar and the tray (MainWindow.alert), as they reach a sighted person."""
+        if QApplication.activeWindow() is None:
+            return
         self.said.emit(text)
         if not QAccessible.isActive():
             return

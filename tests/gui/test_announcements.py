@@ -3,9 +3,11 @@ the run's end, the status bar's messages (gui/announcer.py)."""
 
 from __future__ import annotations
 
+from PySide6.QtTest import QTest
+
 from core.scripted import ScriptedModel, call, reply
 from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS, spoken
-from gui.qt import QSettings
+from gui.qt import QApplication, QSettings
 from gui.settings import AppSettings
 from tests.gui.test_supporting_screens import settings_dialog
 from tests.gui.test_window import start
@@ -14,6 +16,9 @@ WAIT = 20_000
 
 
 def listen(window) -> list[str]:
+    """What the window has a screen reader say, the person being in it."""
+    window.activateWindow()
+    QTest.qWaitForWindowActive(window)
     said: list[str] = []
     window.announcer.said.connect(said.append)
     return said
@@ -112,3 +117,15 @@ def test_a_start_with_no_session_to_show_says_how_to_begin(qtbot, make_window):
     window._last_session_pending = True  # as at the start, before the first frame's timer
     window.show_last_session()
     assert said and said[-1].startswith("No session is open.")
+
+
+def test_nothing_is_said_while_the_person_is_in_another_application(qtbot, make_window, workdir, monkeypatch):
+    """The agent's every reply would be spoken over their work there; the run's end reaches them
+    through the taskbar and the tray (tests/gui/test_alerts.py)."""
+    window = make_window(ScriptedModel([reply("Reading the code.", call("task_done", summary="ok"))]))
+    said = listen(window)
+    monkeypatch.setattr(QApplication, "activeWindow", lambda: None)
+    session = start(window, workdir, task="Read the code")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.wait(STATUS_SETTLE_MS * 2)
+    assert said == []
