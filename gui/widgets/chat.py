@@ -105,6 +105,7 @@ from gui.widgets.chat_items import (
     tab_parts,
     with_lines,
 )
+from gui.widgets.focus_ring import FocusRings
 from gui.widgets.pictures import PicturesShown
 from gui.widgets.tool_card import ToolCard
 from gui.widgets.wrapped_label import WrappedLabel
@@ -283,6 +284,16 @@ class ChatView(QScrollArea):
         self.latest.setVisible(False)
         self.latest.clicked.connect(self.to_latest)
         self._unseen = 0  # items added below while the person read further up
+        self.rings = FocusRings(self, self.item_holding)
+
+    def item_holding(self, widget: QWidget) -> QWidget | None:
+        """The conversation's item `widget` is, or is in; None: it is not in the conversation."""
+        while widget is not None:
+            parent = widget.parentWidget()
+            if isinstance(parent, _Page):
+                return widget
+            widget = parent
+        return None
 
     # --- building -------------------------------------------------------------------------------
 

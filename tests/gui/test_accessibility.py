@@ -20,12 +20,15 @@ from gui.qt import (
     QApplication,
     QDialog,
     QLabel,
+    QLineEdit,
     QObject,
     Qt,
     QTextDocumentFragment,
+    QVBoxLayout,
     QWidget,
 )
 from gui.widgets import chat
+from gui.widgets.chat_items import MessageItem
 from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.session_list import SessionList
 from gui.widgets.tool_card import ToolCard
@@ -191,3 +194,32 @@ def test_a_screen_reader_goes_through_the_window_left_to_right_and_the_panes_top
     browser, listed, shown = QDialog(window), QLabel("the versions"), QLabel("the one chosen")
     lay_out_browser(browser, [], listed, shown, QLabel(""), [], 200, (600, 400))  # (file history, what changed)
     assert parts(listed.parentWidget()) == [listed, shown]
+
+
+def test_a_ring_shows_which_item_of_the_conversation_the_keyboard_is_on(qtbot):
+    view = QWidget()
+    column = QVBoxLayout(view)
+    conversation, box = chat.ChatView(), QLineEdit()
+    column.addWidget(conversation)
+    column.addWidget(box)
+    qtbot.addWidget(view)
+    view.resize(600, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    messages = [MessageItem("assistant", f"Step {n}: reading the code.", when="14:40") for n in range(3)]
+    for message in messages:
+        conversation._add(message)
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Backtab)  # Shift+Tab: the latest
+    assert conversation.rings.ringed() is messages[2]
+    ring = messages[2].findChild(QWidget, "focus_ring")
+    assert ring.isVisible() and ring.geometry() == messages[2].rect()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab)
+    assert conversation.rings.ringed() is messages[1] and messages[2].findChild(QWidget, "focus_ring") is None
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)  # out of the conversation
+    assert QApplication.focusWidget() is box and conversation.rings.ringed() is None
+    qtbot.mouseClick(messages[0].body, Qt.MouseButton.LeftButton)  # a click, to select text: no ring
+    assert QApplication.focusWidget() is messages[0].body and conversation.rings.ringed() is None
