@@ -111,7 +111,7 @@ class Announcer(QObject):
     def status_message(self, message: str) -> None:
         """The status bar's message changed (QStatusBar.messageChanged): said once it stays a moment."""
         if message:
-            self._settling, self._again = message, False
+            self._settling, self._again = spoken(message), False  # ("? … a question for you", "↻ Retrying")
             self._settle.start()
 
     def once_settled(self, text: str) -> None:

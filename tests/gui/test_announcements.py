@@ -75,6 +75,9 @@ def test_a_status_message_is_told_once_it_settles(qtbot, make_window):
     window.statusBar().showMessage("Exported to /tmp/x.zip")
     qtbot.waitUntil(lambda: len(said) == 2, timeout=WAIT)
     assert said[-1] == "Exported to /tmp/x.zip"
+    window.statusBar().showMessage("? Fix the totals: a question for you, shown when you pause typing")
+    qtbot.waitUntil(lambda: len(said) == 3, timeout=WAIT)
+    assert said[-1] == "Fix the totals: a question for you, shown when you pause typing"  # not "question mark Fix"
 
 
 
