@@ -12,11 +12,14 @@ from gui.markdown import closing_fence, escape_html, finished_blocks_end, to_htm
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
+    QEvent,
     QFrame,
     QLayout,
     QMenu,
+    QObject,
     QSizePolicy,
     Qt,
+    QTextDocumentFragment,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -95,7 +98,8 @@ class MessageItem(QFrame):
         header.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to what was said; who and when describe it
         layout.addWidget(header)
         self.body = self._body_label(to_html(text))
-        self.body.setAccessibleDescription(f"{who}, {when}" if when else who)
+        self.who = f"{who}, {when}" if when else who
+        self.body.installEventFilter(self)  # named as it gets the focus (eventFilter)
         layout.addWidget(self.body)
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
@@ -185,6 +189,15 @@ class MessageItem(QFrame):
         label = rich_label(wrapping(html), "body")
         label.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the message's menu, below
         return label
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """The text is named with who wrote it and when, for a screen reader, as it gets the focus
+        (before the screen reader asks its name): Orca says no description of a label, and a name
+        made at every change of a streamed reply would cost a second rendering of it."""
+        if event.type() == QEvent.Type.FocusIn and watched is self.body:
+            said = QTextDocumentFragment.fromHtml(self.body.text()).toPlainText().strip()
+            self.body.setAccessibleName(f"{self.who}: {said}")
+        return False
 
     def tab_parts(self) -> list[QWidget]:
         """What Tab reaches in it, in the order shown (its thinking's header was made after its text)."""
