@@ -7,7 +7,9 @@ run between its questions. Here those are announced (Qt's announcement event: Or
 Narrator and NVDA through UI Automation, VoiceOver), politely, after what is being said, except a
 failed run, which interrupts.
 
-Nothing is sent while no assistive technology listens (Qt does not build the event then).
+Nothing is sent while no assistive technology listens, nor while the person is in another
+application (see Announcer.say). Debian 12's Orca 43 ignores announcements (later ones speak them):
+its users hear the focused items, the questions and the dialogs' descriptions.
 """
 
 from __future__ import annotations

@@ -287,7 +287,9 @@ class ChatView(QScrollArea):
         self.rings = FocusRings(self, self.item_holding)
 
     def item_holding(self, widget: QWidget) -> QWidget | None:
-        """The conversation's item `widget` is, or is in; None: it is not in the conversation."""
+        """The conversation's item `widget` is, or is in; None: it is not in this conversation."""
+        if not self.isAncestorOf(widget):  # (another window's)
+            return None
         while widget is not None:
             parent = widget.parentWidget()
             if isinstance(parent, _Page):
