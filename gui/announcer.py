@@ -8,7 +8,7 @@ Narrator and NVDA through UI Automation, VoiceOver), politely, after what is bei
 failed run, which interrupts.
 
 Nothing is sent while no assistive technology listens, nor while the person is in another
-application (see Announcer.say). Debian 12's Orca 43 ignores announcements (later ones speak them):
+application (see listening). Debian 12's Orca 43 ignores announcements (later ones speak them):
 its users hear the focused items, the questions and the dialogs' descriptions.
 """
 
@@ -82,12 +82,20 @@ def what_to_say(event: Event, last_reply: str = "") -> tuple[str, bool]:
     return "", False
 
 
+def listening() -> bool:
+    """Whether a screen reader (or another assistive technology) listens, and the person is in one
+    of Tripane's windows. In another application, the agent's every reply would be spoken over their
+    work: a run's end and a question reach them there through the taskbar and the tray
+    (MainWindow.alert), as they reach a sighted person."""
+    return QAccessible.isActive() and QApplication.activeWindow() is not None
+
+
 def run_ended_title(status: str) -> str:
     return RUN_ENDED_TITLES.get(status, f"Run ended: {ended_word(status)}")
 
 
 class Announcer(QObject):
-    said = Signal(str)  # each announcement as it is made (what was said, for the window's tests)
+    said = Signal(str)  # each announcement as it is made
 
     def __init__(self, window: QWidget):
         super().__init__(window)
@@ -101,7 +109,9 @@ class Announcer(QObject):
 
     def record(self, event: Event) -> None:
         """A record of the session the window shows, as it comes."""
-        text, interrupts = what_to_say(event, self._last_reply)
+        # (what a reply says is rendered again to be said: a few milliseconds at a turn's end, not
+        # spent for no one)
+        text, interrupts = what_to_say(event, self._last_reply) if listening() else ("", False)
         if isinstance(event, AssistantMessage) and event.text.strip():
             self._last_reply = event.text
         if text:
@@ -129,14 +139,9 @@ class Announcer(QObject):
         self.say(self._settling)
 
     def say(self, text: str, interrupts: bool = False) -> None:
-        """Said while the person is in one of Tripane's windows. In another application, the agent's
-        every reply would be spoken over their work: a run's end and a question reach them there
-        through the taskbar and the tray (MainWindow.alert), as they reach a sighted person."""
-        if QApplication.activeWindow() is None:
+        if not listening():
             return
         self.said.emit(text)
-        if not QAccessible.isActive():
-            return
         event = QAccessibleAnnouncementEvent(self._window, text)
         if interrupts:
             event.setPoliteness(QAccessible.AnnouncementPoliteness.Assertive)

@@ -16,7 +16,7 @@ import pytest
 
 from core.scripted import ScriptedModel
 from gui.app import make_app, open_window
-from gui.qt import QApplication, QEvent, QSettings
+from gui.qt import QAccessible, QApplication, QEvent, QSettings
 from gui.settings import AppSettings, Preferences
 
 
@@ -73,6 +73,15 @@ def actual_size_after():
     from gui.text_size import apply_text_size
 
     apply_text_size(QApplication.instance(), 1.0)
+
+
+@pytest.fixture
+def screen_reader():
+    """Qt's accessibility on, as a screen reader turns it on (Orca through AT-SPI's bus, NVDA by asking
+    the window): the window announces what happens only then (gui/announcer.py)."""
+    QAccessible.setActive(True)
+    yield
+    QAccessible.setActive(False)
 
 
 @pytest.fixture

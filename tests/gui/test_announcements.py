@@ -3,16 +3,18 @@ the run's end, the status bar's messages (gui/announcer.py)."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtTest import QTest
 
 from core.scripted import ScriptedModel, call, reply
 from gui.announcer import REPLY_CHARS, STATUS_SETTLE_MS, spoken
-from gui.qt import QApplication, QSettings
+from gui.qt import QAccessible, QApplication, QSettings
 from gui.settings import AppSettings
 from tests.gui.test_supporting_screens import settings_dialog
 from tests.gui.test_window import start
 
 WAIT = 20_000
+pytestmark = pytest.mark.usefixtures("screen_reader")
 
 
 def listen(window) -> list[str]:
@@ -128,6 +130,17 @@ def test_nothing_is_said_while_the_person_is_in_another_application(qtbot, make_
     window = make_window(ScriptedModel([reply("Reading the code.", call("task_done", summary="ok"))]))
     said = listen(window)
     monkeypatch.setattr(QApplication, "activeWindow", lambda: None)
+    session = start(window, workdir, task="Read the code")
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    qtbot.wait(STATUS_SETTLE_MS * 2)
+    assert said == []
+
+
+def test_nothing_is_made_to_be_said_with_no_screen_reader(qtbot, make_window, workdir):
+    """A reply is rendered again to be said: not for no one."""
+    QAccessible.setActive(False)
+    window = make_window(ScriptedModel([reply("Reading the code.", call("task_done", summary="ok"))]))
+    said = listen(window)
     session = start(window, workdir, task="Read the code")
     qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
     qtbot.wait(STATUS_SETTLE_MS * 2)

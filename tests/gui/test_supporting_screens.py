@@ -514,7 +514,7 @@ def test_several_sessions_selected_with_ctrl_and_shift_clicks_are_deleted_with_o
 
 
 def test_deleting_the_shown_session_mid_run_stops_it_and_leaves_nothing_to_send_or_stop(
-        qtbot, make_window, workdir, monkeypatch):
+        qtbot, make_window, workdir, monkeypatch, screen_reader):
     window = make_window(ScriptedModel([], default=reply("", call("file_list"))))
     session = window.start_session(SessionConfig(task="List the files", model="scripted", workdir=workdir))
     qtbot.waitUntil(lambda: session.state.turn >= 2, timeout=WAIT)
