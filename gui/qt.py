@@ -30,6 +30,7 @@ from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
     QDesktopServices,
+    QFocusEvent,
     QFont,
     QFontMetrics,
     QIcon,

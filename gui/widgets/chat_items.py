@@ -12,11 +12,9 @@ from gui.markdown import closing_fence, escape_html, finished_blocks_end, to_htm
 from gui.qt import (
     QApplication,
     QContextMenuEvent,
-    QEvent,
     QFrame,
     QLayout,
     QMenu,
-    QObject,
     QSizePolicy,
     Qt,
     QTextDocumentFragment,
@@ -99,7 +97,7 @@ class MessageItem(QFrame):
         layout.addWidget(header)
         self.body = self._body_label(to_html(text))
         self.who = f"{who}, {when}" if when else who
-        self.body.installEventFilter(self)  # named as it gets the focus (eventFilter)
+        self.body.on_focus = self._name_body
         layout.addWidget(self.body)
         self.text = text
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
@@ -190,14 +188,12 @@ class MessageItem(QFrame):
         label.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)  # the message's menu, below
         return label
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+    def _name_body(self) -> None:
         """The text is named with who wrote it and when, for a screen reader, as it gets the focus
         (before the screen reader asks its name): Orca says no description of a label, and a name
         made at every change of a streamed reply would cost a second rendering of it."""
-        if event.type() == QEvent.Type.FocusIn and watched is self.body:
-            said = QTextDocumentFragment.fromHtml(self.body.text()).toPlainText().strip()
-            self.body.setAccessibleName(f"{self.who}: {said}")
-        return False
+        said = QTextDocumentFragment.fromHtml(self.body.text()).toPlainText().strip()
+        self.body.setAccessibleName(f"{self.who}: {said}")
 
     def tab_parts(self) -> list[QWidget]:
         """What Tab reaches in it, in the order shown (its thinking's header was made after its text)."""

@@ -11,9 +11,12 @@ a label inside a box layout is sized by its height for width, never by its hints
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gui.announcer import spoken
 from gui.qt import (
     QEvent,
+    QFocusEvent,
     QLabel,
     QResizeEvent,
     QSize,
@@ -32,6 +35,7 @@ class WrappedLabel(QLabel):
         super().__init__(parent)
         self._heights: dict[int, int] = {}
         self._plainly = False
+        self.on_focus: Callable[[], None] | None = None  # called as it gets the focus, before it is told
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setWordWrap(True)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
@@ -42,6 +46,11 @@ class WrappedLabel(QLabel):
         super().setText(text)
         if self._plainly:
             self.setAccessibleName(spoken(QTextDocumentFragment.fromHtml(text).toPlainText()))
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
+        if self.on_focus is not None:
+            self.on_focus()
+        super().focusInEvent(event)
 
     def speak_plainly(self) -> None:
         """A screen reader names it by its text without the marks before its kind of line (■ Ended,
