@@ -45,7 +45,7 @@ class WrappedLabel(QLabel):
         self._heights.clear()
         super().setText(text)
         if self._plainly:
-            self.setAccessibleName(spoken(QTextDocumentFragment.fromHtml(text).toPlainText()))
+            self._name_plainly()
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
         if self.on_focus is not None:
@@ -56,7 +56,10 @@ class WrappedLabel(QLabel):
         """A screen reader names it by its text without the marks before its kind of line (■ Ended,
         ⚠ Error, ↳ You answered): a conversation's notice."""
         self._plainly = True
-        self.setText(self.text())
+        self._name_plainly()
+
+    def _name_plainly(self) -> None:
+        self.setAccessibleName(spoken(QTextDocumentFragment.fromHtml(self.text()).toPlainText()))
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
         height = self._heights.get(width)
