@@ -4,6 +4,7 @@ was in a menu alone, and one with a key was learned here and then run elsewhere.
 
 from __future__ import annotations
 
+from gui.announcer import Announcer
 from gui.keys import on_enter, search_field
 from gui.qt import (
     QAction,
@@ -67,6 +68,10 @@ class CommandsWindow(QDialog):
         on_enter(self.filter, self.run_chosen)
         self.filter.installEventFilter(_ArrowsMoveInList(self))
         self.list.itemActivated.connect(lambda _item, _column: self.run_chosen())
+        # The command chosen as the person types or presses Up and Down, said: the keys stay in the
+        # search box, and a screen reader says only what has them.
+        self.announcer = Announcer(self)
+        self.list.currentItemChanged.connect(self._say_chosen)
         self._apply_filter("")
         fit_to_screen(self, 680, 720)
 
@@ -120,6 +125,17 @@ class CommandsWindow(QDialog):
     def _say(self, text: str) -> None:
         self.note.setText(text)
         self.note.show()
+        self.announcer.say(text)
+
+    def _say_chosen(self, item: QTreeWidgetItem | None, _previous) -> None:
+        if not self.filter.hasFocus():  # in the list, the screen reader says the row itself
+            return
+        if item is None:
+            return self.announcer.once_settled("No command matches")
+        action = item.data(0, Qt.ItemDataRole.UserRole)
+        unable = ", cannot be done now" if action is not None and not action.isEnabled() else ""
+        self.announcer.once_settled(f"{item.text(0).replace(' › ', ', ')}{f', {item.text(1)}' if item.text(1) else ''}"
+                                    f"{unable}")
 
     def text(self) -> str:
         """The list as plain text, a row a line (what a screen reader reads of it)."""

@@ -177,3 +177,19 @@ def test_the_commands_that_cannot_run_now_are_greyed_out_as_the_session_goes(qtb
     listing.close()
     window.stop()
     qtbot.waitUntil(lambda: not session.running, timeout=WAIT)  # (the list gone: its rows are let go of)
+
+
+def test_the_command_chosen_as_one_types_is_said(qtbot, make_window, screen_reader):
+    """The keys stay in the search box, where a screen reader says only what is typed."""
+    window = make_window()
+    window.activateWindow()
+    window.actions_by_name["shortcuts"].trigger()
+    commands = next(w for w in window.findChildren(CommandsWindow) if w.isVisible())
+    qtbot.waitUntil(commands.isActiveWindow)
+    said: list[str] = []
+    commands.announcer.said.connect(said.append)
+    qtbot.keyClicks(commands.filter, "file history")
+    qtbot.waitUntil(lambda: bool(said))
+    assert said[-1].startswith("Session, File history…, ") and said[-1].endswith(", cannot be done now")  # no session
+    qtbot.keyClicks(commands.filter, " zzz")
+    qtbot.waitUntil(lambda: said[-1] == "No command matches")
