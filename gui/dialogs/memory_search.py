@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from gui.announcer import Announcer
 from gui.keys import search_field
 from gui.qt import (
     QDialog,
@@ -57,6 +58,9 @@ class MemorySearchDialog(QDialog):
         layout.addLayout(bottom)
         self.query.returnPressed.connect(self._search)
         self.open_folder.clicked.connect(self.open_folder_requested)
+        # What a search found, said: the keys stay in the query box, and a screen reader says only
+        # what has them.
+        self.announcer = Announcer(self)
         self.show_status(None)
 
     def _search(self) -> None:
@@ -84,7 +88,11 @@ class MemorySearchDialog(QDialog):
     def show_hits(self, query: str, hits: list[Hit]) -> None:
         if not hits:
             self.results.setHtml(f"<p>Nothing in memory matches <b>{html.escape(query)}</b>.</p>")
-            return
+            return self.announcer.say(f"Nothing in memory matches {query}.")
+        first = hits[0].text if len(hits[0].text) <= 300 else hits[0].text[:300] + " …"
+        self.announcer.say(f"1 result for {query}, in {hits[0].path}: {first}" if len(hits) == 1 else
+                           f"{len(hits)} results for {query}; the first, in {hits[0].path}: {first} (the rest: Tab to "
+                           "the results)")
         parts = [f"<p>{len(hits)} results for <b>{html.escape(query)}</b> "
                  "(score = 0.7 × meaning + 0.3 × keywords)</p>"]
         for hit in hits:
@@ -97,3 +105,4 @@ class MemorySearchDialog(QDialog):
 
     def show_failure(self, error: BaseException) -> None:
         self.results.setHtml(f"<p>The search failed: {html.escape(str(error))}</p>")
+        self.announcer.say(f"The search failed: {error}")

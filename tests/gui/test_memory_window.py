@@ -19,7 +19,8 @@ def seed_memory(data_dir) -> None:
     memory.close()
 
 
-def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path, monkeypatch):
+def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, make_window, tmp_path, monkeypatch,
+                                                                        screen_reader):
     from gui import desktop_open
 
     opened = []
@@ -36,14 +37,20 @@ def test_memory_loads_after_the_first_frame_and_searches_from_the_window(qtbot, 
     window.actions_by_name["memory_search"].trigger()
     dialog = window.memory_search
     assert dialog.isVisible() and "sqlite-vec" in dialog.note.text()
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT)
+    said: list[str] = []
+    dialog.announcer.said.connect(said.append)
     dialog.query.setText("which port does staging use")
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "6543" in dialog.results.toPlainText(), timeout=WAIT)
+    # said, the keys staying in the query box: how many, and the first
+    assert said[-1].startswith("1 result for which port does staging use, in MEMORY.md: ") and "6543" in said[-1]
     assert "MEMORY.md" in dialog.results.toPlainText()
     assert opened == []  # Enter searched, and did nothing else (it opened the memory folder too)
     dialog.query.setText("zebra migration patterns in Antarctica")
     dialog.query.returnPressed.emit()
     qtbot.waitUntil(lambda: "Nothing in memory matches" in dialog.results.toPlainText(), timeout=WAIT)
+    assert said[-1] == "Nothing in memory matches zebra migration patterns in Antarctica."
 
 
 def test_the_exact_fallback_is_shown_in_the_status_bar_and_the_search_window(qtbot, make_window, tmp_path,
