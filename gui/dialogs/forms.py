@@ -27,6 +27,7 @@ from gui.qt import (
     QSpinBox,
     QSplitter,
     Qt,
+    QTableWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -62,6 +63,18 @@ def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, show
     layout.addWidget(splitter, 1)
     layout.addLayout(bottom)
     fit_to_screen(dialog, *size)
+
+
+def figures_table(headers: list[str]) -> QTableWidget:
+    """A table of figures to read, not to edit. Tab leaves it for the window's next control, as from
+    any other view (a table's own Tab went from cell to cell: a keyboard was held in it); the arrows
+    go from cell to cell."""
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    table.setTabKeyNavigation(False)
+    return table
 
 
 def open_once(dialog: QDialog) -> None:

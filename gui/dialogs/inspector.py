@@ -10,6 +10,7 @@ from core.context.engine import Assembled
 from core.context.history import STOPPED_BY_PERSON
 from core.events import AssistantMessage, Record
 from core.text import money
+from gui.dialogs.forms import figures_table
 from gui.qt import (
     QColor,
     QDialog,
@@ -21,7 +22,6 @@ from gui.qt import (
     QRectF,
     QSizePolicy,
     Qt,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
@@ -143,10 +143,8 @@ class ContextInspector(QDialog):
         self.context_view.setReadOnly(True)
         self.context_view.setAccessibleName("The next request's context, zone by zone")
         self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels(["Turn", "Prompt tokens", "Prefix reuse", "Cached tokens", "Cost"])
+        self.table = figures_table(["Turn", "Prompt tokens", "Prefix reuse", "Cached tokens", "Cost"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.table.verticalHeader().setVisible(False)
         self.table.setAccessibleName("Requests: tokens, prefix reuse and cost")
         self.chart = TokenChart()
         self.tabs.addTab(self.chart, "Tokens and cost")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from core.spending import REVIEW, Spending, Spent, dearest, money, since_days
 from core.text import counted
+from gui.dialogs.forms import figures_table
 from gui.qt import (
     QComboBox,
     QDialog,
@@ -72,10 +73,7 @@ class SpendingDialog(QDialog):
 
     @staticmethod
     def _table(first: str) -> QTableWidget:
-        table = QTableWidget(0, 1 + len(COLUMNS))
-        table.setHorizontalHeaderLabels([first, *COLUMNS])
-        table.verticalHeader().setVisible(False)
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table = figures_table([first, *COLUMNS])
         table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, 1 + len(COLUMNS)):

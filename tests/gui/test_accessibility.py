@@ -230,3 +230,21 @@ def test_a_ring_shows_which_item_of_the_conversation_the_keyboard_is_on(qtbot):
     assert QApplication.focusWidget() is box and conversation.rings.ringed() is None
     qtbot.mouseClick(messages[0].body, Qt.MouseButton.LeftButton)  # a click, to select text: no ring
     assert QApplication.focusWidget() is messages[0].body and conversation.rings.ringed() is None
+
+
+def test_tab_leaves_a_table_of_figures_for_the_next_control(qtbot, make_window, workdir):
+    """A table's own Tab went from cell to cell: the keyboard was held in the context inspector's
+    requests and the spending window's tables."""
+    window = make_window(ScriptedModel([reply("Done.")]))
+    session = window.start_session(SessionConfig(task="Say hi", model="scripted", workdir=workdir))
+    qtbot.waitUntil(lambda: session.state.ended, timeout=WAIT)
+    inspector = window.open_inspector()
+    spending = window.open_spending()
+    for table in (inspector.table, *spending.tables.values()):
+        table.parentWidget().parentWidget().setCurrentWidget(table)  # (each on a tab of its window)
+        table.window().activateWindow()
+        qtbot.waitUntil(table.window().isActiveWindow)
+        table.setFocus()
+        qtbot.waitUntil(table.hasFocus)
+        qtbot.keyClick(table, Qt.Key.Key_Tab)
+        assert not table.hasFocus(), table.accessibleName() or table.objectName()
