@@ -33,6 +33,7 @@ def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_
                        for r in session.records)  # followed from the database, shown in the chat
             assert not window.send_button.isEnabled() and not window.composer.isEnabled()
             assert window.composer.placeholderText().startswith("Another Tripane runs this session")
+            assert window.composer.accessibleDescription() == window.composer.placeholderText()  # (said too)
             assert not window.resume_button.isEnabled()
             # The list follows too: the terminal's run changed the session's state in the database.
             qtbot.waitUntil(lambda: window.sessions.list.currentItem().text().startswith("● "), timeout=WAIT)
@@ -45,6 +46,7 @@ def test_a_run_in_a_terminal_shows_live_and_the_window_waits_for_it(qtbot, make_
     assert [r.event.name for r in session.records if isinstance(r.event, ToolResult)][-2:] == ["file_list", "task_done"]
     assert window.status.state.text() == "■ Ended: done"
     assert window.composer.placeholderText().startswith("Message the agent")
+    assert window.composer.accessibleDescription() == window.composer.placeholderText()
 
 
 def test_a_question_asked_in_a_terminal_is_answered_there_and_asked_here_once_that_run_stops(
