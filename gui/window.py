@@ -230,7 +230,6 @@ class MainWindow(QMainWindow):
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message to the agent")
         self.composer.setPlaceholderText(COMPOSER_HINT)
-        self.composer.setAccessibleDescription(COMPOSER_HINT)
         self.composer.setFixedHeight(72)
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
@@ -1211,9 +1210,7 @@ class MainWindow(QMainWindow):
             self._look_up_deprecation(state.model, state.api_base)
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)
-        hint = COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT
-        self.composer.setPlaceholderText(hint)
-        self.composer.setAccessibleDescription(hint)  # (a screen reader may not read a placeholder)
+        self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT)
         self.pause_button.setEnabled(running and not paused and not pausing)
         goes_on = has and (not state.ended or state.status == ENDED_ON_ERROR)  # (an error's cause fixed)
         self.resume_button.setEnabled(goes_on and not elsewhere and (paused or pausing or not running))

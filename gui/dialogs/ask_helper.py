@@ -14,7 +14,6 @@ from gui.qt import (
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     Qt,
     QTextBrowser,
@@ -24,6 +23,7 @@ from gui.qt import (
 )
 from gui.screen_fit import fit_to_screen
 from gui.widgets.chat_items import escape_html
+from gui.widgets.hinted_text import HintedText
 
 ABOUT = ("A helper with a short context of its own reads the work folder, the agent's plan, findings and "
          "progress, and long-term memory (web pages too: where the session asks before a fetch, you are "
@@ -46,7 +46,7 @@ class AskHelperDialog(QDialog):
         about = QLabel(ABOUT)
         about.setWordWrap(True)
         prompt = QLabel("Your &question:")
-        self.question = QPlainTextEdit()
+        self.question = HintedText()
         give_window_keys(self.question)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
         self.question.setObjectName("helper_question")
         self.question.setPlaceholderText("For example: which files has the agent changed for the date parser, and "

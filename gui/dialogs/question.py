@@ -26,7 +26,6 @@ from gui.qt import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSize,
     QSpinBox,
@@ -38,6 +37,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import screen_room
+from gui.widgets.hinted_text import HintedText
 from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
 
 TITLES = {
@@ -155,7 +155,7 @@ class QuestionDialog(QDialog):
         layout.addWidget(prompt)
         # The agent's own question may be answered with a picture too (what the page looks like).
         shows = question.reason == "ask_user" and not asked_by_helper(question)
-        self.text = PictureBox() if shows else QPlainTextEdit()
+        self.text = PictureBox() if shows else HintedText()
         self.text.setObjectName("answer_text")
         prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
         self.text.setFixedHeight(70)

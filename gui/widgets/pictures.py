@@ -21,13 +21,13 @@ from gui.qt import (
     QLabel,
     QMimeData,
     QPixmap,
-    QPlainTextEdit,
     QSize,
     Qt,
     QToolButton,
     QWidget,
     Signal,
 )
+from gui.widgets.hinted_text import HintedText
 
 LONGEST_SIDE = pictures.LONGEST_SIDE
 # A PNG larger than this is kept as a JPEG: a photo's PNG is several MB, and sent as base64 it
@@ -98,7 +98,7 @@ def holds_pictures(source: QMimeData) -> bool:
                                     for url in source.urls())
 
 
-class PictureBox(QPlainTextEdit):
+class PictureBox(HintedText):
     """A text box that takes pictures pasted or dropped on it (pictures_given) rather than writing
     them; other files dropped are written as their paths, or with their text (write_paths)."""
 

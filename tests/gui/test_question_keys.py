@@ -147,3 +147,4 @@ def test_answering_by_a_button_leaves_the_focus_on_the_question_not_on_each_butt
 def test_a_screen_reader_is_given_the_question_as_its_window_opens(qtbot):
     dialog, _ = open_dialog(qtbot, approval("q8", "rm -rf build"))
     assert "rm -rf build" in dialog.accessibleDescription()
+    assert dialog.text.accessibleDescription() == "Ctrl+Enter: Deny"  # the answer box's hint, said too
