@@ -7,6 +7,8 @@ The log is read, and a version rebuilt, on a worker thread: progress.md may have
 
 from __future__ import annotations
 
+import re
+
 from core.memory.history import (
     FileVersion,
     Rebuilt,
@@ -15,6 +17,7 @@ from core.memory.history import (
     rebuilt,
 )
 from core.store import Store
+from gui.announcer import spoken
 from gui.dialogs.forms import lay_out_browser
 from gui.keys import on_enter
 from gui.qt import (
@@ -137,6 +140,8 @@ class FileHistoryDialog(QDialog):
         for version, row in zip(versions[known:], rows[known:]):  # newest first, on top
             item = QListWidgetItem(row)
             item.setData(Qt.ItemDataRole.UserRole, version.version)
+            # "version 3, the agent, 14:02, edited", not "v3 middle dot …"
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, spoken(re.sub(r"^v(\d+)", r"version \1", row)))
             self.list.insertItem(0, item)
         self.list.blockSignals(False)
         # The newest stays chosen as versions come in, unless the person is reading an older one.

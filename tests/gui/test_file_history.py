@@ -46,6 +46,8 @@ def test_the_plans_history_shows_each_version_and_an_old_one_goes_back_to_the_ag
     qtbot.waitUntil(lambda: dialog.list.count() == 3, timeout=WAIT)
     assert [row.split("  ·  ")[:2] for row in rows(dialog)] == [["v3", "Agent"], ["v2", "Agent"], ["v1", "Tripane"]]
     assert rows(dialog)[0].endswith("+2 −2") and rows(dialog)[2].endswith("created")
+    said = dialog.list.item(2).data(Qt.ItemDataRole.AccessibleTextRole)  # as a screen reader says it
+    assert said.startswith("version 1, Tripane, ") and said.endswith(", created")
     assert "task_plan.md: 3 versions" in dialog.summary.text()
     # The newest is chosen: what it changed, and the file as it is now, which needs no restoring.
     changes = dialog.changes.toPlainText()
