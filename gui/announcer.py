@@ -24,6 +24,7 @@ from gui.qt import (
     QAccessible,
     QAccessibleAnnouncementEvent,
     QApplication,
+    QLabel,
     QObject,
     QTextDocumentFragment,
     QTimer,
@@ -51,6 +52,13 @@ def spoken(text: str) -> str:
     said = _MARKS.sub("", text)
     said = re.sub(r"\s+·\s+", ", ", said)
     return re.sub(r"([.!?:;…]?)\s*\n\s*", lambda line: f"{line[1] or '.'} ", said).strip()
+
+
+def said_with(field: QWidget, notes: tuple[QLabel, ...], within: QWidget, own: str = "") -> None:
+    """The lines shown under a field (a warning, a note) said with it, after its `own` description:
+    a screen reader does not read them unasked. `within`: the window they are shown in."""
+    shown = [spoken(note.text()) for note in notes if note.isVisibleTo(within) and note.text()]
+    field.setAccessibleDescription(" ".join(filter(None, [own, *shown])))
 
 
 def plain(markdown: str) -> str:

@@ -25,7 +25,7 @@ from core.secrets import (
     set_api_key,
 )
 from core.text import capitalized
-from gui.announcer import spoken
+from gui.announcer import said_with
 from gui.dialogs.forms import model_combo, suggest_model_names
 from gui.qt import (
     QFormLayout,
@@ -224,8 +224,7 @@ class ConnectionFields(QObject):
             self.key_note.setObjectName("warning")
             self.key_note.setText(f"{problem}, so a key typed here is {UNTIL_CLOSED}: {self._to_keep_it()}.")
         restyle(self.key_note)  # in the warning's colour, or back to the plain one
-        # Said with the key's field: a screen reader does not read the line under it unasked.
-        self.api_key.setAccessibleDescription(spoken(self.key_note.text()) if self.key_note.isVisibleTo(self.dialog) else "")
+        said_with(self.api_key, (self.key_note,), self.dialog)
 
     def _to_keep_it(self) -> str:
         """How a key is kept across starts with no keyring: the provider's variable, or, for a

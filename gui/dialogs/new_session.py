@@ -14,6 +14,7 @@ from core.offload import folder_of
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
 from core.session import SessionConfig, check_window
 from core.text import capitalized
+from gui.announcer import said_with
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     add_row_for,
@@ -217,9 +218,7 @@ class NewSessionDialog(QDialog):
         self.form.setRowVisible(self.folder_note, is_home_folder(folder))
         self.alongside_note.setText(self.folder_notes(folder) if self.workdir.text().strip() else "")
         self.form.setRowVisible(self.alongside_note, bool(self.alongside_note.text()))
-        # Said with the folder's field: a screen reader does not read the lines under it unasked.
-        notes = [note.text() for note in (self.folder_note, self.alongside_note) if note.isVisibleTo(self)]
-        self.recent.setAccessibleDescription(" ".join([self.recent.toolTip(), *notes]))
+        said_with(self.recent, (self.folder_note, self.alongside_note), self, own=self.recent.toolTip())
 
     def _show_instructions(self) -> None:
         """Say which instructions file the agent will follow in the chosen folder, if any."""
