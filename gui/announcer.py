@@ -61,9 +61,14 @@ def said_with(field: QWidget, notes: tuple[QLabel, ...], within: QWidget, own: s
     field.setAccessibleDescription(" ".join(filter(None, [own, *shown])))
 
 
+def html_said(html: str) -> str:
+    """What a rich text reads as, its tags gone and its entities read."""
+    return QTextDocumentFragment.fromHtml(html).toPlainText().strip()
+
+
 def plain(markdown: str) -> str:
     """A reply as it reads: its Markdown's marks (asterisks, backticks, #) are not to be spoken."""
-    return QTextDocumentFragment.fromHtml(to_html(markdown)).toPlainText().strip()
+    return html_said(to_html(markdown))
 
 
 def reply_said(text: str) -> str:

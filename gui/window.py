@@ -52,7 +52,7 @@ from core.store import DiskFull, SessionRow, StoreError, as_disk_full, rows_matc
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line
 from core.transcript import transcript
-from gui.announcer import Announcer, run_ended_title
+from gui.announcer import Announcer, html_said, run_ended_title
 from gui.asides import Asides
 from gui.bridge import SessionBridge
 from gui.desktop_open import open_file, open_on_desktop
@@ -94,7 +94,6 @@ from gui.qt import (
     QSystemTrayIcon,
     Qt,
     QTextCursor,
-    QTextDocumentFragment,
     QTimer,
     QVBoxLayout,
     QWidget,
@@ -667,7 +666,7 @@ class MainWindow(QMainWindow):
 
     def announce_no_session(self) -> None:
         """What the empty conversation says, for a screen reader (the keys are in the sessions' search)."""
-        self.announcer.say(QTextDocumentFragment.fromHtml(NO_SESSION).toPlainText().replace("\n", " ").strip())
+        self.announcer.say(html_said(NO_SESSION).replace("\n", " "))
 
     def show_session(self, session_id: str) -> None:
         """Show the session: at once if it is open already, else once its log is replayed in the

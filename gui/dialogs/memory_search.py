@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from core.text import one_line
 from gui.announcer import Announcer
 from gui.keys import search_field
 from gui.qt import (
@@ -27,6 +28,9 @@ from gui.theme import set_style_property
 if TYPE_CHECKING:
     from core.memory.index import Hit
     from core.memory.longterm import MemoryStatus
+
+
+SAID_CHARS = 300  # of the first hit said with a search's result (all of it is in the window)
 
 
 class MemorySearchDialog(QDialog):
@@ -89,7 +93,7 @@ class MemorySearchDialog(QDialog):
         if not hits:
             self.results.setHtml(f"<p>Nothing in memory matches <b>{html.escape(query)}</b>.</p>")
             return self.announcer.say(f"Nothing in memory matches {query}.")
-        first = hits[0].text if len(hits[0].text) <= 300 else hits[0].text[:300] + " …"
+        first = one_line(hits[0].text, SAID_CHARS)
         self.announcer.say(f"1 result for {query}, in {hits[0].path}: {first}" if len(hits) == 1 else
                            f"{len(hits)} results for {query}; the first, in {hits[0].path}: {first} (the rest: Tab to "
                            "the results)")

@@ -11,6 +11,7 @@ from core.llm import ModelClient
 from core.model_names import model_string_problem
 from core.providers import OLLAMA_BASE, detect_ollama
 from core.text import counted
+from gui.announcer import html_said
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
     add_row_for,
@@ -35,7 +36,6 @@ from gui.qt import (
     QSpinBox,
     Qt,
     QTabWidget,
-    QTextDocumentFragment,
     QVBoxLayout,
     QWidget,
 )
@@ -74,7 +74,7 @@ class SettingsDialog(QDialog):
             intro.setOpenExternalLinks(True)
             layout.addWidget(intro)
             # Said with the window's title as it opens: the focus goes to the model, under it.
-            self.setAccessibleDescription(QTextDocumentFragment.fromHtml(intro.text()).toPlainText())
+            self.setAccessibleDescription(html_said(intro.text()))
 
         # Three pages, not three stacked boxes: stacked, they were taller than a laptop's screen at
         # 150 % scaling, and Save went out of reach.

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.text import word_count
+from gui.announcer import html_said
 from gui.markdown import closing_fence, escape_html, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -17,7 +18,6 @@ from gui.qt import (
     QMenu,
     QSizePolicy,
     Qt,
-    QTextDocumentFragment,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -192,8 +192,7 @@ class MessageItem(QFrame):
         """The text is named with who wrote it and when, for a screen reader, as it gets the focus
         (before the screen reader asks its name): Orca says no description of a label, and a name
         made at every change of a streamed reply would cost a second rendering of it."""
-        said = QTextDocumentFragment.fromHtml(self.body.text()).toPlainText().strip()
-        self.body.setAccessibleName(f"{self.who}: {said}")
+        self.body.setAccessibleName(f"{self.who}: {html_said(self.body.text())}")
 
     def tab_parts(self) -> list[QWidget]:
         """What Tab reaches in it, in the order shown (its thinking's header was made after its text)."""

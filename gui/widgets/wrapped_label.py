@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gui.announcer import spoken
+from gui.announcer import html_said, spoken
 from gui.qt import (
     QEvent,
     QFocusEvent,
@@ -22,7 +22,6 @@ from gui.qt import (
     QSize,
     QSizePolicy,
     Qt,
-    QTextDocumentFragment,
     QWidget,
 )
 
@@ -59,7 +58,7 @@ class WrappedLabel(QLabel):
         self._name_plainly()
 
     def _name_plainly(self) -> None:
-        self.setAccessibleName(spoken(QTextDocumentFragment.fromHtml(self.text()).toPlainText()))
+        self.setAccessibleName(spoken(html_said(self.text())))
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
         height = self._heights.get(width)
