@@ -54,7 +54,7 @@ class Preferences:
     review_days: int = 0  # 1: review a finished day's work when the window first opens after it
     search_provider: str = ""  # the agent's web_search: litellm's name of it (core/web_search.py); "": none
     search_api_base: str = ""  # a SearXNG server's address
-    theme: str = "system"  # system (the desktop's light or dark mode) | light | dark
+    theme: str = "system"  # system (the desktop's light or dark mode, and contrast) | light | dark | contrast-light | contrast-dark
     text_scale: float = 1.0  # × the platform's font size (View → Larger / Smaller text)
     workdir: str = ""  # the folder last used for a new session
     recent_workdirs: str = ""  # folders used for new sessions, newest first, one per line

@@ -108,7 +108,7 @@ from gui.settings import RECENT_WORKDIRS, AppSettings, Preferences
 from gui.single_instance import InstanceServer
 from gui.tasks import TaskKeeper
 from gui.text_size import apply_text_size, next_step
-from gui.theme import apply_theme, shown_theme
+from gui.theme import OTHER_THEME, accessibility_hints, apply_theme, shown_theme
 from gui.typing_watch import TypingWatch
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_find import ConversationFinder
@@ -453,6 +453,8 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         QApplication.styleHints().colorSchemeChanged.connect(self.desktop_scheme_changed)
+        if (hints := accessibility_hints()) is not None:  # (Qt 6.10 and later)
+            hints.contrastPreferenceChanged.connect(self.desktop_scheme_changed)
         self.sessions.session_selected.connect(self.show_session)
         self.sessions.session_chosen.connect(lambda _id: self.composer.setFocus())  # (Enter in the search)
         self.sessions.search_left.connect(self.composer.setFocus)
@@ -1667,13 +1669,14 @@ class MainWindow(QMainWindow):
         self.actions_by_name["actual_text"].setText("&Actual text size" + (f" (now {scale:.0%})" if scale != 1.0 else ""))
 
     def toggle_theme(self) -> None:
-        """The other of light and dark than the one shown (a theme that followed the desktop stops)."""
-        self.prefs.theme = "light" if shown_theme(self.prefs.theme) == "dark" else "dark"
+        """The other of light and dark than the one shown, in high contrast if it is (a theme that
+        followed the desktop stops)."""
+        self.prefs.theme = OTHER_THEME[shown_theme(self.prefs.theme)]
         self.settings.save(self.prefs)
         apply_theme(QApplication.instance(), self.prefs.theme)
 
     def desktop_scheme_changed(self) -> None:
-        """The desktop went light or dark: so does a window that follows it."""
+        """The desktop went light or dark, or into high contrast or out: so does a window that follows it."""
         if self.prefs.theme == "system" and not self._shut_down:  # a closed window no longer decides
             apply_theme(QApplication.instance(), self.prefs.theme)
 

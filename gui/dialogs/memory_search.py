@@ -23,7 +23,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import fit_to_screen
-from gui.theme import set_style_property
+from gui.theme import coloured, set_style_property
 
 if TYPE_CHECKING:
     from core.memory.index import Hit
@@ -103,8 +103,8 @@ class MemorySearchDialog(QDialog):
             text = hit.text if len(hit.text) <= 900 else hit.text[:900] + " …"
             parts.append(
                 f"<p><b>{html.escape(hit.path)}</b> lines {hit.start_line}–{hit.end_line} · score "
-                f"{hit.score:.2f} <span style='color:gray'>(meaning {hit.vector:.2f}, keywords {hit.keyword:.2f})"
-                f"</span></p><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>")
+                f"{hit.score:.2f} " + coloured("muted", f"(meaning {hit.vector:.2f}, keywords {hit.keyword:.2f})") +
+                f"</p><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>")
         self.results.setHtml("".join(parts))
 
     def show_failure(self, error: BaseException) -> None:

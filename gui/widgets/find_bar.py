@@ -11,6 +11,7 @@ from core.text import one_line
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QEvent,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     Qt,
@@ -72,7 +73,7 @@ class TextViewFinder:
 
 class FindBar(QLineEdit):
     # What a search found, in words: the match's line, or "Not found" and why. The window has a screen
-    # reader say it; the bar shows it only by its colour, and the focus stays in the bar.
+    # reader say it; the bar shows "Not found" in its colour and in words, and the focus stays in it.
     told = Signal(str)
 
     def __init__(self, what: str, finder: Finder):
@@ -82,6 +83,12 @@ class FindBar(QLineEdit):
         self.setPlaceholderText(f"Find in {what} — Enter: next, Shift+Enter: previous, Esc: close")
         self.setAccessibleName(f"Find in {what}")
         self.setClearButtonEnabled(True)
+        # "Not found" in words at the bar's end, not by its red alone: a red a person with a
+        # red-green colour deficiency, or in a high-contrast theme, does not see.
+        self.missing = QLabel("Not found", self)
+        self.missing.setObjectName("find_missing")
+        self.missing.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.missing.hide()
         self.setVisible(False)
         # While typing, the match grows where it is rather than jumping to the next one.
         self.textChanged.connect(lambda: self.find(from_match_start=True))
@@ -114,10 +121,25 @@ class FindBar(QLineEdit):
         (None) nothing to find or not known yet."""
         set_style_property(self, "found", "" if found is None else ("yes" if found else "no"))
         self.setToolTip(why)
+        self.missing.setVisible(found is False)
+        self._place_missing()
         if found:
             self.told.emit(one_line(self.finder.match_line(), MATCH_LINE_CHARS))
         elif found is False:
             self.told.emit(f"Not found. {why}" if why else "Not found")
+
+    def _place_missing(self) -> None:
+        """At the bar's end, before its clear button; the text stops short of it."""
+        shown = self.missing.isVisible()
+        width = self.missing.sizeHint().width() if shown else 0
+        clear = self.height() if self.isClearButtonEnabled() else 0  # (the button is square)
+        self.missing.setGeometry(self.width() - clear - width - 4, 0, width, self.height())
+        margins = self.textMargins()
+        self.setTextMargins(margins.left(), margins.top(), width + 4 if shown else 0, margins.bottom())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._place_missing()
 
     def event(self, event: QEvent) -> bool:
         # Esc closes the bar (keyPressEvent)

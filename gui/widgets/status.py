@@ -27,6 +27,7 @@ STATE_TEXT = {
 }
 
 PAUSING = "‖ Pausing after this step"
+STATE_LEAST_CHARS = 24
 
 if TYPE_CHECKING:
     from core.memory.longterm import MemoryStatus
@@ -92,7 +93,9 @@ class SessionStatusBar(QStatusBar):
         self.cost = ClickableLabel("")
         self.cost.setCursor(Qt.CursorShape.PointingHandCursor)
         self.cost.clicked.connect(self.cost_clicked)
-        self.state = ClickableLabel("")
+        # The run's state gives way last ("? Waiting for an answer…" at the least): in large text
+        # or a narrow window, "■ En…" did not say whether the run had ended or waited for an answer.
+        self.state = ClickableLabel("", least_chars=STATE_LEAST_CHARS)
         self.state.setObjectName("state")
         self._question_waiting = False  # "? Waiting for you": a click shows the question
         self.state.clicked.connect(lambda: self._question_waiting and self.question_clicked.emit())

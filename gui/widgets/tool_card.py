@@ -39,7 +39,7 @@ from gui.qt import (
     QVBoxLayout,
     Signal,
 )
-from gui.theme import set_style_property
+from gui.theme import coloured, set_style_property
 from gui.widgets.chat_items import (
     PRE,
     copy_menu,
@@ -507,8 +507,8 @@ def duration(seconds: float) -> str:
     return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
-# A changed line's colour in an edit's diff: readable on the light and the dark theme alike.
-DIFF_COLOURS = {"+": "#2e9e4f", "-": "#d04545", "@": "#8a8a8a"}
+# A changed line's colour in an edit's diff, as the shown theme has it.
+DIFF_COLOURS = {"+": "diff_add", "-": "diff_remove", "@": "diff_hunk"}
 MAX_DIFF_LINES = 200
 
 
@@ -546,6 +546,6 @@ def diff_html(lines: list[str], limit: int = MAX_DIFF_LINES) -> str:
     if len(shown) < len(lines):
         shown.append(f"… {len(lines) - len(shown):,} more lines")
     body = "\n".join(
-        f'<span style="color: {DIFF_COLOURS[line[0]]}">{escape_html(line)}</span>'
+        coloured(DIFF_COLOURS[line[0]], escape_html(line))
         if line[:1] in DIFF_COLOURS else escape_html(line) for line in shown)
     return f"{PRE}{body}</pre>"

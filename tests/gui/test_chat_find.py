@@ -80,9 +80,15 @@ def test_enter_goes_from_match_to_match_across_messages_and_folded_results_and_w
     order = [item for item in chat.items() if isinstance(item, MessageItem) and item.text.startswith("Step")]
     assert order.index(back) == (order.index(now) - 2) % len(order)  # Shift+Enter goes back, around the start
 
+    assert not bar.missing.isVisible()
     bar.setText("nowhere in this session")
     assert bar.property("found") == "no"
     assert [item for _, item in selected(chat)] == [back]  # what was found stays selected, the view put
+    # Said in words at the bar's end, not only by its colour, and typed text does not run under it.
+    assert bar.missing.isVisible() and bar.missing.text() == "Not found"
+    assert bar.missing.geometry().right() < bar.width() and bar.textMargins().right() >= bar.missing.width()
+    bar.setText("Step 2")
+    assert not bar.missing.isVisible() and bar.textMargins().right() == 0
 
 
 def test_a_match_in_folded_thinking_unfolds_it(qtbot):

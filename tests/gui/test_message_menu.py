@@ -7,6 +7,7 @@ import json
 
 from core.events import ToolCall, ToolResult
 from gui.qt import QApplication, QContextMenuEvent, QMenu
+from gui.theme import html_colour
 from gui.widgets.chat_items import SETTLE_CHARS, MessageItem
 from gui.widgets.tool_card import PREVIEW_CHARS, ToolCard
 
@@ -77,8 +78,8 @@ def test_an_edit_card_shows_a_diff_and_a_written_file_its_lines(qtbot):
     qtbot.addWidget(edit)
     shown = edit.details.text()
     assert "<b>calc.py</b>" in shown and "\\n" not in shown
-    assert '<span style="color: #d04545">-    return a - b</span>' in shown
-    assert '<span style="color: #2e9e4f">+    return a + b</span>' in shown
+    assert f'style="color: {html_colour("diff_remove")}">-    return a - b</span>' in shown
+    assert f'style="color: {html_colour("diff_add")}">+    return a + b</span>' in shown
     assert "\n def add(a, b):" in shown  # context, uncoloured
     write = ToolCard(ToolCall("w1", "file_write", json.dumps({"path": "notes.md", "content": "# Notes\n- one\n"})))
     qtbot.addWidget(write)

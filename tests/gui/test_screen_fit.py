@@ -185,6 +185,25 @@ def test_the_status_bar_gives_way_and_shows_the_whole_text_on_hover(qtbot):
     assert QLabel.text(bar.state).endswith("…") and bar.state.toolTip() == STATE_TEXT["interrupted"][0]
 
 
+def test_the_runs_state_gives_way_last_in_a_narrow_window_or_large_text(qtbot):
+    bar = SessionStatusBar()
+    qtbot.addWidget(bar)
+    bar.model.setText("Model: openrouter/anthropic/claude-sonnet-4.5")
+    bar.reuse.setText("Cache reuse: 98%")
+    bar.cost.setText("Cost: $0.0421")
+    bar.memory.setText("Memory: 12 lessons, 3 skills")
+    bar.state.setText("■ Ended: done")
+    with qtbot.waitExposed(bar):
+        bar.show()
+    bar.resize(bar.minimumSizeHint().width(), bar.height())
+    qtbot.waitUntil(lambda: QLabel.text(bar.model).endswith("…") and QLabel.text(bar.memory).endswith("…"),
+                    timeout=WAIT)
+    assert QLabel.text(bar.state) == "■ Ended: done"  # not "■ En…": ended, or waiting for you?
+    bar.state.setText(STATE_TEXT["elsewhere_waiting"][0])
+    bar.resize(bar.minimumSizeHint().width(), bar.height())
+    qtbot.waitUntil(lambda: QLabel.text(bar.state).startswith("? Waiting for an answer"), timeout=WAIT)
+
+
 def test_the_shortcut_list_fits_the_screen_with_larger_text(qtbot, make_window, actual_size_after):
     window = make_window()
     for _ in range(4):  # 175 %: on the 800 px offscreen screen, what 125 % is at 150 % scaling

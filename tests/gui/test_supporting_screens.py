@@ -733,7 +733,8 @@ def test_the_system_theme_follows_the_desktop_as_it_goes_dark_and_light(qtbot, m
     QApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
     assert QApplication.palette().window().color().lightness() == light  # chosen: no longer the desktop's
     dialog = window.open_settings()
-    assert [dialog.theme.itemData(i) for i in range(dialog.theme.count())] == ["system", "light", "dark"]
+    assert [dialog.theme.itemData(i) for i in range(dialog.theme.count())] == [
+        "system", "light", "dark", "contrast-light", "contrast-dark"]
     dialog.reject()
 
 
