@@ -25,8 +25,24 @@ OTHER_THEME = {"light": "dark", "dark": "light", "contrast-light": "contrast-dar
 _FUSION_SET = "tripaneFusionSet"
 _Role = QPalette.ColorRole
 
-_LIGHT = {  # over Fusion's light palette: its selection (white on #308cc6, 3.7:1) and its hint text
+# Fusion's light palette, as Qt has it on a light desktop: every theme starts from it, not from
+# the style's standard palette, which on a dark desktop is Fusion's dark one ("Light" then showed a
+# dark grey window, its messages' text white on white).
+_FUSION_LIGHT = {
+    _Role.WindowText: "#000000", _Role.Button: "#efefef", _Role.Light: "#ffffff", _Role.Midlight: "#cacaca",
+    _Role.Dark: "#9f9f9f", _Role.Mid: "#b8b8b8", _Role.Text: "#000000", _Role.BrightText: "#ffffff",
+    _Role.ButtonText: "#000000", _Role.Base: "#ffffff", _Role.Window: "#efefef", _Role.Shadow: "#767676",
+    _Role.Highlight: "#308cc6", _Role.HighlightedText: "#ffffff", _Role.Link: "#0000ff",
+    _Role.LinkVisited: "#ff00ff", _Role.AlternateBase: "#f7f7f7", _Role.ToolTipBase: "#ffffdc",
+    _Role.ToolTipText: "#000000", _Role.PlaceholderText: "#80000000", _Role.Accent: "#308cc6",
+}
+_FUSION_LIGHT_DISABLED = {
+    _Role.WindowText: "#bebebe", _Role.Text: "#bebebe", _Role.ButtonText: "#bebebe", _Role.Dark: "#bebebe",
+    _Role.Base: "#efefef", _Role.Shadow: "#b1b1b1", _Role.Highlight: "#919191", _Role.Accent: "#919191",
+}
+_LIGHT = {  # over Fusion's: its selection (white on #308cc6, 3.7:1) and its hint text (half black)
     _Role.Highlight: "#1f6fc0", _Role.HighlightedText: "#ffffff", _Role.PlaceholderText: "#5c636b",
+    _Role.Accent: "#1f6fc0",
 }
 _DARK = {
     _Role.Window: "#1e1f22", _Role.WindowText: "#e6e6e6",
@@ -167,12 +183,21 @@ def _same_colours(first: QPalette, second: QPalette) -> bool:
     return all(first.color(role) == second.color(role) for role in roles)
 
 
+def fusion_light() -> QPalette:
+    palette = QPalette()
+    for role, colour in _FUSION_LIGHT.items():
+        palette.setColor(role, QColor(colour))
+    for role, colour in _FUSION_LIGHT_DISABLED.items():
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(colour))
+    return palette
+
+
 def palette_for(app: QApplication, shown: str) -> QPalette:
-    palette = app.style().standardPalette()
+    palette = fusion_light()
     if shown in CONTRAST_THEMES:
         if desktop_wants_contrast():
             desktop = desktop_palette(app)
-            if is_high_contrast(desktop) and not _same_colours(desktop, palette):
+            if is_high_contrast(desktop) and not _same_colours(desktop, app.style().standardPalette()):
                 return desktop  # the person's own contrast colours
         colours, disabled = _CONTRAST[shown], _CONTRAST_DISABLED[shown]
     else:
@@ -227,8 +252,25 @@ def recoloured(html: str) -> str:
     return _COLOURED.sub(lambda m: f'data-colour="{m[1]}" style="color: {html_colour(m[1])}', html)
 
 
+def _ask_for_scheme(shown: str | None) -> None:
+    """Tell Qt the scheme the theme is in (None: the desktop's). On a dark desktop, Fusion's own
+    palette, which the light theme starts from, was dark: "Light" showed dark grey, its white
+    messages' text white on white; the title bar, where the platform draws it, follows too."""
+    hints = QApplication.styleHints()
+    if shown is None:
+        hints.unsetColorScheme()
+    else:
+        wanted = Qt.ColorScheme.Dark if shown.endswith("dark") else Qt.ColorScheme.Light
+        if hints.colorScheme() != wanted:
+            hints.setColorScheme(wanted)
+
+
 def apply_theme(app: QApplication, theme: str) -> None:
+    if theme == "system":
+        _ask_for_scheme(None)  # (to read the desktop's)
     shown = shown_theme(theme)
+    if theme != "system":
+        _ask_for_scheme(shown)
     _use_fusion(app)
     palette = palette_for(app, shown)
     app.setPalette(palette)

@@ -17,6 +17,7 @@ from gui.theme import (
     contrast,
     html_colour,
     is_high_contrast,
+    palette_for,
 )
 from gui.widgets.chat_items import MessageItem
 from gui.widgets.tool_card import ToolCard
@@ -138,3 +139,17 @@ def test_a_persons_own_contrast_colours_are_kept_and_a_palette_that_is_not_high_
     apply_theme(app, "contrast-light")
     assert app.palette().color(_Role.Window).name() == "#ffffff"  # Tripane's own
     assert app.palette().color(_Role.WindowText).name() == "#000000"
+
+
+def test_the_light_theme_is_light_on_a_dark_desktop(app):
+    class DarkDesktop:
+        """What a dark desktop gives: Fusion's standard palette is its dark one there."""
+        def style(self):
+            return self
+
+        def standardPalette(self) -> QPalette:  # noqa: N802 (Qt's name)
+            return QPalette(QColor("#323232"))
+
+    light = palette_for(DarkDesktop(), "light")  # it showed a dark grey window, its messages' text white on white
+    assert light.color(_Role.Window).name() == "#efefef" and light.color(_Role.Text).name() == "#000000"
+    assert palette_for(DarkDesktop(), "contrast-light").color(_Role.Window).name() == "#ffffff"
