@@ -83,7 +83,7 @@ ACCENTS = {
         "muted": "#555b63", "error": "#b03a2e", "question": "#1f4e8c", "warn": "#8a5300",
         "running": "#1e7045", "time": "#5c636b", "diff_add": "#17753a", "diff_remove": "#b42318",
         "diff_hunk": "#5c636b", "fill_text": "#ffffff", "danger_bg": "#c0392b", "waiting_bg": "#1f6fc0",
-        "to_latest_bg": "#1f6fc0",
+        "to_latest_bg": "#1f6fc0", "chart": "#1f6fc0", "chart_cost": "#b35a00",
     },
     "dark": {
         "user_bg": "#24364d", "assistant_bg": "#2b2d31", "assistant_border": "#3d4047",
@@ -92,7 +92,7 @@ ACCENTS = {
         "muted": "#a7adb6", "error": "#ff8a7a", "question": "#8cc0ff", "warn": "#ffb84d",
         "running": "#5fd38d", "time": "#b4bac2", "diff_add": "#5fd38d", "diff_remove": "#ff8a7a",
         "diff_hunk": "#a7adb6", "fill_text": "#ffffff", "danger_bg": "#c0392b", "waiting_bg": "#2568b8",
-        "to_latest_bg": "#2f6db0",
+        "to_latest_bg": "#2f6db0", "chart": "#6fa8e8", "chart_cost": "#ffb84d",
     },
 }
 _shown = {"theme": "light", "accents": ACCENTS["light"]}
@@ -221,6 +221,7 @@ def contrast_accents(palette: QPalette) -> dict[str, str]:
         "muted": text, "error": text, "question": link, "warn": text, "running": text, "time": text,
         "diff_add": link, "diff_remove": text, "diff_hunk": text, "fill_text": fill_text, "fill": fill,
         "disabled": palette.color(QPalette.ColorGroup.Disabled, _Role.ButtonText).name(),
+        "chart": fill, "chart_cost": link,
     }
 
 
@@ -236,7 +237,8 @@ def style_sheet(shown: str, accents: dict[str, str]) -> str:
 
 
 def html_colour(role: str) -> str:
-    """The shown theme's colour for `role` (time, diff_add, diff_remove, diff_hunk, muted)."""
+    """The shown theme's colour for `role` (time, diff_add, diff_remove, diff_hunk, muted; chart and
+    chart_cost, which the context inspector draws with)."""
     return _shown["accents"][role]
 
 

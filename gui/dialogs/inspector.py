@@ -28,6 +28,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.screen_fit import fit_to_screen
+from gui.theme import html_colour
 
 
 def request_rows(records: list[Record]) -> list[dict]:
@@ -96,11 +97,19 @@ class TokenChart(QWidget):
                 cached = height * (row["cached"] / row["prompt"] if row["prompt"] else 0.0)
             else:
                 cached = height * row["reuse"]
-            painter.fillRect(QRectF(x, area.bottom() - height, max(1.0, width * 0.8), height - cached), QColor("#7fb3e6"))
-            painter.fillRect(QRectF(x, area.bottom() - cached, max(1.0, width * 0.8), cached), QColor("#2f6db0"))
+            # The share reused (or cached) solid, the rest outlined: told apart by their form, not by
+            # two shades of blue (the lighter one was 2:1 on white, and a legend's "dark" meant the
+            # brighter bar in the dark theme).
+            bar = QColor(html_colour("chart"))
+            painter.setPen(QPen(bar, 1.5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            if height - cached >= 1:
+                painter.drawRect(QRectF(x + 0.75, area.bottom() - height + 0.75, max(1.0, width * 0.8) - 1.5,
+                                        height - cached - 0.75))
+            painter.fillRect(QRectF(x, area.bottom() - cached, max(1.0, width * 0.8), cached), bar)
         total_cost = sum(r["cost"] for r in self.rows)
         if total_cost > 0:
-            painter.setPen(QPen(QColor("#d9822b"), 2))
+            painter.setPen(QPen(QColor(html_colour("chart_cost")), 2))
             running, previous = 0.0, None
             for i, row in enumerate(self.rows):
                 running += row["cost"]
@@ -119,12 +128,12 @@ class TokenChart(QWidget):
         return any(row["cached"] for row in self.rows)
 
     def legend(self) -> str:
-        dark = ("served from cache" if self.provider_reports_cache()
-                else "prefix reused (the provider reports no cache)")
+        solid = ("served from cache" if self.provider_reports_cache()
+                 else "prefix reused (the provider reports no cache)")
         total_cost = sum(row["cost"] for row in self.rows)
         # No line is drawn without a price: "$0.0000" would say the requests were free.
-        cost = f"orange: cumulative cost {money(total_cost)}" if total_cost > 0 else "cost unknown (no price for this model)"
-        return f"{_count(len(self.rows), 'request')} · dark: {dark} · {cost}"
+        cost = f"line: cumulative cost {money(total_cost)}" if total_cost > 0 else "cost unknown (no price for this model)"
+        return f"{_count(len(self.rows), 'request')} · solid: {solid}, outlined: the rest · {cost}"
 
 class ContextInspector(QDialog):
     def __init__(self, parent: QWidget | None = None):

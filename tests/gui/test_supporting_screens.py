@@ -1119,47 +1119,65 @@ def test_the_new_session_dialog_says_when_the_work_folder_is_the_home_folder(qtb
     assert dialog.height() == with_note + 100
 
 
+def chart_runs(chart, row: int) -> list[int]:
+    """The widths of the runs of the chart's bar colour across `row` of the chart as drawn: a solid
+    bar's share is a wide run, an outlined one two thin runs (its sides)."""
+    from gui.qt import QColor
+    from gui.theme import html_colour
+
+    image = chart.grab().toImage()
+    bar = QColor(html_colour("chart"))
+
+    def is_bar(x: int) -> bool:
+        pixel = QColor(image.pixel(x, row))
+        return abs(pixel.red() - bar.red()) + abs(pixel.green() - bar.green()) + abs(pixel.blue() - bar.blue()) < 90
+
+    runs, width = [], 0
+    for x in range(image.width()):
+        if is_bar(x):
+            width += 1
+        elif width:
+            runs, width = [*runs, width], 0
+    return runs
+
+
 def test_a_few_requests_are_a_few_narrow_bars(qtbot):
     from gui.dialogs.inspector import BAR_STEP_MAX, TokenChart
-    from gui.qt import QColor
 
     chart = TokenChart()
     qtbot.addWidget(chart)
     chart.resize(700, 300)
     chart.set_rows([{"prompt": 1200, "cached": 0, "reuse": 0.0, "cost": 0.0, "flush": False}])
     image = chart.grab().toImage()
-    light = QColor("#7fb3e6").rgb()
-    row = image.height() // 2
-    bar = [x for x in range(image.width()) if image.pixel(x, row) == light]
-    assert bar and len(bar) <= BAR_STEP_MAX  # one request: one bar, not a wall across the chart
+    runs = chart_runs(chart, image.height() // 2)
+    assert len(runs) == 2 and max(runs) <= 3  # nothing reused: one bar, outlined, not a wall across the chart
+    from gui.qt import QColor
+    from gui.theme import html_colour
+    sides = [x for x in range(image.width()) if QColor(image.pixel(x, image.height() // 2)) == QColor(html_colour("chart"))]
+    assert sides and sides[-1] - sides[0] <= BAR_STEP_MAX
 
 
 def test_the_token_chart_shows_the_providers_cache_and_says_when_it_shows_reuse_instead(qtbot):
     from gui.dialogs.inspector import TokenChart
-    from gui.qt import QColor
 
     chart = TokenChart()
     qtbot.addWidget(chart)
     chart.resize(400, 300)
-    row = 150  # halfway up: within every bar below
 
-    def dark_bars() -> int:
-        image = chart.grab().toImage()
-        dark = QColor("#2f6db0").rgb()
-        columns = [x for x in range(image.width()) if image.pixel(x, row) == dark]
-        return sum(1 for a, b in zip([None, *columns], columns) if a is None or b - a > 1)
+    def solid_bars() -> int:
+        return sum(1 for width in chart_runs(chart, 150) if width > 3)  # halfway up: within every bar below
 
     first = {"prompt": 1000, "cached": 0, "reuse": 0.0, "cost": 0.0}
-    # A local server that reports no cached tokens: the dark share is the prefix reused.
+    # A local server that reports no cached tokens: the solid share is the prefix reused.
     chart.set_rows([first, {"prompt": 1100, "cached": 0, "reuse": 0.9, "cost": 0.0}])
-    assert dark_bars() == 1 and "dark: prefix reused (the provider reports no cache)" in chart.legend()
+    assert solid_bars() == 1 and "solid: prefix reused (the provider reports no cache), outlined: the rest" in chart.legend()
     # A provider that reports its cache: a request it served nothing of is a miss, shown as one.
     chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0},
                     {"prompt": 1200, "cached": 0, "reuse": 0.9, "cost": 0.0}])
-    assert dark_bars() == 1 and "dark: served from cache" in chart.legend()
+    assert solid_bars() == 1 and "solid: served from cache" in chart.legend()
     assert chart.legend().endswith("· cost unknown (no price for this model)")  # not "$0.0000"
     chart.set_rows([first, {"prompt": 1100, "cached": 990, "reuse": 0.9, "cost": 0.0021}])
-    assert chart.legend().endswith("· orange: cumulative cost $0.0021")
+    assert chart.legend().endswith("· line: cumulative cost $0.0021")
     # What the bars show, for a screen reader
     assert chart.accessibleDescription() == ("2 requests, the last of 1,100 prompt tokens, the largest of 1,100; "
                                              "47% of all served from cache; cost $0.0021 in all")

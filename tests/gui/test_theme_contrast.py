@@ -66,6 +66,9 @@ def test_every_text_of_a_theme_reads_on_every_surface_it_may_be_drawn_on(app, th
                  if contrast(text, surface) < least]
     too_faint += [(selector, text, background, round(contrast(text, background), 2))
                   for selector, text, background in pairs if contrast(text, background) < least]
+    # The context inspector's bars and cost line, on the dialog's window: graphics, 3:1 (WCAG 1.4.11)
+    too_faint += [(role, html_colour(role), round(contrast(html_colour(role), palette.color(_Role.Window)), 2))
+                  for role in ("chart", "chart_cost") if contrast(html_colour(role), palette.color(_Role.Window)) < 3]
     chosen = (palette.color(_Role.HighlightedText), palette.color(_Role.Highlight))  # a selected session
     if contrast(*chosen) < least:
         too_faint.append(("selection", chosen[0].name(), chosen[1].name(), round(contrast(*chosen), 2)))
