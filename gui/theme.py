@@ -53,7 +53,11 @@ _DARK = {
     _Role.ToolTipText: "#e6e6e6", _Role.Link: "#8cc0ff",
     _Role.PlaceholderText: "#a7adb6",
 }
-_DARK_DISABLED = "#6b7079"
+# A disabled control's text, dimmer than the rest yet legible (3:1): Fusion's #bebebe on #efefef
+# (1.6:1) hid what a disabled line says, such as New session's "None in this folder" beside
+# Project rules.
+_LIGHT_DISABLED = "#848484"
+_DARK_DISABLED = "#7a808a"
 
 
 # The high-contrast palettes, as Windows' own "High Contrast White" and "High Contrast Black" are
@@ -201,7 +205,7 @@ def palette_for(app: QApplication, shown: str) -> QPalette:
                 return desktop  # the person's own contrast colours
         colours, disabled = _CONTRAST[shown], _CONTRAST_DISABLED[shown]
     else:
-        colours, disabled = (_DARK, _DARK_DISABLED) if shown == "dark" else (_LIGHT, None)
+        colours, disabled = (_DARK, _DARK_DISABLED) if shown == "dark" else (_LIGHT, _LIGHT_DISABLED)
     for role, colour in colours.items():
         palette.setColor(role, QColor(colour))
     if disabled:

@@ -69,6 +69,11 @@ def test_every_text_of_a_theme_reads_on_every_surface_it_may_be_drawn_on(app, th
     # The context inspector's bars and cost line, on the dialog's window: graphics, 3:1 (WCAG 1.4.11)
     too_faint += [(role, html_colour(role), round(contrast(html_colour(role), palette.color(_Role.Window)), 2))
                   for role in ("chart", "chart_cost") if contrast(html_colour(role), palette.color(_Role.Window)) < 3]
+    # A disabled control's text: dimmer, not gone (New session's "None in this folder" is one)
+    disabled = palette.color(QPalette.ColorGroup.Disabled, _Role.ButtonText)
+    too_faint += [("disabled", disabled.name(), surface, round(contrast(disabled, surface), 2))
+                  for surface in (palette.color(_Role.Window).name(), palette.color(_Role.Button).name())
+                  if contrast(disabled, surface) < 3]
     chosen = (palette.color(_Role.HighlightedText), palette.color(_Role.Highlight))  # a selected session
     if contrast(*chosen) < least:
         too_faint.append(("selection", chosen[0].name(), chosen[1].name(), round(contrast(*chosen), 2)))
