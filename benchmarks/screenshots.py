@@ -2,7 +2,8 @@
 
 Runs a scripted session until its 3-Strike question, then captures, in the light and the dark theme:
 the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
-memory search, then a reflection on the stopped run, a question asked of a research helper, the
+memory search, the main window and the dialog in the high-contrast dark theme, then a reflection on
+the stopped run, a question asked of a research helper, the
 first-run settings dialog and a failed connection test. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
@@ -220,6 +221,11 @@ async def capture(out: Path, folder: Path) -> list[Path]:
         await settle()
         save(search, f"memory-search-{theme}")
         search.hide()
+    apply_theme(QApplication.instance(), "contrast-dark")
+    await settle()
+    save(window, "main-window-contrast-dark")
+    dialog.raise_()
+    save(dialog, "three-strike-contrast-dark")
     apply_theme(QApplication.instance(), "light")
     dialog.choose("stop")
     while session.running:
