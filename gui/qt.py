@@ -11,6 +11,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPoint,
+    QPointF,
     QRectF,
     QSettings,
     QSize,
@@ -50,6 +51,7 @@ from PySide6.QtGui import (
     QTextFormat,
     QTextLayout,
     QTextOption,
+    QWheelEvent,
 )
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 from PySide6.QtWidgets import (

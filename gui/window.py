@@ -126,6 +126,7 @@ from gui.widgets.session_list import SessionList
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.status import SessionStatusBar
 from gui.workspace import Workspace, connection_test_client
+from gui.zoom_wheel import ZoomWheel
 
 log = logging.getLogger(__name__)
 # How often the window looks for what another Tripane (a terminal's `tripane run`, another window)
@@ -455,6 +456,9 @@ class MainWindow(QMainWindow):
         QApplication.styleHints().colorSchemeChanged.connect(self.desktop_scheme_changed)
         if (hints := accessibility_hints()) is not None:  # (Qt 6.10 and later)
             hints.contrastPreferenceChanged.connect(self.desktop_scheme_changed)
+        self.zoom_wheel = ZoomWheel(self.change_text_size, self)
+        self.zoom_wheel.watch(self.chat.viewport(), self.sessions.list.viewport(), self.composer.viewport(),
+                              *(view.viewport() for pane in self.panes.values() for view in (pane.viewer, pane.editor)))
         self.sessions.session_selected.connect(self.show_session)
         self.sessions.session_chosen.connect(lambda _id: self.composer.setFocus())  # (Enter in the search)
         self.sessions.search_left.connect(self.composer.setFocus)

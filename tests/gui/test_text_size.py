@@ -90,3 +90,35 @@ def test_a_pane_at_its_end_stays_there_when_the_text_grows(qtbot, make_window, w
     assert progress.shown_text == ""  # to be rendered again, in the new size
     qtbot.waitUntil(lambda: progress.shown_text != "", timeout=WAIT)
     assert bar.value() >= bar.maximum() - 24  # the end, where the latest entries are, still in view
+
+
+def wheel(widget, notch_share: float, control: bool = True) -> None:
+    """Turn the wheel over `widget` by `notch_share` of a notch (up: positive), Ctrl held or not."""
+    from gui.qt import QPoint, QPointF, QWheelEvent
+
+    where = QPointF(widget.width() / 2, widget.height() / 2)
+    delta = QPoint(0, round(120 * notch_share))
+    modifiers = Qt.KeyboardModifier.ControlModifier if control else Qt.KeyboardModifier.NoModifier
+    event = QWheelEvent(where, widget.mapToGlobal(where), QPoint(), delta, Qt.MouseButton.NoButton, modifiers,
+                        Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_ctrl_and_the_wheel_make_the_windows_text_larger_or_smaller_as_in_a_browser(qtbot, make_window, settings,
+                                                                                      actual_size_after):
+    window = make_window()
+    plan = window.panes[PLAN]
+    zoomed_before = plan.viewer.font().pointSizeF()
+    wheel(plan.viewer.viewport(), 1)  # over a pane: Qt zoomed that pane alone, and forgot it
+    assert settings.load().text_scale == 1.1
+    assert tenth(QApplication.font().pointSizeF()) == tenth(base_points(QApplication.instance()) * 1.1)
+    assert plan.viewer.font().pointSizeF() == QApplication.font().pointSizeF() != zoomed_before
+    wheel(window.chat.viewport(), 0.5)  # a touchpad's small turns add up to a notch
+    assert settings.load().text_scale == 1.1
+    wheel(window.chat.viewport(), 0.5)
+    assert settings.load().text_scale == 1.25
+    wheel(window.sessions.list.viewport(), -1)
+    wheel(window.composer.viewport(), -1)
+    assert settings.load().text_scale == 1.0
+    wheel(window.chat.viewport(), 1, control=False)  # without Ctrl, the wheel scrolls
+    assert settings.load().text_scale == 1.0
