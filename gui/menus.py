@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.memory.working import FINDINGS, PLAN
 from gui.qt import QAction, QKeySequence, QMenu, Qt
+from gui.widgets.menu_style import spaced
 
 if TYPE_CHECKING:
     from gui.window import MainWindow
@@ -86,7 +87,7 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
     actions: dict[str, QAction] = {}
     for menu_title, text, shortcut, do, name in COMMANDS:
         if menu_title not in menus:
-            menus[menu_title] = window.menuBar().addMenu(menu_title)
+            menus[menu_title] = spaced(window.menuBar().addMenu(menu_title))
         action = QAction(text, window)
         action.setObjectName(name)
         if shortcut:
@@ -125,7 +126,7 @@ def session_context_menu(window: MainWindow, position) -> QMenu | None:
     listing = window.sessions.list
     if listing.itemAt(position) is None:
         return None
-    menu = QMenu(window)
+    menu = spaced(QMenu(window))
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     chosen = len(window.sessions.chosen_ids())
     if chosen > 1:  # what acts on several: the rest acts on the one shown, and would rename it alone

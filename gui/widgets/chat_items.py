@@ -23,6 +23,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.theme import coloured
+from gui.widgets.menu_style import spaced
 from gui.widgets.pictures import PicturesShown
 from gui.widgets.wrapped_label import WrappedLabel
 
@@ -233,7 +234,7 @@ def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[]
     """A chat item's right-click menu: Copy (the selection), then what the item offers to copy
     whole (None: not yet there). Each is a bound method, not a lambda holding the item: a
     connection keeps its callable alive, and with it the item."""
-    menu = QMenu(owner)
+    menu = spaced(QMenu(owner))
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
     copy.setEnabled(bool(selected))

@@ -44,6 +44,7 @@ from gui.qt import (
 )
 from gui.tasks import TaskKeeper
 from gui.widgets.find_bar import FindBar, TextViewFinder
+from gui.widgets.menu_style import spaced
 from gui.widgets.snug_button import SnugButton
 
 Loader = Callable[[], tuple[str, int]]
@@ -168,7 +169,7 @@ class FilePane(QWidget):
     def viewer_menu(self, at: QPoint) -> QMenu:
         """The view's right-click: copying, and the file itself: its history, and the file opened in
         the person's own editor (an edit saved there is taken in, as the pane's own)."""
-        menu = self.viewer.createStandardContextMenu(at)
+        menu = spaced(self.viewer.createStandardContextMenu(at))
         menu.setParent(self, menu.windowFlags())  # (freed with the pane, not left to the view)
         menu.addSeparator()
         bound = self._loader is not None
