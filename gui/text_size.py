@@ -36,6 +36,12 @@ def base_points(app: QApplication) -> float:
     return points
 
 
+def text_scale(app: QApplication) -> float:
+    """How much larger the window's text is than the platform's (1.0: as large)."""
+    points = app.font().pointSizeF()
+    return points / base_points(app) if points > 0 else 1.0
+
+
 def apply_text_size(app: QApplication, scale: float) -> float:
     """Set the window's text to `scale` × the platform size; returns the size in points."""
     points = round(base_points(app) * nearest_step(scale), 1)

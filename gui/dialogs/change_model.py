@@ -65,7 +65,7 @@ class ChangeModelDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         give_labels_keys(self)  # (Alt and a label's letter: its field)
-        fit_to_screen(self, 600, self.sizeHint().height())
+        fit_to_screen(self, 600)
         grow_with_content(self)
 
     def chosen(self) -> tuple[str, str | None, int | None, str]:

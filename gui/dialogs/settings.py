@@ -236,7 +236,7 @@ class SettingsDialog(QDialog):
         keeper.in_thread(detect_ollama, on_success=self._show_ollama, on_failure=lambda _e: self._show_ollama([]),
                          owner=self)
         give_labels_keys(self)  # (Alt and a label's letter: its field)
-        fit_to_screen(self, 640, self.sizeHint().height())
+        fit_to_screen(self, 640)
         grow_with_content(self)
         # Opened, the typing goes to the model's name (what a new user types first), not to the tab
         # bar, first in the focus chain, where it was lost and a Tab then took the API base there.

@@ -14,7 +14,7 @@ from core.session import SessionConfig
 from gui.dialogs.question import QuestionDialog
 from gui.dialogs.settings import SettingsDialog
 from gui.qt import QDialogButtonBox, QLabel, QPushButton, QSettings, QWidget
-from gui.screen_fit import screen_room
+from gui.screen_fit import fit_to_screen, screen_room
 from gui.settings import AppSettings, Preferences
 from gui.widgets.status import STATE_TEXT, SessionStatusBar
 
@@ -246,3 +246,18 @@ def test_a_dialog_qt_grew_for_a_line_shrinks_back_when_the_line_goes(qtbot):
     qtbot.waitUntil(lambda: dialog.height() > without_note)
     note.setVisible(False)
     qtbot.waitUntil(lambda: dialog.height() == without_note)
+
+
+def test_a_window_asks_for_room_in_proportion_to_the_text_size(qtbot, actual_size_after):
+    from gui.qt import QApplication
+    from gui.text_size import apply_text_size
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    fit_to_screen(window, 300, 200)
+    assert (window.width(), window.height()) == (300, 200)
+    apply_text_size(QApplication.instance(), 1.5)  # at 200 %, the commands window cut each command's name
+    fit_to_screen(window, 300, 200)
+    assert abs(window.width() - 450) <= 3 and abs(window.height() - 300) <= 2
+    fit_to_screen(window, 5_000, 200)  # and never more than its screen has
+    assert window.width() <= screen_room(window).width()
