@@ -230,7 +230,7 @@ class MainWindow(QMainWindow):
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message to the agent")
         self.composer.setPlaceholderText(COMPOSER_HINT)
-        self.composer.setFixedHeight(72)
+        self.composer.show_lines(3.5)
         self.composer.setTabChangesFocus(True)  # Tab goes on to Send; a message needs no tab characters
         self.composer.sent = self._messages_sent
         self.composer.workdir = self._shown_workdir

@@ -51,7 +51,7 @@ class AskHelperDialog(QDialog):
         self.question.setObjectName("helper_question")
         self.question.setPlaceholderText("For example: which files has the agent changed for the date parser, and "
                                          "does its plan still match them? (Ctrl+Enter to ask)")
-        self.question.setFixedHeight(76)
+        self.question.show_lines(3.5)
         self.question.setTabChangesFocus(True)
         prompt.setBuddy(self.question)
         self.ask_button = QPushButton("&Ask")

@@ -79,7 +79,7 @@ class NewSessionDialog(QDialog):
         self.task = PictureBox()
         self.task.setPlaceholderText("What should the agent do? Be specific about the result you expect. "
                                      "A screenshot pasted here goes with it. (Ctrl+Enter to start)")
-        self.task.setFixedHeight(110)
+        self.task.show_lines(5.5)
         self.task.setTabChangesFocus(True)  # Tab goes on to the folder, as in any form
         form.addRow("Task:", self.task)
         self.pictures = PicturesToGo()  # (under the task, while there are any)

@@ -158,7 +158,7 @@ class QuestionDialog(QDialog):
         self.text = PictureBox() if shows else HintedText()
         self.text.setObjectName("answer_text")
         prompt.setBuddy(self.text)  # the prompt names the box for a screen reader
-        self.text.setFixedHeight(70)
+        self.text.show_lines(3.5)
         self.text.setTabChangesFocus(True)  # Tab goes on to the buttons, as in any form
         give_window_keys(self.text)  # (Ctrl+K finds a session, as everywhere, not Linux's "delete to the end")
         layout.addWidget(self.text)

@@ -148,3 +148,13 @@ def test_a_menus_shortcut_keeps_its_distance_from_the_text_in_large_text(qtbot, 
     # Fusion left the same few pixels at any size: "…or the focused paneCtrl+F" at 200 % on a
     # desktop, a space like the others here.
     assert gap >= 2 * max(spaces), (gap, spaces)
+
+
+def test_the_message_box_is_as_many_lines_tall_at_any_text_size(qtbot, make_window, actual_size_after):
+    window = make_window()
+    before = window.composer.height()
+    for _ in range(5):
+        window.change_text_size(1)  # 200 %: it stayed 72 pixels, two lines of text and its hint cut
+    qtbot.waitUntil(lambda: window.composer.height() >= 1.8 * before, timeout=WAIT)
+    lines = window.composer.height() / window.composer.fontMetrics().lineSpacing()
+    assert 3.5 <= lines < 4.5  # three and a half lines, and its frame
