@@ -21,6 +21,7 @@ from gui.keys import give_window_keys
 from gui.markdown import inline_html, to_html
 from gui.mnemonics import give_labels_keys, with_keys
 from gui.qt import (
+    QApplication,
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
@@ -37,6 +38,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import screen_room
+from gui.text_size import text_scale
 from gui.widgets.hinted_text import HintedText
 from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
 
@@ -72,7 +74,13 @@ REBOOT_LABELS = {"goal": "Goal", "tried": "Tried", "wrong": "What went wrong", "
 _STEP_MARKS = re.compile(r"^\s*(\d+\.|[-*])\s*\[ \]\s*")
 
 SAID_CHARS = 1000  # of the question said as its window opens (all of it is in the window)
-DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins
+DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins, at the platform's text size
+
+
+def details_width(window: QWidget) -> int:
+    """DETAILS_WIDTH as much wider as the text is larger (at 200 % the question ran down a narrow
+    column), within the screen."""
+    return min(round(DETAILS_WIDTH * text_scale(QApplication.instance())), screen_room(window).width() - 40)
 
 
 def _escape(text: str) -> str:
@@ -104,12 +112,12 @@ class DetailsView(QTextBrowser):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         # Before the dialog is laid out the view has no width of its own: use the one it will have.
-        width = self.viewport().width() if self.isVisible() else DETAILS_WIDTH
+        width = self.viewport().width() if self.isVisible() else details_width(self.window())
         document = self.document().clone(self)
         document.setTextWidth(width)
         height = int(document.size().height()) + 2 * self.frameWidth() + 2
         document.deleteLater()
-        return QSize(DETAILS_WIDTH, min(height, screen_room(self.window()).height() // 2))
+        return QSize(details_width(self.window()), min(height, screen_room(self.window()).height() // 2))
 
 
 class QuestionDialog(QDialog):
@@ -129,7 +137,7 @@ class QuestionDialog(QDialog):
         # Named by its session too: two sessions' questions are two windows alike in the taskbar.
         named = f" — {session_title}" if session_title else ""
         self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')}{named} — Tripane")
-        self.setMinimumWidth(DETAILS_WIDTH + 20)
+        self.setMinimumWidth(details_width(self) + 20)
         layout = QVBoxLayout(self)
         heading = _block(f"<h3>{TITLES.get(question.reason, 'A question')}</h3>"
                          + (f"<span>{_escape(session_title)}</span>" if session_title else ""))

@@ -261,3 +261,21 @@ def test_a_window_asks_for_room_in_proportion_to_the_text_size(qtbot, actual_siz
     assert abs(window.width() - 450) <= 3 and abs(window.height() - 300) <= 2
     fit_to_screen(window, 5_000, 200)  # and never more than its screen has
     assert window.width() <= screen_room(window).width()
+
+
+def test_a_questions_window_is_wider_with_larger_text(qtbot, actual_size_after):
+    from gui.qt import QApplication
+    from gui.text_size import apply_text_size
+
+    def opened() -> QuestionDialog:
+        question = HumanQuestion("q5", "human_ask", "Should totals round half up or half to even? " * 4,
+                                 ("Half up", "Half to even"), {})
+        dialog = QuestionDialog(question)
+        qtbot.addWidget(dialog)
+        return dialog
+
+    at_actual_size = opened().minimumWidth()
+    apply_text_size(QApplication.instance(), 1.5)  # at 200 % the question ran down a narrow column
+    wider = opened()
+    assert wider.minimumWidth() >= min(1.4 * at_actual_size, screen_room(wider).width() - 20)
+    assert wider.minimumWidth() <= screen_room(wider).width()
