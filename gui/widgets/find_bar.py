@@ -130,7 +130,7 @@ class FindBar(QLineEdit):
 
     def _place_missing(self) -> None:
         """At the bar's end, before its clear button; the text stops short of it."""
-        shown = self.missing.isVisible()
+        shown = not self.missing.isHidden()  # (isVisible is False while the bar is hidden)
         width = self.missing.sizeHint().width() if shown else 0
         clear = self.height() if self.isClearButtonEnabled() else 0  # (the button is square)
         self.missing.setGeometry(self.width() - clear - width - 4, 0, width, self.height())
