@@ -99,7 +99,7 @@ ACCENTS = {
         "to_latest_bg": "#2f6db0", "chart": "#6fa8e8", "chart_cost": "#ffb84d",
     },
 }
-_shown = {"theme": "light", "accents": ACCENTS["light"]}
+_shown_accents = dict(ACCENTS["light"])  # the theme's on screen (the rich texts colour with them)
 
 
 def set_style_property(widget: QWidget, name: str, value: object) -> None:
@@ -243,7 +243,7 @@ def style_sheet(shown: str, accents: dict[str, str]) -> str:
 def html_colour(role: str) -> str:
     """The shown theme's colour for `role` (time, diff_add, diff_remove, diff_hunk, muted; chart and
     chart_cost, which the context inspector draws with)."""
-    return _shown["accents"][role]
+    return _shown_accents[role]
 
 
 def coloured(role: str, html: str) -> str:
@@ -272,16 +272,14 @@ def _ask_for_scheme(shown: str | None) -> None:
 
 
 def apply_theme(app: QApplication, theme: str) -> None:
-    if theme == "system":
-        _ask_for_scheme(None)  # (to read the desktop's)
+    _ask_for_scheme(None if theme == "system" else shown_theme(theme))  # ("system": to read the desktop's)
     shown = shown_theme(theme)
-    if theme != "system":
-        _ask_for_scheme(shown)
     _use_fusion(app)
     palette = palette_for(app, shown)
     app.setPalette(palette)
-    _shown.update(theme=shown, accents=accents_for(shown, palette))
-    sheet = style_sheet(shown, _shown["accents"])
+    _shown_accents.clear()
+    _shown_accents.update(accents_for(shown, palette))
+    sheet = style_sheet(shown, _shown_accents)
     if app.styleSheet() != sheet:  # setting it re-polishes every widget, even to the same sheet
         app.setStyleSheet(sheet)
         _redraw_labels(app)
