@@ -10,7 +10,7 @@ the window instead of growing it.
 from __future__ import annotations
 
 from gui.qt import QApplication, QEvent, QObject, QPoint, QSize, QWidget
-from gui.text_size import text_scale
+from gui.text_size import scaled
 
 CASCADE_STEP = QPoint(36, 36)  # a window opened over others of its kind: below and right of the last
 
@@ -31,10 +31,9 @@ def fit_to_screen(window: QWidget, width: int, height: int | None = None) -> Non
     larger with larger text (View → Larger text: at 200 % a list made for 680 pixels cut each
     command's name short), or to less where its screen has less room. No height: the window's own
     (its size hint, which its text already sizes)."""
-    scale = text_scale(QApplication.instance())
     room = screen_room(window)
-    tall = window.sizeHint().height() if height is None else round(height * scale)
-    window.resize(min(round(width * scale), room.width()), min(tall, room.height()))
+    tall = window.sizeHint().height() if height is None else scaled(height)
+    window.resize(min(scaled(width), room.width()), min(tall, room.height()))
 
 
 class _FollowContent(QObject):

@@ -42,6 +42,11 @@ def text_scale(app: QApplication) -> float:
     return points / base_points(app) if points > 0 else 1.0
 
 
+def scaled(pixels: float) -> int:
+    """`pixels` made for the platform's text size, as many more as the window's text is larger."""
+    return round(pixels * text_scale(QApplication.instance()))
+
+
 def apply_text_size(app: QApplication, scale: float) -> float:
     """Set the window's text to `scale` × the platform size; returns the size in points."""
     points = round(base_points(app) * nearest_step(scale), 1)

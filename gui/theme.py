@@ -161,7 +161,7 @@ def shown_theme(theme: str) -> str:
 def contrast(first: QColor | str, second: QColor | str) -> float:
     """WCAG's contrast ratio of two colours, from 1 (the same) to 21 (black and white)."""
     def luminance(colour: QColor | str) -> float:
-        channels = (QColor(colour).redF(), QColor(colour).greenF(), QColor(colour).blueF())
+        channels = QColor(colour).getRgbF()[:3]
         linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
         return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
     lighter, darker = sorted((luminance(first), luminance(second)), reverse=True)
@@ -187,12 +187,15 @@ def _same_colours(first: QPalette, second: QPalette) -> bool:
     return all(first.color(role) == second.color(role) for role in roles)
 
 
+def _paint(palette: QPalette, colours: dict, group: QPalette.ColorGroup = QPalette.ColorGroup.All) -> None:
+    for role, colour in colours.items():
+        palette.setColor(group, role, QColor(colour))
+
+
 def fusion_light() -> QPalette:
     palette = QPalette()
-    for role, colour in _FUSION_LIGHT.items():
-        palette.setColor(role, QColor(colour))
-    for role, colour in _FUSION_LIGHT_DISABLED.items():
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(colour))
+    _paint(palette, _FUSION_LIGHT)
+    _paint(palette, _FUSION_LIGHT_DISABLED, QPalette.ColorGroup.Disabled)
     return palette
 
 
@@ -206,11 +209,9 @@ def palette_for(app: QApplication, shown: str) -> QPalette:
         colours, disabled = _CONTRAST[shown], _CONTRAST_DISABLED[shown]
     else:
         colours, disabled = (_DARK, _DARK_DISABLED) if shown == "dark" else (_LIGHT, _LIGHT_DISABLED)
-    for role, colour in colours.items():
-        palette.setColor(role, QColor(colour))
-    if disabled:
-        for role in (_Role.Text, _Role.ButtonText, _Role.WindowText):
-            palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(disabled))
+    _paint(palette, colours)
+    _paint(palette, dict.fromkeys((_Role.Text, _Role.ButtonText, _Role.WindowText), disabled),
+           QPalette.ColorGroup.Disabled)
     return palette
 
 

@@ -11,7 +11,6 @@ from core.reasoning import EFFORTS
 from core.render import effort_words
 from gui.qt import (
     QAction,
-    QApplication,
     QComboBox,
     QCompleter,
     QDialog,
@@ -35,7 +34,7 @@ from gui.qt import (
 from gui.reading_order import in_reading_order
 from gui.screen_fit import fit_to_screen
 from gui.tasks import TaskKeeper
-from gui.text_size import text_scale
+from gui.text_size import scaled
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +49,7 @@ def lay_out_browser(dialog: QDialog, above: list[QWidget], listed: QWidget, show
     splitter.addWidget(listed)
     splitter.addWidget(shown)
     splitter.setStretchFactor(1, 1)
-    scale = text_scale(QApplication.instance())  # (the list's lines are wider in larger text)
-    splitter.setSizes([round(list_width * scale), round((size[0] - list_width - 40) * scale)])
+    splitter.setSizes([scaled(list_width), scaled(size[0] - list_width - 40)])  # (lines widen with the text)
     in_reading_order(splitter)  # the list, then what is chosen in it
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
     buttons.rejected.connect(dialog.reject)

@@ -21,7 +21,6 @@ from gui.keys import give_window_keys
 from gui.markdown import inline_html, to_html
 from gui.mnemonics import give_labels_keys, with_keys
 from gui.qt import (
-    QApplication,
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
@@ -38,7 +37,7 @@ from gui.qt import (
     Signal,
 )
 from gui.screen_fit import screen_room
-from gui.text_size import text_scale
+from gui.text_size import scaled
 from gui.widgets.hinted_text import HintedText
 from gui.widgets.pictures import PictureBox, PicturesToGo, not_added
 
@@ -80,7 +79,7 @@ DETAILS_WIDTH = 540  # the dialog's minimum width, less its margins, at the plat
 def details_width(window: QWidget) -> int:
     """DETAILS_WIDTH as much wider as the text is larger (at 200 % the question ran down a narrow
     column), within the screen."""
-    return min(round(DETAILS_WIDTH * text_scale(QApplication.instance())), screen_room(window).width() - 40)
+    return min(scaled(DETAILS_WIDTH), screen_room(window).width() - 40)
 
 
 def _escape(text: str) -> str:
