@@ -474,6 +474,13 @@ class Session:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
+    @property
+    def in_use(self) -> bool:
+        """Whether this object must stay the one that holds the session: it runs, a helper the
+        person asked works in it, it keeps something running for the person, or a question waits
+        for their answer. A window lets the others go when they are not shown (gui/workspace.py)."""
+        return self.running or bool(self._asking) or bool(self.state.open_questions) or self.serves_the_person
+
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         return self.journal.subscribe(subscriber)
 

@@ -791,6 +791,18 @@ class MainWindow(QMainWindow):
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
+        self._let_go_of_idle_sessions()
+
+    def _let_go_of_idle_sessions(self) -> None:
+        """The sessions looked at before, but the last few, freed with their bridges (a window left
+        open all day held every session it had shown), unless a window of their own shows them."""
+        shown = ({self.session.id} if self.session is not None else set()) | {sid for sid, _ in self.dialogs} \
+            | {s.id for s, _ in self._held_questions} | {sid for sid, _ in self.histories.open} \
+            | set(self.asides.dialogs) | set(self.reflections.due) | {d.session.id for d in self._work_changes_dialogs()}
+        for session_id in self.workspace.let_go(shown):
+            if (bridge := self.bridges.pop(session_id, None)) is not None:
+                bridge.detach()
+                bridge.deleteLater()
 
     def _open_pane_edits(self) -> dict[tuple[str, str], tuple[str, int]]:
         """The shown session's edits of its plan and findings not saved yet."""

@@ -1,10 +1,17 @@
-"""The sessions the window knows: one store in the data folder, sessions opened once and kept."""
+"""The sessions the window knows: one store in the data folder, and the sessions opened from it.
+
+A session opened is kept while something needs it (a run, a question, a server kept for the person)
+and while it is among the last few looked at; the others are let go, so that a window looking
+through sessions all day does not hold every one it showed (a 2,000-event session takes ~4 MB).
+One let go is found again while anything still holds it (a dialog of its own): there is never a
+second object for one session."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +44,9 @@ def connection_test_client() -> ModelClient:
 # What its commands leave running (a dev server) a window keeps for the person when the task is
 # done: they see it, and stop it there or by quitting.
 IN_A_WINDOW = LoopSettings(keeps_left_running=True)
+# Sessions kept open beyond those in use: going back to one of the last few looked at is instant,
+# and the rest are read again from the log when shown (0.3 s for 10,000 events).
+KEPT_IDLE = 6
 
 
 class Workspace:
@@ -45,7 +55,8 @@ class Workspace:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.data_dir / DB_NAME)
         self._model_factory = model_factory
-        self._open: dict[str, Session] = {}
+        self._open: dict[str, Session] = {}  # the last shown last
+        self._let_go: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
         self._loading: dict[str, asyncio.Future[Session]] = {}
         # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
         # embed what changed while Tripane was closed); sessions started before get it when it lands.
@@ -60,7 +71,7 @@ class Workspace:
         memory = await asyncio.shield(self._memory_loading)  # a cancelled caller leaves the load intact
         if self.long_memory is None:
             self.long_memory = memory
-            for session in self._open.values():
+            for session in self.opened():
                 session.attach_memory(memory)
         return memory
 
@@ -103,14 +114,18 @@ class Workspace:
         return session
 
     def already_open(self, session_id: str) -> Session | None:
-        """The session if it is open (shown before, or started here): no need to wait for it."""
-        return self._open.get(session_id)
+        """The session if it is open (shown lately, or started here, or still held by something
+        after it was let go): no need to wait for it."""
+        session = self._open.get(session_id)
+        if session is None and (session := self._let_go.pop(session_id, None)) is not None:
+            self._open[session_id] = session  # (kept again)
+        return session
 
     async def load(self, session_id: str) -> Session:
         """The session, opened once: its log is replayed on a worker thread (Session.load). Two
         callers asking at once share one load."""
-        if session_id in self._open:
-            return self._open[session_id]
+        if (session := self.already_open(session_id)) is not None:
+            return session
         loading = self._loading.get(session_id)
         if loading is None:
             loading = self._loading[session_id] = asyncio.ensure_future(self._load(session_id))
@@ -130,11 +145,24 @@ class Workspace:
         from core.copies import keep_under_budget
 
         return await asyncio.to_thread(keep_under_budget, self.data_dir, self.sessions(), budget_mb,
-                                       self._open.keys(),  # (a live view: a session opened meanwhile is kept too)
+                                       _OpenIds(self),  # (a live view: a session opened meanwhile is kept too)
                                        should_stop=lambda: self._closing)  # (the app's exit waits for the thread)
 
     def opened(self) -> list[Session]:
-        return list(self._open.values())
+        """Every session open in this process: those kept, and those let go that something holds."""
+        return list(self._open.values()) + [s for i, s in list(self._let_go.items()) if i not in self._open]
+
+    def let_go(self, shown: Collection[str]) -> list[str]:
+        """Let go of the sessions nothing needs (Session.in_use) but the KEPT_IDLE last looked at,
+        and those in `shown` (on screen, or in a window of their own); their ids, so that the
+        window drops what it keeps of them. Their memory is freed once nothing holds them."""
+        for session_id in [i for i in shown if i in self._open]:  # (now the last looked at)
+            self._open[session_id] = self._open.pop(session_id)
+        idle = [s.id for s in self._open.values() if s.id not in shown and not s.in_use]
+        gone = idle[:max(0, len(idle) - KEPT_IDLE)]
+        for session_id in gone:
+            self._let_go[session_id] = self._open.pop(session_id)
+        return gone
 
     def title(self, session_id: str) -> str:
         """The session's title, as the list shows it (its task's first line, or as renamed)."""
@@ -150,8 +178,9 @@ class Workspace:
         """Remove the session's events and its folder (the three files, offloads)."""
         if session_id in self._loading:  # finish opening it, so that it is not opened after it is gone
             await asyncio.wait([self._loading[session_id]])
-        session = self._open.pop(session_id, None)
+        session = self.already_open(session_id)
         if session is not None:
+            del self._open[session_id]
             await session.close()
             await session.stop_kept()  # (what runs on for the person: delete_session would stop it unsaid)
         delete_session(self.store, self.data_dir, session_id)
@@ -160,7 +189,7 @@ class Workspace:
         self._closing = True
         if self._loading:
             await asyncio.wait(list(self._loading.values()))
-        for session in list(self._open.values()):
+        for session in self.opened():
             await session.close()
             await session.stop_kept(by="quit")  # (a dev server kept for the person: it goes with Tripane)
         if self._memory_loading is not None:
@@ -169,3 +198,19 @@ class Workspace:
             except Exception as exc:  # a load that failed has nothing to close
                 log.info("long-term memory was not loaded: %s", exc)
         self.store.close()
+
+
+class _OpenIds(Collection[str]):
+    """The ids of the sessions open in a workspace, as they are when asked (from a worker thread)."""
+
+    def __init__(self, workspace: Workspace):
+        self._workspace = workspace
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._workspace._open or session_id in self._workspace._let_go
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([session.id for session in self._workspace.opened()])
+
+    def __len__(self) -> int:
+        return len(self._workspace.opened())
