@@ -101,13 +101,14 @@ async def append_megabyte(session) -> None:
         await asyncio.sleep(0.01)
 
 
-def record_long_session(data_dir: Path, workdir: Path) -> str:
-    """A session an earlier Tripane ran for LONG_SESSION_EVENTS events, written to the data folder."""
+def record_long_session(data_dir: Path, workdir: Path, events: int = LONG_SESSION_EVENTS,
+                        task: str = "A long earlier run") -> str:
+    """A session an earlier Tripane ran for `events` events, written to the data folder."""
     store = Store(data_dir / DB_NAME)
-    session = Session.create(store, data_dir, SessionConfig(task="A long earlier run", model="scripted", workdir=workdir),
+    session = Session.create(store, data_dir, SessionConfig(task=task, model="scripted", workdir=workdir),
                              ScriptedModel([]))
     with store.db.atomic():
-        for turn in range(1, LONG_SESSION_EVENTS // 2):
+        for turn in range(1, events // 2):
             store.append(session.id, AssistantMessage(f"Step {turn}: reading the next module.",
                                                       (ToolCall(f"c{turn}", "file_read", '{"path": "a.py"}'),), turn=turn))
             store.append(session.id, ToolResult(f"c{turn}", "file_read", True, f"def f{turn}(): return {turn}\n" * 20))
@@ -115,12 +116,18 @@ def record_long_session(data_dir: Path, workdir: Path) -> str:
     return session.id
 
 
-def main() -> None:
+def qt_event_loop() -> asyncio.AbstractEventLoop:
+    """The application and its qasync loop, as the window runs on them (gui/app.py)."""
     app = make_app(sys.argv[:1])
     import qasync
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    return loop
+
+
+def main() -> None:
+    loop = qt_event_loop()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "work").mkdir()

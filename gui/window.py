@@ -55,6 +55,7 @@ from core.transcript import transcript
 from gui.announcer import Announcer, html_said, run_ended_title
 from gui.asides import Asides
 from gui.bridge import SessionBridge
+from gui.caret_rest import CaretRest
 from gui.desktop_open import open_file, open_on_desktop
 from gui.dialogs.change_model import ChangeModelDialog
 from gui.dialogs.commands import CommandsWindow
@@ -192,6 +193,7 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[tuple[str, str], QuestionDialog] = {}
         # Questions that came while the person typed in the window, shown once they pause.
         self.typing_watch = TypingWatch(self)
+        self.caret_rest = CaretRest(QApplication.instance(), self)  # (it blinks all day otherwise)
         self._held_questions: list[tuple[Session, HumanQuestion]] = []
         self._questions_after_typing = QTimer(self, singleShot=True, interval=QUESTION_AFTER_TYPING_POLL_MS)
         self._questions_after_typing.timeout.connect(self._ask_after_typing)
@@ -1780,6 +1782,17 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and not self._shut_down:
             # Back from another editor: its save is shown at once, not at the next look (FOLLOW_MS).
             self._take_outside_edits()
+        elif event.type() == QEvent.Type.WindowStateChange and not self._shut_down:
+            self._follow_while_seen()
+
+    def _follow_while_seen(self) -> None:
+        """Minimized, the window stops looking for other Tripanes' changes (it woke the computer
+        every FOLLOW_MS for no one); shown again, it looks at once, then every FOLLOW_MS."""
+        if self.isMinimized():
+            self._follow_timer.stop()
+        elif not self._follow_timer.isActive():
+            self._follow_timer.start()
+            self._follow_others()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._shut_down:
@@ -1803,6 +1816,7 @@ class MainWindow(QMainWindow):
         # after a start), and a window that stays after Quit looks hung. The process ends when
         # the shutdown has. A launch meanwhile opens a window of its own, not this one again.
         self.hide()
+        self.caret_rest.stop()
         if self._tray is not None:
             self._tray.hide()
         for listener in self.findChildren(InstanceServer):

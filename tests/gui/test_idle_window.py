@@ -1,0 +1,92 @@
+"""A window left open all day, on a laptop on battery: when nothing happens it does not keep waking
+the computer — the text caret rests after a pause, and a minimized window stops looking for other
+Tripanes' changes until it is shown again."""
+
+from __future__ import annotations
+
+from core.memory.working import PLAN
+from gui.caret_rest import CaretRest
+from gui.qt import QApplication, QLineEdit, QPlainTextEdit, Qt, QVBoxLayout, QWidget
+from tests.gui.test_opening import WAIT, showing_a_finished_run
+
+REST_MS = 100
+
+
+def two_fields(qtbot) -> tuple[QWidget, QLineEdit, QPlainTextEdit]:
+    form = QWidget()
+    line, box = QLineEdit(form), QPlainTextEdit(form)
+    layout = QVBoxLayout(form)
+    layout.addWidget(line)
+    layout.addWidget(box)
+    qtbot.addWidget(form)
+    with qtbot.waitExposed(form):
+        form.show()
+    form.activateWindow()
+    line.setFocus()
+    return form, line, box
+
+
+def test_the_caret_rests_after_a_pause_and_blinks_again_at_a_key_or_a_click(qtbot):
+    app = QApplication.instance()
+    desktop = app.cursorFlashTime()
+    assert desktop > 0
+    _form, line, box = two_fields(qtbot)
+    rest = CaretRest(app, rest_after_ms=REST_MS)
+    try:
+        qtbot.waitUntil(lambda: app.cursorFlashTime() == 0 and rest.resting, timeout=WAIT)
+        qtbot.keyClick(line, "a")
+        assert app.cursorFlashTime() == desktop and line.text() == "a"  # (the key still types)
+
+        qtbot.waitUntil(lambda: rest.resting, timeout=WAIT)
+        qtbot.mouseClick(box.viewport(), Qt.MouseButton.LeftButton)  # into the other field
+        assert app.cursorFlashTime() == desktop and box.hasFocus()
+        qtbot.waitUntil(lambda: rest.resting, timeout=WAIT)
+        qtbot.keyClick(box, "b")  # its keys go to the box, its clicks to its viewport: both watched
+        assert app.cursorFlashTime() == desktop and box.toPlainText() == "b"
+        qtbot.waitUntil(lambda: rest.resting, timeout=WAIT)
+    finally:
+        rest.stop()
+    assert app.cursorFlashTime() == desktop  # as the desktop has it, for good
+    qtbot.wait(3 * REST_MS)
+    assert app.cursorFlashTime() == desktop
+
+
+def test_a_desktop_whose_caret_does_not_blink_is_left_so(qtbot):
+    app = QApplication.instance()
+    desktop = app.cursorFlashTime()
+    app.setCursorFlashTime(0)  # (the desktop's setting for no blinking)
+    try:
+        _form, line, _box = two_fields(qtbot)
+        rest = CaretRest(app, rest_after_ms=REST_MS)
+        qtbot.keyClick(line, "a")
+        assert app.cursorFlashTime() == 0
+        qtbot.wait(3 * REST_MS)
+        rest.stop()
+        assert app.cursorFlashTime() == 0 and not rest.resting
+    finally:
+        app.setCursorFlashTime(desktop)
+
+
+def test_the_window_gives_the_caret_back_to_the_desktop_when_it_closes(qtbot, make_window):
+    app = QApplication.instance()
+    desktop = app.cursorFlashTime()
+    window = make_window()
+    window.caret_rest._rest()  # (as after ten seconds without a key)
+    assert app.cursorFlashTime() == 0
+    window.close_now()
+    assert app.cursorFlashTime() == desktop
+
+
+def test_a_minimized_window_stops_looking_for_changes_and_looks_at_once_when_shown(qtbot, make_window, workdir):
+    window, here = showing_a_finished_run(qtbot, make_window, workdir)
+    window.showMinimized()
+    qtbot.waitUntil(lambda: not window._follow_timer.isActive(), timeout=WAIT)
+
+    # Meanwhile the plan is edited in another editor: nothing looks, so nothing is recorded.
+    here.file_path(PLAN).write_text(here.read_file(PLAN)[0] + "\n- [ ] Phase 9: added in an editor\n", encoding="utf-8")
+    qtbot.wait(300)
+    assert "Phase 9" not in window.panes[PLAN].shown_text
+
+    window.showNormal()  # shown again: looked at once, and from then on
+    assert window._follow_timer.isActive()
+    qtbot.waitUntil(lambda: "Phase 9" in window.panes[PLAN].shown_text, timeout=WAIT)
