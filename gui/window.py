@@ -1783,16 +1783,19 @@ class MainWindow(QMainWindow):
             # Back from another editor: its save is shown at once, not at the next look (FOLLOW_MS).
             self._take_outside_edits()
         elif event.type() == QEvent.Type.WindowStateChange and not self._shut_down:
-            self._follow_while_seen()
+            self._quiet_while_minimized()
 
-    def _follow_while_seen(self) -> None:
+    def _quiet_while_minimized(self) -> None:
         """Minimized, the window stops looking for other Tripanes' changes (it woke the computer
-        every FOLLOW_MS for no one); shown again, it looks at once, then every FOLLOW_MS."""
+        every FOLLOW_MS for no one), and the conversation stops drawing the reply being streamed;
+        shown again, it looks at once, then every FOLLOW_MS, and the reply is drawn as it is now."""
         if self.isMinimized():
             self._follow_timer.stop()
-        elif not self._follow_timer.isActive():
+            return
+        if not self._follow_timer.isActive():
             self._follow_timer.start()
             self._follow_others()
+        self.chat.shown_again()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._shut_down:

@@ -264,6 +264,7 @@ class ChatView(QScrollArea):
         self._live_text = ""
         self._live_reasoning = ""
         self._render_timer = QTimer(self, singleShot=True, interval=80)
+        self._render_held = False  # a render of the reply being streamed waits for the window to be shown
         self._render_timer.timeout.connect(self._render_live)
         self._clock = QTimer(self, interval=1000)  # the running tool's card counts the seconds
         self._clock.timeout.connect(self._tick_running)
@@ -754,15 +755,23 @@ class ChatView(QScrollArea):
     def stream(self, text: str) -> None:
         self._live_item()
         self._live_text += text
-        if not self._render_timer.isActive():
-            self._render_timer.start()
+        self._render_soon()
 
     def stream_reasoning(self, text: str) -> None:
         """A piece of a reasoning model's thinking: its header counts it as it comes."""
         self._live_item()
         self._live_reasoning += text
-        if not self._render_timer.isActive():
+        self._render_soon()
+
+    def _render_soon(self) -> None:
+        if not self._render_timer.isActive() and not self._render_held:
             self._render_timer.start()
+
+    def shown_again(self) -> None:
+        """The window is no longer minimized: what streamed meanwhile is drawn now."""
+        if self._render_held:
+            self._render_held = False
+            self._render_live()
 
     def _live_item(self) -> MessageItem:
         if self._live is None:
@@ -772,7 +781,12 @@ class ChatView(QScrollArea):
         return self._live
 
     def _render_live(self) -> None:
-        if self._live is not None:
+        if self._live is not None and self.window().isMinimized():
+            # No one sees it: laying the reply out again at each render, all of it, cost a tenth of
+            # a core at 50 tokens a second (a run left to itself, the window minimized). It is
+            # drawn when the window is shown again, or whole when it has been written.
+            self._render_held = True
+        elif self._live is not None:
             self._follow = self._at_bottom()
             if self._live_reasoning:
                 self._live.set_reasoning(self._live_reasoning, live=True)
@@ -786,6 +800,7 @@ class ChatView(QScrollArea):
     def _finish_live(self, final_text: str, reasoning: str = "", hidden: bool = False) -> None:
         """`hidden`: the reply's thinking is there but encrypted (core/reasoning.thinking_hidden)."""
         self._render_timer.stop()
+        self._render_held = False
         if self._live is not None:
             if final_text or reasoning or hidden:
                 # the thinking first: the text's label is shown only if there is text or no thinking

@@ -90,3 +90,21 @@ def test_a_minimized_window_stops_looking_for_changes_and_looks_at_once_when_sho
     window.showNormal()  # shown again: looked at once, and from then on
     assert window._follow_timer.isActive()
     qtbot.waitUntil(lambda: "Phase 9" in window.panes[PLAN].shown_text, timeout=WAIT)
+
+
+def test_a_reply_streamed_while_the_window_is_minimized_is_drawn_when_it_is_shown(qtbot, make_window):
+    window = make_window()
+    window.chat.stream("Reading the invoice ")
+    qtbot.waitUntil(lambda: "Reading the invoice" in window.chat._live.body.text(), timeout=WAIT)
+
+    window.showMinimized()
+    qtbot.waitUntil(window.isMinimized, timeout=WAIT)
+    window.chat.stream("module, then its tests.")
+    qtbot.wait(300)  # several renders' worth: none is made for no one
+    assert "its tests" not in window.chat._live.body.text()
+
+    window.showNormal()
+    qtbot.waitUntil(lambda: not window.isMinimized(), timeout=WAIT)
+    assert "Reading the invoice module, then its tests." in window.chat._live.body.text()
+    window.chat.stream(" Done.")  # and it streams on as before
+    qtbot.waitUntil(lambda: "its tests. Done." in window.chat._live.body.text(), timeout=WAIT)
