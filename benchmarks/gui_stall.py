@@ -51,10 +51,12 @@ WORDS = ("the parser reads each token and the buffer keeps the index of what was
 
 
 class StreamingModel:
-    """Streams each reply word by word at TOKENS_PER_S, then answers with a tool call."""
+    """Streams each reply word by word at `tokens_per_s`, then answers with a tool call; the
+    `turns`th reply ends the task."""
 
-    def __init__(self):
+    def __init__(self, tokens_per_s: int = TOKENS_PER_S, turns: int = TURNS):
         self.calls = 0
+        self.tokens_per_s, self.turns = tokens_per_s, turns
 
     async def complete(self, request: ModelRequest, on_text=None, on_retry=None, on_reasoning=None, on_call=None) -> ModelReply:
         if not request.tools or request.tool_choice == "none":
@@ -66,8 +68,8 @@ class StreamingModel:
             text.append(word)
             if on_text:
                 on_text(word + " ")
-            await asyncio.sleep(1 / TOKENS_PER_S)
-        done = self.calls >= TURNS
+            await asyncio.sleep(1 / self.tokens_per_s)
+        done = self.calls >= self.turns
         tool = call("task_done", summary="streamed") if done else call("file_list")
         return reply(" ".join(text), tool)
 

@@ -1,19 +1,22 @@
-"""What the window costs while nothing happens, and what it keeps of the sessions it showed: for a
-person who leaves Tripane open all day on a laptop, on battery.
+"""What the window costs a laptop on battery, for a person who leaves Tripane open all day: its
+CPU time and wake-ups while nothing happens and while a reply streams, and the memory it keeps of
+the sessions it showed.
 
 The real main window, over a data folder of earlier sessions (2,000 events each), shows one with
 the message box focused, as after typing, and is left alone:
 - `just_typed`: the first seconds after the last key (the text caret blinks);
 - `idle`: after that, for a while (the caret rests after 10 s: gui/caret_rest.py);
 - `minimized`: the window minimized;
+- `streaming`, `streaming_minimized`: a run whose model streams two replies at 50 tokens a second,
+  a provider's usual pace, with the window shown, then minimized;
 each as the process's CPU time in percent of one core and its wake-ups (context switches) a
 second, all threads. Then it shows every session in turn, twice, and prints the process's
 resident memory before, after the first round and after the second (Linux only: /proc).
 
-    python benchmarks/idle.py [--sessions 30] [--span 30]
+    python benchmarks/battery.py [--sessions 30] [--span 30]
 
 Uses QT_QPA_PLATFORM from the environment (offscreen if unset; xcb under Xvfb for a real display,
-where painting costs what it costs on a desktop).
+where painting costs what it costs on a desktop, and where minimizing is the window manager's).
 """
 
 from __future__ import annotations
@@ -31,15 +34,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from gui_stall import qt_event_loop, record_long_session  # noqa: E402
+from gui_stall import StreamingModel, qt_event_loop, record_long_session  # noqa: E402
 
 from core.scripted import ScriptedModel  # noqa: E402
+from core.session import SessionConfig  # noqa: E402
 from gui.app import open_window  # noqa: E402
 from gui.qt import QSettings  # noqa: E402
 from gui.settings import AppSettings, Preferences  # noqa: E402
 
 EVENTS = 2_000
 JUST_TYPED_S = 8  # within the caret's 10 s of blinking after a key
+TOKENS_PER_S = 50
 
 
 def resident_mb() -> float | None:
@@ -55,6 +60,21 @@ async def spent(span: float) -> dict:
     before = resource.getrusage(resource.RUSAGE_SELF)
     cpu, start = time.process_time(), time.perf_counter()
     await asyncio.sleep(span)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    seconds = time.perf_counter() - start
+    switches = (after.ru_nvcsw + after.ru_nivcsw) - (before.ru_nvcsw + before.ru_nivcsw)
+    return {"cpu_percent": round(100 * (time.process_time() - cpu) / seconds, 2),
+            "wakeups_per_s": round(switches / seconds, 1)}
+
+
+async def streamed(window, models: list, workdir: Path) -> dict:
+    """The CPU time and wake-ups of a run whose model streams two replies, then ends."""
+    models.append(StreamingModel(TOKENS_PER_S, turns=2))
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu, start = time.process_time(), time.perf_counter()
+    session = window.start_session(SessionConfig(task="Stream two replies", model="scripted", workdir=workdir))
+    while session.running:
+        await asyncio.sleep(0.1)
     after = resource.getrusage(resource.RUSAGE_SELF)
     seconds = time.perf_counter() - start
     switches = (after.ru_nvcsw + after.ru_nivcsw) - (before.ru_nvcsw + before.ru_nivcsw)
@@ -82,7 +102,8 @@ def main() -> None:
                for i in range(args.sessions)]
         settings = AppSettings(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
         settings.save(Preferences(model="scripted", data_dir=str(folder / "data")))
-        window = open_window(settings, folder / "data", lambda: ScriptedModel([]))
+        models: list = [ScriptedModel([])]  # the one the next session gets
+        window = open_window(settings, folder / "data", lambda: models[-1])
         window.show()
 
         async def run() -> dict:
@@ -92,7 +113,7 @@ def main() -> None:
             window.activateWindow()
             window.composer.setFocus()
             await asyncio.sleep(0.5)
-            figures: dict = {"benchmark": "idle", "platform": os.environ["QT_QPA_PLATFORM"],
+            figures: dict = {"benchmark": "battery", "platform": os.environ["QT_QPA_PLATFORM"],
                              "sessions": args.sessions, "events_each": EVENTS}
             figures["just_typed"] = await spent(JUST_TYPED_S)
             await asyncio.sleep(12 - JUST_TYPED_S)
@@ -102,6 +123,14 @@ def main() -> None:
             figures["minimized"] = await spent(args.span)
             window.showNormal()
             window.activateWindow()
+            await asyncio.sleep(1)
+            figures["streaming"] = await streamed(window, models, folder / "work")
+            window.showMinimized()
+            await asyncio.sleep(1)
+            figures["streaming_minimized"] = await streamed(window, models, folder / "work")
+            window.showNormal()
+            window.activateWindow()
+            await shown(window, ids[0])
             figures["resident_mb_one_shown"] = resident_mb()
             for session_id in ids:
                 await shown(window, session_id)
@@ -117,8 +146,8 @@ def main() -> None:
             window.close_now()
             loop.run_until_complete(window.shutdown_done)
     print(json.dumps(figures))
-    for phase in ("just_typed", "idle", "minimized"):
-        print(f"{phase:>10}: {figures[phase]['cpu_percent']:5.2f} % CPU, {figures[phase]['wakeups_per_s']:5.1f} wake-ups/s")
+    for phase in ("just_typed", "idle", "minimized", "streaming", "streaming_minimized"):
+        print(f"{phase:>19}: {figures[phase]['cpu_percent']:5.2f} % CPU, {figures[phase]['wakeups_per_s']:5.1f} wake-ups/s")
     print(f"resident memory: {figures['resident_mb_one_shown']} MB with one session shown, "
           f"{figures['resident_mb_all_shown']} MB after showing {args.sessions} in turn, "
           f"{figures['resident_mb_all_shown_twice']} MB after a second round; "
