@@ -107,7 +107,8 @@ def main() -> None:
         window.show()
 
         async def run() -> dict:
-            while window.warm_up is None or not window.warm_up.done():  # the model library, loaded once
+            # The model library and the memory index, loaded once after the first frame.
+            while any(task is None or not task.done() for task in (window.warm_up, window.memory_loading)):
                 await asyncio.sleep(0.05)
             await shown(window, ids[0])
             window.activateWindow()

@@ -529,6 +529,7 @@ class MainWindow(QMainWindow):
                 if session.run_elsewhere() != self._elsewhere:  # that run began or ended
                     ended_there = self._elsewhere
                     self._update_controls()
+                    self.refresh_sessions()  # (an interrupted one in the list is looked at seldom)
                     if ended_there and session.state.open_question is not None:  # still asking: here now
                         self.show_question(session, session.state.open_question)
         except StoreError as exc:  # e.g. the database is locked for longer than the busy timeout

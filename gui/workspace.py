@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
@@ -47,6 +48,7 @@ IN_A_WINDOW = LoopSettings(keeps_left_running=True)
 # Sessions kept open beyond those in use: going back to one of the last few looked at is instant,
 # and the rest are read again from the log when shown (0.3 s for 10,000 events).
 KEPT_IDLE = 6
+RECHECK_INTERRUPTED_S = 15  # how often a session found interrupted is looked at again (sessions_signature)
 
 
 class Workspace:
@@ -57,6 +59,7 @@ class Workspace:
         self._model_factory = model_factory
         self._open: dict[str, Session] = {}  # the last shown last
         self._let_go: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
+        self._nobody_at: dict[str, float] = {}  # interrupted sessions, when each was found so
         self._loading: dict[str, asyncio.Future[Session]] = {}
         # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
         # embed what changed while Tripane was closed); sessions started before get it when it lands.
@@ -103,9 +106,21 @@ class Workspace:
 
     def sessions_signature(self) -> tuple:
         """Changes when a session is created, deleted, renamed or changes state, by any process, and
-        when a run ends without a word (a `tripane run` killed): the list then shows it interrupted."""
-        interrupted = tuple(i for i in self.store.session_ids("running") if run_by_nobody(self.data_dir, i))
-        return self.store.sessions_signature(), interrupted
+        when a run ends without a word (a `tripane run` killed): the list then shows it interrupted.
+        A run is looked for at each call; an interrupted session (nobody ran it when last looked)
+        only every RECHECK_INTERRUPTED_S: a long-time user's dozens of them, each a lock taken and
+        let go every 1.5 s, kept an idle window at 1–2 % of a core."""
+        now = time.monotonic()
+        interrupted, looked_at = [], {}
+        for session_id in self.store.session_ids("running"):
+            when = self._nobody_at.get(session_id)
+            if when is None or now - when >= RECHECK_INTERRUPTED_S:
+                when = now if run_by_nobody(self.data_dir, session_id) else None
+            if when is not None:
+                interrupted.append(session_id)
+                looked_at[session_id] = when
+        self._nobody_at = looked_at
+        return self.store.sessions_signature(), tuple(interrupted)
 
     def create(self, config: SessionConfig) -> Session:
         session = Session.create(self.store, self.data_dir, config, self._model_factory(),

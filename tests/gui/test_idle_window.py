@@ -4,10 +4,14 @@ Tripanes' changes until it is shown again."""
 
 from __future__ import annotations
 
+import gui.workspace as workspace_module
 from core.memory.working import PLAN
+from core.run_lock import run_by_nobody, run_lock
+from core.scripted import ScriptedModel
 from gui.caret_rest import CaretRest
 from gui.qt import QApplication, QLineEdit, QPlainTextEdit, Qt, QVBoxLayout, QWidget
-from tests.gui.test_opening import WAIT, showing_a_finished_run
+from gui.workspace import Workspace
+from tests.gui.test_opening import WAIT, recorded_earlier, showing_a_finished_run
 
 REST_MS = 100
 
@@ -108,3 +112,36 @@ def test_a_reply_streamed_while_the_window_is_minimized_is_drawn_when_it_is_show
     assert "Reading the invoice module, then its tests." in window.chat._live.body.text()
     window.chat.stream(" Done.")  # and it streams on as before
     qtbot.waitUntil(lambda: "its tests. Done." in window.chat._live.body.text(), timeout=WAIT)
+
+
+def test_interrupted_sessions_are_looked_at_seldom_and_a_run_at_every_look(tmp_path, workdir, monkeypatch):
+    data = tmp_path / "data"
+    ids = [recorded_earlier(data, workdir, f"Task {i}", turns=1) for i in range(4)]  # logged as running
+    workspace = Workspace(data, model_factory=lambda: ScriptedModel([]))
+    looked = []
+    monkeypatch.setattr(workspace_module, "run_by_nobody", lambda folder, i: looked.append(i) or run_by_nobody(folder, i))
+    runner = run_lock(data, ids[0])  # another process runs the first
+    runner.acquire()
+    try:
+        first = workspace.sessions_signature()
+        assert set(first[1]) == set(ids[1:]) and set(looked) == set(ids)
+
+        looked.clear()
+        assert workspace.sessions_signature() == first
+        assert looked == [ids[0]]  # only the run is looked at again, not the interrupted ones
+    finally:
+        runner.release()
+    looked.clear()
+    assert set(workspace.sessions_signature()[1]) == set(ids)  # its runner gone: interrupted at once
+    assert looked == [ids[0]]
+
+    monkeypatch.setattr(workspace_module, "RECHECK_INTERRUPTED_S", 0)  # (a while later)
+    other = run_lock(data, ids[2])  # one is resumed in a terminal
+    other.acquire()
+    try:
+        looked.clear()
+        assert set(workspace.sessions_signature()[1]) == {ids[0], ids[1], ids[3]}
+        assert set(looked) == set(ids)
+    finally:
+        other.release()
+        workspace.store.close()
