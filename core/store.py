@@ -460,6 +460,13 @@ class Store:
                          "AND EXISTS (SELECT 1 FROM json_each(data, '$.skills') WHERE value = ?)", [skill])
         return {row[0] for row in rows}
 
+    def writes_seen(self) -> tuple[int, int]:
+        """Changes whenever the database is written, by this connection (its total changes) or by
+        any other, in this process or another (SQLite's data_version); two integers, no table read."""
+        with self._guard():
+            conn = self.db.conn
+            return next(iter(conn.execute("PRAGMA data_version")))[0], conn.total_changes
+
     def sessions_signature(self) -> tuple:
         """Changes whenever a session is created, deleted, renamed or changes state, by any process."""
         with self._guard():

@@ -60,6 +60,7 @@ class Workspace:
         self._open: dict[str, Session] = {}  # the last shown last
         self._let_go: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
         self._nobody_at: dict[str, float] = {}  # interrupted sessions, when each was found so
+        self._running: tuple[tuple, list[str]] = ((), [])  # the sessions logged as running, as of which writes
         self._loading: dict[str, asyncio.Future[Session]] = {}
         # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
         # embed what changed while Tripane was closed); sessions started before get it when it lands.
@@ -111,8 +112,12 @@ class Workspace:
         only every RECHECK_INTERRUPTED_S: a long-time user's dozens of them, each a lock taken and
         let go every 1.5 s, kept an idle window at 1–2 % of a core."""
         now = time.monotonic()
+        rows = self.store.sessions_signature()
+        writes = self.store.writes_seen()
+        if writes != self._running[0]:  # written since: the sessions logged as running are read again
+            self._running = writes, self.store.session_ids("running")
         interrupted, looked_at = [], {}
-        for session_id in self.store.session_ids("running"):
+        for session_id in self._running[1]:
             when = self._nobody_at.get(session_id)
             if when is None or now - when >= RECHECK_INTERRUPTED_S:
                 when = now if run_by_nobody(self.data_dir, session_id) else None
@@ -120,7 +125,7 @@ class Workspace:
                 interrupted.append(session_id)
                 looked_at[session_id] = when
         self._nobody_at = looked_at
-        return self.store.sessions_signature(), tuple(interrupted)
+        return rows, tuple(interrupted)
 
     def create(self, config: SessionConfig) -> Session:
         session = Session.create(self.store, self.data_dir, config, self._model_factory(),

@@ -43,6 +43,21 @@ def test_sessions_are_found_by_prefix_and_deleted(store):
     assert [s.id for s in store.sessions()] == ["20260102-bbbb"]
 
 
+def test_writes_seen_change_with_every_write_of_any_connection_and_only_then(data_dir):
+    mine, other = Store(data_dir / "tripane.db"), Store(data_dir / "tripane.db")  # (another process's)
+    mine.create_session("s1", task="a", model="m")
+    before = mine.writes_seen()
+    mine.sessions()  # reading writes nothing
+    assert mine.writes_seen() == before
+    other.update_session("s1", status="ended:done")
+    after_other = mine.writes_seen()
+    assert after_other != before
+    mine.update_session("s1", status="running")
+    assert mine.writes_seen() != after_other
+    mine.close()
+    other.close()
+
+
 @pytest.mark.parametrize("content", [b"hello, not a database", b"\x00\x01\x02" * 100])
 def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(data_dir, content):
     path = data_dir / "tripane.db"

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import gui.workspace as workspace_module
 from core.memory.working import PLAN
+from core.paths import DB_NAME
 from core.run_lock import run_by_nobody, run_lock
 from core.scripted import ScriptedModel
+from core.store import Store
 from gui.caret_rest import CaretRest
 from gui.qt import QApplication, QLineEdit, QPlainTextEdit, Qt, QVBoxLayout, QWidget
 from gui.workspace import Workspace
@@ -144,4 +146,23 @@ def test_interrupted_sessions_are_looked_at_seldom_and_a_run_at_every_look(tmp_p
         assert set(looked) == set(ids)
     finally:
         other.release()
+        workspace.store.close()
+
+
+def test_the_sessions_logged_as_running_are_read_again_only_after_a_write(tmp_path, workdir, monkeypatch):
+    data = tmp_path / "data"
+    ids = [recorded_earlier(data, workdir, f"Task {i}", turns=1) for i in range(2)]
+    workspace = Workspace(data, model_factory=lambda: ScriptedModel([]))
+    reads = []
+    session_ids = workspace.store.session_ids
+    monkeypatch.setattr(workspace.store, "session_ids", lambda status: reads.append(status) or session_ids(status))
+    try:
+        first = workspace.sessions_signature()
+        assert len(reads) == 1 and set(first[1]) == set(ids)
+        assert workspace.sessions_signature() == first and len(reads) == 1  # nothing written: not read
+        other = Store(data / DB_NAME)  # another process ends one
+        other.update_session(ids[0], status="ended:done")
+        other.close()
+        assert workspace.sessions_signature()[1] == (ids[1],) and len(reads) == 2
+    finally:
         workspace.store.close()
