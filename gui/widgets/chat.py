@@ -325,6 +325,7 @@ class ChatView(QScrollArea):
         self._live = None
         self._live_text = ""
         self._live_reasoning = ""
+        self._render_held = False
         self._unseen = 0
 
     def show_placeholder(self, html: str) -> None:
