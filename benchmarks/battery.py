@@ -55,31 +55,32 @@ def resident_mb() -> float | None:
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
-async def spent(span: float) -> dict:
-    """The process's CPU time and wake-ups while the event loop runs for `span` seconds."""
+async def spent_on(work) -> dict:
+    """The process's CPU time and wake-ups while the event loop runs `work` (an awaitable)."""
     before = resource.getrusage(resource.RUSAGE_SELF)
     cpu, start = time.process_time(), time.perf_counter()
-    await asyncio.sleep(span)
+    await work
     after = resource.getrusage(resource.RUSAGE_SELF)
     seconds = time.perf_counter() - start
     switches = (after.ru_nvcsw + after.ru_nivcsw) - (before.ru_nvcsw + before.ru_nivcsw)
     return {"cpu_percent": round(100 * (time.process_time() - cpu) / seconds, 2),
             "wakeups_per_s": round(switches / seconds, 1)}
+
+
+async def spent(span: float) -> dict:
+    """The process's CPU time and wake-ups while the event loop runs for `span` seconds."""
+    return await spent_on(asyncio.sleep(span))
 
 
 async def streamed(window, models: list, workdir: Path) -> dict:
     """The CPU time and wake-ups of a run whose model streams two replies, then ends."""
     models.append(StreamingModel(TOKENS_PER_S, turns=2))
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    cpu, start = time.process_time(), time.perf_counter()
-    session = window.start_session(SessionConfig(task="Stream two replies", model="scripted", workdir=workdir))
-    while session.running:
-        await asyncio.sleep(0.1)
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    seconds = time.perf_counter() - start
-    switches = (after.ru_nvcsw + after.ru_nivcsw) - (before.ru_nvcsw + before.ru_nivcsw)
-    return {"cpu_percent": round(100 * (time.process_time() - cpu) / seconds, 2),
-            "wakeups_per_s": round(switches / seconds, 1)}
+
+    async def run() -> None:
+        session = window.start_session(SessionConfig(task="Stream two replies", model="scripted", workdir=workdir))
+        while session.running:
+            await asyncio.sleep(0.1)
+    return await spent_on(run())
 
 
 async def shown(window, session_id: str) -> None:

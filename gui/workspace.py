@@ -60,7 +60,8 @@ class Workspace:
         self._open: dict[str, Session] = {}  # the last shown last
         self._let_go: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
         self._nobody_at: dict[str, float] = {}  # interrupted sessions, when each was found so
-        self._running: tuple[tuple, list[str]] = ((), [])  # the sessions logged as running, as of which writes
+        # As of which writes: the sessions' signature (Store.sessions_signature) and those logged as running.
+        self._running: tuple[tuple, tuple, list[str]] = ((), (), [])
         self._loading: dict[str, asyncio.Future[Session]] = {}
         # Long-term memory is loaded after the first frame (numpy, the index, a refresh that may
         # embed what changed while Tripane was closed); sessions started before get it when it lands.
@@ -112,12 +113,12 @@ class Workspace:
         only every RECHECK_INTERRUPTED_S: a long-time user's dozens of them, each a lock taken and
         let go every 1.5 s, kept an idle window at 1–2 % of a core."""
         now = time.monotonic()
-        rows = self.store.sessions_signature()
         writes = self.store.writes_seen()
-        if writes != self._running[0]:  # written since: the sessions logged as running are read again
-            self._running = writes, self.store.session_ids("running")
+        if writes != self._running[0]:  # written since: the rows and the sessions logged as running read again
+            self._running = writes, self.store.sessions_signature(), self.store.session_ids("running")
+        _writes, rows, running = self._running
         interrupted, looked_at = [], {}
-        for session_id in self._running[1]:
+        for session_id in running:
             when = self._nobody_at.get(session_id)
             if when is None or now - when >= RECHECK_INTERRUPTED_S:
                 when = now if run_by_nobody(self.data_dir, session_id) else None
