@@ -19,6 +19,7 @@ import os
 import random
 import re
 import ssl
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,7 +45,8 @@ from core.reasoning import (
     without_reasoning,
 )
 from core.secrets import HOW_TO_SIGN_IN, cloud_of, key_variable, provider_of
-from core.text import capitalized, one_line
+from core.text import capitalized, how_long, one_line
+from core.wake import Heard, SleptThrough, unless_slept_through
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +100,13 @@ class ModelError(Exception):
     """The provider could not give a reply. `kind` names the failure for people and for 3-Strike."""
 
     def __init__(self, kind: str, message: str, *, retryable: bool = False, retry_after_s: float | None = None,
-                 window: int | None = None):
+                 window: int | None = None, unreachable: str = ""):
         super().__init__(message)
         self.kind = kind
         self.retryable = retryable
+        # What could not be reached, when no connection could be made (nothing was sent): "the
+        # server at http://…", "the provider"
+        self.unreachable = unreachable
         self.retry_after_s = retry_after_s  # how long the provider asked us to wait (Retry-After)
         self.window = window  # for context_window: the window the provider's message states, if it does
 
@@ -116,13 +121,21 @@ class Retry:
     attempts: int  # how many attempts in all
     delay_s: float
     instead: str = ""  # how it is tried again, when not as it was (without the pictures it showed)
+    # How long a provider that answered before has been out of reach (attempts then is 0: tried
+    # until NETWORK_PATIENCE_S is up).
+    waited_s: float | None = None
 
     def describe(self) -> str:
         said = str(self.error)
         said = said if said.endswith(("?", "!", ".")) else f"{said}."
         if self.instead:
             return f"{said} {self.instead}"
-        return f"{said} Trying again in {self.delay_s:.0f} s (attempt {self.attempt} of {self.attempts})."
+        when = f"in {self.delay_s:.0f} s" if self.delay_s >= 0.5 else "now"
+        if self.waited_s is not None:  # (the error's advice, "is the address right?", is not for now)
+            waited, patience = how_long(self.waited_s), how_long(NETWORK_PATIENCE_S)
+            return (f"Could not reach {self.error.unreachable}, which answered before: waiting for it, trying again "
+                    f"{when} (out of reach for {waited}; given up after {patience}).")
+        return f"{said} Trying again {when} (attempt {self.attempt} of {self.attempts})."
 
 
 TextSink = Callable[[str], None]
@@ -202,6 +215,13 @@ def is_loopback(api_base: str | None) -> bool:
         return False
 
 
+def sleep_breaks_connection(api_base: str | None) -> bool:
+    """Whether the computer's sleep may leave a reply's connection dead: not a server on this
+    computer (Ollama on the laptop sleeps and wakes with it, and goes on with a long prompt's
+    reading, which asking again would throw away)."""
+    return not is_loopback(api_base)
+
+
 def is_own_network(api_base: str | None) -> bool:
     """A server on this computer or on the person's own network (a GPU box at home or in the
     office): a private address, or a name only a local network resolves (gpu-box, gpu-box.local)."""
@@ -250,6 +270,8 @@ class LiteLLMClient:
         # (model, api_base) of servers that answer a streamed request with one whole reply: asked
         # for one from then on (see _whole_reply).
         self._answers_whole: set[tuple[str, str | None]] = set()
+        # (model, api_base) that have answered this client: out of reach, they are waited for.
+        self._answered: set[tuple[str, str | None]] = set()
 
     async def complete(self, request: ModelRequest, on_text: TextSink | None = None,
                        on_retry: RetrySink | None = None, on_reasoning: TextSink | None = None,
@@ -266,6 +288,8 @@ class LiteLLMClient:
         # The pictures a failed request showed, left out to see whether they were why, and its error.
         trying_without: set[str] = set()
         refusal: ModelError | None = None
+        woke = False  # the computer slept through a reply: the network may take a while to come back
+        out_of_reach_since: float | None = None
         while True:
             if (request.model, request.api_base) in self._cannot_think:
                 request = replace(request, reasoning_effort="")
@@ -292,17 +316,34 @@ class LiteLLMClient:
                 # An overloaded provider (Anthropic's 529) stays so for a minute or two at busy
                 # times: waited out twice as many times, it does not end a run left unattended.
                 retries = self.retries * (OVERLOADED_PATIENCE if exc.kind == "overloaded" else 1)
-                if not exc.retryable or attempt >= retries:
+                woke = woke or exc.kind == "slept"
+                # A provider that answered before and cannot be reached now is not a wrong address:
+                # the network went (a train's tunnel, a router's restart, a laptop waking and joining
+                # its Wi-Fi). A run left alone waits for it, rather than end after 15 s of retries.
+                waited = None
+                if exc.unreachable and self.retries and (woke or (request.model, request.api_base) in self._answered):
+                    out_of_reach_since = out_of_reach_since or time.monotonic()
+                    waited = time.monotonic() - out_of_reach_since
+                    if waited >= NETWORK_PATIENCE_S:
+                        raise
+                elif not exc.retryable or attempt >= retries:
                     raise
-                delay = min(self.backoff_s * (2**attempt), MAX_BACKOFF_S) * (0.75 + random.random() / 2)
+                else:
+                    out_of_reach_since = None
+                delay = min(self.backoff_s * (2 ** min(attempt, 10)), MAX_BACKOFF_S) * (0.75 + random.random() / 2)
                 # A rate-limited provider says when to come back; sooner is a wasted attempt.
                 delay = max(delay, min(exc.retry_after_s or 0.0, MAX_RETRY_AFTER_S))
+                if exc.kind == "slept":  # (its connection is dead, not the provider busy)
+                    delay = 0.0
+                elif waited is not None:  # (a look costs nothing: back soon after the network is)
+                    delay = min(delay, OUT_OF_REACH_LOOK_S)
                 log.warning("model call failed (%s); retry %d in %.1f s", exc, attempt + 1, delay, extra=TOLD)
                 if on_retry:
-                    on_retry(Retry(exc, attempt + 2, retries + 1, delay))
+                    on_retry(Retry(exc, attempt + 2, 0 if waited is not None else retries + 1, delay, waited_s=waited))
                 await asyncio.sleep(delay)
                 attempt += 1
                 continue
+            self._answered.add((request.model, request.api_base))
             if trying_without:
                 log.warning("%s did not take %s (%s): the agent is told it is there, not shown it",
                             request.model, _pictures_named(trying_without), refusal)
@@ -371,26 +412,37 @@ class LiteLLMClient:
             # Local servers (Ollama, llama.cpp) take any key; a cloud's endpoint of one's own (a
             # Bedrock VPC endpoint) is signed in to as the cloud is, which a key would replace.
             kwargs["api_key"] = "not-needed"
+        heard = Heard()
+        asking = self._ask(litellm, request, kwargs, on_text, on_reasoning, on_call, heard)
         try:
-            if (request.model, request.api_base) in self._answers_whole:
-                return await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
-            stream = await litellm.acompletion(**kwargs)
-            if _served_as(stream).startswith("text/html"):  # (it streams no chunk: an empty reply, it seemed)
-                raise not_an_api(request.api_base)
-            reply = await _collect(litellm, request.model, stream, on_text, timeout_s, on_reasoning, on_call)
-            if _said_nothing(reply) and _served_as(stream).startswith("application/json"):
-                # One whole reply, not a stream (a gateway that ignores "stream": true): its words
-                # were lost, and the run read an empty reply. Asked again for it whole, and from
-                # then on (a request more, once).
-                log.info("%s at %s answers streamed requests whole: asked for whole replies from now on",
-                         request.model, request.api_base)
-                self._answers_whole.add((request.model, request.api_base))
-                reply = await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
-            return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
+            if not sleep_breaks_connection(request.api_base):
+                return await asking
+            return await unless_slept_through(asking, heard)
+        except SleptThrough as slept:
+            raise ModelError("slept", f"The computer slept for {how_long(slept.slept_s)} while the reply was on its "
+                             "way, and the reply did not go on after it woke.", retryable=True) from None
         except ModelError:
             raise
         except Exception as exc:  # litellm maps every provider's errors onto its own classes
             raise classify(litellm, exc, timeout_s, request.api_base, request.model) from exc
+
+    async def _ask(self, litellm: Any, request: ModelRequest, kwargs: dict[str, Any], on_text: TextSink | None,
+                   on_reasoning: TextSink | None, on_call: CallSink | None, heard: Heard) -> ModelReply:
+        if (request.model, request.api_base) in self._answers_whole:
+            return await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
+        stream = await litellm.acompletion(**kwargs)
+        if _served_as(stream).startswith("text/html"):  # (it streams no chunk: an empty reply, it seemed)
+            raise not_an_api(request.api_base)
+        reply = await _collect(litellm, request.model, stream, on_text, kwargs["timeout"], on_reasoning, on_call, heard)
+        if _said_nothing(reply) and _served_as(stream).startswith("application/json"):
+            # One whole reply, not a stream (a gateway that ignores "stream": true): its words
+            # were lost, and the run read an empty reply. Asked again for it whole, and from
+            # then on (a request more, once).
+            log.info("%s at %s answers streamed requests whole: asked for whole replies from now on",
+                     request.model, request.api_base)
+            self._answers_whole.add((request.model, request.api_base))
+            reply = await _whole_reply(litellm, kwargs, on_text, on_reasoning, on_call)
+        return replace(reply, effort_sent=kwargs.get("reasoning_effort", ""))
 
 
 def _pictures_named(paths: set[str]) -> str:
@@ -570,12 +622,14 @@ class _Pieces:
 
 async def _collect(litellm: Any, model: str, stream: Any, on_text: TextSink | None,
                    timeout_s: float | None = None, on_reasoning: TextSink | None = None,
-                   on_call: CallSink | None = None) -> ModelReply:
+                   on_call: CallSink | None = None, heard: Heard | None = None) -> ModelReply:
     pieces = _Pieces(on_text, on_reasoning, on_call)
     chunks = stream.__aiter__()
     while True:
         try:
             chunk = await chunks.__anext__()
+            if heard:
+                heard.now()
         except StopAsyncIteration:
             break
         except Exception as exc:
@@ -869,19 +923,17 @@ def classify(litellm: Any, exc: Exception, timeout_s: float | None = None,
     if _UNREACHABLE.search(raw) or (isinstance(exc, litellm.APIConnectionError) and not detail.strip()):
         if proxy := proxy_for(api_base):  # (a stale one, off the company's network, is the usual cause)
             variable, address = proxy
+            through = f"{answering(api_base)} through the proxy {address}"
             if variable == SYSTEM_SETTINGS:
-                return ModelError("connection", f"Could not reach {answering(api_base)} through the proxy {address} that "
-                                  f"{variable} name ({detail.rstrip('.')}): is the proxy reachable from here? For a "
-                                  f"server on this computer or your own network, {SET_THE_VARIABLES}.", retryable=True)
-            return ModelError("connection", f"Could not reach {answering(api_base)} through the proxy {address} that {variable} "
-                              f"names ({detail.rstrip('.')}): is the proxy reachable from here? If it is not needed "
-                              f"now, start Tripane without {variable} (or with the server's host in NO_PROXY).",
-                              retryable=True)
-        if api_base:
-            return ModelError("connection", f"Could not reach the server at {api_base} ({detail.rstrip('.')}): "
-                              "is it running, and is the API base right?", retryable=True)
-        return ModelError("connection", f"Could not reach the provider ({detail.rstrip('.')}): is this computer "
-                          "online?", retryable=True)
+                return ModelError("connection", f"Could not reach {through} that {variable} name "
+                                  f"({detail.rstrip('.')}): is the proxy reachable from here? For a server on this "
+                                  f"computer or your own network, {SET_THE_VARIABLES}.", retryable=True, unreachable=through)
+            return ModelError("connection", f"Could not reach {through} that {variable} names ({detail.rstrip('.')}): "
+                              "is the proxy reachable from here? If it is not needed now, start Tripane without "
+                              f"{variable} (or with the server's host in NO_PROXY).", retryable=True, unreachable=through)
+        advice = "is it running, and is the API base right?" if api_base else "is this computer online?"
+        return ModelError("connection", f"Could not reach {answering(api_base)} ({detail.rstrip('.')}): {advice}",
+                          retryable=True, unreachable=answering(api_base))
     # 5xx (litellm's BadGatewayError, a gateway's 502, is none of its retryable classes); an
     # overloaded provider may say when to come back, too.
     if isinstance(exc, retryable) or (isinstance(status, int) and status >= 500):
@@ -947,6 +999,8 @@ def window_in(message: str) -> int | None:
 
 MAX_RETRY_AFTER_S = 120.0  # a longer wait is the person's call (Stop), not a silent one
 MAX_BACKOFF_S = 30.0  # between two attempts, however many came before
+NETWORK_PATIENCE_S = 900.0  # how long a provider that answered before is waited for while out of reach
+OUT_OF_REACH_LOOK_S = 10.0  # how often it is looked for meanwhile, at most
 OVERLOADED_PATIENCE = 2  # an overloaded provider is tried this many times as often
 
 

@@ -76,6 +76,15 @@ def sentence(text: str) -> str:
     return text if not text or text.endswith((".", "!", "?", "…", "。", "！", "？")) else text + "."
 
 
+def how_long(seconds: float) -> str:
+    """A span of time as said to a person: "40 s", "12 min", "2 h 05 min"."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes = round(whole / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
 def money(cost: float) -> str:
     """A cost as people read it: cents for what is over a dollar, more digits for small sums, and
     a sum too small for those digits as under their least ("$0.0000" would read as free)."""

@@ -505,7 +505,7 @@ async def test_an_overloaded_provider_is_waited_out_longer_than_a_broken_one():
         reply = await client().complete(ModelRequest("anthropic/claude-sonnet-4-5", [{"role": "user", "content": "hi"}],
                                                      api_base=server.url), None, retries.append)
     assert reply.text == "room again" and len(server.requests) == 5
-    assert [r.describe().split(". ")[-1] for r in retries][-1] == "Trying again in 0 s (attempt 5 of 5)."
+    assert [r.describe().split(". ")[-1] for r in retries][-1] == "Trying again now (attempt 5 of 5)."
 
 
 def test_the_providers_words_are_taken_out_of_an_error_body_in_any_of_its_forms():
@@ -562,7 +562,7 @@ async def test_unreachable_server_is_a_connection_error_that_names_the_address(m
     assert said.startswith(f"Could not reach the server at http://127.0.0.1:{port}/v1 ({cause.format(port=port)}")
     assert said.endswith("): is it running, and is the API base right?")
     assert "litellm" not in said and "Exception" not in said and "ssl:<" not in said  # not its classes, nor repr
-    assert retries[0].describe().endswith("is the API base right? Trying again in 0 s (attempt 2 of 3).")
+    assert retries[0].describe().endswith("is the API base right? Trying again now (attempt 2 of 3).")
 
 
 @pytest.mark.parametrize("model", ["openai/scripted", "deepseek/deepseek-chat"])

@@ -36,6 +36,7 @@ class Turn:
     # (then gives up), or, with stall_s 0, drops the connection.
     break_after: int | None = None
     stall_s: float = 0.0
+    pace_s: float = 0.0  # the silence between two pieces of a streamed reply (a slow model's)
     # A reasoning model's thinking, streamed before the text in a field of its own (as DeepSeek's API
     # and vLLM's reasoning parsers send it), under this name; in Anthropic's format, a request that
     # asks for thinking gets it as a signed thinking block.
@@ -116,6 +117,7 @@ class ScriptedServer:
     tls: tuple[str, str] | None = None
     # One whole JSON reply to a streamed request too, as a gateway that ignores "stream": true does.
     answers_whole: bool = False
+    port: int = 0  # 0: any free one; a given one to come back on, as a server restarted does
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -125,7 +127,7 @@ class ScriptedServer:
         return f"{'https' if self.tls else 'http'}://{host}:{port}/v1"
 
     def __enter__(self) -> ScriptedServer:
-        server = _QuietServer(("127.0.0.1", 0), _handler(self))
+        server = _QuietServer(("127.0.0.1", self.port), _handler(self))
         server.daemon_threads = True
         if self.tls:
             import ssl
@@ -270,6 +272,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(step.stall_s)
                     self.close_connection = True  # the client has given up, or sees the connection drop
                     return
+                if index and step.pace_s:
+                    time.sleep(step.pace_s)
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
             self._write_chunk(b"data: [DONE]\n\n")
             self._write_chunk(b"")
