@@ -57,7 +57,9 @@ class StatusChanged:
 
     session_id: str
     activity: str  # thinking | retrying | running_tool | compacting | idle
-    detail: str = ""  # what a person should know about it (retrying: why, and when; running_tool: which)
+    # What a person should know about it (retrying: why, and when; running_tool: which; thinking
+    # after a retry made at once: why it was made)
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ class Retry:
         said = said if said.endswith(("?", "!", ".")) else f"{said}."
         if self.instead:
             return f"{said} {self.instead}"
-        when = f"in {self.delay_s:.0f} s" if self.delay_s >= 0.5 else "now"
+        when = f"in {self.delay_s:.0f} s" if self.delay_s >= AT_ONCE_S else "now"
         if self.waited_s is not None:  # (the error's advice, "is the address right?", is not for now)
             waited, patience = how_long(self.waited_s), how_long(NETWORK_PATIENCE_S)
             return (f"Could not reach {self.error.unreachable}, which answered before: waiting for it, trying again "
@@ -1001,6 +1001,7 @@ MAX_RETRY_AFTER_S = 120.0  # a longer wait is the person's call (Stop), not a si
 MAX_BACKOFF_S = 30.0  # between two attempts, however many came before
 NETWORK_PATIENCE_S = 900.0  # how long a provider that answered before is waited for while out of reach
 OUT_OF_REACH_LOOK_S = 10.0  # how often it is looked for meanwhile, at most
+AT_ONCE_S = 0.5  # a retry waiting less is made at once ("now")
 OVERLOADED_PATIENCE = 2  # an overloaded provider is tried this many times as often
 
 

@@ -78,6 +78,7 @@ from core.reasoning import check_effort
 from core.render import model_change_details
 from core.run_lock import LOCK_WAIT_S, lock_taken, run_lock
 from core.side_writers import first_reply, side_writers
+from core.stay_awake import STAY_AWAKE, keep_awake_setting
 from core.store import DiskFull, SessionIdTaken, Store, StoreError, session_title
 from core.text import one_line, shown_text
 from core.tools.builtin import builtin_registry
@@ -535,7 +536,8 @@ class Session:
         log.info("session %s: run starts at turn %s (model %s)", self.id, self.state.turn, self.state.model)
         status = "interrupted"
         try:
-            with self._as_logged_if_disk_full():
+            STAY_AWAKE.set_enabled(keep_awake_setting())
+            with self._as_logged_if_disk_full(), STAY_AWAKE.held(self.id):
                 self._say_if_interrupted()
                 status = await self._agent_loop().run()
             return status

@@ -32,6 +32,7 @@ SHARED: dict[str, str | int | float] = {
     "reflect_after_tasks": 0,  # 1: each task that ends is reflected on (core/memory/reflection.py)
     "review_days": 0,  # 1: a finished day's work is reviewed across its tasks (core/memory/review.py)
     "answer_wait_min": 0,  # minutes a question with a fallback waits for the person (SessionStarted)
+    "keep_awake": 1,  # 1: the computer does not sleep for idleness while an agent works (core/stay_awake.py)
     "search_provider": "", "search_api_base": "",  # the agent's web_search (core/web_search.py); "": none
 }
 

@@ -50,6 +50,7 @@ class Preferences:
     budget_usd: float = 0.0
     data_dir: str = ""
     answer_wait_min: int = 0  # minutes before the agent goes on with its fallback; 0: it waits for the person
+    keep_awake: int = 1  # 1: the computer does not sleep for idleness while an agent works (core/stay_awake.py)
     reflect_after_tasks: int = 0  # 1: reflect on each task as it ends (an int: an INI file has no bools)
     review_days: int = 0  # 1: review a finished day's work when the window first opens after it
     search_provider: str = ""  # the agent's web_search: litellm's name of it (core/web_search.py); "": none

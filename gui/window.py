@@ -48,6 +48,7 @@ from core.session import (
     WorkFolderMissing,
 )
 from core.spending import since_days, spending
+from core.stay_awake import STAY_AWAKE
 from core.store import DiskFull, SessionRow, StoreError, as_disk_full, rows_matching
 from core.summary import summarize, summary_rows
 from core.text import capitalized, one_line
@@ -134,6 +135,7 @@ log = logging.getLogger(__name__)
 # recorded: the session list, and the session shown. One indexed query each time.
 FOLLOW_MS = 1500
 START_NOTE_S = 30  # how long a word said at the start stays in the status bar
+RETRIED_AT_ONCE_SHOWN_MS = 20_000  # how long the why of a retry made at once stays in the status bar
 UNREADABLE_NOTE = "A file of this session changed outside Tripane and cannot be read now"
 QUESTION_AFTER_TYPING_POLL_MS = 300  # how often a question held while the person types looks for a pause
 DELETE_LISTED = 8  # sessions named in the confirmation of a deletion of many (the rest counted)
@@ -1204,7 +1206,10 @@ class MainWindow(QMainWindow):
             self.chat.discard_live()
             self.statusBar().showMessage(f"↻ {detail}")
         elif self._activity == "retrying":
-            self.statusBar().clearMessage()
+            if activity == "thinking" and detail:  # asked again at once: why stays a while
+                self.statusBar().showMessage(f"↻ {detail}", RETRIED_AT_ONCE_SHOWN_MS)
+            else:
+                self.statusBar().clearMessage()
         self._activity, self._activity_detail = activity, detail
         self._update_controls()
 
@@ -1658,6 +1663,7 @@ class MainWindow(QMainWindow):
                     self.tell("Long-term memory will use " + (embedding or "the offline embedding model") +
                               " from the next start of Tripane; its index is then rebuilt once.")
                 apply_theme(QApplication.instance(), self.prefs.theme)
+                STAY_AWAKE.set_enabled(bool(self.prefs.keep_awake))  # (for the runs at work now too)
                 self.start_warm_up()
                 self.keep_copies_under_budget()  # (a lower cap applies at once)
                 if self.prefs.data_path() != data_before:

@@ -20,6 +20,8 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 # Never read or write the person's settings (the ones the window and `tripane run` share).
 os.environ["TRIPANE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="tripane-test-settings-")
 atexit.register(shutil.rmtree, os.environ["TRIPANE_CONFIG_DIR"], ignore_errors=True)  # (each run left one in /tmp)
+# Nor keep the developer's computer from sleeping while the tests' agents work (core/stay_awake.py).
+os.environ["TRIPANE_KEEP_AWAKE"] = "0"
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
 

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 from collections.abc import AsyncIterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from datetime import datetime, timezone
@@ -86,6 +87,7 @@ from core.events import (
 )
 from core.journal import CallWriting, Journal, StatusChanged, TextDelta, ToolOutput
 from core.llm import (
+    AT_ONCE_S,
     ModelClient,
     ModelError,
     ModelReply,
@@ -108,6 +110,7 @@ from core.render import flush_note
 from core.secrets import Redactor, get_api_key, is_held, provider_of
 from core.side_writers import first_reply, side_writers
 from core.snapshot import WorkFolderSnapshot
+from core.stay_awake import STAY_AWAKE
 from core.store import StoreError, as_disk_full
 from core.text import money, shown_text
 from core.tools.context import ToolContext
@@ -352,7 +355,8 @@ class AgentLoop(Delegation):
         await self._pause_point()
         question = state.runs_question
         if question is not None and "call_id" not in question.context:
-            await control.wait_answer(question.qid)
+            with STAY_AWAKE.let_go(state.session_id):  # (a 3-Strike or turn-30 question: the person's to answer)
+                await control.wait_answer(question.qid)
         if state.halt_requested:
             self._end("aborted", "The person chose to stop.")
             return
@@ -388,7 +392,8 @@ class AgentLoop(Delegation):
             return
         if self.state.status != "paused":
             self._record(SessionPaused())
-        await self.control.wait_resumed()
+        with STAY_AWAKE.let_go(self.state.session_id):  # (nothing to do until the person is back)
+            await self.control.wait_resumed()
         if self.state.status == "paused":  # research helpers at work wait here together: one resume
             self._record(SessionResumed())
 
@@ -587,9 +592,12 @@ class AgentLoop(Delegation):
         def retried(retry: Retry) -> None:
             written.clear()  # the reply streams anew
             self.journal.notify(StatusChanged(session_id, "retrying", retry.describe()))
-            # The wait over, the model is asked again: a view counts that, and shows the retry no more.
+            # The wait over, the model is asked again: a view counts that, and shows the retry no more
+            # — but for one made at once (a reply the computer slept through), whose why it keeps a
+            # while, or the reply would seem to start over for no reason.
+            why = retry.describe() if retry.delay_s < AT_ONCE_S else ""
             asyncio.get_running_loop().call_later(
-                retry.delay_s, lambda: asking[0] and self.journal.notify(StatusChanged(session_id, "thinking")))
+                retry.delay_s, lambda: asking[0] and self.journal.notify(StatusChanged(session_id, "thinking", why)))
         try:
             reply = await self.control.interruptible(self.model.complete(
                 request, streamed, retried,
@@ -950,8 +958,10 @@ class AgentLoop(Delegation):
         """The person's answer; with `minutes`, Tripane's NO_ANSWER once they have gone by without
         one. (A reopened session waits them out again: the person who reopened it is there.)"""
         if qid not in self.state.answers:
+            # Waited for with no end, the computer may sleep meanwhile; with one, the run goes on after.
             try:
-                await asyncio.wait_for(self.control.wait_answer(qid), minutes * MINUTE_S if minutes else None)
+                with STAY_AWAKE.let_go(self.state.session_id) if not minutes else nullcontext():
+                    await asyncio.wait_for(self.control.wait_answer(qid), minutes * MINUTE_S if minutes else None)
             except asyncio.TimeoutError:
                 if qid not in self.state.answers:
                     self._answer_for_the_person(self.state.questions[qid], NO_ANSWER,

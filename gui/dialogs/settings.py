@@ -176,6 +176,11 @@ class SettingsDialog(QDialog):
                                     "(its fallback), it goes on with that fallback after this long. Approvals, "
                                     "3-Strike, the turn threshold and the budget always wait for you. For new sessions.")
         form.addRow("Go on without my answer after:", self.answer_wait)
+        self.keep_awake = self._check(
+            form, "While an agent works:", "Keep the computer awake", prefs.keep_awake,
+            "The computer does not go to sleep for idleness while a run works, as during a download: a long task "
+            "left over lunch goes on. Closing the lid still puts a laptop to sleep. While a question waits for "
+            "you, or a session is paused, the computer may sleep as usual.")
         self.reflect = self._check(
             form, "After a task:", "Reflect on each task as it ends", prefs.reflect_after_tasks,
             "One request to the summary model judges the work (outcome, efficiency, errors, strategies, gaps); a "
@@ -311,6 +316,7 @@ class SettingsDialog(QDialog):
         prefs.copies_mb = self.copies_mb.value()
         prefs.review_days = int(self.review.isChecked())
         prefs.answer_wait_min = self.answer_wait.value()
+        prefs.keep_awake = int(self.keep_awake.isChecked())
         prefs.data_dir = self.data_dir.text().strip()
         prefs.theme = self.theme.currentData()
         self.search.save(prefs)

@@ -572,8 +572,8 @@ def test_once_a_retrys_wait_is_over_the_model_is_seen_asked_again(qtbot, make_wi
     class FlakyModel(ScriptedModel):
         async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
             if not self.requests:
-                on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 0.3))
-                await asyncio.sleep(0.3)  # the client's wait, then the call made again
+                on_retry(Retry(ModelError("timeout", "The provider did not answer within 2 s."), 2, 5, 0.6))
+                await asyncio.sleep(0.6)  # the client's wait, then the call made again
                 await go_on.wait()
             return await super().complete(request, on_text, on_retry)
 
@@ -584,6 +584,30 @@ def test_once_a_retrys_wait_is_over_the_model_is_seen_asked_again(qtbot, make_wi
     assert window.statusBar().currentMessage() == ""  # the retry's reason goes with it
     go_on.set()
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+
+
+def test_a_retry_made_at_once_leaves_its_why_in_the_status_bar(qtbot, make_window, workdir):
+    # A reply the computer slept through is asked for again at once: the half-shown reply went, and
+    # the person, back at the laptop, read no reason why it started over.
+    go_on = asyncio.Event()
+    slept = ModelError("slept", "The computer slept for 1 h 00 min while the reply was on its way, and the reply "
+                                "did not go on after it woke.")
+
+    class SleptThrough(ScriptedModel):
+        async def complete(self, request, on_text=None, on_retry=None, on_reasoning=None, on_call=None):
+            if not self.requests:
+                on_text("Half a rep")
+                on_retry(Retry(slept, 2, 5, 0.0))
+                await go_on.wait()
+            return await super().complete(request, on_text, on_retry)
+
+    window = make_window(SleptThrough([reply("The whole reply.", call("task_done", summary="ok"))]))
+    session = start(window, workdir)
+    qtbot.waitUntil(lambda: window.status.state.text().startswith("● Waiting for the model · "), timeout=WAIT)
+    assert window.statusBar().currentMessage() == f"↻ {slept} Trying again now (attempt 2 of 5)."
+    go_on.set()
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    assert window.statusBar().currentMessage().startswith("↻ The computer slept for 1 h 00 min")
 
 
 def test_a_slow_model_is_seen_waited_for_then_thinking_then_writing(qtbot, make_window, workdir):
