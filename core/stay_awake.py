@@ -43,7 +43,9 @@ class WindowsInhibitor:
     def _set(self, flags: int) -> None:
         import ctypes
 
-        if not ctypes.windll.kernel32.SetThreadExecutionState(flags):  # type: ignore[attr-defined]
+        set_state = ctypes.windll.kernel32.SetThreadExecutionState  # type: ignore[attr-defined]
+        set_state.argtypes, set_state.restype = [ctypes.c_uint], ctypes.c_uint  # (a DWORD: 0x80000000 is no int)
+        if not set_state(flags):  # (the previous state; 0 when refused)
             raise OSError("SetThreadExecutionState refused")
 
     def start(self) -> None:
