@@ -163,7 +163,8 @@ class StayAwake:
             self._inhibitor.start() if wanted else self._inhibitor.stop()
             self._on = wanted
         except OSError as exc:
-            log.warning("the computer cannot be kept awake while agents work: %s", exc)
+            log.warning("the computer cannot be kept awake while agents work: %s (Settings → Supervision → Keep the "
+                        "computer awake: off, not to be told)", exc)
             self._failed, self._on = True, False
 
 
