@@ -12,6 +12,7 @@ from functools import cache
 
 from core.imports import HEAVY_IMPORTS
 from core.memory.working import pin_key
+from gui.bidi import FSI, LTR, PDI, first_strong, has_right_to_left
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +20,7 @@ _TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\]", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)  # notes to the agent in the templates, not for display
 # Qt scales <h1>…<h6> by a size adjustment that no style overrides (an h1 is 18 pt in a 10 pt
 # pane); headings become bold paragraphs of a size that suits a narrow pane.
-_HEADING = re.compile(r"<(/?)h([1-6])>")
+_HEADING = re.compile(r"<(/?)h([1-6])((?: [^>]*)?)>")
 _HEADING_SCALE = {"1": 1.3, "2": 1.15, "3": 1.05}  # of the text size; h4–h6 are bold text
 _text_pt = 10.0  # the window's text size (gui/text_size.py sets it); headings are sized from it
 _stand_ins: dict[int, str] = {}  # markers no font here draws → plain symbols (gui/glyphs.py)
@@ -35,7 +36,10 @@ def _parser():
     parser = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable(["table", "linkify"])
     if parser.linkify is None:  # (an install from before linkify-it-py was a dependency: bare addresses stay text)
         log.warning("addresses are not made links: linkify-it-py is not installed (pip install -e . brings it)")
-        return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+        parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+        parser.core.ruler.push("directions", _directions)
+        return parser
+    parser.core.ruler.push("directions", _directions)
     # An address with its scheme only (http://, https://, mailto:): fuzzy links took file names for
     # web sites ("app.py": .py is Paraguay's domain) and "v1.2" for an address.
     parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False, "fuzzy_ip": False})
@@ -107,8 +111,86 @@ def pins_marked(text: str, pins: tuple[str, ...]) -> str:
 
 
 def to_html(text: str) -> str:
-    html = _parser().render(_boxes(_COMMENT.sub("", displayable(text))))
+    source = _boxes(_COMMENT.sub("", displayable(text)))
+    html = _parser().render(source)
+    if has_right_to_left(source):  # (code reads left to right, whatever its comments are written in)
+        html = html.replace("<pre>", f'<pre dir="{LTR}">')
     return _HEADING.sub(_heading_as_paragraph, html)
+
+
+_LISTS = {"bullet_list_open": "bullet_list_close", "ordered_list_open": "ordered_list_close"}
+_BLOCKS = ("paragraph_open", "heading_open", "th_open", "td_open")
+
+
+def _directions(state) -> None:
+    """Each block's direction, set (`dir`) when the text holds right-to-left letters: a block's
+    is that of its prose, code and bare addresses left out ("`sum.py` يجمع المبالغ" is Arabic);
+    a list's, that of its first item with any, for all its items (an item that begins "Acme Ltd:"
+    keeps its bullet where its neighbours' are); one without a letter takes the text's. Text with
+    none (English, Chinese) is left to Qt, unchanged. See gui/bidi.py."""
+    tokens = state.tokens
+    if not has_right_to_left(state.src):
+        return
+    overall = next((found for token in tokens if token.type == "inline" and (found := _prose_direction(token))), LTR)
+    lists: list[str] = []  # the direction of each list the token is in
+    for index, token in enumerate(tokens):
+        if token.type in _LISTS:
+            end = next((i for i in range(index + 1, len(tokens))
+                        if tokens[i].type == _LISTS[token.type] and tokens[i].level == token.level), len(tokens))
+            inside = (_prose_direction(t) for t in tokens[index + 1:end] if t.type == "inline")
+            lists.append(next((found for found in inside if found), overall))
+            token.attrSet("dir", lists[-1])
+        elif token.type in _LISTS.values():
+            lists.pop()
+        elif token.type == "list_item_open":
+            token.attrSet("dir", lists[-1])
+        elif token.type in _BLOCKS and index + 1 < len(tokens):
+            direction = lists[-1] if lists and token.type == "paragraph_open" else \
+                _prose_direction(tokens[index + 1]) or overall
+            token.attrSet("dir", direction)
+            _isolate_value(tokens[index + 1], direction)
+
+
+def _prose_direction(inline) -> str | None:
+    return _first_prose(inline.children or ())
+
+
+def _first_prose(children) -> str | None:
+    """The direction of the first letter of inline tokens' words, code and addresses skipped."""
+    in_address = False
+    for child in children:
+        if child.type == "link_open":
+            in_address = child.markup in ("linkify", "autolink")
+        elif child.type == "link_close":
+            in_address = False
+        elif child.type == "text" and not in_address and (found := first_strong(child.content)):
+            return found
+    return None
+
+
+_LABEL_END = re.compile(r":\s+")
+LABEL_CHARS = 40  # a label is a few words ("Task", "**Goal**"); a longer text before a colon is a sentence
+
+
+def _isolate_value(inline, direction: str) -> None:
+    """A line that names a value written the other way ("Task: اجمع … في ملف invoices.csv", as the
+    three files' own lines are) has the value laid out apart, in its own direction: in the line's,
+    a Latin name at its end shows at its start."""
+    from markdown_it.token import Token  # (loaded with the parser, which runs this)
+
+    children = inline.children or []
+    for index, child in enumerate(children):
+        if child.type in ("softbreak", "hardbreak", "code_inline", "link_open"):
+            return
+        if child.type != "text" or not (colon := _LABEL_END.search(child.content)):
+            continue
+        label = "".join(c.content for c in children[:index]) + child.content[:colon.start()]
+        value = [Token("text", "", 0, content=child.content[colon.end():]), *children[index + 1:]]
+        if len(label) <= LABEL_CHARS and first_strong(label) == direction \
+                and _first_prose(value) not in (None, direction):
+            child.content = child.content[:colon.end()] + FSI + child.content[colon.end():]
+            children.append(Token("text", "", 0, content=PDI))
+        return
 
 
 def inline_html(text: str) -> str:
@@ -120,7 +202,7 @@ def _heading_as_paragraph(match: re.Match) -> str:
     if match.group(1):
         return "</p>"
     size = round(_text_pt * _HEADING_SCALE.get(match.group(2), 1.0), 1)
-    return f'<p style="font-size:{size}pt; font-weight:600; margin-top:8px; margin-bottom:3px">'
+    return f'<p{match.group(3)} style="font-size:{size}pt; font-weight:600; margin-top:8px; margin-bottom:3px">'
 
 
 def finished_blocks_end(text: str) -> tuple[int, str]:

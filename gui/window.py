@@ -55,6 +55,7 @@ from core.text import capitalized, one_line
 from core.transcript import transcript
 from gui.announcer import Announcer, html_said, run_ended_title
 from gui.asides import Asides
+from gui.bidi import isolated
 from gui.bridge import SessionBridge
 from gui.caret_rest import CaretRest
 from gui.desktop_open import open_file, open_on_desktop
@@ -1076,7 +1077,7 @@ class MainWindow(QMainWindow):
             stopped = ("It is running: its run is stopped first, and a command it runs now with it.\n\n"
                        if running else "")
         else:
-            shown = "\n".join(f"• {one_line(title, 70)}" for title in titles[:DELETE_LISTED])
+            shown = "\n".join(f"• {isolated(one_line(title, 70))}" for title in titles[:DELETE_LISTED])
             more = f"\n• … and {len(ids) - DELETE_LISTED:,} more" if len(ids) > DELETE_LISTED else ""
             question = f"Delete these {len(ids):,} sessions?\n\n{shown}{more}"
             its = "Their event logs, their three files, offloaded outputs and the copies kept"
@@ -1292,7 +1293,7 @@ class MainWindow(QMainWindow):
             if (session, question) not in self._held_questions:
                 self._held_questions.append((session, question))
             self._questions_after_typing.start()
-            self.statusBar().showMessage(f"? {one_line(title, 60)}: a question for you, shown when you pause typing",
+            self.statusBar().showMessage(f"? {isolated(one_line(title, 60))}: a question for you, shown when you pause typing",
                                          ALERT_SHOWN_MS)
             return
         workdir = session.state.workdir if session.state.config else ""
@@ -1397,7 +1398,7 @@ class MainWindow(QMainWindow):
         window looking at another session reads it in the status bar."""
         if self.isActiveWindow():
             if session_id and (self.session is None or self.session.id != session_id):
-                self.statusBar().showMessage(f"{title} — {message[:200]}", ALERT_SHOWN_MS)
+                self.statusBar().showMessage(f"{isolated(title)} — {isolated(message[:200])}", ALERT_SHOWN_MS)
             return
         QApplication.alert(self)
         self.attention_requested.emit(title, message)

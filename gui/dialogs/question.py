@@ -15,6 +15,7 @@ from core.agent.rules import failures_grouped, for_the_person
 from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
 from core.text import one_line
+from gui.bidi import isolated
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
@@ -251,7 +252,7 @@ class QuestionDialog(QDialog):
         if reason == "three_strike":
             if context.get("step"):  # the plan's line, without its list number and open checkbox
                 step = _STEP_MARKS.sub("", context["step"])
-                parts.append(f"<p><b>Failing step:</b> {inline_html(step)}</p>")  # (the plan's Markdown)
+                parts.append(f"<p><b>Failing step:</b> {isolated(inline_html(step))}</p>")  # (the plan's Markdown)
             if groups := failures_grouped([str(error) for error in context.get("errors") or []]):
                 items = "".join(
                     f"<li>{f'<i>{count} times, the latest:</i>' if count > 1 else ''}"
@@ -259,7 +260,7 @@ class QuestionDialog(QDialog):
                     for lines, count in groups)
                 parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
             if diagnosis := for_the_person(str(context.get("diagnosis") or "")):
-                parts.append(f"<p><b>Diagnosed when it happened before:</b> {_escape(diagnosis)}</p>")
+                parts.append(f"<p><b>Diagnosed when it happened before:</b> {isolated(_escape(diagnosis))}</p>")
             reboot = context.get("reboot") or {}
             rows = "".join(f"<tr><td><b>{REBOOT_LABELS.get(k, k)}</b></td><td>{_escape(v)}</td></tr>"
                            for k, v in reboot.items() if v)
@@ -273,13 +274,13 @@ class QuestionDialog(QDialog):
             wait = (f" The agent goes on with it after {self.answer_wait_min} minute"
                     f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."
                     if self.answer_wait_min else "")
-            parts.append(f"<p><b>If you do not answer:</b> {inline_html(fallback.rstrip('.'))}.{wait}</p>")
+            parts.append(f"<p><b>If you do not answer:</b> {isolated(inline_html(fallback.rstrip('.')))}.{wait}</p>")
         elif reason in ("danger_turn", "budget"):
             if status := context.get("status"):
                 items = "".join(f"<li>{inline_html(str(line).lstrip('-* '))}</li>" for line in status)
                 parts.append(f"<p><b>Where the plan stands:</b></p><ul>{items}</ul>")
             if context.get("step"):
-                parts.append(f"<p><b>Working on:</b> {_escape(_STEP_MARKS.sub('', context['step']))}</p>")
+                parts.append(f"<p><b>Working on:</b> {isolated(_escape(_STEP_MARKS.sub('', context['step'])))}</p>")
             if recent := context.get("recent"):
                 items = "".join(f"<li><code>{_escape(str(line))}</code></li>" for line in recent)
                 parts.append(f"<p><b>The latest steps:</b></p><ol>{items}</ol>")

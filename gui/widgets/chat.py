@@ -75,6 +75,7 @@ from core.render import (
     workdir_note,
 )
 from core.text import capitalized
+from gui.bidi import isolated
 from gui.desktop_open import open_web_link
 from gui.markdown import displayable, inline_html, linked
 from gui.qt import (
@@ -647,19 +648,19 @@ class ChatView(QScrollArea):
                 # The agent's own question in the Markdown it wrote (`average()` as code), as its
                 # dialog shows it; Tripane's (an approval, 3-Strike's errors) as plain text.
                 asked = inline_html(event.question) if event.reason == "ask_user" else escape_html(event.question)
-                self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): {asked}",
+                self._notice(f"<b>? Question for you</b> ({escape_html(reason_label(event.reason))}): {isolated(asked)}",
                              "question", into)
             case HumanAnswer() if event.choice in UNANSWERED:
                 self._notice(escape_html(unanswered_note(self._questions.get(event.qid), event)),
                              "answer", into)
             case HumanAnswer():
                 question = self._questions.get(event.qid)
-                detail = f" — {with_lines(event.text)}" if event.text else ""
+                detail = f" — {isolated(with_lines(event.text))}" if event.text else ""
                 # Typed (for a question with options too, beside them): a log pasted keeps its lines.
                 if question is not None and typed_answer(question, event.choice):
-                    said = f"<br>{with_lines(event.choice)}"
+                    said = f"<br>{isolated(with_lines(event.choice))}"
                 else:  # a choice among the question's options
-                    said = f"<b>{escape_html(option_label(event.choice, question))}</b>"
+                    said = f"<b>{isolated(escape_html(option_label(event.choice, question)))}</b>"
                 self._notice(f"↳ You answered {said}{detail}", "answer", into)
             case FileChanged() if event.tells_the_agent:
                 said = escape_html(describe_edit(event))
@@ -737,7 +738,7 @@ class ChatView(QScrollArea):
                 link = f' — <a href="{CHANGES_LINK}">see what, save it as a patch, or put files back</a>' if files else ""
                 changed = f"<br>Changed in the work folder: {escape_html(changed)}{link}" if changed else ""
                 after = f"<br><i>{AFTER_ENDING[event.status]}</i>" if event.status in AFTER_ENDING else ""
-                summary = "the answer above" if record.seq in self._ends_on_answer else linked(event.summary)
+                summary = "the answer above" if record.seq in self._ends_on_answer else isolated(linked(event.summary))
                 label = rich_label(displayable(f"■ <b>Ended: {ended_word(event.status)}</b> — {summary}"
                                                f"{changed}{after}"), "ended")
                 label.setOpenExternalLinks(False)

@@ -4,6 +4,7 @@ the tool cards (labels that wrap, escaped text, the right-click copy menu)."""
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,7 +56,10 @@ TABLE = '<table border="1" cellspacing="0" cellpadding="4" style="border-collaps
 
 
 def wrapping(html: str) -> str:
-    return html.replace("<pre>", PRE).replace("<table>", TABLE)
+    return _PRE_TAG.sub(lambda found: PRE[:-1] + found.group(1) + ">", html).replace("<table>", TABLE)
+
+
+_PRE_TAG = re.compile(r"<pre((?: dir=\"\w+\")?)>")  # (a code block in a right-to-left text is set left to right)
 
 
 def fit_width(widget: QWidget) -> None:

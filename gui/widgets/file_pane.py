@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.memory.working import FINDINGS, PLAN, current_step
+from gui.bidi import aligned_to_its_text
 from gui.dialogs.conflict import writer
 from gui.dialogs.forms import open_once
 from gui.keys import gives_window_keys, keeps_escape
@@ -69,6 +70,10 @@ class PaneEditor(QPlainTextEdit):
     """The plan or findings editor. Esc stops the agent everywhere else in the window; here a
     person reaching for Esc mid-edit (to close a menu, out of an editor's habit) would stop the
     run they are steering, so the editor keeps the key, and does nothing with it."""
+
+    def __init__(self):
+        super().__init__()
+        aligned_to_its_text(self)
 
     def event(self, event: QEvent) -> bool:
         return keeps_escape(event) or gives_window_keys(self, event) or super().event(event)

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import math
 
+from gui.bidi import aligned_to_its_text
 from gui.qt import QEvent, QPlainTextEdit
 
 
 class HintedText(QPlainTextEdit):
     _lines = 0.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        aligned_to_its_text(self)  # (a message typed in Arabic or Hebrew is set on the right)
 
     def show_lines(self, lines: float) -> None:
         """As tall as `lines` lines of its text, at any text size."""

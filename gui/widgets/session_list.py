@@ -9,6 +9,7 @@ from core.events import ended_word
 from core.store import SessionRow
 from core.text import one_line
 from gui.announcer import spoken
+from gui.bidi import isolated
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
     QAbstractItemView,
@@ -40,7 +41,7 @@ def row_text(row: SessionRow, drafted: bool = False, serving: bool = False) -> s
     mark = MARKS.get(row.status, "■" if row.status.startswith("ended") else "○")
     folder = re.split(r"[\\/]", row.workdir.rstrip("\\/"))[-1]  # (a Windows path, in a session imported here)
     when = row.created[:16].replace("T", " ")
-    return (f"{mark} {row.title}\n    {when} · {status}" + (" · ✎ draft" if drafted else "")
+    return (f"{mark} {isolated(row.title)}\n    {when} · {status}" + (" · ✎ draft" if drafted else "")
             + (" · ▸ left running" if serving else "") + (f" · {folder}" if folder else ""))
 
 
@@ -178,7 +179,7 @@ class SessionList(QWidget):
         elif searching:
             text = "No title matches · searching what the conversations say…"
         else:
-            text = (f"No session matches “{one_line(search, 40)}”."
+            text = (f"No session matches “{isolated(one_line(search, 40))}”."
                     + ("" if long_enough(search) else f" Conversations are searched from {MIN_CHARS} characters."))
         if text and text != self.found.text():
             self.found_told.emit(spoken(text))

@@ -23,6 +23,7 @@ from core.text import one_line
 from core.tools.context import OFFLOAD_SCHEME, STOPPABLE_TOOLS
 from core.tools.shell import background_log_named
 from gui.announcer import spoken
+from gui.bidi import isolated
 from gui.desktop_open import open_file, open_on_desktop, open_web_link
 from gui.markdown import linked
 from gui.mnemonics import as_written
@@ -238,7 +239,7 @@ class ToolCard(QFrame):
         if self._changed is not None:  # (seen folded: what a command touched is what a supervisor asks)
             count = self._changed.count()
             running += f"  · changed {count:,} file{'s' if count != 1 else ''}"
-        self.header.setText(as_written(f"{mark}  {self.call.name}  {self._summary()}{unchanged}{running}"))
+        self.header.setText(as_written(f"{mark}  {self.call.name}  {isolated(self._summary())}{unchanged}{running}"))
         # Its state in words for a screen reader (a mark is a "check mark", a "ballot x"), and without
         # the seconds a running command counts: a name that changes is said again, every second.
         state = {"ok": "  · done", "error": "  · failed"}.get(self.status, "")
