@@ -4,7 +4,8 @@ Runs a scripted session until its 3-Strike question, then captures, in the light
 the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
 memory search, the main window and the dialog in the high-contrast dark theme, then a reflection on
 the stopped run, a question asked of a research helper, the
-first-run settings dialog and a failed connection test. Run it under a display (Xvfb on Linux):
+first-run settings dialog and a failed connection test, and a session written in Arabic (right to
+left) waiting on the agent's question. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
 
@@ -119,6 +120,47 @@ preferences:
     evidence: the person chose stop at the 3-Strike question
     strength: MEDIUM
 ```"""
+
+
+ARABIC_PLAN = """# خطة المهمة: تلخيص الفواتير
+
+## Goal
+اجمع إجمالي الفواتير لكل عميل في ملف invoices.csv
+
+## Current Status
+- Phase: 2
+- Progress: قرأت الملف، بدأت الجمع
+- Blockers: none
+
+## Execution Plan
+
+### Phase 1: فهم المهمة
+1. [x] قراءة ملف invoices.csv
+2. [x] تسجيل ما يهم في findings.md
+
+### Phase 2: العمل
+1. [ ] جمع المبالغ لكل عميل باستخدام `sum.py`
+2. [ ] تقريب النتائج إلى سنتين
+
+### Phase 3: التحقق والتسليم
+1. [ ] مقارنة المجموع الكلي بـ 1,250.75
+2. [ ] استدعاء task_done
+"""
+
+
+def arabic_script() -> ScriptedModel:
+    """A task written right to left, and an agent that answers in its language."""
+    return ScriptedModel([
+        reply("سأقرأ ملف الفواتير أولاً.", call("file_read", path="invoices.csv")),
+        reply("", call("findings_add", title="بنية ملف الفواتير",
+                       body="الأعمدة: العميل، المبلغ، التاريخ. المصدر: `invoices.csv`")),
+        reply("أحدّث الخطة.", call("plan_update", content=ARABIC_PLAN)),
+        reply("قرأت الملف `invoices.csv`. فيه **ثلاثة** عملاء:\n\n- شركة النور: 3 فواتير، المجموع 450.25\n"
+              "- مؤسسة الأمل: فاتورتان، المجموع 800.50\n- Acme Ltd: لا فواتير هذا الشهر\n\n"
+              "`sum.py` سيجمع المبالغ لكل عميل.",
+              call("human_ask", question="هل أقرّب المبالغ إلى سنتين أم أتركها كما هي؟",
+                   options=["قرّب إلى سنتين", "اتركها كما هي"])),
+    ])
 
 
 def make_project(folder: Path) -> None:
@@ -266,7 +308,22 @@ async def capture(out: Path, folder: Path) -> list[Path]:
     await settle(0.3)
     save(settings_dialog, "connection-error")
     settings_dialog.reject()
-    for each in (first, window):
+
+    arabic = folder / "arabic"
+    arabic.mkdir()
+    (arabic / "invoices.csv").write_text("العميل,المبلغ,التاريخ\nشركة النور,150.25,2026-11-01\n"
+                                         "مؤسسة الأمل,500.50,2026-11-02\n", encoding="utf-8")
+    written = arabic_script()
+    right_to_left = open_window(settings, folder / "arabic-data", lambda: written)
+    right_to_left.resize(1500, 900)
+    right_to_left.show()
+    right_to_left.start_session(SessionConfig(task="اجمع إجمالي الفواتير لكل عميل في ملف invoices.csv",
+                                              model="openai/gpt-4o-mini", workdir=arabic, approval="all"))
+    while not right_to_left.dialogs:
+        await asyncio.sleep(0.1)
+    await settle()
+    save(right_to_left, "right-to-left-light")
+    for each in (first, right_to_left, window):
         each.close()
         while each.shutdown_done is None or not each.shutdown_done.done():
             await asyncio.sleep(0.05)
