@@ -34,9 +34,12 @@ from core.spending import spending  # noqa: E402
 from core.store import Store  # noqa: E402
 
 OUTPUT = ("def parse(token):\n    return token.strip()  # the parser keeps the index of what it saw\n" * 40)[:3000]
+# The same log written in Arabic, its vowels and shadda written as a model writes them: a search
+# there folds every row it reads (core/search_marks.py), where an English log's rows are ASCII.
+OUTPUT_ARABIC = ("يقرأ المحلّل الملفَّ سطراً سطراً ويحفظ موضع ما رآه في الفهرس\n" * 60)[:3000]
 
 
-def build(store: Store, sessions: int, turns: int) -> int:
+def build(store: Store, sessions: int, turns: int, output: str = OUTPUT) -> int:
     events = 0
     for s in range(sessions):
         session_id = f"s{s:03d}"
@@ -47,7 +50,7 @@ def build(store: Store, sessions: int, turns: int) -> int:
             store.append(session_id, AssistantMessage(f"Step {turn}: reading the next module.", (call,),
                                                       Usage(5_000, 80, 4_000, 0.0008), model="openai/gpt-4o-mini",
                                                       turn=turn))
-            store.append(session_id, ToolResult(call.id, "file_read", True, OUTPUT))
+            store.append(session_id, ToolResult(call.id, "file_read", True, output))
             events += 2
         if s == sessions // 2:  # one session says something rare, once
             store.append(session_id, ToolResult("rare", "shell_run", False, "E   ImportError: cannot import name 'zed'"))
@@ -76,6 +79,13 @@ def measure_log(folder: Path, sessions: int, turns: int) -> list[dict]:
     seconds, spent = timed(lambda: spending(store))
     rows.append({"measure": "spending: whole log", "events": events, "db_mb": round(size / 1e6, 1),
                  "seconds": round(seconds, 3), "found": spent.total.requests})
+    store.close()
+    store = Store(folder / "arabic.db")
+    events = build(store, sessions, turns, OUTPUT_ARABIC)
+    size = os.path.getsize(folder / "arabic.db")
+    seconds, found = timed(lambda: store.sessions_mentioning("المحلل"))  # (written "المحلّل": found through its shadda)
+    rows.append({"measure": "sessions search: an Arabic word, in a log written in Arabic", "events": events,
+                 "db_mb": round(size / 1e6, 1), "seconds": round(seconds, 3), "found": len(found)})
     store.close()
     return rows
 

@@ -34,6 +34,7 @@ from core.events import (
     ended_word,
 )
 from core.imports import without
+from core.search_marks import search_folded
 from core.text import one_line
 
 # sqlite-utils imports NumPy, when installed, to give NumPy numbers column types. Nothing goes
@@ -300,11 +301,11 @@ def rows_matching(rows: list[SessionRow], search: str, mentioning: Collection[st
     """The sessions whose task, title, id, model or work folder holds `search`, those whose state
     it names ("waiting", "running", "ended", "failed", …), and those `mentioning` it in their
     conversation (Store.sessions_mentioning); all of them for no search."""
-    needle = search.strip().lower()
+    needle = search_folded(search.strip())  # (in any case, whatever its marks: core/search_marks.py)
     if not needle:
         return rows
-    return [r for r in rows if needle in r.task.lower() or needle in r.title.lower() or needle in r.id
-            or needle in r.model.lower() or needle in r.workdir.lower() or needle in r.status.split(":")
+    return [r for r in rows if needle in search_folded(r.task) or needle in search_folded(r.title) or needle in r.id
+            or needle in r.model.lower() or needle in search_folded(r.workdir) or needle in r.status.split(":")
             or needle == ended_word(r.status)
             or r.id in mentioning]
 
@@ -554,7 +555,8 @@ class Store:
             if ascii_only:  # SQLite's own LIKE: any case for ASCII letters, and fast
                 escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                 return f"{value} LIKE ? ESCAPE '\\'", f"%{escaped}%"
-            return f"instr(casefold({value}), ?) > 0", needle.casefold()  # Ж and ж, É and é
+            # Ж and ж, É and é; whatever its marks: "قرب" and "قرّب", "Cafe" and "café".
+            return f"instr(folded({value}), ?) > 0", search_folded(needle)
         # The raw text first, as the events store it (quotes escaped; twice in a call's arguments,
         # JSON within JSON): it passes over nearly every row before any of them is parsed.
         once = json.dumps(text, ensure_ascii=False)[1:-1]
@@ -564,7 +566,7 @@ class Store:
         then = [holds(value, text) for value in _CONVERSATION_VALUES] + [holds(_CALL_ARGUMENTS, once)]
         query = (f"SELECT DISTINCT session_id FROM events WHERE ({' OR '.join(sql for sql, _ in first)}) "
                  f"AND json_valid(data) AND ({' OR '.join(sql for sql, _ in then)})")
-        rows = self.read(query, [parameter for _, parameter in first + then], functions={"casefold": _casefold})
+        rows = self.read(query, [parameter for _, parameter in first + then], functions={"folded": _folded})
         return {row[0] for row in rows}
 
     def read(self, query: str, parameters: list[Any], functions: dict[str, Callable[[Any], Any]] | None = None,
@@ -593,8 +595,8 @@ _CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in SAID_
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
 
 
-def _casefold(value: Any) -> Any:
-    return value.casefold() if isinstance(value, str) else value
+def _folded(value: Any) -> Any:
+    return search_folded(value) if isinstance(value, str) else value
 
 
 def _decoded(session_id: str, rows: list[tuple[int, str, str, str]]) -> Iterator[Record]:

@@ -13,6 +13,7 @@ from PySide6.QtCore import (
     QPoint,
     QPointF,
     QRectF,
+    QRegularExpression,
     QSettings,
     QSize,
     QSocketNotifier,

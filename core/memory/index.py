@@ -29,6 +29,7 @@ import numpy as np
 
 from core.memory.chunking import Chunk, chunk_markdown
 from core.memory.embedding import Embedder, sentences, similarity
+from core.search_marks import without_marks
 from core.store import as_disk_full, connect_index
 from core.text import CJK_CHAR, CJK_RUN, cjk_pairs
 
@@ -49,7 +50,7 @@ MAX_FILE_BYTES = 2_000_000
 SCHEMA_VERSION = "2"
 # How the keyword index holds text (searchable()); another form is rebuilt from the chunks, without
 # embedding anything again. "2": Chinese and Japanese characters each a token.
-FTS_FORM = "2"
+FTS_FORM = "3"
 EMBED_BATCH = 32
 # The sentence cache keeps the vectors of sentences no chunk holds any more (an edited note's old
 # wording, a deleted file's): dropped once it holds more than twice what the chunks need, and at
@@ -525,7 +526,10 @@ class MemoryIndex:
 
 
 def searchable(text: str) -> str:
-    """`text` as the keyword index holds it: each Chinese or Japanese character a word of its own."""
+    """`text` as the keyword index holds it: each Chinese or Japanese character a word of its own;
+    without marks (FTS5's tokenizer cut "قرّب" at its shadda, and "קָם" at its vowel: a word
+    written without them was not found) and each Arabic letter in one form (core/search_marks.py)."""
+    text = without_marks(text)
     return CJK_CHAR.sub(lambda char: f" {char.group()} ", text) if CJK_RUN.search(text) else text
 
 
@@ -533,7 +537,7 @@ def fts_terms(query: str) -> list[str]:
     """The meaningful words of `query`, each quoted for FTS5 (so no input is a syntax error); a run
     of Chinese or Japanese characters, as its overlapping pairs (each a phrase of two)."""
     words: list[str] = []
-    for word in _WORD.findall(query):
+    for word in _WORD.findall(without_marks(query)):
         if word.lower() in STOPWORDS or len(word) < 2:
             continue
         for part in _cjk_pairs(word):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from html import unescape
 
 from core.events import SAID_FIELDS, AssistantMessage, Record, ToolResult
+from core.search_marks import search_folded, search_pattern
 from gui.qt import QLabel, QPoint, QTextDocument, QTimer, QWidget, qt_alive
 from gui.widgets.chat import ChatView
 from gui.widgets.chat_items import MessageItem
@@ -39,11 +40,11 @@ class Spot:
         return self.folded_text if self.folded_text is not None else shown_text(self.label)
 
     def may_hold(self, needle: str) -> bool:
-        """False when the label surely does not show `needle` (lower case, spaces single): read
-        from its HTML, far quicker than laying it out as a document, which only the labels that
-        may hold a match need."""
+        """False when the label surely does not show `needle` (folded for a search, spaces single):
+        read from its HTML, far quicker than laying it out as a document, which only the labels
+        that may hold a match need."""
         if self.folded_text is not None:
-            return needle in " ".join(self.folded_text.lower().split())
+            return needle in " ".join(search_folded(self.folded_text).split())
         return needle in rough_text(self.label)
 
 
@@ -73,10 +74,11 @@ TAG = re.compile(r"<[^>]*>")
 
 
 def rough_text(label: QLabel) -> str:
-    """A label's text near enough to rule a needle out: its HTML without tags, entities read, lower
-    case, every run of white space one space (as `needle` is). Text the label shows is in it, with
-    at most some spaces fewer (where blocks meet), so it misses no match."""
-    return per_text(label, "_rough_text", lambda html: " ".join(unescape(TAG.sub("", html)).lower().split()))
+    """A label's text near enough to rule a needle out: its HTML without tags, entities read, folded
+    for a search (core/search_marks.py), every run of white space one space (as `needle` is). Text
+    the label shows is in it, with at most some spaces fewer (where blocks meet), so it misses no
+    match."""
+    return per_text(label, "_rough_text", lambda html: " ".join(search_folded(unescape(TAG.sub("", html))).split()))
 
 
 def spots(chat: ChatView) -> Iterator[Spot]:
@@ -99,8 +101,8 @@ SHOWN_FIELDS = ("task", *SAID_FIELDS, "arguments")
 
 
 def event_text(event: object) -> str:
-    """What an event's items show, roughly, lower-cased (a search is in any case): not its ids,
-    model names or other fields a search for them would find in every record."""
+    """What an event's items show, roughly, folded for a search (in any case, whatever its marks):
+    not its ids, model names or other fields a search for them would find in every record."""
     def values(value: object) -> Iterator[str]:
         for field in dataclasses.fields(value):
             inner = getattr(value, field.name)
@@ -109,7 +111,7 @@ def event_text(event: object) -> str:
             elif field.name == "tool_calls":
                 for call in inner:
                     yield from values(call)
-    return "\n".join(values(event)).lower()
+    return search_folded("\n".join(values(event)))
 
 
 def shown_by(records: list[Record], index: int) -> int:
@@ -147,8 +149,8 @@ class ConversationFinder:
         if self.chat.building():  # a session just shown: its records go in a chunk at a time
             self._once_built(lambda: self.report(self.find(text, backward, from_match_start, load_earlier)))
             return None
-        pattern = re.compile(re.escape(text), re.IGNORECASE)
-        needle = " ".join(text.lower().split())
+        pattern = search_pattern(text)  # (in any case, whatever its marks: "قرب" finds "قرّب")
+        needle = " ".join(search_folded(text).split())
         places = list(spots(self.chat))
         known: dict[int, list[int]] = {}
 
@@ -184,7 +186,7 @@ class ConversationFinder:
                 return False
             choice = wrapped  # around the end (or the start)
         number, start = choice
-        self._select(places[number], start, len(text), starts(number).index(start), pattern)
+        self._select(places[number], start, starts(number).index(start), pattern)
         return True
 
     def match_line(self) -> str:
@@ -210,7 +212,7 @@ class ConversationFinder:
 
     # --- showing a match ------------------------------------------------------------------------
 
-    def _select(self, spot: Spot, start: int, length: int, ordinal: int, pattern: re.Pattern[str]) -> None:
+    def _select(self, spot: Spot, start: int, ordinal: int, pattern: re.Pattern[str]) -> None:
         if self._at is not None and qt_alive(self._at[0]) and self._at[0] is not spot.label:
             self._at[0].setSelection(0, 0)
         if spot.unfold is not None:
@@ -219,7 +221,8 @@ class ConversationFinder:
             occurrences = list(pattern.finditer(shown_text(spot.label)))
             if occurrences:
                 start = occurrences[min(ordinal, len(occurrences) - 1)].start()
-        spot.label.setSelection(start, length)
+        found = pattern.match(shown_text(spot.label), start)  # (as long as the text's own marks make it)
+        spot.label.setSelection(start, found.end() - start if found else 0)
         self._at = (spot.label, start)
         # Unfolding moves what is below: the view is scrolled once the layout has settled.
         QTimer.singleShot(0, lambda label=spot.label, start=start: self._scroll_to(label, start))
@@ -244,7 +247,7 @@ class ConversationFinder:
     def _put_in_earlier(self, text: str, backward: bool, from_match_start: bool) -> bool:
         """Have the nearest older record that holds `text` put in, and search again once it is.
         True: what that search finds is told through self.report."""
-        needle, records = text.lower(), self.chat.records()
+        needle, records = search_folded(text), self.chat.records()
         index = next((i for i in reversed(range(self.chat.unshown_count())) if needle in self._text_of(records[i])), None)
         if index is None:
             return False

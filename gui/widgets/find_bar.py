@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from core.search_marks import search_pattern
 from core.text import one_line
 from gui.keys import gives_window_keys, keeps_escape
 from gui.qt import (
@@ -14,6 +15,7 @@ from gui.qt import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QRegularExpression,
     Qt,
     QTextBrowser,
     QTextCursor,
@@ -55,6 +57,8 @@ class TextViewFinder:
             cursor.setPosition(cursor.selectionStart())
             view.setTextCursor(cursor)
         flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        # In any case, whatever its marks ("قرب" finds "قرّب", "cafe" "Café"): core/search_marks.py.
+        text = QRegularExpression(search_pattern(text).pattern, QRegularExpression.PatternOption.CaseInsensitiveOption)
         found = view.find(text, flags)
         if not found:  # around the end (or the start) and once more
             where, scrolled = view.textCursor(), view.verticalScrollBar().value()

@@ -14,7 +14,15 @@ from core.events import (
     ToolResult,
     UserMessage,
 )
-from core.store import CHECKPOINT_BYTES, DamagedDatabase, Store, StoreError, set_aside
+from core.store import (
+    CHECKPOINT_BYTES,
+    DamagedDatabase,
+    SessionRow,
+    Store,
+    StoreError,
+    rows_matching,
+    set_aside,
+)
 
 
 def test_events_are_appended_in_order_and_survive_reopening(data_dir):
@@ -235,6 +243,20 @@ def test_sessions_mentioning_searches_what_conversations_say_not_the_events_fiel
                      "ЖУРНАЛ": {"c"}, "ÉTÉ": {"c"}, "étÉ": {"c"}}  # any case beyond ASCII too
 
 
+
+def test_a_search_finds_words_whatever_marks_they_are_written_with(store):
+    for sid in ("a", "b", "c"):
+        store.create_session(sid, task="t", model="m")
+    store.append("a", AssistantMessage("قرّب المبالغ إلى سنتين", model="m"))  # the agent's shadda
+    store.append("b", UserMessage("احسب الإجمالي في الملف"))  # alef with hamza
+    store.append("c", UserMessage("שָׁלוֹם, le café est prêt"))
+    found = {text: store.sessions_mentioning(text) for text in ("قرب", "قَرِّب", "اجمالي", "שלום", "café", "PRÊT")}
+    assert found == {"قرب": {"a"}, "قَرِّب": {"a"}, "اجمالي": {"b"}, "שלום": {"c"}, "café": {"c"}, "PRÊT": {"c"}}
+    rows = [SessionRow(id=sid, created="", updated="", task=task, title=task, status="ended:done", model="m")
+            for sid, task in (("a", "قرّب المبالغ"), ("b", "Résumé the café's orders"))]
+    assert [r.id for r in rows_matching(rows, "قرب")] == ["a"]
+    assert [r.id for r in rows_matching(rows, "cafe")] == ["b"] and [r.id for r in rows_matching(rows, "RESUME")] == ["b"]
+
 def test_a_long_task_is_titled_by_its_first_line_cut_between_words(store, data_dir, workdir):
     from core.memory.working import FINDINGS, PLAN
     from core.scripted import ScriptedModel
@@ -254,7 +276,6 @@ def test_a_long_task_is_titled_by_its_first_line_cut_between_words(store, data_d
 
 def test_a_session_is_found_by_its_work_folder_and_once_moved_by_its_new_place(store, data_dir, tmp_path):
     from core.scripted import ScriptedModel
-    from core.store import rows_matching
     from tests.core.helpers import make_session
 
     shop, blog = tmp_path / "code" / "shop", tmp_path / "code" / "blog"

@@ -170,3 +170,28 @@ def test_a_pane_search_tells_the_line_of_its_match(qtbot):
     bar.told.connect(told.append)
     qtbot.keyClicks(bar, "totals")
     assert told[-1] == "- [ ] fix the totals"
+
+
+def test_a_word_is_found_whatever_marks_it_is_written_with(qtbot):
+    # The agent wrote the shadda the person does not type, and the accents: matched letter for
+    # letter, their own word was not found, in the conversation nor in a pane.
+    reply = "قرّب المبالغ إلى سنتين. Le café est prêt. ראשון: שָׁלוֹם"
+    message = AssistantMessage(reply)
+    chat, bar = chat_with(qtbot, [Record("s", 1, "", UserMessage("قرب المبالغ")), Record("s", 2, "", message)])
+    for typed, shown in (("المبالغ إلى", "المبالغ إلى"), ("cafe est pret", "café est prêt"), ("שלום", "שָׁלוֹם")):
+        bar.setText(typed)
+        assert bar.property("found") == "yes"
+        assert [text for text, _ in selected(chat)] == [shown]  # the text as written, its marks selected with it
+    bar.setText("قرب")
+    assert [text for text, _ in selected(chat)] == ["قرب"]  # the person's own, first from the top
+    qtbot.keyClick(bar, Qt.Key.Key_Return)
+    assert [text for text, _ in selected(chat)] == ["قرّب"]
+
+    view = QTextBrowser()
+    view.setPlainText("# خطة المهمة\n- [x] قرّب المبالغ\n- [ ] Café\n")
+    pane = FindBar("the plan", TextViewFinder(lambda: view))
+    qtbot.addWidget(view)
+    qtbot.addWidget(pane)
+    for typed, shown in (("قرب", "قرّب"), ("CAFE", "Café")):
+        pane.setText(typed)
+        assert pane.property("found") == "yes" and view.textCursor().selectedText() == shown

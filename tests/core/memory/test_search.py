@@ -233,3 +233,11 @@ def test_vectors_of_sentences_no_note_holds_any_more_are_dropped_and_the_rest_ke
     assert report.files_indexed == 1 and report.sentences_embedded == 0
     assert long_memory.search("how slow was the build", top_k=1)[0].path == "daily/2026-11-12.md"
     assert long_memory.search("ERR_7731", top_k=1)[0].path == "daily/2026-11-10.md"
+
+
+def test_arabic_and_hebrew_words_are_found_whatever_marks_they_are_written_with(long_memory):
+    # FTS5 cut a word at each of its marks: "قرّب" was two words, and neither "قرب".
+    write_notes(long_memory, {**NOTES, "daily/2026-11-14.md": "# 2026-11-14\n\n## الفواتير\n"
+                              "- قرّب المبالغ إلى سنتين قبل الإجمالي\n- שָׁלוֹם: ברכת הפתיחה\n"})
+    for query in ("قرب المبالغ", "الاجمالي", "قَرِّب", "שלום"):
+        assert paths(long_memory.search(query, mode="keyword", top_k=1)) == ["daily/2026-11-14.md:3"], query

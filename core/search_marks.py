@@ -1,0 +1,72 @@
+"""A search finds a word whatever marks it is written with, as a browser's find does.
+
+Arabic is written with its short vowels and shadda or without them, as the writer likes ("قرّب",
+"قرب"), often stretched with tatweel, and its alef with or without hamza ("إجمالي", "اجمالي");
+Persian keyboards type ی and ک where Arabic ones type ي and ك; Hebrew has its niqqud; French,
+Spanish, Vietnamese their accents. A model adds marks the person does not type, and the other way
+round: matched letter for letter, their own words were not found. Here a letter matches its forms
+with any marks, Unicode's primary strength (ICU's, which Chrome's find uses) for these scripts.
+Japanese voicing marks and the vowel signs of Indic scripts are letters' own: they stay.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+# Combining accents (Latin, Greek, Cyrillic), Hebrew's points and cantillation, Arabic's vowels,
+# shadda, sukun and Quranic marks, and tatweel (a letter stretched, U+0640).
+_MARK_RANGES = ("\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+                "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+                "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"
+                "\u08d3-\u08e1\u08e3-\u08ff\u0640")
+MARKS = re.compile(f"[{_MARK_RANGES}]+")
+# Arabic letters written one for another: alef with or without hamza or madda, alef maksura and
+# yeh (and Persian yeh), teh marbuta and heh, Persian keheh and kaf.
+_SAME_LETTERS = {"ا": "اأإآٱ", "ي": "يىی", "ه": "هة", "ك": "كک"}
+_TO_FIRST = str.maketrans({form: first for first, forms in _SAME_LETTERS.items() for form in forms})
+
+
+def search_folded(text: str) -> str:
+    """`text` as a search compares it: without marks, each Arabic letter in one of its forms, in
+    lower case. Two texts that differ only there fold alike ("قرّب" and "قرب", "Café" and "cafe")."""
+    return text.casefold() if text.isascii() else _bare(text).casefold()
+
+
+def without_marks(text: str) -> str:
+    """`text` without marks, each Arabic letter in one form; its case as it was."""
+    return text if text.isascii() else _bare(text)
+
+
+def _bare(text: str) -> str:
+    bare = MARKS.sub("", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", bare).translate(_TO_FIRST)
+
+
+@cache
+def _forms() -> dict[str, str]:
+    """Each letter with the precomposed letters built on it and marks (Latin, Greek, Cyrillic,
+    Arabic) and the letters written for it: "e" → "eéèêë…", "ا" → "اأإآٱ"."""
+    forms: dict[str, str] = {}
+    for code in (*range(0xC0, 0x250), *range(0x370, 0x530), *range(0x600, 0x700), *range(0x1E00, 0x1F00)):
+        char = chr(code)
+        parts = unicodedata.normalize("NFD", char)
+        if len(parts) > 1 and not MARKS.sub("", parts[1:]):
+            forms[parts[0]] = forms.get(parts[0], parts[0]) + char
+    for first, same in _SAME_LETTERS.items():
+        forms[first] = "".join(dict.fromkeys(forms.get(first, first) + same))
+    return forms
+
+
+def search_pattern(needle: str) -> re.Pattern[str]:
+    """A pattern that finds `needle` in a text as it is written, whatever its case and marks: each
+    letter of it matches its forms, each followed by any marks. Its matches are the text's own
+    places and lengths (to select them), which a search in folded text would not give."""
+    forms = _forms()
+    parts = []
+    for char in _bare(needle) or needle:  # (marks alone: looked for as they are)
+        same = forms.get(char)
+        letter = f"[{re.escape(same)}]" if same else re.escape(char)
+        parts.append(letter + (f"[{_MARK_RANGES}]*" if char.strip() else ""))
+    return re.compile("".join(parts), re.IGNORECASE)
