@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from gui.qt import QPlainTextEdit, Qt
+from gui.qt import QMimeData, QPlainTextEdit, Qt, QTextBrowser
 
 FSI, PDI = "\u2068", "\u2069"  # first-strong isolate: laid out apart, in its own first letter's direction
 # Hebrew to Arabic Extended-A, their presentation forms, and the historic and African scripts that
@@ -45,6 +45,25 @@ def isolated(text: str) -> str:
     """`text` to set inside a line of other text: laid out in its own direction, not reordered with
     what is around it. Unchanged when it holds no right-to-left letter."""
     return f"{FSI}{text}{PDI}" if has_right_to_left(text) else text
+
+
+def without_isolates(text: str) -> str:
+    """What is copied of a text shown with isolates: they only lay it out here, and pasted into a
+    terminal, a file name or code, they would be there unseen."""
+    return text.replace(FSI, "").replace(PDI, "") if FSI in text or PDI in text else text
+
+
+class IsolatesLeftOutOfCopies(QTextBrowser):
+    """A view of rendered Markdown (a pane, a question) whose copies leave the isolates out."""
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 (Qt's name)
+        data = super().createMimeDataFromSelection()
+        text = data.text()  # (made now from the selection: what is set next stays)
+        if text != without_isolates(text):
+            html = data.html()
+            data.setText(without_isolates(text))
+            data.setHtml(without_isolates(html))
+        return data
 
 
 def aligned_to_its_text(editor: QPlainTextEdit) -> None:

@@ -15,7 +15,7 @@ from core.agent.rules import failures_grouped, for_the_person
 from core.agent.state import asked_by_helper, more_budget_words
 from core.events import HumanQuestion
 from core.text import one_line
-from gui.bidi import isolated
+from gui.bidi import IsolatesLeftOutOfCopies, isolated
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
@@ -31,7 +31,6 @@ from gui.qt import (
     QSize,
     QSpinBox,
     Qt,
-    QTextBrowser,
     QTextOption,
     QVBoxLayout,
     QWidget,
@@ -96,7 +95,7 @@ def _block(text: str, name: str = "detail") -> QLabel:
     return label
 
 
-class DetailsView(QTextBrowser):
+class DetailsView(IsolatesLeftOutOfCopies):
     """What the agent asks and why, in one read-only view. It is as tall as its text up to half the
     screen, and scrolls beyond: a command to approve may be a whole file, and a model may write a
     question of any length. Long words and lines wrap, so the dialog never grows wider than the

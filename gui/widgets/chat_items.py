@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.text import word_count
 from gui.announcer import html_said
+from gui.bidi import without_isolates
 from gui.markdown import closing_fence, escape_html, finished_blocks_end, to_html
 from gui.qt import (
     QApplication,
@@ -240,7 +241,7 @@ def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[]
     connection keeps its callable alive, and with it the item."""
     menu = spaced(QMenu(owner))
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(selected))
+    copy = menu.addAction("&Copy", lambda: QApplication.clipboard().setText(without_isolates(selected)))
     copy.setEnabled(bool(selected))
     for text, do in copies:
         action = menu.addAction(text)

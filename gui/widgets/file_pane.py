@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.memory.working import FINDINGS, PLAN, current_step
-from gui.bidi import aligned_to_its_text
+from gui.bidi import IsolatesLeftOutOfCopies, aligned_to_its_text
 from gui.dialogs.conflict import writer
 from gui.dialogs.forms import open_once
 from gui.keys import gives_window_keys, keeps_escape
@@ -35,7 +35,6 @@ from gui.qt import (
     QStackedWidget,
     Qt,
     QTextBlockFormat,
-    QTextBrowser,
     QTextCharFormat,
     QTextCursor,
     QTimer,
@@ -138,7 +137,7 @@ class FilePane(QWidget):
         self.edit_button.setEnabled(False)  # until a session's file is shown (bind)
         self.pin_button.setEnabled(False)
 
-        self.viewer = QTextBrowser()
+        self.viewer = IsolatesLeftOutOfCopies()
         self.viewer.setOpenExternalLinks(True)
         self.viewer.setAccessibleName(f"{title} ({name})")
         self.viewer.document().setDefaultStyleSheet(STYLE)

@@ -14,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gui.announcer import html_said, spoken
+from gui.bidi import without_isolates
 from gui.qt import (
+    QApplication,
     QEvent,
     QFocusEvent,
+    QKeyEvent,
+    QKeySequence,
     QLabel,
     QResizeEvent,
     QSize,
@@ -45,6 +49,13 @@ class WrappedLabel(QLabel):
         super().setText(text)
         if self._plainly:
             self._name_plainly()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        if event.matches(QKeySequence.StandardKey.Copy) and self.hasSelectedText():
+            QApplication.clipboard().setText(without_isolates(self.selectedText()))
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
         if self.on_focus is not None:

@@ -124,3 +124,30 @@ def test_a_message_typed_in_arabic_is_set_on_the_right_and_english_on_the_left(q
         assert box.cursorRect(QTextCursor(box.document())).x() > 300
         box.setPlainText("Hello")
         assert box.cursorRect(QTextCursor(box.document())).x() < 100
+
+
+def test_what_is_copied_leaves_out_the_isolates_that_lay_the_words_out(qtbot):
+    # Invisible, they came along into a terminal, a file name or code the text was pasted into.
+    from gui.qt import QApplication
+    from gui.widgets.file_pane import FilePane
+    from gui.widgets.wrapped_label import WrappedLabel
+
+    written = "Task: اجمع الفواتير في ملف invoices.csv"
+    html = to_html(written)
+    assert "\u2068" in html
+    label = WrappedLabel(html)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    qtbot.addWidget(label)
+    label.show()
+    label.setSelection(0, len(written) + 2)  # (the isolates count as characters)
+    assert "\u2068" in label.selectedText()
+    qtbot.keyClick(label, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.clipboard().text() == written
+
+    QApplication.clipboard().clear()
+    pane = FilePane("findings.md", "Findings", keeper=None)
+    qtbot.addWidget(pane)
+    pane.viewer.setHtml(html)
+    pane.viewer.selectAll()
+    pane.viewer.copy()
+    assert QApplication.clipboard().text().rstrip() == written  # (the paragraph's end is a space)
