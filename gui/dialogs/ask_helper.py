@@ -5,6 +5,7 @@ conversation links here)."""
 
 from __future__ import annotations
 
+from gui.bidi import IsolatesLeftOutOfCopies
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
@@ -16,7 +17,6 @@ from gui.qt import (
     QLabel,
     QPushButton,
     Qt,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -72,7 +72,7 @@ class AskHelperDialog(QDialog):
         self.error.setObjectName("error")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
-        self.answer = QTextBrowser()
+        self.answer = IsolatesLeftOutOfCopies()
         self.answer.setAccessibleName("The helper's answer")
         opens_web_links(self.answer)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

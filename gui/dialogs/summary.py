@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gui.qt import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from gui.bidi import IsolatesLeftOutOfCopies
+from gui.qt import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 from gui.screen_fit import fit_to_screen
 from gui.widgets.chat_items import escape_html
 
@@ -22,7 +23,7 @@ class SessionTextDialog(QDialog):
         self.setWindowTitle(f"{what} — {title}")
         heading = QLabel(f"<b>{escape_html(title)}</b>")
         heading.setWordWrap(True)
-        self.text = QTextBrowser()
+        self.text = IsolatesLeftOutOfCopies()  # (a reflection's Markdown: gui/bidi.py)
         self.text.setAccessibleName(accessible_name)
         self.text.setOpenExternalLinks(False)
         self.text.setHtml(html)
