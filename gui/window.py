@@ -649,7 +649,7 @@ class MainWindow(QMainWindow):
         """The session shown (its title as the list has it), and how many wait for the person: the
         taskbar says it while Tripane is behind other windows."""
         waiting = f"({self._waiting} waiting for you) " if self._waiting else ""
-        self.setWindowTitle(waiting + (f"{shown_title} — Tripane" if shown_title else "Tripane"))
+        self.setWindowTitle(waiting + (f"{isolated(shown_title)} — Tripane" if shown_title else "Tripane"))
 
     def after_first_frame(self) -> None:
         """Markdown's parser is made ready on a worker thread while the session shown at the last

@@ -5,7 +5,7 @@ conversation links here)."""
 
 from __future__ import annotations
 
-from gui.bidi import IsolatesLeftOutOfCopies
+from gui.bidi import IsolatesLeftOutOfCopies, isolated
 from gui.desktop_open import opens_web_links
 from gui.dialogs.forms import on_ctrl_enter
 from gui.keys import give_window_keys
@@ -39,7 +39,7 @@ class AskHelperDialog(QDialog):
     def __init__(self, title: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("ask_helper")
-        self.setWindowTitle(f"Ask a helper — {title}")
+        self.setWindowTitle(f"Ask a helper — {isolated(title)}")
         self.setModal(False)
         heading = QLabel(f"<b>Ask a helper</b><br>{escape_html(title)}")
         heading.setWordWrap(True)

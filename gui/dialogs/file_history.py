@@ -18,6 +18,7 @@ from core.memory.history import (
 )
 from core.store import Store
 from gui.announcer import spoken
+from gui.bidi import isolated
 from gui.dialogs.forms import lay_out_browser
 from gui.keys import on_enter
 from gui.qt import (
@@ -64,7 +65,7 @@ class FileHistoryDialog(QDialog):
         self._texts: dict[int, Rebuilt] = {}  # versions rebuilt so far
         self._reading = self._stale = False
         self._wanted: int | None = None  # the version to choose once the versions are read
-        self.setWindowTitle(f"History of {title} — {session_title}")
+        self.setWindowTitle(f"History of {title} — {isolated(session_title)}")
         self.setObjectName("file_history")
         self.summary = QLabel("Reading the log…")
         self.summary.setObjectName("history_summary")

@@ -134,7 +134,7 @@ class QuestionDialog(QDialog):
         self.setObjectName(f"question_{question.reason}")
         self.setModal(False)
         # Named by its session too: two sessions' questions are two windows alike in the taskbar.
-        named = f" — {session_title}" if session_title else ""
+        named = f" — {isolated(session_title)}" if session_title else ""
         self.setWindowTitle(f"{TITLES.get(question.reason, 'A question')}{named} — Tripane")
         self.setMinimumWidth(details_width(self) + 20)
         layout = QVBoxLayout(self)

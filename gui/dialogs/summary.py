@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gui.bidi import IsolatesLeftOutOfCopies
+from gui.bidi import IsolatesLeftOutOfCopies, isolated
 from gui.qt import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 from gui.screen_fit import fit_to_screen
 from gui.widgets.chat_items import escape_html
@@ -20,7 +20,7 @@ class SessionTextDialog(QDialog):
     def __init__(self, what: str, title: str, html: str, accessible_name: str, size: tuple[int, int],
                  parent: QWidget | None = None):
         super().__init__(parent)
-        self.setWindowTitle(f"{what} — {title}")
+        self.setWindowTitle(f"{what} — {isolated(title)}")
         heading = QLabel(f"<b>{escape_html(title)}</b>")
         heading.setWordWrap(True)
         self.text = IsolatesLeftOutOfCopies()  # (a reflection's Markdown: gui/bidi.py)

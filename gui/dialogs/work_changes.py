@@ -17,6 +17,7 @@ from core.paths import named_files
 from core.session import CannotRun, Restored, Session
 from core.text import counted
 from core.work_changes import NotListed, counted_changes
+from gui.bidi import isolated
 from gui.desktop_open import open_file
 from gui.dialogs.forms import lay_out_browser, open_once, save_file_dialog
 from gui.keys import on_enter, search_field
@@ -115,7 +116,7 @@ class WorkChangesDialog(QDialog):
         self.putting_back = False
         self._diff_of: tuple[str, str] | None = None  # the file and its state the diff shown is of
         self._read_at = 0.0  # when the files were last read (time.monotonic)
-        self.setWindowTitle(f"What the agent changed — {title}")
+        self.setWindowTitle(f"What the agent changed — {isolated(title)}")
         self.setObjectName("work_changes")
         intro = QLabel(INTRO)
         intro.setWordWrap(True)
