@@ -34,7 +34,7 @@ from core.events import (
     ended_word,
 )
 from core.imports import without
-from core.search_marks import search_folded
+from core.search_marks import search_folded, search_pattern, without_marks
 from core.text import one_line
 
 # sqlite-utils imports NumPy, when installed, to give NumPy numbers column types. Nothing goes
@@ -545,18 +545,25 @@ class Store:
             "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND kind = ? ORDER BY seq", [session_id, kind])))
 
     def sessions_mentioning(self, text: str) -> set[str]:
-        """The sessions whose conversation holds `text`, in any case: a message, a thought, a call's
-        arguments, a tool's output, a question, an error, a summary. Not the events' field names,
-        which every session has. Read apart, for a worker thread."""
-        ascii_only = text.isascii()
+        """The sessions whose conversation holds `text`, in any case and whatever its marks
+        (core/search_marks.py): a message, a thought, a call's arguments, a tool's output, a
+        question, an error, a summary. Not the events' field names, which every session has. Read
+        apart, for a worker thread."""
+        functions: dict[str, Callable[[Any], Any]] = {}
 
-        def holds(value: str, needle: str) -> tuple[str, str]:
-            """SQL true where `value` holds `needle` in any case, and its parameter."""
-            if ascii_only:  # SQLite's own LIKE: any case for ASCII letters, and fast
-                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                return f"{value} LIKE ? ESCAPE '\\'", f"%{escaped}%"
-            # Ж and ж, É and é; whatever its marks: "قرب" and "قرّب", "Cafe" and "café".
-            return f"instr(folded({value}), ?) > 0", search_folded(needle)
+        def holds(value: str, needle: str) -> tuple[str, list[str]]:
+            """SQL true where `value` holds `needle`, and its parameters. Where the needle is ASCII
+            letters without its marks ("cafe", "café"), an ASCII value is looked at with SQLite's
+            own LIKE (any case, and fast); any other value (one more byte long than it is
+            characters: it holds other letters, "Café"), with the pattern."""
+            name = f"holds_{len(functions)}"
+            pattern = search_pattern(needle)
+            functions[name] = lambda found: isinstance(found, str) and pattern.search(found) is not None
+            wide = f"length(CAST({value} AS BLOB)) > length({value}) AND {name}({value})"
+            if not (bare := without_marks(needle)).isascii():
+                return wide, []
+            escaped = bare.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            return f"({value} LIKE ? ESCAPE '\\' OR ({wide}))", [f"%{escaped}%"]
         # The raw text first, as the events store it (quotes escaped; twice in a call's arguments,
         # JSON within JSON): it passes over nearly every row before any of them is parsed.
         once = json.dumps(text, ensure_ascii=False)[1:-1]
@@ -566,7 +573,8 @@ class Store:
         then = [holds(value, text) for value in _CONVERSATION_VALUES] + [holds(_CALL_ARGUMENTS, once)]
         query = (f"SELECT DISTINCT session_id FROM events WHERE ({' OR '.join(sql for sql, _ in first)}) "
                  f"AND json_valid(data) AND ({' OR '.join(sql for sql, _ in then)})")
-        rows = self.read(query, [parameter for _, parameter in first + then], functions={"folded": _folded})
+        rows = self.read(query, [parameter for _, parameters in first + then for parameter in parameters],
+                         functions=functions)
         return {row[0] for row in rows}
 
     def read(self, query: str, parameters: list[Any], functions: dict[str, Callable[[Any], Any]] | None = None,
@@ -593,10 +601,6 @@ _CALL_ARGUMENTS = "(SELECT group_concat(json_extract(value, '$.arguments'), ' ')
 _CONVERSATION_VALUES = tuple(f"json_extract(data, '$.{name}')" for name in SAID_FIELDS) + (
     _CALL_ARGUMENTS,)
 _EVENTS_QUERY = "SELECT seq, ts, kind, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq"
-
-
-def _folded(value: Any) -> Any:
-    return search_folded(value) if isinstance(value, str) else value
 
 
 def _decoded(session_id: str, rows: list[tuple[int, str, str, str]]) -> Iterator[Record]:

@@ -250,8 +250,10 @@ def test_a_search_finds_words_whatever_marks_they_are_written_with(store):
     store.append("a", AssistantMessage("قرّب المبالغ إلى سنتين", model="m"))  # the agent's shadda
     store.append("b", UserMessage("احسب الإجمالي في الملف"))  # alef with hamza
     store.append("c", UserMessage("שָׁלוֹם, le café est prêt"))
-    found = {text: store.sessions_mentioning(text) for text in ("قرب", "قَرِّب", "اجمالي", "שלום", "café", "PRÊT")}
-    assert found == {"قرب": {"a"}, "قَرِّب": {"a"}, "اجمالي": {"b"}, "שלום": {"c"}, "café": {"c"}, "PRÊT": {"c"}}
+    found = {text: store.sessions_mentioning(text) for text in (
+        "قرب", "قَرِّب", "اجمالي", "שלום", "café", "PRÊT", "cafe est", "CAFÉ", "le cafe", "prete")}
+    assert found == {"قرب": {"a"}, "قَرِّب": {"a"}, "اجمالي": {"b"}, "שלום": {"c"}, "café": {"c"}, "PRÊT": {"c"},
+                     "cafe est": {"c"}, "CAFÉ": {"c"}, "le cafe": {"c"}, "prete": set()}
     rows = [SessionRow(id=sid, created="", updated="", task=task, title=task, status="ended:done", model="m")
             for sid, task in (("a", "قرّب المبالغ"), ("b", "Résumé the café's orders"))]
     assert [r.id for r in rows_matching(rows, "قرب")] == ["a"]
