@@ -90,7 +90,7 @@ def measure_log(folder: Path, sessions: int, turns: int) -> list[dict]:
     return rows
 
 
-def measure_find(turns: int = 300) -> list[dict]:
+def measure_find(turns: int = 300, output: str = OUTPUT, written: str = "") -> list[dict]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from gui.qt import QApplication
     from gui.widgets.chat import ChatView
@@ -101,7 +101,7 @@ def measure_find(turns: int = 300) -> list[dict]:
     for turn in range(1, turns + 1):
         call = ToolCall(f"c{turn}", "file_read", '{"path": "a.py"}')
         records += [AssistantMessage(f"Step {turn}: reading **the** next module.", (call,), turn=turn),
-                    ToolResult(call.id, "file_read", True, OUTPUT)]
+                    ToolResult(call.id, "file_read", True, output)]
     chat = ChatView()
     chat.resize(700, 500)
     chat.show()
@@ -110,12 +110,14 @@ def measure_find(turns: int = 300) -> list[dict]:
         app.processEvents()
     finder = ConversationFinder(chat)
     rows = []
+    match = "keeps the index" if output == OUTPUT else "موضع ما"
     for what, text in (("first keystroke (each label's HTML read once)", "zz"), ("next keystroke", "zzq"),
-                       ("a match in a folded card (unfolds it)", "keeps the index"), ("Enter: the next match", None)):
+                       ("a match in a folded card (unfolds it)", match), ("Enter: the next match", None)):
         start = time.perf_counter()
-        finder.find(text or "keeps the index", False, text is not None)
-        rows.append({"measure": f"find in the conversation: {what}", "items": len(chat.items()),
+        finder.find(text or match, False, text is not None)
+        rows.append({"measure": f"find in the conversation{written}: {what}", "items": len(chat.items()),
                      "ms": round((time.perf_counter() - start) * 1000, 1)})
+    chat.close()
     return rows
 
 
@@ -128,6 +130,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         rows = measure_log(Path(folder), args.sessions, args.turns)
     rows += measure_find()
+    rows += measure_find(output=OUTPUT_ARABIC, written=" written in Arabic")
     for row in rows:
         if args.json:
             print(json.dumps(row))
