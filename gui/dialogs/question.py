@@ -255,7 +255,7 @@ class QuestionDialog(QDialog):
             if groups := failures_grouped([str(error) for error in context.get("errors") or []]):
                 items = "".join(
                     f"<li>{f'<i>{count} times, the latest:</i>' if count > 1 else ''}"
-                    f"<pre style='white-space: pre-wrap; margin-top: 0'>{_escape(chr(10).join(lines))}</pre></li>"  # (its spacing)
+                    f"<pre dir='ltr' style='white-space: pre-wrap; margin-top: 0'>{_escape(chr(10).join(lines))}</pre></li>"  # (its spacing)
                     for lines, count in groups)
                 parts.append(f"<p><b>Last errors:</b></p><ol>{items}</ol>")
             if diagnosis := for_the_person(str(context.get("diagnosis") or "")):
@@ -268,7 +268,7 @@ class QuestionDialog(QDialog):
         elif reason == "approval":
             where = f" &nbsp; <b>in</b> {_escape(self.workdir)}" if self.workdir else ""
             parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}{where}</p>")
-            parts.append(f"<pre style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
+            parts.append(f"<pre dir='ltr' style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
         elif reason == "ask_user" and (fallback := str(context.get("fallback", "")).strip()):
             wait = (f" The agent goes on with it after {self.answer_wait_min} minute"
                     f"{'s' * (self.answer_wait_min != 1)} without an answer (Settings → Supervision)."

@@ -49,18 +49,19 @@ def with_lines(text: str) -> str:
 
 
 # Preformatted text (tool output, code blocks) wraps its long lines: one long line must not make
-# the whole conversation wider than its pane.
-PRE = '<pre style="white-space: pre-wrap">'
+# the whole conversation wider than its pane. It reads left to right, as a terminal and an editor
+# show it, a line that begins with a word written right to left too (gui/bidi.py).
+PRE = '<pre dir="ltr" style="white-space: pre-wrap">'
 # A label takes no style sheet for its HTML (the panes' documents do): a table gets its rules here,
 # or its cells run together.
 TABLE = '<table border="1" cellspacing="0" cellpadding="4" style="border-collapse: collapse">'
 
 
 def wrapping(html: str) -> str:
-    return _PRE_TAG.sub(lambda found: PRE[:-1] + found.group(1) + ">", html).replace("<table>", TABLE)
+    return _PRE_TAG.sub(PRE, html).replace("<table>", TABLE)
 
 
-_PRE_TAG = re.compile(r"<pre((?: dir=\"\w+\")?)>")  # (a code block in a right-to-left text is set left to right)
+_PRE_TAG = re.compile(r'<pre(?: dir="ltr")?>')  # (a code block in a right-to-left text is set left to right)
 
 
 def fit_width(widget: QWidget) -> None:

@@ -151,3 +151,19 @@ def test_what_is_copied_leaves_out_the_isolates_that_lay_the_words_out(qtbot):
     pane.viewer.selectAll()
     pane.viewer.copy()
     assert QApplication.clipboard().text().rstrip() == written  # (the paragraph's end is a space)
+
+
+def test_a_tool_s_output_in_arabic_reads_left_to_right_as_a_terminal_shows_it(qtbot):
+    from core.events import AssistantMessage, Record, ToolCall, ToolResult
+    from gui.widgets.chat import ChatView
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.show_records([Record("s", 1, "", AssistantMessage("", (ToolCall("c1", "file_read", '{"path": "a.csv"}'),))),
+                       Record("s", 2, "", ToolResult("c1", "file_read", True, "العميل,المبلغ\nشركة النور,150.25\n"))])
+    qtbot.waitUntil(lambda: not chat.building(), timeout=5000)
+    card = chat.cards["c1"]
+    card.header.setChecked(True)
+    shown = Blocks(card.details.text())
+    assert shown["العميل,المبلغ"].textDirection() == Qt.LayoutDirection.LeftToRight
+    assert shown["شركة النور,150.25"].textDirection() == Qt.LayoutDirection.LeftToRight
