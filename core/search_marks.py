@@ -16,11 +16,15 @@ import unicodedata
 from functools import cache
 
 # Combining accents (Latin, Greek, Cyrillic), Hebrew's points and cantillation, Arabic's vowels,
-# shadda, sukun and Quranic marks, and tatweel (a letter stretched, U+0640).
+# shadda, sukun and Quranic marks, and tatweel (a letter stretched, U+0640); and what no search
+# should see, as collation does not: the zero-width non-joiner inside a Persian word ("می‌خواهم",
+# typed with it or without), joiners, soft hyphens, and direction marks and isolates (a web page's,
+# or those that keep a person's words apart on screen: gui/bidi.py).
 _MARK_RANGES = ("\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
                 "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
                 "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"
-                "\u08d3-\u08e1\u08e3-\u08ff\u0640")
+                "\u08d3-\u08e1\u08e3-\u08ff\u0640"
+                "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff")
 MARKS = re.compile(f"[{_MARK_RANGES}]+")
 # Arabic letters written one for another: alef with or without hamza or madda, alef maksura and
 # yeh (and Persian yeh), teh marbuta and heh, Persian keheh and kaf.
@@ -76,5 +80,5 @@ def search_pattern(needle: str) -> re.Pattern[str]:
         cases = [case for case in (char, char.lower(), char.upper()) if len(case) == 1]
         same = "".join(dict.fromkeys("".join(forms.get(case, case) for case in cases)))
         letter = f"[{re.escape(same)}]" if len(same) > 1 else re.escape(same)
-        parts.append(letter + (f"[{_MARK_RANGES}]*" if char.strip() else ""))
+        parts.append(f"{letter}[{_MARK_RANGES}]*")
     return re.compile("".join(parts))

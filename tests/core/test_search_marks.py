@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.search_marks import search_folded, search_pattern
 
 TEXT = ("قرّب المبالغ إلى سنتين. الإجمالي واجمالي. بـــرنامج المدرسة. "
-        "שָׁלוֹם עולם. Café crème, Việt Nam. ناممکن است یک کتاب. が")
+        "שָׁלוֹם עולם. Café crème, Việt Nam. ناممکن است یک کتاب. が می\u200cخواهم. Question: \u2068سؤال\u2069")
 
 
 def found(needle: str) -> list[str]:
@@ -25,6 +25,11 @@ def test_arabic_letters_written_one_for_another_are_one_letter():
     assert found("اجمالي") == found("إجمالي") == ["إجمالي", "اجمالي"]  # alef with hamza under, and bare
     assert found("المدرسه") == ["المدرسة"]  # heh for teh marbuta
     assert found("يك") == ["یک"]  # Arabic yeh and kaf for the Persian keyboard's
+
+
+def test_what_no_one_sees_is_not_in_the_way():
+    assert found("میخواهم") == ["می\u200cخواهم"]  # Persian, typed without its zero-width non-joiner
+    assert found("question: سؤال") == ["Question: \u2068سؤال\u2069"]  # (words kept apart on screen: gui/bidi.py)
 
 
 def test_what_are_letters_of_their_own_stay_apart():
