@@ -66,6 +66,9 @@ class IsolatesLeftOutOfCopies(QTextBrowser):
         return data
 
 
+LOOKED_AT_CHARS = 2_000  # for a box's first letter, at each key: a pasted log of figures is not read through
+
+
 def aligned_to_its_text(editor: QPlainTextEdit) -> None:
     """A plain-text box's lines set on the side its text begins from: the right, once its first
     letter is right-to-left (the first typed, as a browser's box does). Qt's plain-text layout
@@ -74,9 +77,10 @@ def aligned_to_its_text(editor: QPlainTextEdit) -> None:
 
     def align() -> None:
         document = editor.document()
-        block, direction = document.firstBlock(), None
-        while block.isValid() and direction is None:
-            direction = first_strong(block.text())
+        block, direction, left = document.firstBlock(), None, LOOKED_AT_CHARS
+        while block.isValid() and direction is None and left > 0:
+            direction = first_strong(block.text()[:left])
+            left -= block.length()
             block = block.next()
         wanted = Qt.AlignmentFlag.AlignRight if direction == RTL else Qt.AlignmentFlag.AlignLeft
         option = document.defaultTextOption()
