@@ -58,14 +58,14 @@ class TextViewFinder:
             view.setTextCursor(cursor)
         flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
         # In any case, whatever its marks ("قرب" finds "قرّب", "cafe" "Café"): core/search_marks.py.
-        text = QRegularExpression(search_pattern(text).pattern, QRegularExpression.PatternOption.CaseInsensitiveOption)
-        found = view.find(text, flags)
+        pattern = QRegularExpression(search_pattern(text).pattern)
+        found = view.find(pattern, flags)
         if not found:  # around the end (or the start) and once more
             where, scrolled = view.textCursor(), view.verticalScrollBar().value()
             cursor = view.textCursor()
             cursor.movePosition(QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start)
             view.setTextCursor(cursor)
-            found = view.find(text, flags)
+            found = view.find(pattern, flags)
             if not found:  # nowhere: the view stays where the person was reading
                 view.setTextCursor(where)
                 view.verticalScrollBar().setValue(scrolled)
