@@ -167,3 +167,26 @@ def test_a_tool_s_output_in_arabic_reads_left_to_right_as_a_terminal_shows_it(qt
     shown = Blocks(card.details.text())
     assert shown["العميل,المبلغ"].textDirection() == Qt.LayoutDirection.LeftToRight
     assert shown["شركة النور,150.25"].textDirection() == Qt.LayoutDirection.LeftToRight
+
+
+def test_the_agent_s_question_and_the_answer_keep_their_order_in_tripane_s_lines(qtbot):
+    # "? Question for you (the agent asks): هل أحفظ النتيجة في totals.csv؟": the file name that ends
+    # the Arabic question showed at its start, reordered with the English around it.
+    from core.events import HumanAnswer, HumanQuestion, Record
+    from gui.qt import QLabel
+    from gui.widgets.chat import ChatView
+
+    question = "هل أحفظ النتيجة في totals.csv؟"
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.show_records([Record("s", 1, "", HumanQuestion("q1", "ask_user", question, ("نعم", "لا"))),
+                       Record("s", 2, "", HumanAnswer("q1", "نعم", text="واحفظ نسخة في backup.csv"))])
+    qtbot.waitUntil(lambda: not chat.building(), timeout=5000)
+    lines = [item for item in chat.items() if isinstance(item, QLabel)]
+    asked, answered = (Blocks(label.text()) for label in lines[:2])
+    block = asked["? Question for you"]
+    said = block.text()
+    assert x_of(block, said, "Question") < x_of(block, said, "totals") < x_of(block, said, "أحفظ")
+    block = answered["↳ You answered"]
+    said = block.text()
+    assert x_of(block, said, "answered") < x_of(block, said, "backup") < x_of(block, said, "واحفظ")
