@@ -112,8 +112,9 @@ def pins_marked(text: str, pins: tuple[str, ...]) -> str:
 
 def to_html(text: str) -> str:
     source = _boxes(_COMMENT.sub("", displayable(text)))
-    html = _parser().render(source)
-    if has_right_to_left(source):  # (code reads left to right, whatever its comments are written in)
+    right_to_left = has_right_to_left(source)
+    html = _parser().render(source, {"right_to_left": right_to_left})  # (for _directions)
+    if right_to_left:  # (code reads left to right, whatever its comments are written in)
         html = html.replace("<pre>", f'<pre dir="{LTR}">')
     return _HEADING.sub(_heading_as_paragraph, html)
 
@@ -129,15 +130,15 @@ def _directions(state) -> None:
     keeps its bullet where its neighbours' are); one without a letter takes the text's. Text with
     none (English, Chinese) is left to Qt, unchanged. See gui/bidi.py."""
     tokens = state.tokens
-    if not has_right_to_left(state.src):
+    if not state.env.get("right_to_left"):  # (to_html looked; a phrase rendered inline has no blocks)
         return
-    overall = next((found for token in tokens if token.type == "inline" and (found := _prose_direction(token))), LTR)
+    overall = next((found for token in tokens if token.type == "inline" and (found := _first_prose(token.children or ()))), LTR)
     lists: list[str] = []  # the direction of each list the token is in
     for index, token in enumerate(tokens):
         if token.type in _LISTS:
             end = next((i for i in range(index + 1, len(tokens))
                         if tokens[i].type == _LISTS[token.type] and tokens[i].level == token.level), len(tokens))
-            inside = (_prose_direction(t) for t in tokens[index + 1:end] if t.type == "inline")
+            inside = (_first_prose(t.children or ()) for t in tokens[index + 1:end] if t.type == "inline")
             lists.append(next((found for found in inside if found), overall))
             token.attrSet("dir", lists[-1])
         elif token.type in _LISTS.values():
@@ -146,13 +147,9 @@ def _directions(state) -> None:
             token.attrSet("dir", lists[-1])
         elif token.type in _BLOCKS and index + 1 < len(tokens):
             direction = lists[-1] if lists and token.type == "paragraph_open" else \
-                _prose_direction(tokens[index + 1]) or overall
+                _first_prose(tokens[index + 1].children or ()) or overall
             token.attrSet("dir", direction)
             _isolate_value(tokens[index + 1], direction)
-
-
-def _prose_direction(inline) -> str | None:
-    return _first_prose(inline.children or ())
 
 
 def _first_prose(children) -> str | None:
