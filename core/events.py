@@ -359,6 +359,29 @@ class FilesPutBack(Event):
         return [p for p in paths if p not in self.from_copy], [p for p in paths if p in self.from_copy]
 
 
+@dataclass(frozen=True)
+class SessionBranched(Event):
+    """The last event of a session begun from an earlier point of another (core/branch.py): the
+    person went back there to take another way. The events before it are the other session's, up
+    to that point, as they were recorded; the run waits for the person's message."""
+
+    kind: ClassVar[str] = "session_branched"
+    source: str  # the session it went back from, which stays as it was
+    back_to: str  # the time of the point (of the last event taken over), ISO 8601 UTC
+    source_title: str = ""
+    # The work folder's files the agent changed after that point, written back as they were then
+    # (relative to the work folder), and those removed (made after it).
+    put_back: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    # Files changed after it that could not be put back, each with why; or all of them, the
+    # person having chosen to leave the files as they are (left_as_they_are).
+    not_put_back: tuple[str, ...] = ()
+    left_as_they_are: bool = False
+    # Whose session number each event taken over had when it was first recorded: (before_seq,
+    # session), the earliest first; the tool results' framing is drawn by it (core/context/history.py).
+    framed_as: tuple[tuple[int, str], ...] = ()
+
+
 AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted
 FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how that line begins
 # After it, how those of them the agent had read or written changed (core/diffs.py diff_told).
@@ -581,7 +604,7 @@ class SessionEnded(Event):
 
 # How an end is said to the person: "aborted" is kept in the log, and a run the person stopped read
 # as one that failed ("Ended: aborted" after their own Stop).
-ENDED_WORDS = {"aborted": "stopped"}
+ENDED_WORDS = {"aborted": "stopped", "branched": "went back: waits for your message"}
 
 
 def ended_word(status: str) -> str:

@@ -129,7 +129,10 @@ class Originals:
             if size > MAX_KEPT_BYTES:
                 entry["too_large"] = size
             else:
-                entry["copy"] = copy = f"{len(index) + 1:05d}"
+                number = len(index) + 1
+                while (self.dir / f"{number:05d}").exists():  # (a session gone back in keeps fewer listed)
+                    number += 1
+                entry["copy"] = copy = f"{number:05d}"
                 atomic_write(self.dir / copy, target.read_bytes())
         index[path] = entry
         atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))

@@ -42,6 +42,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    SessionBranched,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -128,6 +129,8 @@ def render(record: Record) -> str | None:
             return f"  ↦ {workdir_note(event)}"
         case FilesPutBack():
             return f"  ↶ {put_back_note(event)}"
+        case SessionBranched():
+            return f"  ↶ {branched_note(event)}"
         case ReflectionWritten():
             return f"  ✦ {reflection_note(event)}"
         case ResearchStep():
@@ -254,6 +257,16 @@ def put_back_note(event: FilesPutBack) -> str:
     parts = [f"{what}: {named_files(paths, PUT_BACK_NAMED)}" for what, paths in put_back_groups(event) if paths]
     why = f" (why: {one_line(event.reason, 300)})" if event.reason else ""
     return "; ".join(parts) + f"{why}; the agent is told at its next step"
+
+
+def branched_note(event: SessionBranched) -> str:
+    """A session begun from an earlier point of another, for the person to read."""
+    source = f"“{one_line(event.source_title, 80)}” ({event.source})" if event.source_title else event.source
+    files = ("the work folder's files left as they are now" if event.left_as_they_are else "; ".join(
+        f"{what}: {named_files(paths, PUT_BACK_NAMED)}" for what, paths in (
+            ("files put back as they were then", event.put_back), ("removed (made after it)", event.removed),
+            ("not put back", event.not_put_back)) if paths) or "no file of the work folder had changed since")
+    return f"went back to {local_time(event.back_to)} of session {source}, which stays as it was; {files}"
 
 
 def pins_note(event: PinsChanged) -> str:

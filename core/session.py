@@ -239,7 +239,7 @@ def new_session_id() -> str:
 ID_TRIES = 20
 
 
-def _claim_session_id(store: Store, data_dir: Path, config: SessionConfig) -> str:
+def claim_session_id(store: Store, data_dir: Path, task: str, model: str) -> str:
     """A new session's id, its row made. The random part is short (the id is typed, in `tripane
     resume ID`): sessions started by a script, many a second, drew the same one, and the second
     session's start failed. A folder left by a deleted session is not taken over either."""
@@ -248,7 +248,7 @@ def _claim_session_id(store: Store, data_dir: Path, config: SessionConfig) -> st
         if session_dir(data_dir, session_id).exists():
             continue
         try:
-            store.create_session(session_id, task=config.task, model=config.model)
+            store.create_session(session_id, task=task, model=model)
         except SessionIdTaken:
             continue
         return session_id
@@ -290,7 +290,7 @@ class Session:
         instructions_file, instructions = read_project_instructions(workdir) if config.project_instructions else ("", "")
         for source, _name in config.given:  # (refused before the session is made)
             givable(Path(source))
-        session = cls(store, data_dir, _claim_session_id(store, data_dir, config), model, **kwargs)
+        session = cls(store, data_dir, claim_session_id(store, data_dir, config.task, config.model), model, **kwargs)
         shown = tuple(pictures.keep(session.dir, data, suffix) for data, suffix in config.pictures)
         for source, name in config.given:
             keep_given(session.dir, Path(source), name)

@@ -34,6 +34,7 @@ from core.events import CommandChangedFiles, FilesChangedOutside
 from core.memory.working import atomic_write
 from core.originals import Change, bytes_now, write_back
 from core.paths import common_folder, data_dir_of, folder_of, remove_folder, within
+from core.store import now_iso
 
 SNAPSHOT_DIR = "snapshot.git"
 # Beside the copy's own index: the folder as the agent last left it (mark()), to tell what the next
@@ -46,6 +47,14 @@ MAX_FILES = 20_000
 MAX_BYTES = 300 * 1024 * 1024
 GIT_TIMEOUT_S = 120
 COPY_REF = "refs/tripane/copy"  # the copy's tree
+# The folder as each mark() found it, one commit per change, each on the one before: a session can
+# be taken back to an earlier step with the files as they were then (core/branch.py). The ref keeps
+# them all reachable (pack() keeps what a ref reaches); MARKS_NAME, in the git folder, says when.
+MARKS_REF = "refs/tripane/marks"
+MARKS_NAME = "marks.jsonl"  # one line per mark that changed something: {"at": ISO time, "tree": …}
+# commit-tree asks who commits; these are Tripane's, never the person's (whose settings are not read)
+MARK_AUTHOR = {"GIT_AUTHOR_NAME": "Tripane", "GIT_AUTHOR_EMAIL": "tripane@localhost",
+               "GIT_COMMITTER_NAME": "Tripane", "GIT_COMMITTER_EMAIL": "tripane@localhost"}
 # Loose, each of git's objects is a file of its own, and takes a disk block however small: a copy of
 # 5,000 files took 22 MB on disk (6.6 MB of bytes), packed 5.7 MB in 25 files.
 PACK_LOOSE_OBJECTS = 256
@@ -113,6 +122,7 @@ class WorkFolderSnapshot:
             return
         shutil.copyfile(self.git_dir / "index", self.git_dir / MARKED_INDEX)
         self._write_note({"tree": tree, "put_back": [], "nested": nested})
+        self._keep_mark(workdir, tree)
 
     def _data_folder_within(self, workdir: Path) -> str:
         """Tripane's data folder, as the copy leaves it out, when the work folder holds it (a home
@@ -230,6 +240,41 @@ class WorkFolderSnapshot:
                       given="\0".join(paths).encode("utf-8", "surrogateescape"))
         else:  # (an unreadable file is left out, and the rest read: git exits with 1)
             self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1), index=self._marked)
+        self._keep_mark(workdir, self._git(workdir, "write-tree", index=self._marked).decode().strip())
+
+    def _keep_mark(self, workdir: Path, tree: str) -> None:
+        """The folder as marked (`tree`), kept with its time when it differs from the last kept:
+        one more commit, on the one before (two runs of git; nothing when nothing changed)."""
+        marks = self.marks()
+        if marks and marks[-1][1] == tree:
+            return
+        parent = ["-p", marks[-1][2]] if marks and marks[-1][2] else []
+        commit = self._git(workdir, "commit-tree", tree, *parent, "-m", "mark", extra_env=MARK_AUTHOR).decode().strip()
+        self._git(workdir, "update-ref", MARKS_REF, commit)
+        with open(self.git_dir / MARKS_NAME, "a", encoding="utf-8") as kept:
+            kept.write(json.dumps({"at": now_iso(), "tree": tree, "commit": commit}) + "\n")
+
+    def marks(self) -> list[tuple[str, str, str]]:
+        """(time, tree, commit) of each kept mark, oldest first; a line cut short by a killed
+        process is passed over."""
+        try:
+            lines = (self.git_dir / MARKS_NAME).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                mark = json.loads(line)
+                found.append((str(mark["at"]), str(mark["tree"]), str(mark.get("commit", ""))))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return found
+
+    def tree_at(self, stamp: str) -> str | None:
+        """The folder as the agent had left it at `stamp` (an event's time): the tree of the last
+        mark kept by then; None when none was (before the copy, or a copy older than the marks)."""
+        kept = [tree for at, tree, _ in self.marks() if at <= stamp]
+        return kept[-1] if kept else None
 
     def command_changes(self, workdir: Path, call_id: str) -> CommandChangedFiles | None:
         """After a command: what it changed since mark(), or None when nothing (or no copy)."""
@@ -303,29 +348,37 @@ class WorkFolderSnapshot:
         """The file's bytes in the copy (a link's: where it points); None when it was not there."""
         return self._held(workdir, path)[1]
 
-    def put_back(self, workdir: Path, path: str, held: Held | None = None) -> Change:
-        """The work folder's `path` as it was in the copy: its bytes written back (a symbolic link
-        made again), or the file removed when it was not there. `held`: how the copy holds it, read
-        before with others (held_many)."""
-        mode, data = held if held is not None else self._held(workdir, path)
+    def write_held(self, workdir: Path, path: str, held: Held) -> None:
+        """The work folder's `path` as `held` (held_many) says: its bytes written, a symbolic link
+        made again, or the file removed."""
+        mode, data = held
         if mode == GITLINK_MODE:
             raise ValueError(f"{path} is a git repository of its own: the copy does not hold its files")
         if mode == LINK_MODE:
             write_back(workdir, path, None, link_to=os.fsdecode(data))
         else:
             write_back(workdir, path, data, executable=None if mode is None else mode == EXECUTABLE_MODE)
+
+    def put_back(self, workdir: Path, path: str, held: Held | None = None) -> Change:
+        """The work folder's `path` as it was in the copy: its bytes written back (a symbolic link
+        made again), or the file removed when it was not there. `held`: how the copy holds it, read
+        before with others (held_many)."""
+        held = held if held is not None else self._held(workdir, path)
+        self.write_held(workdir, path, held)
+        data = held[1]
         note = self._note()
         if path not in note.setdefault("put_back", []):
             note["put_back"].append(path)
             self._write_note(note)
         return Change(path, data is not None, True, "as before", by_command=True)
 
-    def held_many(self, workdir: Path, paths: Collection[str]) -> dict[str, Held]:
-        """How the copy holds each of `paths`, read with two runs of git in all: one for each file
-        took two, and putting back 600 files a formatter changed took seconds."""
+    def held_many(self, workdir: Path, paths: Collection[str], tree: str | None = None) -> dict[str, Held]:
+        """How the copy (or another of its trees: a mark's) holds each of `paths`, read with two
+        runs of git in all: one for each file took two, and putting back 600 files a formatter
+        changed took seconds."""
         wanted = set(paths)
         modes: dict[str, tuple[str, str]] = {}  # path → (mode, object)
-        for entry in self._git(workdir, "ls-tree", "-r", "-z", "--full-tree", self._tree()).split(b"\0"):
+        for entry in self._git(workdir, "ls-tree", "-r", "-z", "--full-tree", tree or self._tree()).split(b"\0"):
             info, _, name = entry.partition(b"\t")
             path = name.decode("utf-8", "surrogateescape")
             if info and path in wanted:
@@ -380,7 +433,7 @@ class WorkFolderSnapshot:
     # --- git --------------------------------------------------------------------------------------
 
     def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,),
-             index: Path | None = None, given: bytes | None = None) -> bytes:
+             index: Path | None = None, given: bytes | None = None, extra_env: dict[str, str] | None = None) -> bytes:
         where = [] if bare_init else [f"--git-dir={self.git_dir}", f"--work-tree={workdir}"]
         # Settings of the person's that would change what is kept or run code: off, for this copy.
         # (The repository is Tripane's own, in the person's data folder: git's check of who owns a
@@ -389,7 +442,7 @@ class WorkFolderSnapshot:
                     "-c", "core.hooksPath=", "-c", "safe.directory=*", "-c", "gc.auto=0"]
         try:
             done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True, input=given,
-                                  timeout=GIT_TIMEOUT_S, env=git_environment(index),
+                                  timeout=GIT_TIMEOUT_S, env=git_environment(index) | (extra_env or {}),
                                   creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SnapshotFailed(str(exc)) from exc

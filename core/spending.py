@@ -99,14 +99,19 @@ def requests(store: Store, since: datetime.date | None = None) -> Iterable[Reque
     # Stamps are UTC: a local day starts up to 14 hours either side; the exact cut is made below.
     after = "" if since is None else (datetime.datetime.combine(since, datetime.time()) -
                                       datetime.timedelta(days=1)).isoformat()
+    # A session begun from an earlier point of another (core/branch.py) holds that one's events up
+    # to its SessionBranched: their requests were made, and paid, once, by the other.
+    taken_over = dict(store.read("SELECT session_id, seq FROM events WHERE kind = 'session_branched'", []))
     for kind in KINDS:
         rows = store.read(
-            "SELECT session_id, ts, json_extract(data, ?), json_extract(data, '$.usage.prompt_tokens'), "
+            "SELECT session_id, seq, ts, json_extract(data, ?), json_extract(data, '$.usage.prompt_tokens'), "
             "json_extract(data, '$.usage.completion_tokens'), json_extract(data, '$.usage.cached_tokens'), "
             "json_extract(data, '$.usage.cost_usd') FROM events WHERE kind = ? AND ts >= ? AND json_valid(data)",
             [_MODEL_OF[kind], kind, after])
-        for session_id, ts, model, prompt, completion, cached, cost in rows:
+        for session_id, seq, ts, model, prompt, completion, cached, cost in rows:
             if not (prompt or completion):  # a summary nobody wrote; a reply recorded without usage
+                continue
+            if seq < taken_over.get(session_id, 0):
                 continue
             day = local_day(ts)
             if since is None or day >= since:

@@ -24,6 +24,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    SessionBranched,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -34,6 +35,7 @@ from core.events import (
 )
 from core.pictures import with_pictures_named
 from core.render import (
+    branched_note,
     changed_outside_note,
     compaction_sizes,
     diagnosis_note,
@@ -107,6 +109,8 @@ def transcript(records: list[Record], title: str) -> str:
                 parts.append(quoted(f"↦ {capitalized(workdir_note(event))}"))
             case FilesPutBack():
                 parts.append(quoted(f"↶ {capitalized(put_back_note(event))}"))
+            case SessionBranched():
+                parts.append(quoted(f"↶ {capitalized(branched_note(event))}"))
             case FilesChangedOutside():
                 parts.append(quoted(f"⟳ {capitalized(changed_outside_note(event))}"))
             case ReflectionWritten():

@@ -28,6 +28,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    SessionBranched,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -215,6 +216,10 @@ class SessionState:
                 self.status = "paused"
             case SessionResumed():
                 self.status = "running"
+            case SessionBranched():  # taken over up to a point: nothing is under way, nothing asked
+                self.status = "ended:branched"
+                self.open_questions, self.pending_calls = {}, {}
+                self.halt_requested, self.strike_due, self.diagnosis_due = False, None, None
             case SessionEnded():
                 self.status = f"ended:{event.status}"
                 self.open_questions = {qid: q for qid, q in self.open_questions.items() if asked_aside(q)}

@@ -29,6 +29,7 @@ from core.events import (
     HumanQuestion,
     MemoryRecalled,
     Record,
+    SessionBranched,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -118,9 +119,12 @@ def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_b
     return message
 
 
-def _observation(record: Record, content: str) -> str:
-    """A successful tool result as the model reads it, in the frame drawn for its event."""
-    frame = random.Random(f"{record.session_id}:{record.seq}").choice(OBSERVATION_FRAMES)
+def _observation(record: Record, content: str, framed_as: tuple[tuple[int, str], ...] = ()) -> str:
+    """A successful tool result as the model reads it, in the frame drawn for its event: by the
+    session that recorded it first (`framed_as`, SessionBranched's: a session begun from another's
+    point sends what it took over byte for byte as that one did)."""
+    drawn_by = next((session for before, session in framed_as if record.seq < before), record.session_id)
+    frame = random.Random(f"{drawn_by}:{record.seq}").choice(OBSERVATION_FRAMES)
     return frame.format(name=record.event.name, content=content)
 
 
@@ -159,6 +163,7 @@ class History:
     # after a compaction, or in a log written before it was kept): a reopened session's next
     # request is compared with that one, as it would have been without the restart.
     last_request_held: int | None = None
+    framed_as: tuple[tuple[int, str], ...] = ()  # SessionBranched.framed_as, set before the first record
 
     def _append(self, message: Message, seq: int | None = None) -> None:
         self.messages.append(message)
@@ -210,7 +215,7 @@ class History:
                 if event.metrics.get(STOPPED_BY_PERSON):
                     self._note(STOPPED_NOTE)
             case ToolResult():
-                content = _observation(record, event.content) if event.ok else f"ERROR: {event.content}"
+                content = _observation(record, event.content, self.framed_as) if event.ok else f"ERROR: {event.content}"
                 self._append({"role": "tool", "tool_call_id": event.call_id, "content": content})
                 if event.pictures:  # (a tool's message takes no image: they follow the turn's results)
                     self._held.append((self._seq, self._picture_message(
@@ -257,6 +262,8 @@ class History:
                 self._note(background_kept_for_the_agent(event))
             case FilesPutBack():
                 self._note(put_back_for_the_agent(event))
+            case SessionBranched():
+                self._note(branched_for_the_agent(event))
             case FilesChangedOutside():
                 how = (f"\nHow those you had read or written changed (-: as you left them, +: now):\n{event.diff}"
                        if event.diff else "")
@@ -318,7 +325,7 @@ class History:
             target = self._outputs_in_view.get(digest)
             if record is None or target is None or target.seq in kept:
                 continue
-            self.messages[index] = {**self.messages[index], "content": _observation(record, target.content)}
+            self.messages[index] = {**self.messages[index], "content": _observation(record, target.content, self.framed_as)}
             self.total_tokens -= max(0, self.tokens[index])
             self.tokens[index] = UNCOUNTED
             del self._pointers[seq]
@@ -345,6 +352,21 @@ def put_back_for_the_agent(event: FilesPutBack) -> str:
     why = f" Their reason: {event.reason}" if event.reason else ""
     return (f"[The person {'; and '.join(parts)}. Your changes to them are undone: read a file again before you "
             f"change it, and do not redo what they undid unless they ask.]{why}")
+
+
+def branched_for_the_agent(event: SessionBranched) -> str:
+    """What the agent reads when the person took the session back to this point, to go another way."""
+    if event.left_as_they_are:
+        files = (" They left the work folder's files as they are now: those you changed after this point may hold "
+                 "those later changes; read a file again before you change it.")
+    else:
+        files = "".join(f" {what}: {named_files(paths, AGENT_FILES_NAMED)}." for what, paths in (
+            ("The work folder's files you changed after this point are as they were here again", event.put_back),
+            ("Those you made after it are removed", event.removed),
+            ("These changed after it and could not be put back, so they are not as here: read them again before "
+             "you change them", event.not_put_back)) if paths)
+    return (f"[The person went back to this point of the session, to take another way from here: what you did "
+            f"after it is not yours to build on, and they will tell you what they want now.{files}]")
 
 
 def background_stopped_for_the_agent(event: BackgroundStopped) -> str:
