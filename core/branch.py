@@ -30,9 +30,10 @@ from datetime import datetime
 from pathlib import Path
 
 from core.agent.state import SessionState
-from core.changes import SHELL_TOOL, ChangeTally
+from core.changes import FILE_TOOLS, SHELL_TOOL, ChangeTally, path_of, relative
 from core.events import (
     AssistantMessage,
+    CommandChangedFiles,
     FilesPutBack,
     Record,
     SessionBranched,
@@ -64,6 +65,7 @@ log = logging.getLogger(__name__)
 WRITTEN_ONCE = (OFFLOAD_FOLDER, PICTURES_FOLDER, f"{SNAPSHOT_DIR}/objects")
 SUMMARIES = "compaction/summaries.jsonl"
 TITLE_CHARS = 80
+BRANCHED = "ended:branched"  # the new session's status until the person's message starts its run
 
 
 class CannotGoBack(ValueError):
@@ -144,7 +146,17 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
             between = set(_tally([r for r in after if first_command is None or r.ts < first_command],
                                  earlier.workdir).changed)
             unknown = between & set(earlier.changed)
+        first_change = _first_changes(after, earlier.workdir)
         for path in sorted(changed):
+            if first_change.get(path) == "tool":  # just before that write, as the file tools kept it
+                try:
+                    kept_then, data = originals.before_first_write_after(path, found.back_to)
+                except ValueError as exc:
+                    found.not_put_back[path] = str(exc)
+                    continue
+                if kept_then:
+                    found.held[path] = (None, data)
+                    continue
             if snapshot.taken and path not in between and path not in unknown:
                 from_copy.append(path)
             elif path not in unknown and originals.kept(path):
@@ -162,6 +174,27 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
     except (SnapshotFailed, OriginalsUnreadable) as exc:
         raise CannotGoBack(f"what the files were then cannot be read: {exc}") from exc
     return found
+
+
+def _first_changes(records: list[Record], workdir: str) -> dict[str, str]:
+    """What first changed each file in `records`: "tool" (a file tool's write), "command" (what a
+    command changed) or "put back" (the person's put-back)."""
+    calls: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for record in records:
+        event = record.event
+        if isinstance(event, AssistantMessage):
+            calls |= {c.id: path for c in event.tool_calls if c.name in FILE_TOOLS
+                      and (path := relative(path_of(c.arguments), workdir))}
+        elif isinstance(event, ToolResult) and event.ok and event.call_id in calls:
+            first.setdefault(calls[event.call_id], "tool")
+        elif isinstance(event, CommandChangedFiles):
+            for path in event.paths():
+                first.setdefault(path, "command")
+        elif isinstance(event, FilesPutBack):
+            for path in (*event.paths, *event.removed):
+                first.setdefault(path, "put back")
+    return first
 
 
 def _tally(records: list[Record], workdir: str) -> ChangeTally:
@@ -214,7 +247,7 @@ def go_back(store: Store, data_dir: Path, plan: GoingBack, put_back: bool = True
         not_put_back=tuple(sorted(not_put)) if put_back else tuple(plan.changed), left_as_they_are=not put_back,
         framed_as=(*_framed_as(records), (plan.before_seq, source)))
     store.append(new_id, branched)
-    store.update_session(new_id, title=branch_title(row.title, plan.back_to), status="ended:branched",
+    store.update_session(new_id, title=branch_title(row.title, plan.back_to), status=BRANCHED,
                          workdir=str(plan.workdir))
     return new_id
 
@@ -309,3 +342,4 @@ def _keep_originals_of(folder: Path, paths) -> None:
     index_path.unlink()  # (a link to the other session's: written anew, not through it)
     if kept:
         atomic_write(index_path, json.dumps(kept, indent=1, ensure_ascii=False))
+

@@ -33,7 +33,7 @@ from core.paths import RUN_LOCK, remove_folder, session_dir
 from core.snapshot import NOT_EXPORTED as SNAPSHOT_NOT_EXPORTED
 from core.snapshot import NOTE_NAME as SNAPSHOT_NOTE
 from core.snapshot import SNAPSHOT_DIR
-from core.store import Store, StoreError
+from core.store import Store, StoreError, with_own_store
 from core.transcript import transcript
 
 
@@ -150,11 +150,7 @@ def import_session(store: Store, data_dir: Path, source: Path) -> str:
 
 def import_with_own_store(database: Path, data_dir: Path, source: Path) -> str:
     """import_session through a connection of its own, for a worker thread."""
-    store = Store(database)
-    try:
-        return import_session(store, data_dir, source)
-    finally:
-        store.close()
+    return with_own_store(database, import_session, data_dir, source)
 
 
 def _recorded(text: str, session_id: str) -> list[tuple[str, Event]]:

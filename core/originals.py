@@ -12,6 +12,7 @@ commands change is found against a copy of the work folder made before the first
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -21,10 +22,13 @@ from pathlib import Path, PurePosixPath
 
 from core.diffs import bytes_diff_lines
 from core.memory.working import atomic_write
+from core.store import now_iso
 from core.tools.context import confine
 
 ORIGINALS_DIR = "originals"
 INDEX_NAME = "index.json"
+STEPS_NAME = "steps.jsonl"  # the file before each write (keep_step)
+STEP_COPY_PREFIX = "sha256-"  # its bytes' copy, by their hash (the first copies are numbered: 00001)
 # A file larger than this is not copied (a data file the agent rewrote): its change is listed,
 # and it cannot be put back from here.
 MAX_KEPT_BYTES = 20 * 1024 * 1024
@@ -118,7 +122,9 @@ class Originals:
         self.dir = session_dir / ORIGINALS_DIR
 
     def keep(self, path: str, target: Path) -> None:
-        """Keep `target` (the work folder's `path`) as it is now, unless this session kept it already."""
+        """Keep `target` (the work folder's `path`) as it is now, unless this session kept it already;
+        and, each time, as it was before this write (keep_step)."""
+        self.keep_step(path, target)
         index = self._index()
         if path in index:
             return
@@ -136,6 +142,45 @@ class Originals:
                 atomic_write(self.dir / copy, target.read_bytes())
         index[path] = entry
         atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))
+
+    def keep_step(self, path: str, target: Path) -> None:
+        """`target` as it is just before a file tool writes it, with the time (steps.jsonl): what
+        it was at any earlier point of the session, for going back there (core/branch.py). Its
+        bytes are kept once whatever number of writes found them so (by their SHA-256)."""
+        entry: dict[str, object] = {"at": now_iso(), "path": path}
+        if target.is_file():
+            size = target.stat().st_size
+            if size > MAX_KEPT_BYTES:
+                entry["too_large"] = size
+            else:
+                data = target.read_bytes()
+                entry["copy"] = name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}"
+                self.dir.mkdir(parents=True, exist_ok=True)
+                if not (self.dir / name).exists():
+                    atomic_write(self.dir / name, data)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / STEPS_NAME, "a", encoding="utf-8") as steps:
+            steps.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def before_first_write_after(self, path: str, stamp: str) -> tuple[bool, bytes | None]:
+        """What `path` was just before the file tools' first write of it after `stamp`: (True, its
+        bytes; None when there was no such file), or (False, None) when no write after it was kept
+        (none, or one in a session from before the steps were). ValueError: too large to keep."""
+        try:
+            lines = (self.dir / STEPS_NAME).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return False, None
+        for line in lines:
+            try:
+                step = json.loads(line)
+                if step["path"] != path or str(step["at"]) <= stamp:
+                    continue
+            except (ValueError, KeyError, TypeError):  # a line cut short by a killed process
+                continue
+            if "too_large" in step:
+                raise ValueError(f"{path} was too large to keep ({step['too_large']:,} bytes) then")
+            return True, (self.dir / step["copy"]).read_bytes() if "copy" in step else None
+        return False, None
 
     @property
     def any_kept(self) -> bool:

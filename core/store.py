@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from core.events import (
     SAID_FIELDS,
@@ -713,3 +713,16 @@ def connect_index(path: Path) -> tuple[Any, tuple[type[Exception], ...], str | N
     except Exception as exc:  # an SQLite built without extension support, a blocked library…
         return conn, errors, f"sqlite-vec failed to load ({exc})"
     return conn, errors, None
+
+
+T = TypeVar("T")
+
+
+def with_own_store(database: Path, work: Callable[..., T], *args: Any) -> T:
+    """`work(store, *args)` through a connection of its own to `database`, for a worker thread
+    (the window's own connection serves the window meanwhile)."""
+    store = Store(database)
+    try:
+        return work(store, *args)
+    finally:
+        store.close()

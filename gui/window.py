@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.alongside import folder_notes
+from core.branch import BRANCHED
 from core.changes import may_have_changed_files
 from core.events import (
     AssistantMessage,
@@ -76,6 +77,7 @@ from gui.dialogs.work_changes import WorkChangesDialog
 from gui.drafts import Drafts
 from gui.file_histories import FileHistories
 from gui.glyphs import check_markers
+from gui.going_back import COMPOSER_HINT_GONE_BACK, GoingBackFlow
 from gui.icon import app_icon
 from gui.markdown import warm_up as warm_markdown
 from gui.menus import bind_session_list, build_menus, session_context_menu
@@ -224,6 +226,7 @@ class MainWindow(QMainWindow):
         self.histories = FileHistories(self)
         self.reflections = Reflections(self)
         self.asides = Asides(self)
+        self.going_back = GoingBackFlow(self)
         self.mentions = MentionSearch(self.keeper, self.workspace.store)
 
         self.sessions = SessionList()
@@ -484,6 +487,7 @@ class MainWindow(QMainWindow):
         self.chat.learned_requested.connect(self.reflections.show_strategies)
         self.chat.changes_requested.connect(self.show_work_changes)
         self.chat.aside_requested.connect(self.asides.show_earlier)
+        self.chat.go_back_requested.connect(self.going_back.ask)
         for pane in self.panes.values():
             pane.save_requested.connect(self.on_pane_save_requested)
             pane.pin_requested.connect(self.on_pane_pin_requested)
@@ -797,6 +801,7 @@ class MainWindow(QMainWindow):
         question = session.state.open_question
         if question is not None:
             self.show_question(session, question)
+        self.going_back.shown(session)
         self._let_go_of_idle_sessions()
 
     def _let_go_of_idle_sessions(self) -> None:
@@ -1236,7 +1241,8 @@ class MainWindow(QMainWindow):
             self._look_up_deprecation(state.model, state.api_base)
         for widget in (self.send_button, self.composer):
             widget.setEnabled(has and not elsewhere)
-        self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT)
+        self.composer.setPlaceholderText(COMPOSER_HINT_ELSEWHERE if elsewhere else COMPOSER_HINT_GONE_BACK
+                                         if has and state.status == BRANCHED else COMPOSER_HINT)
         self.pause_button.setEnabled(running and not paused and not pausing)
         goes_on = has and (not state.ended or state.status == ENDED_ON_ERROR)  # (an error's cause fixed)
         self.resume_button.setEnabled(goes_on and not elsewhere and (paused or pausing or not running))

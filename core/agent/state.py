@@ -217,7 +217,7 @@ class SessionState:
             case SessionResumed():
                 self.status = "running"
             case SessionBranched():  # taken over up to a point: nothing is under way, nothing asked
-                self.status = "ended:branched"
+                self.status = "ended:branched"  # (core/branch.py BRANCHED)
                 self.open_questions, self.pending_calls = {}, {}
                 self.halt_requested, self.strike_due, self.diagnosis_due = False, None, None
             case SessionEnded():

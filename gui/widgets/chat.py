@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from core.agent.options import (
@@ -42,6 +43,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    SessionBranched,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -59,6 +61,7 @@ from core.render import (
     aside_note,
     background_kept_note,
     background_stopped_note,
+    branched_note,
     changed_outside_note,
     compaction_sizes,
     describe_danger,
@@ -205,6 +208,9 @@ class ChatView(QScrollArea):
     reflection_requested = Signal(str)  # a kept reflection, by its path in memory/ (its notice links it)
     learned_requested = Signal()  # what the agent learned (a reflection's notice links it when a variant waits)
     changes_requested = Signal()  # the ending notice's link: what the agent changed in the work folder
+    # Before an event of the session, by its seq: one of the agent's steps, or one of the person's
+    # messages (a new session from there, core/branch.py).
+    go_back_requested = Signal(int)
     aside_requested = Signal(str)  # a helper's answer to the person, by the question's id (its notice links it)
 
     def __init__(self, parent: QWidget | None = None):
@@ -602,15 +608,23 @@ class ChatView(QScrollArea):
             case SessionStarted():  # what the person asked, at the top, as any message of theirs
                 self._add(self._persons(shown_task(event.task), event.pictures, record), into)
             case UserMessage():
-                self._add(self._persons(event.text, event.pictures, record), into)
+                item = self._persons(event.text, event.pictures, record)
+                item.go_back = partial(self.go_back_requested.emit, record.seq)
+                self._add(item, into)
             case AssistantMessage():
                 hidden = thinking_hidden(event.reasoning, event.thinking_blocks)
+                said: MessageItem | None = None
                 if into is None:
-                    self._finish_live(event.text, event.reasoning, hidden)
+                    said = self._finish_live(event.text, event.reasoning, hidden)
                 elif event.text or event.reasoning or hidden:
-                    self._add(MessageItem("assistant", event.text, event.reasoning, hidden, stamp(record.ts)), into)
+                    said = MessageItem("assistant", event.text, event.reasoning, hidden, stamp(record.ts))
+                    self._add(said, into)
+                going_back = partial(self.go_back_requested.emit, record.seq)
+                if said is not None:
+                    said.go_back = going_back
                 for call in event.tool_calls:
                     card = ToolCard(call, self.folder, self.workdir)
+                    card.go_back = going_back
                     card.stop_requested.connect(self.tool_stop_requested)
                     card.left_stopped.connect(self.left_stopped)
                     card.left_ended.connect(self._say_kept_ended)
@@ -693,6 +707,9 @@ class ChatView(QScrollArea):
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
             case FilesPutBack():
                 self._notice(f"↶ {escape_html(capitalized(put_back_note(event)))}", into=into)
+            case SessionBranched():
+                self._notice(f"↶ {escape_html(capitalized(branched_note(event)))}. Tell the agent what to do "
+                             "from here: it goes on once you send it.", into=into)
             case FilesChangedOutside():
                 said = escape_html(capitalized(changed_outside_note(event)))
                 label = rich_label(displayable(f"⟳ {said}"), "notice")
@@ -799,24 +816,29 @@ class ChatView(QScrollArea):
         """Drop the reply being streamed (its call failed and is being tried again)."""
         self._finish_live("")
 
-    def _finish_live(self, final_text: str, reasoning: str = "", hidden: bool = False) -> None:
-        """`hidden`: the reply's thinking is there but encrypted (core/reasoning.thinking_hidden)."""
+    def _finish_live(self, final_text: str, reasoning: str = "", hidden: bool = False) -> MessageItem | None:
+        """`hidden`: the reply's thinking is there but encrypted (core/reasoning.thinking_hidden).
+        Returns the reply's item (None: a reply of calls alone)."""
         self._render_timer.stop()
         self._render_held = False
+        finished = None
         if self._live is not None:
             if final_text or reasoning or hidden:
                 # the thinking first: the text's label is shown only if there is text or no thinking
                 self._live.set_reasoning(reasoning, hidden=hidden)
                 self._live.set_text(final_text)
                 self._chain([self._live])  # (its thinking's header, made as it streamed)
+                finished = self._live
             else:
                 self._live.parentWidget().layout().removeWidget(self._live)
                 self._live.deleteLater()
         elif final_text or reasoning or hidden:
-            self._add(MessageItem("assistant", final_text, reasoning, hidden, now_stamp()))
+            finished = MessageItem("assistant", final_text, reasoning, hidden, now_stamp())
+            self._add(finished)
         self._live = None
         self._live_text = ""
         self._live_reasoning = ""
+        return finished
 
     def _note_approval(self, event: Event) -> None:
         """Which calls wait for the person's approval: their cards say so until the answer."""

@@ -108,6 +108,9 @@ class MessageItem(QFrame):
         self.body.on_focus = self._name_body
         layout.addWidget(self.body)
         self.text = text
+        # Going back to before this message or step (a new session from there: core/branch.py);
+        # None where there is no such point (the task, a reply still being written).
+        self.go_back: Callable[[], None] | None = None
         self.settled: list[WrappedLabel] = []  # a streamed reply's finished blocks, above the body
         self.pictures: list[Path] = []  # those the person showed with it
         self._settled_chars = 0
@@ -214,7 +217,9 @@ class MessageItem(QFrame):
     def context_menu(self) -> QMenu:
         """Copy what is selected, or the whole message as the Markdown it was written in (code
         blocks and all, ready to paste into an editor or an issue)."""
-        return copy_menu(self, self.selected_text(), [("Copy message as &Markdown", self.copy_markdown)])
+        menu = copy_menu(self, self.selected_text(), [("Copy message as &Markdown", self.copy_markdown)])
+        offer_going_back(menu, self.go_back, GO_BACK_BEFORE_MESSAGE if self.role == "user" else GO_BACK_BEFORE_STEP)
+        return menu
 
     def copy_markdown(self) -> None:
         """The text as written, and its pictures as Markdown images of their files."""
@@ -234,6 +239,17 @@ def tab_parts(item: QWidget) -> list[QWidget]:
     """What Tab reaches in a conversation's item, in the order shown."""
     ordered = getattr(item, "tab_parts", None)
     return ordered() if ordered is not None else tab_stops(item)
+
+
+GO_BACK_BEFORE_MESSAGE = "Go &back to before this message…"
+GO_BACK_BEFORE_STEP = "Go &back to before this step…"
+
+
+def offer_going_back(menu: QMenu, go_back: Callable[[], None] | None, words: str) -> None:
+    """The menu's last entry: a new session from before this message or step (when it is one)."""
+    if go_back is not None:
+        menu.addSeparator()
+        menu.addAction(words).triggered.connect(go_back)
 
 
 def copy_menu(owner: QWidget, selected: str, copies: list[tuple[str, Callable[[], None] | None]]) -> QMenu:

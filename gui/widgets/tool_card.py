@@ -42,10 +42,12 @@ from gui.qt import (
 )
 from gui.theme import coloured, set_style_property
 from gui.widgets.chat_items import (
+    GO_BACK_BEFORE_STEP,
     PRE,
     copy_menu,
     escape_html,
     fit_width,
+    offer_going_back,
     rich_label,
 )
 from gui.widgets.pictures import PicturesShown
@@ -93,6 +95,7 @@ class ToolCard(QFrame):
         self.workdir = workdir  # the session's work folder, as it is now (it may be moved)
         self.folder = folder  # the session's folder, where an offloaded output's file is
         self.status = "running"
+        self.go_back: Callable[[], None] | None = None  # to before the step that made the call (MessageItem's)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         self.header = QToolButton()
@@ -450,6 +453,7 @@ class ToolCard(QFrame):
             stop = menu.addAction(STOP_WORDS[self.call.name][2])
             stop.setEnabled(self.stop_button.isEnabled())
             stop.triggered.connect(self.request_stop)
+        offer_going_back(menu, self.go_back, GO_BACK_BEFORE_STEP)
         return menu
 
     def _file(self) -> Path | None:

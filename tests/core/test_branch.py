@@ -17,6 +17,7 @@ from core.events import (
     UserMessage,
 )
 from core.memory.working import PLAN
+from core.originals import ORIGINALS_DIR, STEPS_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.spending import spending
@@ -121,8 +122,7 @@ async def test_a_point_before_the_first_command_takes_what_the_copy_and_the_orig
     assert not (workdir / "config.ini").exists() and not (workdir / "junk.txt").exists()
 
 
-async def test_a_file_changed_before_and_after_the_point_before_the_copy_is_said_not_put_back(
-        store, data_dir, workdir):
+async def two_edits_then_a_command(store, data_dir, workdir):
     (workdir / "calc.py").write_text(ADD, encoding="utf-8")
     model = ScriptedModel([
         reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
@@ -132,7 +132,21 @@ async def test_a_file_changed_before_and_after_the_point_before_the_copy_is_said
     ])
     source = make_session(store, data_dir, workdir, model, approval="all")
     assert await source.run() == "done"
-    second = [r for r in source.records if isinstance(r.event, AssistantMessage)][1]
+    return source, [r for r in source.records if isinstance(r.event, AssistantMessage)][1]
+
+
+async def test_a_file_the_tools_wrote_before_and_after_the_point_comes_back_as_it_was_between(
+        store, data_dir, workdir):
+    source, second = await two_edits_then_a_command(store, data_dir, workdir)
+    plan = going_back(store, data_dir, source.id, second.seq)
+    assert plan.not_put_back == {} and list(plan.held) == ["calc.py"]
+    go_back(store, data_dir, plan)
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == FIXED  # after the first edit, before the second
+
+
+async def test_in_a_log_from_before_each_write_was_kept_such_a_file_is_said_not_put_back(store, data_dir, workdir):
+    source, second = await two_edits_then_a_command(store, data_dir, workdir)
+    (source.dir / ORIGINALS_DIR / STEPS_NAME).unlink()  # as an older Tripane left it
 
     plan = going_back(store, data_dir, source.id, second.seq)
     assert list(plan.not_put_back) == ["calc.py"] and "before that point and after" in plan.not_put_back["calc.py"]

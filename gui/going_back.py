@@ -1,0 +1,77 @@
+"""Going back to before a message or step of the shown session (right-click it in the
+conversation): what the work folder's files were then is read on a worker thread (git), the
+person confirms, and the new session (core/branch.py) opens with the message box waiting."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.branch import CannotGoBack, GoingBack, go_back, going_back
+from core.events import UserMessage
+from core.session import Session
+from core.store import StoreError, with_own_store
+from gui.dialogs.forms import open_once
+from gui.dialogs.go_back import GoBackDialog
+
+if TYPE_CHECKING:
+    from gui.window import MainWindow
+
+STOP_FIRST = ("Stop the run first (Esc): going back starts a new session from that point, and puts back the files "
+              "this run is working on.")
+COMPOSER_HINT_GONE_BACK = "Tell the agent what to do from here: it goes on once you send it (Ctrl+Enter)"
+
+
+class GoingBackFlow:
+    def __init__(self, window: MainWindow):
+        self.window = window
+        self.dialog: GoBackDialog | None = None
+        self._message_box_for = ""  # the session just made: shown with the message box focused
+
+    def ask(self, seq: int) -> None:
+        """Going back to before the shown session's event `seq`, once asked what it puts back."""
+        window, session = self.window, self.window.session
+        if session is None:
+            return
+        if session.running or session.run_elsewhere():
+            window.statusBar().showMessage(STOP_FIRST, 15_000)
+            return
+        words = ("your message" if any(r.seq == seq and isinstance(r.event, UserMessage) for r in session.records)
+                 else "the agent's step")
+        window.statusBar().showMessage("Reading what the work folder's files were then…")
+        window.keeper.in_thread(with_own_store, window.workspace.store.path, going_back, window.workspace.data_dir,
+                                session.id, seq, on_success=lambda plan: self._confirm(session, plan, words),
+                                on_failure=self._refused)
+
+    def _confirm(self, session: Session, plan: GoingBack, words: str) -> GoBackDialog | None:
+        window = self.window
+        window.statusBar().clearMessage()
+        if window.session is not session:  # another one was chosen meanwhile
+            return None
+        self.dialog = dialog = GoBackDialog(plan, words, window)
+        dialog.accepted.connect(lambda: self._go(plan, dialog.putting_back))
+        open_once(dialog)
+        return dialog
+
+    def _go(self, plan: GoingBack, put_back: bool) -> None:
+        window = self.window
+        window.statusBar().showMessage("Going back…")
+
+        def made(session_id: str) -> None:
+            window.statusBar().clearMessage()
+            self._message_box_for = session_id
+            window.refresh_sessions()
+            window.show_session(session_id)
+        window.keeper.in_thread(with_own_store, window.workspace.store.path, go_back, window.workspace.data_dir, plan,
+                                put_back, on_success=made, on_failure=self._refused)
+
+    def shown(self, session: Session) -> None:
+        """A session is shown: the one just made waits for the person's word, in the message box."""
+        if session.id == self._message_box_for:
+            self._message_box_for = ""
+            self.window.composer.setFocus()
+
+    def _refused(self, error: BaseException) -> None:
+        self.window.statusBar().clearMessage()
+        if not isinstance(error, (CannotGoBack, StoreError, OSError)):
+            raise error  # a bug: the error hook reports it
+        self.window.tell(f"Tripane cannot go back there: {error}")

@@ -1,0 +1,75 @@
+"""Going back to before a step of the agent's, in the real window: right-click the step, confirm
+what comes back, and the new session opens waiting for the person's word; the agent goes on from
+there with its files as they were."""
+
+from __future__ import annotations
+
+from core.events import SessionBranched
+from core.scripted import ScriptedModel, call, reply
+from gui.qt import QDialog, QLabel, QMenu
+from gui.widgets.chat_items import MessageItem
+from gui.widgets.tool_card import ToolCard
+from tests.gui.test_message_menu import action
+from tests.gui.test_supporting_screens import chat_says
+from tests.gui.test_window import start
+from tests.support.marks import needs_git
+
+pytestmark = needs_git
+
+WAIT = 20_000
+
+
+def test_going_back_before_a_step_opens_a_new_session_with_the_files_as_they_were(qtbot, make_window, workdir):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("Fixing the sign.", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("Now rewriting it all.", call("file_write", path="calc.py", content="rewritten\n")),
+        reply("", call("task_done", summary="rewrote it")),
+        reply("", call("task_done", summary="kept the fix and added a test")),
+    ])
+    window = make_window(model)
+    source = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: source.state.ended and not source.running, timeout=WAIT)
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n"
+
+    said = next(item for item in window.chat.items() if isinstance(item, MessageItem)
+                and item.text == "Now rewriting it all.")
+    card = next(item for item in window.chat.items() if isinstance(item, ToolCard) and item.call.name == "file_write")
+    first = next(item for item in window.chat.items() if isinstance(item, MessageItem) and item.role == "user")
+    assert [a.text() for a in first.context_menu().actions() if "back" in a.text()] == []  # the task: no point before
+    menu: QMenu = card.context_menu()
+    action(menu, "Go back to before this step…")  # the call's card offers it, as its reply does
+    action(said.context_menu(), "Go back to before this step…").trigger()
+
+    dialog = None
+
+    def asked():
+        nonlocal dialog
+        dialog = window.findChild(QDialog, "go_back")
+        return dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(asked, timeout=WAIT)
+    assert dialog.put_back.isChecked() and "1 file the agent changed" in dialog.put_back.text()
+    assert "As they were then: calc.py" in dialog.findChild(QLabel, "go_back_files").text()
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n"  # nothing before the person says so
+    dialog.go_button.click()
+
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source.id, timeout=WAIT)
+    branch = window.session
+    assert isinstance(branch.records[-1].event, SessionBranched)
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
+    qtbot.waitUntil(lambda: window.focusWidget() is window.composer, timeout=WAIT)  # to say what to do instead
+    assert window.composer.placeholderText().startswith("Tell the agent what to do from here")
+    assert "Went back to" in chat_says(window)
+    said_now = [item.text for item in window.chat.items() if isinstance(item, MessageItem)]
+    assert said_now == ["Write hello.txt", "Fixing the sign."]  # the step gone back before is not there
+    titles = [window.sessions.list.item(i).text() for i in range(window.sessions.list.count())]
+    assert any("(from " in title and "went back: waits for your message" in title for title in titles)
+
+    window.composer.setPlainText("Keep the fix; add a test instead of rewriting.")
+    window.send_message()
+    qtbot.waitUntil(lambda: branch.state.ended and not branch.running and len(model.requests) == 4, timeout=WAIT)
+    told = str(model.requests[-1].messages)
+    assert "The person went back to this point of the session" in told
+    assert "Keep the fix; add a test instead of rewriting." in told
+    assert "Now rewriting it all." not in told  # what the other session did after the point is not in its context
+    assert branch.state.status == "ended:done"
