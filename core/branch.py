@@ -26,7 +26,6 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from core.agent.state import SessionState
@@ -80,6 +79,7 @@ class GoingBack:
     before_seq: int  # the first event left out: the agent's step, or the person's message, gone back before
     back_to: str  # the time of the last event taken over
     workdir: Path
+    step: int = 1  # the agent's step the new session takes first (its turn)
     held: dict[str, Held] = field(default_factory=dict)  # path → how it was at the point (None bytes: not there)
     not_put_back: dict[str, str] = field(default_factory=dict)  # path → why not
     # Of those held: changed after the point by someone else than the agent too (the person, in
@@ -127,8 +127,8 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
     for record in after:  # put back as before the session by the person: changed, all the same
         if isinstance(record.event, FilesPutBack):
             changed |= {*record.event.paths, *record.event.removed}
-    found = GoingBack(source, before_seq, kept[-1].ts, workdir, changed_by_others=later.changed_since & changed,
-                      unnamed=later.unnamed)
+    found = GoingBack(source, before_seq, kept[-1].ts, workdir, replayed(source, kept).turn + 1,
+                      changed_by_others=later.changed_since & changed, unnamed=later.unnamed)
     folder = session_dir(data_dir, source)
     snapshot, originals = WorkFolderSnapshot(folder), Originals(folder)
     tree = snapshot.tree_at(found.back_to) if snapshot.taken else None
@@ -243,11 +243,12 @@ def go_back(store: Store, data_dir: Path, plan: GoingBack, put_back: bool = True
         except OSError as exc:
             log.warning("the work folder was not marked after going back: %s", exc)
     branched = SessionBranched(
-        source=source, back_to=plan.back_to, source_title=row.title, put_back=tuple(put), removed=tuple(removed),
+        source=source, back_to=plan.back_to, step=plan.step, source_title=row.title, put_back=tuple(put),
+        removed=tuple(removed),
         not_put_back=tuple(sorted(not_put)) if put_back else tuple(plan.changed), left_as_they_are=not put_back,
         framed_as=(*_framed_as(records), (plan.before_seq, source)))
     store.append(new_id, branched)
-    store.update_session(new_id, title=branch_title(row.title, plan.back_to), status=BRANCHED,
+    store.update_session(new_id, title=branch_title(row.title, plan.step), status=BRANCHED,
                          workdir=str(plan.workdir))
     return new_id
 
@@ -257,13 +258,9 @@ def _framed_as(records: list[Record]) -> tuple[tuple[int, str], ...]:
     return next((r.event.framed_as for r in records if isinstance(r.event, SessionBranched)), ())
 
 
-def branch_title(title: str, back_to: str) -> str:
-    """"Sum the invoices (from 14:02)": the list tells it from the session it went back in."""
-    try:
-        when = datetime.fromisoformat(back_to).astimezone().strftime("%H:%M")
-    except ValueError:
-        when = back_to
-    return f"{one_line(title, TITLE_CHARS)} (from {when})"
+def branch_title(title: str, step: int) -> str:
+    """"Fix final_price (from step 4)": the list tells it from the session it went back in."""
+    return f"{one_line(title, TITLE_CHARS)} (from step {step})"
 
 
 def _copy_folder(source: Path, target: Path, back_to: str) -> None:

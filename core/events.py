@@ -368,6 +368,7 @@ class SessionBranched(Event):
     kind: ClassVar[str] = "session_branched"
     source: str  # the session it went back from, which stays as it was
     back_to: str  # the time of the point (of the last event taken over), ISO 8601 UTC
+    step: int = 0  # the agent's step (turn) the session takes first from there
     source_title: str = ""
     # The work folder's files the agent changed after that point, written back as they were then
     # (relative to the work folder), and those removed (made after it).
@@ -604,7 +605,7 @@ class SessionEnded(Event):
 
 # How an end is said to the person: "aborted" is kept in the log, and a run the person stopped read
 # as one that failed ("Ended: aborted" after their own Stop).
-ENDED_WORDS = {"aborted": "stopped", "branched": "went back: waits for your message"}
+ENDED_WORDS = {"aborted": "stopped", "branched": "went back"}
 
 
 def ended_word(status: str) -> str:

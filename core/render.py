@@ -266,7 +266,8 @@ def branched_note(event: SessionBranched) -> str:
         f"{what}: {named_files(paths, PUT_BACK_NAMED)}" for what, paths in (
             ("files put back as they were then", event.put_back), ("removed (made after it)", event.removed),
             ("not put back", event.not_put_back)) if paths) or "no file of the work folder had changed since")
-    return f"went back to {local_time(event.back_to)} of session {source}, which stays as it was; {files}"
+    where = f"before step {event.step} ({local_time(event.back_to)})" if event.step else local_time(event.back_to)
+    return f"went back to {where} of session {source}, which stays as it was; {files}"
 
 
 def pins_note(event: PinsChanged) -> str:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.branch import CannotGoBack, GoingBack, go_back, going_back
-from core.events import UserMessage
+from core.events import AssistantMessage, Event, UserMessage
 from core.session import Session
 from core.store import StoreError, with_own_store
+from core.text import one_line
 from gui.dialogs.forms import open_once
 from gui.dialogs.go_back import GoBackDialog
 
@@ -18,7 +19,19 @@ if TYPE_CHECKING:
 
 STOP_FIRST = ("Stop the run first (Esc): going back starts a new session from that point, and puts back the files "
               "this run is working on.")
+QUOTED_CHARS = 60  # of the message or reply gone back before, in the dialog's question
 COMPOSER_HINT_GONE_BACK = "Tell the agent what to do from here: it goes on once you send it (Ctrl+Enter)"
+
+
+def point_words(event: Event | None) -> str:
+    """The point gone back before, as the dialog asks about it: "the agent's step 4 (“The test
+    passes…”)", "your message “Keep the fix…”" (times alone repeat within a minute)."""
+    if isinstance(event, UserMessage):
+        return f"your message “{one_line(event.text, QUOTED_CHARS)}”"
+    if isinstance(event, AssistantMessage):
+        said = f" (“{one_line(event.text, QUOTED_CHARS)}”)" if event.text.strip() else ""
+        return f"the agent's step {event.turn}{said}"
+    return "that point"
 
 
 class GoingBackFlow:
@@ -35,8 +48,7 @@ class GoingBackFlow:
         if session.running or session.run_elsewhere():
             window.statusBar().showMessage(STOP_FIRST, 15_000)
             return
-        words = ("your message" if any(r.seq == seq and isinstance(r.event, UserMessage) for r in session.records)
-                 else "the agent's step")
+        words = point_words(next((r.event for r in session.records if r.seq == seq), None))
         window.statusBar().showMessage("Reading what the work folder's files were then…")
         window.keeper.in_thread(with_own_store, window.workspace.store.path, going_back, window.workspace.data_dir,
                                 session.id, seq, on_success=lambda plan: self._confirm(session, plan, words),

@@ -45,10 +45,10 @@ class GoBackDialog(QDialog):
         super().__init__(parent)
         self.plan = plan
         when = stamp(plan.back_to)
-        self.setWindowTitle(f"Go back to {when}?")
+        self.setWindowTitle(f"Go back to step {plan.step}?")
         self.setObjectName("go_back")
         said = QLabel(
-            f"<p><b>Go back to {escape_html(words)}, at {escape_html(when)}?</b></p>"
+            f"<p><b>Go back to before {escape_html(words)}, at {escape_html(when)}?</b></p>"
             "<p>A new session starts from there: the conversation, the plan, findings and progress as they were "
             "then. You tell the agent what to do instead, and it goes on from there. This session stays as it "
             "is, to read or to go back in again.</p>")

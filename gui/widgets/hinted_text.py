@@ -40,4 +40,9 @@ class HintedText(QPlainTextEdit):
     def setPlaceholderText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         if self.accessibleDescription() in ("", self.placeholderText()):
             self.setAccessibleDescription(text)
+        changed = text != self.placeholderText()
         super().setPlaceholderText(text)
+        if changed and self.document().isEmpty():
+            # Qt repaints only when the hint comes or goes, not when another takes its place: the box
+            # kept saying "Tell the agent what to do from here" after the run had begun.
+            self.viewport().update()

@@ -30,7 +30,7 @@ from gui.session_search import MIN_CHARS, long_enough
 from gui.widgets.snug_button import SnugButton
 from gui.widgets.whole_lines import WholeLines
 
-MARKS = {"waiting": "?", "paused": "‖", "running": "●"}
+MARKS = {"waiting": "?", "paused": "‖", "running": "●", "ended:branched": "↶"}
 
 
 def row_text(row: SessionRow, drafted: bool = False, serving: bool = False) -> str:

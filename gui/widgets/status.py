@@ -24,6 +24,8 @@ STATE_TEXT = {
     "elsewhere": ("● Running in another Tripane", "running"),
     "elsewhere_waiting": ("? Waiting for an answer in another Tripane", "waiting"),
     "interrupted": ("○ Interrupted mid-run: Resume (Ctrl+R) continues it", "idle"),
+    # A session begun from an earlier point of another (core/branch.py), before the person's word.
+    "ended:branched": ("↶ Went back: waiting for your message", "waiting"),
 }
 
 PAUSING = "‖ Pausing after this step"
@@ -160,7 +162,9 @@ class SessionStatusBar(QStatusBar):
                                  "for a hosted one, see the provider's bill. A budget in dollars cannot stop this "
                                  "session; one in tokens can (Settings → Supervision). Click: the spending over all "
                                  "sessions.")
-        if state.ended:
+        if state.status in STATE_TEXT:  # (a session gone back in: its own words)
+            self._set_state(*STATE_TEXT[state.status])
+        elif state.ended:
             self._set_state(f"■ Ended: {ended_word(state.status)}", "ended")
         elif activity == "elsewhere" and state.status == "waiting":  # asked there, not here
             self._set_state(*STATE_TEXT["elsewhere_waiting"])

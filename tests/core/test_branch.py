@@ -85,7 +85,7 @@ async def test_going_back_puts_the_work_folder_the_plan_and_the_conversation_as_
     assert branch.state.status == "ended:branched"
     assert "Rewrite everything" not in plan_of(branch.dir)
     assert branch.state.files[PLAN].version == plan_then.version and branch.read_file(PLAN)[1] == plan_then.version
-    assert store.session(new_id).title.startswith("Test task (from ")
+    assert store.session(new_id).title == "Test task (from step 3)"
     # The session gone back in stays as it was: its log, its plan.
     assert "Rewrite everything" in plan_of(source.dir)
     assert store.records(source.id) == source.records

@@ -10,7 +10,7 @@ from core.dropped_files import (
 from core.events import UserMessage
 from core.scripted import ScriptedModel, call, reply
 from core.session import SessionConfig
-from gui.qt import QMimeData, Qt, QUrl
+from gui.qt import QEvent, QMimeData, QObject, Qt, QUrl
 from gui.widgets.composer import Composer
 from tests.core.helpers import events_of
 from tests.support.office import docx_bytes
@@ -345,3 +345,27 @@ def test_a_spec_dropped_on_a_new_sessions_task_from_another_folder_goes_with_its
     session = window.session
     assert session is not None and (session.dir / "offload" / "given" / "core.dump").read_bytes() == b"\x7fELF\x00\x00\x01"
     assert "`offload:given/core.dump`" in session.state.config.task
+
+
+def test_a_new_hint_in_the_empty_box_is_drawn_at_once(qtbot):
+    """Qt repaints a text box when its hint comes or goes, not when another hint takes its place:
+    the message box went on saying "Tell the agent what to do from here" after the run began."""
+    box = Composer()
+    qtbot.addWidget(box)
+    box.setPlaceholderText("Tell the agent what to do from here")
+    with qtbot.waitExposed(box):
+        box.show()
+    painted = []
+
+    class Painted(QObject):
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt's name
+            # (the caret's blinking repaints a sliver of it: not the hint)
+            if event.type() == QEvent.Type.Paint and event.rect().width() > box.viewport().width() // 2:
+                painted.append(event.rect())
+            return False
+    watcher = Painted()
+    box.viewport().installEventFilter(watcher)
+    qtbot.wait(50)
+    painted.clear()
+    box.setPlaceholderText("Message the agent")
+    qtbot.waitUntil(lambda: bool(painted), timeout=2000)

@@ -63,7 +63,8 @@ def test_going_back_before_a_step_opens_a_new_session_with_the_files_as_they_wer
     said_now = [item.text for item in window.chat.items() if isinstance(item, MessageItem)]
     assert said_now == ["Write hello.txt", "Fixing the sign."]  # the step gone back before is not there
     titles = [window.sessions.list.item(i).text() for i in range(window.sessions.list.count())]
-    assert any("(from " in title and "went back: waits for your message" in title for title in titles)
+    assert any(title.startswith("↶ Write hello.txt (from step 2)") and "· went back" in title for title in titles)
+    assert window.status.state.text() == "↶ Went back: waiting for your message"
 
     window.composer.setPlainText("Keep the fix; add a test instead of rewriting.")
     window.send_message()
@@ -73,3 +74,4 @@ def test_going_back_before_a_step_opens_a_new_session_with_the_files_as_they_wer
     assert "Keep the fix; add a test instead of rewriting." in told
     assert "Now rewriting it all." not in told  # what the other session did after the point is not in its context
     assert branch.state.status == "ended:done"
+    assert not window.composer.placeholderText().startswith("Tell the agent what to do from here")  # under way since
