@@ -91,6 +91,16 @@ class GoingBack:
     def changed(self) -> list[str]:
         return sorted({*self.held, *self.not_put_back})
 
+    @property
+    def as_then(self) -> list[str]:
+        """The files written back as they were at the point."""
+        return sorted(path for path, (_, data) in self.held.items() if data is not None)
+
+    @property
+    def removed(self) -> list[str]:
+        """The files removed: made after the point."""
+        return sorted(path for path, (_, data) in self.held.items() if data is None)
+
 
 def point_of(records: list[Record], before_seq: int) -> int:
     """The index in `records` of the event gone back before: the agent's step (its reply with
@@ -104,6 +114,15 @@ def point_of(records: list[Record], before_seq: int) -> int:
     if state.pending_calls:  # (a message sent while a command ran, in a log of an older version)
         raise CannotGoBack("the agent's calls were under way at that point; go back to before its step instead")
     return index
+
+
+def step_seq(records: list[Record], step: int) -> int:
+    """The seq of the agent's step `step` (its turn: `tripane show` prints [turn N])."""
+    steps = [record for record in records if isinstance(record.event, AssistantMessage)]
+    found = next((record for record in steps if record.event.turn == step), None)
+    if found is None:
+        raise CannotGoBack(f"the session has no step {step}: its agent took {len(steps)} (`tripane show` numbers them)")
+    return found.seq
 
 
 def replayed(session_id: str, records: list[Record]) -> SessionState:

@@ -262,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
                               "patch in git's format, to review or apply elsewhere (git apply, patch -p1)")
     changes.add_argument("--output", "-o", metavar="FILE", help="with --patch: write it to FILE (PowerShell's > "
                                                                "would write it as UTF-16)")
+    back = commands.add_parser("go-back", help="begin a new session from before one of a session's steps, with its "
+                               "plan, findings, progress and the work folder's files the agent changed as they were "
+                               "then, to tell the agent what to do instead (the session stays as it was)",
+                               parents=[common])
+    back.add_argument("session", help="session id or a unique prefix")
+    back.add_argument("step", type=int, help="the agent's step to go back to before ([turn N] in `tripane show`)")
+    back.add_argument("--leave-files", action="store_true",
+                      help="leave the work folder's files as they are now (the agent is told which changed since)")
+    back.add_argument("--dry-run", action="store_true", help="say what going back would put back, and do nothing")
     delete = commands.add_parser("delete", help="delete sessions: their event logs, three files, offloads and copies "
                                                 "(the work folder is not touched)", parents=[common])
     delete.add_argument("sessions", nargs="+", metavar="SESSION", help="session ids or unique prefixes")
@@ -409,6 +418,8 @@ async def _dispatch(args: argparse.Namespace) -> int:
             return _import(store, data_dir, args.file)
         if args.command == "delete":
             return _delete(store, data_dir, args.sessions, args.yes)
+        if args.command == "go-back":
+            return _go_back(store, data_dir, args)
         if args.command == "export":
             from core.export import export_session
 
@@ -676,6 +687,24 @@ def _history(store, args) -> int:
     except Unrebuildable as exc:
         print(f"tripane: {exc}. What it changed: --diff", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_DONE
+
+
+def _go_back(store, data_dir: Path, args) -> int:
+    from core.branch import go_back, going_back, step_seq
+    from core.render import branched_note
+
+    row = _chosen_session(store, args.session)
+    plan = going_back(store, data_dir, row.id, step_seq(store.records(row.id), args.step))
+    if args.dry_run:
+        print(f"Going back to before step {args.step} of {row.id} would put back: {', '.join(plan.as_then) or 'nothing'}"
+              + (f"; remove (made after it): {', '.join(plan.removed)}" if plan.removed else ""))
+        for path, why in sorted(plan.not_put_back.items()):
+            print(f"  not put back: {path} ({why})")
+        return EXIT_DONE
+    new_id = go_back(store, data_dir, plan, put_back=not args.leave_files)
+    print(f"  ↶ {branched_note(store.records(new_id)[-1].event)}")
+    print(f"New session {new_id} waits for your word: tripane resume {new_id} --message \"what to do instead\"")
     return EXIT_DONE
 
 

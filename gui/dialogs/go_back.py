@@ -23,10 +23,8 @@ NAMED = 8  # files named in each line; the rest are counted (a formatter's 600 m
 
 def files_lines(plan: GoingBack) -> list[str]:
     """Each way the files changed since the point would go, with their names."""
-    back = [path for path, (_, data) in plan.held.items() if data is not None]
-    gone = [path for path, (_, data) in plan.held.items() if data is None]
-    lines = [f"{what}: {named_files(sorted(paths), NAMED)}" for what, paths in (
-        ("As they were then", back), ("Removed (made after it)", gone)) if paths]
+    lines = [f"{what}: {named_files(paths, NAMED)}" for what, paths in (
+        ("As they were then", plan.as_then), ("Removed (made after it)", plan.removed)) if paths]
     lines += [f"Not put back: {path} ({why})" for path, why in sorted(plan.not_put_back.items())[:NAMED]]
     if len(plan.not_put_back) > NAMED:
         lines.append(f"…and {len(plan.not_put_back) - NAMED:,} more not put back")

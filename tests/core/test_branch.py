@@ -4,6 +4,7 @@ the scripted model."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -220,3 +221,25 @@ async def test_the_new_sessions_own_changes_are_listed_and_put_back_as_before_it
     assert listed == {"calc.py": "changed", "config.ini": "created by a command", "other.py": "created"}
     branch.put_back(["other.py", "calc.py"])
     assert (workdir / "calc.py").read_text(encoding="utf-8") == ADD and not (workdir / "other.py").exists()
+
+
+def test_the_command_line_goes_back_to_a_step_says_what_it_put_back_and_refuses_one_not_taken(
+        store, data_dir, workdir, capsys):
+    from core import cli
+
+    source, _, _ = asyncio.run(a_run_that_went_wrong(store, data_dir, workdir))  # (the command runs its own loop)
+    dry = cli.main(["--data-dir", str(data_dir), "go-back", source.id, "3", "--dry-run"])
+    assert dry == cli.EXIT_DONE
+    assert capsys.readouterr().out == (f"Going back to before step 3 of {source.id} would put back: calc.py, "
+                                       "config.ini; remove (made after it): junk.txt\n")
+    assert (workdir / "junk.txt").exists()  # a dry run does nothing
+
+    assert cli.main(["--data-dir", str(data_dir), "go-back", source.id, "9"]) == cli.EXIT_USAGE
+    assert "the session has no step 9: its agent took 5" in capsys.readouterr().err
+
+    assert cli.main(["--data-dir", str(data_dir), "go-back", source.id, "3"]) == cli.EXIT_DONE
+    out = capsys.readouterr().out
+    new_id = store.sessions()[0].id
+    assert f"New session {new_id} waits for your word: tripane resume {new_id} --message" in out
+    assert "files put back as they were then: calc.py, config.ini; removed (made after it): junk.txt" in out
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == FIXED and not (workdir / "junk.txt").exists()
