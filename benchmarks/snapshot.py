@@ -1,7 +1,8 @@
 """The copy of the work folder made before a session's first command (core/snapshot.py): how long
 it takes (the first command waits for it), what it costs on disk, what every command then pays to
 be told with the files it changed, how long the changes window takes to read what differs, and
-what packing the copy (once the session is not in use) takes and saves, how long putting back
+how long marking the folder as a command left it takes (the folder kept as at each step, for going
+back to one), what packing the copy (once the session is not in use) takes and saves, how long putting back
 the 600 files a formatter changed takes, and what each turn pays to
 find what changed outside the agent, with the copy or, without one, among the files the agent read
 (core/tools/seen.py).
@@ -81,7 +82,9 @@ def main() -> None:
         told = copy.command_changes(work, "c1")  # after it
         told_s = time.perf_counter() - started
         assert told is not None and told.count() == 20, told
-        copy.mark(work)  # as the command left it
+        started = time.perf_counter()
+        copy.mark(work)  # as the command left it (the folder kept as at this step: core/branch.py)
+        mark_changed_s = time.perf_counter() - started
         started = time.perf_counter()
         outside = copy.outside_changes(work)  # at each turn, and before each tool that writes
         outside_s = time.perf_counter() - started
@@ -120,6 +123,7 @@ def main() -> None:
             "disk_mb": round(disk_before / 2**20, 1), "pack_s": round(pack_s, 2),
             "packed_disk_mb": round(copy.size() / 2**20, 1),
             "mark_ms": round(mark_s * 1000, 1), "command_changes_ms": round(told_s * 1000, 1),
+            "mark_changed_ms": round(mark_changed_s * 1000, 1),
             "outside_ms": round(outside_s * 1000, 1),
             "listed": len(listed), "list_ms": round(list_s * 1000, 1), "diff_ms": round(diff_s * 1000, 1),
             "diff_lines": len(diff), "seen_files": min(SEEN_FILES, args.files), "seen_ms": round(seen_s * 1000, 1),
@@ -134,7 +138,7 @@ def main() -> None:
     print(f"  packed once the session is not in use: {figures['pack_s']} s, then {figures['packed_disk_mb']} MB "
           "of disk blocks")
     print(f"  each command: {figures['mark_ms']} ms before it, {figures['command_changes_ms']} ms after it "
-          "(what it changed)")
+          f"(what it changed), {figures['mark_changed_ms']} ms to mark the folder as it left it")
     print(f"  each turn, and before each tool that writes: {figures['outside_ms']} ms to find what changed "
           "outside the agent")
     print(f"  what differs ({figures['listed']} files): {figures['list_ms']} ms; one file's diff: {figures['diff_ms']} ms")

@@ -166,10 +166,11 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
                                  earlier.workdir).changed)
             unknown = between & set(earlier.changed)
         first_change = _first_changes(after, earlier.workdir)
+        calls_after = {call.id for r in after if isinstance(r.event, AssistantMessage) for call in r.event.tool_calls}
         for path in sorted(changed):
             if first_change.get(path) == "tool":  # just before that write, as the file tools kept it
                 try:
-                    kept_then, data = originals.before_first_write_after(path, found.back_to)
+                    kept_then, data = originals.before_first_write_after(path, found.back_to, calls_after)
                 except ValueError as exc:
                     found.not_put_back[path] = str(exc)
                     continue

@@ -17,6 +17,8 @@ import json
 import logging
 import os
 import stat
+import zlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -28,7 +30,8 @@ from core.tools.context import confine
 ORIGINALS_DIR = "originals"
 INDEX_NAME = "index.json"
 STEPS_NAME = "steps.jsonl"  # the file before each write (keep_step)
-STEP_COPY_PREFIX = "sha256-"  # its bytes' copy, by their hash (the first copies are numbered: 00001)
+STEP_COPY_PREFIX = "sha256-"
+STEP_COMPRESSION = 6  # zlib's level: source text takes a quarter of its size, in a millisecond per 100 KB  # its bytes' copy, by their hash (the first copies are numbered: 00001)
 # A file larger than this is not copied (a data file the agent rewrote): its change is listed,
 # and it cannot be put back from here.
 MAX_KEPT_BYTES = 20 * 1024 * 1024
@@ -121,10 +124,10 @@ class Originals:
     def __init__(self, session_dir: Path):
         self.dir = session_dir / ORIGINALS_DIR
 
-    def keep(self, path: str, target: Path) -> None:
+    def keep(self, path: str, target: Path, call_id: str = "") -> None:
         """Keep `target` (the work folder's `path`) as it is now, unless this session kept it already;
-        and, each time, as it was before this write (keep_step)."""
-        self.keep_step(path, target)
+        and, each time, as it was before this write (keep_step) by the call `call_id`."""
+        self.keep_step(path, target, call_id)
         index = self._index()
         if path in index:
             return
@@ -143,29 +146,31 @@ class Originals:
         index[path] = entry
         atomic_write(self.dir / INDEX_NAME, json.dumps(index, indent=1, ensure_ascii=False))
 
-    def keep_step(self, path: str, target: Path) -> None:
+    def keep_step(self, path: str, target: Path, call_id: str = "") -> None:
         """`target` as it is just before a file tool writes it, with the time (steps.jsonl): what
         it was at any earlier point of the session, for going back there (core/branch.py). Its
         bytes are kept once whatever number of writes found them so (by their SHA-256)."""
-        entry: dict[str, object] = {"at": now_iso(), "path": path}
+        entry: dict[str, object] = {"at": now_iso(), "path": path, "call": call_id}
         if target.is_file():
             size = target.stat().st_size
             if size > MAX_KEPT_BYTES:
                 entry["too_large"] = size
             else:
                 data = target.read_bytes()
-                entry["copy"] = name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}"
+                entry["copy"] = name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}.z"
                 self.dir.mkdir(parents=True, exist_ok=True)
-                if not (self.dir / name).exists():
-                    atomic_write(self.dir / name, data)
+                if not (self.dir / name).exists():  # (compressed: a file rewritten at each step is kept each time)
+                    atomic_write(self.dir / name, zlib.compress(data, STEP_COMPRESSION))
         self.dir.mkdir(parents=True, exist_ok=True)
         with open(self.dir / STEPS_NAME, "a", encoding="utf-8") as steps:
             steps.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
-    def before_first_write_after(self, path: str, stamp: str) -> tuple[bool, bytes | None]:
-        """What `path` was just before the file tools' first write of it after `stamp`: (True, its
-        bytes; None when there was no such file), or (False, None) when no write after it was kept
-        (none, or one in a session from before the steps were). ValueError: too large to keep."""
+    def before_first_write_after(self, path: str, stamp: str, calls: Collection[str]) -> tuple[bool, bytes | None]:
+        """What `path` was just before the file tools' first write of it after `stamp` by one of
+        `calls` (those made after the point: a stamp is to the millisecond, and a quick write may
+        share it): (True, its bytes; None when there was no such file), or (False, None) when no
+        such write was kept (none, or one in a session from before the steps were). ValueError:
+        too large to have been kept."""
         try:
             lines = (self.dir / STEPS_NAME).read_text(encoding="utf-8").splitlines()
         except OSError:
@@ -173,13 +178,13 @@ class Originals:
         for line in lines:
             try:
                 step = json.loads(line)
-                if step["path"] != path or str(step["at"]) <= stamp:
+                if step["path"] != path or str(step["at"]) < stamp or step.get("call") not in calls:
                     continue
             except (ValueError, KeyError, TypeError):  # a line cut short by a killed process
                 continue
             if "too_large" in step:
                 raise ValueError(f"{path} was too large to keep ({step['too_large']:,} bytes) then")
-            return True, (self.dir / step["copy"]).read_bytes() if "copy" in step else None
+            return True, zlib.decompress((self.dir / step["copy"]).read_bytes()) if "copy" in step else None
         return False, None
 
     @property

@@ -47,14 +47,11 @@ MAX_FILES = 20_000
 MAX_BYTES = 300 * 1024 * 1024
 GIT_TIMEOUT_S = 120
 COPY_REF = "refs/tripane/copy"  # the copy's tree
-# The folder as each mark() found it, one commit per change, each on the one before: a session can
-# be taken back to an earlier step with the files as they were then (core/branch.py). The ref keeps
-# them all reachable (pack() keeps what a ref reaches); MARKS_NAME, in the git folder, says when.
+# The folder as each mark() found it, a tree of git's per change: a session can be taken back to an
+# earlier step with the files as they were then (core/branch.py). MARKS_NAME, in the git folder,
+# says when; pack() gives each a ref (MARKS_REF/<tree>), as repack keeps only what a ref reaches.
 MARKS_REF = "refs/tripane/marks"
 MARKS_NAME = "marks.jsonl"  # one line per mark that changed something: {"at": ISO time, "tree": …}
-# commit-tree asks who commits; these are Tripane's, never the person's (whose settings are not read)
-MARK_AUTHOR = {"GIT_AUTHOR_NAME": "Tripane", "GIT_AUTHOR_EMAIL": "tripane@localhost",
-               "GIT_COMMITTER_NAME": "Tripane", "GIT_COMMITTER_EMAIL": "tripane@localhost"}
 # Loose, each of git's objects is a file of its own, and takes a disk block however small: a copy of
 # 5,000 files took 22 MB on disk (6.6 MB of bytes), packed 5.7 MB in 25 files.
 PACK_LOOSE_OBJECTS = 256
@@ -203,7 +200,13 @@ class WorkFolderSnapshot:
         if loose < PACK_LOOSE_OBJECTS:
             return False
         self._git(self.git_dir, "update-ref", COPY_REF, tree)  # (a copy made before the ref was)
+        # The marks' trees, reachable: repack keeps what a ref reaches, and drops the rest it packs.
+        trees = dict.fromkeys(tree for _, tree in self.marks())
+        if trees:
+            self._git(self.git_dir, "update-ref", "--stdin",
+                      given="".join(f"update {MARKS_REF}/{tree} {tree}\n" for tree in trees).encode())
         self._git(self.git_dir, "repack", "-a", "-d", "-q")
+        self._git(self.git_dir, "pack-refs", "--all")
         return True
 
     def size_words(self) -> str:
@@ -243,20 +246,17 @@ class WorkFolderSnapshot:
         self._keep_mark(workdir, self._git(workdir, "write-tree", index=self._marked).decode().strip())
 
     def _keep_mark(self, workdir: Path, tree: str) -> None:
-        """The folder as marked (`tree`), kept with its time when it differs from the last kept:
-        one more commit, on the one before (two runs of git; nothing when nothing changed)."""
+        """The folder as marked (`tree`, whose objects `git add` wrote), kept with its time when it
+        differs from the last kept: a line of MARKS_NAME (refs reach them at pack())."""
         marks = self.marks()
         if marks and marks[-1][1] == tree:
             return
-        parent = ["-p", marks[-1][2]] if marks and marks[-1][2] else []
-        commit = self._git(workdir, "commit-tree", tree, *parent, "-m", "mark", extra_env=MARK_AUTHOR).decode().strip()
-        self._git(workdir, "update-ref", MARKS_REF, commit)
         with open(self.git_dir / MARKS_NAME, "a", encoding="utf-8") as kept:
-            kept.write(json.dumps({"at": now_iso(), "tree": tree, "commit": commit}) + "\n")
+            kept.write(json.dumps({"at": now_iso(), "tree": tree}) + "\n")
 
-    def marks(self) -> list[tuple[str, str, str]]:
-        """(time, tree, commit) of each kept mark, oldest first; a line cut short by a killed
-        process is passed over."""
+    def marks(self) -> list[tuple[str, str]]:
+        """(time, tree) of each kept mark, oldest first; a line cut short by a killed process is
+        passed over."""
         try:
             lines = (self.git_dir / MARKS_NAME).read_text(encoding="utf-8").splitlines()
         except OSError:
@@ -265,7 +265,7 @@ class WorkFolderSnapshot:
         for line in lines:
             try:
                 mark = json.loads(line)
-                found.append((str(mark["at"]), str(mark["tree"]), str(mark.get("commit", ""))))
+                found.append((str(mark["at"]), str(mark["tree"])))
             except (ValueError, KeyError, TypeError):
                 continue
         return found
@@ -273,7 +273,7 @@ class WorkFolderSnapshot:
     def tree_at(self, stamp: str) -> str | None:
         """The folder as the agent had left it at `stamp` (an event's time): the tree of the last
         mark kept by then; None when none was (before the copy, or a copy older than the marks)."""
-        kept = [tree for at, tree, _ in self.marks() if at <= stamp]
+        kept = [tree for at, tree in self.marks() if at <= stamp]
         return kept[-1] if kept else None
 
     def command_changes(self, workdir: Path, call_id: str) -> CommandChangedFiles | None:
@@ -433,7 +433,7 @@ class WorkFolderSnapshot:
     # --- git --------------------------------------------------------------------------------------
 
     def _git(self, workdir: Path, *args: str, bare_init: bool = False, allowed: tuple[int, ...] = (0,),
-             index: Path | None = None, given: bytes | None = None, extra_env: dict[str, str] | None = None) -> bytes:
+             index: Path | None = None, given: bytes | None = None) -> bytes:
         where = [] if bare_init else [f"--git-dir={self.git_dir}", f"--work-tree={workdir}"]
         # Settings of the person's that would change what is kept or run code: off, for this copy.
         # (The repository is Tripane's own, in the person's data folder: git's check of who owns a
@@ -442,7 +442,7 @@ class WorkFolderSnapshot:
                     "-c", "core.hooksPath=", "-c", "safe.directory=*", "-c", "gc.auto=0"]
         try:
             done = subprocess.run(["git", *settings, *where, *args], cwd=workdir, capture_output=True, input=given,
-                                  timeout=GIT_TIMEOUT_S, env=git_environment(index) | (extra_env or {}),
+                                  timeout=GIT_TIMEOUT_S, env=git_environment(index),
                                   creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SnapshotFailed(str(exc)) from exc

@@ -164,7 +164,7 @@ class ToolContext:
         if self.originals is None:
             return
         try:
-            self.originals.keep(target.relative_to(self.workdir.resolve()).as_posix(), target)
+            self.originals.keep(target.relative_to(self.workdir.resolve()).as_posix(), target, self.call_id)
         except (OSError, ValueError) as exc:
             log.warning("the original of %s was not kept: %s", target, exc)
 

@@ -21,6 +21,7 @@ from core.memory.working import PLAN
 from core.originals import ORIGINALS_DIR, STEPS_NAME
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
+from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
 from core.spending import spending
 from tests.core.helpers import make_session
 from tests.support.marks import needs_git
@@ -243,3 +244,16 @@ def test_the_command_line_goes_back_to_a_step_says_what_it_put_back_and_refuses_
     assert f"New session {new_id} waits for your word: tripane resume {new_id} --message" in out
     assert "files put back as they were then: calc.py, config.ini; removed (made after it): junk.txt" in out
     assert (workdir / "calc.py").read_text(encoding="utf-8") == FIXED and not (workdir / "junk.txt").exists()
+
+
+async def test_the_folder_kept_at_each_step_outlasts_the_packing_of_the_copy(store, data_dir, workdir, monkeypatch):
+    from core import snapshot as snapshot_module
+
+    source, _, steps = await a_run_that_went_wrong(store, data_dir, workdir)
+    monkeypatch.setattr(snapshot_module, "PACK_LOOSE_OBJECTS", 1)
+    assert WorkFolderSnapshot(source.dir).pack()  # (as the copies' budget does once the session is not in use)
+    assert not list((source.dir / SNAPSHOT_DIR / "objects").glob("[0-9a-f][0-9a-f]/*"))  # all packed
+
+    go_back(store, data_dir, going_back(store, data_dir, source.id, steps[3].seq))  # before the second command
+    assert (workdir / "config.ini").read_text(encoding="utf-8") == "v1"  # as the first command left it
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n" and not (workdir / "junk.txt").exists()
