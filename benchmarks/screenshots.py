@@ -4,8 +4,9 @@ Runs a scripted session until its 3-Strike question, then captures, in the light
 the main window during the run, the 3-Strike dialog, the context inspector, the plan's history, the
 memory search, the main window and the dialog in the high-contrast dark theme, then a reflection on
 the stopped run, a question asked of a research helper, the
-first-run settings dialog and a failed connection test, and a session written in Arabic (right to
-left) waiting on the agent's question. Run it under a display (Xvfb on Linux):
+first-run settings dialog and a failed connection test, a session written in Arabic (right to
+left) waiting on the agent's question, and going back to before a step that went wrong (the dialog,
+then the new session waiting for the person's word). Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
 
@@ -23,12 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.events import AssistantMessage  # noqa: E402
 from core.scripted import ScriptedModel, call, reply  # noqa: E402
 from core.session import SessionConfig  # noqa: E402
 from gui.app import make_app, open_window  # noqa: E402
 from gui.dialogs.reflection import ReflectionDialog  # noqa: E402
 from gui.dialogs.settings import SettingsDialog  # noqa: E402
-from gui.qt import QApplication, QSettings  # noqa: E402
+from gui.qt import QApplication, QPainter, QPixmap, QPoint, QSettings  # noqa: E402
 from gui.settings import AppSettings, Preferences  # noqa: E402
 from gui.theme import apply_theme  # noqa: E402
 
@@ -161,6 +163,47 @@ def arabic_script() -> ScriptedModel:
               call("human_ask", question="هل أقرّب المبالغ إلى سنتين أم أتركها كما هي؟",
                    options=["قرّب إلى سنتين", "اتركها كما هي"])),
     ])
+
+
+PRICES = ("def final_price(price: float, discount: float) -> float:\n    \"\"\"The price after the discount.\"\"\"\n"
+          "    discounted = price * (1 - discount)\n    return round(discounted * (1 - discount), 2)\n")
+CALCULATOR = ("class PriceCalculator:\n    \"\"\"Prices, discounts and taxes, in one place.\"\"\"\n\n"
+              "    def __init__(self, discount: float = 0.0):\n        self.discount = discount\n")
+
+
+def going_back_script() -> ScriptedModel:
+    """A fix, its test run, then a restructuring nobody asked for: the step to go back before."""
+    run = f'"{sys.executable}" tests/test_prices.py'
+    return ScriptedModel([
+        reply("I'll read the failing test first.", call("file_read", path="tests/test_prices.py")),
+        reply("The discount is applied twice in `final_price`. Fixing that.",
+              call("file_edit", path="shop/prices.py", old="    discounted = price * (1 - discount)\n"
+                   "    return round(discounted * (1 - discount), 2)", new="    return round(price * (1 - discount), 2)")),
+        reply("Running the test.", call("shell_run", command=run)),
+        reply("The test passes. While I'm here, I'll restructure prices into a calculator class and move the old "
+              "function to a legacy module.", call("file_write", path="shop/prices.py", content=CALCULATOR),
+              call("file_write", path="shop/legacy_prices.py", content="from shop.prices import *\n")),
+        reply("Done restructuring.", call("task_done", summary="Fixed the double discount and restructured prices.")),
+    ])
+
+
+def make_prices(folder: Path) -> None:
+    (folder / "shop").mkdir(parents=True)
+    (folder / "tests").mkdir()
+    (folder / "shop" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "shop" / "prices.py").write_text(PRICES, encoding="utf-8")
+    (folder / "tests" / "test_prices.py").write_text(
+        "import sys\nsys.path.insert(0, '.')\nfrom shop.prices import final_price\n\n"
+        "assert final_price(100, 0.1) == 90.0\nprint('ok')\n", encoding="utf-8")
+
+
+def with_dialog(window, dialog) -> QPixmap:
+    """The window with its dialog drawn over it where it stands."""
+    shot = window.grab()
+    painter = QPainter(shot)
+    painter.drawPixmap(dialog.mapToGlobal(QPoint(0, 0)) - window.mapToGlobal(QPoint(0, 0)), dialog.grab())
+    painter.end()
+    return shot
 
 
 def make_project(folder: Path) -> None:
@@ -323,7 +366,31 @@ async def capture(out: Path, folder: Path) -> list[Path]:
         await asyncio.sleep(0.1)
     await settle()
     save(right_to_left, "right-to-left-light")
-    for each in (first, right_to_left, window):
+
+    prices = folder / "prices"
+    make_prices(prices)
+    went = going_back_script()
+    back = open_window(settings, folder / "back-data", lambda: went)
+    back.resize(1500, 900)
+    back.show()
+    gone_wrong = back.start_session(SessionConfig(task="The test in tests/test_prices.py fails: fix final_price.",
+                                                  model="openai/gpt-4o-mini", workdir=prices, approval="all"))
+    while not gone_wrong.state.ended or gone_wrong.running:
+        await asyncio.sleep(0.1)
+    await settle()
+    back.going_back.ask([r for r in gone_wrong.records if isinstance(r.event, AssistantMessage)][3].seq)
+    while back.going_back.dialog is None or not back.going_back.dialog.isVisible():
+        await asyncio.sleep(0.1)
+    await settle()
+    path = out / "go-back-light.png"
+    with_dialog(back, back.going_back.dialog).save(str(path))
+    shots.append(path)
+    back.going_back.dialog.accept()
+    while back.session is gone_wrong or back.session is None:
+        await asyncio.sleep(0.1)
+    await settle()
+    save(back, "gone-back-light")
+    for each in (first, right_to_left, back, window):
         each.close()
         while each.shutdown_done is None or not each.shutdown_done.done():
             await asyncio.sleep(0.05)
