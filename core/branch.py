@@ -38,6 +38,7 @@ from core.events import (
     SessionBranched,
     ToolResult,
     UserMessage,
+    framed_as,
 )
 from core.memory.history import Unrebuildable, file_versions, text_at
 from core.memory.working import FILES, atomic_write
@@ -266,16 +267,11 @@ def go_back(store: Store, data_dir: Path, plan: GoingBack, put_back: bool = True
         source=source, back_to=plan.back_to, step=plan.step, source_title=row.title, put_back=tuple(put),
         removed=tuple(removed),
         not_put_back=tuple(sorted(not_put)) if put_back else tuple(plan.changed), left_as_they_are=not put_back,
-        framed_as=(*_framed_as(records), (plan.before_seq, source)))
+        framed_as=(*framed_as(records), (plan.before_seq, source)))
     store.append(new_id, branched)
     store.update_session(new_id, title=branch_title(row.title, plan.step), status=BRANCHED,
                          workdir=str(plan.workdir))
     return new_id
-
-
-def _framed_as(records: list[Record]) -> tuple[tuple[int, str], ...]:
-    """The framing of a session that was itself begun from another: kept for its events taken over."""
-    return next((r.event.framed_as for r in records if isinstance(r.event, SessionBranched)), ())
 
 
 def branch_title(title: str, step: int) -> str:

@@ -383,6 +383,13 @@ class SessionBranched(Event):
     framed_as: tuple[tuple[int, str], ...] = ()
 
 
+def framed_as(records) -> tuple[tuple[int, str], ...]:
+    """How a session begun from another's point frames the events it took over: its own (the
+    last) SessionBranched's framed_as; () for a session begun from nothing. (One gone back in again
+    holds the first one's SessionBranched among the events it took over.)"""
+    return next((r.event.framed_as for r in reversed(records) if isinstance(r.event, SessionBranched)), ())
+
+
 AGENT_FILES_NAMED = 20  # of those a command changed, in what the agent reads; the rest are counted
 FILES_CHANGED_LINE = "[files this command changed in the work folder: "  # how that line begins
 # After it, how those of them the agent had read or written changed (core/diffs.py diff_told).

@@ -13,7 +13,7 @@ from typing import Any
 
 from core.agent.state import SessionState
 from core.context.history import History
-from core.events import Event, Record, SessionBranched
+from core.events import Event, Record, framed_as
 from core.store import Store
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class Journal:
         anyone: the session is being opened, nobody subscribes yet."""
         records = list(records)
         if not self.records:  # a session begun from another's point frames what it took over as that one did
-            self.history.framed_as = next((r.event.framed_as for r in records if isinstance(r.event, SessionBranched)), ())
+            self.history.framed_as = framed_as(records)
         for record in records:
             self._fold(record)
 

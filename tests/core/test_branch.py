@@ -257,3 +257,33 @@ async def test_the_folder_kept_at_each_step_outlasts_the_packing_of_the_copy(sto
     go_back(store, data_dir, going_back(store, data_dir, source.id, steps[3].seq))  # before the second command
     assert (workdir / "config.ini").read_text(encoding="utf-8") == "v1"  # as the first command left it
     assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n" and not (workdir / "junk.txt").exists()
+
+
+async def test_going_back_in_a_session_gone_back_in_opens_as_that_one_did_there(store, data_dir, workdir):
+    source, _, steps = await a_run_that_went_wrong(store, data_dir, workdir)
+    first_id = go_back(store, data_dir, going_back(store, data_dir, source.id, steps[2].seq))
+    again = ScriptedModel([reply("", call("file_write", path="test_calc.py", content="assert True\n")),
+                           reply("", call("file_write", path="notes.txt", content="overwritten\n")),
+                           reply("", call("task_done", summary="tested"))])
+    first = Session.open(store, data_dir, first_id, again)
+    await first.send("Add a test instead.")
+    assert await first.wait() == "done"
+    wrong_again = [r for r in first.records if isinstance(r.event, AssistantMessage)][-2]  # its notes.txt step
+
+    second_id = go_back(store, data_dir, going_back(store, data_dir, first_id, wrong_again.seq))
+    assert (workdir / "notes.txt").read_text(encoding="utf-8") == "the person's\n"  # as it was before that step
+    assert (workdir / "test_calc.py").exists() and (workdir / "calc.py").read_text(encoding="utf-8") == FIXED
+    third = ScriptedModel([reply("", call("task_done", summary="left notes.txt alone"))])
+    second = Session.open(store, data_dir, second_id, third)
+    await second.send("Leave notes.txt alone.")
+    assert await second.wait() == "done"
+    asked_there = again.requests[1].messages  # the request whose reply was the step gone back before
+    assert third.requests[0].messages[:len(asked_there) - 1] == asked_there[:-1]
+
+
+async def test_a_work_folder_gone_is_said_and_nothing_is_made(store, data_dir, workdir, tmp_path):
+    source, _, steps = await a_run_that_went_wrong(store, data_dir, workdir)
+    workdir.rename(tmp_path / "moved")
+    with pytest.raises(CannotGoBack, match="the work folder .* is not there"):
+        going_back(store, data_dir, source.id, steps[2].seq)
+    assert [row.id for row in store.sessions()] == [source.id]
