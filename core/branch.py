@@ -30,9 +30,11 @@ from pathlib import Path
 
 from core.agent.state import SessionState
 from core.changes import FILE_TOOLS, SHELL_TOOL, ChangeTally, path_of, relative
+from core.context.compaction import save_summary
 from core.events import (
     AssistantMessage,
     CommandChangedFiles,
+    Compaction,
     FilesPutBack,
     Record,
     SessionBranched,
@@ -63,7 +65,7 @@ log = logging.getLogger(__name__)
 # Files written once and never changed in place: linked where the disk allows, not copied (the
 # copies of given files and offloaded outputs may take hundreds of MB; git's objects, more).
 WRITTEN_ONCE = (OFFLOAD_FOLDER, PICTURES_FOLDER, f"{SNAPSHOT_DIR}/objects")
-SUMMARIES = "compaction/summaries.jsonl"
+SUMMARIES = "compaction/summaries.jsonl"  # (core/context/compaction.py save_summary)
 TITLE_CHARS = 80
 BRANCHED = "ended:branched"  # the new session's status until the person's message starts its run
 
@@ -244,6 +246,9 @@ def go_back(store: Store, data_dir: Path, plan: GoingBack, put_back: bool = True
         store.add_recorded(new_id, [(record.ts, record.event) for record in kept])
         _copy_folder(session_dir(data_dir, source), folder, plan.back_to)
         _write_files_as_then(store, source, state, session_dir(data_dir, source), folder)
+        for record in kept:  # the summaries of the compactions taken over, not of those after the point
+            if isinstance(record.event, Compaction):
+                save_summary(folder, record.event)
         _keep_originals_of(folder, _tally(kept, "").changed.keys())
     except BaseException:
         store.delete_session(new_id)
@@ -295,7 +300,7 @@ def _copy_folder(source: Path, target: Path, back_to: str) -> None:
         if inside.as_posix().startswith(WRITTEN_ONCE):
             _link_or_copy(path, copy)
         elif inside.as_posix() == SUMMARIES:
-            copy.write_bytes(path.read_bytes())  # (each names the events it summarised: those kept, and later ones)
+            continue  # written again from the compactions taken over (_copy_folder's caller)
         elif inside.as_posix() == f"{SNAPSHOT_DIR}/{MARKS_NAME}":
             copy.write_text("".join(f"{line}\n" for line in path.read_text(encoding="utf-8").splitlines()
                                     if _marked_by(line, back_to)), encoding="utf-8")

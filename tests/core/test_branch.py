@@ -5,6 +5,7 @@ the scripted model."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from core.branch import CannotGoBack, go_back, going_back
 from core.events import (
     AssistantMessage,
+    Compaction,
     FileChanged,
     SessionBranched,
     ToolResult,
@@ -19,6 +21,7 @@ from core.events import (
 )
 from core.memory.working import PLAN
 from core.originals import ORIGINALS_DIR, STEPS_NAME
+from core.paths import session_dir
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
 from core.snapshot import SNAPSHOT_DIR, WorkFolderSnapshot
@@ -287,3 +290,29 @@ async def test_a_work_folder_gone_is_said_and_nothing_is_made(store, data_dir, w
     with pytest.raises(CannotGoBack, match="the work folder .* is not there"):
         going_back(store, data_dir, source.id, steps[2].seq)
     assert [row.id for row in store.sessions()] == [source.id]
+
+
+async def test_the_compaction_summaries_kept_are_those_of_the_compactions_taken_over(store, data_dir, workdir):
+    from core.llm import ModelReply
+
+    (workdir / "a.txt").write_text("a\n", encoding="utf-8")
+    reads = [reply("", call("file_read", call_id=f"c{i}", path="a.txt")) for i in range(4)]
+    source = make_session(store, data_dir, workdir, ScriptedModel([*reads, reply("", call("task_done", summary="read"))]),
+                          keep_turns=1)  # (something to compact)
+    assert await source.run() == "done"
+    for said, summary in (("Compact, then finish.", "First summary."), ("Again.", "Second summary.")):
+        compacting = ScriptedModel([reply("", call("findings_add", title="Kept", body="a.txt has one line.")),
+                                    reply("", call("task_done", summary="compacted"))],
+                                   side_replies=[ModelReply(summary)])
+        source = Session.open(store, data_dir, source.id, compacting)
+        source.request_compaction()
+        await source.send(said)
+        assert await source.wait() == "done"
+    second = next(r for r in source.records if isinstance(r.event, UserMessage) and r.event.text == "Again.")
+    kept = (source.dir / "compaction" / "summaries.jsonl").read_text(encoding="utf-8")
+    assert "First summary." in kept and "Second summary." in kept
+
+    new_id = go_back(store, data_dir, going_back(store, data_dir, source.id, second.seq))
+    assert sum(isinstance(r.event, Compaction) for r in store.records(new_id)) == 1
+    summaries = (session_dir(data_dir, new_id) / "compaction" / "summaries.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line)["summary"] for line in summaries.splitlines()] == ["First summary."]
