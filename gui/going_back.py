@@ -4,6 +4,7 @@ person confirms, and the new session (core/branch.py) opens with the message box
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from core.branch import CannotGoBack, GoingBack, go_back, going_back
@@ -17,8 +18,8 @@ from gui.dialogs.go_back import GoBackDialog
 if TYPE_CHECKING:
     from gui.window import MainWindow
 
-STOP_FIRST = ("Stop the run first (Esc): going back starts a new session from that point, and puts back the files "
-              "this run is working on.")
+STOP_THERE_FIRST = ("Another Tripane runs this session (a terminal or another window): stop its run there first, "
+                    "then go back.")
 QUOTED_CHARS = 60  # of the message or reply gone back before, in the dialog's question
 COMPOSER_HINT_GONE_BACK = "Tell the agent what to do from here: it goes on once you send it (Ctrl+Enter)"
 
@@ -45,8 +46,8 @@ class GoingBackFlow:
         window, session = self.window, self.window.session
         if session is None:
             return
-        if session.running or session.run_elsewhere():
-            window.statusBar().showMessage(STOP_FIRST, 15_000)
+        if not session.running and session.run_elsewhere():
+            window.statusBar().showMessage(STOP_THERE_FIRST, 15_000)
             return
         words = point_words(next((r.event for r in session.records if r.seq == seq), None))
         window.statusBar().showMessage("Reading what the work folder's files were then…")
@@ -59,22 +60,32 @@ class GoingBackFlow:
         window.statusBar().clearMessage()
         if window.session is not session:  # another one was chosen meanwhile
             return None
-        self.dialog = dialog = GoBackDialog(plan, words, window)
-        dialog.accepted.connect(lambda: self._go(plan, dialog.putting_back))
+        self.dialog = dialog = GoBackDialog(plan, words, window, stops_the_run=session.running)
+        dialog.accepted.connect(lambda: self._go(session, plan, dialog.putting_back))
         open_once(dialog)
         return dialog
 
-    def _go(self, plan: GoingBack, put_back: bool) -> None:
+    def _go(self, session: Session, plan: GoingBack, put_back: bool) -> None:
         window = self.window
-        window.statusBar().showMessage("Going back…")
+        window.statusBar().showMessage("Stopping the run, then going back…" if session.running else "Going back…")
 
         def made(session_id: str) -> None:
             window.statusBar().clearMessage()
             self._message_box_for = session_id
             window.refresh_sessions()
             window.show_session(session_id)
-        window.keeper.in_thread(with_own_store, window.workspace.store.path, go_back, window.workspace.data_dir, plan,
-                                put_back, on_success=made, on_failure=self._refused)
+        window.keeper.run(self._stop_then_go(session, plan, put_back), on_success=made, on_failure=self._refused)
+
+    async def _stop_then_go(self, session: Session, plan: GoingBack, put_back: bool) -> str:
+        """The new session's id, once the run (if any) stopped: what its last steps changed is
+        found again (they may have changed more files since the dialog asked)."""
+        database, data_dir = self.window.workspace.store.path, self.window.workspace.data_dir
+        if session.running:
+            session.stop()
+            await session.wait()
+            plan = await asyncio.to_thread(with_own_store, database, going_back, data_dir, plan.source,
+                                           plan.before_seq)
+        return await asyncio.to_thread(with_own_store, database, go_back, data_dir, plan, put_back)
 
     def shown(self, session: Session) -> None:
         """A session is shown: the one just made waits for the person's word, in the message box."""

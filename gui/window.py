@@ -1169,6 +1169,11 @@ class MainWindow(QMainWindow):
         elif isinstance(event, SessionEnded):
             self._alert_run_ended(session, event)
             self.reflections.run_ended(session)
+            # The run's questions end with it (a run stopped while it asked for an approval): an
+            # answer to one left open would have gone to a run that is over.
+            for sid, qid in [key for key in self.dialogs if key[0] == session.id]:
+                if qid not in session.state.open_questions:
+                    self._take_question_away(sid, qid)
         if event.kind in LIST_CHANGING_EVENTS:
             self.refresh_sessions()
         if isinstance(event, FileChanged):

@@ -162,7 +162,7 @@ class SessionStatusBar(QStatusBar):
                                  "for a hosted one, see the provider's bill. A budget in dollars cannot stop this "
                                  "session; one in tokens can (Settings → Supervision). Click: the spending over all "
                                  "sessions.")
-        if state.status in STATE_TEXT:  # (a session gone back in: its own words)
+        if state.ended and state.status in STATE_TEXT:  # (a session gone back in: its own words)
             self._set_state(*STATE_TEXT[state.status])
         elif state.ended:
             self._set_state(f"■ Ended: {ended_word(state.status)}", "ended")

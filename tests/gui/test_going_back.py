@@ -75,3 +75,30 @@ def test_going_back_before_a_step_opens_a_new_session_with_the_files_as_they_wer
     assert "Now rewriting it all." not in told  # what the other session did after the point is not in its context
     assert branch.state.status == "ended:done"
     assert not window.composer.placeholderText().startswith("Tell the agent what to do from here")  # under way since
+
+
+def test_going_back_while_the_run_waits_on_an_approval_stops_it_first(qtbot, make_window, workdir):
+    (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    model = ScriptedModel([
+        reply("Fixing the sign.", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("Now rewriting it all.", call("file_write", path="calc.py", content="rewritten\n"),
+              call("shell_run", command="echo restructuring")),
+    ])
+    window = make_window(model)
+    source = start(window, workdir)  # risky tools are asked about
+    qtbot.waitUntil(lambda: source.state.status == "waiting", timeout=WAIT)
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n"
+    said = next(item for item in window.chat.items() if isinstance(item, MessageItem)
+                and item.text == "Now rewriting it all.")
+    action(said.context_menu(), "Go back to before this step…").trigger()
+    qtbot.waitUntil(lambda: window.going_back.dialog is not None and window.going_back.dialog.isVisible(),
+                    timeout=WAIT)
+    dialog = window.going_back.dialog
+    assert "Its run is at work: going back stops it first." in dialog.findChild(QLabel).text()
+    assert source.running  # nothing stops before the person says so
+    dialog.go_button.click()
+
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source.id, timeout=WAIT)
+    assert not source.running and source.state.ended
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
+    assert not [d for d in window.dialogs.values() if d.isVisible()]  # the approval no longer asked
