@@ -71,6 +71,9 @@ class GoingBackFlow:
 
         def made(session_id: str) -> None:
             window.statusBar().clearMessage()
+            # The way left: its question's window goes (asked again when that session is opened).
+            for sid, qid in [key for key in window.dialogs if key[0] == session.id]:
+                window._take_question_away(sid, qid)
             self._message_box_for = session_id
             window.refresh_sessions()
             window.show_session(session_id)

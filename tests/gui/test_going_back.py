@@ -102,3 +102,24 @@ def test_going_back_while_the_run_waits_on_an_approval_stops_it_first(qtbot, mak
     assert not source.running and source.state.ended
     assert (workdir / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
     assert not [d for d in window.dialogs.values() if d.isVisible()]  # the approval no longer asked
+
+
+def test_going_back_from_a_session_that_asks_since_a_restart_takes_its_question_window_away(
+        qtbot, make_window, settings, tmp_path, workdir):
+    from tests.gui.test_restart import killed_at_its_question
+
+    killed_at_its_question(tmp_path, settings, workdir, "approval")  # its first step: a command to approve
+    window = make_window(ScriptedModel([]))
+    window.sessions.go_to_row(0)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.dialogs.values()), timeout=WAIT)
+    source = window.session
+    assert not source.running
+    card = next(item for item in window.chat.items() if isinstance(item, ToolCard))
+    action(card.context_menu(), "Go back to before this step…").trigger()
+    qtbot.waitUntil(lambda: window.going_back.dialog is not None and window.going_back.dialog.isVisible(),
+                    timeout=WAIT)
+    assert "stops it first" not in window.going_back.dialog.findChild(QLabel).text()  # nothing runs it
+    window.going_back.dialog.go_button.click()
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source.id, timeout=WAIT)
+    assert not [d for d in window.dialogs.values() if d.isVisible()]  # the way left asks nothing more here
+    assert not (workdir / "ran.txt").exists()
