@@ -60,7 +60,7 @@ class GoingBackFlow:
         window.statusBar().clearMessage()
         if window.session is not session:  # another one was chosen meanwhile
             return None
-        self.dialog = dialog = GoBackDialog(plan, words, window, stops_the_run=session.running)
+        self.dialog = dialog = GoBackDialog(plan, words, window, ends_it=not session.state.ended)
         dialog.accepted.connect(lambda: self._go(session, plan, dialog.putting_back))
         open_once(dialog)
         return dialog
@@ -71,23 +71,25 @@ class GoingBackFlow:
 
         def made(session_id: str) -> None:
             window.statusBar().clearMessage()
-            # The way left: its question's window goes (asked again when that session is opened).
-            for sid, qid in [key for key in window.dialogs if key[0] == session.id]:
-                window._take_question_away(sid, qid)
             self._message_box_for = session_id
             window.refresh_sessions()
             window.show_session(session_id)
         window.keeper.run(self._stop_then_go(session, plan, put_back), on_success=made, on_failure=self._refused)
 
     async def _stop_then_go(self, session: Session, plan: GoingBack, put_back: bool) -> str:
-        """The new session's id, once the run (if any) stopped: what its last steps changed is
-        found again (they may have changed more files since the dialog asked)."""
+        """The new session's id, once the session gone back in has ended: its run stopped (what its
+        last steps changed is found again: they may have changed more files since the dialog
+        asked), or, with nothing running it, ended where it is. A way left that went on waiting
+        counted among the sessions waiting for the person, and an answer to its question would
+        have run it again, in the folder just put back."""
         database, data_dir = self.window.workspace.store.path, self.window.workspace.data_dir
         if session.running:
             session.stop()
             await session.wait()
             plan = await asyncio.to_thread(with_own_store, database, going_back, data_dir, plan.source,
                                            plan.before_seq)
+        elif not session.state.ended:  # paused, or asking, since a restart: ended where it is, as Stop does
+            session.stop_unrun()  # (its question's window goes with it: the way left asks nothing more)
         return await asyncio.to_thread(with_own_store, database, go_back, data_dir, plan, put_back)
 
     def shown(self, session: Session) -> None:

@@ -39,7 +39,7 @@ def files_lines(plan: GoingBack) -> list[str]:
 class GoBackDialog(QDialog):
     """Go back to `plan`'s point? With whether to put the files back (when some changed since)."""
 
-    def __init__(self, plan: GoingBack, words: str, parent: QWidget, stops_the_run: bool = False):
+    def __init__(self, plan: GoingBack, words: str, parent: QWidget, ends_it: bool = False):
         super().__init__(parent)
         self.plan = plan
         when = stamp(plan.back_to)
@@ -49,8 +49,9 @@ class GoBackDialog(QDialog):
             f"<p><b>Go back to before {escape_html(words)}, at {escape_html(when)}?</b></p>"
             "<p>A new session starts from there: the conversation, the plan, findings and progress as they were "
             "then. You tell the agent what to do instead, and it goes on from there. This session stays as it "
-            "is, to read or to go back in again.</p>"
-            + ("<p><b>Its run is at work: going back stops it first.</b></p>" if stops_the_run else ""))
+            "is, to read, to go on with by a message, or to go back in again.</p>"
+            + ("<p><b>This session is not over (it runs, or waits for you): going back ends it first, as Stop "
+               "does.</b></p>" if ends_it else ""))
         said.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(said)

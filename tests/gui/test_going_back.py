@@ -94,7 +94,7 @@ def test_going_back_while_the_run_waits_on_an_approval_stops_it_first(qtbot, mak
     qtbot.waitUntil(lambda: window.going_back.dialog is not None and window.going_back.dialog.isVisible(),
                     timeout=WAIT)
     dialog = window.going_back.dialog
-    assert "Its run is at work: going back stops it first." in dialog.findChild(QLabel).text()
+    assert "going back ends it first, as Stop does" in dialog.findChild(QLabel).text()
     assert source.running  # nothing stops before the person says so
     dialog.go_button.click()
 
@@ -104,7 +104,7 @@ def test_going_back_while_the_run_waits_on_an_approval_stops_it_first(qtbot, mak
     assert not [d for d in window.dialogs.values() if d.isVisible()]  # the approval no longer asked
 
 
-def test_going_back_from_a_session_that_asks_since_a_restart_takes_its_question_window_away(
+def test_going_back_from_a_session_that_asks_since_a_restart_ends_it_and_its_question(
         qtbot, make_window, settings, tmp_path, workdir):
     from tests.gui.test_restart import killed_at_its_question
 
@@ -118,8 +118,9 @@ def test_going_back_from_a_session_that_asks_since_a_restart_takes_its_question_
     action(card.context_menu(), "Go back to before this step…").trigger()
     qtbot.waitUntil(lambda: window.going_back.dialog is not None and window.going_back.dialog.isVisible(),
                     timeout=WAIT)
-    assert "stops it first" not in window.going_back.dialog.findChild(QLabel).text()  # nothing runs it
+    assert "going back ends it first" in window.going_back.dialog.findChild(QLabel).text()  # (nothing runs it)
     window.going_back.dialog.go_button.click()
     qtbot.waitUntil(lambda: window.session is not None and window.session.id != source.id, timeout=WAIT)
     assert not [d for d in window.dialogs.values() if d.isVisible()]  # the way left asks nothing more here
+    assert source.state.ended and not window.windowTitle().startswith("(")  # "(1 waiting for you)" no more
     assert not (workdir / "ran.txt").exists()
