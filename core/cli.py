@@ -693,6 +693,8 @@ def _history(store, args) -> int:
 def _go_back(store, data_dir: Path, args) -> int:
     from core.branch import go_back, going_back, step_seq
     from core.render import branched_note
+    from core.scripted import ScriptedModel
+    from core.session import Session
 
     row = _chosen_session(store, args.session)
     plan = going_back(store, data_dir, row.id, step_seq(store.records(row.id), args.step))
@@ -703,6 +705,11 @@ def _go_back(store, data_dir: Path, args) -> int:
             print(f"  not put back: {path} ({why})")
         return EXIT_DONE
     new_id = go_back(store, data_dir, plan, put_back=not args.leave_files)
+    # The way left, waiting for an answer or paused (nothing runs it: go_back made sure), is ended
+    # where it is, as the window's going back ends it: an answer to its question would run it again.
+    left = Session.open(store, data_dir, row.id, ScriptedModel([]))
+    if left.stop_unrun():
+        print(f"  ■ {row.id}, which waited for you, is ended where it was (as Stop ends it)")
     print(f"  ↶ {branched_note(store.records(new_id)[-1].event)}")
     print(f"New session {new_id} waits for your word: tripane resume {new_id} --message \"what to do instead\"")
     return EXIT_DONE

@@ -316,3 +316,22 @@ async def test_the_compaction_summaries_kept_are_those_of_the_compactions_taken_
     assert sum(isinstance(r.event, Compaction) for r in store.records(new_id)) == 1
     summaries = (session_dir(data_dir, new_id) / "compaction" / "summaries.jsonl").read_text(encoding="utf-8")
     assert [json.loads(line)["summary"] for line in summaries.splitlines()] == ["First summary."]
+
+
+def test_the_command_line_ends_the_session_left_when_it_waits_for_an_answer(store, data_dir, workdir, capsys,
+                                                                             monkeypatch):
+    from core import cli
+
+    (workdir / "calc.py").write_text(ADD, encoding="utf-8")
+    monkeypatch.setattr(cli, "_model_client", lambda: ScriptedModel([
+        reply("", call("file_edit", path="calc.py", old="a - b", new="a + b")),
+        reply("", call("human_ask", question="Rewrite the module too?", options=["yes", "no"]))]))
+    assert cli.main(["--data-dir", str(data_dir), "run", "Fix add", "--model", "openai/gpt-4o-mini", "--workdir",
+                     str(workdir), "--approve", "all", "--no-memory"]) == cli.EXIT_WAITING  # nobody at a terminal
+    source = store.sessions()[0].id
+    capsys.readouterr()
+
+    assert cli.main(["--data-dir", str(data_dir), "go-back", source, "2"]) == cli.EXIT_DONE
+    assert f"■ {source}, which waited for you, is ended where it was" in capsys.readouterr().out
+    left = Session.open(store, data_dir, source, ScriptedModel([]))
+    assert left.state.status == "ended:aborted" and left.state.open_question is None
