@@ -105,9 +105,10 @@ class GoingBack:
         return sorted(path for path, (_, data) in self.held.items() if data is None)
 
 
-def point_of(records: list[Record], before_seq: int) -> int:
+def point_of(records: list[Record], before_seq: int) -> tuple[int, SessionState]:
     """The index in `records` of the event gone back before: the agent's step (its reply with
-    its calls) or the person's message, after the start, with no call under way. CannotGoBack."""
+    its calls) or the person's message, after the start, with no call under way; and the session's
+    state just before it. CannotGoBack."""
     index = next((i for i, record in enumerate(records) if record.seq == before_seq), None)
     if index is None:
         raise CannotGoBack(f"the session has no event {before_seq}")
@@ -116,7 +117,7 @@ def point_of(records: list[Record], before_seq: int) -> int:
     state = replayed(records[0].session_id, records[:index])
     if state.pending_calls:  # (a message sent while a command ran, in a log of an older version)
         raise CannotGoBack("the agent's calls were under way at that point; go back to before its step instead")
-    return index
+    return index, state
 
 
 def step_seq(records: list[Record], step: int) -> int:
@@ -138,18 +139,18 @@ def replayed(session_id: str, records: list[Record]) -> SessionState:
 def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> GoingBack:
     """What going back to before event `before_seq` of `source` would put back. Blocking."""
     records = store.records(source)
-    index = point_of(records, before_seq)
+    index, then = point_of(records, before_seq)
     kept, after = records[:index], records[index:]
-    workdir = Path(replayed(source, records).workdir)
-    if not workdir.is_dir():
-        raise CannotGoBack(f"the work folder {workdir} is not there (moved or deleted?): its files cannot be put back")
     earlier = _tally(kept, "")
     later = _tally(after, earlier.workdir)
+    workdir = Path(later.workdir)  # where it is now (moved since, perhaps)
+    if not workdir.is_dir():
+        raise CannotGoBack(f"the work folder {workdir} is not there (moved or deleted?): its files cannot be put back")
     changed = set(later.changed)
     for record in after:  # put back as before the session by the person: changed, all the same
         if isinstance(record.event, FilesPutBack):
             changed |= {*record.event.paths, *record.event.removed}
-    found = GoingBack(source, before_seq, kept[-1].ts, workdir, replayed(source, kept).turn + 1,
+    found = GoingBack(source, before_seq, kept[-1].ts, workdir, then.turn + 1,
                       changed_by_others=later.changed_since & changed, unnamed=later.unnamed)
     folder = session_dir(data_dir, source)
     snapshot, originals = WorkFolderSnapshot(folder), Originals(folder)
@@ -235,10 +236,9 @@ def go_back(store: Store, data_dir: Path, plan: GoingBack, put_back: bool = True
     if lock_taken(run_lock(data_dir, source)):
         raise CannotGoBack("the session is at work (here, or in `tripane run`): stop its run first")
     records = store.records(source)
-    index = point_of(records, plan.before_seq)
+    index, state = point_of(records, plan.before_seq)
     kept = records[:index]
     row = store.session(source)
-    state = replayed(source, kept)
     assert state.config is not None  # (point_of: the start is among them)
     new_id = claim_session_id(store, data_dir, state.config.task, state.model)
     folder = session_dir(data_dir, new_id)
