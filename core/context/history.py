@@ -119,12 +119,18 @@ def reply_message(text: str, tool_calls: tuple[ToolCall, ...], model: str, api_b
     return message
 
 
+def recorded_by(record: Record, framed_as: tuple[tuple[int, str], ...] = ()) -> str:
+    """The session that recorded `record` first: its own, or, for an event a session begun from
+    another's point took over (`framed_as`, SessionBranched's), that one's. What the model reads of
+    such an event is written as that session wrote it: the new session's requests open byte for
+    byte as the other's did there."""
+    return next((session for before, session in framed_as if record.seq < before), record.session_id)
+
+
 def _observation(record: Record, content: str, framed_as: tuple[tuple[int, str], ...] = ()) -> str:
-    """A successful tool result as the model reads it, in the frame drawn for its event: by the
-    session that recorded it first (`framed_as`, SessionBranched's: a session begun from another's
-    point sends what it took over byte for byte as that one did)."""
-    drawn_by = next((session for before, session in framed_as if record.seq < before), record.session_id)
-    frame = random.Random(f"{drawn_by}:{record.seq}").choice(OBSERVATION_FRAMES)
+    """A successful tool result as the model reads it, in the frame drawn for its event (by the
+    session that recorded it: recorded_by)."""
+    frame = random.Random(f"{recorded_by(record, framed_as)}:{record.seq}").choice(OBSERVATION_FRAMES)
     return frame.format(name=record.event.name, content=content)
 
 
@@ -231,7 +237,7 @@ class History:
                         self._append(held, seq)
                     self._held.clear()
             case Compaction():
-                self._compact(event, record.session_id)
+                self._compact(event, recorded_by(record, self.framed_as))  # (whose log has those events too)
             case FileChanged() if event.tells_the_agent:
                 who = "The person" if event.author == "user" else "Someone outside Tripane"
                 self._note(

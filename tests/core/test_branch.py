@@ -312,10 +312,20 @@ async def test_the_compaction_summaries_kept_are_those_of_the_compactions_taken_
     kept = (source.dir / "compaction" / "summaries.jsonl").read_text(encoding="utf-8")
     assert "First summary." in kept and "Second summary." in kept
 
+    asked_then = compacting.requests[0].messages  # the first request after "Again."
     new_id = go_back(store, data_dir, going_back(store, data_dir, source.id, second.seq))
     assert sum(isinstance(r.event, Compaction) for r in store.records(new_id)) == 1
     summaries = (session_dir(data_dir, new_id) / "compaction" / "summaries.jsonl").read_text(encoding="utf-8")
     assert [json.loads(line)["summary"] for line in summaries.splitlines()] == ["First summary."]
+    # Past the compaction taken over, the request opens as the other session's did there: the summary
+    # names the session whose log has those events, the other (its own holds them too).
+    instead = ScriptedModel([reply("", call("task_done", summary="else"))])
+    branch = Session.open(store, data_dir, new_id, instead)
+    await branch.send("Something else.")
+    assert await branch.wait() == "done"
+    again_at = next(i for i, m in enumerate(asked_then) if "Again." in str(m["content"]))
+    assert instead.requests[0].messages[:again_at] == asked_then[:again_at]
+    assert any(f"of session {source.id} are summarised" in str(m["content"]) for m in asked_then[:again_at])
 
 
 def test_the_command_line_ends_the_session_left_when_it_waits_for_an_answer(store, data_dir, workdir, capsys,
