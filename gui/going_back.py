@@ -12,6 +12,7 @@ from core.events import AssistantMessage, Event, UserMessage
 from core.session import Session
 from core.store import StoreError, with_own_store
 from core.text import one_line
+from gui.bidi import isolated
 from gui.dialogs.forms import open_once
 from gui.dialogs.go_back import GoBackDialog
 
@@ -26,11 +27,12 @@ COMPOSER_HINT_GONE_BACK = "Tell the agent what to do from here: it goes on once 
 
 def point_words(event: Event | None) -> str:
     """The point gone back before, as the dialog asks about it: "the agent's step 4 (“The test
-    passes…”)", "your message “Keep the fix…”" (times alone repeat within a minute)."""
+    passes…”)", "your message “Keep the fix…”" (times alone repeat within a minute); their words
+    isolated, as Tripane's lines set a person's or agent's words (gui/bidi.py)."""
     if isinstance(event, UserMessage):
-        return f"your message “{one_line(event.text, QUOTED_CHARS)}”"
+        return f"your message “{isolated(one_line(event.text, QUOTED_CHARS))}”"
     if isinstance(event, AssistantMessage):
-        said = f" (“{one_line(event.text, QUOTED_CHARS)}”)" if event.text.strip() else ""
+        said = f" (“{isolated(one_line(event.text, QUOTED_CHARS))}”)" if event.text.strip() else ""
         return f"the agent's step {event.turn}{said}"
     return "that point"
 
