@@ -124,3 +124,12 @@ def test_going_back_from_a_session_that_asks_since_a_restart_ends_it_and_its_que
     assert not [d for d in window.dialogs.values() if d.isVisible()]  # the way left asks nothing more here
     assert source.state.ended and not window.windowTitle().startswith("(")  # "(1 waiting for you)" no more
     assert not (workdir / "ran.txt").exists()
+
+
+def test_the_question_sets_a_quote_written_right_to_left_apart_from_its_english_words():
+    from core.events import AssistantMessage, UserMessage
+    from gui.bidi import FSI, PDI
+    from gui.going_back import point_words
+
+    assert point_words(UserMessage("اجمع الفواتير")) == f"your message “{FSI}اجمع الفواتير{PDI}”"
+    assert point_words(AssistantMessage("Fixing the sign.", (), turn=3)) == "the agent's step 3 (“Fixing the sign.”)"
