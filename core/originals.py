@@ -30,7 +30,11 @@ from core.tools.context import confine
 ORIGINALS_DIR = "originals"
 INDEX_NAME = "index.json"
 STEPS_NAME = "steps.jsonl"  # the file before each write (keep_step)
+STEPS_SIZE_NAME = "steps.size"  # what the copies of those take, in bytes
 STEP_COPY_PREFIX = "sha256-"
+# What those copies may take in one session: past it, a write's file is not kept (said when going back).
+STEPS_KEPT_MAX = 1024**3
+STEPS_FULL = "the session's copies of files before each write had reached 1 GB"
 STEP_COMPRESSION = 6  # zlib's level: source text takes a quarter of its size, in a millisecond per 100 KB  # its bytes' copy, by their hash (the first copies are numbered: 00001)
 # A file larger than this is not copied (a data file the agent rewrote): its change is listed,
 # and it cannot be put back from here.
@@ -157,10 +161,17 @@ class Originals:
                 entry["too_large"] = size
             else:
                 data = target.read_bytes()
-                entry["copy"] = name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}.z"
+                name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}.z"
                 self.dir.mkdir(parents=True, exist_ok=True)
-                if not (self.dir / name).exists():  # (compressed: a file rewritten at each step is kept each time)
-                    atomic_write(self.dir / name, zlib.compress(data, STEP_COMPRESSION))
+                if (self.dir / name).exists():
+                    entry["copy"] = name
+                elif (kept := self._steps_kept_bytes()) < STEPS_KEPT_MAX:  # (compressed: a file rewritten at each step is kept each time)
+                    packed = zlib.compress(data, STEP_COMPRESSION)
+                    atomic_write(self.dir / name, packed)
+                    atomic_write(self.dir / STEPS_SIZE_NAME, str(kept + len(packed)))
+                    entry["copy"] = name
+                else:  # a large file rewritten at every step would fill the disk: said, at going back
+                    entry["not_kept"] = STEPS_FULL
         self.dir.mkdir(parents=True, exist_ok=True)
         with open(self.dir / STEPS_NAME, "a", encoding="utf-8") as steps:
             steps.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -184,8 +195,17 @@ class Originals:
                 continue
             if "too_large" in step:
                 raise ValueError(f"{path} was too large to keep ({step['too_large']:,} bytes) then")
+            if "not_kept" in step:
+                raise ValueError(f"{path} was not kept then: {step['not_kept']}")
             return True, zlib.decompress((self.dir / step["copy"]).read_bytes()) if "copy" in step else None
         return False, None
+
+    def _steps_kept_bytes(self) -> int:
+        """What the copies keep_step made take, as counted as they were made (STEPS_SIZE_NAME)."""
+        try:
+            return int((self.dir / STEPS_SIZE_NAME).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            return 0
 
     @property
     def any_kept(self) -> bool:

@@ -345,3 +345,32 @@ def test_the_command_line_ends_the_session_left_when_it_waits_for_an_answer(stor
     assert f"■ {source}, which waited for you, is ended where it was" in capsys.readouterr().out
     left = Session.open(store, data_dir, source, ScriptedModel([]))
     assert left.state.status == "ended:aborted" and left.state.open_question is None
+
+
+async def test_a_failure_while_the_new_session_is_made_leaves_nothing_of_it_and_the_files_untouched(
+        store, data_dir, workdir, monkeypatch):
+    from core import branch
+
+    source, _, steps = await a_run_that_went_wrong(store, data_dir, workdir)
+    plan = going_back(store, data_dir, source.id, steps[2].seq)
+
+    def disk_full(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(branch, "_write_files_as_then", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        go_back(store, data_dir, plan)
+    assert [row.id for row in store.sessions()] == [source.id]
+    assert sorted(p.name for p in (data_dir / "sessions").iterdir()) == [source.id]
+    assert (workdir / "calc.py").read_text(encoding="utf-8") == "rewritten\n"  # nothing put back either
+    assert (workdir / "junk.txt").exists()
+
+
+async def test_past_what_the_copies_before_each_write_may_take_a_file_is_said_not_kept(
+        store, data_dir, workdir, monkeypatch):
+    from core import originals
+
+    monkeypatch.setattr(originals, "STEPS_KEPT_MAX", 1)  # full after the first copy
+    source, second = await two_edits_then_a_command(store, data_dir, workdir)
+    plan = going_back(store, data_dir, source.id, second.seq)
+    assert plan.not_put_back == {"calc.py": "calc.py was not kept then: the session's copies of files before each "
+                                            "write had reached 1 GB"}
