@@ -8,19 +8,23 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from core.branch import CannotGoBack, GoingBack, go_back, going_back
-from core.events import AssistantMessage, Event, UserMessage
+from core.events import AssistantMessage, Event, Record, UserMessage
 from core.session import Session
 from core.store import StoreError, with_own_store
 from core.text import one_line
 from gui.bidi import isolated
 from gui.dialogs.forms import open_once
 from gui.dialogs.go_back import GoBackDialog
+from gui.qt import QInputDialog, QSize
+from gui.widgets.chat_items import stamp
 
 if TYPE_CHECKING:
     from gui.window import MainWindow
 
 STOP_THERE_FIRST = ("Another Tripane runs this session (a terminal or another window): stop its run there first, "
                     "then go back.")
+LINE_CHARS = 90  # of a step's reply or a message, in the chooser's list
+CHOOSER_SIZE = QSize(720, 420)  # (made narrow, it cut every line: the steps' words tell them apart)
 QUOTED_CHARS = 60  # of the message or reply gone back before, in the dialog's question
 COMPOSER_HINT_GONE_BACK = "Tell the agent what to do from here: it goes on once you send it (Ctrl+Enter)"
 
@@ -37,11 +41,45 @@ def point_words(event: Event | None) -> str:
     return "that point"
 
 
+def point_line(record: Record) -> str:
+    """A point in the chooser's list: "Step 4 · 03:36 · The test passes. While I'm here…"."""
+    event = record.event
+    if isinstance(event, UserMessage):
+        return f"Your message · {stamp(record.ts)} · {isolated(one_line(event.text, LINE_CHARS))}"
+    said = event.text.strip() or ", ".join(call.name for call in event.tool_calls)
+    return f"Step {event.turn} · {stamp(record.ts)} · {isolated(one_line(said, LINE_CHARS))}"
+
+
 class GoingBackFlow:
     def __init__(self, window: MainWindow):
         self.window = window
         self.dialog: GoBackDialog | None = None
         self._message_box_for = ""  # the session just made: shown with the message box focused
+
+    def choose(self) -> QInputDialog | None:
+        """Session → Go back to an earlier step…: the shown session's steps and messages, newest
+        first, to choose the one to go back to before (the conversation's right-click, by keyboard)."""
+        session = self.window.session
+        if session is None:
+            return None
+        points = {point_line(record): record.seq for record in reversed(session.records)
+                  if isinstance(record.event, AssistantMessage | UserMessage)}
+        if not points:
+            self.window.statusBar().showMessage("The agent has taken no step yet: there is nothing to go back to.",
+                                                10_000)
+            return None
+        dialog = QInputDialog(self.window)
+        dialog.setObjectName("go_back_choice")
+        dialog.setWindowTitle("Go back to an earlier step")
+        dialog.setLabelText("Go back to before:")
+        dialog.setOption(QInputDialog.InputDialogOption.UseListViewForComboBoxItems)
+        dialog.setComboBoxItems(list(points))
+        dialog.setTextValue(next(iter(points)))  # the latest chosen: Up goes further back, Enter asks
+        dialog.setOkButtonText("Go back to before it…")
+        dialog.resize(CHOOSER_SIZE)
+        dialog.textValueSelected.connect(lambda line: line in points and self.ask(points[line]))
+        open_once(dialog)
+        return dialog
 
     def ask(self, seq: int) -> None:
         """Going back to before the shown session's event `seq`, once asked what it puts back."""

@@ -1270,7 +1270,7 @@ class MainWindow(QMainWindow):
         self._enable_answering()
         for name in ("edit_plan", "edit_findings", "pin_plan", "save_edit", "compact", "inspector", "export",
                      "rename", "delete", "session_folder", "working_folder", "new_like", "copy_markdown",
-                     "file_history", "summary", "work_changes", "stop_left"):
+                     "file_history", "summary", "work_changes", "stop_left", "go_back"):
             self.actions_by_name[name].setEnabled(settled)
         self.actions_by_name["change_model"].setEnabled(settled and not elsewhere)
         self.actions_by_name["ask_helper"].setEnabled(settled and not elsewhere)

@@ -133,3 +133,26 @@ def test_the_question_sets_a_quote_written_right_to_left_apart_from_its_english_
 
     assert point_words(UserMessage("اجمع الفواتير")) == f"your message “{FSI}اجمع الفواتير{PDI}”"
     assert point_words(AssistantMessage("Fixing the sign.", (), turn=3)) == "the agent's step 3 (“Fixing the sign.”)"
+
+
+def test_the_session_menu_lists_the_steps_and_messages_to_go_back_to_before(qtbot, make_window, workdir):
+    from gui.qt import QInputDialog
+
+    model = ScriptedModel([reply("Fixing the sign.", call("file_write", path="calc.py", content="a + b\n")),
+                           reply("Now rewriting it all.", call("file_write", path="calc.py", content="rewritten\n")),
+                           reply("", call("task_done", summary="rewrote it"))])
+    window = make_window(model)
+    source = start(window, workdir, approval="all")
+    qtbot.waitUntil(lambda: source.state.ended and not source.running, timeout=WAIT)
+    assert window.actions_by_name["go_back"].isEnabled()
+    window.actions_by_name["go_back"].trigger()
+    chooser = window.findChild(QInputDialog, "go_back_choice")
+    qtbot.waitUntil(lambda: chooser is not None and chooser.isVisible(), timeout=WAIT)
+    lines = chooser.comboBoxItems()
+    assert [line.split(" · ")[0] for line in lines] == ["Step 3", "Step 2", "Step 1"]  # newest first
+    assert lines[1].endswith(" · Now rewriting it all.") and lines[0].endswith(" · task_done")
+    chooser.setTextValue(lines[1])
+    chooser.accept()
+    qtbot.waitUntil(lambda: window.going_back.dialog is not None and window.going_back.dialog.isVisible(),
+                    timeout=WAIT)
+    assert "the agent's step 2 (“Now rewriting it all.”)" in window.going_back.dialog.findChild(QLabel).text()
