@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.agent.state import SessionState
-from core.changes import FILE_TOOLS, SHELL_TOOL, ChangeTally, path_of, relative
+from core.changes import SHELL_TOOL, ChangeTally
 from core.context.compaction import save_summary
 from core.events import (
     AssistantMessage,
-    CommandChangedFiles,
     Compaction,
     FilesPutBack,
     Record,
@@ -169,10 +168,9 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
             between = set(_tally([r for r in after if first_command is None or r.ts < first_command],
                                  earlier.workdir).changed)
             unknown = between & set(earlier.changed)
-        first_change = _first_changes(after, earlier.workdir)
         calls_after = {call.id for r in after if isinstance(r.event, AssistantMessage) for call in r.event.tool_calls}
         for path in sorted(changed):
-            if first_change.get(path) == "tool":  # just before that write, as the file tools kept it
+            if later.first_changed_by.get(path) == "tool":  # just before that write, as the file tools kept it
                 try:
                     kept_then, data = originals.before_first_write_after(path, found.back_to, calls_after)
                 except ValueError as exc:
@@ -198,27 +196,6 @@ def going_back(store: Store, data_dir: Path, source: str, before_seq: int) -> Go
     except (SnapshotFailed, OriginalsUnreadable) as exc:
         raise CannotGoBack(f"what the files were then cannot be read: {exc}") from exc
     return found
-
-
-def _first_changes(records: list[Record], workdir: str) -> dict[str, str]:
-    """What first changed each file in `records`: "tool" (a file tool's write), "command" (what a
-    command changed) or "put back" (the person's put-back)."""
-    calls: dict[str, str] = {}
-    first: dict[str, str] = {}
-    for record in records:
-        event = record.event
-        if isinstance(event, AssistantMessage):
-            calls |= {c.id: path for c in event.tool_calls if c.name in FILE_TOOLS
-                      and (path := relative(path_of(c.arguments), workdir))}
-        elif isinstance(event, ToolResult) and event.ok and event.call_id in calls:
-            first.setdefault(calls[event.call_id], "tool")
-        elif isinstance(event, CommandChangedFiles):
-            for path in event.paths():
-                first.setdefault(path, "command")
-        elif isinstance(event, FilesPutBack):
-            for path in (*event.paths, *event.removed):
-                first.setdefault(path, "put back")
-    return first
 
 
 def _tally(records: list[Record], workdir: str) -> ChangeTally:

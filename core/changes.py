@@ -52,6 +52,10 @@ class ChangeTally:
     # Files the agent changed and that were changed outside its tools since (FilesChangedOutside):
     # putting them back loses that change too, likely the person's.
     changed_since: set[str] = field(default_factory=set)
+    # path → what first changed it among the records fed: "tool" (a file tool's write), "command"
+    # (named by a CommandChangedFiles) or "put back" (the person's put-back); for going back
+    # (core/branch.py), which tallies the records after the point.
+    first_changed_by: dict[str, str] = field(default_factory=dict)
 
     def add(self, record: Record) -> None:
         event = record.event
@@ -61,11 +65,14 @@ class ChangeTally:
             self.workdir = event.workdir
         elif isinstance(event, FilesPutBack):  # as before the session: no change of the agent's is left
             for path in (*event.paths, *event.removed):
+                self.first_changed_by.setdefault(path, "put back")
                 self.changed.pop(path, None)
                 self.changed_since.discard(path)
         elif isinstance(event, CommandChangedFiles):
             self._by_command(event)
             self.named_by_commands |= event.paths()
+            for path in event.paths():
+                self.first_changed_by.setdefault(path, "command")
             self.changed_since -= event.paths()
         elif isinstance(event, FilesChangedOutside):
             self.changed_since |= event.paths() & self.changed.keys()
@@ -80,6 +87,7 @@ class ChangeTally:
             if pending is not None and event.ok:
                 tool, path = pending
                 self.changed[path] = _how(tool, event.content, self.changed.get(path))
+                self.first_changed_by.setdefault(path, "tool")
                 self.changed_since.discard(path)
         elif isinstance(event, ErrorRecorded) and event.tool == SHELL_TOOL:
             if error_type(event.signature) in RAN_AND_FAILED:

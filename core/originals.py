@@ -31,11 +31,11 @@ ORIGINALS_DIR = "originals"
 INDEX_NAME = "index.json"
 STEPS_NAME = "steps.jsonl"  # the file before each write (keep_step)
 STEPS_SIZE_NAME = "steps.size"  # what the copies of those take, in bytes
-STEP_COPY_PREFIX = "sha256-"
+STEP_COPY_PREFIX = "sha256-"  # its bytes' copy, by their hash (the first copies are numbered: 00001)
 # What those copies may take in one session: past it, a write's file is not kept (said when going back).
 STEPS_KEPT_MAX = 1024**3
 STEPS_FULL = "the session's copies of files before each write had reached 1 GB"
-STEP_COMPRESSION = 6  # zlib's level: source text takes a quarter of its size, in a millisecond per 100 KB  # its bytes' copy, by their hash (the first copies are numbered: 00001)
+STEP_COMPRESSION = 6  # zlib's level: source text takes a quarter of its size, in a millisecond per 100 KB
 # A file larger than this is not copied (a data file the agent rewrote): its change is listed,
 # and it cannot be put back from here.
 MAX_KEPT_BYTES = 20 * 1024 * 1024
@@ -155,6 +155,7 @@ class Originals:
         it was at any earlier point of the session, for going back there (core/branch.py). Its
         bytes are kept once whatever number of writes found them so (by their SHA-256)."""
         entry: dict[str, object] = {"at": now_iso(), "path": path, "call": call_id}
+        self.dir.mkdir(parents=True, exist_ok=True)
         if target.is_file():
             size = target.stat().st_size
             if size > MAX_KEPT_BYTES:
@@ -162,7 +163,6 @@ class Originals:
             else:
                 data = target.read_bytes()
                 name = f"{STEP_COPY_PREFIX}{hashlib.sha256(data).hexdigest()}.z"
-                self.dir.mkdir(parents=True, exist_ok=True)
                 if (self.dir / name).exists():
                     entry["copy"] = name
                 elif (kept := self._steps_kept_bytes()) < STEPS_KEPT_MAX:  # (compressed: a file rewritten at each step is kept each time)
@@ -172,7 +172,6 @@ class Originals:
                     entry["copy"] = name
                 else:  # a large file rewritten at every step would fill the disk: said, at going back
                     entry["not_kept"] = STEPS_FULL
-        self.dir.mkdir(parents=True, exist_ok=True)
         with open(self.dir / STEPS_NAME, "a", encoding="utf-8") as steps:
             steps.write(json.dumps(entry, ensure_ascii=False) + "\n")
 

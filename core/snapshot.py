@@ -119,7 +119,7 @@ class WorkFolderSnapshot:
             return
         shutil.copyfile(self.git_dir / "index", self.git_dir / MARKED_INDEX)
         self._write_note({"tree": tree, "put_back": [], "nested": nested})
-        self._keep_mark(workdir, tree)
+        self._keep_mark(tree)
 
     def _data_folder_within(self, workdir: Path) -> str:
         """Tripane's data folder, as the copy leaves it out, when the work folder holds it (a home
@@ -243,9 +243,9 @@ class WorkFolderSnapshot:
                       given="\0".join(paths).encode("utf-8", "surrogateescape"))
         else:  # (an unreadable file is left out, and the rest read: git exits with 1)
             self._git(workdir, "add", "--all", "--ignore-errors", ".", allowed=(0, 1), index=self._marked)
-        self._keep_mark(workdir, self._git(workdir, "write-tree", index=self._marked).decode().strip())
+        self._keep_mark(self._git(workdir, "write-tree", index=self._marked).decode().strip())
 
-    def _keep_mark(self, workdir: Path, tree: str) -> None:
+    def _keep_mark(self, tree: str) -> None:
         """The folder as marked (`tree`, whose objects `git add` wrote), kept with its time when it
         differs from the last kept: a line of MARKS_NAME (refs reach them at pack())."""
         marks = self.marks()
