@@ -229,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto: sqlite-vec where it loads, else the exact scan; exact: in memory, faster on large "
                              "indexes, needs RAM (1.5 KB a chunk)")
     config.add_argument("--api-base", default="", help="server address for a local embedding server")
+    from core.tool_servers.cli import add_parser as add_servers_parser
+
+    add_servers_parser(commands)
     sessions = commands.add_parser("sessions", aliases=["list"], help="list sessions, newest first", parents=[common])
     sessions.add_argument("search", nargs="?", default="",
                           help="only those whose task, title, model or work folder holds this text, or whose "
@@ -402,6 +405,13 @@ async def _dispatch(args: argparse.Namespace) -> int:
         from core.memory.cli import memory_command
 
         return await memory_command(data_dir, args)
+    if args.command == "servers":
+        from core.tool_servers.cli import servers_command
+
+        try:
+            return await servers_command(args)
+        finally:
+            await _end_tool_servers()
     store = Store(data_dir / DB_NAME)
     try:
         if args.command in ("sessions", "list"):
@@ -431,7 +441,15 @@ async def _dispatch(args: argparse.Namespace) -> int:
             _hold_key_from_environment(args, args.run_settings["model"], args.run_settings["api_base"])
         return await _run(store, data_dir, args)
     finally:
+        await _end_tool_servers()
         store.close()
+
+
+async def _end_tool_servers() -> None:
+    """The tool servers a run started end with it (none was, unless a run's session has some)."""
+    pool = sys.modules.get("core.tool_servers.pool")
+    if pool is not None:
+        await pool.POOL.close_all()
 
 
 def _model_client():

@@ -383,6 +383,29 @@ class SessionBranched(Event):
     framed_as: tuple[tuple[int, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class ServerTool:
+    """One tool a tool server offered (core/tool_servers), as the agent is given it."""
+
+    server: str
+    name: str  # as the server calls it
+    offered_as: str  # as the model calls it (mcp_<server>_<name>, unique, 64 characters at most)
+    description: str
+    parameters: str  # its input's JSON schema, as JSON text: byte for byte what every request sends
+    read_only: bool = False  # the server says it changes nothing: it runs without asking
+
+
+@dataclass(frozen=True)
+class ServerToolsListed(Event):
+    """The tools of the person's tool servers, listed before the session's first request: from here
+    on they are the session's tools, byte for byte, whatever a server offers later (the prefix
+    stays as the provider's cache holds it). A server that could not be reached is named with why."""
+
+    kind: ClassVar[str] = "server_tools_listed"
+    tools: tuple[ServerTool, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()  # (server, why)
+
+
 def framed_as(records) -> tuple[tuple[int, str], ...]:
     """How a session begun from another's point frames the events it took over: its own (the
     last) SessionBranched's framed_as; () for a session begun from nothing. (One gone back in again

@@ -42,6 +42,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    ServerToolsListed,
     SessionBranched,
     SessionEnded,
     SessionPaused,
@@ -123,6 +124,8 @@ def render(record: Record) -> str | None:
                     f"{flush_note(event)}")
         case WindowLearned():
             return f"  ⇲ {window_note(event)}"
+        case ServerToolsListed():
+            return f"  🔌 {servers_note(event)}"
         case ModelChanged():
             return f"  ⇄ {model_change_note(event)}"
         case WorkdirMoved():
@@ -157,6 +160,7 @@ TIMED_ACTIVITIES = {
     "compacting": "compacting the context",
     "diagnosing": "diagnosing a repeated failure",
     "diagnosing_put_back": "diagnosing the work you put back",
+    "starting_servers": "starting the tool servers",
 }
 
 
@@ -396,6 +400,17 @@ def _same_model(event: ModelChanged) -> bool:
 
 def effort_words(effort: str) -> str:
     return effort or "the model's own"
+
+
+def servers_note(event: ServerToolsListed) -> str:
+    """What the session's agent was given of the person's tool servers, and which were not reached."""
+    by_server: dict[str, int] = {}
+    for tool in event.tools:
+        by_server[tool.server] = by_server.get(tool.server, 0) + 1
+    given = [f"{server} ({counted(count, 'tool')})" for server, count in by_server.items()]
+    said = f"tools given from the tool servers {', '.join(given)}" if given else "no tool server's tools given"
+    failed = "; ".join(f"{server} not reached: {one_line(why, 300)}" for server, why in event.failed)
+    return said + (f"; {failed}" if failed else "")
 
 
 def window_note(event: WindowLearned) -> str:

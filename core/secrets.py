@@ -143,6 +143,17 @@ def set_api_key(name: str, key: str) -> None:
     _HELD.pop(name, None)  # stored now: the one held before it would hide it
 
 
+def forget_key(name: str) -> None:
+    """Remove the key kept under `name`, held or in the keyring (one not there is no error)."""
+    _HELD.pop(name, None)
+    try:
+        import keyring
+
+        keyring.delete_password(SERVICE, name)
+    except Exception as exc:  # not there, or no keyring: nothing is kept under that name
+        log.debug("no key %s to remove from the keyring: %s", name, exc)
+
+
 # What an environment variable holding a secret is called (OPENAI_API_KEY, GITHUB_TOKEN,
 # AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …). Commands the agent runs inherit Tripane's environment, so
 # `env` or a debugging print would put the person's keys into the tool result, and from there into

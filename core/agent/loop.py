@@ -77,6 +77,7 @@ from core.events import (
     HumanQuestion,
     MemoryRecalled,
     Record,
+    ServerToolsListed,
     SessionEnded,
     SessionPaused,
     SessionResumed,
@@ -113,6 +114,9 @@ from core.snapshot import WorkFolderSnapshot
 from core.stay_awake import STAY_AWAKE
 from core.store import StoreError, as_disk_full
 from core.text import money, shown_text
+from core.tool_servers.pool import POOL, ServerPool
+from core.tool_servers.tools import offered_tools
+from core.tool_servers.tools import register as register_server_tools
 from core.tools.context import ToolContext
 from core.tools.files import rewrite_refused
 from core.tools.registry import ToolRegistry
@@ -162,6 +166,8 @@ class LoopSettings:
     # person asked for) leaves it running for them: a window can show it and stop it. A run from
     # the terminal stops it, as the process that would have to is ending.
     keeps_left_running: bool = False
+    # The tool servers whose tools a session is given before its first request (None: none).
+    tool_servers: ServerPool | None = POOL
 
 
 def output_digest(content: str) -> str:
@@ -491,6 +497,7 @@ class AgentLoop(Delegation):
 
             def counter(text: str) -> int:
                 return count_tokens(tokenizer_model, text)
+            await self._take_server_tools()
             risky = sorted(name for name, spec in self.registry.specs.items() if spec.risky)
             facts = "\n\n" + session_facts(config, self.state.started, risky)
             zones = [
@@ -515,6 +522,24 @@ class AgentLoop(Delegation):
                 log.warning("window of %s tokens: Tripane's fixed prompt alone (%s tokens) exceeds the %s-token "
                             "budget; choose a model with a larger window", window, self.engine.prefix_tokens, budget)
         return self.engine
+
+    async def _take_server_tools(self) -> None:
+        """The tool servers' tools among the agent's: listed and recorded before the session's first
+        request (a server reached later, or changed, would change the prefix every request shares),
+        then taken from the log each time the loop runs (core/tool_servers)."""
+        pool = self.settings.tool_servers
+        state = self.state
+        if (pool is not None and not state.servers_listed and self.journal.history.last_request_held is None
+                and not any(isinstance(r.event, AssistantMessage) for r in self.journal.records)
+                and (servers := await asyncio.to_thread(pool.enabled))):
+            self.journal.notify(StatusChanged(state.session_id, "starting_servers"))
+            listed = await pool.list_all(Path(state.workdir))
+            self._record(ServerToolsListed(tools=offered_tools(listed.tools, self.registry.specs),
+                                           failed=listed.failed))
+            self._progress(progress.servers_listed(self.state.server_tools, listed.failed, len(servers)))
+            self.journal.notify(StatusChanged(state.session_id, "thinking"))
+        if pool is not None:
+            register_server_tools(self.registry, state.server_tools, pool)
 
     async def _model_window(self) -> int:
         """A window the provider stated (learned at an overflow, before a reopen) is the truth;

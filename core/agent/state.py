@@ -28,6 +28,8 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    ServerTool,
+    ServerToolsListed,
     SessionBranched,
     SessionEnded,
     SessionPaused,
@@ -100,6 +102,8 @@ class SessionState:
     learned_window: int = 0  # the model's window as the provider stated it (0: none stated)
     injected_skills: tuple[str, ...] = ()
     injected_variants: tuple[str, ...] = ()  # of those, the ones followed in their variant on test
+    server_tools: tuple[ServerTool, ...] = ()  # the tool servers' tools it was given (ServerToolsListed)
+    servers_listed: bool = False  # whether they were listed (then never again: the prefix holds them)
 
     @property
     def ended(self) -> bool:
@@ -212,6 +216,8 @@ class SessionState:
                     self.strike_due = None
             case HumanAnswer():
                 self._answer(event)
+            case ServerToolsListed():
+                self.server_tools, self.servers_listed = event.tools, True
             case SessionPaused():
                 self.status = "paused"
             case SessionResumed():

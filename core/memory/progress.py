@@ -19,6 +19,7 @@ from core.events import (
     FilesPutBack,
     HumanAnswer,
     HumanQuestion,
+    ServerTool,
     UserMessage,
     ended_word,
 )
@@ -26,7 +27,7 @@ from core.logs import mask_secrets
 from core.paths import named_files
 from core.pictures import with_pictures_named
 from core.render import put_back_groups
-from core.text import capitalized, code_span, fences_closed, local_time
+from core.text import capitalized, code_span, counted, fences_closed, local_time
 
 ARGUMENT_PREVIEW_CHARS = 300
 RESULT_PREVIEW_CHARS = 400
@@ -168,6 +169,17 @@ def compaction(first_seq: int, last_seq: int, before: int, after: int, note: str
 def window_learned(window: int, assumed: int) -> str:
     return (f"\n## [{_stamp()}] ⚠ The provider refused a request over the model's window: {window:,} tokens, "
             f"not the {assumed:,} assumed\n- The context is budgeted for {window:,} tokens from now on.\n")
+
+
+def servers_listed(tools: tuple[ServerTool, ...], failed: tuple[tuple[str, str], ...], servers: int) -> str:
+    by_server: dict[str, int] = {}
+    for tool in tools:
+        by_server[tool.server] = by_server.get(tool.server, 0) + 1
+    lines = [f"- {code_span(server)}: {counted(count, 'tool')}" for server, count in by_server.items()]
+    lines += [f"- {code_span(server)} not reached: {_clip(why, 500, ends=False)}" for server, why in failed]
+    reached = servers - len(failed)
+    return (f"\n## [{_stamp()}] 🔌 Tool servers: {reached} of {servers} reached, "
+            f"{counted(len(tools), 'tool')} given to the agent\n" + "\n".join(lines) + "\n")
 
 
 def model_changed(details: str) -> str:

@@ -84,7 +84,9 @@ class ToolRegistry:
             raise InvalidCall(f"Unknown tool {name!r}. Available tools: {known}.")
         params = spec.parameters["properties"]
         missing = [p for p in spec.parameters.get("required", []) if p not in arguments]
-        unknown = [a for a in arguments if a not in params]
+        # (A tool server's schema may let more through: the server checks those itself.)
+        closed = spec.parameters.get("additionalProperties", True) is False
+        unknown = [a for a in arguments if a not in params] if closed else []
         if missing or unknown:
             raise InvalidCall(
                 f"{name}: "
@@ -163,7 +165,7 @@ def _as_declared(params: dict[str, Any], required: list[str], arguments: dict[st
     a strike towards 3-Strike, and a turn; anything else is still refused by _check_types."""
     declared: dict[str, Any] = {}
     for arg, value in arguments.items():
-        expected = params[arg].get("type")
+        expected = _declared(params, arg).get("type")
         if value is None and arg not in required:
             continue
         if isinstance(value, str):
@@ -196,14 +198,22 @@ def _is_number(text: str) -> bool:
 def _check_types(name: str, params: dict[str, Any], arguments: dict[str, Any]) -> None:
     checks = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
     for arg, value in arguments.items():
-        expected = params[arg].get("type")
+        param = _declared(params, arg)
+        expected = param.get("type") if isinstance(param.get("type"), str) else None
         ok = isinstance(value, checks[expected]) if expected in checks else True
         if expected in ("integer", "number") and isinstance(value, bool):
             ok = False
         if not ok:
             raise InvalidCall(f"{name}: argument {arg!r} must be of type {expected}, got {type(value).__name__}.")
-        if "enum" in params[arg] and value not in params[arg]["enum"]:
-            raise InvalidCall(f"{name}: argument {arg!r} must be one of {params[arg]['enum']}.")
+        if isinstance(param.get("enum"), list) and value not in param["enum"]:
+            raise InvalidCall(f"{name}: argument {arg!r} must be one of {param['enum']}.")
+
+
+def _declared(params: dict[str, Any], arg: str) -> dict[str, Any]:
+    """What the schema says of an argument ({} for one it lets through undeclared, or declares as
+    `true`, as a tool server's schema may)."""
+    param = params.get(arg)
+    return param if isinstance(param, dict) else {}
 
 
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")

@@ -126,7 +126,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     try:
         await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
-        _kill(proc)
+        kill_process_tree(proc)
         finishing.cancel()
         detached = True  # (what it prints as it dies is not shown)
         await _reaped(proc, draining)
@@ -138,7 +138,7 @@ async def _run(ctx: ToolContext, command: str, timeout: int) -> str:
     if not finishing.done():  # the timeout, or the person stopped this command
         finishing.cancel()
         draining.cancel()
-        _kill(proc)
+        kill_process_tree(proc)
         await proc.wait()
         why = (f"Stopped by the person after {time.monotonic() - started:.0f} s (the run goes on)."
                if ctx.stop_requested is not None and ctx.stop_requested.is_set()
@@ -473,14 +473,14 @@ async def _end_once_started(starting: asyncio.Future) -> None:
         raise
     except Exception:  # (it never started)
         return
-    _kill(proc)
+    kill_process_tree(proc)
     assert proc.stdout is not None
     await _reaped(proc, asyncio.ensure_future(proc.stdout.read()))
 
 
 def _kill_once_started(starting: asyncio.Future) -> None:
     if not starting.cancelled() and starting.exception() is None:
-        _kill(starting.result())
+        kill_process_tree(starting.result())
 
 
 async def _reaped(proc: asyncio.subprocess.Process, reading: asyncio.Future) -> None:
@@ -567,7 +567,9 @@ def _console_encoding() -> str | None:
         return None
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+def kill_process_tree(proc: asyncio.subprocess.Process) -> None:
+    """Kill the process and what it started (its group, made by start_new_session; on Windows its
+    tree), without waiting."""
     if proc.returncode is not None:
         return
     try:

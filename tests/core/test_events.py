@@ -7,6 +7,8 @@ from core.events import (
     AssistantMessage,
     EventDecodeError,
     HumanQuestion,
+    ServerTool,
+    ServerToolsListed,
     ToolCall,
     Usage,
     decode,
@@ -19,6 +21,9 @@ def test_every_event_kind_round_trips_through_the_codec():
         "assistant_message": AssistantMessage("hi", (ToolCall("c1", "file_read", '{"path": "ä"'),),
                                               Usage(10, 2, 8, 0.25), "m", 3, {"prefix_reuse": 0.5}),
         "human_question": HumanQuestion("q1", "approval", "Allow?", ("approve", "deny"), {"tool": "shell_run"}),
+        "server_tools_listed": ServerToolsListed(
+            (ServerTool("db", "query", "mcp_db_query", "[Tool server db] Run SQL.", '{"type":"object"}', True),),
+            (("gh", "could not start"),)),
     }
     for kind, cls in EVENT_TYPES.items():
         event = samples.get(kind) or _minimal(cls)
