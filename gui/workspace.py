@@ -23,6 +23,7 @@ from core.paths import DB_NAME
 from core.run_lock import live_status, run_by_nobody
 from core.session import Session, SessionConfig, delete_session
 from core.store import SessionRow, Store
+from core.tool_servers.pool import POOL
 
 if TYPE_CHECKING:
     from core.memory.longterm import LongTermMemory
@@ -213,6 +214,7 @@ class Workspace:
         for session in self.opened():
             await session.close()
             await session.stop_kept(by="quit")  # (a dev server kept for the person: it goes with Tripane)
+        await POOL.close_all()  # the tool servers the sessions used
         if self._memory_loading is not None:
             try:
                 (await self._memory_loading).close()

@@ -76,7 +76,7 @@ class SettingsDialog(QDialog):
             # Said with the window's title as it opens: the focus goes to the model, under it.
             self.setAccessibleDescription(html_said(intro.text()))
 
-        # Three pages, not three stacked boxes: stacked, they were taller than a laptop's screen at
+        # Pages, not stacked boxes: stacked, they were taller than a laptop's screen at
         # 150 % scaling, and Save went out of reach.
         self.pages = QTabWidget()
         self.pages.setObjectName("settings_pages")
@@ -208,6 +208,13 @@ class SettingsDialog(QDialog):
         self.search.add_rows(form)
         self.pages.addTab(search_box, "&Web search")
 
+        from gui.widgets.tool_servers import (
+            ToolServersPage,  # (not needed to start Tripane)
+        )
+
+        self.tool_servers = ToolServersPage(keeper, self.error.setText, self)
+        self.pages.addTab(self.tool_servers, "&Tool servers")
+
         app_box = QWidget()
         form = QFormLayout(app_box)
         self.data_dir = QLineEdit(prefs.data_dir)
@@ -294,7 +301,8 @@ class SettingsDialog(QDialog):
             self.error.setText(problem)
             self.pages.setCurrentIndex(self.pages.indexOf(self.search.provider.parentWidget()))
             return
-        self.connection.store_key_then(lambda: self.search.store_key_then(self._save))
+        self.connection.store_key_then(lambda: self.search.store_key_then(
+            lambda: self.tool_servers.store_then(self._save, self.error.setText)))
 
     def _save(self) -> None:
         prefs = self.prefs

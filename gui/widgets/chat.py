@@ -43,6 +43,7 @@ from core.events import (
     Record,
     ReflectionWritten,
     ResearchStep,
+    ServerToolsListed,
     SessionBranched,
     SessionEnded,
     SessionPaused,
@@ -75,6 +76,7 @@ from core.render import (
     reflection_note,
     research_done_note,
     resumed_note,
+    servers_note,
     workdir_note,
 )
 from core.text import capitalized
@@ -703,6 +705,9 @@ class ChatView(QScrollArea):
                     "(Ctrl+,).", "error", into)
             case ModelChanged():
                 self._notice(f"⇄ {escape_html(capitalized(model_change_note(event)))}, from the next request on", into=into)
+            case ServerToolsListed():
+                self._notice(f"🔌 {escape_html(capitalized(servers_note(event)))}", "error" if event.failed else "notice",
+                             into)
             case WorkdirMoved():
                 self._notice(f"↦ {escape_html(capitalized(workdir_note(event)))}", into=into)
             case FilesPutBack():

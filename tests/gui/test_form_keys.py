@@ -39,7 +39,7 @@ def test_the_settings_labels_keep_clear_of_its_tabs_keys(qtbot, make_window):
     dialog = window.open_settings()
     keys = keyed_labels(dialog)
     tabs = {QKeySequence.mnemonic(dialog.pages.tabText(i)).toString() for i in range(dialog.pages.count())}
-    assert tabs == {"Alt+M", "Alt+V", "Alt+W", "Alt+A"}
+    assert tabs == {"Alt+M", "Alt+V", "Alt+W", "Alt+T", "Alt+A"}
     assert keys["Model:"] not in tabs and keys["Model:"] == "Alt+O"
     assert keys["Search with:"] and keys["Search with:"] not in tabs  # (on the Web search tab)
     # Rows of a field and what goes beside it (Browse…, what the copies take now) have theirs too

@@ -1,0 +1,145 @@
+"""Settings → Tool servers in the real window: a server added with its secret (kept in the keyring,
+not the file), checked, changed, imported from another client's file, removed; and a session of the
+window whose agent calls its tools, asked about as a command is. The server is the scripted one
+(tests/support/tool_server.py), a real child process."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from core.scripted import ScriptedModel, call, reply
+from core.secrets import SERVICE
+from core.session import SessionConfig
+from core.tool_servers.config import read_servers, secret_key, servers_file
+from gui.dialogs.tool_server import KEPT
+from gui.qt import qt_alive
+from gui.widgets.tool_card import ToolCard
+from tests.core.test_tool_servers import SCRIPT
+from tests.gui.test_window import wait_for_dialog
+
+WAIT = 15_000
+
+
+@pytest.fixture(autouse=True)
+def own_config(tmp_path, monkeypatch):
+    """This test's servers file (the one the window's sessions read too)."""
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
+
+
+def closed(dialog) -> bool:
+    return not qt_alive(dialog) or not dialog.isVisible()  # (Settings is deleted once closed)
+
+
+def add_server(qtbot, page, name="demo", command=None, env=""):
+    dialog = page.add()
+    dialog.name.setText(name)
+    dialog.command.setText(command or f'"{sys.executable}" "{SCRIPT}"')
+    dialog.env.setPlainText(env)
+    dialog._accept()
+    assert not dialog.isVisible(), dialog.error.text()
+
+
+def test_a_server_is_added_with_its_secret_in_the_keyring_checked_and_saved(qtbot, make_window, memory_keyring):
+    window = make_window()
+    dialog = window.open_settings()
+    page = dialog.tool_servers
+    dialog.pages.setCurrentWidget(page)
+    assert page.list.item(0).text().startswith("None yet")
+    add_server(qtbot, page, env="DEMO_TOKEN=tok-5f3a9c1e77d2\nLOG=debug")
+    assert page.list.item(0).text().splitlines()[0] == "demo"
+
+    page.check_button.click()
+    qtbot.waitUntil(lambda: "✓" in page.list.item(0).text() or "✗" in page.list.item(0).text(), timeout=WAIT)
+    assert "✓ 8 tools: mcp_demo_echo, mcp_demo_lookup" in page.list.item(0).text()  # (the typed secret, not saved yet)
+    assert not servers_file().exists()  # nothing kept before Save
+
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    (server,) = read_servers()
+    assert server.secret_env == ("DEMO_TOKEN",) and server.env == (("LOG", "debug"),)
+    assert memory_keyring.secrets[(SERVICE, secret_key("demo", "DEMO_TOKEN"))] == "tok-5f3a9c1e77d2"
+    assert "tok-5f3a9c1e77d2" not in servers_file().read_text(encoding="utf-8")
+
+    again = window.open_settings()
+    again.tool_servers.list.setCurrentRow(0)
+    editor = again.tool_servers.edit()
+    assert f"DEMO_TOKEN={KEPT}" in editor.env.toPlainText()
+    editor.enabled.setChecked(False)
+    editor._accept()  # the secret left as it was: kept
+    again._accept()
+    qtbot.waitUntil(lambda: closed(again), timeout=WAIT)
+    assert not read_servers()[0].enabled
+    assert memory_keyring.secrets[(SERVICE, secret_key("demo", "DEMO_TOKEN"))] == "tok-5f3a9c1e77d2"
+
+
+def test_a_bad_entry_is_refused_with_why(qtbot, make_window):
+    window = make_window()
+    page = window.open_settings().tool_servers
+    dialog = page.add()
+    dialog.name.setText("my server")
+    dialog._accept()
+    assert dialog.isVisible() and "letters, digits, - and _" in dialog.error.text()
+    dialog.name.setText("db")
+    dialog.command.setText('uvx "mcp-server-sqlite')
+    dialog._accept()
+    assert "quote that is not closed" in dialog.error.text()
+    dialog.command.setText("uvx mcp-server-sqlite")
+    dialog.env.setPlainText("DB_PASSWORD=")
+    dialog._accept()
+    assert "Type DB_PASSWORD's value" in dialog.error.text()
+    dialog.env.setPlainText(f"DB_PASSWORD={KEPT}")
+    dialog._accept()
+    assert "none is kept for db" in dialog.error.text()
+
+
+def test_another_clients_servers_are_imported_and_removed_with_their_secrets(qtbot, make_window, memory_keyring,
+                                                                            tmp_path):
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                   "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_abcdefghijklmnop"}},
+        "remote": {"url": "https://example.com/mcp"}}}), encoding="utf-8")
+    window = make_window()
+    dialog = window.open_settings()
+    page = dialog.tool_servers
+    page.import_file(source)
+    assert page.note.text() == ("Imported 1 server from claude_desktop_config.json; they are kept when you save the "
+                                "settings. Skipped: remote: it is reached at an address; Tripane starts the servers it "
+                                "uses itself.")
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    key = (SERVICE, secret_key("github", "GITHUB_PERSONAL_ACCESS_TOKEN"))
+    assert memory_keyring.secrets[key] == "ghp_abcdefghijklmnop"
+    assert "ghp_" not in servers_file().read_text(encoding="utf-8")
+
+    again = window.open_settings()
+    again.tool_servers.list.setCurrentRow(0)
+    again.tool_servers.remove()
+    again._accept()
+    qtbot.waitUntil(lambda: closed(again), timeout=WAIT)
+    assert read_servers() == [] and key not in memory_keyring.secrets
+
+
+def test_a_window_session_calls_a_servers_tools_and_asks_before_one_that_changes_things(qtbot, make_window, workdir):
+    window = make_window(ScriptedModel([
+        reply("", call("mcp_demo_lookup", call_id="l1", word="ledger")),
+        reply("", call("mcp_demo_echo", call_id="e1", text="hello")),
+        reply("", call("task_done", summary="done")),
+    ]))
+    dialog = window.open_settings()
+    add_server(qtbot, dialog.tool_servers)
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+
+    session = window.start_session(SessionConfig(task="Look it up", workdir=workdir, model="scripted", approval="ask"))
+    asked = wait_for_dialog(qtbot, window, "approval")
+    assert asked.question.context["tool"] == "mcp_demo_echo"
+    asked.choose("approve")
+    qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
+    cards = {c.call.name: c for c in window.chat.items() if isinstance(c, ToolCard)}
+    assert cards["mcp_demo_lookup"].status == "ok" and cards["mcp_demo_echo"].status == "ok"
+    notices = [w.text() for w in window.chat.items() if w.objectName() == "notice"]
+    assert any("Tools given from the tool servers demo (8 tools)" in text for text in notices)
