@@ -1,6 +1,6 @@
 """Stand-ins for the markers that no font on this machine can draw.
 
-progress.md marks its entries with emoji (✅ ❌ 🔧 🧠 ❓ 💬 🏁 🚨 ⏹ ⏵ 🔓). Windows and macOS always have an emoji
+progress.md marks its entries with emoji (✅ ❌ 🔧 🧠 ❓ 💬 🏁 🚨 ⏹ ⏵ 🔓 🔌). Windows and macOS always have an emoji
 font; a Linux desktop may not (a minimal install, WSLg, a remote X session), and there each marker
 was an empty box at the start of every Progress heading. The files keep their markers; only what
 the window shows changes, and only for a marker Qt would draw as a box.
@@ -15,7 +15,7 @@ from gui.qt import QApplication, QFont, QTextLayout
 
 # Every emoji core/ writes, each with a plain symbol (DejaVu Sans has them all; each is checked).
 STAND_INS = {"✅": "✔", "❌": "✘", "🔧": "⚙", "🧠": "✱", "⏹": "■", "📌": "⚲", "❓": "?", "💬": "↳", "🏁": "⚑",
-             "🚨": "⚠", "🔓": "✓", "⏱": "◷", "🩺": "✚", "⏵": "▸"}
+             "🚨": "⚠", "🔓": "✓", "⏱": "◷", "🩺": "✚", "⏵": "▸", "🔌": "⌁"}
 
 
 def drawable(text: str, font: QFont) -> bool:

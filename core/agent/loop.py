@@ -115,6 +115,7 @@ from core.stay_awake import STAY_AWAKE
 from core.store import StoreError, as_disk_full
 from core.text import money, shown_text
 from core.tool_servers.pool import POOL, ServerPool
+from core.tool_servers.tools import PREFIX as SERVER_TOOLS
 from core.tool_servers.tools import offered_tools
 from core.tool_servers.tools import register as register_server_tools
 from core.tools.context import ToolContext
@@ -948,7 +949,10 @@ class AgentLoop(Delegation):
         if self.state.config.approval == "none":
             return refused_by_policy(call.name)
         if asked is None:
-            asked = self._ask_approval(call)
+            spec = self.registry.get(call.name)
+            # A tool server's tool: what it does, in its server's words (Tripane's own are known).
+            about = {"described": spec.description} if spec is not None and spec.group == SERVER_TOOLS else {}
+            asked = self._ask_approval(call, **about)
         return denial(call.name, await self._answer_for(asked.qid))
 
     def _ask_approval(self, call: ToolCall, question: str = "", **context: object) -> HumanQuestion:
@@ -1024,7 +1028,8 @@ class AgentLoop(Delegation):
     async def _execute(self, call: ToolCall, arguments: dict) -> None:
         running = RunningCall(self.session_dir, call.id)
         ctx = self._tool_context(call.id, running)
-        writes = call.name in WRITING_TOOLS
+        spec = self.registry.get(call.name)
+        writes = call.name in WRITING_TOOLS or (spec is not None and spec.changes_folder)
         if writes:  # (the person may have edited while the model thought, or while they approved it)
             outside = await self._look_outside(ctx.snapshot)
             if call.name == REWRITING_TOOL and outside is not None and (
@@ -1058,7 +1063,8 @@ class AgentLoop(Delegation):
             self._result(call, True, content, prepared, ctx.file_seen, tuple(ctx.pictures))
         for event in ctx.told_after:
             self._record(event)
-        if writes and call.name != SHELL_TOOL:  # (a command marks the folder as it leaves it itself)
+        if writes and call.name != SHELL_TOOL and not spec.changes_folder:  # (a command marks the folder as it
+            # leaves it itself, as does a tool that changes it out of sight)
             await self._mark(ctx.snapshot)
         phase_after = _phase(self.memory.read(PLAN)[0])
         if phase_after != phase_before:

@@ -265,14 +265,12 @@ def other_clients_files(home: Path | None = None) -> list[Path]:
     where Import starts looking."""
     home = home or Path.home()
     if sys.platform == "darwin":
-        claude = home / "Library" / "Application Support" / "Claude"
-        code = home / "Library" / "Application Support" / "Code" / "User"
+        config = home / "Library" / "Application Support"
     elif sys.platform == "win32":
-        roaming = Path(os.environ.get("APPDATA", home / "AppData" / "Roaming"))
-        claude, code = roaming / "Claude", roaming / "Code" / "User"
-    else:
-        claude = Path(os.environ.get("XDG_CONFIG_HOME", home / ".config")) / "Claude"
-        code = Path(os.environ.get("XDG_CONFIG_HOME", home / ".config")) / "Code" / "User"
+        config = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:  # (set but empty is unset, as the XDG specification says)
+        config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    claude, code = config / "Claude", config / "Code" / "User"
     candidates = [claude / "claude_desktop_config.json", home / ".cursor" / "mcp.json", code / "mcp.json",
                   home / ".codeium" / "windsurf" / "mcp_config.json"]
     return [path for path in candidates if path.is_file()]

@@ -43,6 +43,9 @@ class ToolSpec:
     func: Callable[..., Any]
     risky: bool = False  # needs the person's approval under the "ask" policy
     gathers_information: bool = False  # counts toward the 2-Action Rule
+    # What it changes in the work folder is found as a command's is (a tool server's tool that
+    # may change things: it works there, out of Tripane's sight): before_command/after_command.
+    changes_folder: bool = False
 
     @property
     def group(self) -> str:

@@ -14,6 +14,7 @@ from core.offload import folder_of
 from core.paths import HOME_FOLDER_NOTE, is_home_folder
 from core.session import SessionConfig, check_window
 from core.text import capitalized
+from core.tool_servers.config import read_servers
 from gui.announcer import said_with
 from gui.dialogs.connection import ConnectionFields
 from gui.dialogs.forms import (
@@ -43,6 +44,7 @@ from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.widgets.pictures import PictureBox, PicturesToGo, not_added, text_for
+from gui.widgets.wrapped_label import WrappedLabel
 from gui.workspace import connection_test_client
 
 HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
@@ -148,6 +150,11 @@ class NewSessionDialog(QDialog):
                                      "subfolder's own (packages/web/AGENTS.md) are told to the agent when it first "
                                      "lists that folder or reads or writes a file in it.")
         form.addRow("Project rules:", self.instructions)
+        if servers := [server.name for server in read_servers() if server.enabled]:  # what else the agent gets
+            self.tool_servers = WrappedLabel(f"{', '.join(servers)}: their tools are given to the agent (Settings → "
+                                             "Tool servers chooses)")
+            self.tool_servers.setObjectName("muted")
+            form.addRow("Tool servers:", self.tool_servers)
         self.workdir.textChanged.connect(self._show_instructions)
         self._show_instructions()
         layout.addLayout(form)

@@ -268,6 +268,8 @@ class QuestionDialog(QDialog):
         elif reason == "approval":
             where = f" &nbsp; <b>in</b> {_escape(self.workdir)}" if self.workdir else ""
             parts.append(f"<p><b>Tool:</b> {_escape(context.get('tool', ''))}{where}</p>")
+            if described := str(context.get("described") or "").strip():  # a tool server's tool
+                parts.append(f"<p><b>What it does:</b> {isolated(_escape(one_line(described, 600)))}</p>")
             parts.append(f"<pre dir='ltr' style='white-space: pre-wrap'>{_escape(self._arguments_text())}</pre>")
         elif reason == "ask_user" and (fallback := str(context.get("fallback", "")).strip()):
             wait = (f" The agent goes on with it after {self.answer_wait_min} minute"

@@ -64,6 +64,10 @@ class ToolServersPage(QWidget):
         self.list.setObjectName("tool_servers")
         self.list.setAccessibleName("Tool servers")
         self.list.setItemDelegate(WholeLines(self.list))
+        # A long command wraps rather than scrolling sideways out of sight.
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setSpacing(2)
         self.list.itemChanged.connect(self._ticked)
         self.list.itemDoubleClicked.connect(lambda _item: self.edit())
         self.list.currentItemChanged.connect(lambda *_: self._enable())
@@ -82,7 +86,7 @@ class ToolServersPage(QWidget):
                                           "claude_desktop_config.json, Cursor's or VS Code's mcp.json, a project's "
                                           ".mcp.json")
         row.addStretch(1)
-        self.check_button = self._button(row, "Chec&k", self.check, "Start the servers ticked (or the one selected) "
+        self.check_button = self._button(row, "Chec&k", self.check, "Start the servers ticked (and the one selected) "
                                                                     "in your home folder and list their tools")
         layout.addLayout(row)
         self._fill()
@@ -212,7 +216,7 @@ class ToolServersPage(QWidget):
     def check(self):
         """Start the servers as they are here (typed secrets included) and say what each offers."""
         chosen = self.selected()
-        servers = [chosen] if chosen is not None else [s for s in self.servers if s.enabled]
+        servers = [s for s in self.servers if s.enabled or s is chosen]  # (an unticked one: when selected)
         if not servers:
             return None
         pool = ServerPool(lambda: [replace(s, enabled=True) for s in servers], self.typed)

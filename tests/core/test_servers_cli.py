@@ -33,7 +33,7 @@ def test_servers_are_added_checked_turned_off_and_removed(tmp_path):
     code, out, err = servers("check", tmp_path=tmp_path)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "✓ demo: 8 tools"
+    assert lines[0] == "✓ demo: 9 tools"
     assert "    mcp_demo_lookup  (changes nothing: runs without asking)" in lines
     assert "    mcp_demo_echo" in lines
 

@@ -49,7 +49,7 @@ async def running(tmp_path: Path, *options: str):
 async def test_a_server_is_started_and_its_tools_listed_page_after_page(tmp_path):
     async with running(tmp_path, "--pages", "3", "--banner") as server:
         tools = await server.list_tools(5)
-        assert [tool["name"] for tool in tools] == ["echo", "lookup", "fail", "picture", "slow", "crash", "env", "huge"]
+        assert [tool["name"] for tool in tools] == ["echo", "lookup", "fail", "picture", "slow", "crash", "env", "note", "huge"]
         assert server.info["name"] == "demo" and server.version == "2025-11-25"
         assert "Demo server v1 starting" in server.log_tail()  # a banner on its output is not the protocol
         answer = await server.call_tool("echo", {"text": "héllo"}, 5)

@@ -53,7 +53,7 @@ def test_a_server_is_added_with_its_secret_in_the_keyring_checked_and_saved(qtbo
 
     page.check_button.click()
     qtbot.waitUntil(lambda: "✓" in page.list.item(0).text() or "✗" in page.list.item(0).text(), timeout=WAIT)
-    assert "✓ 8 tools: mcp_demo_echo, mcp_demo_lookup" in page.list.item(0).text()  # (the typed secret, not saved yet)
+    assert "✓ 9 tools: mcp_demo_echo, mcp_demo_lookup" in page.list.item(0).text()  # (the typed secret, not saved yet)
     assert not servers_file().exists()  # nothing kept before Save
 
     dialog._accept()
@@ -134,12 +134,16 @@ def test_a_window_session_calls_a_servers_tools_and_asks_before_one_that_changes
     dialog._accept()
     qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
 
+    new = window.new_session()  # it says what else the agent will be given
+    assert new.tool_servers.text().startswith("demo: their tools are given to the agent")
+    new.reject()
     session = window.start_session(SessionConfig(task="Look it up", workdir=workdir, model="scripted", approval="ask"))
     asked = wait_for_dialog(qtbot, window, "approval")
     assert asked.question.context["tool"] == "mcp_demo_echo"
+    assert "What it does: [Tool server demo] Echo the text back." in asked.details.toPlainText()
     asked.choose("approve")
     qtbot.waitUntil(lambda: session.state.ended and not session.running, timeout=WAIT)
     cards = {c.call.name: c for c in window.chat.items() if isinstance(c, ToolCard)}
     assert cards["mcp_demo_lookup"].status == "ok" and cards["mcp_demo_echo"].status == "ok"
     notices = [w.text() for w in window.chat.items() if w.objectName() == "notice"]
-    assert any("Tools given from the tool servers demo (8 tools)" in text for text in notices)
+    assert any("Tools given from the tool servers demo (9 tools)" in text for text in notices)

@@ -1,13 +1,15 @@
 """A scripted MCP tool server, run as a real child process over stdio (`python tool_server.py …`):
 the one fake in tests of Tripane's tool servers is the server's behaviour, never the transport.
 
-Options (argv): --banner prints a line that is not JSON before anything else; --pages N lists the
+Options (argv): --shop offers a shop database's tools instead (read_query, write_query,
+describe_table: for the screenshots); --banner prints a line that is not JSON before anything else; --pages N lists the
 tools N at a time; --no-lookup leaves the read-only tool out (a server whose tools changed);
 --die-at-start exits before answering; --ask-roots asks the client for its roots at initialize and
 reports them through `echo`.
 Tools: echo (text back, with its arguments), lookup (read-only), fail (an isError result), picture
 (a 1×1 PNG), slow (sleeps `seconds`, cancellable), crash (the process exits), env (the value of
-one of its environment variables), huge (`chars` characters of text).
+one of its environment variables), note (writes notes.txt in its folder), huge (`chars` characters
+of text).
 """
 
 from __future__ import annotations
@@ -34,9 +36,24 @@ TOOLS = [
     {"name": "crash", "description": "Ends the server.", "inputSchema": {"type": "object"}},
     {"name": "env", "description": "An environment variable's value.",
      "inputSchema": {"type": "object", "properties": {"variable": {"type": "string"}}}},
+    {"name": "note", "description": "Writes notes.txt in its folder.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "huge", "description": "Much text.",
      "inputSchema": {"type": "object", "properties": {"chars": {"type": "integer"}}}},
 ]
+
+# --shop: a shop's orders database instead (for the screenshots): its tools as a real one's would be.
+SHOP_TOOLS = [
+    {"name": "read_query", "description": "Run a SELECT query on the shop's orders database and return the rows.",
+     "annotations": {"readOnlyHint": True},
+     "inputSchema": {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}},
+    {"name": "write_query", "description": "Run an UPDATE, INSERT or DELETE on the shop's orders database.",
+     "inputSchema": {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}},
+    {"name": "describe_table", "description": "The columns of a table.", "annotations": {"readOnlyHint": True},
+     "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]}},
+]
+SHOP_ROWS = [{"id": 2, "customer": "Ben", "subtotal": 80.0, "discount": 0.25, "total": 45.0, "expected": 60.0},
+             {"id": 4, "customer": "Dee", "subtotal": 200.0, "discount": 0.1, "total": 162.0, "expected": 180.0}]
 
 args = sys.argv[1:]
 lock = threading.Lock()
@@ -58,6 +75,12 @@ def text(value: str, error: bool = False) -> dict:
 def call(request_id, name: str, arguments: dict) -> None:
     if name not in offered:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
+    elif name == "read_query":
+        result = text("\n".join(json.dumps(row) for row in SHOP_ROWS))
+    elif name == "write_query":
+        result = text("2 rows changed")
+    elif name == "describe_table":
+        result = text("id integer\ncustomer text\nsubtotal real\ndiscount real\ntotal real")
     elif name == "echo":
         result = text(f"echo: {arguments.get('text')} (arguments {json.dumps(arguments, sort_keys=True)}; "
                       f"roots {roots}; cwd {os.getcwd()})")
@@ -82,6 +105,10 @@ def call(request_id, name: str, arguments: dict) -> None:
         os._exit(3)
     elif name == "env":
         result = text(f"{arguments.get('variable')}={os.environ.get(str(arguments.get('variable')), '(unset)')}")
+    elif name == "note":
+        with open("notes.txt", "w", encoding="utf-8") as notes:
+            notes.write(str(arguments.get("text")))
+        result = text("noted")
     elif name == "huge":
         result = text("x" * int(arguments.get("chars", 100_000)))
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -93,7 +120,8 @@ def main() -> None:
         sys.exit(2)
     if "--banner" in args:
         print("Demo server v1 starting…", flush=True)
-    tools = [t for t in TOOLS if not ("--no-lookup" in args and t["name"] == "lookup")]
+    tools = [t for t in (SHOP_TOOLS if "--shop" in args else TOOLS)
+             if not ("--no-lookup" in args and t["name"] == "lookup")]
     offered.update(t["name"] for t in tools)
     page = int(args[args.index("--pages") + 1]) if "--pages" in args else len(tools)
     for line in sys.stdin:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from core.agent.loop import LoopSettings
-from core.events import ServerToolsListed, ToolResult
+from core.events import CommandChangedFiles, ServerToolsListed, ToolResult
 from core.memory.working import PROGRESS
 from core.scripted import ScriptedModel, call, reply
 from core.session import Session
@@ -63,7 +63,7 @@ async def test_the_agent_uses_a_servers_tools_asked_only_for_those_that_change_t
     assert "$schema" not in offered["mcp_demo_echo"]["parameters"]
     assert "mcp_demo_crash" in offered and "file_read" in offered
     progress = (session.dir / PROGRESS).read_text(encoding="utf-8")
-    assert "🔌 Tool servers: 1 of 1 reached, 8 tools given to the agent" in progress
+    assert "🔌 Tool servers: 1 of 1 reached, 9 tools given to the agent" in progress
 
 
 async def test_a_reopened_session_keeps_the_tools_it_was_given_byte_for_byte(store, data_dir, workdir, servers):
@@ -133,3 +133,20 @@ async def test_a_servers_secret_never_reaches_the_log(store, data_dir, workdir, 
     everything = "\n".join(json.dumps(r.event.__dict__, default=str) for r in session.records)
     assert "tok-5f3a9c1e77d2" not in everything
     assert "tok-5f3a9c1e77d2" not in (session.dir / PROGRESS).read_text(encoding="utf-8")
+
+
+async def test_what_a_servers_tool_changes_in_the_work_folder_is_found_as_a_commands_is(
+        store, data_dir, workdir, servers):
+    configs, pool = servers
+    model = ScriptedModel([reply("", call("mcp_demo_note", call_id="n1", text="remember the milk")),
+                           reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, model, approval="all", settings=LoopSettings(tool_servers=pool))
+    session.start()
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+
+    assert (workdir / "notes.txt").read_text(encoding="utf-8") == "remember the milk"
+    result = result_of(session, "n1")
+    assert result.content.endswith("[files this command changed in the work folder: notes.txt (created)]")
+    (changed,) = events_of(session, CommandChangedFiles)
+    assert changed.call_id == "n1" and changed.created == ("notes.txt",)
+    assert [change.path for change in session.changed_files()] == ["notes.txt"]  # to see, or put back
