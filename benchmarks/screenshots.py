@@ -5,10 +5,12 @@ the main window during the run, the 3-Strike dialog, the context inspector, the 
 memory search, the main window and the dialog in the high-contrast dark theme, then a reflection on
 the stopped run, a question asked of a research helper, the
 first-run settings dialog and a failed connection test, a session written in Arabic (right to
-left) waiting on the agent's question, and going back to before a step that went wrong (the dialog,
-then the new session waiting for the person's word). Run it under a display (Xvfb on Linux):
+left) waiting on the agent's question, going back to before a step that went wrong (the dialog,
+then the new session waiting for the person's word), and Settings' tool servers with a session
+asking before a server's tool that changes things. Run it under a display (Xvfb on Linux):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb python benchmarks/screenshots.py [OUT_DIR]
+    [--only tool-servers]
 
 Files go to OUT_DIR (default resources/screenshots/).
 """
@@ -185,6 +187,64 @@ def going_back_script() -> ScriptedModel:
               call("file_write", path="shop/legacy_prices.py", content="from shop.prices import *\n")),
         reply("Done restructuring.", call("task_done", summary="Fixed the double discount and restructured prices.")),
     ])
+
+
+WRONG_TOTALS = ("select id, customer, subtotal, discount, total, round(subtotal * (1 - discount), 2) as expected "
+                "from orders where total != round(subtotal * (1 - discount), 2)")
+
+
+def shop_script() -> ScriptedModel:
+    """An agent that uses the shop's orders server: reads freely, asks before it writes."""
+    return ScriptedModel([
+        reply("I'll look at the orders table first.", call("mcp_orders_describe_table", table="orders")),
+        reply("Now the orders whose total does not match the subtotal less the discount.",
+              call("mcp_orders_read_query", sql=WRONG_TOTALS)),
+        reply("Orders 2 and 4 are charged too little: the discount was applied twice. I'll correct the stored "
+              "totals.", call("mcp_orders_write_query", sql="update orders set total = round(subtotal * (1 - "
+                              "discount), 2) where total != round(subtotal * (1 - discount), 2)")),
+        reply("", call("task_done", summary="Corrected the totals of orders 2 and 4.")),
+    ])
+
+
+async def capture_tool_servers(out: Path, folder: Path, settings: AppSettings) -> list[Path]:
+    """Settings → Tool servers after a check, and a session using a server's tools, asked before the
+    one that changes things."""
+    import os
+
+    from core.tool_servers.config import ServerConfig, write_servers
+    from gui.dialogs.question import QuestionDialog
+
+    os.environ["TRIPANE_CONFIG_DIR"] = str(folder / "config")  # (the servers' file: not the person's)
+    server = str(ROOT / "tests" / "support" / "tool_server.py")
+    write_servers([ServerConfig("orders", sys.executable, (server, "--shop")),
+                   ServerConfig("docs", sys.executable, (server,), secret_env=("DOCS_TOKEN",), enabled=False)])
+    shop = folder / "shop"
+    shop.mkdir()
+    (shop / "pricing.py").write_text("def final_price(subtotal, discount):\n    ...\n", encoding="utf-8")
+    model = shop_script()
+    window = open_window(settings, folder / "shop-data", lambda: model)
+    window.resize(1500, 900)
+    window.show()
+    dialog = window.open_settings()
+    dialog.pages.setCurrentWidget(dialog.tool_servers)
+    dialog.tool_servers.list.setCurrentRow(0)
+    dialog.tool_servers.check()
+    while "✓" not in dialog.tool_servers.list.item(0).text():
+        await asyncio.sleep(0.1)
+    await settle()
+    shots = [out / "tool-servers-light.png", out / "tool-server-approval-light.png"]
+    with_dialog(window, dialog).save(str(shots[0]))
+    dialog.reject()
+    window.start_session(SessionConfig(task="Some orders' totals look wrong: find which, and correct them.",
+                                       model="openai/gpt-4o-mini", workdir=shop, approval="ask"))
+    while not (asked := [d for d in window.findChildren(QuestionDialog) if d.isVisible()]):
+        await asyncio.sleep(0.1)
+    await settle()
+    with_dialog(window, asked[0]).save(str(shots[1]))
+    window.close()
+    while window.shutdown_done is None or not window.shutdown_done.done():
+        await asyncio.sleep(0.05)
+    return shots
 
 
 def make_prices(folder: Path) -> None:
@@ -394,11 +454,14 @@ async def capture(out: Path, folder: Path) -> list[Path]:
         each.close()
         while each.shutdown_done is None or not each.shutdown_done.done():
             await asyncio.sleep(0.05)
-    return shots
+    return shots + await capture_tool_servers(out, folder, settings)
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "resources" / "screenshots"
+    """`--only tool-servers`: those two alone (the others stay as they were)."""
+    only = "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1]
+    places = [arg for arg in sys.argv[1:] if not arg.startswith("--") and arg != only]
+    out = Path(places[0]) if places else ROOT / "resources" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     app = make_app(sys.argv[:1])
     import qasync
@@ -406,7 +469,12 @@ def main() -> None:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with tempfile.TemporaryDirectory() as tmp, loop:
-        shots = loop.run_until_complete(capture(out, Path(tmp)))
+        if only == "tool-servers":
+            settings = AppSettings(QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat))
+            settings.save(Preferences(model="openai/gpt-4o-mini"))
+            shots = loop.run_until_complete(capture_tool_servers(out, Path(tmp), settings))
+        else:
+            shots = loop.run_until_complete(capture(out, Path(tmp)))
     for path in shots:
         print(path)
 
