@@ -218,6 +218,8 @@ class SessionState:
                 self._answer(event)
             case ServerToolsListed():
                 self.server_tools, self.servers_listed = event.tools, True
+                # A read-only one looks something up, as a file read does: the 2-Action Rule counts it.
+                self.info_tools = self.info_tools | {tool.offered_as for tool in event.tools if tool.read_only}
             case SessionPaused():
                 self.status = "paused"
             case SessionResumed():

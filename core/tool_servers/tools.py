@@ -50,7 +50,7 @@ def register(registry: ToolRegistry, tools: Iterable[ServerTool], pool: ServerPo
         if tool.offered_as not in registry.specs:
             registry.specs[tool.offered_as] = ToolSpec(
                 tool.offered_as, tool.description, json.loads(tool.parameters), _runner(tool, pool),
-                risky=not tool.read_only, changes_folder=not tool.read_only)
+                risky=not tool.read_only, changes_folder=not tool.read_only, gathers_information=tool.read_only)
 
 
 def _runner(tool: ServerTool, pool: ServerPool):
