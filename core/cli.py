@@ -130,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not copy the work folder before the first shell command (what commands change is then "
                           "neither listed by `tripane changes` nor put back; Settings: 'Copy the work folder')")
     run.add_argument("--reflect", action="store_true", help=REFLECT_HELP)
+    servers = run.add_mutually_exclusive_group()
+    servers.add_argument("--servers", metavar="NAME[,NAME…]", help="give the agent these tool servers' tools, on or "
+                         "off (default: those on; `tripane servers` lists them)")
+    servers.add_argument("--no-servers", action="store_true", help="give the agent no tool server's tools")
 
     resume = commands.add_parser("resume", help="continue a session (after a crash, a stop, a question, or an error once its cause is fixed)", parents=[common])
     resume.add_argument("session", help="session id (or a unique prefix)")
@@ -450,6 +454,23 @@ async def _end_tool_servers() -> None:
     pool = sys.modules.get("core.tool_servers.pool")
     if pool is not None:
         await pool.POOL.close_all()
+
+
+def _servers_chosen(args) -> tuple[str, ...] | None:
+    """The tool servers `run` gives the agent: --servers names them (each must be one of the
+    person's), --no-servers none; None: those on."""
+    if args.no_servers:
+        return ()
+    if not args.servers:
+        return None
+    from core.tool_servers.config import read_servers
+
+    names = tuple(dict.fromkeys(name.strip() for name in args.servers.split(",") if name.strip()))
+    known = {server.name for server in read_servers()}
+    if unknown := [name for name in names if name not in known]:
+        raise ValueError(f"no tool server named {', '.join(unknown)} (`tripane servers` lists them: "
+                         f"{', '.join(sorted(known)) or 'none yet'})")
+    return names
 
 
 def _model_client():
@@ -890,7 +911,8 @@ async def _run_session(store, data_dir: Path, args, long_memory) -> int:
         config = SessionConfig(task=args.task + "".join(f"\n{said}" for _, _, said in given), workdir=args.workdir,
                                **args.run_settings, project_instructions=not args.no_project_instructions,
                                pictures=_pictures_read(args.picture or []),
-                               given=tuple((source, name) for source, name, _ in given))
+                               given=tuple((source, name) for source, name, _ in given),
+                               tool_servers=_servers_chosen(args))
         session = Session.create(store, data_dir, config, _model_client(), long_memory=long_memory, settings=settings)
         _say_started(session)
     else:

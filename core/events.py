@@ -148,6 +148,9 @@ class SessionStarted(Event):
     # What other sessions' commands left running there for the person as their tasks ended done (a
     # dev server), still running at the start: "`npm run dev` (left by “Start the dev server”)".
     served: tuple[str, ...] = ()
+    # The tool servers whose tools it is given (core/tool_servers), listed before its first request;
+    # None: those ticked in Settings then.
+    tool_servers: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

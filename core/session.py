@@ -146,6 +146,7 @@ class SessionConfig:
     # customer's support bundle): each one's path and the name its copy is kept under in the
     # session's offload/given/ (core/given_files.py), as the task names it.
     given: tuple[tuple[str, str], ...] = ()
+    tool_servers: tuple[str, ...] | None = None  # see SessionStarted
 
     def __post_init__(self) -> None:
         if not self.task.strip():
@@ -306,7 +307,7 @@ class Session:
             folder_instructions=config.project_instructions, git=git_state(workdir),
             instruction_files=instruction_files_within(workdir, data_dir) if config.project_instructions else (),
             pictures=shown, alongside=sessions_alongside(store, data_dir, workdir, but=session.id),
-            served=served_alongside(store, data_dir, workdir, but=session.id),
+            served=served_alongside(store, data_dir, workdir, but=session.id), tool_servers=config.tool_servers,
         )
         try:
             session.journal.record(start)

@@ -532,9 +532,9 @@ class AgentLoop(Delegation):
         state = self.state
         if (pool is not None and not state.servers_listed and self.journal.history.last_request_held is None
                 and not any(isinstance(r.event, AssistantMessage) for r in self.journal.records)
-                and (servers := await asyncio.to_thread(pool.enabled))):
+                and (servers := await asyncio.to_thread(pool.chosen, state.config.tool_servers))):
             self.journal.notify(StatusChanged(state.session_id, "starting_servers"))
-            listed = await pool.list_all(Path(state.workdir))
+            listed = await pool.list_all(Path(state.workdir), servers)
             self._record(ServerToolsListed(tools=offered_tools(listed.tools, self.registry.specs),
                                            failed=listed.failed))
             self._progress(progress.servers_listed(self.state.server_tools, listed.failed, len(servers)))

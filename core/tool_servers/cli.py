@@ -159,7 +159,7 @@ async def _check(name: str | None, folder: Path) -> int:
     from core.text import counted
     from core.tool_servers.config import read_servers
     from core.tool_servers.pool import ServerPool
-    from core.tool_servers.tools import offered_tools
+    from core.tool_servers.tools import offered_tools, request_tokens
     from core.tools.builtin import builtin_registry
 
     servers = [s for s in read_servers() if name in (None, s.name) and (s.enabled or name)]
@@ -177,7 +177,7 @@ async def _check(name: str | None, folder: Path) -> int:
             print(f"✗ {server.name}: {why}")
             continue
         tools = [tool for tool in offered if tool.server == server.name]
-        print(f"✓ {server.name}: {counted(len(tools), 'tool')}")
+        print(f"✓ {server.name}: {counted(len(tools), 'tool')}, about {request_tokens(tools):,} tokens in each request")
         for tool in tools:
             print(f"    {tool.offered_as}" + ("  (changes nothing: runs without asking)" if tool.read_only else ""))
     return 1 if listed.failed else 0

@@ -47,12 +47,16 @@ class ServerPool:
     def enabled(self) -> list[ServerConfig]:
         return [server for server in self._configs() if server.enabled]
 
+    def chosen(self, names: tuple[str, ...] | None) -> list[ServerConfig]:
+        """The servers of those names, on or off (None: those on): a session's choice."""
+        return self.enabled() if names is None else [server for server in self._configs() if server.name in names]
+
     def config(self, name: str) -> ServerConfig | None:
         return next((server for server in self._configs() if server.name == name), None)
 
-    async def list_all(self, workdir: Path) -> Listed:
-        """Every enabled server's tools, the servers started side by side."""
-        servers = self.enabled()
+    async def list_all(self, workdir: Path, servers: list[ServerConfig] | None = None) -> Listed:
+        """The tools of `servers` (by default those on), the servers started side by side."""
+        servers = self.enabled() if servers is None else servers
         results = await asyncio.gather(*(self._listed(server, workdir) for server in servers),
                                        return_exceptions=True)
         tools: list[tuple[ServerConfig, dict[str, Any]]] = []
@@ -74,9 +78,6 @@ class ServerPool:
         server = self.config(name)
         if server is None:
             raise ServerError(f"The tool server {name!r} is no longer in Tripane's settings (Settings → Tool "
-                              "servers), so its tools cannot run")
-        if not server.enabled:
-            raise ServerError(f"The tool server {name!r} is turned off in Tripane's settings (Settings → Tool "
                               "servers), so its tools cannot run")
         process = await self.process(server, workdir)
         return await process.call_tool(tool, arguments, server.timeout_s)

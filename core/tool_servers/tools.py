@@ -44,6 +44,14 @@ def offered_tools(listed: Iterable[tuple[ServerConfig, dict[str, Any]]], taken: 
     return tuple(offered)
 
 
+def request_tokens(tools: Iterable[ServerTool]) -> int:
+    """About how many tokens the tools add to every request (their schemas as sent, at some four
+    characters a token): what a server costs a session before it is ever called."""
+    return sum(len(json.dumps({"type": "function", "function": {
+        "name": tool.offered_as, "description": tool.description, "parameters": json.loads(tool.parameters)}},
+        ensure_ascii=False)) for tool in tools) // 4
+
+
 def register(registry: ToolRegistry, tools: Iterable[ServerTool], pool: ServerPool = POOL) -> None:
     """Add the tools to the registry (those it has are left as they are: a loop run again)."""
     for tool in tools:

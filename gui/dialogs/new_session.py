@@ -34,6 +34,7 @@ from gui.qt import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     Qt,
@@ -44,7 +45,6 @@ from gui.screen_fit import fit_to_screen, grow_with_content
 from gui.settings import Preferences
 from gui.tasks import TaskKeeper
 from gui.widgets.pictures import PictureBox, PicturesToGo, not_added, text_for
-from gui.widgets.wrapped_label import WrappedLabel
 from gui.workspace import connection_test_client
 
 HOME_NOTE = f"This is {HOME_FOLDER_NOTE}. A project's own folder keeps its work there."
@@ -150,11 +150,17 @@ class NewSessionDialog(QDialog):
                                      "subfolder's own (packages/web/AGENTS.md) are told to the agent when it first "
                                      "lists that folder or reads or writes a file in it.")
         form.addRow("Project rules:", self.instructions)
-        if servers := [server.name for server in read_servers() if server.enabled]:  # what else the agent gets
-            self.tool_servers = WrappedLabel(f"{', '.join(servers)}: their tools are given to the agent (Settings → "
-                                             "Tool servers chooses)")
-            self.tool_servers.setObjectName("muted")
-            form.addRow("Tool servers:", self.tool_servers)
+        # What else the agent gets: the tool servers ticked in Settings, each to untick for this one.
+        self.tool_servers: dict[str, QCheckBox] = {}
+        if servers := [server.name for server in read_servers() if server.enabled]:
+            row = QHBoxLayout()
+            for name in servers:
+                box = self.tool_servers[name] = QCheckBox(name)
+                box.setChecked(True)
+                box.setToolTip(f"Give the agent the tools of the tool server {name} (Settings → Tool servers)")
+                row.addWidget(box)
+            row.addStretch(1)
+            form.addRow("Tool servers:", row)
         self.workdir.textChanged.connect(self._show_instructions)
         self._show_instructions()
         layout.addLayout(form)
@@ -196,6 +202,8 @@ class NewSessionDialog(QDialog):
         self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(state.reasoning_effort)))
         self.approval.setCurrentIndex(max(0, self.approval.findData(config.approval)))
         self.budget_usd.setValue(config.budget_usd)
+        for name, box in self.tool_servers.items():  # (None: it had those on in Settings then)
+            box.setChecked(config.tool_servers is None or name in config.tool_servers)
         self.task.setFocus()
 
     def _offer_window(self, model: str) -> None:
@@ -270,6 +278,8 @@ class NewSessionDialog(QDialog):
                 answer_wait_min=prefs.answer_wait_min, project_instructions=self.instructions.isChecked(),
                 pictures=self.pictures.held(),
                 given=tuple((str(path), name) for path, name in self.given if named(name) in task),
+                tool_servers=tuple(name for name, box in self.tool_servers.items() if box.isChecked())
+                if self.tool_servers else None,
             )
         except ValueError as exc:
             self.error.setText(str(exc).replace("the task is empty", "Describe the task first."))

@@ -23,7 +23,7 @@ from core.tool_servers.config import (
     write_servers,
 )
 from core.tool_servers.pool import ServerPool
-from core.tool_servers.tools import offered_tools
+from core.tool_servers.tools import offered_tools, request_tokens
 from gui.qt import (
     QFileDialog,
     QHBoxLayout,
@@ -236,9 +236,11 @@ class ToolServersPage(QWidget):
             offered = offered_tools(found.tools, ())
             failed = dict(found.failed)
             for server in servers:
-                tools = [tool.offered_as for tool in offered if tool.server == server.name]
-                self.checked[server.name] = (f"✗ {failed[server.name]}" if server.name in failed else
-                                             f"✓ {counted(len(tools), 'tool')}: {', '.join(tools)}")
+                tools = [tool for tool in offered if tool.server == server.name]
+                self.checked[server.name] = (
+                    f"✗ {failed[server.name]}" if server.name in failed else
+                    f"✓ {counted(len(tools), 'tool')}, about {request_tokens(tools):,} tokens in each request: "
+                    f"{', '.join(tool.offered_as for tool in tools)}")
             self._checked(chosen)
 
         def failed(exc: BaseException) -> None:

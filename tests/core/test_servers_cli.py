@@ -5,6 +5,7 @@ scripted tool server (tests/support/tool_server.py) started by Tripane as a pers
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from core.events import ServerToolsListed, ToolResult
@@ -33,7 +34,7 @@ def test_servers_are_added_checked_turned_off_and_removed(tmp_path):
     code, out, err = servers("check", tmp_path=tmp_path)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "✓ demo: 9 tools"
+    assert re.fullmatch(r"✓ demo: 9 tools, about \d{3} tokens in each request", lines[0]), lines[0]
     assert "    mcp_demo_lookup  (changes nothing: runs without asking)" in lines
     assert "    mcp_demo_echo" in lines
 
@@ -89,3 +90,18 @@ def test_a_run_from_the_terminal_gives_the_agent_the_servers_tools(tmp_path):
     assert any(isinstance(e, ServerToolsListed) for e in events)
     result = next(e for e in events if isinstance(e, ToolResult) and e.call_id == "l1")
     assert result.ok and "ledger: a word" in result.content
+
+
+def test_a_run_names_the_servers_it_is_given_and_an_unknown_one_is_refused(tmp_path):
+    servers("add", "demo", "--", sys.executable, SCRIPT, tmp_path=tmp_path)
+    work = work_folder(tmp_path)
+    config = {"TRIPANE_CONFIG_DIR": str(tmp_path / "config")}
+    code, _, err = finish(tripane("run", "t", "--model", "openai/scripted", "--api-base", "http://127.0.0.1:9/v1",
+                                  "--workdir", str(work), "--servers", "demo,nope", data_dir=tmp_path / "data", env=config))
+    assert code == 2 and "no tool server named nope (`tripane servers` lists them: demo)" in err
+    script = positional([Turn(tool_calls=(tool("task_done", "d1", summary="ok"),))])
+    with ScriptedServer(script) as model:
+        code, _, err = finish(tripane("run", "t", "--model", "openai/scripted", "--api-base", model.url, "--workdir",
+                                      str(work), "--no-servers", "--no-memory", data_dir=tmp_path / "data", env=config))
+        assert code == 0, err
+        assert not any(t["function"]["name"].startswith("mcp_") for t in model.requests[0]["tools"])

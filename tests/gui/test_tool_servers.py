@@ -6,16 +6,24 @@ window whose agent calls its tools, asked about as a command is. The server is t
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
 
 from core.scripted import ScriptedModel, call, reply
 from core.secrets import SERVICE
-from core.session import SessionConfig
-from core.tool_servers.config import read_servers, secret_key, servers_file
+from core.tool_servers.config import (
+    ServerConfig,
+    read_servers,
+    secret_key,
+    servers_file,
+    write_servers,
+)
+from gui.dialogs.new_session import NewSessionDialog
 from gui.dialogs.tool_server import KEPT
 from gui.qt import qt_alive
+from gui.settings import Preferences
 from gui.widgets.tool_card import ToolCard
 from tests.core.test_tool_servers import SCRIPT
 from tests.gui.test_window import wait_for_dialog
@@ -53,7 +61,8 @@ def test_a_server_is_added_with_its_secret_in_the_keyring_checked_and_saved(qtbo
 
     page.check_button.click()
     qtbot.waitUntil(lambda: "✓" in page.list.item(0).text() or "✗" in page.list.item(0).text(), timeout=WAIT)
-    assert "✓ 9 tools: mcp_demo_echo, mcp_demo_lookup" in page.list.item(0).text()  # (the typed secret, not saved yet)
+    checked = page.list.item(0).text()  # (with the typed secret, not saved yet)
+    assert re.search(r"✓ 9 tools, about \d{3} tokens in each request: mcp_demo_echo, mcp_demo_lookup", checked), checked
     assert not servers_file().exists()  # nothing kept before Save
 
     dialog._accept()
@@ -73,6 +82,16 @@ def test_a_server_is_added_with_its_secret_in_the_keyring_checked_and_saved(qtbo
     qtbot.waitUntil(lambda: closed(again), timeout=WAIT)
     assert not read_servers()[0].enabled
     assert memory_keyring.secrets[(SERVICE, secret_key("demo", "DEMO_TOKEN"))] == "tok-5f3a9c1e77d2"
+
+
+def test_a_server_unticked_for_a_new_session_is_not_given_to_it(qtbot, workdir):
+    write_servers([ServerConfig("demo", sys.executable, (SCRIPT,)), ServerConfig("docs", "docs-server")])
+    dialog = NewSessionDialog(Preferences(model="openai/gpt-4o-mini", workdir=str(workdir)))
+    qtbot.addWidget(dialog)
+    dialog.task.setPlainText("Look it up")
+    dialog.tool_servers["docs"].setChecked(False)
+    dialog._accept()
+    assert dialog.config is not None and dialog.config.tool_servers == ("demo",)
 
 
 def test_a_bad_entry_is_refused_with_why(qtbot, make_window):
@@ -134,10 +153,15 @@ def test_a_window_session_calls_a_servers_tools_and_asks_before_one_that_changes
     dialog._accept()
     qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
 
-    new = window.new_session()  # it says what else the agent will be given
-    assert new.tool_servers.text().startswith("demo: their tools are given to the agent")
-    new.reject()
-    session = window.start_session(SessionConfig(task="Look it up", workdir=workdir, model="scripted", approval="ask"))
+    new = window.new_session()  # it says what else the agent will be given, to untick for this one
+    assert list(new.tool_servers) == ["demo"] and new.tool_servers["demo"].isChecked()
+    new.task.setPlainText("Look it up")
+    new.workdir.setText(str(workdir))
+    new.approval.setCurrentIndex(new.approval.findData("ask"))
+    new._accept()
+    qtbot.waitUntil(lambda: window.session is not None, timeout=WAIT)
+    session = window.session
+    assert session.state.config.tool_servers == ("demo",)
     asked = wait_for_dialog(qtbot, window, "approval")
     assert asked.question.context["tool"] == "mcp_demo_echo"
     assert "What it does: [Tool server demo] Echo the text back." in asked.details.toPlainText()

@@ -151,3 +151,24 @@ async def test_what_a_servers_tool_changes_in_the_work_folder_is_found_as_a_comm
     (changed,) = events_of(session, CommandChangedFiles)
     assert changed.call_id == "n1" and changed.created == ("notes.txt",)
     assert [change.path for change in session.changed_files()] == ["notes.txt"]  # to see, or put back
+
+
+async def test_a_session_is_given_the_servers_chosen_for_it_on_or_off(store, data_dir, workdir, servers):
+    configs, pool = servers
+    configs[:] = [demo(), demo(name="docs", enabled=False)]
+    chosen = ScriptedModel([reply("", call("mcp_docs_lookup", call_id="l1", word="x")),
+                            reply("", call("task_done", summary="ok"))])
+    session = make_session(store, data_dir, workdir, chosen, approval="all", tool_servers=("docs",),
+                           settings=LoopSettings(tool_servers=pool))
+    session.start()
+    assert await asyncio.wait_for(session.wait(), 10) == "done"
+    names = {tool["function"]["name"] for tool in chosen.requests[0].tools}
+    assert "mcp_docs_lookup" in names and not any(name.startswith("mcp_demo_") for name in names)
+    assert result_of(session, "l1").ok  # off in Settings: for new sessions, not for one given it
+
+    none = ScriptedModel([reply("", call("task_done", summary="ok"))])
+    alone = make_session(store, data_dir, workdir, none, tool_servers=(), settings=LoopSettings(tool_servers=pool))
+    alone.start()
+    assert await asyncio.wait_for(alone.wait(), 10) == "done"
+    assert not any(tool["function"]["name"].startswith("mcp_") for tool in none.requests[0].tools)
+    assert events_of(alone, ServerToolsListed) == []
