@@ -18,6 +18,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def loop_running() -> bool:
+    """Whether asyncio's loop runs (qasync's, while the window does): a Qt timer may still fire
+    after it stopped (as Tripane quits, or a test ends), when no work can be started any more."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class TaskKeeper:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task] = set()

@@ -39,7 +39,7 @@ from gui.qt import (
     QWidget,
 )
 from gui.settings import Preferences
-from gui.tasks import TaskKeeper
+from gui.tasks import TaskKeeper, loop_running
 from gui.theme import restyle
 from gui.widgets.wrapped_label import WrappedLabel
 
@@ -113,8 +113,9 @@ class ConnectionFields(QObject):
         self._lookup = QTimer(self)
         self._lookup.setSingleShot(True)
         self._lookup.setInterval(KEY_LOOKUP_DELAY_MS)
-        # Not for a dialog closed meanwhile (or never shown): its answer would go nowhere.
-        self._lookup.timeout.connect(lambda: self.dialog.isVisible() and self._look_up_the_key())
+        # Not for a dialog closed meanwhile (or never shown): its answer would go nowhere; nor once
+        # the event loop has stopped (a test's teardown met "no current event loop" here).
+        self._lookup.timeout.connect(lambda: self.dialog.isVisible() and loop_running() and self._look_up_the_key())
         self.model.currentTextChanged.connect(self._lookup.start)
         self.api_base.textChanged.connect(self._lookup.start)
         self._look_up_the_key()

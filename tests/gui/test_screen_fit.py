@@ -46,7 +46,7 @@ def test_the_first_run_settings_fit_the_screen_with_larger_text(qtbot, make_wind
     save = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save)
     assert save.isVisible()
     pages = [dialog.pages.tabText(i).replace("&", "") for i in range(dialog.pages.count())]
-    assert pages == ["Model", "Supervision", "Web search", "Application"]
+    assert pages == ["Model", "Supervision", "Web search", "Tool servers", "Application"]
 
 
 def test_approving_a_whole_file_keeps_the_buttons_on_screen(qtbot, make_window, workdir):
