@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ KNOWN_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", PROTOCOL_V
 CLIENT_INFO = {"name": "Tripane", "version": "1"}
 START_TIMEOUT_S = 60  # `npx -y …` downloads the server the first time: a slow start is not a failure
 LINE_LIMIT = 64 * 1024 * 1024  # a result is one line; asyncio's default (64 KiB) refused larger ones
+BIG_LINE = 1024 * 1024
 LOG_LINES_KEPT = 20  # of the server's standard error, to say why it failed
 CLOSE_WAIT_S = 2.0
 METHOD_NOT_FOUND = -32601
@@ -76,8 +78,9 @@ class ServerProcess:
         if program is None:
             raise ServerError(f"{self._who()} could not start: the program {self.command!r} was not found"
                               f"{_install_hint(self.command)}")
+        # Its own process group (a stop reaches what it starts); on Windows, no console window.
         kwargs: dict = {"start_new_session": True} if sys.platform != "win32" else {
-            "creationflags": getattr(__import__("subprocess"), "CREATE_NO_WINDOW", 0)}
+            "creationflags": getattr(subprocess, "CREATE_NO_WINDOW", 0)}
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 program, *self.args, cwd=self.cwd, env=self.env, limit=LINE_LIMIT,
@@ -216,8 +219,8 @@ class ServerProcess:
             pass
 
     async def _take(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
+        try:  # (a result of megabytes is parsed off the event loop: the window would stall on it)
+            message = json.loads(line) if len(line) < BIG_LINE else await asyncio.to_thread(json.loads, line)
         except ValueError:
             # Not the protocol (a server that prints a banner to its output): kept as its log is.
             if text := line.decode("utf-8", errors="replace").strip():

@@ -7,6 +7,7 @@ from core.secrets import SECRET_NAME
 from core.tool_servers.config import (
     DEFAULT_TIMEOUT_S,
     NAME,
+    VARIABLE,
     ServerConfig,
     split_command,
 )
@@ -106,7 +107,7 @@ class ToolServerDialog(QDialog):
             variable = variable.strip()
             if not equals or not variable or any(c.isspace() for c in variable):
                 return self._refuse(self.env, f"Line {number} of the environment is not NAME=value.")
-            if not SECRET_NAME.search(variable):
+            if not SECRET_NAME.search(variable) or VARIABLE.fullmatch(value.strip()):  # (${NAME}: named, not given)
                 clear.append((variable, value))
                 continue
             if value.strip() == KEPT and variable not in kept:

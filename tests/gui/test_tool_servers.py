@@ -112,6 +112,10 @@ def test_a_bad_entry_is_refused_with_why(qtbot, make_window):
     dialog.env.setPlainText(f"DB_PASSWORD={KEPT}")
     dialog._accept()
     assert "none is kept for db" in dialog.error.text()
+    dialog.env.setPlainText("DB_PASSWORD=${PGPASSWORD}")  # named, from Tripane's environment: no secret in it
+    dialog._accept()
+    assert dialog.server.env == (("DB_PASSWORD", "${PGPASSWORD}"),) and not dialog.server.secret_env
+    assert dialog.secrets == {}
 
 
 def test_another_clients_servers_are_imported_and_removed_with_their_secrets(qtbot, make_window, memory_keyring,
