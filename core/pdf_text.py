@@ -95,7 +95,7 @@ def _page_text(page) -> str | None:
 
 # Characters a PDF's fonts map glyphs to that are not the ones the words are written with: the
 # Kangxi radicals and their supplement, which many CJK fonts name for the ideographs they look like
-# ("⽂" U+2F42 for "文" U+6587: a search for 中文 found nothing), and the Latin ligatures typesetters
+# (the radical U+2F42 for "文" U+6587: a search for 中文 found nothing), and the Latin ligatures typesetters
 # use ("ﬁ" in "ﬁnd"). Each is replaced by what Unicode says it stands for (NFKC), and no other
 # character is touched (NFKC on the whole would turn "x²" into "x2" and "，" into ",").
 _AS_WRITTEN = {code: unicodedata.normalize("NFKC", chr(code))
