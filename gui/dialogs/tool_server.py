@@ -37,7 +37,9 @@ ABOUT = ("The command starts a program that gives the agent more tools over the 
 
 
 class ToolServerDialog(QDialog):
-    def __init__(self, server: ServerConfig | None, taken: set[str], parent: QWidget | None = None):
+    def __init__(self, server: ServerConfig | None, taken: set[str], parent: QWidget | None = None,
+                 keyring_problem: str | None = None):
+        """`keyring_problem`: why no secret can be kept on this computer (None: they can)."""
         super().__init__(parent)
         self.setObjectName("tool_server")
         self.setWindowTitle(("Change tool server" if server else "Add tool server") + " — Tripane")
@@ -62,6 +64,12 @@ class ToolServerDialog(QDialog):
         self.env.setAccessibleName("Environment")
         self.env.setFixedHeight(self.env.fontMetrics().lineSpacing() * 5 + 12)
         form.addRow("Environment:", self.env)
+        if keyring_problem:  # said before a token is typed, not after it is lost
+            self.no_keyring = WrappedLabel(f"{keyring_problem[0].upper()}{keyring_problem[1:]}, so a secret typed here "
+                                           "is kept only until Tripane closes. To keep one, set the variable in the "
+                                           "environment Tripane starts from: the server is given it from there.")
+            self.no_keyring.setObjectName("error")
+            form.addRow("", self.no_keyring)
         self.timeout = QSpinBox()
         self.timeout.setRange(5, 3600)
         self.timeout.setSuffix(" s")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from core.secrets import forget_key
+from core.secrets import forget_key, keyring_backend
 from core.text import counted
 from core.tool_servers.config import (
     ServerConfig,
@@ -56,6 +56,9 @@ class ToolServersPage(QWidget):
         self.forgotten: set[tuple[str, str]] = set()  # secrets of servers removed or renamed, dropped on save
         self.checked: dict[str, str] = {}  # what a check found, by server
         self.changed = False
+        self.keyring_problem: str | None = None  # why secrets cannot be kept here (None: they can)
+        keeper.in_thread(keyring_backend, on_success=lambda found: setattr(self, "keyring_problem", found[1]),
+                         owner=self)
         layout = QVBoxLayout(self)
         intro = WrappedLabel(INTRO)
         intro.setObjectName("muted")
@@ -151,7 +154,7 @@ class ToolServersPage(QWidget):
     def _open_editor(self, server: ServerConfig | None):
         from gui.dialogs.tool_server import ToolServerDialog  # (only when asked for)
 
-        dialog = ToolServerDialog(server, {s.name for s in self.servers}, self)
+        dialog = ToolServerDialog(server, {s.name for s in self.servers}, self, self.keyring_problem)
         dialog.accepted.connect(lambda: self._edited(server, dialog.server, dialog.secrets))
         dialog.open()
         return dialog

@@ -97,7 +97,9 @@ def test_a_server_unticked_for_a_new_session_is_not_given_to_it(qtbot, workdir):
 def test_a_bad_entry_is_refused_with_why(qtbot, make_window):
     window = make_window()
     page = window.open_settings().tool_servers
+    qtbot.waitUntil(lambda: page.keyring_problem is not None, timeout=WAIT)  # (no keyring in the tests)
     dialog = page.add()
+    assert "so a secret typed here is kept only until Tripane closes" in dialog.no_keyring.text()
     dialog.name.setText("my server")
     dialog._accept()
     assert dialog.isVisible() and "letters, digits, - and _" in dialog.error.text()
