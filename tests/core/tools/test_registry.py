@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from core.tools.builtin import builtin_registry
-from core.tools.registry import ToolError, ToolRegistrationError, ToolRegistry
+from core.tools.registry import ToolError, ToolRegistrationError, ToolRegistry, ToolSpec
 
 
 def file_sample(ctx, path: str, count: int = 3, tags: list[str] | None = None) -> str:
@@ -53,6 +53,21 @@ async def test_calls_check_names_arguments_and_types():
         await registry.call("file_sample", {"path": "a", "count": "three"}, None)
     with pytest.raises(ToolError, match="must be of type string"):
         await registry.call("file_sample", {"path": None}, None)  # required: null is not a path
+
+
+async def test_a_tool_servers_open_schema_lets_its_server_check_what_it_declares_loosely():
+    async def run(ctx, **arguments):
+        return sorted(arguments.items())
+    schema = {"type": "object", "required": ["q"], "properties": {
+        "q": {"type": "string"}, "limit": {"type": ["integer", "null"]}, "any": True,
+        "mode": {"type": "string", "enum": ["fast", "full"]}}}
+    registry = ToolRegistry({"mcp_db_query": ToolSpec("mcp_db_query", "Query.", schema, run)})
+    called = await registry.call("mcp_db_query", {"q": "x", "limit": None, "any": [1], "extra-flag": True}, None)
+    assert called == '[["any", [1]], ["extra-flag", true], ["q", "x"]]'  # (null for an optional one: its default)
+    with pytest.raises(ToolError, match="must be one of"):
+        await registry.call("mcp_db_query", {"q": "x", "mode": "slow"}, None)
+    with pytest.raises(ToolError, match="must be of type string"):
+        await registry.call("mcp_db_query", {"q": 3}, None)
 
 
 async def test_the_loose_forms_small_models_send_are_taken_as_they_plainly_mean():
