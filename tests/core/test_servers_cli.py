@@ -8,6 +8,7 @@ import json
 import re
 import sys
 
+from core.cli import _servers_chosen, build_parser
 from core.events import ServerToolsListed, ToolResult
 from core.store import Store
 from tests.core.test_cli import finish, tripane, work_folder
@@ -92,16 +93,15 @@ def test_a_run_from_the_terminal_gives_the_agent_the_servers_tools(tmp_path):
     assert result.ok and "ledger: a word" in result.content
 
 
-def test_a_run_names_the_servers_it_is_given_and_an_unknown_one_is_refused(tmp_path):
+def test_a_run_names_the_servers_it_is_given_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
     servers("add", "demo", "--", sys.executable, SCRIPT, tmp_path=tmp_path)
     work = work_folder(tmp_path)
     config = {"TRIPANE_CONFIG_DIR": str(tmp_path / "config")}
     code, _, err = finish(tripane("run", "t", "--model", "openai/scripted", "--api-base", "http://127.0.0.1:9/v1",
                                   "--workdir", str(work), "--servers", "demo,nope", data_dir=tmp_path / "data", env=config))
     assert code == 2 and "no tool server named nope (`tripane servers` lists them: demo)" in err
-    script = positional([Turn(tool_calls=(tool("task_done", "d1", summary="ok"),))])
-    with ScriptedServer(script) as model:
-        code, _, err = finish(tripane("run", "t", "--model", "openai/scripted", "--api-base", model.url, "--workdir",
-                                      str(work), "--no-servers", "--no-memory", data_dir=tmp_path / "data", env=config))
-        assert code == 0, err
-        assert not any(t["function"]["name"].startswith("mcp_") for t in model.requests[0]["tools"])
+    monkeypatch.setenv("TRIPANE_CONFIG_DIR", str(tmp_path / "config"))
+    args = build_parser().parse_args(["run", "t", "--servers", "demo, demo"])
+    assert _servers_chosen(args) == ("demo",)
+    assert _servers_chosen(build_parser().parse_args(["run", "t", "--no-servers"])) == ()
+    assert _servers_chosen(build_parser().parse_args(["run", "t"])) is None  # those on
