@@ -180,10 +180,6 @@ def import_servers(source: Path, path: Path | None = None) -> Imported:
 def save_secret(server: str, variable: str, value: str) -> bool:
     """Keep a secret variable's value in the keyring; True when it could only be held for this run
     (no keyring here), which the person should be told."""
-    return _keep_secret(server, variable, value)
-
-
-def _keep_secret(server: str, variable: str, value: str) -> bool:
     try:
         set_api_key(secret_key(server, variable), value)
         return False
