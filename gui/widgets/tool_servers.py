@@ -162,8 +162,9 @@ class ToolServersPage(QWidget):
     def _edited(self, before: ServerConfig | None, server: ServerConfig | None, secrets: dict[str, str]) -> None:
         if server is None:
             return
-        if before is not None and before.name != server.name:  # renamed: its secrets are kept under the new name
-            self.forgotten.update((before.name, variable) for variable in before.secret_env)
+        if before is not None and before.name != server.name:  # renamed: what is kept under its old name goes
+            self.forgotten.update((before.name, variable) for variable in before.secret_env)  # (the dialog asked
+            self.typed = {key: value for key, value in self.typed.items() if key[0] != before.name}  # for them again)
         if before is not None:
             self.forgotten.update((server.name, variable) for variable in before.secret_env
                                   if variable not in server.secret_env and before.name == server.name)

@@ -177,3 +177,24 @@ def test_a_window_session_calls_a_servers_tools_and_asks_before_one_that_changes
     assert cards["mcp_demo_lookup"].status == "ok" and cards["mcp_demo_echo"].status == "ok"
     notices = [w.text() for w in window.chat.items() if w.objectName() == "notice"]
     assert any("Tools given from the tool servers demo (9 tools)" in text for text in notices)
+
+
+def test_a_renamed_server_keeps_its_secret_under_its_new_name_only(qtbot, make_window, memory_keyring):
+    window = make_window()
+    dialog = window.open_settings()
+    add_server(qtbot, dialog.tool_servers, name="db", env="DB_TOKEN=first-secret-1")
+    dialog._accept()
+    qtbot.waitUntil(lambda: closed(dialog), timeout=WAIT)
+    again = window.open_settings()
+    again.tool_servers.list.setCurrentRow(0)
+    editor = again.tool_servers.edit()
+    editor.name.setText("orders")
+    editor._accept()  # the secret kept is the old name's: asked for again
+    assert "Type DB_TOKEN's value: none is kept for orders" in editor.error.text()
+    editor.env.setPlainText("DB_TOKEN=second-secret-2")
+    editor._accept()
+    again._accept()
+    qtbot.waitUntil(lambda: closed(again), timeout=WAIT)
+    assert [server.name for server in read_servers()] == ["orders"]
+    assert memory_keyring.secrets.get((SERVICE, secret_key("orders", "DB_TOKEN"))) == "second-secret-2"
+    assert (SERVICE, secret_key("db", "DB_TOKEN")) not in memory_keyring.secrets
